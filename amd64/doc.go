@@ -1,0 +1,55 @@
+// Package amd64 decodes x86-64 functions for the kinst provider: it says
+// which offsets of a function are instruction boundaries, where kinst can
+// place a probe, and where the return probes of an inline copy go.
+//
+// The package works on plain bytes and addresses. It knows nothing of ELF
+// or DWARF: the debuginfo package supplies the code of a caller function,
+// its entry address and the address ranges of each inline copy in it.
+//
+// # Data flow
+//
+//	code, addr ──► Decode ──► []Inst ──► NewFunction: basic blocks, edges,
+//	                                      dominators, back edges
+//	                                             │
+//	      kinst::f:N ──► Function.CheckOffset ◄──┤
+//	copy ranges ──► Function.ExitSites ◄─────────┤ (kinst::f:return)
+//	copy ranges ──► Function.CompatExitSites ◄───┘ (-x kinstcompat)
+//
+// Decode follows control flow from the entry with golang.org/x/arch's
+// x86asm, behind a guard for the encodings x86asm silently mis-decodes
+// (endbr64 first among them), then sweeps what no path reached, so that
+// jump-table targets are decoded and data in text comes out as Data
+// rather than derailing the decode. Addresses are absolute throughout;
+// offsets appear only where kinst uses them, in CheckOffset.
+//
+// # Return sites
+//
+// An inlined call has no ret of its own. Its return probe must fire once
+// each time control leaves the copy for good, on every path. THE RULE:
+//
+// Take each control-flow edge u→v where the instruction u is inside the
+// copy and v is outside it. The edge is final when
+//
+//   - it is a loop back edge (v dominates u): a rotated loop ends the copy
+//     on its latch, and the loop head outside the copy leads back in only
+//     through that back edge; or
+//   - no instruction of the copy can be reached from v along forward
+//     edges (back edges ignored).
+//
+// For a final edge the probe goes on v. When u leaves the function (a
+// ret, a jump to a return thunk, or a jump out of the function, which is a
+// tail call) there is no v, and the probe goes on u itself.
+//
+// Optimised code interleaves the copy with the caller's code, so most
+// ends of the copy's ranges are not exits: an edge to caller code that
+// leads back into the copy is not a return. The rule works per
+// instruction, not per block, since a range can end in the middle of a
+// basic block. It covers early returns, copies split into several ranges
+// and tail calls, which the reference's rule (CompatExitSites) misses.
+//
+// Two consequences of the rule are worth knowing. A kinst probe fires
+// before its instruction runs, so a probe on a conditional jump that
+// leaves the function fires on both of its paths. And a probe on the head
+// of a loop whose latch ends the copy also fires when the loop is first
+// entered.
+package amd64

@@ -1,0 +1,201 @@
+package amd64
+
+import (
+	"fmt"
+	"slices"
+)
+
+// ExitSites returns the addresses of the return probes of one inline copy
+// in f, whose body occupies the address ranges copy. The addresses are
+// sorted and unique; subtract f.Addr for kinst offsets. See the package
+// documentation for the rule.
+//
+// Each range must lie in f and begin and end on instruction boundaries.
+// A copy that never returns (it loops forever or ends in a trap) has no
+// exit sites.
+func (f *Function) ExitSites(copy []Range) ([]uint64, error) {
+	in, err := f.copyMask(copy)
+	if err != nil {
+		return nil, err
+	}
+
+	// reach[b]: some copy instruction can be reached from the start of
+	// block b along forward edges. Grow it backwards from the blocks
+	// holding copy instructions.
+	reach := make([]bool, len(f.Blocks))
+	var work []*Block
+	for _, b := range f.Blocks {
+		if slices.Contains(in[b.first:b.first+len(b.Insts)], true) {
+			reach[b.Index] = true
+			work = append(work, b)
+		}
+	}
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, p := range b.Preds {
+			if !reach[p.Index] && !p.IsBackEdge(b) {
+				reach[p.Index] = true
+				work = append(work, p)
+			}
+		}
+	}
+	// reaches reports whether a copy instruction can be reached from the
+	// instruction i, which may be in the middle of its block.
+	reaches := func(i int) bool {
+		b := f.Blocks[f.blockOf[i]]
+		if slices.Contains(in[i:b.first+len(b.Insts)], true) {
+			return true
+		}
+		for k, s := range b.Succs {
+			if !b.back[k] && reach[s.Index] {
+				return true
+			}
+		}
+		return false
+	}
+
+	var sites []uint64
+	for i, u := range f.Insts {
+		if !in[i] {
+			continue
+		}
+		b := f.Blocks[f.blockOf[i]]
+		if i+1 < b.first+len(b.Insts) {
+			// Falls through within the block: a range ends mid-block.
+			if !in[i+1] && !reaches(i+1) {
+				sites = append(sites, f.Insts[i+1].Addr)
+			}
+			continue
+		}
+		if f.leaves(b, u) {
+			sites = append(sites, u.Addr)
+		}
+		for k, s := range b.Succs {
+			v := s.first
+			if in[v] {
+				continue
+			}
+			if b.back[k] || !reaches(v) {
+				sites = append(sites, f.Insts[v].Addr)
+			}
+		}
+	}
+	slices.Sort(sites)
+	sites = slices.Compact(sites)
+	return f.dropRedundant(sites, in), nil
+}
+
+// dropRedundant removes the sites from which control runs straight, with
+// no branch, onto another site: the return value's register move before
+// the jump to the join point, for instance. On such a path the rule alone
+// would fire twice; the later site fires on it anyway, and on the paths
+// that reach the later site directly.
+func (f *Function) dropRedundant(sites []uint64, in []bool) []uint64 {
+	isSite := make(map[int]bool, len(sites))
+	for _, a := range sites {
+		i, _ := f.instAt(a)
+		isSite[i] = true
+	}
+	return slices.DeleteFunc(slices.Clone(sites), func(a uint64) bool {
+		i, _ := f.instAt(a)
+		if in[i] {
+			return false // leaves the function
+		}
+		seen := make(map[int]bool)
+		for !seen[i] {
+			seen[i] = true
+			b := f.Blocks[f.blockOf[i]]
+			if i+1 < b.first+len(b.Insts) {
+				i++
+			} else if len(b.Succs) == 1 && !f.leaves(b, f.Insts[i]) {
+				i = b.Succs[0].first
+			} else {
+				return false
+			}
+			if isSite[i] {
+				return true
+			}
+			if in[i] {
+				return false
+			}
+		}
+		return false
+	})
+}
+
+// leaves reports whether u, the last instruction of b, can leave the
+// function: a return, a direct jump outside it (a tail call, or a jump to
+// a return or retpoline thunk), or an indirect jump with no known target
+// inside it.
+func (f *Function) leaves(b *Block, u Inst) bool {
+	switch u.Op {
+	case Ret:
+		return true
+	case Jump, CondJump:
+		return !f.contains(u.Target)
+	case IndirectJump:
+		return len(b.Succs) == 0
+	}
+	return false
+}
+
+// copyMask checks the ranges of a copy and returns which instructions of
+// f lie in them.
+func (f *Function) copyMask(copy []Range) ([]bool, error) {
+	in := make([]bool, len(f.Insts))
+	for _, r := range copy {
+		if r.Lo >= r.Hi {
+			continue // DWARF producers emit empty ranges
+		}
+		lo, ok := f.instAt(r.Lo)
+		if !ok {
+			return nil, f.rangeError(r, r.Lo)
+		}
+		hi := len(f.Insts)
+		if r.Hi != f.End() {
+			if hi, ok = f.instAt(r.Hi); !ok {
+				return nil, f.rangeError(r, r.Hi)
+			}
+		}
+		for i := lo; i < hi; i++ {
+			in[i] = true
+		}
+	}
+	return in, nil
+}
+
+func (f *Function) rangeError(r Range, addr uint64) error {
+	if !f.contains(addr) {
+		return fmt.Errorf("amd64: range %v is not inside the function [%#x,%#x)", r, f.Addr, f.End())
+	}
+	return fmt.Errorf("amd64: range %v: %#x is not an instruction boundary", r, addr)
+}
+
+// CompatExitSites returns the return sites that FreeBSD's dtrace computes
+// for one inline copy, for -x kinstcompat: one per range, in the order of
+// copy. When the range ends at the end of the function or is the last
+// range, the site is the last instruction inside the range; otherwise it
+// is the first instruction after it, r.Hi. Duplicates are kept, as the
+// reference keeps them.
+//
+// The reference walks instruction lengths from r.Lo and runs past r.Hi if
+// no instruction ends there; here that is an error.
+func (f *Function) CompatExitSites(copy []Range) ([]uint64, error) {
+	sites := make([]uint64, 0, len(copy))
+	for k, r := range copy {
+		if !f.contains(r.Lo) || r.Hi > f.End() {
+			return nil, f.rangeError(r, r.Lo)
+		}
+		if r.Hi != f.End() && k != len(copy)-1 {
+			sites = append(sites, r.Hi)
+			continue
+		}
+		last := f.Insts[f.index(r.Hi-1)]
+		if last.End() != r.Hi || last.Addr < r.Lo {
+			return nil, fmt.Errorf("amd64: range %v: no instruction ends at %#x", r, r.Hi)
+		}
+		sites = append(sites, last.Addr)
+	}
+	return sites, nil
+}

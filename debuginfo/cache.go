@@ -1,0 +1,316 @@
+package debuginfo
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+)
+
+// The cache holds one file per image, named by its build-id (or, without
+// one, by a hash of its path). The format is ours:
+//
+//	magic "KDTRIDX\n", version uint32
+//	what the index was built from: image path, size, mtime, build-id;
+//	debug file path, size, mtime; source; build statistics
+//	the index tables, each a count then fixed-size records
+//	CRC32-C of all the bytes before it
+//
+// Integers are little-endian; strings are a uint32 length then bytes.
+// A file whose magic, version, checksum or inputs differ is ignored and
+// rebuilt.
+const (
+	cacheMagic   = "KDTRIDX\n"
+	cacheVersion = 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func (o *Options) cacheDir() (string, error) {
+	if o.CacheDir != "" {
+		return o.CacheDir, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "kdtrace"), nil
+}
+
+func cachePath(img *Image, opts *Options) (string, error) {
+	dir, err := opts.cacheDir()
+	if err != nil {
+		return "", err
+	}
+	key := img.BuildID
+	if key == "" {
+		abs, _ := filepath.Abs(img.Path)
+		sum := sha256.Sum256([]byte(abs))
+		key = "path-" + hex.EncodeToString(sum[:16])
+	}
+	return filepath.Join(dir, key+".idx"), nil
+}
+
+// cacheHeader identifies the inputs of a cached index.
+type cacheHeader struct {
+	imagePath, buildID, debugPath, source string
+	imageSize, debugSize                  uint64
+	imageMtime, debugMtime                int64
+}
+
+func headerFor(img *Image, ef *elfFile) (cacheHeader, error) {
+	h := cacheHeader{
+		imagePath: img.Path, buildID: img.BuildID, debugPath: img.DebugPath, source: img.Source,
+		imageSize: uint64(ef.size), imageMtime: ef.mtime.UnixNano(),
+	}
+	st, err := os.Stat(img.DebugPath)
+	if err != nil {
+		return h, err
+	}
+	h.debugSize, h.debugMtime = uint64(st.Size()), st.ModTime().UnixNano()
+	return h, nil
+}
+
+// storeCache writes a serialised index atomically: to a temporary file
+// in the cache directory, then renamed over the old one.
+func storeCache(img *Image, data []byte, opts *Options) error {
+	p, err := cachePath(img, opts)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*.idx")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// loadCache returns the cached index of the image if it is current,
+// and the mapping it lives in. A problem with the cache is not an error:
+// the index is rebuilt.
+func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte, ok bool) {
+	p, err := cachePath(img, opts)
+	if err != nil {
+		return nil, nil, false
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, false
+	}
+	data, err := mmapFile(f, st.Size())
+	if err != nil || data == nil {
+		mapped = nil
+		if data, err = os.ReadFile(p); err != nil {
+			return nil, nil, false
+		}
+	} else {
+		mapped = data
+	}
+	h, stats, x, err := decodeIndex(data)
+	if err == nil {
+		img.DebugPath, img.Source = h.debugPath, h.source
+		var cur cacheHeader
+		if cur, err = headerFor(img, ef); err == nil && cur != h {
+			err = errStale
+		}
+	}
+	if err != nil {
+		munmap(mapped)
+		img.DebugPath, img.Source = "", ""
+		if !errors.Is(err, errOldVersion) && !errors.Is(err, errStale) {
+			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("ignoring index cache %s: %w", p, err)})
+		}
+		return nil, nil, false
+	}
+	img.Stats = stats
+	return x, mapped, true
+}
+
+var errStale = errors.New("index cache of other inputs")
+
+var errOldVersion = errors.New("index cache of another version")
+
+type encoder struct{ b []byte }
+
+func (e *encoder) u8(v uint8)   { e.b = append(e.b, v) }
+func (e *encoder) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
+func (e *encoder) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
+func (e *encoder) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
+
+// encodeIndex serialises an index. The tables are 8-byte counts then
+// records; decodeIndex reads them in place.
+func encodeIndex(h cacheHeader, st BuildStats, t *tables) []byte {
+	nstr := 0
+	for _, s := range t.strs {
+		nstr += len(s)
+	}
+	size := 256 + len(h.imagePath) + len(h.debugPath) + nstr + strOffSize*(len(t.strs)+1) +
+		symbolSize*(len(t.syms)+len(t.thunkSyms)) + byNameSize*len(t.byName) +
+		functionSize*len(t.funcs) + copySize*len(t.copies) + rangeSize*len(t.ranges)
+	e := encoder{b: make([]byte, 0, size)}
+	e.b = append(e.b, cacheMagic...)
+	e.u32(cacheVersion)
+	e.str(h.imagePath)
+	e.u64(h.imageSize)
+	e.u64(uint64(h.imageMtime))
+	e.str(h.buildID)
+	e.str(h.debugPath)
+	e.u64(h.debugSize)
+	e.u64(uint64(h.debugMtime))
+	e.str(h.source)
+	for _, v := range []int{st.Units, st.Subprograms, st.Copies, st.Unresolved} {
+		e.u64(uint64(v))
+	}
+	e.u64(uint64(nstr))
+	for _, s := range t.strs {
+		e.b = append(e.b, s...)
+	}
+	e.u64(uint64(len(t.strs) + 1))
+	off := uint32(0)
+	for _, s := range t.strs {
+		e.u32(off)
+		off += uint32(len(s))
+	}
+	e.u32(off)
+	symbols := func(ss []symbol) {
+		e.u64(uint64(len(ss)))
+		for _, s := range ss {
+			e.u32(s.name)
+			e.u64(s.addr)
+			e.u64(s.size)
+		}
+	}
+	symbols(t.syms)
+	symbols(t.thunkSyms)
+	e.u64(uint64(len(t.byName)))
+	for _, v := range t.byName {
+		e.u32(v)
+	}
+	e.u64(uint64(len(t.funcs)))
+	for _, f := range t.funcs {
+		e.u32(f.name)
+		e.u8(f.flags)
+		e.u32(f.copies)
+		e.u32(f.n)
+	}
+	e.u64(uint64(len(t.copies)))
+	for _, c := range t.copies {
+		e.u32(c.sym)
+		e.u8(c.flags)
+		e.u32(c.line)
+		e.u32(c.file)
+		e.u64(c.entry)
+		e.u32(c.ranges)
+		e.u32(c.n)
+	}
+	e.u64(uint64(len(t.ranges)))
+	for _, r := range t.ranges {
+		e.u64(r.Lo)
+		e.u64(r.Hi)
+	}
+	e.u32(crc32.Checksum(e.b, castagnoli))
+	return e.b
+}
+
+// decoder reads what encoder wrote; after the first short read it
+// returns zeros and decodeIndex reports the error once.
+type decoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *decoder) take(n uint64) []byte {
+	if d.bad || uint64(len(d.b)) < n {
+		d.bad = true
+		return nil
+	}
+	v := d.b[:n]
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) u32() uint32 {
+	if v := d.take(4); v != nil {
+		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if v := d.take(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
+	}
+	return 0
+}
+
+func (d *decoder) str() string { return string(d.take(uint64(d.u32()))) }
+
+// table reads a count and that many records of the given size.
+func (d *decoder) table(size int) table {
+	n := d.u64()
+	if n > uint64(len(d.b))/uint64(size) {
+		d.bad = true
+		return table{size: size}
+	}
+	return table{b: d.take(n * uint64(size)), size: size}
+}
+
+// decodeIndex checks a serialised index and returns a view of it, which
+// refers to data.
+func decodeIndex(data []byte) (h cacheHeader, st BuildStats, x *index, err error) {
+	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
+		return h, st, nil, errors.New("bad magic")
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return h, st, nil, errors.New("checksum mismatch")
+	}
+	d := decoder{b: body[len(cacheMagic):]}
+	if d.u32() != cacheVersion {
+		return h, st, nil, errOldVersion
+	}
+	h.imagePath = d.str()
+	h.imageSize = d.u64()
+	h.imageMtime = int64(d.u64())
+	h.buildID = d.str()
+	h.debugPath = d.str()
+	h.debugSize = d.u64()
+	h.debugMtime = int64(d.u64())
+	h.source = d.str()
+	st.Units, st.Subprograms, st.Copies, st.Unresolved = int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64())
+	x = new(index)
+	x.strs = d.take(d.u64())
+	x.strOff = d.table(strOffSize)
+	x.syms = d.table(symbolSize)
+	x.thunkSyms = d.table(symbolSize)
+	x.byName = d.table(byNameSize)
+	x.funcs = d.table(functionSize)
+	x.copies = d.table(copySize)
+	x.ranges = d.table(rangeSize)
+	if d.bad || len(d.b) != 0 || x.strOff.len() == 0 || u32(x.strOff.rec(x.strOff.len()-1)) != uint32(len(x.strs)) {
+		return h, st, nil, errors.New("truncated or malformed")
+	}
+	return h, st, x, nil
+}

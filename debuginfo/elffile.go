@@ -1,0 +1,357 @@
+package debuginfo
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// elfFile is an open ELF file, mapped into memory where the OS allows.
+type elfFile struct {
+	path   string
+	f      *elf.File
+	osf    *os.File
+	mapped []byte
+	size   int64
+	mtime  time.Time
+	// addrs holds the address of each section. For ET_REL files (kernel
+	// modules) it is a layout of our own, since their sections all start
+	// at 0: SHF_ALLOC sections are placed one after another, so that
+	// addresses from the DWARF (after relocation) and the symbol table
+	// agree and offsets from a symbol's start are right.
+	addrs []uint64
+}
+
+func openELF(path string) (*elfFile, error) {
+	osf, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := osf.Stat()
+	if err != nil {
+		osf.Close()
+		return nil, err
+	}
+	f, err := elf.NewFile(osf)
+	if err != nil {
+		osf.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.Data != elf.ELFDATA2LSB {
+		osf.Close()
+		return nil, fmt.Errorf("%s: big-endian ELF is not supported", path)
+	}
+	e := &elfFile{path: path, f: f, osf: osf, size: st.Size(), mtime: st.ModTime()}
+	// Without a mapping, sections are read with ReadAt instead.
+	e.mapped, _ = mmapFile(osf, st.Size())
+	e.addrs = make([]uint64, len(f.Sections))
+	var next uint64
+	for i, s := range f.Sections {
+		switch {
+		case f.Type != elf.ET_REL:
+			e.addrs[i] = s.Addr
+		case s.Flags&elf.SHF_ALLOC != 0:
+			if a := s.Addralign; a > 1 {
+				next = (next + a - 1) &^ (a - 1)
+			}
+			e.addrs[i] = next
+			next += s.Size
+		}
+	}
+	return e, nil
+}
+
+func (e *elfFile) Close() error {
+	err := munmap(e.mapped)
+	e.mapped = nil
+	if cerr := e.osf.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// data returns a section's contents, decompressed (SHF_COMPRESSED or the
+// older .zdebug convention). Uncompressed sections of a mapped file are
+// not copied.
+func (e *elfFile) data(s *elf.Section) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	if s.Flags&elf.SHF_COMPRESSED == 0 && e.mapped != nil {
+		if s.Offset > uint64(len(e.mapped)) || s.FileSize > uint64(len(e.mapped))-s.Offset {
+			return nil, fmt.Errorf("section %s extends past the end of the file", s.Name)
+		}
+		d := e.mapped[s.Offset : s.Offset+s.FileSize]
+		if !strings.HasPrefix(s.Name, ".zdebug") {
+			return d, nil
+		}
+		return unzdebug(s.Name, d)
+	}
+	d, err := s.Data()
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", s.Name, err)
+	}
+	if strings.HasPrefix(s.Name, ".zdebug") {
+		return unzdebug(s.Name, d)
+	}
+	return d, nil
+}
+
+// unzdebug decompresses a .zdebug section: "ZLIB", a big-endian 64-bit
+// size, then a zlib stream.
+func unzdebug(name string, d []byte) ([]byte, error) {
+	if len(d) < 12 || string(d[:4]) != "ZLIB" {
+		return d, nil
+	}
+	n := binary.BigEndian.Uint64(d[4:12])
+	r, err := zlib.NewReader(bytes.NewReader(d[12:]))
+	if err != nil {
+		return nil, fmt.Errorf("section %s: %w", name, err)
+	}
+	out := make([]byte, n)
+	if _, err := io.ReadFull(r, out); err != nil {
+		return nil, fmt.Errorf("section %s: %w", name, err)
+	}
+	return out, nil
+}
+
+// buildID returns the hex GNU build-id from the note sections, or "".
+func (e *elfFile) buildID() string {
+	for _, s := range e.f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		d, err := e.data(s)
+		if err != nil {
+			continue
+		}
+		if id := noteBuildID(d); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// noteBuildID finds an NT_GNU_BUILD_ID note in a sequence of notes.
+func noteBuildID(d []byte) string {
+	for len(d) >= 12 {
+		namesz := binary.LittleEndian.Uint32(d)
+		descsz := binary.LittleEndian.Uint32(d[4:])
+		typ := binary.LittleEndian.Uint32(d[8:])
+		d = d[12:]
+		nlen := (uint64(namesz) + 3) &^ 3
+		dlen := (uint64(descsz) + 3) &^ 3
+		if nlen > uint64(len(d)) || uint64(descsz) > uint64(len(d))-nlen {
+			return ""
+		}
+		name := d[:namesz]
+		desc := d[nlen : nlen+uint64(descsz)]
+		if typ == 3 && string(name) == "GNU\x00" {
+			return hex.EncodeToString(desc)
+		}
+		if nlen+dlen > uint64(len(d)) {
+			return ""
+		}
+		d = d[nlen+dlen:]
+	}
+	return ""
+}
+
+// debugLink returns the file name and CRC32 of .gnu_debuglink.
+func (e *elfFile) debugLink() (name string, crc uint32, ok bool) {
+	s := e.f.Section(".gnu_debuglink")
+	if s == nil {
+		return "", 0, false
+	}
+	d, err := e.data(s)
+	if err != nil {
+		return "", 0, false
+	}
+	i := bytes.IndexByte(d, 0)
+	if i <= 0 {
+		return "", 0, false
+	}
+	p := (i + 4) &^ 3 // the NUL, then padding to 4 bytes
+	if p+4 > len(d) {
+		return "", 0, false
+	}
+	return string(d[:i]), binary.LittleEndian.Uint32(d[p:]), true
+}
+
+// hasDWARF reports whether the file carries DWARF (not just the empty
+// NOBITS headers a stripped file keeps).
+func (e *elfFile) hasDWARF() bool {
+	for _, name := range []string{".debug_info", ".zdebug_info"} {
+		if s := e.f.Section(name); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// dwarf loads the DWARF sections, applying relocations in ET_REL files.
+func (e *elfFile) dwarf() (*dwarfSections, error) {
+	d := new(dwarfSections)
+	secs := map[string]*[]byte{
+		"info": &d.info, "abbrev": &d.abbrev, "str": &d.str, "line_str": &d.lineStr,
+		"str_offsets": &d.strOffsets, "addr": &d.addr, "ranges": &d.ranges,
+		"rnglists": &d.rngLists, "line": &d.line,
+	}
+	for i, s := range e.f.Sections {
+		var key string
+		switch {
+		case strings.HasPrefix(s.Name, ".debug_"):
+			key = s.Name[len(".debug_"):]
+		case strings.HasPrefix(s.Name, ".zdebug_"):
+			key = s.Name[len(".zdebug_"):]
+		default:
+			continue
+		}
+		p := secs[key]
+		if p == nil {
+			continue
+		}
+		b, err := e.data(s)
+		if err != nil {
+			return nil, err
+		}
+		if e.f.Type == elf.ET_REL {
+			if b, err = e.relocate(i, b); err != nil {
+				return nil, fmt.Errorf("relocating %s: %w", s.Name, err)
+			}
+		}
+		*p = b
+	}
+	if len(d.info) == 0 {
+		return nil, errors.New("no .debug_info section")
+	}
+	return d, nil
+}
+
+// relocate applies the SHT_RELA sections that target section idx to a
+// copy of its data.
+func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
+	var syms []elf.Symbol
+	copied := false
+	for _, r := range e.f.Sections {
+		if r.Type != elf.SHT_RELA || int(r.Info) != idx {
+			continue
+		}
+		if syms == nil {
+			var err error
+			if syms, err = e.f.Symbols(); err != nil {
+				return nil, err
+			}
+		}
+		rd, err := e.data(r)
+		if err != nil {
+			return nil, err
+		}
+		if !copied {
+			b = append([]byte(nil), b...)
+			copied = true
+		}
+		for ; len(rd) >= 24; rd = rd[24:] {
+			off := binary.LittleEndian.Uint64(rd)
+			info := binary.LittleEndian.Uint64(rd[8:])
+			add := binary.LittleEndian.Uint64(rd[16:])
+			si, typ := info>>32, uint32(info)
+			var v uint64
+			if si > 0 && si <= uint64(len(syms)) {
+				s := syms[si-1] // Symbols omits the null symbol
+				v = s.Value
+				if int(s.Section) < len(e.addrs) && s.Section != elf.SHN_UNDEF {
+					v += e.addrs[s.Section]
+				}
+			}
+			v += add
+			var size uint64
+			switch e.f.Machine {
+			case elf.EM_X86_64:
+				switch elf.R_X86_64(typ) {
+				case elf.R_X86_64_64:
+					size = 8
+				case elf.R_X86_64_32, elf.R_X86_64_32S:
+					size = 4
+				}
+			case elf.EM_AARCH64:
+				switch elf.R_AARCH64(typ) {
+				case elf.R_AARCH64_ABS64:
+					size = 8
+				case elf.R_AARCH64_ABS32:
+					size = 4
+				}
+			}
+			if size == 0 || off+size > uint64(len(b)) {
+				continue
+			}
+			if size == 8 {
+				binary.LittleEndian.PutUint64(b[off:], v)
+			} else {
+				binary.LittleEndian.PutUint32(b[off:], uint32(v))
+			}
+		}
+	}
+	return b, nil
+}
+
+// symbols returns the STT_FUNC symbols with their addresses, from
+// .symtab or, in a stripped file, .dynsym; and the thunks among all
+// symbols.
+func (e *elfFile) symbols() (funcs, thunks []elf.Symbol, err error) {
+	syms, err := e.f.Symbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		syms, err = e.f.DynamicSymbols()
+	}
+	if err != nil {
+		if errors.Is(err, elf.ErrNoSymbols) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF || s.Name == "" {
+			continue
+		}
+		if int(s.Section) < len(e.addrs) && e.f.Type == elf.ET_REL {
+			s.Value += e.addrs[s.Section]
+		}
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			funcs = append(funcs, s)
+		}
+		if thunkKind(s.Name) != 0 {
+			thunks = append(thunks, s)
+		}
+	}
+	return funcs, thunks, nil
+}
+
+// code returns the bytes at [addr, addr+size) from the executable
+// section holding them.
+func (e *elfFile) code(addr, size uint64) ([]byte, error) {
+	for i, s := range e.f.Sections {
+		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		lo := e.addrs[i]
+		if addr < lo || addr-lo >= s.Size || size > s.Size-(addr-lo) {
+			continue
+		}
+		d, err := e.data(s)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]byte, size)
+		copy(out, d[addr-lo:])
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: no executable section holds [%#x, %#x)", e.path, addr, addr+size)
+}

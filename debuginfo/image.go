@@ -1,0 +1,303 @@
+package debuginfo
+
+import (
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// DefaultDebugRoot is where distributions install separate debug files.
+const DefaultDebugRoot = "/usr/lib/debug"
+
+// Options configure how images are opened and indexed.
+type Options struct {
+	// DebugRoot is the root of the separate debug files; empty means
+	// DefaultDebugRoot.
+	DebugRoot string
+	// CacheDir holds the index cache; empty means kdtrace under
+	// os.UserCacheDir.
+	CacheDir string
+	// NoCache disables reading and writing the cache.
+	NoCache bool
+	// Warn receives problems that do not stop the work, such as a
+	// debug file that does not match its image. Nil drops them.
+	Warn func(Warning)
+	// Workers is the number of goroutines scanning DWARF; 0 means
+	// GOMAXPROCS.
+	Workers int
+}
+
+func (o *Options) debugRoot() string {
+	if o.DebugRoot == "" {
+		return DefaultDebugRoot
+	}
+	return o.DebugRoot
+}
+
+func (o *Options) warn(w Warning) {
+	if o.Warn != nil {
+		o.Warn(w)
+	}
+}
+
+// Warning is a problem with one image that did not stop the others.
+type Warning struct {
+	Image     string // the image concerned
+	DebugFile string // the debug file concerned, if any
+	Err       error
+}
+
+func (w Warning) Error() string {
+	if w.DebugFile != "" {
+		return fmt.Sprintf("%s (debug file %s): %v", w.Image, w.DebugFile, w.Err)
+	}
+	return fmt.Sprintf("%s: %v", w.Image, w.Err)
+}
+
+func (w Warning) Unwrap() error { return w.Err }
+
+// Where an image's DWARF was found.
+const (
+	SourceImage     = "image"     // in the image itself
+	SourceBuildID   = "build-id"  // <debug-root>/.build-id/xx/rest.debug
+	SourceDebugLink = "debuglink" // the name in .gnu_debuglink, CRC checked
+	SourcePath      = "path"      // <debug-root>/<image path>.debug (FreeBSD)
+	SourceKernel    = "kernel"    // a distribution's kernel debug layout
+)
+
+// Image is one ELF file (a kernel, a module, a program) and its index.
+type Image struct {
+	Module    string // "kernel", or the module's name
+	Path      string // the image
+	DebugPath string // the file the DWARF came from; Path if embedded
+	Source    string // how DebugPath was found: one of the Source constants
+	BuildID   string // hex, or "" if the image has none
+	Cached    bool   // the index came from the cache
+	Stats     BuildStats
+
+	x      *index
+	mapped []byte // the cache file x lives in, if mapped
+
+	mu  sync.Mutex
+	elf *elfFile // for Code; reopened on use after Close
+}
+
+// MismatchError reports a debug file that does not belong to its image.
+type MismatchError struct {
+	Image, DebugFile string
+	Reason           string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("debug file %s does not match %s: %s", e.DebugFile, e.Image, e.Reason)
+}
+
+// NotFoundError reports an image without debug information.
+type NotFoundError struct {
+	Image  string
+	Looked []string // each place looked, with what was wrong there
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no debug info for %s: looked in %s", e.Image, strings.Join(e.Looked, ", "))
+}
+
+// OpenImage opens the ELF file at path, finds its DWARF and loads its
+// index, from the cache when it is current. The module name is the file
+// name without .ko or .debug suffixes.
+func OpenImage(path string, opts Options) (*Image, error) {
+	return openImage(moduleName(path), path, nil, opts)
+}
+
+func moduleName(path string) string {
+	name := filepath.Base(path)
+	for _, suf := range []string{".debug", ".xz", ".zst", ".gz", ".ko", ".o"} {
+		name = strings.TrimSuffix(name, suf)
+	}
+	return name
+}
+
+// openImage is OpenImage with more places to look for the debug file,
+// tried after the standard ones (the kernel layouts of distributions).
+func openImage(module, path string, extra []string, opts Options) (*Image, error) {
+	ef, err := openELF(path)
+	if err != nil {
+		return nil, err
+	}
+	img := &Image{Module: module, Path: path, BuildID: ef.buildID(), elf: ef}
+	if !opts.NoCache {
+		if x, mapped, ok := loadCache(img, ef, &opts); ok {
+			img.x, img.mapped, img.Cached = x, mapped, true
+			return img, nil
+		}
+	}
+	if err := img.build(ef, extra, &opts); err != nil {
+		ef.Close()
+		return nil, err
+	}
+	return img, nil
+}
+
+// build finds the image's DWARF, indexes it and stores the index in the
+// cache.
+func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
+	dbg, err := locate(img, ef, extra, opts)
+	if err != nil {
+		return err
+	}
+	if dbg != ef {
+		defer dbg.Close()
+	}
+	symf := ef
+	if ef.f.Section(".symtab") == nil {
+		symf = dbg // a stripped image: the debug file kept the symbols
+	}
+	d, err := dbg.dwarf()
+	if err != nil {
+		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
+	}
+	t, stats, err := buildIndex(d, symf, opts.Workers)
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+	}
+	h, err := headerFor(img, ef)
+	if err != nil {
+		return err
+	}
+	data := encodeIndex(h, stats, t)
+	if _, _, img.x, err = decodeIndex(data); err != nil {
+		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
+	}
+	img.Stats = stats
+	if !opts.NoCache {
+		if err := storeCache(img, data, opts); err != nil {
+			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
+		}
+	}
+	return nil
+}
+
+// locate finds the file holding the image's DWARF and opens it: the
+// image itself, the build-id path, the .gnu_debuglink name (in the
+// image's directory, its .debug subdirectory, and under the debug root),
+// FreeBSD's <root>/<path>.debug, then the extra paths. A candidate that
+// exists but does not match the image stops the search with a
+// MismatchError, also reported as a warning: using a nearby file
+// instead would make the results silently wrong.
+func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, error) {
+	if ef.hasDWARF() {
+		img.DebugPath, img.Source = img.Path, SourceImage
+		return ef, nil
+	}
+	root := opts.debugRoot()
+	looked := []string{img.Path + " (no DWARF)"}
+	abs, err := filepath.Abs(img.Path)
+	if err != nil {
+		abs = img.Path
+	}
+	dir := filepath.Dir(abs)
+	link, crc, hasLink := ef.debugLink()
+
+	type candidate struct {
+		path, source string
+		checkCRC     bool
+	}
+	var cands []candidate
+	if id := img.BuildID; len(id) > 2 {
+		cands = append(cands, candidate{filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"), SourceBuildID, false})
+	}
+	if hasLink {
+		for _, d := range []string{dir, filepath.Join(dir, ".debug"), filepath.Join(root, dir)} {
+			cands = append(cands, candidate{filepath.Join(d, link), SourceDebugLink, true})
+		}
+	}
+	cands = append(cands, candidate{filepath.Join(root, abs) + ".debug", SourcePath, hasLink})
+	for _, p := range extra {
+		cands = append(cands, candidate{p, SourceKernel, false})
+	}
+
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if seen[c.path] || c.path == abs {
+			continue
+		}
+		seen[c.path] = true
+		if _, err := os.Stat(c.path); err != nil {
+			looked = append(looked, c.path+" (missing)")
+			continue
+		}
+		dbg, err := openELF(c.path)
+		if err != nil {
+			looked = append(looked, fmt.Sprintf("%s (%v)", c.path, err))
+			continue
+		}
+		reason := ""
+		switch {
+		case !dbg.hasDWARF():
+			looked = append(looked, c.path+" (no DWARF)")
+			dbg.Close()
+			continue
+		case img.BuildID != "" && dbg.buildID() != "" && dbg.buildID() != img.BuildID:
+			reason = fmt.Sprintf("build-id %s, image has %s", dbg.buildID(), img.BuildID)
+		case c.checkCRC:
+			got, err := fileCRC(dbg.osf)
+			if err != nil {
+				reason = fmt.Sprintf("reading it: %v", err)
+			} else if got != crc {
+				reason = fmt.Sprintf(".gnu_debuglink CRC %08x, file has %08x", crc, got)
+			}
+		}
+		if reason != "" {
+			dbg.Close()
+			err := &MismatchError{Image: img.Path, DebugFile: c.path, Reason: reason}
+			opts.warn(Warning{Image: img.Path, DebugFile: c.path, Err: err})
+			return nil, err
+		}
+		img.DebugPath, img.Source = c.path, c.source
+		return dbg, nil
+	}
+	return nil, &NotFoundError{Image: img.Path, Looked: looked}
+}
+
+// fileCRC is the CRC32 (IEEE, as zlib's crc32) of a whole file, which is
+// what .gnu_debuglink records.
+func fileCRC(f *os.File) (uint32, error) {
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
+
+// Close releases the image's files. The image must not be used after.
+func (img *Image) Close() error {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	err := munmap(img.mapped)
+	img.mapped, img.x = nil, nil
+	if img.elf != nil {
+		if cerr := img.elf.Close(); err == nil {
+			err = cerr
+		}
+		img.elf = nil
+	}
+	return err
+}
+
+// code returns the bytes of [addr, addr+size) of the image.
+func (img *Image) code(addr, size uint64) ([]byte, error) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.elf == nil {
+		ef, err := openELF(img.Path)
+		if err != nil {
+			return nil, err
+		}
+		img.elf = ef
+	}
+	return img.elf.code(addr, size)
+}

@@ -1,0 +1,254 @@
+package debuginfo
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Range is a half-open address range [Lo, Hi).
+type Range struct {
+	Lo, Hi uint64
+}
+
+// Symbol is an out-of-line function: an STT_FUNC symbol of an image.
+type Symbol struct {
+	Module string
+	Name   string
+	Addr   uint64
+	Size   uint64
+}
+
+// Copy is one inlined copy of a function.
+type Copy struct {
+	Module string
+	// Caller is the function symbol holding Entry: the outermost
+	// out-of-line function, however deeply the copy is nested in other
+	// inlined copies. It is "" when no symbol holds Entry.
+	Caller     string
+	CallerAddr uint64
+	CallerSize uint64
+	// Offset is Entry-CallerAddr, the offset of a kinst probe at the
+	// entry (kinst::Caller:Offset).
+	Offset uint64
+	// Entry is DW_AT_entry_pc when present (HasEntryPC), else the
+	// lowest address of the copy.
+	Entry      uint64
+	HasEntryPC bool
+	// Ranges are the copy's code, sorted, merged and non-empty. They
+	// may lie outside the caller (e.g. in a foo.cold part); see
+	// Set.SymbolAt.
+	Ranges   []Range
+	CallFile string
+	CallLine int
+}
+
+// Function is what the images know about one function name.
+type Function struct {
+	Name string
+	// Exists reports that a DWARF subprogram (even a mere declaration)
+	// or a function symbol has this name.
+	Exists bool
+	// Inline reports that a subprogram of this name carries
+	// DW_AT_inline: it is an abstract instance, declared inline or
+	// inlined. Copies lists where it was inlined.
+	Inline bool
+	// OutOfLine lists the function symbols of this name; several when
+	// static functions of the same name exist in several units.
+	OutOfLine []Symbol
+	// Copies are ordered by module (in Set order), caller name, caller
+	// address, then offset.
+	Copies []Copy
+}
+
+// Set is the images searched for functions: a kernel first, then its
+// modules by name; or the program images given.
+type Set struct {
+	images   []*Image
+	warnings []Warning
+}
+
+// NewSet orders the images, the kernel first and the others by module
+// name, and makes a Set of them.
+func NewSet(images ...*Image) *Set {
+	s := &Set{images: slices.Clone(images)}
+	slices.SortStableFunc(s.images, func(a, b *Image) int {
+		ak, bk := a.Module != "kernel", b.Module != "kernel"
+		if ak != bk {
+			if !ak {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Module, b.Module)
+	})
+	return s
+}
+
+// Images returns the images of the set, in search order.
+func (s *Set) Images() []*Image { return slices.Clone(s.images) }
+
+// Warnings returns the problems met while building the set, such as a
+// module skipped because its debug file did not match.
+func (s *Set) Warnings() []Warning { return slices.Clone(s.warnings) }
+
+// Searched describes the images for messages, e.g.
+// "/usr/lib/debug/boot/vmlinux-6.1.0-56-amd64 (kernel), ...".
+func (s *Set) Searched() string {
+	var parts []string
+	for _, img := range s.images {
+		parts = append(parts, fmt.Sprintf("%s (%s)", img.DebugPath, img.Module))
+	}
+	if len(parts) == 0 {
+		return "no images"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Close releases the files of all images.
+func (s *Set) Close() error {
+	var errs []error
+	for _, img := range s.images {
+		errs = append(errs, img.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// UnknownFunctionError reports a name that no image knows.
+type UnknownFunctionError struct {
+	Name     string
+	Searched string // as Set.Searched
+}
+
+func (e *UnknownFunctionError) Error() string {
+	return fmt.Sprintf("function %s not found in the debug info of: %s", e.Name, e.Searched)
+}
+
+// Lookup returns what the set knows about the function name. For a name
+// no image knows, Exists is false and the error is an
+// *UnknownFunctionError.
+func (s *Set) Lookup(name string) (Function, error) {
+	fn := Function{Name: name}
+	for _, img := range s.images {
+		x := img.x
+		f, ok := x.lookup(name)
+		if !ok {
+			continue
+		}
+		fn.Exists = true
+		fn.Inline = fn.Inline || f.flags&funcInline != 0
+		for _, sym := range x.symbolsNamed(name) {
+			fn.OutOfLine = append(fn.OutOfLine, img.symbol(sym))
+		}
+		for i := f.copies; i < f.copies+f.n; i++ {
+			c := x.copyAt(int(i))
+			cp := Copy{
+				Module:     img.Module,
+				Entry:      c.entry,
+				HasEntryPC: c.flags&copyEntryPC != 0,
+				Ranges:     make([]Range, c.n),
+				CallFile:   x.str(c.file),
+				CallLine:   int(c.line),
+			}
+			for j := range cp.Ranges {
+				cp.Ranges[j] = x.rangeAt(int(c.ranges) + j)
+			}
+			if c.sym != noSym {
+				sym := x.sym(c.sym)
+				cp.Caller, cp.CallerAddr, cp.CallerSize = x.str(sym.name), sym.addr, sym.size
+				cp.Offset = c.entry - sym.addr
+			}
+			fn.Copies = append(fn.Copies, cp)
+		}
+	}
+	if !fn.Exists {
+		return fn, &UnknownFunctionError{Name: name, Searched: s.Searched()}
+	}
+	return fn, nil
+}
+
+func (img *Image) symbol(s symbol) Symbol {
+	return Symbol{Module: img.Module, Name: img.x.str(s.name), Addr: s.addr, Size: s.size}
+}
+
+func (s *Set) image(module string) (*Image, error) {
+	for _, img := range s.images {
+		if img.Module == module {
+			return img, nil
+		}
+	}
+	return nil, fmt.Errorf("no module %s among: %s", module, s.Searched())
+}
+
+// Code returns the address and bytes of the function symbol caller of a
+// module, read from the executable section holding it, for decoding.
+// Several static functions of the same name make it an error; use
+// CodeAt with the address of the one meant.
+func (s *Set) Code(module, caller string) (addr uint64, code []byte, err error) {
+	img, err := s.image(module)
+	if err != nil {
+		return 0, nil, err
+	}
+	syms := img.x.symbolsNamed(caller)
+	switch len(syms) {
+	case 0:
+		return 0, nil, fmt.Errorf("no function symbol %s in %s", caller, img.Path)
+	case 1:
+	default:
+		var addrs []string
+		for _, sym := range syms {
+			addrs = append(addrs, fmt.Sprintf("%#x", sym.addr))
+		}
+		return 0, nil, fmt.Errorf("%d function symbols %s in %s, at %s", len(syms), caller, img.Path, strings.Join(addrs, ", "))
+	}
+	code, err = img.code(syms[0].addr, syms[0].size)
+	return syms[0].addr, code, err
+}
+
+// CodeAt returns the function symbol of a module that holds addr, and
+// its bytes.
+func (s *Set) CodeAt(module string, addr uint64) (Symbol, []byte, error) {
+	sym, ok := s.SymbolAt(module, addr)
+	if !ok {
+		return sym, nil, fmt.Errorf("no function symbol holds %#x in module %s", addr, module)
+	}
+	img, _ := s.image(module)
+	code, err := img.code(sym.Addr, sym.Size)
+	return sym, code, err
+}
+
+// SymbolAt returns the function symbol of a module that holds addr.
+func (s *Set) SymbolAt(module string, addr uint64) (Symbol, bool) {
+	img, err := s.image(module)
+	if err != nil {
+		return Symbol{}, false
+	}
+	i := img.x.symbolAt(addr)
+	if i == noSym {
+		return Symbol{}, false
+	}
+	return img.symbol(img.x.sym(i)), true
+}
+
+// Thunks returns the return and indirect-branch thunks of a module's
+// image, by address. A jump to a ReturnThunk is a return.
+func (s *Set) Thunks(module string) []Thunk {
+	img, err := s.image(module)
+	if err != nil {
+		return nil
+	}
+	return img.x.thunks()
+}
+
+// ReturnThunks returns the addresses of the module's return thunks
+// (__x86_return_thunk and its variants).
+func (s *Set) ReturnThunks(module string) []uint64 {
+	var out []uint64
+	for _, t := range s.Thunks(module) {
+		if t.Kind == ReturnThunk {
+			out = append(out, t.Addr)
+		}
+	}
+	return out
+}

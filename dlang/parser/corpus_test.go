@@ -1,0 +1,133 @@
+package parser_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/dlang/cpp"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+)
+
+// corpusDir returns the DTrace test suite's common tests in ../shared
+// beside the repository, skipping the test when it is absent.
+func corpusDir(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("DTrace test corpus not present at %s", dir)
+	}
+	return dir
+}
+
+// harnessConfig returns the parse configuration dtrace's test harness
+// gives a test: the script's name as $0 and, when a helper program is
+// built beside it, that program's pid as $1.
+func harnessConfig(path string) *parser.Config {
+	cfg := &parser.Config{
+		Args:   []string{path},
+		Macros: map[string]string{"pid": "4242", "ppid": "1", "target": "0", "uid": "0", "gid": "0", "euid": "0", "egid": "0", "pgid": "4242", "sid": "4242", "projid": "0", "taskid": "0"},
+	}
+	base := strings.TrimSuffix(path, ".d")
+	if _, err := os.Stat(base + ".c"); err == nil {
+		cfg.Args = append(cfg.Args, "4243")
+	} else if _, err := os.Stat(base + ".exe"); err == nil {
+		cfg.Args = append(cfg.Args, "4243")
+	}
+	return cfg
+}
+
+// parseCorpusFile preprocesses and parses one corpus script as
+// "dtrace -C -s" would.
+func parseCorpusFile(t testing.TB, path string) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cpp.Preprocess(context.Background(), path, src, cpp.Options{})
+	if err != nil {
+		return err
+	}
+	_, err = parser.ParseFile(path, res.Text, harnessConfig(path))
+	return err
+}
+
+func corpusFiles(t testing.TB, pattern string) []string {
+	dir := corpusDir(t)
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if ok, _ := filepath.Match(pattern, d.Name()); ok {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}
+
+// TestCorpusParses checks that every tst.*.d of the DTrace test suite
+// parses with no lexer or parser error.
+func TestCorpusParses(t *testing.T) {
+	files := corpusFiles(t, "tst.*.d")
+	failed := 0
+	for _, f := range files {
+		if err := parseCorpusFile(t, f); err != nil {
+			failed++
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	t.Logf("tst.*.d: %d of %d parse", len(files)-failed, len(files))
+}
+
+// TestCorpusSyntaxErrors checks that every err.D_SYNTAX.*.d fails with
+// D_SYNTAX, and that every lexer- and parser-level err.D_*.d fails with
+// its tag.
+func TestCorpusSyntaxErrors(t *testing.T) {
+	files := corpusFiles(t, "err.D_*.d")
+	checked := 0
+	for _, f := range files {
+		name := filepath.Base(f)
+		tagName := strings.TrimPrefix(name, "err.")
+		tagName = tagName[:strings.IndexAny(tagName, "abcdefghijklmnopqrstuvwxyz.")]
+		want, ok := diag.LookupTag(tagName)
+		if !ok {
+			t.Errorf("%s: unknown tag %s", name, tagName)
+			continue
+		}
+		if !parseTimeTags[want] {
+			continue
+		}
+		checked++
+		err := parseCorpusFile(t, f)
+		de, ok := err.(*diag.Error)
+		switch {
+		case err == nil:
+			t.Errorf("%s: parsed, want %s", f, want)
+		case !ok:
+			t.Errorf("%s: %v, want %s", f, err, want)
+		case de.Tag != want:
+			t.Errorf("%s: got %s, want %s", f, de.Format(f, true), want)
+		}
+	}
+	t.Logf("%d err.D_*.d tests with parse-time tags checked", checked)
+}
+
+// parseTimeTags are the tags the lexer and parser raise.
+var parseTimeTags = map[diag.Tag]bool{
+	diag.D_SYNTAX: true, diag.D_INT_OFLOW: true, diag.D_INT_DIGIT: true,
+	diag.D_STR_NL: true, diag.D_CHR_NL: true, diag.D_CHR_NULL: true, diag.D_CHR_OFLOW: true,
+	diag.D_PRAGERR: true, diag.D_PRAGCTL_INVAL: true, diag.D_PRAGMA_INVAL: true,
+	diag.D_PRAGMA_MALFORM: true, diag.D_PRAGMA_UNUSED: true,
+	diag.D_MACRO_UNDEF: true, diag.D_MACRO_OFLOW: true, diag.D_MACRO_UNUSED: true,
+	diag.D_DIV_ZERO: true, diag.D_DECL_COMBO: true, diag.D_DECL_LONGINT: true,
+	diag.D_DECL_CHARATTR: true, diag.D_DECL_VOIDATTR: true, diag.D_DECL_SIGNINT: true,
+}

@@ -1,0 +1,652 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+func (p *parser) parseProgram() {
+	p.lex.scope = scopeClause
+	p.next()
+	for p.tok != token.EOF {
+		p.parseExternal()
+	}
+}
+
+// parseExternal parses one top-level item. The current token was scanned
+// in the outer scope.
+func (p *parser) parseExternal() {
+	var d ast.Decl
+	switch p.tok {
+	case token.PSPEC, token.INT:
+		d = p.parseClause()
+	case token.INLINE:
+		d = p.parseInline()
+	case token.XLATOR:
+		d = p.parseTranslator()
+	case token.PROVIDER:
+		d = p.parseProvider()
+	default:
+		if !p.startsDeclSpec() {
+			p.syntaxError()
+		}
+		d = p.parseDeclaration()
+	}
+	p.prog.Decls = append(p.prog.Decls, d)
+}
+
+// ----------------------------------------------------------------------------
+// Clauses
+
+func (p *parser) parseClause() *ast.Clause {
+	c := &ast.Clause{}
+	for {
+		c.Probes = append(c.Probes, p.parseProbeDesc())
+		p.next()
+		if p.tok != token.COMMA {
+			break
+		}
+		p.next()
+		if p.tok != token.PSPEC && p.tok != token.INT {
+			p.syntaxError()
+		}
+	}
+	// The probe specifier list is complete: what follows is scanned in
+	// the expression scope.
+	p.lex.scope = scopeExpr
+	if p.tok == token.DIV {
+		p.next()
+		c.Pred = p.parseExpr()
+		if p.tok != token.EPRED {
+			p.syntaxError()
+		}
+		p.next()
+		if p.tok != token.LBRACE {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
+		}
+	}
+	if p.tok != token.LBRACE {
+		if !p.cfg.CommandLine || p.tok != token.EOF {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "expected predicate and/or actions following probe description"))
+		}
+		return c
+	}
+	p.next()
+	c.Body = p.parseStmtList()
+	p.expectClosing(token.RBRACE, scopeClause)
+	return c
+}
+
+// parseProbeDesc converts the current PSPEC or probe-ID token into a
+// probe description, as dtrace_xstr2desc does: fields are taken from the
+// right, name first, and macro references are expanded.
+func (p *parser) parseProbeDesc() *ast.ProbeDesc {
+	d := &ast.ProbeDesc{DescPos: p.pos}
+	if p.tok == token.INT {
+		if p.lex.ival > 0xffffffff || p.lex.ival == 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "identifier %d exceeds maximum probe id", p.lex.ival))
+		}
+		d.ID = uint32(p.lex.ival)
+		return d
+	}
+	text := p.lit
+	if strings.IndexByte(text, '$') >= 0 {
+		text = p.expandSpec(text)
+	}
+	fields := strings.Split(text, ":")
+	if len(fields) > 4 {
+		p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lit))
+	}
+	dst := []*string{&d.Name, &d.Function, &d.Module, &d.Provider}
+	for i := range fields {
+		*dst[i] = fields[len(fields)-1-i]
+	}
+	return d
+}
+
+// expandSpec substitutes $N and $name references in a probe specifier.
+func (p *parser) expandSpec(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if text[i] != '$' {
+			b.WriteByte(text[i])
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (isLetter(text[j]) || isDigit(text[j])) {
+			j++
+		}
+		v, _, ok := p.macro(text[i+1 : j])
+		if !ok || j == i+1 {
+			p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Undefined macro variable in probe description", p.lit))
+		}
+		b.WriteString(v)
+		i = j - 1
+	}
+	return b.String()
+}
+
+// ----------------------------------------------------------------------------
+// Declarations
+
+// startsDeclSpec reports whether the current token can begin declaration
+// specifiers.
+func (p *parser) startsDeclSpec() bool {
+	switch p.tok {
+	case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
+		token.SELF, token.THIS:
+		return true
+	}
+	return p.startsTypeName()
+}
+
+// startsTypeName reports whether the current token can begin a type name.
+func (p *parser) startsTypeName() bool {
+	switch p.tok {
+	case token.TNAME, token.CHAR, token.SHORT, token.INTKW, token.LONG,
+		token.FLOAT, token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID,
+		token.STRINGKW, token.STRUCT, token.UNION, token.ENUM,
+		token.CONST, token.VOLATILE, token.RESTRICT, token.USERLAND:
+		return true
+	}
+	return false
+}
+
+func (p *parser) parseDeclaration() *ast.Declaration {
+	d := &ast.Declaration{Spec: p.parseDeclSpecs(true)}
+	if p.tok != token.SEMI {
+		for {
+			dd := p.parseDeclarator(declNamed)
+			switch {
+			case d.Spec.Class == ast.Typedef:
+				p.declareType(dd.Name)
+				if t, ok := p.intTypeOf(d.Spec); ok && len(dd.Derived) == 0 {
+					if p.typedefInts == nil {
+						p.typedefInts = make(map[string]ast.IntType)
+					}
+					p.typedefInts[dd.Name] = t
+				}
+			case len(dd.Derived) > 0 && isFunc(dd.Derived[0]):
+				// A function declaration names no variable.
+			default:
+				p.declareIdent(dd.Name)
+			}
+			d.Decls = append(d.Decls, dd)
+			if p.tok != token.COMMA {
+				break
+			}
+			p.next()
+		}
+	}
+	p.expectClosing(token.SEMI, scopeClause)
+	return d
+}
+
+// parseDeclSpecs parses declaration specifiers: storage classes (when
+// allowed), qualifiers and one base type.
+func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
+	s := &ast.DeclSpec{SpecPos: p.pos}
+	var words *ast.BasicType
+	for {
+		switch p.tok {
+		case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
+			token.SELF, token.THIS:
+			if !classes {
+				return p.endSpecs(s, words)
+			}
+			if s.Class != ast.NoClass {
+				p.fail(diag.Errorf(p.pos, diag.D_DECL_CLASS, "only a single storage class may be specified in a declaration"))
+			}
+			s.Class = storageClasses[p.tok]
+		case token.CONST:
+			s.Qual |= ast.Const
+		case token.RESTRICT:
+			s.Qual |= ast.Restrict
+		case token.VOLATILE:
+			s.Qual |= ast.Volatile
+		case token.USERLAND:
+			s.Userland = true
+		case token.CHAR, token.SHORT, token.INTKW, token.LONG, token.FLOAT,
+			token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID, token.STRINGKW:
+			if s.Type != nil && words == nil {
+				p.badCombo(s.Type.Pos(), []string{p.lit})
+			}
+			if words == nil {
+				words = &ast.BasicType{WordPos: p.pos}
+				s.Type = words
+			}
+			words.Words = append(words.Words, p.lit)
+		case token.STRUCT, token.UNION:
+			if s.Type != nil {
+				p.badCombo(p.pos, wordsOf(words))
+			}
+			s.Type = p.parseStruct()
+			continue
+		case token.ENUM:
+			if s.Type != nil {
+				p.badCombo(p.pos, wordsOf(words))
+			}
+			s.Type = p.parseEnum()
+			continue
+		case token.TNAME:
+			if s.Type != nil {
+				// A type name after the base type is the declarator's
+				// name, as id_or_type decides once a type is shifted.
+				return p.endSpecs(s, words)
+			}
+			s.Type = &ast.NamedType{NamePos: p.pos, Name: p.lit}
+		case token.IDENT:
+			// An unknown name followed by a declarator is taken as a type
+			// (see declaratorFollows), but a typedef must name a known one.
+			if s.Type != nil || s.Class == ast.Typedef || p.idents[p.lit] || !p.declaratorFollows(p.lex.off) {
+				return p.endSpecs(s, words)
+			}
+			s.Type = &ast.NamedType{NamePos: p.pos, Name: p.lit}
+		default:
+			return p.endSpecs(s, words)
+		}
+		p.next()
+	}
+}
+
+var storageClasses = map[token.Token]ast.StorageClass{
+	token.AUTO:     ast.Auto,
+	token.REGISTER: ast.Register,
+	token.STATIC:   ast.Static,
+	token.EXTERN:   ast.Extern,
+	token.TYPEDEF:  ast.Typedef,
+	token.SELF:     ast.Self,
+	token.THIS:     ast.This,
+}
+
+// badCombo reports a second base type in declaration specifiers, naming
+// the type keywords that cannot qualify it as dt_decl.c does.
+func (p *parser) badCombo(pos token.Pos, words []string) {
+	for _, w := range words {
+		switch w {
+		case "long":
+			p.fail(diag.Errorf(pos, diag.D_DECL_LONGINT, "invalid type declaration: long and long long may only be used with integer or floating-point type"))
+		case "signed", "unsigned":
+			p.fail(diag.Errorf(pos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type"))
+		}
+	}
+	p.fail(diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination"))
+}
+
+func wordsOf(b *ast.BasicType) []string {
+	if b == nil {
+		return nil
+	}
+	return b.Words
+}
+
+// endSpecs checks the combination of type keywords, as dt_decl_attr
+// does while the specifiers are shifted.
+func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
+	if words == nil {
+		return s
+	}
+	var sign, size, base string
+	longs := 0
+	for _, w := range words.Words {
+		switch w {
+		case "signed", "unsigned":
+			if sign != "" {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			}
+			sign = w
+		case "short":
+			if size != "" {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			}
+			size = w
+		case "long":
+			if size == "short" {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			}
+			if longs++; longs > 2 {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_LONGINT, "long long long is too long"))
+			}
+			size = w
+		default:
+			if base != "" {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			}
+			base = w
+		}
+	}
+	switch base {
+	case "", "int":
+	case "char":
+		if size != "" {
+			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type"))
+		}
+	case "void":
+		if sign != "" || size != "" {
+			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type"))
+		}
+	case "double":
+		if sign != "" || size == "short" || longs > 1 {
+			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+		}
+	default:
+		if sign != "" || size != "" {
+			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type"))
+		}
+	}
+	return s
+}
+
+func (p *parser) parseStruct() *ast.StructType {
+	t := &ast.StructType{Keyword: p.pos, Union: p.tok == token.UNION}
+	p.next()
+	if p.tok == token.IDENT || p.tok == token.TNAME {
+		t.Name = p.lit
+		p.next()
+	}
+	if p.tok != token.LBRACE {
+		if t.Name == "" {
+			p.syntaxError()
+		}
+		return t
+	}
+	if strings.IndexByte(t.Name, '`') >= 0 {
+		p.syntaxError() // a scoped name refers to a type; it cannot define one
+	}
+	p.next()
+	t.Members = []*ast.Member{}
+	for p.tok != token.RBRACE {
+		m := &ast.Member{Spec: p.parseDeclSpecs(false)}
+		if m.Spec.Type == nil {
+			p.syntaxError()
+		}
+		for {
+			var d *ast.Declarator
+			if p.tok == token.COLON {
+				d = &ast.Declarator{NamePos: p.pos}
+			} else {
+				d = p.parseDeclarator(declNamed)
+			}
+			if p.tok == token.COLON {
+				p.next()
+				d.BitWidth = p.parseCond()
+			}
+			m.Decls = append(m.Decls, d)
+			if p.tok != token.COMMA {
+				break
+			}
+			p.next()
+		}
+		p.expect(token.SEMI)
+		t.Members = append(t.Members, m)
+	}
+	p.next()
+	return t
+}
+
+func (p *parser) parseEnum() *ast.EnumType {
+	t := &ast.EnumType{Keyword: p.pos}
+	p.next()
+	if p.tok == token.IDENT || p.tok == token.TNAME {
+		t.Name = p.lit
+		p.next()
+	}
+	if p.tok != token.LBRACE {
+		if t.Name == "" {
+			p.syntaxError()
+		}
+		return t
+	}
+	if strings.IndexByte(t.Name, '`') >= 0 {
+		p.syntaxError() // a scoped name refers to a type; it cannot define one
+	}
+	p.next()
+	t.Enumerators = []*ast.Enumerator{}
+	for p.tok != token.RBRACE {
+		if p.tok != token.IDENT {
+			p.syntaxError()
+		}
+		e := &ast.Enumerator{Name: &ast.Ident{NamePos: p.pos, Name: p.lit}}
+		p.declareIdent(p.lit)
+		p.next()
+		if p.tok == token.ASGN {
+			p.next()
+			e.Value = p.parseCond()
+		}
+		t.Enumerators = append(t.Enumerators, e)
+		if p.tok != token.COMMA {
+			break
+		}
+		p.next()
+	}
+	p.expect(token.RBRACE)
+	return t
+}
+
+// declKind says whether a declarator must, must not or may name
+// something.
+type declKind uint8
+
+const (
+	declNamed    declKind = iota // declarations
+	declAbstract                 // type names
+	declEither                   // parameters
+)
+
+// parseDeclarator parses a C declarator. Derivations are collected from
+// the name outwards: the suffixes of the direct declarator, then the
+// pointers that precede it, nearest first.
+func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
+	var ptrs []ast.Derivation
+	for p.tok == token.MUL {
+		p.next()
+		ptr := &ast.Pointer{}
+		for {
+			switch p.tok {
+			case token.CONST:
+				ptr.Qual |= ast.Const
+			case token.RESTRICT:
+				ptr.Qual |= ast.Restrict
+			case token.VOLATILE:
+				ptr.Qual |= ast.Volatile
+			default:
+				goto done
+			}
+			p.next()
+		}
+	done:
+		ptrs = append(ptrs, ptr)
+	}
+	d := &ast.Declarator{NamePos: p.pos}
+	var suffixes []ast.Derivation
+	switch {
+	case kind != declAbstract && (p.tok == token.IDENT || p.tok == token.TNAME):
+		d.Name = p.lit
+		p.next()
+	case p.tok == token.LPAREN:
+		p.next()
+		nested := kind == declNamed
+		switch p.tok {
+		case token.MUL, token.LPAREN, token.LBRACK:
+			nested = true
+		case token.IDENT:
+			nested = nested || kind == declEither
+		}
+		if nested {
+			inner := p.parseDeclarator(kind)
+			p.expect(token.RPAREN)
+			d.NamePos, d.Name = inner.NamePos, inner.Name
+			suffixes = append(suffixes, inner.Derived...)
+		} else {
+			suffixes = append(suffixes, p.parseParamsRest())
+		}
+	case kind == declNamed:
+		p.syntaxError()
+	}
+	for {
+		switch p.tok {
+		case token.LBRACK:
+			suffixes = append(suffixes, p.parseArray())
+			continue
+		case token.LPAREN:
+			p.next()
+			suffixes = append(suffixes, p.parseParamsRest())
+			continue
+		}
+		break
+	}
+	for i := len(ptrs) - 1; i >= 0; i-- {
+		suffixes = append(suffixes, ptrs[i])
+	}
+	d.Derived = suffixes
+	return d
+}
+
+// parseArray parses [N], [] or [key types] of an array declarator.
+func (p *parser) parseArray() *ast.Array {
+	p.next()
+	a := &ast.Array{}
+	switch {
+	case p.tok == token.RBRACK:
+	case p.startsTypeName():
+		for {
+			a.Keys = append(a.Keys, p.parseParam())
+			if p.tok != token.COMMA {
+				break
+			}
+			p.next()
+		}
+	default:
+		a.Len = p.parseCond()
+	}
+	p.expect(token.RBRACK)
+	return a
+}
+
+// parseParamsRest parses a parameter list whose "(" is consumed.
+func (p *parser) parseParamsRest() *ast.Func {
+	f := &ast.Func{}
+	for p.tok != token.RPAREN {
+		if p.tok == token.ELLIPSIS {
+			f.Variadic = true
+			p.next()
+			break
+		}
+		if !p.startsDeclSpec() {
+			p.syntaxError()
+		}
+		f.Params = append(f.Params, p.parseParam())
+		if p.tok != token.COMMA {
+			break
+		}
+		p.next()
+	}
+	p.expect(token.RPAREN)
+	return f
+}
+
+func (p *parser) parseParam() *ast.Param {
+	return &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
+}
+
+// parseTypeName parses a type name: specifiers and an abstract
+// declarator.
+func (p *parser) parseTypeName() *ast.TypeName {
+	return p.parseTypeNameIn(false)
+}
+
+// parseTypeNameIn parses a type name where only a type can stand
+// (xlate<T>, offsetof(T, m), translators): there an unknown name is
+// taken as a type name.
+func (p *parser) parseTypeNameIn(typeOnly bool) *ast.TypeName {
+	if typeOnly && p.tok == token.IDENT && !p.idents[p.lit] {
+		p.tok = token.TNAME
+	}
+	s := p.parseDeclSpecs(false)
+	if s.Type == nil && s.Qual == 0 && !s.Userland {
+		p.syntaxError()
+	}
+	return &ast.TypeName{Spec: s, Decl: p.parseDeclarator(declAbstract)}
+}
+
+// ----------------------------------------------------------------------------
+// Inline, translator and provider definitions
+
+func (p *parser) parseInline() *ast.InlineDecl {
+	d := &ast.InlineDecl{Inline: p.pos}
+	p.next()
+	d.Spec = p.parseDeclSpecs(false)
+	d.Decl = p.parseDeclarator(declNamed)
+	p.declareIdent(d.Decl.Name)
+	p.expect(token.ASGN)
+	d.Value = p.parseAssign()
+	p.expectClosing(token.SEMI, scopeClause)
+	return d
+}
+
+func (p *parser) parseTranslator() *ast.Translator {
+	x := &ast.Translator{Xlator: p.pos}
+	p.next()
+	x.To = p.parseTypeNameIn(true)
+	p.expect(token.LT)
+	x.From = p.parseTypeNameIn(true)
+	if p.tok != token.IDENT && p.tok != token.TNAME {
+		p.syntaxError()
+	}
+	x.Arg = &ast.Ident{NamePos: p.pos, Name: p.lit}
+	p.next()
+	p.expect(token.GT)
+	p.expect(token.LBRACE)
+	for p.tok != token.RBRACE {
+		m := &ast.XlateMember{Name: p.parseMemberName()}
+		p.expect(token.ASGN)
+		m.Value = p.parseAssign()
+		p.expect(token.SEMI)
+		x.Members = append(x.Members, m)
+	}
+	p.next()
+	p.expectClosing(token.SEMI, scopeClause)
+	return x
+}
+
+func (p *parser) parseProvider() *ast.ProviderDecl {
+	d := &ast.ProviderDecl{Provider: p.pos}
+	p.next()
+	if p.tok != token.IDENT && p.tok != token.TNAME {
+		p.syntaxError()
+	}
+	d.Name = &ast.Ident{NamePos: p.pos, Name: p.lit}
+	p.next()
+	p.expect(token.LBRACE)
+	for p.tok != token.RBRACE {
+		p.expect(token.PROBE)
+		if p.tok != token.IDENT && p.tok != token.TNAME {
+			p.syntaxError()
+		}
+		pr := &ast.ProviderProbe{Name: &ast.Ident{NamePos: p.pos, Name: p.lit}}
+		p.next()
+		p.expect(token.LPAREN)
+		pr.Params = p.parseParamsRest().Params
+		if p.tok == token.COLON {
+			p.next()
+			p.expect(token.LPAREN)
+			pr.XParams = p.parseParamsRest().Params
+			if pr.XParams == nil {
+				pr.XParams = []*ast.Param{}
+			}
+		}
+		p.expect(token.SEMI)
+		d.Probes = append(d.Probes, pr)
+	}
+	p.next()
+	p.expectClosing(token.SEMI, scopeClause)
+	return d
+}
+
+func isFunc(d ast.Derivation) bool {
+	_, ok := d.(*ast.Func)
+	return ok
+}

@@ -1,0 +1,197 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/constant"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+// unary builds op x, folding integer constants as dt_node_op1 does.
+func (p *parser) unary(pos token.Pos, op token.Token, x ast.Expr) ast.Expr {
+	if c, ok := x.(*ast.IntLit); ok {
+		if v, ok := constant.Unary(op, c); ok {
+			v.ValuePos = pos
+			return v
+		}
+	}
+	return &ast.UnaryExpr{OpPos: pos, Op: op, X: x}
+}
+
+// binary builds x op y, refusing a constant zero divisor and folding
+// integer constants as dt_node_op2 does.
+func (p *parser) binary(x ast.Expr, pos token.Pos, op token.Token, y ast.Expr) ast.Expr {
+	if c, ok := y.(*ast.IntLit); ok && c.Value == 0 {
+		switch op {
+		case token.DIV, token.MOD, token.DIV_ASGN, token.MOD_ASGN:
+			p.fail(diag.Errorf(pos, diag.D_DIV_ZERO, "expression contains division by zero"))
+		}
+	}
+	if l, ok := x.(*ast.IntLit); ok {
+		if r, ok := y.(*ast.IntLit); ok {
+			if v, ok := constant.Binary(op, l, r); ok {
+				return v
+			}
+		}
+	}
+	return &ast.BinaryExpr{X: x, OpPos: pos, Op: op, Y: y}
+}
+
+// cond builds c ? x : y; a constant condition selects its branch at once,
+// as dt_node_op3 does.
+func (p *parser) cond(c, x, y ast.Expr) ast.Expr {
+	if v, ok := c.(*ast.IntLit); ok {
+		if v.Value != 0 {
+			return x
+		}
+		return y
+	}
+	return &ast.CondExpr{Cond: c, X: x, Y: y}
+}
+
+// cast builds (t)x, folding a cast of an integer constant to an integer
+// type as dt_node_op2 does.
+func (p *parser) cast(lparen token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
+	if c, ok := x.(*ast.IntLit); ok && len(t.Decl.Derived) == 0 {
+		if to, ok := p.intTypeOf(t.Spec); ok {
+			return &ast.IntLit{ValuePos: lparen, Value: constant.Convert(c, to), Type: to}
+		}
+	}
+	return &ast.CastExpr{Lparen: lparen, Type: t, X: x}
+}
+
+// sizeof builds sizeof(t) or sizeof x, folding the size of a string
+// constant or of a type whose size the parser knows, as dt_node_op1 does.
+func (p *parser) sizeof(pos token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
+	size, known := uint64(0), false
+	switch {
+	case x != nil:
+		if s, ok := x.(*ast.StringLit); ok {
+			size, known = uint64(len(s.Value))+1, true
+		}
+	default:
+		size, known = p.typeSize(t.Spec, t.Decl.Derived)
+		if known && size == 0 {
+			p.fail(diag.Errorf(pos, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size"))
+		}
+	}
+	if known {
+		return &ast.IntLit{ValuePos: pos, Value: size, Type: ast.Ulong}
+	}
+	return &ast.SizeofExpr{Sizeof: pos, Type: t, X: x}
+}
+
+// typeSize returns the size of a type the parser can work out without
+// the type checker: basic types, D's typedefs, pointers, and arrays of
+// those with constant dimensions.
+func (p *parser) typeSize(s *ast.DeclSpec, derived []ast.Derivation) (uint64, bool) {
+	if len(derived) > 0 {
+		// Derived runs from the name outwards: the last derivation is
+		// the outermost type.
+		switch d := derived[len(derived)-1].(type) {
+		case *ast.Pointer:
+			return 8, true
+		case *ast.Array:
+			n, ok := d.Len.(*ast.IntLit)
+			if !ok || d.Keys != nil {
+				return 0, false
+			}
+			elem, ok := p.typeSize(s, derived[:len(derived)-1])
+			return elem * n.Value, ok
+		}
+		return 0, false
+	}
+	if b, ok := s.Type.(*ast.BasicType); ok {
+		switch strings.Join(b.Words, " ") {
+		case "void":
+			return 0, true
+		case "float":
+			return 4, true
+		case "double":
+			return 8, true
+		case "long double":
+			return 16, true
+		case "string":
+			return 0, false // the strsize option decides
+		}
+	}
+	if t, ok := p.intTypeOf(s); ok {
+		return uint64(t.Bits() / 8), true
+	}
+	return 0, false
+}
+
+// intTypeOf returns the integer type named by specifiers, when it is one
+// the parser knows: C's integer types and D's and the script's integer
+// typedefs.
+func (p *parser) intTypeOf(s *ast.DeclSpec) (ast.IntType, bool) {
+	switch t := s.Type.(type) {
+	case *ast.BasicType:
+		return basicIntType(t.Words)
+	case *ast.NamedType:
+		name := t.Name
+		if i := strings.LastIndexByte(name, '`'); i >= 0 {
+			if it, ok := basicIntType([]string{name[i+1:]}); ok {
+				return it, true
+			}
+			name = name[i+1:]
+		}
+		if it, ok := builtinIntTypes[name]; ok {
+			return it, true
+		}
+		it, ok := p.typedefInts[name]
+		return it, ok
+	}
+	return 0, false
+}
+
+// basicIntType maps C integer type words to a type.
+func basicIntType(words []string) (ast.IntType, bool) {
+	unsigned, short, char, longs, other := false, false, false, 0, false
+	for _, w := range words {
+		switch w {
+		case "unsigned":
+			unsigned = true
+		case "signed", "int":
+		case "short":
+			short = true
+		case "char":
+			char = true
+		case "long":
+			longs++
+		default:
+			other = true
+		}
+	}
+	var t ast.IntType
+	switch {
+	case other:
+		return 0, false
+	case char:
+		t = ast.Char
+	case short:
+		t = ast.Short
+	case longs == 1:
+		t = ast.Long
+	case longs == 2:
+		t = ast.LLong
+	default:
+		t = ast.Int
+	}
+	if unsigned {
+		t++
+	}
+	return t, true
+}
+
+// builtinIntTypes are D's integer typedefs in the LP64 data model.
+var builtinIntTypes = map[string]ast.IntType{
+	"int8_t": ast.Char, "int16_t": ast.Short, "int32_t": ast.Int, "int64_t": ast.Long,
+	"uint8_t": ast.UChar, "uint16_t": ast.UShort, "uint32_t": ast.Uint, "uint64_t": ast.Ulong,
+	"intptr_t": ast.Long, "uintptr_t": ast.Ulong, "ssize_t": ast.Long, "size_t": ast.Ulong,
+	"ptrdiff_t": ast.Long, "uchar_t": ast.UChar, "ushort_t": ast.UShort, "uint_t": ast.Uint,
+	"ulong_t": ast.Ulong, "u_longlong_t": ast.ULLong, "longlong_t": ast.LLong,
+	"id_t": ast.Int, "pid_t": ast.Int,
+}

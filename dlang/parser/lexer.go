@@ -1,0 +1,838 @@
+package parser
+
+import (
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+// scope is the lexer state that the grammar selects, as dt_lex.l's S0
+// and S2: the outer scope, where words are probe specifiers, and the
+// expression scope inside predicates, actions and declarations.
+type scope uint8
+
+const (
+	scopeClause scope = iota // S2: probe specifiers and declarations
+	scopeExpr                // S0: expressions and declarations
+)
+
+// lexer turns D source into tokens. It runs control lines (#pragma,
+// #line, cpp line markers) itself as it meets them, substitutes macro
+// arguments, and asks the parser's type table whether a name is a type,
+// as dt_lex.l does.
+type lexer struct {
+	p *parser
+
+	src       string
+	off       int // next byte to read
+	line      int
+	lineStart int // offset of the first byte of line
+	file      string
+	scope     scope
+
+	// Token just scanned.
+	tok  token.Token
+	lit  string // source text, or the processed value of a STRING
+	pos  token.Pos
+	ival uint64
+	ityp ast.IntType
+	ineg bool // a macro argument's "-" prefix, for INT
+	ipos bool // a macro argument's "+" prefix, for INT
+}
+
+func (l *lexer) init(p *parser, file, src string) {
+	l.p = p
+	l.src = src
+	l.file = file
+	l.line = 1
+}
+
+func (l *lexer) errorf(pos token.Pos, tag diag.Tag, format string, args ...any) {
+	l.p.fail(diag.Errorf(pos, tag, format, args...))
+}
+
+func (l *lexer) here() token.Pos {
+	return token.Pos{File: l.file, Line: l.line, Col: l.off - l.lineStart + 1}
+}
+
+func (l *lexer) newline() {
+	l.line++
+	l.lineStart = l.off
+}
+
+// atLineStart reports whether only blanks precede offset i on its line.
+func (l *lexer) atLineStart(i int) bool {
+	for j := i - 1; j >= l.lineStart; j-- {
+		switch l.src[j] {
+		case ' ', '\t', '\f', '\v':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// skip skips white space, comments, backslash-newlines and control lines.
+func (l *lexer) skip() {
+	for l.off < len(l.src) {
+		c := l.src[l.off]
+		switch c {
+		case '\n':
+			l.off++
+			l.newline()
+		case ' ', '\t', '\r', '\f', '\v':
+			l.off++
+		case '\\':
+			if l.off+1 < len(l.src) && l.src[l.off+1] == '\n' {
+				l.off += 2
+				l.newline()
+				continue
+			}
+			return
+		case '/':
+			if l.off+1 < len(l.src) && l.src[l.off+1] == '*' {
+				l.comment()
+				continue
+			}
+			return
+		case '#':
+			if !l.atLineStart(l.off) {
+				return
+			}
+			l.control()
+		default:
+			return
+		}
+	}
+}
+
+func (l *lexer) comment() {
+	l.off += 2
+	for l.off < len(l.src) {
+		switch c := l.src[l.off]; {
+		case c == '\n':
+			l.off++
+			l.newline()
+		case c == '*' && l.off+1 < len(l.src) && l.src[l.off+1] == '/':
+			l.off += 2
+			return
+		case c == '/' && l.off+1 < len(l.src) && l.src[l.off+1] == '*':
+			l.errorf(l.here(), diag.D_SYNTAX, "/* encountered inside a comment")
+		default:
+			l.off++
+		}
+	}
+	l.errorf(l.here(), diag.D_SYNTAX, "end-of-file encountered before matching */")
+}
+
+// next scans the next token into l.tok and friends.
+func (l *lexer) next() {
+	l.skip()
+	l.pos = l.here()
+	l.ineg, l.ipos = false, false
+	if l.off >= len(l.src) {
+		l.tok, l.lit = token.EOF, ""
+		return
+	}
+	if l.scope == scopeClause {
+		l.scanClause()
+		return
+	}
+	l.scanExpr()
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+func isIdentChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || c == '`'
+}
+
+// isPspecChar reports whether c may continue a probe specifier
+// (RGX_PSPEC); isPspecStart whether it may begin one.
+func isPspecChar(c byte) bool {
+	return isLetter(c) || isDigit(c) || strings.IndexByte("-$:.`?*\\[]!", c) >= 0
+}
+func isPspecStart(c byte) bool {
+	return isLetter(c) || strings.IndexByte("-$:.?*\\[]!", c) >= 0
+}
+
+// scanClause scans in the outer scope: probe specifiers, probe IDs,
+// declaration keywords, "/", ",", "{", ";" and the rest of the
+// punctuation declarations use.
+func (l *lexer) scanClause() {
+	c := l.src[l.off]
+	switch {
+	case isDigit(c):
+		l.scanInt()
+		return
+	case isPspecStart(c):
+		start := l.off
+		end := start + 1
+		for end < len(l.src) && isPspecChar(l.src[end]) {
+			end++
+		}
+		text := l.src[start:end]
+		if t := token.Lookup(text); t != token.IDENT {
+			l.off = end
+			l.tok, l.lit = t, text
+			if t != token.PROBE {
+				l.scope = scopeExpr
+			}
+			return
+		}
+		// A word with no ':' that starts with a type name is a
+		// declaration such as "int*x;" or "foo_t x;": return the type
+		// name and leave the rest for the expression scope.
+		if strings.IndexByte(text, ':') < 0 {
+			name := text
+			if i := strings.IndexByte(name, '*'); i >= 0 {
+				name = name[:i]
+			}
+			if name != "" && (l.p.isType(name) || validIdent(name) && l.p.declaratorFollows(start+len(name))) {
+				l.off = start + len(name)
+				l.tok, l.lit = token.TNAME, name
+				l.scope = scopeExpr
+				return
+			}
+		}
+		l.off = end
+		l.tok, l.lit = token.PSPEC, text
+		return
+	}
+	l.scanExpr()
+}
+
+// scanExpr scans in the expression scope.
+func (l *lexer) scanExpr() {
+	c := l.src[l.off]
+	switch {
+	case isLetter(c) || c == '`':
+		l.scanIdent()
+		return
+	case isDigit(c):
+		l.scanInt()
+		return
+	case c == '.' && l.off+1 < len(l.src) && isDigit(l.src[l.off+1]):
+		l.scanInt() // reports the floating-point constant
+		return
+	}
+	l.off++
+	switch c {
+	case '"':
+		l.scanString()
+	case '\'':
+		l.scanChar()
+	case '@':
+		start := l.off - 1
+		for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
+			l.off++
+		}
+		l.tok, l.lit = token.AGG, l.src[start:l.off]
+		if l.lit == "@" {
+			l.lit = "@_"
+		}
+	case '$':
+		l.scanMacro()
+	case '/':
+		if l.scope == scopeExpr && l.endsPredicate() {
+			l.tok, l.lit = token.EPRED, "/"
+			return
+		}
+		l.op2('=', token.DIV_ASGN, token.DIV)
+	case ',':
+		l.tok = token.COMMA
+	case ';':
+		l.tok = token.SEMI
+	case '(':
+		l.tok = token.LPAREN
+	case ')':
+		l.tok = token.RPAREN
+	case '[':
+		l.tok = token.LBRACK
+	case ']':
+		l.tok = token.RBRACK
+	case '{':
+		l.tok = token.LBRACE
+	case '}':
+		l.tok = token.RBRACE
+	case '?':
+		l.tok = token.QUESTION
+	case ':':
+		l.tok = token.COLON
+	case '~':
+		l.tok = token.BNEG
+	case '.':
+		if strings.HasPrefix(l.src[l.off:], "..") {
+			l.off += 2
+			l.tok = token.ELLIPSIS
+		} else {
+			l.tok = token.DOT
+		}
+	case '=':
+		l.op2('=', token.EQU, token.ASGN)
+	case '!':
+		l.op2('=', token.NEQ, token.LNEG)
+	case '*':
+		l.op2('=', token.MUL_ASGN, token.MUL)
+	case '%':
+		l.op2('=', token.MOD_ASGN, token.MOD)
+	case '+':
+		switch l.peekByte() {
+		case '+':
+			l.off++
+			l.tok = token.INC
+		case '=':
+			l.off++
+			l.tok = token.ADD_ASGN
+		default:
+			l.tok = token.ADD
+		}
+	case '-':
+		switch l.peekByte() {
+		case '-':
+			l.off++
+			l.tok = token.DEC
+		case '=':
+			l.off++
+			l.tok = token.SUB_ASGN
+		case '>':
+			l.off++
+			l.tok = token.ARROW
+		default:
+			l.tok = token.SUB
+		}
+	case '&':
+		switch l.peekByte() {
+		case '&':
+			l.off++
+			l.tok = token.LAND
+		case '=':
+			l.off++
+			l.tok = token.AND_ASGN
+		default:
+			l.tok = token.BAND
+		}
+	case '|':
+		switch l.peekByte() {
+		case '|':
+			l.off++
+			l.tok = token.LOR
+		case '=':
+			l.off++
+			l.tok = token.OR_ASGN
+		default:
+			l.tok = token.BOR
+		}
+	case '^':
+		switch l.peekByte() {
+		case '^':
+			l.off++
+			l.tok = token.LXOR
+		case '=':
+			l.off++
+			l.tok = token.XOR_ASGN
+		default:
+			l.tok = token.XOR
+		}
+	case '<':
+		switch l.peekByte() {
+		case '<':
+			l.off++
+			l.op2('=', token.SHL_ASGN, token.SHL)
+		case '=':
+			l.off++
+			l.tok = token.LE
+		default:
+			l.tok = token.LT
+		}
+	case '>':
+		switch l.peekByte() {
+		case '>':
+			l.off++
+			l.op2('=', token.SHR_ASGN, token.SHR)
+		case '=':
+			l.off++
+			l.tok = token.GE
+		default:
+			l.tok = token.GT
+		}
+	default:
+		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near %q", string(c))
+	}
+	if l.tok.IsOperator() {
+		l.lit = l.tok.String()
+	}
+}
+
+func (l *lexer) peekByte() byte {
+	if l.off < len(l.src) {
+		return l.src[l.off]
+	}
+	return 0
+}
+
+func (l *lexer) op2(next byte, two, one token.Token) {
+	if l.peekByte() == next {
+		l.off++
+		l.tok = two
+		return
+	}
+	l.tok = one
+}
+
+// endsPredicate reports whether the "/" just read ends a predicate: the
+// next non-blank character is EOF, ';', '{' or '/'.
+func (l *lexer) endsPredicate() bool {
+	for i := l.off; i < len(l.src); i++ {
+		switch l.src[i] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+			continue
+		case ';', '{', '/':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// scanIdent scans RGX_IDENT, RGX_MOD_IDENT RGX_IDENT or RGX_MOD_IDENT:
+// names with backquote scoping, whose module part may contain dots.
+func (l *lexer) scanIdent() {
+	start := l.off
+	end := start
+	lastTick := -1
+	for end < len(l.src) {
+		c := l.src[end]
+		if isIdentChar(c) {
+			if c == '`' {
+				lastTick = end
+			}
+			end++
+			continue
+		}
+		if c == '.' {
+			end++
+			continue
+		}
+		break
+	}
+	// Dots are allowed only before the last backquote.
+	cut := end
+	from := start
+	if lastTick >= 0 {
+		from = lastTick
+	}
+	if i := strings.IndexByte(l.src[from:end], '.'); i >= 0 {
+		cut = from + i
+	}
+	l.off = cut
+	text := l.src[start:cut]
+	if lastTick < 0 || lastTick >= cut {
+		if t := token.Lookup(text); t != token.IDENT {
+			l.tok, l.lit = t, text
+			return
+		}
+	}
+	l.tok, l.lit = l.p.identOrType(text), text
+}
+
+// nextNonBlank returns the offset of the next non-blank byte at or after
+// i, or len(src).
+func (l *lexer) nextNonBlank(i int) int {
+	for i < len(l.src) {
+		switch l.src[i] {
+		case ' ', '\t', '\n', '\r', '\f', '\v':
+			i++
+			continue
+		}
+		break
+	}
+	return i
+}
+
+// scanInt scans RGX_INT (and reports RGX_FP), converting as strtoull
+// with base 0 would, then types the value as dt_node_int does.
+func (l *lexer) scanInt() {
+	start := l.off
+	i := start
+	hex := false
+	if l.src[i] == '0' && i+2 < len(l.src) && (l.src[i+1] == 'x' || l.src[i+1] == 'X') && isHex(l.src[i+2]) {
+		hex = true
+		i += 2
+		for i < len(l.src) && isHex(l.src[i]) {
+			i++
+		}
+	} else {
+		for i < len(l.src) && isDigit(l.src[i]) {
+			i++
+		}
+	}
+	digitsEnd := i
+	// A floating-point constant is longer than the integer it starts
+	// with; dt_lex.l refuses those.
+	if !hex {
+		j := i
+		if j < len(l.src) && l.src[j] == '.' {
+			j++
+			for j < len(l.src) && isDigit(l.src[j]) {
+				j++
+			}
+		}
+		if j < len(l.src) && (l.src[j] == 'e' || l.src[j] == 'E') {
+			k := j + 1
+			if k < len(l.src) && (l.src[k] == '+' || l.src[k] == '-') {
+				k++
+			}
+			if k < len(l.src) && isDigit(l.src[k]) {
+				j = k
+				for j < len(l.src) && isDigit(l.src[j]) {
+					j++
+				}
+			}
+		}
+		if j > i {
+			l.off = j
+			l.errorf(l.pos, diag.D_SYNTAX, "floating-point constants are not permitted")
+		}
+	}
+	for n := 0; i < len(l.src) && n < 3 && strings.IndexByte("uUlL", l.src[i]) >= 0; n++ {
+		i++
+	}
+	l.off = i
+	text := l.src[start:i]
+	v, suffix, err := parseUint(l.src[start:digitsEnd], hex)
+	suffix += l.src[digitsEnd:i]
+	if err == errRange {
+		l.errorf(l.pos, diag.D_INT_OFLOW, "integer constant %s results in overflow", text)
+	}
+	if strings.Trim(suffix, "uUlL") != "" {
+		l.errorf(l.pos, diag.D_INT_DIGIT, "invalid digit (%c) in integer constant %s", strings.Trim(suffix, "uUlL")[0], text)
+	}
+	l.tok, l.lit = token.INT, text
+	l.ival = v
+	typ, ok := intType(v, suffix, l.src[start] != '0')
+	if !ok {
+		l.errorf(l.pos, diag.D_INT_OFLOW, "integer constant 0x%x cannot be represented in any built-in integral type", v)
+	}
+	l.ityp = typ
+}
+
+func isHex(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+type rangeError struct{}
+
+func (rangeError) Error() string { return "out of range" }
+
+var errRange error = rangeError{}
+
+// parseUint converts digits as strtoull(s, &end, 0) does: a leading 0
+// means octal, and conversion stops at the first invalid digit, whose
+// text is returned as the start of the suffix.
+func parseUint(s string, hex bool) (v uint64, rest string, err error) {
+	base := uint64(10)
+	switch {
+	case hex:
+		base = 16
+		s = s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base = 8
+		s = s[1:]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var d uint64
+		switch {
+		case isDigit(c):
+			d = uint64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = uint64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = uint64(c-'A') + 10
+		}
+		if d >= base {
+			return v, s[i:], err
+		}
+		hi, lo := bits.Mul64(v, base)
+		lo, carry := bits.Add64(lo, d, 0)
+		if hi != 0 || carry != 0 {
+			err = errRange
+		}
+		v = lo
+	}
+	return v, "", err
+}
+
+var intLimits = [...]uint64{
+	ast.Int:    0x7fffffff,
+	ast.Uint:   0xffffffff,
+	ast.Long:   0x7fffffffffffffff,
+	ast.Ulong:  0xffffffffffffffff,
+	ast.LLong:  0x7fffffffffffffff,
+	ast.ULLong: 0xffffffffffffffff,
+}
+
+// intType picks the type of an integer constant as dt_node_int does:
+// the suffix chooses where the search starts, and decimal constants
+// without a u suffix try only signed types.
+func intType(v uint64, suffix string, decimal bool) (ast.IntType, bool) {
+	i := 0
+	for _, c := range suffix {
+		switch c {
+		case 'u', 'U':
+			i++
+		case 'l', 'L':
+			i += 2
+		}
+	}
+	step := 1
+	if decimal && (suffix == "" || (suffix[0] != 'u' && suffix[0] != 'U')) {
+		step = 2
+	}
+	for ; i < len(intLimits); i += step {
+		if v <= intLimits[i] {
+			return ast.IntType(i), true
+		}
+	}
+	return 0, false
+}
+
+// scanString scans a string constant after its opening quote.
+func (l *lexer) scanString() {
+	start := l.off
+	for l.off < len(l.src) {
+		c := l.src[l.off]
+		switch c {
+		case '"':
+			raw := l.src[start:l.off]
+			l.off++
+			l.tok, l.lit = token.STRING, unescape(raw)
+			return
+		case '\\':
+			if l.off+1 < len(l.src) && l.src[l.off+1] != '\n' {
+				l.off += 2
+				continue
+			}
+		case '\n':
+		default:
+			l.off++
+			continue
+		}
+		break
+	}
+	l.errorf(l.pos, diag.D_STR_NL, "newline encountered in string literal")
+}
+
+// scanChar scans a character constant after its opening quote.
+func (l *lexer) scanChar() {
+	start := l.off
+	for l.off < len(l.src) {
+		c := l.src[l.off]
+		switch c {
+		case '\'':
+			raw := l.src[start:l.off]
+			l.off++
+			s := unescape(raw)
+			if s == "" {
+				l.errorf(l.pos, diag.D_CHR_NULL, "empty character constant is not permitted")
+			}
+			if len(s) > 8 {
+				l.errorf(l.pos, diag.D_CHR_OFLOW, "character constant is too long")
+			}
+			var v uint64
+			for i := 0; i < len(s); i++ {
+				v = v<<8 | uint64(s[i])
+			}
+			l.tok, l.lit, l.ival = token.INT, l.src[start-1:l.off], v
+			l.ityp, _ = intType(v, "", true)
+			return
+		case '\\':
+			if l.off+1 < len(l.src) && l.src[l.off+1] != '\n' {
+				l.off += 2
+				continue
+			}
+		case '\n':
+		default:
+			l.off++
+			continue
+		}
+		break
+	}
+	l.errorf(l.pos, diag.D_CHR_NL, "newline encountered in character constant")
+}
+
+// unescape processes C escapes as libdtrace's stresc2chr does. The value
+// ends at the first NUL byte, as the C string dtrace keeps would.
+func unescape(s string) string {
+	if strings.IndexByte(s, '\\') < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b = append(b, c)
+			continue
+		}
+		i++
+		c = s[i]
+		switch c {
+		case 'a':
+			c = '\a'
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'v':
+			c = '\v'
+		case 'x':
+			v, n := 0, 0
+			for i+1 < len(s) && isHex(s[i+1]) {
+				i++
+				n++
+				d, _ := strconv.ParseUint(s[i:i+1], 16, 8)
+				v = v<<4 | int(d)
+			}
+			if n == 0 {
+				c = 'x'
+			} else {
+				c = byte(v)
+			}
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			v := int(c - '0')
+			for n := 1; n < 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7'; n++ {
+				i++
+				v = v<<3 | int(s[i]-'0')
+			}
+			c = byte(v)
+		}
+		b = append(b, c)
+	}
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// scanMacro scans $N, $$N, $name and $$name after the "$".
+func (l *lexer) scanMacro() {
+	str := false
+	if l.peekByte() == '$' {
+		str = true
+		l.off++
+	}
+	start := l.off
+	for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
+		l.off++
+	}
+	name := l.src[start:l.off]
+	if name == "" {
+		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"$\"")
+	}
+	text, isArg, ok := l.p.macro(name)
+	if !ok {
+		if isArg {
+			l.errorf(l.pos, diag.D_MACRO_UNDEF, "macro argument %s is not defined", l.src[start-1-b2i(str):l.off])
+		}
+		l.errorf(l.pos, diag.D_MACRO_UNDEF, "macro variable %s is not defined", l.src[start-1-b2i(str):l.off])
+	}
+	if str {
+		l.tok, l.lit = token.STRING, text
+		return
+	}
+	if !isArg {
+		// A macro variable is an integer.
+		v, _ := strconv.ParseInt(text, 10, 64)
+		l.tok, l.lit, l.ival = token.INT, text, uint64(v)
+		l.ityp, _ = intType(uint64(v), "", true)
+		return
+	}
+	l.macroArg(text)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// macroArg turns the text of argument $N into a token: an integer when
+// it starts with a digit or sign, an identifier or type name when it is a
+// valid name, and a string otherwise.
+func (l *lexer) macroArg(text string) {
+	if text != "" && (isDigit(text[0]) || text[0] == '-' || text[0] == '+') {
+		s := text
+		neg, pos := false, false
+		switch s[0] {
+		case '-':
+			neg, s = true, s[1:]
+		case '+':
+			pos, s = true, s[1:]
+		}
+		if s != "" && isDigit(s[0]) {
+			hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
+			end := 0
+			if hex {
+				end = 2
+				for end < len(s) && isHex(s[end]) {
+					end++
+				}
+			} else {
+				for end < len(s) && isDigit(s[end]) {
+					end++
+				}
+			}
+			v, rest, err := parseUint(s[:end], hex)
+			rest += s[end:]
+			if err == nil && strings.Trim(rest, "uUlL") == "" {
+				typ, ok := intType(v, rest, s[0] != '0')
+				if !ok {
+					l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s results in integer overflow", text)
+				}
+				l.tok, l.lit, l.ival, l.ityp = token.INT, text, v, typ
+				l.ineg, l.ipos = neg, pos
+				return
+			}
+			if err != nil {
+				l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s results in integer overflow", text)
+			}
+		}
+	}
+	if validIdent(text) {
+		if t := token.Lookup(text); t != token.IDENT {
+			l.tok, l.lit = t, text
+			return
+		}
+		l.tok, l.lit = l.p.identOrType(text), text
+		return
+	}
+	s := text
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	l.tok, l.lit = token.STRING, unescape(s)
+}
+
+func validIdent(s string) bool {
+	if s == "" || !(isLetter(s[0]) || s[0] == '`') {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}

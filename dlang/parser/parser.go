@@ -1,0 +1,364 @@
+package parser
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+// Config holds what a parse needs from outside the source text.
+type Config struct {
+	// Args are the macro arguments: Args[0] is $0 (the script name),
+	// Args[1] is $1 and so on.
+	Args []string
+	// Macros are the macro variables ($pid, $target, …) by name, as
+	// decimal text.
+	Macros map[string]string
+	// DefaultArgs makes unset $N expand to 0 and $$N to "" (-x
+	// defaultargs) instead of failing.
+	DefaultArgs bool
+	// AllowEmpty accepts a program with no clauses, inlines, translators
+	// or providers (-x empty).
+	AllowEmpty bool
+	// ArgRefs skips the check that every argument is referenced (-x
+	// argref).
+	ArgRefs bool
+	// CommandLine marks a program given on the command line (-n, -P, …):
+	// a probe description needs no predicate or actions, and errors carry
+	// no line number, as in dtrace.
+	CommandLine bool
+	// Types answers whether a name that the script does not declare is a
+	// type, for the type checker's kernel and module types. Nil means
+	// only D's built-in types and the script's own are known.
+	Types TypeNames
+	// SetOption runs "#pragma D option name=value"; nil accepts any.
+	SetOption func(name, value string) error
+	// DependsOn checks "#pragma D depends_on class name"; nil accepts any.
+	DependsOn func(class, name string) error
+}
+
+// TypeNames reports whether a name is a type.
+type TypeNames interface {
+	IsType(name string) bool
+}
+
+// bailout is the panic value that unwinds the parser at its first error:
+// dtrace reports only the first error of a compilation.
+type bailout struct{}
+
+// pragmaIdent is an identifier named by #pragma D attributes or binding,
+// which the program must declare.
+type pragmaIdent struct {
+	pos       token.Pos
+	directive string
+	name      string
+}
+
+type parser struct {
+	lex  lexer
+	cfg  *Config
+	file string
+	prog *ast.Program
+	err  *diag.Error
+
+	// Current token.
+	tok token.Token
+	lit string
+	pos token.Pos
+
+	typedefs     map[string]bool
+	typedefInts  map[string]ast.IntType // typedefs of integer types
+	idents       map[string]bool        // declared variables and inlines
+	argRefs      []bool
+	pragmaIdents []pragmaIdent
+	lastUnary    ast.Expr // the last expression parsed at unary level
+
+	parens, brackets, braces int
+}
+
+// ParseFile parses a D program. The file name is used in positions and
+// errors. On error it returns a *diag.Error, and never panics.
+func ParseFile(file string, src []byte, cfg *Config) (prog *ast.Program, err error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	p := &parser{cfg: cfg, file: file, prog: &ast.Program{}}
+	p.argRefs = make([]bool, len(cfg.Args))
+	p.lex.init(p, file, string(src))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			prog, err = nil, p.err
+		}
+	}()
+	p.parseProgram()
+	p.checkUnused()
+	if !cfg.AllowEmpty && p.empty() {
+		p.fail(diag.Errorf(p.lex.here(), diag.D_EMPTY, "empty D program translation unit"))
+	}
+	return p.prog, nil
+}
+
+// fail records err and unwinds to ParseFile.
+func (p *parser) fail(err *diag.Error) {
+	if p.cfg.CommandLine {
+		err.Pos.Line = 0
+	}
+	p.err = err
+	panic(bailout{})
+}
+
+// syntaxError reports a syntax error at the current token, naming it as
+// yacc's yyerror does.
+func (p *parser) syntaxError() {
+	p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "syntax error %s", p.near()))
+}
+
+func (p *parser) near() string {
+	if p.tok == token.EOF {
+		return "near end of input"
+	}
+	text := p.lit
+	switch p.tok {
+	case token.STRING, token.INT:
+		text = p.rawText()
+	}
+	return "near \"" + text + "\""
+}
+
+// rawText returns the source text of the current token.
+func (p *parser) rawText() string {
+	l := &p.lex
+	start := l.lineStart + p.pos.Col - 1
+	if p.pos.Line != l.line || start > l.off || start < 0 {
+		return p.lit
+	}
+	return l.src[start:l.off]
+}
+
+func (p *parser) next() {
+	p.lex.next()
+	p.tok, p.lit, p.pos = p.lex.tok, p.lex.lit, p.lex.pos
+	switch p.tok {
+	case token.LPAREN:
+		p.parens++
+	case token.RPAREN:
+		if p.parens--; p.parens < 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra ) in input stream"))
+		}
+	case token.LBRACK:
+		p.brackets++
+	case token.RBRACK:
+		if p.brackets--; p.brackets < 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra ] in input stream"))
+		}
+	case token.LBRACE:
+		p.braces++
+	case token.RBRACE:
+		if p.braces--; p.braces < 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra } in input stream"))
+		}
+	case token.EPRED:
+		if p.parens != 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "closing ) expected in predicate before /"))
+		}
+		if p.brackets != 0 {
+			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "closing ] expected in predicate before /"))
+		}
+	}
+}
+
+func (p *parser) expect(t token.Token) token.Pos {
+	pos := p.pos
+	if p.tok != t {
+		p.syntaxError()
+	}
+	p.next()
+	return pos
+}
+
+// expectClosing consumes a closing token, switching the lexer to s first
+// so that the token after it is scanned in the right scope.
+func (p *parser) expectClosing(t token.Token, s scope) {
+	if p.tok != t {
+		p.syntaxError()
+	}
+	p.lex.scope = s
+	p.next()
+}
+
+// ----------------------------------------------------------------------------
+// Names, macros and types
+
+// builtinTypes are the typedefs of D's own "D" module (dt_open.c), plus
+// the C type keywords' names that may appear scoped.
+var builtinTypes = map[string]bool{
+	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true,
+	"uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
+	"intptr_t": true, "uintptr_t": true, "ssize_t": true, "size_t": true,
+	"ptrdiff_t": true, "uchar_t": true, "ushort_t": true, "uint_t": true,
+	"ulong_t": true, "u_longlong_t": true, "longlong_t": true, "id_t": true,
+	"pid_t": true,
+}
+
+// isType reports whether name, possibly scoped as mod`name, is a type.
+func (p *parser) isType(name string) bool {
+	if p.typedefs[name] || builtinTypes[name] {
+		return true
+	}
+	if p.cfg.Types != nil && p.cfg.Types.IsType(name) {
+		return true
+	}
+	if i := strings.LastIndexByte(name, '`'); i >= 0 {
+		base := name[i+1:]
+		return p.typedefs[base] || builtinTypes[base] || typeKeywords[base]
+	}
+	return false
+}
+
+// typeKeywords are the type keywords that name a type alone, and so
+// also when scoped (D`int).
+var typeKeywords = map[string]bool{
+	"char": true, "short": true, "int": true, "long": true, "float": true,
+	"double": true, "void": true, "string": true, "signed": true, "unsigned": true,
+}
+
+// Names that are neither declared nor known types are decided from the
+// syntax around them, as a C parser without a symbol table would: the
+// type checker reports the ones that name no type. This lets scripts
+// that name kernel types parse without the kernel's type information.
+
+// declaratorFollows reports whether the text at offset i continues a
+// declaration of a variable: optional "*"s, then a name, then one of
+// ; , [ ( : =.
+func (p *parser) declaratorFollows(i int) bool {
+	src := p.lex.src
+	i = p.lex.nextNonBlank(i)
+	for i < len(src) && src[i] == '*' {
+		i = p.lex.nextNonBlank(i + 1)
+	}
+	if i >= len(src) || !(isLetter(src[i]) || src[i] == '`') {
+		return false
+	}
+	for i < len(src) && isIdentChar(src[i]) {
+		i++
+	}
+	i = p.lex.nextNonBlank(i)
+	return i < len(src) && strings.IndexByte(";,[(:=)", src[i]) >= 0
+}
+
+// castFollows reports whether the text at offset i, just after a name
+// that follows "(", makes the name a cast's type: "*"s then ")", or ")"
+// followed by the start of an operand.
+func (p *parser) castFollows(i int) bool {
+	src := p.lex.src
+	i = p.lex.nextNonBlank(i)
+	stars := false
+	for i < len(src) && src[i] == '*' {
+		stars = true
+		i = p.lex.nextNonBlank(i + 1)
+	}
+	if i >= len(src) || src[i] != ')' {
+		return false
+	}
+	if stars {
+		return true
+	}
+	i = p.lex.nextNonBlank(i + 1)
+	if i >= len(src) {
+		return false
+	}
+	c := src[i]
+	return isLetter(c) || isDigit(c) || strings.IndexByte("`\"'(@$!~", c) >= 0
+}
+
+// identOrType classifies a name scanned in the expression scope, as
+// dt_lex.l's id_or_type: a declared identifier stays one; a type name is
+// a TNAME unless the next token shows it is being used as a variable.
+func (p *parser) identOrType(name string) token.Token {
+	if p.idents[name] || !p.isType(name) {
+		return token.IDENT
+	}
+	if p.lex.scope != scopeExpr {
+		return token.TNAME
+	}
+	src := p.lex.src
+	i := p.lex.nextNonBlank(p.lex.off)
+	if i < len(src) {
+		switch c := src[i]; {
+		case c == '[':
+			return token.IDENT
+		case c == '=' && (i+1 >= len(src) || src[i+1] != '='):
+			return token.IDENT
+		case (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+			return token.IDENT
+		}
+	}
+	return token.TNAME
+}
+
+// macro returns the text of macro $name: an argument when name is a
+// number, else a macro variable.
+func (p *parser) macro(name string) (text string, isArg, ok bool) {
+	if isAllDigits(name) {
+		n, err := strconv.Atoi(name)
+		if err == nil && n < len(p.cfg.Args) {
+			p.argRefs[n] = true
+			return p.cfg.Args[n], true, true
+		}
+		if p.cfg.DefaultArgs {
+			return "0", true, true
+		}
+		return "", true, false
+	}
+	v, ok := p.cfg.Macros[name]
+	return v, false, ok
+}
+
+func (p *parser) declareIdent(name string) {
+	if p.idents == nil {
+		p.idents = make(map[string]bool)
+	}
+	p.idents[name] = true
+}
+
+func (p *parser) declareType(name string) {
+	if p.typedefs == nil {
+		p.typedefs = make(map[string]bool)
+	}
+	p.typedefs[name] = true
+}
+
+// checkUnused runs dtrace's checks after parsing: every identifier a
+// pragma names must be declared by the program, and every macro argument
+// referenced.
+func (p *parser) checkUnused() {
+	for _, pi := range p.pragmaIdents {
+		if !p.idents[pi.name] {
+			p.fail(diag.Errorf(pi.pos, diag.D_PRAGMA_UNUSED, "unused #pragma %s", pi.directive))
+		}
+	}
+	if p.cfg.ArgRefs {
+		return
+	}
+	// As dtrace, only the last argument is checked.
+	if n := len(p.argRefs) - 1; n > 0 && !p.argRefs[n] {
+		p.fail(diag.Errorf(p.lex.here(), diag.D_MACRO_UNUSED, "extraneous argument '%s' ($%d is not referenced)", p.cfg.Args[n], n))
+	}
+}
+
+// empty reports whether the program has nothing but declarations, which
+// dtrace counts as an empty translation unit.
+func (p *parser) empty() bool {
+	for _, d := range p.prog.Decls {
+		if _, ok := d.(*ast.Declaration); !ok {
+			return false
+		}
+	}
+	return true
+}

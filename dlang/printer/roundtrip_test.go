@@ -1,0 +1,145 @@
+package printer_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/cpp"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/printer"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+// typeSet answers IsType for the type names a program declares or uses,
+// so that a reparse of its -d output knows the same types, as it would
+// with the same kernel and libraries.
+type typeSet map[string]bool
+
+func (s typeSet) IsType(name string) bool { return s[name] }
+
+func typeNames(prog *ast.Program) typeSet {
+	s := typeSet{}
+	for _, d := range prog.Decls {
+		if d, ok := d.(*ast.Declaration); ok && d.Spec.Class == ast.Typedef {
+			for _, dd := range d.Decls {
+				s[dd.Name] = true
+			}
+		}
+		ast.Inspect(d, func(n ast.Node) bool {
+			if t, ok := n.(*ast.NamedType); ok {
+				s[t.Name] = true
+			}
+			return true
+		})
+	}
+	return s
+}
+
+func clauses(prog *ast.Program) []*ast.Clause {
+	var cs []*ast.Clause
+	for _, d := range prog.Decls {
+		if c, ok := d.(*ast.Clause); ok {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+func hasIf(prog *ast.Program) bool {
+	for _, c := range clauses(prog) {
+		for _, s := range c.Body {
+			if _, ok := s.(*ast.IfStmt); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RoundTrip prints prog's clauses, parses the output, and checks that the
+// tree and a second printing are the same.
+func roundTrip(t *testing.T, name string, prog *ast.Program, types parser.TypeNames) {
+	t.Helper()
+	var out bytes.Buffer
+	if err := printer.Fprint(&out, prog); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &parser.Config{Types: types, AllowEmpty: true}
+	again, err := parser.ParseFile(name, out.Bytes(), cfg)
+	if err != nil {
+		t.Errorf("%s: -d output does not parse: %v\n%s", name, err, out.String())
+		return
+	}
+	// Constants compare by value and signedness: -d output, like
+	// dt_printd's, does not keep the width of a constant's type.
+	sameConst := cmp.Comparer(func(a, b *ast.IntLit) bool {
+		return a.Value == b.Value && a.Type.Signed() == b.Type.Signed()
+	})
+	opts := cmp.Options{cmpopts.IgnoreTypes(token.Pos{}), cmpopts.EquateEmpty(), sameConst}
+	if diff := cmp.Diff(clauses(prog), clauses(again), opts); diff != "" {
+		t.Errorf("%s: reparsed tree differs (-original +reparsed):\n%s", name, diff)
+		return
+	}
+	var out2 bytes.Buffer
+	printer.Fprint(&out2, again)
+	if diff := cmp.Diff(out.String(), out2.String()); diff != "" {
+		t.Errorf("%s: second printing differs:\n%s", name, diff)
+	}
+}
+
+// TestCorpusRoundTrip checks, for every corpus script that parses and has
+// no if, that the -d output parses to the same tree and prints the same.
+func TestCorpusRoundTrip(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("DTrace test corpus not present at %s", dir)
+	}
+	var files []string
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".d") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	checked := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cpp.Preprocess(context.Background(), f, src, cpp.Options{})
+		if err != nil {
+			continue
+		}
+		cfg := &parser.Config{DefaultArgs: true, ArgRefs: true, AllowEmpty: true,
+			Macros: map[string]string{"pid": "1", "target": "1", "ppid": "1", "uid": "0", "gid": "0"}}
+		prog, err := parser.ParseFile(f, res.Text, cfg)
+		if err != nil || hasIf(prog) {
+			continue
+		}
+		// Parse again knowing every type the script names, as a kernel's
+		// type information would, so that both parses see one world.
+		types := typeNames(prog)
+		cfg.Types = types
+		if prog, err = parser.ParseFile(f, res.Text, cfg); err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		checked++
+		roundTrip(t, f, prog, types)
+	}
+	t.Logf("%d corpus scripts round-tripped", checked)
+}

@@ -1,0 +1,342 @@
+// Package token defines the lexical tokens of the D language and the
+// source positions that every token and syntax tree node carries.
+package token
+
+import "strconv"
+
+// Pos is a position in D source text. Line and Col count from 1; a zero
+// Pos means "no position". File is the name the source was given, or the
+// one set by a #line control line or a preprocessor line marker.
+type Pos struct {
+	File string
+	Line int
+	Col  int
+}
+
+// IsValid reports whether the position is set.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+func (p Pos) String() string {
+	s := p.File
+	if s == "" {
+		s = "-"
+	}
+	if p.IsValid() {
+		s += ":" + strconv.Itoa(p.Line)
+		if p.Col > 0 {
+			s += ":" + strconv.Itoa(p.Col)
+		}
+	}
+	return s
+}
+
+// Token is the kind of a lexical token.
+type Token uint8
+
+// The tokens of D. The operator names follow dt_grammar.y's DT_TOK_*
+// names where D gives them one.
+const (
+	ILLEGAL Token = iota
+	EOF
+
+	literalBeg
+	IDENT  // pid, `sym, mod`sym
+	AGG    // @name
+	TNAME  // a name known to be a type
+	INT    // 42, 0x2a, 'c'
+	STRING // "text"
+	PSPEC  // a probe specifier in the outer scope
+	literalEnd
+
+	operatorBeg
+	COMMA    // ,
+	ELLIPSIS // ...
+	ASGN     // =
+	ADD_ASGN // +=
+	SUB_ASGN // -=
+	MUL_ASGN // *=
+	DIV_ASGN // /=
+	MOD_ASGN // %=
+	AND_ASGN // &=
+	XOR_ASGN // ^=
+	OR_ASGN  // |=
+	SHL_ASGN // <<=
+	SHR_ASGN // >>=
+	QUESTION // ?
+	COLON    // :
+	LOR      // ||
+	LXOR     // ^^
+	LAND     // &&
+	BOR      // |
+	XOR      // ^
+	BAND     // &
+	EQU      // ==
+	NEQ      // !=
+	LT       // <
+	LE       // <=
+	GT       // >
+	GE       // >=
+	SHL      // <<
+	SHR      // >>
+	ADD      // +
+	SUB      // -
+	MUL      // *
+	DIV      // /
+	MOD      // %
+	LNEG     // !
+	BNEG     // ~
+	INC      // ++ as written
+	DEC      // -- as written
+	LPAREN   // (
+	RPAREN   // )
+	LBRACK   // [
+	RBRACK   // ]
+	LBRACE   // {
+	RBRACE   // }
+	ARROW    // ->
+	DOT      // .
+	SEMI     // ;
+	EPRED    // the / that ends a predicate
+
+	// Operators that only appear in syntax trees, never from the lexer.
+	PREINC  // ++x
+	PREDEC  // --x
+	POSTINC // x++
+	POSTDEC // x--
+	IPOS    // +x
+	INEG    // -x
+	DEREF   // *x
+	ADDROF  // &x
+	operatorEnd
+
+	keywordBeg
+	AUTO
+	BREAK
+	CASE
+	CHAR
+	CONST
+	CONTINUE
+	COUNTER
+	DEFAULT
+	DO
+	DOUBLE
+	ELSE
+	ENUM
+	EXTERN
+	FLOAT
+	FOR
+	GOTO
+	IF
+	IMPORT
+	INLINE
+	INTKW // int
+	LONG
+	PROBE
+	PROVIDER
+	REGISTER
+	RESTRICT
+	RETURN
+	SELF
+	SHORT
+	SIGNED
+	STATIC
+	STRINGKW // string
+	STRUCT
+	SWITCH
+	THIS
+	TYPEDEF
+	UNION
+	UNSIGNED
+	USERLAND
+	VOID
+	VOLATILE
+	WHILE
+	XLATOR // translator
+	// Keyword-like operators.
+	OFFSETOF
+	SIZEOF
+	STRINGOF
+	XLATE
+	keywordEnd
+)
+
+var tokens = [...]string{
+	ILLEGAL: "ILLEGAL",
+	EOF:     "EOF",
+	IDENT:   "<ident>",
+	AGG:     "<agg>",
+	TNAME:   "<type>",
+	INT:     "<int>",
+	STRING:  "<string>",
+	PSPEC:   "<pspec>",
+
+	COMMA:    ",",
+	ELLIPSIS: "...",
+	ASGN:     "=",
+	ADD_ASGN: "+=",
+	SUB_ASGN: "-=",
+	MUL_ASGN: "*=",
+	DIV_ASGN: "/=",
+	MOD_ASGN: "%=",
+	AND_ASGN: "&=",
+	XOR_ASGN: "^=",
+	OR_ASGN:  "|=",
+	SHL_ASGN: "<<=",
+	SHR_ASGN: ">>=",
+	QUESTION: "?",
+	COLON:    ":",
+	LOR:      "||",
+	LXOR:     "^^",
+	LAND:     "&&",
+	BOR:      "|",
+	XOR:      "^",
+	BAND:     "&",
+	EQU:      "==",
+	NEQ:      "!=",
+	LT:       "<",
+	LE:       "<=",
+	GT:       ">",
+	GE:       ">=",
+	SHL:      "<<",
+	SHR:      ">>",
+	ADD:      "+",
+	SUB:      "-",
+	MUL:      "*",
+	DIV:      "/",
+	MOD:      "%",
+	LNEG:     "!",
+	BNEG:     "~",
+	INC:      "++",
+	DEC:      "--",
+	LPAREN:   "(",
+	RPAREN:   ")",
+	LBRACK:   "[",
+	RBRACK:   "]",
+	LBRACE:   "{",
+	RBRACE:   "}",
+	ARROW:    "->",
+	DOT:      ".",
+	SEMI:     ";",
+	EPRED:    "/",
+	PREINC:   "++",
+	PREDEC:   "--",
+	POSTINC:  "++",
+	POSTDEC:  "--",
+	IPOS:     "+",
+	INEG:     "-",
+	DEREF:    "*",
+	ADDROF:   "&",
+
+	AUTO:     "auto",
+	BREAK:    "break",
+	CASE:     "case",
+	CHAR:     "char",
+	CONST:    "const",
+	CONTINUE: "continue",
+	COUNTER:  "counter",
+	DEFAULT:  "default",
+	DO:       "do",
+	DOUBLE:   "double",
+	ELSE:     "else",
+	ENUM:     "enum",
+	EXTERN:   "extern",
+	FLOAT:    "float",
+	FOR:      "for",
+	GOTO:     "goto",
+	IF:       "if",
+	IMPORT:   "import",
+	INLINE:   "inline",
+	INTKW:    "int",
+	LONG:     "long",
+	PROBE:    "probe",
+	PROVIDER: "provider",
+	REGISTER: "register",
+	RESTRICT: "restrict",
+	RETURN:   "return",
+	SELF:     "self",
+	SHORT:    "short",
+	SIGNED:   "signed",
+	STATIC:   "static",
+	STRINGKW: "string",
+	STRUCT:   "struct",
+	SWITCH:   "switch",
+	THIS:     "this",
+	TYPEDEF:  "typedef",
+	UNION:    "union",
+	UNSIGNED: "unsigned",
+	USERLAND: "userland",
+	VOID:     "void",
+	VOLATILE: "volatile",
+	WHILE:    "while",
+	XLATOR:   "translator",
+	OFFSETOF: "offsetof",
+	SIZEOF:   "sizeof",
+	STRINGOF: "stringof",
+	XLATE:    "xlate",
+}
+
+// String returns the token's source text for operators and keywords and a
+// bracketed class name (as dt_printd's opstr does) for the others.
+func (t Token) String() string {
+	if int(t) < len(tokens) && tokens[t] != "" {
+		return tokens[t]
+	}
+	return "token(" + strconv.Itoa(int(t)) + ")"
+}
+
+// IsKeyword reports whether t is a keyword.
+func (t Token) IsKeyword() bool { return keywordBeg < t && t < keywordEnd }
+
+// IsOperator reports whether t is an operator or punctuation.
+func (t Token) IsOperator() bool { return operatorBeg < t && t < operatorEnd }
+
+// IsAssign reports whether t is = or a compound assignment.
+func (t Token) IsAssign() bool { return ASGN <= t && t <= SHR_ASGN }
+
+var keywords map[string]Token
+
+func init() {
+	keywords = make(map[string]Token, keywordEnd-keywordBeg)
+	for t := keywordBeg + 1; t < keywordEnd; t++ {
+		keywords[tokens[t]] = t
+	}
+}
+
+// Lookup returns the keyword token for name, or IDENT.
+func Lookup(name string) Token {
+	if t, ok := keywords[name]; ok {
+		return t
+	}
+	return IDENT
+}
+
+// Precedence returns the binary precedence of op, from 1 (||) to 11
+// (* / %), or 0 when op is not a binary operator of that range. The comma,
+// assignment and conditional operators are parsed separately.
+func (op Token) Precedence() int {
+	switch op {
+	case LOR:
+		return 1
+	case LXOR:
+		return 2
+	case LAND:
+		return 3
+	case BOR:
+		return 4
+	case XOR:
+		return 5
+	case BAND:
+		return 6
+	case EQU, NEQ:
+		return 7
+	case LT, LE, GT, GE:
+		return 8
+	case SHL, SHR:
+		return 9
+	case ADD, SUB:
+		return 10
+	case MUL, DIV, MOD:
+		return 11
+	}
+	return 0
+}

@@ -1,0 +1,8 @@
+module github.com/kdtrace/kdtrace
+
+go 1.26.0
+
+require (
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/arch v0.32.0
+)
