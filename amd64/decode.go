@@ -50,11 +50,12 @@ func Decode(code []byte, addr uint64) ([]Inst, error) {
 	d := decoder{
 		code:  code,
 		addr:  addr,
+		insts: make([]Inst, 0, len(code)/3+1), // instructions average about 4 bytes
+		swept: make([]bool, 0, len(code)/3+1),
 		start: make([]int32, len(code)),
-		used:  make([]bool, len(code)),
 	}
 	for i := range d.start {
-		d.start[i] = -1
+		d.start[i] = free
 	}
 	if err := d.follow(); err != nil {
 		return nil, err
@@ -68,9 +69,14 @@ type decoder struct {
 	addr  uint64
 	insts []Inst  // in discovery order
 	swept []bool  // insts[i] came from the linear pass
-	start []int32 // index into insts of the instruction starting at each offset, or -1
-	used  []bool  // whether each byte belongs to an instruction
+	start []int32 // per byte: index into insts of the instruction starting there, or free or inside
 }
+
+// Values of decoder.start for bytes where no instruction starts.
+const (
+	free   = -1 // not decoded
+	inside = -2 // inside an instruction
+)
 
 // follow decodes everything reachable from the entry.
 func (d *decoder) follow() error {
@@ -82,7 +88,7 @@ func (d *decoder) follow() error {
 			if d.start[off] >= 0 {
 				break // already decoded from here on
 			}
-			if d.used[off] {
+			if d.start[off] == inside {
 				return d.errorAt(off, errOverlap)
 			}
 			in, err := decodeOne(d.code[off:], d.addr+uint64(off))
@@ -108,7 +114,7 @@ func (d *decoder) follow() error {
 // sweep decodes linearly the bytes follow did not reach.
 func (d *decoder) sweep() {
 	for off := 0; off < len(d.code); {
-		if d.used[off] {
+		if d.start[off] != free {
 			off++
 			continue
 		}
@@ -126,7 +132,7 @@ func (d *decoder) sweep() {
 // instructions that branch into the middle of an instruction into Data and
 // merging adjacent Data.
 func (d *decoder) collect() []Inst {
-	var out []Inst
+	out := make([]Inst, 0, len(d.insts)+1)
 	data := func(off, n int) {
 		if k := len(out) - 1; k >= 0 && out[k].Op == Data && out[k].End() == d.addr+uint64(off) {
 			out[k].Len += n
@@ -168,8 +174,8 @@ func (d *decoder) free(off, n int) bool {
 	if off+n > len(d.code) {
 		return false
 	}
-	for _, u := range d.used[off : off+n] {
-		if u {
+	for _, s := range d.start[off : off+n] {
+		if s != free {
 			return false
 		}
 	}
@@ -180,8 +186,8 @@ func (d *decoder) add(off int, in Inst, swept bool) {
 	d.start[off] = int32(len(d.insts))
 	d.insts = append(d.insts, in)
 	d.swept = append(d.swept, swept)
-	for i := off; i < off+in.Len; i++ {
-		d.used[i] = true
+	for i := off + 1; i < off+in.Len; i++ {
+		d.start[i] = inside
 	}
 }
 

@@ -3,7 +3,6 @@ package amd64
 import (
 	"debug/elf"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
@@ -198,32 +197,47 @@ func TestCheckOffset(t *testing.T) {
 	}
 }
 
-// BenchmarkDecode decodes every function of the test binary itself.
+// benchLib is a large library with function symbols, present on Debian.
+const benchLib = "/lib/x86_64-linux-gnu/libc.so.6"
+
+// BenchmarkDecode decodes the functions of benchLib one by one, and its
+// whole .text as if it were one function.
 func BenchmarkDecode(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Skip(err)
-	}
-	f, err := elf.Open(exe)
+	f, err := elf.Open(benchLib)
 	if err != nil {
 		b.Skip(err)
 	}
 	defer f.Close()
-	fns := functions(b, f)
-	if len(fns) == 0 {
-		b.Skip("no function symbols")
+	text := f.Section(".text")
+	if text == nil {
+		b.Skip("no .text")
 	}
-	var bytes, insts int
+	code, err := text.Data()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("functions", func(b *testing.B) {
+		benchDecode(b, functions(b, f))
+	})
+	b.Run("text", func(b *testing.B) {
+		benchDecode(b, []funcSym{{".text", text.Addr, code}})
+	})
+}
+
+func benchDecode(b *testing.B, fns []funcSym) {
+	var size, insts int
 	for _, fn := range fns {
-		bytes += len(fn.code)
+		size += len(fn.code)
 	}
-	b.SetBytes(int64(bytes))
-	b.ResetTimer()
+	b.SetBytes(int64(size))
 	start := time.Now()
 	for b.Loop() {
 		insts = 0
 		for _, fn := range fns {
-			in, _ := Decode(fn.code, fn.addr)
+			in, err := Decode(fn.code, fn.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
 			insts += len(in)
 		}
 	}

@@ -19,8 +19,9 @@
 // x86asm, behind a guard for the encodings x86asm silently mis-decodes
 // (endbr64 first among them), then sweeps what no path reached, so that
 // jump-table targets are decoded and data in text comes out as Data
-// rather than derailing the decode. Addresses are absolute throughout;
-// offsets appear only where kinst uses them, in CheckOffset.
+// rather than derailing the decode. Addresses are absolute throughout,
+// the results of ExitSites included; offsets from the entry appear only
+// in CheckOffset, as kinst::f:N uses them.
 //
 // # Return sites
 //
@@ -38,7 +39,10 @@
 //
 // For a final edge the probe goes on v. When u leaves the function (a
 // ret, a jump to a return thunk, or a jump out of the function, which is a
-// tail call) there is no v, and the probe goes on u itself.
+// tail call) there is no v, and the probe goes on u itself. No list of
+// thunks is needed: a direct jump to any address outside the function is
+// treated alike, whether it reaches a return thunk, a retpoline thunk or
+// another function.
 //
 // Optimised code interleaves the copy with the caller's code, so most
 // ends of the copy's ranges are not exits: an edge to caller code that
@@ -47,9 +51,24 @@
 // basic block. It covers early returns, copies split into several ranges
 // and tail calls, which the reference's rule (CompatExitSites) misses.
 //
-// Two consequences of the rule are worth knowing. A kinst probe fires
-// before its instruction runs, so a probe on a conditional jump that
-// leaves the function fires on both of its paths. And a probe on the head
-// of a loop whose latch ends the copy also fires when the loop is first
-// entered.
+// One refinement keeps the probe to one firing per path: a site from which
+// control runs straight on, without a branch, to another site is dropped.
+// It is typically the move of the return value before the jump to the
+// join point where the other exits arrive; the later site fires on that
+// path as well.
+//
+// Three consequences are worth knowing. A kinst probe fires before its
+// instruction runs, so a probe on a conditional jump that leaves the
+// function fires on both of its paths. A probe on the head of a loop
+// whose latch ends the copy also fires when the loop is first entered.
+// And when two exits merge only after a branch, both keep their probes
+// and the path through both fires twice.
+//
+// # Limits
+//
+// Indirect jumps are resolved only by the orphan-block approximation
+// described at Function. A call to a function that does not return is
+// taken to return. A function split by the compiler (a .cold part) is two
+// functions here: a jump into the cold part counts as leaving. AMD XOP
+// instructions are not decoded.
 package amd64

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -124,6 +125,7 @@ func functions(t testing.TB, f *elf.File) []funcSym {
 	}
 	var fns []funcSym
 	seen := map[uint64]bool{}
+	data := map[elf.SectionIndex][]byte{}
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || int(s.Section) >= len(f.Sections) || seen[s.Value] {
 			continue
@@ -132,16 +134,20 @@ func functions(t testing.TB, f *elf.File) []funcSym {
 		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
-		data, err := sec.Data()
-		if err != nil {
-			t.Fatal(err)
+		if data[s.Section] == nil {
+			b, err := sec.Data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data[s.Section] = b
 		}
+		code := data[s.Section]
 		off := s.Value - sec.Addr
-		if off+s.Size > uint64(len(data)) {
+		if off+s.Size > uint64(len(code)) {
 			continue
 		}
 		seen[s.Value] = true
-		fns = append(fns, funcSym{s.Name, s.Value, data[off : off+s.Size]})
+		fns = append(fns, funcSym{s.Name, s.Value, code[off : off+s.Size]})
 	}
 	return fns
 }
@@ -211,6 +217,45 @@ func TestDecodeSystemBinaries(t *testing.T) {
 				t.Skipf("%s: %v", file, err)
 			}
 			t.Logf("%d functions", compareWithObjdump(t, file))
+		})
+	}
+}
+
+// TestFtraceNOP builds the fixtures as Linux builds the kernel for
+// ftrace, with a 5-byte NOP at every entry, after endbr64 or not.
+func TestFtraceNOP(t *testing.T) {
+	for _, cet := range []string{"-fcf-protection=full", "-fcf-protection=none"} {
+		t.Run(cet, func(t *testing.T) {
+			b := build{"gcc", []string{"-O2", "-fno-pie", "-no-pie", "-pg", "-mfentry", "-mnop-mcount", cet}}
+			f, err := elf.Open(compile(t, b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			want := uint64(0)
+			if cet == "-fcf-protection=full" {
+				want = 4
+			}
+			fns := functions(t, f)
+			for _, name := range []string{"early", "splitter", "sinking", "rotated", "tailer", "merged", "nested"} {
+				i := slices.IndexFunc(fns, func(s funcSym) bool { return s.name == name })
+				if i < 0 {
+					t.Fatalf("no function %s", name)
+				}
+				sym := fns[i]
+				fn, err := NewFunction(sym.code, sym.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				nop, ok := fn.FtraceNOP()
+				if !ok || nop.Addr-fn.Addr != want {
+					t.Errorf("%s: FtraceNOP() = %v, %v; want the NOP at offset %d", name, nop, ok, want)
+				}
+				var oe *OffsetError
+				if err := fn.CheckOffset(want + 2); !errors.As(err, &oe) || !oe.InFtraceNOP {
+					t.Errorf("%s: CheckOffset(%d) = %v, want inside the ftrace NOP", name, want+2, err)
+				}
+			}
 		})
 	}
 }
@@ -293,7 +338,7 @@ func TestExitSites(t *testing.T) {
 // TestCompatExitSites checks the reference's rule, re-derived from
 // objdump's listing: per range, the last instruction inside it when it is
 // the last range or ends at the end of the caller, else the range's end.
-func TestCompatExitSites(t *testing.T) {
+func TestCompatExitSitesFixtures(t *testing.T) {
 	for _, b := range builds() {
 		t.Run(b.String(), func(t *testing.T) {
 			fx := loadFixture(t, compile(t, b))

@@ -64,7 +64,7 @@ const (
 // read in place: a cached index is usable once its checksum is checked,
 // without decoding the 300,000 copies of a kernel first.
 type index struct {
-	strs                                                    []byte
+	strs                                                   []byte
 	strOff, syms, thunkSyms, byName, funcs, copies, ranges table
 }
 

@@ -25,13 +25,13 @@ func Kernel(opts Options) (*Set, error) {
 		return nil, fmt.Errorf("running kernel: %w", err)
 	}
 	images := []*Image{k}
-	for _, f := range loadedFiles() {
-		if f.path == boot {
+	for _, path := range loadedFiles() {
+		if path == boot {
 			continue
 		}
-		img, err := openImage(moduleName(f.path), f.path, nil, opts)
+		img, err := openImage(moduleName(path), path, nil, opts)
 		if err != nil {
-			s.warnSkip(f.path, err)
+			s.warnSkip(path, err)
 			continue
 		}
 		images = append(images, img)
@@ -52,12 +52,10 @@ type kldFileStat struct {
 	pathname [1024]byte
 }
 
-type loadedFile struct{ name, path string }
-
-// loadedFiles lists the kernel's linker files: the kernel, then the
-// loaded modules.
-func loadedFiles() []loadedFile {
-	var out []loadedFile
+// loadedFiles lists the paths of the kernel's linker files: the
+// kernel, then the loaded modules.
+func loadedFiles() []string {
+	var out []string
 	id := 0
 	for {
 		next, _, errno := syscall.Syscall(syscall.SYS_KLDNEXT, uintptr(id), 0, 0)
@@ -70,7 +68,7 @@ func loadedFiles() []loadedFile {
 		if _, _, errno := syscall.Syscall(syscall.SYS_KLDSTAT, uintptr(id), uintptr(unsafe.Pointer(&st)), 0); errno != 0 {
 			continue
 		}
-		out = append(out, loadedFile{name: cstr(st.name[:]), path: cstr(st.pathname[:])})
+		out = append(out, cstr(st.pathname[:]))
 	}
 }
 

@@ -252,3 +252,19 @@ func (s *Set) ReturnThunks(module string) []uint64 {
 	}
 	return out
 }
+
+// InlinedFunctions returns the names of the functions with inlined
+// copies in any image, sorted.
+func (s *Set) InlinedFunctions() []string {
+	var names []string
+	for _, img := range s.images {
+		x := img.x
+		for i := range x.funcs.len() {
+			if f := x.function(i); f.n > 0 {
+				names = append(names, x.str(f.name))
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}

@@ -100,7 +100,7 @@ func TestCorpusSyntaxErrors(t *testing.T) {
 		tagName = tagName[:strings.IndexAny(tagName, "abcdefghijklmnopqrstuvwxyz.")]
 		want, ok := diag.LookupTag(tagName)
 		if !ok {
-			t.Errorf("%s: unknown tag %s", name, tagName)
+			t.Logf("%s: skipped: %s is not one of FreeBSD's error tags (illumos only)", name, tagName)
 			continue
 		}
 		if !parseTimeTags[want] {
@@ -109,6 +109,15 @@ func TestCorpusSyntaxErrors(t *testing.T) {
 		checked++
 		err := parseCorpusFile(t, f)
 		de, ok := err.(*diag.Error)
+		rel, _ := filepath.Rel(corpusDir(t), f)
+		if reason, ok := syntaxExceptions[rel]; ok {
+			if de != nil && de.Tag == want {
+				t.Errorf("%s: now fails with %s as expected; remove it from the exceptions", rel, want)
+			} else {
+				t.Logf("%s: exception: %s", rel, reason)
+			}
+			continue
+		}
 		switch {
 		case err == nil:
 			t.Errorf("%s: parsed, want %s", f, want)
@@ -130,4 +139,13 @@ var parseTimeTags = map[diag.Tag]bool{
 	diag.D_MACRO_UNDEF: true, diag.D_MACRO_OFLOW: true, diag.D_MACRO_UNUSED: true,
 	diag.D_DIV_ZERO: true, diag.D_DECL_COMBO: true, diag.D_DECL_LONGINT: true,
 	diag.D_DECL_CHARATTR: true, diag.D_DECL_VOIDATTR: true, diag.D_DECL_SIGNINT: true,
+}
+
+// syntaxExceptions lists the err tests with a parse-time tag that the
+// parser does not fail, each with the reason.
+var syntaxExceptions = map[string]string{
+	"preprocessor/err.D_PRAGCTL_INVAL.tabdefine.d": "needs a cpp that ignores indented directives (Sun's); GNU and clang cpp run them, and FreeBSD's harness marks the test EXFAIL",
+	"printf/err.D_SYNTAX.badconv1.d":               "raised by printf format checking (dt_printf_create), part of the type checker (issue #4)",
+	"printf/err.D_SYNTAX.badconv2.d":               "raised by printf format checking (dt_printf_create), part of the type checker (issue #4)",
+	"printf/err.D_SYNTAX.badconv3.d":               "raised by printf format checking (dt_printf_create), part of the type checker (issue #4)",
 }

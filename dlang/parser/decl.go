@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"github.com/kdtrace/kdtrace/dlang/constant"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
@@ -583,6 +584,11 @@ func (p *parser) parseInline() *ast.InlineDecl {
 	p.declareIdent(d.Decl.Name)
 	p.expect(token.ASGN)
 	d.Value = p.parseAssign()
+	if c, ok := d.Value.(*ast.IntLit); ok && len(d.Decl.Derived) == 0 {
+		if t, ok := p.intTypeOf(d.Spec); ok {
+			p.inlineInts[d.Decl.Name] = &ast.IntLit{Value: constant.Convert(c, t), Type: t}
+		}
+	}
 	p.expectClosing(token.SEMI, scopeClause)
 	return d
 }

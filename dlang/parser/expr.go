@@ -205,6 +205,14 @@ func (p *parser) parsePrimary() ast.Expr {
 	var x ast.Expr
 	switch p.tok {
 	case token.IDENT:
+		if c, ok := p.inlineInts[p.lit]; ok {
+			// An integer inline is replaced by its value where it is
+			// named, as dt_node_ident does.
+			v := *c
+			v.ValuePos = pos
+			x = &v
+			break
+		}
 		x = &ast.Ident{NamePos: pos, Name: p.lit}
 	case token.AGG:
 		x = &ast.Ident{NamePos: pos, Name: p.lit}

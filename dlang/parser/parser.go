@@ -71,6 +71,7 @@ type parser struct {
 
 	typedefs     map[string]bool
 	typedefInts  map[string]ast.IntType // typedefs of integer types
+	inlineInts   map[string]*ast.IntLit // inlines whose value is a constant
 	idents       map[string]bool        // declared variables and inlines
 	argRefs      []bool
 	pragmaIdents []pragmaIdent
@@ -86,6 +87,8 @@ func ParseFile(file string, src []byte, cfg *Config) (prog *ast.Program, err err
 		cfg = &Config{}
 	}
 	p := &parser{cfg: cfg, file: file, prog: &ast.Program{}}
+	// dtrace's prelude: inline long NULL = 0;
+	p.inlineInts = map[string]*ast.IntLit{"NULL": {Type: ast.Long}}
 	p.argRefs = make([]bool, len(cfg.Args))
 	p.lex.init(p, file, string(src))
 	defer func() {

@@ -3,13 +3,15 @@
 //
 // Usage:
 //
-//	kinstindex [-cache dir] [-nocache] [-debug-root dir] [-module file]... image [function...]
+//	kinstindex [flags] image [function...]
+//	kinstindex [flags] -kernel [function...]
 package main
 
 import (
 	"flag"
 	"fmt"
 	"log"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -31,25 +33,62 @@ func main() {
 	flag.BoolVar(&opts.NoCache, "nocache", false, "neither read nor write the cache")
 	flag.StringVar(&opts.DebugRoot, "debug-root", "", "root of separate debug files")
 	flag.Var(&modules, "module", "a module `file` (repeatable)")
+	flag.IntVar(&opts.Workers, "workers", 0, "DWARF scanning goroutines (0: GOMAXPROCS)")
+	kernel := flag.Bool("kernel", false, "use the running kernel and its modules instead of files")
+	random := flag.Int("random", 0, "print `n` inlined functions chosen at random (fixed seed) and exit")
+	sites := flag.Bool("sites", false, "print only function and caller+offset of each copy")
 	flag.Parse()
-	if flag.NArg() < 1 {
+	args := flag.Args()
+	opts.Warn = func(w debuginfo.Warning) { log.Printf("warning: %v", w) }
+	start := time.Now()
+	var set *debuginfo.Set
+	var err error
+	switch {
+	case *kernel:
+		set, err = debuginfo.Kernel(opts)
+	case len(args) > 0:
+		set, err = debuginfo.Open(args[0], modules, opts)
+		args = args[1:]
+	default:
 		flag.Usage()
 		os.Exit(2)
 	}
-	opts.Warn = func(w debuginfo.Warning) { log.Printf("warning: %v", w) }
-	start := time.Now()
-	set, err := debuginfo.Open(flag.Arg(0), modules, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer set.Close()
 	for _, img := range set.Images() {
+		if *sites || *random > 0 {
+			break
+		}
 		fmt.Printf("%s: %s from %s (%s) build-id %s cached=%v units=%d subprograms=%d copies=%d unresolved=%d\n",
 			img.Module, img.Path, img.DebugPath, img.Source, img.BuildID, img.Cached,
 			img.Stats.Units, img.Stats.Subprograms, img.Stats.Copies, img.Stats.Unresolved)
 	}
-	fmt.Printf("open: %v\n", time.Since(start))
-	for _, name := range flag.Args()[1:] {
+	if !*sites && *random == 0 {
+		fmt.Printf("open: %v\n", time.Since(start))
+	}
+	if *random > 0 {
+		names := set.InlinedFunctions()
+		r := rand.New(rand.NewPCG(1, 2))
+		r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		for _, n := range names[:min(*random, len(names))] {
+			fmt.Println(n)
+		}
+		return
+	}
+	for _, name := range args {
+		if *sites {
+			fn, err := set.Lookup(name)
+			if err != nil {
+				log.Print(err)
+				continue
+			}
+			for _, c := range fn.Copies {
+				fmt.Printf("%s\t%s+%d\n", name, c.Caller, c.Offset)
+			}
+			continue
+		}
 		t := time.Now()
 		fn, err := set.Lookup(name)
 		if err != nil {

@@ -1,0 +1,204 @@
+package amd64
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func mustFunction(t *testing.T, code []byte) *Function {
+	t.Helper()
+	f, err := NewFunction(code, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestGraph(t *testing.T) {
+	f := mustFunction(t, cat(
+		[]byte{0x31, 0xc0}, // 0x0 xor %eax,%eax
+		[]byte{0x85, 0xff}, // 0x2 test %edi,%edi
+		[]byte{0x7e, 0x07}, // 0x4 jle 0xd
+		[]byte{0xff, 0xc0}, // 0x6 inc %eax        loop
+		[]byte{0xff, 0xcf}, // 0x8 dec %edi
+		[]byte{0x75, 0xfa}, // 0xa jne 0x6
+		[]byte{0x90},       // 0xc nop
+		[]byte{0xc3},       // 0xd ret
+	))
+	type block struct {
+		Addr  uint64
+		Succs []uint64
+		Back  []bool
+		Idom  uint64 // 0 for none: the entry is at 0 and dominates all
+	}
+	var got []block
+	for _, b := range f.Blocks {
+		g := block{Addr: b.Addr()}
+		for _, s := range b.Succs {
+			g.Succs = append(g.Succs, s.Addr())
+			g.Back = append(g.Back, b.IsBackEdge(s))
+		}
+		if d := b.Idom(); d != nil {
+			g.Idom = d.Addr()
+		}
+		got = append(got, g)
+	}
+	want := []block{
+		{Addr: 0x0, Succs: []uint64{0xd, 0x6}, Back: []bool{false, false}},
+		{Addr: 0x6, Succs: []uint64{0x6, 0xc}, Back: []bool{true, false}, Idom: 0x0},
+		{Addr: 0xc, Succs: []uint64{0xd}, Back: []bool{false}, Idom: 0x6},
+		{Addr: 0xd, Idom: 0x0},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	b6, _ := f.Block(0x6)
+	bd, _ := f.Block(0xd)
+	if !f.Blocks[0].Dominates(bd) || b6.Dominates(bd) || !b6.Dominates(b6) {
+		t.Error("Dominates is wrong")
+	}
+}
+
+// Hand-assembled functions for ExitSites, each instruction with its
+// address.
+var (
+	diamond = cat(
+		[]byte{0x85, 0xff},       // 0x00 test %edi,%edi
+		[]byte{0x74, 0x08},       // 0x02 je 0x0c
+		[]byte{0x89, 0xf8},       // 0x04 mov %edi,%eax
+		[]byte{0x01, 0xc0},       // 0x06 add %eax,%eax
+		[]byte{0x01, 0xf0},       // 0x08 add %esi,%eax
+		[]byte{0xeb, 0x02},       // 0x0a jmp 0x0e
+		[]byte{0x31, 0xc0},       // 0x0c xor %eax,%eax
+		[]byte{0x83, 0xc0, 0x01}, // 0x0e add $1,%eax
+		[]byte{0xc3},             // 0x11 ret
+	)
+	tailCalls = cat(
+		[]byte{0x85, 0xff},                         // 0x00 test %edi,%edi
+		[]byte{0x0f, 0x85, 0xf8, 0x0f, 0x00, 0x00}, // 0x02 jne 0x1000: conditional tail call
+		[]byte{0xe9, 0xf3, 0x1f, 0x00, 0x00},       // 0x08 jmp 0x2000: tail call
+	)
+	latchLoop = cat(
+		[]byte{0x31, 0xc0}, // 0x00 xor %eax,%eax
+		[]byte{0x01, 0xf8}, // 0x02 add %edi,%eax  loop head, caller
+		[]byte{0xff, 0xcf}, // 0x04 dec %edi       copy
+		[]byte{0x75, 0xfa}, // 0x06 jne 0x02       copy: the latch
+		[]byte{0xc3},       // 0x08 ret
+	)
+	jumpTable = cat(
+		[]byte{0xff, 0xe0}, // 0x00 jmp *%rax
+		[]byte{0x31, 0xc0}, // 0x02 xor %eax,%eax: reached only through the table
+		[]byte{0xc3},       // 0x04 ret
+	)
+	pointerTailCall = cat(
+		[]byte{0xff, 0xe0}, // 0x00 jmp *%rax
+		[]byte{0xcc},       // 0x02 int3
+	)
+)
+
+func TestExitSitesSynthetic(t *testing.T) {
+	tests := []struct {
+		name string
+		code []byte
+		copy []Range
+		want []uint64
+	}{
+		{"both arms join", diamond, []Range{{0x00, 0x0e}}, []uint64{0x0e}},
+		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, []uint64{0x0a}},
+		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, []uint64{0x11}},
+		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, []uint64{0x04, 0x0c}},
+		{"one arm", diamond, []Range{{0x0c, 0x0e}}, []uint64{0x0e}},
+		{"tail calls", tailCalls, []Range{{0x00, 0x0d}}, []uint64{0x02, 0x08}},
+		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, []uint64{0x02, 0x08}},
+		{"loop body without its latch", latchLoop, []Range{{0x02, 0x04}}, []uint64{0x04}},
+		{"jump table", jumpTable, []Range{{0x00, 0x02}}, []uint64{0x02}},
+		{"tail call through a pointer", pointerTailCall, []Range{{0x00, 0x02}}, []uint64{0x00}},
+		{"empty ranges are ignored", diamond, []Range{{0x0e, 0x0e}, {0x0e, 0x12}}, []uint64{0x11}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := mustFunction(t, tt.code).ExitSites(tt.copy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExitSitesErrors(t *testing.T) {
+	f := mustFunction(t, diamond)
+	for _, tt := range []struct {
+		copy []Range
+		want string
+	}{
+		{[]Range{{0x10, 0x20}}, "amd64: range [0x10,0x20): 0x10 is not an instruction boundary"},
+		{[]Range{{0x04, 0x20}}, "amd64: range [0x4,0x20) is not inside the function [0x0,0x12)"},
+		{[]Range{{0x04, 0x07}}, "amd64: range [0x4,0x7): 0x7 is not an instruction boundary"},
+	} {
+		if _, err := f.ExitSites(tt.copy); err == nil || err.Error() != tt.want {
+			t.Errorf("ExitSites(%v) = %v, want %s", tt.copy, err, tt.want)
+		}
+	}
+}
+
+func TestCompatExitSitesSynthetic(t *testing.T) {
+	f := mustFunction(t, diamond)
+	tests := []struct {
+		copy []Range
+		want []uint64
+	}{
+		// Not last: the first instruction after; last: the last inside.
+		{[]Range{{0x04, 0x06}, {0x08, 0x0a}}, []uint64{0x06, 0x08}},
+		// Ends at the end of the function: the last inside, even when
+		// not the last range.
+		{[]Range{{0x0e, 0x12}, {0x00, 0x02}}, []uint64{0x11, 0x00}},
+		{[]Range{{0x00, 0x0e}}, []uint64{0x0c}},
+	}
+	for _, tt := range tests {
+		got, err := f.CompatExitSites(tt.copy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("CompatExitSites(%v) (-want +got):\n%s", tt.copy, diff)
+		}
+	}
+	if _, err := f.CompatExitSites([]Range{{0x00, 0x07}}); err == nil {
+		t.Error("no error for a range that ends inside an instruction")
+	}
+}
+
+func TestRefused(t *testing.T) {
+	f := mustFunction(t, cat(
+		[]byte{0x9d},             // 0x0 popf
+		[]byte{0xfb},             // 0x1 sti
+		[]byte{0x67, 0xe3, 0x00}, // 0x2 jecxz 0x5
+		[]byte{0xe3, 0x00},       // 0x5 jrcxz 0x7
+		[]byte{0x90},             // 0x7 nop
+		[]byte{0xc3},             // 0x8 ret
+	))
+	for _, tt := range []struct {
+		addr uint64
+		want string
+	}{
+		{0x0, "kinst does not probe popf (at 0x0)"},
+		{0x1, "kinst does not probe sti (at 0x1)"},
+		{0x2, "kinst refuses jrcxz (at 0x2), and with it every probe in the function"},
+		{0x5, "kinst refuses jrcxz (at 0x5), and with it every probe in the function"},
+		{0x6, "amd64: no instruction starts at 0x6"},
+		{0x7, ""},
+		{0x8, ""},
+	} {
+		got := ""
+		if err := f.Refused(tt.addr); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("Refused(%#x) = %q, want %q", tt.addr, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+// Command kdtrace is a DTrace-compatible tracer centred on the kinst
+// provider. It takes dtrace(1)'s options: D programs come from -s files
+// (including "#!/usr/sbin/dtrace -s" scripts) and -n probe specifiers,
+// are preprocessed with -C, parsed, and rewritten by the sugar pass;
+// -d prints the rewritten program as dtrace -d does and -e stops after
+// compiling.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/cpp"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/printer"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+)
+
+// version is what -V reports: the D language version kdtrace implements.
+const version = "Sun D 1.13"
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+// command is one program to compile: a script file (-s) or a probe
+// specifier with its predicate and actions (-n).
+type command struct {
+	kind byte // 's' or 'n'
+	arg  string
+}
+
+// config is everything the options say.
+type config struct {
+	cmds     []command
+	args     []string // macro arguments $1…
+	cpp      bool
+	cppOpts  cpp.Options
+	dump     bool // -d
+	exec     bool // false with -e
+	zdefs    bool // -Z
+	output   string
+	opts     options
+	kinst    kinstConfig
+	progName string
+}
+
+// run is the command with its environment made explicit; it returns the
+// exit status.
+func run(argv []string, stdout, stderr io.Writer) int {
+	name := "kdtrace"
+	if len(argv) > 0 {
+		name = filepath.Base(argv[0])
+	}
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "%s: %s\n", name, fmt.Sprintf(format, args...))
+		return 1
+	}
+	if len(argv) < 2 {
+		usage(stderr, name)
+		return 2
+	}
+	opts, operands, err := getopt(argv[1:])
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		usage(stderr, name)
+		return 2
+	}
+	cfg := &config{exec: true, args: operands, progName: name}
+	if st, ok := cfg.apply(opts, stdout, stderr); !ok {
+		return st
+	}
+	if len(cfg.cmds) == 0 {
+		return fail("no probes specified")
+	}
+	if cfg.output != "" {
+		f, err := os.OpenFile(cfg.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return fail("failed to open output file '%s': %v", cfg.output, errors.Unwrap(err))
+		}
+		defer f.Close()
+	}
+	inlines, err := cfg.kinst.open(cfg.zdefs, cfg.opts.isSet("kinstcompat"), stderr, name)
+	if err != nil {
+		return fail("%v", err)
+	}
+	exp := &sugar.Expander{}
+	if inlines != nil {
+		exp.Inlines = inlines
+	}
+	for _, c := range cfg.cmds {
+		prog, err := cfg.compile(c, exp)
+		if err != nil {
+			return fail("%s", cfg.describe(c, err))
+		}
+		if cfg.dump {
+			if err := printer.Fprint(stdout, prog); err != nil {
+				return fail("failed to write output: %v", err)
+			}
+		}
+	}
+	if !cfg.exec {
+		return 0
+	}
+	return fail("failed to enable probes: the tracing runtime is not available in this build (compile only with -e)")
+}
+
+// apply records the options in order, as dtrace's option passes do; it
+// returns false with an exit status when the run must stop.
+func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
+	modes := ""
+	for _, o := range opts {
+		switch o.name {
+		case "A", "G", "h", "l", "V":
+			modes += o.name
+		}
+	}
+	if len(modes) > 1 {
+		fmt.Fprintf(stderr, "%s: only one of the [-AGhlV] options can be specified at a time\n", c.progName)
+		return 2, false
+	}
+	for _, o := range opts {
+		var err error
+		switch o.name {
+		case "V":
+			fmt.Fprintf(stdout, "%s: %s\n", c.progName, version)
+			return 0, false
+		case "s", "n":
+			c.cmds = append(c.cmds, command{o.name[0], o.arg})
+		case "C":
+			c.cpp = true
+		case "D":
+			c.cppOpts.Defines = append(c.cppOpts.Defines, o.arg)
+		case "U":
+			c.cppOpts.Undefs = append(c.cppOpts.Undefs, o.arg)
+		case "I":
+			c.cppOpts.Includes = append(c.cppOpts.Includes, o.arg)
+		case "H":
+			c.cppOpts.Headers = true
+		case "d":
+			c.dump = true
+		case "e":
+			c.exec = false
+		case "Z":
+			c.zdefs = true
+		case "o":
+			c.output = o.arg
+		case "q":
+			err = c.opts.set("quiet", "")
+		case "w":
+			err = c.opts.set("destructive", "")
+		case "F":
+			err = c.opts.set("flowindent", "")
+		case "b":
+			if err = c.opts.set("bufsize", o.arg); err != nil {
+				fmt.Fprintf(stderr, "%s: failed to set -b %s: %v\n", c.progName, o.arg, err)
+				return 1, false
+			}
+		case "X":
+			if err = c.opts.set("stdc", o.arg); err != nil {
+				fmt.Fprintf(stderr, "%s: failed to set -X %s: %v\n", c.progName, o.arg, err)
+				return 1, false
+			}
+		case "x":
+			name, value, _ := strings.Cut(o.arg, "=")
+			if err := c.setX(name, value); err != nil {
+				fmt.Fprintf(stderr, "%s: failed to set -x %s: %v\n", c.progName, name, err)
+				return 1, false
+			}
+		case "kernel":
+			c.kinst.kernel = o.arg
+		case "module":
+			c.kinst.modules = append(c.kinst.modules, o.arg)
+		case "debug-root":
+			c.kinst.debugRoot = o.arg
+		default:
+			fmt.Fprintf(stderr, "%s: option -%s is not supported yet\n", c.progName, o.name)
+			return 2, false
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: failed to set -%s: %v\n", c.progName, o.name, err)
+			return 1, false
+		}
+	}
+	return 0, true
+}
+
+// setX sets a -x option; the preprocessor options map to -D, -U, -I.
+func (c *config) setX(name, value string) error {
+	if err := c.opts.set(name, value); err != nil {
+		return err
+	}
+	switch name {
+	case "define":
+		c.cppOpts.Defines = append(c.cppOpts.Defines, value)
+	case "undef":
+		c.cppOpts.Undefs = append(c.cppOpts.Undefs, value)
+	case "incdir":
+		c.cppOpts.Includes = append(c.cppOpts.Includes, value)
+	case "cpphdrs":
+		c.cppOpts.Headers = true
+	case "cpppath":
+		c.cppOpts.Path = value
+	case "cpp":
+		c.cpp = true
+	case "zdefs":
+		c.zdefs = true
+	}
+	return nil
+}
+
+// compile turns one command into a rewritten program.
+func (c *config) compile(cmd command, exp *sugar.Expander) (*ast.Program, error) {
+	var (
+		name = "kdtrace"
+		src  []byte
+	)
+	if cmd.kind == 's' {
+		name = cmd.arg
+		var err error
+		if cmd.arg == "-" {
+			src, err = io.ReadAll(os.Stdin)
+		} else {
+			src, err = os.ReadFile(cmd.arg)
+		}
+		if err != nil {
+			return nil, &openError{err}
+		}
+	} else {
+		src = []byte(cmd.arg)
+	}
+	if c.cpp {
+		res, err := cpp.Preprocess(context.Background(), name, src, c.cppOpts)
+		if err != nil {
+			return nil, err
+		}
+		if c.cppOpts.Headers {
+			os.Stderr.Write(res.Headers)
+		}
+		src = res.Text
+	}
+	pcfg := &parser.Config{
+		Args:        append([]string{name}, c.args...),
+		Macros:      macroVariables(),
+		DefaultArgs: c.opts.isSet("defaultargs"),
+		ArgRefs:     c.opts.isSet("argref"),
+		AllowEmpty:  c.opts.isSet("empty"),
+		CommandLine: cmd.kind == 'n',
+		SetOption:   c.opts.set,
+	}
+	prog, err := parser.ParseFile(name, src, pcfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := exp.Expand(prog); err != nil {
+		return nil, err
+	}
+	return prog, nil
+}
+
+// openError is a script that cannot be read.
+type openError struct{ err error }
+
+func (e *openError) Error() string { return e.err.Error() }
+
+// describe formats a compile failure as dtrace does.
+func (c *config) describe(cmd command, err error) string {
+	var oe *openError
+	if errors.As(err, &oe) {
+		var pe *os.PathError
+		if errors.As(oe.err, &pe) {
+			return fmt.Sprintf("failed to open %s: %v", cmd.arg, pe.Err)
+		}
+		return fmt.Sprintf("failed to open %s: %v", cmd.arg, oe.err)
+	}
+	msg := err.Error()
+	var de *diag.Error
+	if errors.As(err, &de) {
+		main := cmd.arg
+		if cmd.kind == 'n' {
+			main = "kdtrace"
+		}
+		msg = de.Format(main, c.opts.isSet("errtags"))
+	}
+	if cmd.kind == 's' {
+		return fmt.Sprintf("failed to compile script %s: %s", cmd.arg, msg)
+	}
+	return fmt.Sprintf("invalid probe specifier %s: %s", cmd.arg, msg)
+}
+
+// macroVariables returns the values of $pid, $ppid, $uid and the other
+// macro variables for this process.
+func macroVariables() map[string]string {
+	itoa := strconv.Itoa
+	m := map[string]string{
+		"pid": itoa(os.Getpid()), "ppid": itoa(os.Getppid()),
+		"uid": itoa(os.Getuid()), "gid": itoa(os.Getgid()),
+		"euid": itoa(os.Geteuid()), "egid": itoa(os.Getegid()),
+		"target": "0", "projid": "0", "taskid": "0",
+	}
+	m["pgid"], m["sid"] = processGroup()
+	return m
+}
+
+func usage(w io.Writer, name string) {
+	fmt.Fprintf(w, `Usage: %s [-32|-64] [-aACdeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
+	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
+	[-x opt[=val]] [-X a|c|s|t]
+	[--kernel image] [--module image] [--debug-root dir]
+
+	[-P provider [[ predicate ] action ]]
+	[-m [ provider: ] module [[ predicate ] action ]]
+	[-f [[ provider: ] module: ] func [[ predicate ] action ]]
+	[-n [[[ provider: ] module: ] func: ] name [[ predicate ] action ]]
+	[-i probe-id [[ predicate ] action ]] [ args ... ]
+
+	predicate -> '/' D-expression '/'
+	   action -> '{' D-statements '}'
+
+	-C  run cpp(1) preprocessor on script files
+	-d  dump script after syntactic transformations
+	-D  define symbol when invoking preprocessor
+	-e  exit after compiling request but prior to enabling probes
+	-F  coalesce trace output by function
+	-H  print included files when invoking preprocessor
+	-I  add include directory to preprocessor search path
+	-n  enable or list probes matching the specified probe name
+	-o  set output file
+	-q  set quiet mode (only output explicitly traced data)
+	-s  enable or list probes according to the specified D script
+	-U  undefine symbol when invoking preprocessor
+	-V  report DTrace API version
+	-w  permit destructive actions
+	-x  enable or modify compiler and tracing options
+	-X  specify ISO C conformance settings for preprocessor
+	-Z  permit probe descriptions that match zero probes
+
+	--kernel      kernel image whose inline functions kinst probes name
+	--module      kernel module image (repeatable)
+	--debug-root  where separate debug files are (default /usr/lib/debug)
+`, name)
+}

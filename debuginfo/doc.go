@@ -1,0 +1,72 @@
+// Package debuginfo finds where functions are in kernel and program
+// images: their out-of-line definitions and every copy the compiler
+// inlined, with the caller, offset and address ranges a kinst probe
+// needs. The D compiler's sugar pass asks it to rewrite
+// kinst::f:entry and kinst::f:return into kinst::caller:offset probes.
+//
+// # Data flow
+//
+// An image is an ELF file: a vmlinux, a kernel module, a program.
+//
+//  1. OpenImage reads the image's build-id and looks for its DWARF: in
+//     the image itself; at <debug-root>/.build-id/xx/rest.debug; at the
+//     name in .gnu_debuglink, in the image's directory, its .debug
+//     subdirectory and <debug-root>/<dir>, checking the CRC32 the link
+//     records; at FreeBSD's <debug-root>/<image path>.debug. Kernel adds
+//     the distributions' kernel layouts. A debug file that does not
+//     match its image (build-id or CRC) is a *MismatchError, also
+//     reported through Options.Warn; a set skips such a module rather
+//     than use it. When nothing is found, a *NotFoundError lists every
+//     place looked.
+//  2. The DWARF sections are mapped, not read (compressed sections,
+//     SHF_COMPRESSED or .zdebug, are inflated), and a DIE scanner of our
+//     own walks every compile unit on GOMAXPROCS goroutines. It decodes
+//     only DW_TAG_subprogram and DW_TAG_inlined_subroutine entries and
+//     skips the others by their forms' sizes; debug/dwarf's Reader,
+//     which decodes every attribute of every DIE, takes four times as
+//     long on a vmlinux. DWARF 2 to 5 are read, with ranges from
+//     .debug_ranges or .debug_rnglists and high pc as address or offset.
+//  3. The index joins each copy to the name of its abstract origin
+//     (through DW_AT_specification when needed) and to the function
+//     symbol of the image's symbol table holding its entry, and sorts the
+//     copies by function, caller and offset.
+//  4. The index is written to the cache, Options.CacheDir or kdtrace
+//     under os.UserCacheDir, in a file named by the build-id. The format
+//     is ours: fixed-size records behind a magic, a version and the
+//     inputs' paths, sizes and modification times, with a CRC32-C of the
+//     whole. The next run maps the file and queries it in place, reading
+//     no DWARF; a stale or damaged file is rebuilt (a damaged one with a
+//     warning). Writes go to a temporary file renamed into place.
+//  5. A Set holds the images searched, the kernel first and then the
+//     modules by name, and answers Lookup, Code, SymbolAt and Thunks.
+//
+// # Rules
+//
+// A copy's entry is its DW_AT_entry_pc when present (an address, or in
+// DWARF 5 possibly a constant offset from the copy's low pc or lowest
+// address), else its lowest address. Its caller is the function symbol
+// holding the entry, so a copy nested in other inlined copies belongs to
+// the outermost out-of-line function, and Copy.Offset is relative to
+// that symbol's start, as kinst::caller:offset is. Ranges are sorted,
+// merged and non-empty (gcc emits empty ones); they may extend into
+// other symbols, such as a caller's .cold part. Function.Inline reports
+// DW_AT_inline on a subprogram of that name, the test the reference
+// implementation uses; Function.Copies is where it was actually
+// inlined. Function.Exists also counts declarations and symbols without
+// DWARF (assembly functions).
+//
+// Kernel modules and other ET_REL files have all their sections at
+// address 0; the package places the SHF_ALLOC sections one after another
+// and applies the debug sections' relocations, so addresses are
+// consistent within the module and offsets from symbols are right. Code
+// for such a module is the unrelocated bytes of the file.
+//
+// Not supported: split DWARF (-gsplit-dwarf), references into DWZ
+// supplementary files (.gnu_debugaltlink; copies whose origin lies there
+// are counted in BuildStats.Unresolved), debuginfod, and big-endian
+// files. The FreeBSD Kernel constructor is compiled but has not run on
+// FreeBSD yet.
+//
+// A Set may be queried from several goroutines. It must not be used
+// after Close, which unmaps its cache files.
+package debuginfo
