@@ -97,7 +97,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		exp.Inlines = inlines
 	}
 	for _, c := range cfg.cmds {
-		prog, err := cfg.compile(c, exp)
+		prog, err := cfg.compile(c, exp, stderr)
 		if err != nil {
 			return fail("%s", cfg.describe(c, err))
 		}
@@ -218,7 +218,7 @@ func (c *config) setX(name, value string) error {
 }
 
 // compile turns one command into a rewritten program.
-func (c *config) compile(cmd command, exp *sugar.Expander) (*ast.Program, error) {
+func (c *config) compile(cmd command, exp *sugar.Expander, stderr io.Writer) (*ast.Program, error) {
 	var (
 		name = "kdtrace"
 		src  []byte
@@ -243,7 +243,7 @@ func (c *config) compile(cmd command, exp *sugar.Expander) (*ast.Program, error)
 			return nil, err
 		}
 		if c.cppOpts.Headers {
-			os.Stderr.Write(res.Headers)
+			stderr.Write(res.Headers)
 		}
 		src = res.Text
 	}

@@ -52,10 +52,10 @@ func (e *Error) Format(main string, tags bool) string {
 		b = append(b, e.Tag.String()...)
 		b = append(b, "] "...)
 	}
-	switch {
-	case e.Pos.File != "" && e.Pos.File != main && e.Pos.IsValid():
+	switch file := e.Pos.Filename(); {
+	case file != "" && file != main && e.Pos.IsValid():
 		b = append(b, '"')
-		b = append(b, e.Pos.File...)
+		b = append(b, file...)
 		b = append(b, "\", line "...)
 		b = strconv.AppendInt(b, int64(e.Pos.Line), 10)
 		b = append(b, ": "...)

@@ -245,7 +245,7 @@ func (p *parser) lineMarker(pos token.Pos, name string, args []string) {
 		if f == "<stdin>" || f == "-" || strings.HasPrefix(f, "/dev/fd/") {
 			f = p.file
 		}
-		l.file = f
+		l.file = token.File(f)
 	}
 	l.line = int(v)
 	if name == "" {

@@ -12,7 +12,7 @@ import (
 func (p *parser) parseProgram() {
 	p.lex.scope = scopeClause
 	p.next()
-	for p.tok != token.EOF {
+	for p.lex.tok != token.EOF {
 		p.parseExternal()
 	}
 }
@@ -21,7 +21,7 @@ func (p *parser) parseProgram() {
 // in the outer scope.
 func (p *parser) parseExternal() {
 	var d ast.Decl
-	switch p.tok {
+	switch p.lex.tok {
 	case token.PSPEC, token.INT:
 		d = p.parseClause()
 	case token.INLINE:
@@ -47,31 +47,31 @@ func (p *parser) parseClause() *ast.Clause {
 	for {
 		c.Probes = append(c.Probes, p.parseProbeDesc())
 		p.next()
-		if p.tok != token.COMMA {
+		if p.lex.tok != token.COMMA {
 			break
 		}
 		p.next()
-		if p.tok != token.PSPEC && p.tok != token.INT {
+		if p.lex.tok != token.PSPEC && p.lex.tok != token.INT {
 			p.syntaxError()
 		}
 	}
 	// The probe specifier list is complete: what follows is scanned in
 	// the expression scope.
 	p.lex.scope = scopeExpr
-	if p.tok == token.DIV {
+	if p.lex.tok == token.DIV {
 		p.next()
 		c.Pred = p.parseExpr()
-		if p.tok != token.EPRED {
+		if p.lex.tok != token.EPRED {
 			p.syntaxError()
 		}
 		p.next()
-		if p.tok != token.LBRACE {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
+		if p.lex.tok != token.LBRACE {
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
 		}
 	}
-	if p.tok != token.LBRACE {
-		if !p.cfg.CommandLine || p.tok != token.EOF {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "expected predicate and/or actions following probe description"))
+	if p.lex.tok != token.LBRACE {
+		if !p.cfg.CommandLine || p.lex.tok != token.EOF {
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "expected predicate and/or actions following probe description"))
 		}
 		return c
 	}
@@ -85,21 +85,21 @@ func (p *parser) parseClause() *ast.Clause {
 // probe description, as dtrace_xstr2desc does: fields are taken from the
 // right, name first, and macro references are expanded.
 func (p *parser) parseProbeDesc() *ast.ProbeDesc {
-	d := &ast.ProbeDesc{DescPos: p.pos}
-	if p.tok == token.INT {
+	d := &ast.ProbeDesc{DescPos: p.lex.pos}
+	if p.lex.tok == token.INT {
 		if p.lex.ival > 0xffffffff || p.lex.ival == 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "identifier %d exceeds maximum probe id", p.lex.ival))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "identifier %d exceeds maximum probe id", p.lex.ival))
 		}
 		d.ID = uint32(p.lex.ival)
 		return d
 	}
-	text := p.lit
+	text := p.lex.lit
 	if strings.IndexByte(text, '$') >= 0 {
 		text = p.expandSpec(text)
 	}
 	fields := strings.Split(text, ":")
 	if len(fields) > 4 {
-		p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lit))
+		p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lex.lit))
 	}
 	dst := []*string{&d.Name, &d.Function, &d.Module, &d.Provider}
 	for i := range fields {
@@ -122,7 +122,7 @@ func (p *parser) expandSpec(text string) string {
 		}
 		v, _, ok := p.macro(text[i+1 : j])
 		if !ok || j == i+1 {
-			p.fail(diag.Errorf(p.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Undefined macro variable in probe description", p.lit))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Undefined macro variable in probe description", p.lex.lit))
 		}
 		b.WriteString(v)
 		i = j - 1
@@ -136,7 +136,7 @@ func (p *parser) expandSpec(text string) string {
 // startsDeclSpec reports whether the current token can begin declaration
 // specifiers.
 func (p *parser) startsDeclSpec() bool {
-	switch p.tok {
+	switch p.lex.tok {
 	case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
 		token.SELF, token.THIS:
 		return true
@@ -146,7 +146,7 @@ func (p *parser) startsDeclSpec() bool {
 
 // startsTypeName reports whether the current token can begin a type name.
 func (p *parser) startsTypeName() bool {
-	switch p.tok {
+	switch p.lex.tok {
 	case token.TNAME, token.CHAR, token.SHORT, token.INTKW, token.LONG,
 		token.FLOAT, token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID,
 		token.STRINGKW, token.STRUCT, token.UNION, token.ENUM,
@@ -158,7 +158,7 @@ func (p *parser) startsTypeName() bool {
 
 func (p *parser) parseDeclaration() *ast.Declaration {
 	d := &ast.Declaration{Spec: p.parseDeclSpecs(true)}
-	if p.tok != token.SEMI {
+	if p.lex.tok != token.SEMI {
 		for {
 			dd := p.parseDeclarator(declNamed)
 			switch {
@@ -176,7 +176,7 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 				p.declareIdent(dd.Name)
 			}
 			d.Decls = append(d.Decls, dd)
-			if p.tok != token.COMMA {
+			if p.lex.tok != token.COMMA {
 				break
 			}
 			p.next()
@@ -189,19 +189,19 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 // parseDeclSpecs parses declaration specifiers: storage classes (when
 // allowed), qualifiers and one base type.
 func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
-	s := &ast.DeclSpec{SpecPos: p.pos}
+	s := &ast.DeclSpec{SpecPos: p.lex.pos}
 	var words *ast.BasicType
 	for {
-		switch p.tok {
+		switch p.lex.tok {
 		case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
 			token.SELF, token.THIS:
 			if !classes {
 				return p.endSpecs(s, words)
 			}
 			if s.Class != ast.NoClass {
-				p.fail(diag.Errorf(p.pos, diag.D_DECL_CLASS, "only a single storage class may be specified in a declaration"))
+				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only a single storage class may be specified in a declaration"))
 			}
-			s.Class = storageClasses[p.tok]
+			s.Class = storageClasses[p.lex.tok]
 		case token.CONST:
 			s.Qual |= ast.Const
 		case token.RESTRICT:
@@ -213,22 +213,22 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 		case token.CHAR, token.SHORT, token.INTKW, token.LONG, token.FLOAT,
 			token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID, token.STRINGKW:
 			if s.Type != nil && words == nil {
-				p.badCombo(s.Type.Pos(), []string{p.lit})
+				p.badCombo(s.Type.Pos(), []string{p.lex.lit})
 			}
 			if words == nil {
-				words = &ast.BasicType{WordPos: p.pos}
+				words = &ast.BasicType{WordPos: p.lex.pos}
 				s.Type = words
 			}
-			words.Words = append(words.Words, p.lit)
+			words.Words = append(words.Words, p.lex.lit)
 		case token.STRUCT, token.UNION:
 			if s.Type != nil {
-				p.badCombo(p.pos, wordsOf(words))
+				p.badCombo(p.lex.pos, wordsOf(words))
 			}
 			s.Type = p.parseStruct()
 			continue
 		case token.ENUM:
 			if s.Type != nil {
-				p.badCombo(p.pos, wordsOf(words))
+				p.badCombo(p.lex.pos, wordsOf(words))
 			}
 			s.Type = p.parseEnum()
 			continue
@@ -238,14 +238,14 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 				// name, as id_or_type decides once a type is shifted.
 				return p.endSpecs(s, words)
 			}
-			s.Type = &ast.NamedType{NamePos: p.pos, Name: p.lit}
+			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		case token.IDENT:
 			// An unknown name followed by a declarator is taken as a type
 			// (see declaratorFollows), but a typedef must name a known one.
-			if s.Type != nil || s.Class == ast.Typedef || p.idents[p.lit] || !p.declaratorFollows(p.lex.off) {
+			if s.Type != nil || s.Class == ast.Typedef || p.idents[p.lex.lit] || !p.declaratorFollows(p.lex.off) {
 				return p.endSpecs(s, words)
 			}
-			s.Type = &ast.NamedType{NamePos: p.pos, Name: p.lit}
+			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		default:
 			return p.endSpecs(s, words)
 		}
@@ -342,13 +342,13 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 }
 
 func (p *parser) parseStruct() *ast.StructType {
-	t := &ast.StructType{Keyword: p.pos, Union: p.tok == token.UNION}
+	t := &ast.StructType{Keyword: p.lex.pos, Union: p.lex.tok == token.UNION}
 	p.next()
-	if p.tok == token.IDENT || p.tok == token.TNAME {
-		t.Name = p.lit
+	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
+		t.Name = p.lex.lit
 		p.next()
 	}
-	if p.tok != token.LBRACE {
+	if p.lex.tok != token.LBRACE {
 		if t.Name == "" {
 			p.syntaxError()
 		}
@@ -359,24 +359,24 @@ func (p *parser) parseStruct() *ast.StructType {
 	}
 	p.next()
 	t.Members = []*ast.Member{}
-	for p.tok != token.RBRACE {
+	for p.lex.tok != token.RBRACE {
 		m := &ast.Member{Spec: p.parseDeclSpecs(false)}
 		if m.Spec.Type == nil {
 			p.syntaxError()
 		}
 		for {
 			var d *ast.Declarator
-			if p.tok == token.COLON {
-				d = &ast.Declarator{NamePos: p.pos}
+			if p.lex.tok == token.COLON {
+				d = &ast.Declarator{NamePos: p.lex.pos}
 			} else {
 				d = p.parseDeclarator(declNamed)
 			}
-			if p.tok == token.COLON {
+			if p.lex.tok == token.COLON {
 				p.next()
 				d.BitWidth = p.parseCond()
 			}
 			m.Decls = append(m.Decls, d)
-			if p.tok != token.COMMA {
+			if p.lex.tok != token.COMMA {
 				break
 			}
 			p.next()
@@ -389,13 +389,13 @@ func (p *parser) parseStruct() *ast.StructType {
 }
 
 func (p *parser) parseEnum() *ast.EnumType {
-	t := &ast.EnumType{Keyword: p.pos}
+	t := &ast.EnumType{Keyword: p.lex.pos}
 	p.next()
-	if p.tok == token.IDENT || p.tok == token.TNAME {
-		t.Name = p.lit
+	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
+		t.Name = p.lex.lit
 		p.next()
 	}
-	if p.tok != token.LBRACE {
+	if p.lex.tok != token.LBRACE {
 		if t.Name == "" {
 			p.syntaxError()
 		}
@@ -406,19 +406,19 @@ func (p *parser) parseEnum() *ast.EnumType {
 	}
 	p.next()
 	t.Enumerators = []*ast.Enumerator{}
-	for p.tok != token.RBRACE {
-		if p.tok != token.IDENT {
+	for p.lex.tok != token.RBRACE {
+		if p.lex.tok != token.IDENT {
 			p.syntaxError()
 		}
-		e := &ast.Enumerator{Name: &ast.Ident{NamePos: p.pos, Name: p.lit}}
-		p.declareIdent(p.lit)
+		e := &ast.Enumerator{Name: &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}}
+		p.declareIdent(p.lex.lit)
 		p.next()
-		if p.tok == token.ASGN {
+		if p.lex.tok == token.ASGN {
 			p.next()
 			e.Value = p.parseCond()
 		}
 		t.Enumerators = append(t.Enumerators, e)
-		if p.tok != token.COMMA {
+		if p.lex.tok != token.COMMA {
 			break
 		}
 		p.next()
@@ -442,11 +442,11 @@ const (
 // pointers that precede it, nearest first.
 func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 	var ptrs []ast.Derivation
-	for p.tok == token.MUL {
+	for p.lex.tok == token.MUL {
 		p.next()
 		ptr := &ast.Pointer{}
 		for {
-			switch p.tok {
+			switch p.lex.tok {
 			case token.CONST:
 				ptr.Qual |= ast.Const
 			case token.RESTRICT:
@@ -461,16 +461,16 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 	done:
 		ptrs = append(ptrs, ptr)
 	}
-	d := &ast.Declarator{NamePos: p.pos}
+	d := &ast.Declarator{NamePos: p.lex.pos}
 	var suffixes []ast.Derivation
 	switch {
-	case kind != declAbstract && (p.tok == token.IDENT || p.tok == token.TNAME):
-		d.Name = p.lit
+	case kind != declAbstract && (p.lex.tok == token.IDENT || p.lex.tok == token.TNAME):
+		d.Name = p.lex.lit
 		p.next()
-	case p.tok == token.LPAREN:
+	case p.lex.tok == token.LPAREN:
 		p.next()
 		nested := kind == declNamed
-		switch p.tok {
+		switch p.lex.tok {
 		case token.MUL, token.LPAREN, token.LBRACK:
 			nested = true
 		case token.IDENT:
@@ -488,7 +488,7 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 		p.syntaxError()
 	}
 	for {
-		switch p.tok {
+		switch p.lex.tok {
 		case token.LBRACK:
 			suffixes = append(suffixes, p.parseArray())
 			continue
@@ -511,11 +511,11 @@ func (p *parser) parseArray() *ast.Array {
 	p.next()
 	a := &ast.Array{}
 	switch {
-	case p.tok == token.RBRACK:
+	case p.lex.tok == token.RBRACK:
 	case p.startsTypeName():
 		for {
 			a.Keys = append(a.Keys, p.parseParam())
-			if p.tok != token.COMMA {
+			if p.lex.tok != token.COMMA {
 				break
 			}
 			p.next()
@@ -530,8 +530,8 @@ func (p *parser) parseArray() *ast.Array {
 // parseParamsRest parses a parameter list whose "(" is consumed.
 func (p *parser) parseParamsRest() *ast.Func {
 	f := &ast.Func{}
-	for p.tok != token.RPAREN {
-		if p.tok == token.ELLIPSIS {
+	for p.lex.tok != token.RPAREN {
+		if p.lex.tok == token.ELLIPSIS {
 			f.Variadic = true
 			p.next()
 			break
@@ -540,7 +540,7 @@ func (p *parser) parseParamsRest() *ast.Func {
 			p.syntaxError()
 		}
 		f.Params = append(f.Params, p.parseParam())
-		if p.tok != token.COMMA {
+		if p.lex.tok != token.COMMA {
 			break
 		}
 		p.next()
@@ -563,8 +563,8 @@ func (p *parser) parseTypeName() *ast.TypeName {
 // (xlate<T>, offsetof(T, m), translators): there an unknown name is
 // taken as a type name.
 func (p *parser) parseTypeNameIn(typeOnly bool) *ast.TypeName {
-	if typeOnly && p.tok == token.IDENT && !p.idents[p.lit] {
-		p.tok = token.TNAME
+	if typeOnly && p.lex.tok == token.IDENT && !p.idents[p.lex.lit] {
+		p.lex.tok = token.TNAME
 	}
 	s := p.parseDeclSpecs(false)
 	if s.Type == nil && s.Qual == 0 && !s.Userland {
@@ -577,7 +577,7 @@ func (p *parser) parseTypeNameIn(typeOnly bool) *ast.TypeName {
 // Inline, translator and provider definitions
 
 func (p *parser) parseInline() *ast.InlineDecl {
-	d := &ast.InlineDecl{Inline: p.pos}
+	d := &ast.InlineDecl{Inline: p.lex.pos}
 	p.next()
 	d.Spec = p.parseDeclSpecs(false)
 	d.Decl = p.parseDeclarator(declNamed)
@@ -594,19 +594,19 @@ func (p *parser) parseInline() *ast.InlineDecl {
 }
 
 func (p *parser) parseTranslator() *ast.Translator {
-	x := &ast.Translator{Xlator: p.pos}
+	x := &ast.Translator{Xlator: p.lex.pos}
 	p.next()
 	x.To = p.parseTypeNameIn(true)
 	p.expect(token.LT)
 	x.From = p.parseTypeNameIn(true)
-	if p.tok != token.IDENT && p.tok != token.TNAME {
+	if p.lex.tok != token.IDENT && p.lex.tok != token.TNAME {
 		p.syntaxError()
 	}
-	x.Arg = &ast.Ident{NamePos: p.pos, Name: p.lit}
+	x.Arg = &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}
 	p.next()
 	p.expect(token.GT)
 	p.expect(token.LBRACE)
-	for p.tok != token.RBRACE {
+	for p.lex.tok != token.RBRACE {
 		m := &ast.XlateMember{Name: p.parseMemberName()}
 		p.expect(token.ASGN)
 		m.Value = p.parseAssign()
@@ -619,24 +619,24 @@ func (p *parser) parseTranslator() *ast.Translator {
 }
 
 func (p *parser) parseProvider() *ast.ProviderDecl {
-	d := &ast.ProviderDecl{Provider: p.pos}
+	d := &ast.ProviderDecl{Provider: p.lex.pos}
 	p.next()
-	if p.tok != token.IDENT && p.tok != token.TNAME {
+	if p.lex.tok != token.IDENT && p.lex.tok != token.TNAME {
 		p.syntaxError()
 	}
-	d.Name = &ast.Ident{NamePos: p.pos, Name: p.lit}
+	d.Name = &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}
 	p.next()
 	p.expect(token.LBRACE)
-	for p.tok != token.RBRACE {
+	for p.lex.tok != token.RBRACE {
 		p.expect(token.PROBE)
-		if p.tok != token.IDENT && p.tok != token.TNAME {
+		if p.lex.tok != token.IDENT && p.lex.tok != token.TNAME {
 			p.syntaxError()
 		}
-		pr := &ast.ProviderProbe{Name: &ast.Ident{NamePos: p.pos, Name: p.lit}}
+		pr := &ast.ProviderProbe{Name: &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}}
 		p.next()
 		p.expect(token.LPAREN)
 		pr.Params = p.parseParamsRest().Params
-		if p.tok == token.COLON {
+		if p.lex.tok == token.COLON {
 			p.next()
 			p.expect(token.LPAREN)
 			pr.XParams = p.parseParamsRest().Params

@@ -15,7 +15,7 @@ import (
 func (p *parser) parseStmtList() []ast.Stmt {
 	var list []ast.Stmt
 	for {
-		switch p.tok {
+		switch p.lex.tok {
 		case token.RBRACE:
 			return list
 		case token.SEMI:
@@ -25,7 +25,7 @@ func (p *parser) parseStmtList() []ast.Stmt {
 		default:
 			x := p.parseExpr()
 			list = append(list, &ast.ExprStmt{X: x})
-			if p.tok == token.RBRACE {
+			if p.lex.tok == token.RBRACE {
 				return list
 			}
 			p.expect(token.SEMI)
@@ -34,13 +34,13 @@ func (p *parser) parseStmtList() []ast.Stmt {
 }
 
 func (p *parser) parseIf() *ast.IfStmt {
-	s := &ast.IfStmt{If: p.pos}
+	s := &ast.IfStmt{If: p.lex.pos}
 	p.next()
 	p.expect(token.LPAREN)
 	s.Cond = p.parseExpr()
 	p.expect(token.RPAREN)
 	s.Then = p.parseStmtOrBlock()
-	if p.tok == token.ELSE {
+	if p.lex.tok == token.ELSE {
 		p.next()
 		s.Else = p.parseStmtOrBlock()
 	}
@@ -50,8 +50,8 @@ func (p *parser) parseIf() *ast.IfStmt {
 // parseStmtOrBlock parses an if or else body: a braced statement list or
 // one statement.
 func (p *parser) parseStmtOrBlock() *ast.Block {
-	b := &ast.Block{Lbrace: p.pos}
-	switch p.tok {
+	b := &ast.Block{Lbrace: p.lex.pos}
+	switch p.lex.tok {
 	case token.LBRACE:
 		p.next()
 		b.List = p.parseStmtList()
@@ -73,8 +73,8 @@ func (p *parser) parseStmtOrBlock() *ast.Block {
 // parseExpr parses an expression, including the comma operator.
 func (p *parser) parseExpr() ast.Expr {
 	x := p.parseAssign()
-	for p.tok == token.COMMA {
-		pos := p.pos
+	for p.lex.tok == token.COMMA {
+		pos := p.lex.pos
 		p.next()
 		x = p.binary(x, pos, token.COMMA, p.parseAssign())
 	}
@@ -86,20 +86,20 @@ func (p *parser) parseExpr() ast.Expr {
 // as in the yacc grammar.
 func (p *parser) parseAssign() ast.Expr {
 	x := p.parseCond()
-	if !p.tok.IsAssign() {
+	if !p.lex.tok.IsAssign() {
 		return x
 	}
 	if x != p.lastUnary {
 		p.syntaxError()
 	}
-	op, pos := p.tok, p.pos
+	op, pos := p.lex.tok, p.lex.pos
 	p.next()
 	return &ast.BinaryExpr{X: x, OpPos: pos, Op: op, Y: p.parseAssign()}
 }
 
 func (p *parser) parseCond() ast.Expr {
 	c := p.parseBinary(1)
-	if p.tok != token.QUESTION {
+	if p.lex.tok != token.QUESTION {
 		return c
 	}
 	p.next()
@@ -114,11 +114,11 @@ func (p *parser) parseCond() ast.Expr {
 func (p *parser) parseBinary(prec int) ast.Expr {
 	x := p.parseCast()
 	for {
-		oprec := p.tok.Precedence()
+		oprec := p.lex.tok.Precedence()
 		if oprec < prec {
 			return x
 		}
-		op, pos := p.tok, p.pos
+		op, pos := p.lex.tok, p.lex.pos
 		p.next()
 		x = p.binary(x, pos, op, p.parseBinary(oprec+1))
 	}
@@ -127,13 +127,13 @@ func (p *parser) parseBinary(prec int) ast.Expr {
 // parseCast parses a cast expression, or a unary expression. After "("
 // a type name means a cast; anything else is a parenthesised expression.
 func (p *parser) parseCast() ast.Expr {
-	if p.tok != token.LPAREN {
+	if p.lex.tok != token.LPAREN {
 		return p.parseUnary()
 	}
-	lparen := p.pos
+	lparen := p.lex.pos
 	p.next()
-	if p.tok == token.IDENT && !p.idents[p.lit] && p.castFollows(p.lex.off) {
-		p.tok = token.TNAME
+	if p.lex.tok == token.IDENT && !p.idents[p.lex.lit] && p.castFollows(p.lex.off) {
+		p.lex.tok = token.TNAME
 	}
 	if p.startsTypeName() {
 		t := p.parseTypeName()
@@ -153,22 +153,22 @@ func (p *parser) parseParenRest() ast.Expr {
 }
 
 func (p *parser) parseUnary() ast.Expr {
-	pos := p.pos
-	switch p.tok {
+	pos := p.lex.pos
+	switch p.lex.tok {
 	case token.INC, token.DEC:
 		op := token.PREINC
-		if p.tok == token.DEC {
+		if p.lex.tok == token.DEC {
 			op = token.PREDEC
 		}
 		p.next()
 		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: op, X: p.parseUnary()})
 	case token.BAND, token.MUL, token.ADD, token.SUB, token.BNEG, token.LNEG:
-		op := unaryOps[p.tok]
+		op := unaryOps[p.lex.tok]
 		p.next()
 		return p.unaryResult(p.unary(pos, op, p.parseCast()))
 	case token.SIZEOF:
 		p.next()
-		if p.tok == token.LPAREN {
+		if p.lex.tok == token.LPAREN {
 			p.next()
 			if p.startsTypeName() {
 				t := p.parseTypeName()
@@ -201,11 +201,11 @@ func (p *parser) unaryResult(x ast.Expr) ast.Expr {
 }
 
 func (p *parser) parsePrimary() ast.Expr {
-	pos := p.pos
+	pos := p.lex.pos
 	var x ast.Expr
-	switch p.tok {
+	switch p.lex.tok {
 	case token.IDENT:
-		if c, ok := p.inlineInts[p.lit]; ok {
+		if c, ok := p.inlineInts[p.lex.lit]; ok {
 			// An integer inline is replaced by its value where it is
 			// named, as dt_node_ident does.
 			v := *c
@@ -213,11 +213,11 @@ func (p *parser) parsePrimary() ast.Expr {
 			x = &v
 			break
 		}
-		x = &ast.Ident{NamePos: pos, Name: p.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
 	case token.AGG:
-		x = &ast.Ident{NamePos: pos, Name: p.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
 	case token.SELF, token.THIS:
-		x = &ast.Ident{NamePos: pos, Name: p.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
 	case token.INT:
 		lit := &ast.IntLit{ValuePos: pos, Value: p.lex.ival, Type: p.lex.ityp}
 		switch {
@@ -229,7 +229,7 @@ func (p *parser) parsePrimary() ast.Expr {
 			x = lit
 		}
 	case token.STRING:
-		x = &ast.StringLit{ValuePos: pos, Value: p.lit}
+		x = &ast.StringLit{ValuePos: pos, Value: p.lex.lit}
 	case token.LPAREN:
 		p.next()
 		return p.parseParenRest()
@@ -260,11 +260,11 @@ func (p *parser) parsePrimary() ast.Expr {
 // parseMemberName parses a member name after "." or "->" or in offsetof:
 // an identifier, a type name, or one of the keywords dtrace allows there.
 func (p *parser) parseMemberName() *ast.Ident {
-	switch p.tok {
+	switch p.lex.tok {
 	case token.IDENT, token.TNAME,
 		token.PROBE, token.PROVIDER, token.SELF, token.STRINGKW, token.STRINGOF,
 		token.USERLAND, token.XLATE, token.XLATOR:
-		id := &ast.Ident{NamePos: p.pos, Name: p.lit}
+		id := &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}
 		p.next()
 		return id
 	}
@@ -274,14 +274,14 @@ func (p *parser) parseMemberName() *ast.Ident {
 
 func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 	for {
-		switch p.tok {
+		switch p.lex.tok {
 		case token.LBRACK:
-			lbrack := p.pos
+			lbrack := p.lex.pos
 			p.next()
 			var index []ast.Expr
 			for {
 				index = append(index, p.parseAssign())
-				if p.tok != token.COMMA {
+				if p.lex.tok != token.COMMA {
 					break
 				}
 				p.next()
@@ -289,16 +289,16 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 			p.expect(token.RBRACK)
 			x = &ast.IndexExpr{X: x, Lbrack: lbrack, Index: index}
 		case token.LPAREN:
-			lparen := p.pos
+			lparen := p.lex.pos
 			fun, ok := x.(*ast.Ident)
 			if !ok {
 				p.fail(diag.Errorf(lparen, diag.D_FUNC_IDENT, "function designator is not of function type"))
 			}
 			p.next()
 			var args []ast.Expr
-			for p.tok != token.RPAREN {
+			for p.lex.tok != token.RPAREN {
 				args = append(args, p.parseAssign())
-				if p.tok != token.COMMA {
+				if p.lex.tok != token.COMMA {
 					break
 				}
 				p.next()
@@ -306,15 +306,15 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 			p.expect(token.RPAREN)
 			x = &ast.CallExpr{Fun: fun, Lparen: lparen, Args: args}
 		case token.DOT, token.ARROW:
-			op := p.tok
+			op := p.lex.tok
 			p.next()
 			x = &ast.SelectorExpr{X: x, Op: op, Sel: p.parseMemberName()}
 		case token.INC, token.DEC:
 			op := token.POSTINC
-			if p.tok == token.DEC {
+			if p.lex.tok == token.DEC {
 				op = token.POSTDEC
 			}
-			x = &ast.UnaryExpr{OpPos: p.pos, Op: op, X: x}
+			x = &ast.UnaryExpr{OpPos: p.lex.pos, Op: op, X: x}
 			p.next()
 		default:
 			p.lastUnary = x

@@ -31,7 +31,7 @@ type lexer struct {
 	off       int // next byte to read
 	line      int
 	lineStart int // offset of the first byte of line
-	file      string
+	file      token.FileID
 	scope     scope
 
 	// Token just scanned.
@@ -47,7 +47,7 @@ type lexer struct {
 func (l *lexer) init(p *parser, file, src string) {
 	l.p = p
 	l.src = src
-	l.file = file
+	l.file = token.File(file)
 	l.line = 1
 }
 
@@ -56,7 +56,7 @@ func (l *lexer) errorf(pos token.Pos, tag diag.Tag, format string, args ...any) 
 }
 
 func (l *lexer) here() token.Pos {
-	return token.Pos{File: l.file, Line: l.line, Col: l.off - l.lineStart + 1}
+	return token.Pos{File: l.file, Line: int32(l.line), Col: int32(l.off - l.lineStart + 1)}
 }
 
 func (l *lexer) newline() {

@@ -64,11 +64,6 @@ type parser struct {
 	prog *ast.Program
 	err  *diag.Error
 
-	// Current token.
-	tok token.Token
-	lit string
-	pos token.Pos
-
 	typedefs     map[string]bool
 	typedefInts  map[string]ast.IntType // typedefs of integer types
 	inlineInts   map[string]*ast.IntLit // inlines whose value is a constant
@@ -119,15 +114,15 @@ func (p *parser) fail(err *diag.Error) {
 // syntaxError reports a syntax error at the current token, naming it as
 // yacc's yyerror does.
 func (p *parser) syntaxError() {
-	p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "syntax error %s", p.near()))
+	p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "syntax error %s", p.near()))
 }
 
 func (p *parser) near() string {
-	if p.tok == token.EOF {
+	if p.lex.tok == token.EOF {
 		return "near end of input"
 	}
-	text := p.lit
-	switch p.tok {
+	text := p.lex.lit
+	switch p.lex.tok {
 	case token.STRING, token.INT:
 		text = p.rawText()
 	}
@@ -137,48 +132,47 @@ func (p *parser) near() string {
 // rawText returns the source text of the current token.
 func (p *parser) rawText() string {
 	l := &p.lex
-	start := l.lineStart + p.pos.Col - 1
-	if p.pos.Line != l.line || start > l.off || start < 0 {
-		return p.lit
+	start := l.lineStart + int(p.lex.pos.Col) - 1
+	if int(p.lex.pos.Line) != l.line || start > l.off || start < 0 {
+		return p.lex.lit
 	}
 	return l.src[start:l.off]
 }
 
 func (p *parser) next() {
 	p.lex.next()
-	p.tok, p.lit, p.pos = p.lex.tok, p.lex.lit, p.lex.pos
-	switch p.tok {
+	switch p.lex.tok {
 	case token.LPAREN:
 		p.parens++
 	case token.RPAREN:
 		if p.parens--; p.parens < 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra ) in input stream"))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra ) in input stream"))
 		}
 	case token.LBRACK:
 		p.brackets++
 	case token.RBRACK:
 		if p.brackets--; p.brackets < 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra ] in input stream"))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra ] in input stream"))
 		}
 	case token.LBRACE:
 		p.braces++
 	case token.RBRACE:
 		if p.braces--; p.braces < 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "extra } in input stream"))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra } in input stream"))
 		}
 	case token.EPRED:
 		if p.parens != 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "closing ) expected in predicate before /"))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "closing ) expected in predicate before /"))
 		}
 		if p.brackets != 0 {
-			p.fail(diag.Errorf(p.pos, diag.D_SYNTAX, "closing ] expected in predicate before /"))
+			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "closing ] expected in predicate before /"))
 		}
 	}
 }
 
 func (p *parser) expect(t token.Token) token.Pos {
-	pos := p.pos
-	if p.tok != t {
+	pos := p.lex.pos
+	if p.lex.tok != t {
 		p.syntaxError()
 	}
 	p.next()
@@ -188,7 +182,7 @@ func (p *parser) expect(t token.Token) token.Pos {
 // expectClosing consumes a closing token, switching the lexer to s first
 // so that the token after it is scanned in the right scope.
 func (p *parser) expectClosing(t token.Token, s scope) {
-	if p.tok != t {
+	if p.lex.tok != t {
 		p.syntaxError()
 	}
 	p.lex.scope = s

@@ -18,6 +18,9 @@
 //     "/* bad node %p */" comments, print as ((type)x), sizeof(type),
 //     offsetof(type, member) and xlate<type>(x).
 //   - A postfix x++ prints as (x)++, where dt_printd prints ++(x).
+//   - The operand of ., ->, [] and postfix ++ and -- gets parentheses of
+//     its own when it is a prefix form: (*(p)).x, where dt_printd prints
+//     *(p).x, which reads back as *((p).x).
 //   - An integer constant prints as dt_printd prints it, 0x followed by
 //     the value in hex and a u when its type is unsigned, unless that
 //     text would read back with another value or signedness: a negative
@@ -160,7 +163,7 @@ func (p *printer) expr(x ast.Expr) {
 		switch x.Op {
 		case token.POSTINC, token.POSTDEC:
 			p.str("(")
-			p.expr(x.X)
+			p.operand(x.X)
 			p.str(")")
 			p.str(x.Op.String())
 			return
@@ -187,7 +190,7 @@ func (p *printer) expr(x ast.Expr) {
 		p.str(")")
 	case *ast.IndexExpr:
 		p.str("(")
-		p.expr(x.X)
+		p.operand(x.X)
 		p.str("[")
 		for i, k := range x.Index {
 			if i > 0 {
@@ -198,7 +201,7 @@ func (p *printer) expr(x ast.Expr) {
 		p.str("])")
 	case *ast.SelectorExpr:
 		p.str("(")
-		p.expr(x.X)
+		p.operand(x.X)
 		p.str(x.Op.String())
 		p.str(x.Sel.Name)
 		p.str(")")
@@ -241,6 +244,29 @@ func (p *printer) expr(x ast.Expr) {
 	case *ast.BadExpr:
 		p.str("/* bad expression */")
 	}
+}
+
+// operand prints the operand of a postfix operator. dt_printd prints it
+// as any expression, but a prefix form such as *(p) would then take the
+// postfix operator into its operand when read back: *(p).x is *((p).x).
+// Such operands get parentheses of their own.
+func (p *printer) operand(x ast.Expr) {
+	prefix := false
+	switch x := x.(type) {
+	case *ast.UnaryExpr:
+		prefix = x.Op != token.POSTINC && x.Op != token.POSTDEC
+	case *ast.SizeofExpr:
+		prefix = true
+	case *ast.IntLit:
+		prefix = strings.HasPrefix(IntLiteral(x.Value, x.Type), "-")
+	}
+	if prefix {
+		p.str("(")
+		p.expr(x)
+		p.str(")")
+		return
+	}
+	p.expr(x)
 }
 
 // IntLiteral returns the text -d prints for an integer constant: dtrace's
@@ -360,13 +386,9 @@ func TypeString(s *ast.DeclSpec, d *ast.Declarator) string {
 	case *ast.NamedType:
 		parts = append(parts, t.Name)
 	case *ast.StructType:
-		kw := "struct"
-		if t.Union {
-			kw = "union"
-		}
-		parts = append(parts, kw+" "+t.Name)
+		parts = append(parts, structString(t))
 	case *ast.EnumType:
-		parts = append(parts, "enum "+t.Name)
+		parts = append(parts, enumString(t))
 	}
 	base := strings.Join(parts, " ")
 	if d == nil {
@@ -377,6 +399,59 @@ func TypeString(s *ast.DeclSpec, d *ast.Declarator) string {
 		return base
 	}
 	return base + " " + decl
+}
+
+// structString prints a struct or union reference, or its definition.
+func structString(t *ast.StructType) string {
+	s := "struct"
+	if t.Union {
+		s = "union"
+	}
+	if t.Name != "" {
+		s += " " + t.Name
+	}
+	if t.Members == nil {
+		return s
+	}
+	s += " {"
+	for _, m := range t.Members {
+		s += " " + TypeString(m.Spec, nil)
+		for i, d := range m.Decls {
+			if i > 0 {
+				s += ","
+			}
+			if decl := declarator(d); decl != "" {
+				s += " " + decl
+			}
+			if d.BitWidth != nil {
+				s += " : " + Expr(d.BitWidth)
+			}
+		}
+		s += ";"
+	}
+	return s + " }"
+}
+
+// enumString prints an enum reference, or its definition.
+func enumString(t *ast.EnumType) string {
+	s := "enum"
+	if t.Name != "" {
+		s += " " + t.Name
+	}
+	if t.Enumerators == nil {
+		return s
+	}
+	s += " {"
+	for i, e := range t.Enumerators {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + e.Name.Name
+		if e.Value != nil {
+			s += " = " + Expr(e.Value)
+		}
+	}
+	return s + " }"
 }
 
 // declarator rebuilds C declarator syntax from the derivations, which go

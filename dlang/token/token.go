@@ -2,29 +2,77 @@
 // source positions that every token and syntax tree node carries.
 package token
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Pos is a position in D source text. Line and Col count from 1; a zero
-// Pos means "no position". File is the name the source was given, or the
-// one set by a #line control line or a preprocessor line marker.
+// Pos means "no position". File names the source: the name it was given,
+// or the one set by a #line control line or a preprocessor line marker.
+//
+// A Pos holds no pointers, so that syntax trees cost the garbage
+// collector little: file names are interned in a process-wide table.
 type Pos struct {
-	File string
-	Line int
-	Col  int
+	File FileID
+	Line int32
+	Col  int32
 }
+
+// FileID identifies an interned file name; 0 is the empty name.
+type FileID uint32
+
+var files struct {
+	sync.Mutex
+	names []string
+	ids   map[string]FileID
+}
+
+// File returns the ID of the file name, interning it.
+func File(name string) FileID {
+	if name == "" {
+		return 0
+	}
+	files.Lock()
+	defer files.Unlock()
+	if id, ok := files.ids[name]; ok {
+		return id
+	}
+	if files.ids == nil {
+		files.ids = make(map[string]FileID)
+		files.names = []string{""}
+	}
+	id := FileID(len(files.names))
+	files.names = append(files.names, name)
+	files.ids[name] = id
+	return id
+}
+
+// Name returns the file name of id.
+func (id FileID) Name() string {
+	if id == 0 {
+		return ""
+	}
+	files.Lock()
+	defer files.Unlock()
+	return files.names[id]
+}
+
+// Filename returns the name of the position's file.
+func (p Pos) Filename() string { return p.File.Name() }
 
 // IsValid reports whether the position is set.
 func (p Pos) IsValid() bool { return p.Line > 0 }
 
 func (p Pos) String() string {
-	s := p.File
+	s := p.Filename()
 	if s == "" {
 		s = "-"
 	}
 	if p.IsValid() {
-		s += ":" + strconv.Itoa(p.Line)
+		s += ":" + strconv.Itoa(int(p.Line))
 		if p.Col > 0 {
-			s += ":" + strconv.Itoa(p.Col)
+			s += ":" + strconv.Itoa(int(p.Col))
 		}
 	}
 	return s
