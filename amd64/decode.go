@@ -89,16 +89,20 @@ func (d *decoder) follow() error {
 				break // already decoded from here on
 			}
 			if d.start[off] == inside {
+				if d.lands(off) {
+					break
+				}
 				return d.errorAt(off, errOverlap)
 			}
 			in, err := decodeOne(d.code[off:], d.addr+uint64(off))
 			if err != nil {
 				return d.errorAt(off, err)
 			}
-			if !d.free(off, in.Len) {
+			if d.free(off, in.Len) {
+				d.add(off, in, false)
+			} else if !d.prefix(off, in) {
 				return d.errorAt(off, errOverlap)
 			}
-			d.add(off, in, false)
 			if t, ok := d.offset(in); ok {
 				work = append(work, t)
 			}
@@ -148,7 +152,7 @@ func (d *decoder) collect() []Inst {
 			continue
 		}
 		in := d.insts[i]
-		if t, ok := d.offset(in); ok && d.swept[i] && d.start[t] < 0 {
+		if t, ok := d.offset(in); ok && d.swept[i] && d.start[t] < 0 && !d.lands(t) {
 			data(off, in.Len)
 		} else {
 			out = append(out, in)
@@ -156,6 +160,59 @@ func (d *decoder) collect() []Inst {
 		off += in.Len
 	}
 	return out
+}
+
+// Hand-written atomics jump over a lock prefix, as glibc's do:
+//
+//	cmpl $0, __libc_single_threaded(%rip); je 0f; lock; 0: decq (%rdi)
+//
+// The processor sees one instruction, lock decq, from the lock, and
+// another, decq, from the label. Decode keeps the longer one, as objdump
+// and the kernel's boundary check do, and accepts branches to the label.
+
+// lands reports whether a branch to off, inside an instruction, lands on
+// the instruction left after its prefixes.
+func (d *decoder) lands(off int) bool {
+	s := off
+	for d.start[s] == inside {
+		s--
+	}
+	return d.start[s] >= 0 && skipsPrefix(d.code, s, off, d.insts[d.start[s]].End()-d.addr)
+}
+
+// prefix handles in, decoded at off, overlapping an instruction already
+// decoded after its prefixes: in replaces it. It reports whether that was
+// the case.
+func (d *decoder) prefix(off int, in Inst) bool {
+	t := off
+	for t < off+in.Len && d.start[t] == free {
+		t++
+	}
+	if t == off+in.Len || d.start[t] < 0 {
+		return false
+	}
+	i := d.start[t]
+	if d.insts[i].End() != in.End() || !skipsPrefix(d.code, off, t, uint64(off+in.Len)) {
+		return false
+	}
+	d.insts[i] = in
+	d.start[off] = i
+	for k := off + 1; k <= t; k++ {
+		d.start[k] = inside
+	}
+	return true
+}
+
+// skipsPrefix reports whether code[s:off] are legacy prefixes and the
+// instruction at off ends at end, as does the one at s.
+func skipsPrefix(code []byte, s, off int, end uint64) bool {
+	for _, c := range code[s:off] {
+		if !isLegacyPrefix(c) {
+			return false
+		}
+	}
+	in, err := decodeOne(code[off:], 0)
+	return err == nil && uint64(off+in.Len) == end
 }
 
 // offset returns the offset of in's direct branch target if it lies
@@ -202,11 +259,17 @@ func (d *decoder) errorAt(off int, err error) error {
 // does not know as a one-byte prefix with Op 0 and no error: endbr64,
 // which starts every function built with -fcf-protection, is the common
 // one. So Op 0 counts as a failure, and failures get a second chance from
-// lengthFallback, which knows those encodings.
+// lengthFallback, which knows those encodings. It also gets the length of
+// vzeroupper and vzeroall wrong, by one.
 func decodeOne(b []byte, addr uint64) (Inst, error) {
 	x, err := x86asm.Decode(b, 64)
 	if err == nil && x.Op != 0 {
-		return classify(x, addr), nil
+		in := classify(x, addr)
+		if x.Op == x86asm.VZEROUPPER || x.Op == x86asm.VZEROALL {
+			// x86asm reads a ModR/M byte these do not have.
+			in.Len = vexLen(b) + 1
+		}
+		return in, nil
 	}
 	if n, ok := lengthFallback(b); ok {
 		return Inst{Addr: addr, Len: n, Op: Plain}, nil
@@ -321,6 +384,19 @@ func lengthFallback(b []byte) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// vexLen returns the length of the prefixes and the VEX prefix at the
+// start of b, which x86asm has decoded as a VEX instruction.
+func vexLen(b []byte) int {
+	n := 0
+	for isLegacyPrefix(b[n]) {
+		n++
+	}
+	if b[n] == 0xc5 {
+		return n + 2
+	}
+	return n + 3
 }
 
 func isLegacyPrefix(c byte) bool {

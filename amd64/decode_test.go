@@ -91,6 +91,24 @@ func TestDecode(t *testing.T) {
 		),
 		want: []op{{7, IndirectJump, 0}, {2, Trap, 0}, {4, Data, 0}, {2, Plain, 0}, {1, Ret, 0}},
 	}, {
+		name: "jump over a lock prefix",
+		code: cat(
+			[]byte{0x74, 0x01},             // 0x1000 je 0x1003: past the lock
+			[]byte{0xf0, 0x48, 0xff, 0x0f}, // 0x1002 lock decq (%rdi)
+			[]byte{0xc3},                   // 0x1006 ret
+		),
+		want: []op{{2, CondJump, 0x1003}, {4, Plain, 0}, {1, Ret, 0}},
+	}, {
+		name: "jump over a lock prefix, seen first",
+		code: cat(
+			[]byte{0xeb, 0x05},             // 0x1000 jmp 0x1007
+			[]byte{0xf0, 0x48, 0xff, 0x0f}, // 0x1002 lock decq (%rdi)
+			[]byte{0xc3},                   // 0x1006 ret
+			[]byte{0x75, 0xf9},             // 0x1007 jne 0x1002
+			[]byte{0xeb, 0xf8},             // 0x1009 jmp 0x1003: decoded first
+		),
+		want: []op{{2, Jump, 0x1007}, {4, Plain, 0}, {1, Ret, 0}, {2, CondJump, 0x1002}, {2, Jump, 0x1003}},
+	}, {
 		name: "data that decodes as a branch into an instruction",
 		code: cat(
 			[]byte{0xc3},             // 0x1000 ret

@@ -3,23 +3,28 @@
 // place a probe, and where the return probes of an inline copy go.
 //
 // The package works on plain bytes and addresses. It knows nothing of ELF
-// or DWARF: the debuginfo package supplies the code of a caller function,
-// its entry address and the address ranges of each inline copy in it.
+// or DWARF: the debuginfo package supplies the code of a caller function
+// and its entry address, the code of its cold parts (gcc's f.cold, which
+// the caller's DW_AT_ranges cover), and the address ranges of each inline
+// copy in it.
 //
 // # Data flow
 //
-//	code, addr ──► Decode ──► []Inst ──► NewFunction: basic blocks, edges,
-//	                                      dominators, back edges
+//	code, addr, cold parts ──► NewFunction: Decode each part, then basic
+//	                           blocks, edges, dominators, back edges
 //	                                             │
-//	      kinst::f:N ──► Function.CheckOffset ◄──┤
+//	      kinst::f:N ──► Function.CheckOffset ◄──┤ (and FtraceNOP, Refused)
 //	copy ranges ──► Function.ExitSites ◄─────────┤ (kinst::f:return)
 //	copy ranges ──► Function.CompatExitSites ◄───┘ (-x kinstcompat)
 //
 // Decode follows control flow from the entry with golang.org/x/arch's
 // x86asm, behind a guard for the encodings x86asm silently mis-decodes
-// (endbr64 first among them), then sweeps what no path reached, so that
-// jump-table targets are decoded and data in text comes out as Data
-// rather than derailing the decode. Addresses are absolute throughout,
+// (endbr64 at every entry of CET-enabled code, vzeroupper in every AVX
+// function), then sweeps what no path reached, so that jump-table targets
+// are decoded and data in text comes out as Data rather than derailing the
+// decode. Its instruction boundaries are objdump's; a branch over a lock
+// prefix into the rest of the instruction is accepted without making a
+// boundary there, as the kernel's own check makes none. Addresses are absolute throughout,
 // the results of ExitSites included; offsets from the entry appear only
 // in CheckOffset, as kinst::f:N uses them.
 //
@@ -68,7 +73,7 @@
 //
 // Indirect jumps are resolved only by the orphan-block approximation
 // described at Function. A call to a function that does not return is
-// taken to return. A function split by the compiler (a .cold part) is two
-// functions here: a jump into the cold part counts as leaving. AMD XOP
-// instructions are not decoded.
+// taken to return. A cold part not passed to NewFunction is outside the
+// function: a jump into it counts as leaving. AMD XOP instructions are
+// not decoded.
 package amd64

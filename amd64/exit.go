@@ -10,9 +10,9 @@ import (
 // sorted and unique; subtract f.Addr for kinst offsets. See the package
 // documentation for the rule.
 //
-// Each range must lie in f and begin and end on instruction boundaries.
-// A copy that never returns (it loops forever or ends in a trap) has no
-// exit sites.
+// Each range must lie in f or one of its cold parts, and begin and end on
+// instruction boundaries; empty ranges are ignored. A copy that never
+// returns (it loops forever or ends in a trap) has no exit sites.
 func (f *Function) ExitSites(copy []Range) ([]uint64, error) {
 	in, err := f.copyMask(copy)
 	if err != nil {
@@ -148,15 +148,9 @@ func (f *Function) copyMask(copy []Range) ([]bool, error) {
 		if r.Lo >= r.Hi {
 			continue // DWARF producers emit empty ranges
 		}
-		lo, ok := f.instAt(r.Lo)
-		if !ok {
-			return nil, f.rangeError(r, r.Lo)
-		}
-		hi := len(f.Insts)
-		if r.Hi != f.End() {
-			if hi, ok = f.instAt(r.Hi); !ok {
-				return nil, f.rangeError(r, r.Hi)
-			}
+		lo, hi, err := f.rangeInsts(r)
+		if err != nil {
+			return nil, err
 		}
 		for i := lo; i < hi; i++ {
 			in[i] = true
@@ -165,34 +159,48 @@ func (f *Function) copyMask(copy []Range) ([]bool, error) {
 	return in, nil
 }
 
-func (f *Function) rangeError(r Range, addr uint64) error {
-	if !f.contains(addr) {
-		return fmt.Errorf("amd64: range %v is not inside the function [%#x,%#x)", r, f.Addr, f.End())
+// rangeInsts returns the indices [lo, hi) of the instructions in r, which
+// must lie in one part of the function and begin and end on instruction
+// boundaries.
+func (f *Function) rangeInsts(r Range) (lo, hi int, err error) {
+	p, ok := f.part(r.Lo)
+	if !ok || r.Hi-p.Addr > uint64(len(p.Code)) {
+		return 0, 0, fmt.Errorf("amd64: range %v is not inside the function at %#x or a part of it", r, f.Addr)
 	}
-	return fmt.Errorf("amd64: range %v: %#x is not an instruction boundary", r, addr)
+	if lo, ok = f.instAt(r.Lo); !ok {
+		return 0, 0, fmt.Errorf("amd64: range %v: %#x is not an instruction boundary", r, r.Lo)
+	}
+	if r.Hi-p.Addr == uint64(len(p.Code)) {
+		return lo, f.index(r.Hi-1) + 1, nil
+	}
+	if hi, ok = f.instAt(r.Hi); !ok {
+		return 0, 0, fmt.Errorf("amd64: range %v: %#x is not an instruction boundary", r, r.Hi)
+	}
+	return lo, hi, nil
 }
 
 // CompatExitSites returns the return sites that FreeBSD's dtrace computes
 // for one inline copy, for -x kinstcompat: one per range, in the order of
-// copy. When the range ends at the end of the function or is the last
-// range, the site is the last instruction inside the range; otherwise it
-// is the first instruction after it, r.Hi. Duplicates are kept, as the
-// reference keeps them.
+// copy. When the range ends at the end of the function (or of the cold
+// part that holds it) or is the last range, the site is the last
+// instruction inside the range; otherwise it is the first instruction
+// after it, r.Hi. Duplicates are kept, as the reference keeps them.
 //
 // The reference walks instruction lengths from r.Lo and runs past r.Hi if
 // no instruction ends there; here that is an error.
 func (f *Function) CompatExitSites(copy []Range) ([]uint64, error) {
 	sites := make([]uint64, 0, len(copy))
 	for k, r := range copy {
-		if !f.contains(r.Lo) || r.Hi > f.End() {
-			return nil, f.rangeError(r, r.Lo)
+		p, ok := f.part(r.Lo)
+		if !ok || r.Hi < r.Lo || r.Hi-p.Addr > uint64(len(p.Code)) {
+			return nil, fmt.Errorf("amd64: range %v is not inside the function at %#x or a part of it", r, f.Addr)
 		}
-		if r.Hi != f.End() && k != len(copy)-1 {
+		if r.Hi-p.Addr != uint64(len(p.Code)) && k != len(copy)-1 {
 			sites = append(sites, r.Hi)
 			continue
 		}
 		last := f.Insts[f.index(r.Hi-1)]
-		if last.End() != r.Hi || last.Addr < r.Lo {
+		if r.Hi == r.Lo || last.End() != r.Hi || last.Addr < r.Lo {
 			return nil, fmt.Errorf("amd64: range %v: no instruction ends at %#x", r, r.Hi)
 		}
 		sites = append(sites, last.Addr)

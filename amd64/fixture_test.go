@@ -35,8 +35,10 @@ func builds() []build {
 				build{cc, []string{"-O2", dw, "-fcf-protection=none"}})
 		}
 	}
-	// clang 14 has no -mfunction-return.
-	bs = append(bs, build{"gcc", []string{"-O2", "-g", "-fcf-protection=none", "-mfunction-return=thunk-extern"}})
+	// As Linux builds the kernel: return thunks, retpolines, int3 after
+	// every ret and jmp, no jump tables. clang 14 has no -mfunction-return.
+	bs = append(bs, build{"gcc", []string{"-O2", "-g", "-fcf-protection=none", "-mfunction-return=thunk-extern",
+		"-mindirect-branch=thunk-extern", "-mharden-sls=all", "-fno-jump-tables"}})
 	return bs
 }
 
@@ -162,9 +164,15 @@ func compareWithObjdump(t *testing.T, file string) int {
 		t.Fatal(err)
 	}
 	defer f.Close()
+	return compareFunctions(t, file, functions(t, f))
+}
+
+// compareFunctions checks fns, the functions of file, against objdump.
+func compareFunctions(t *testing.T, file string, fns []funcSym) int {
+	t.Helper()
 	lines := objdump(t, file)
 	n := 0
-	for _, fn := range functions(t, f) {
+	for _, fn := range fns {
 		var want []uint64
 		bad := false
 		for _, l := range within(lines, fn.addr, fn.addr+uint64(len(fn.code))) {
@@ -211,7 +219,7 @@ func TestDecodeSystemBinaries(t *testing.T) {
 	if _, err := exec.LookPath("objdump"); err != nil {
 		t.Skip("objdump not installed")
 	}
-	for _, file := range []string{"/bin/bash", "/lib/x86_64-linux-gnu/libc.so.6"} {
+	for _, file := range []string{"/bin/bash", "/usr/bin/gdb", "/usr/bin/python3"} {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			if _, err := elf.Open(file); err != nil {
 				t.Skipf("%s: %v", file, err)
@@ -281,6 +289,7 @@ var exitCases = []struct {
 	{"merged", "pick", []*regexp.Regexp{atReturn}},
 	{"nested", "inner", []*regexp.Regexp{atMarker4444}},
 	{"nested", "outer", []*regexp.Regexp{atMarker2222}},
+	{"switcher", "sw", []*regexp.Regexp{atMarker2222}},
 }
 
 func TestExitSites(t *testing.T) {
@@ -429,18 +438,30 @@ func loadFixture(t *testing.T, file string) *fixture {
 	return fx
 }
 
-func (fx *fixture) lines(fn *Function) []objdumpLine { return within(fx.all, fn.Addr, fn.End()) }
+// lines returns objdump's listing of fn and its cold parts.
+func (fx *fixture) lines(fn *Function) []objdumpLine {
+	var lines []objdumpLine
+	for _, p := range fn.parts {
+		lines = append(lines, within(fx.all, p.Addr, p.Addr+uint64(len(p.Code)))...)
+	}
+	slices.SortFunc(lines, func(a, b objdumpLine) int { return cmpU64(a.addr, b.addr) })
+	return lines
+}
 
-// copies decodes caller and returns the ranges of the one copy of inline
-// in it, read from DWARF: the DW_TAG_inlined_subroutine whose abstract
-// origin is named inline.
+// copies decodes caller, with its cold part if gcc made one, and returns
+// the ranges of the one copy of inline in it, read from DWARF: the
+// DW_TAG_inlined_subroutine whose abstract origin is named inline.
 func (fx *fixture) copies(t *testing.T, caller, inline string) (*Function, []Range) {
 	t.Helper()
 	sym, ok := fx.fns[caller]
 	if !ok {
 		t.Fatalf("no function %s", caller)
 	}
-	fn, err := NewFunction(sym.code, sym.addr)
+	var cold []Part
+	if c, ok := fx.fns[caller+".cold"]; ok {
+		cold = append(cold, Part{c.addr, c.code})
+	}
+	fn, err := NewFunction(sym.code, sym.addr, cold...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +488,7 @@ func (fx *fixture) copies(t *testing.T, caller, inline string) (*Function, []Ran
 		}
 		var copy []Range
 		for _, r := range rs {
-			if r[0] >= fn.Addr && r[1] <= fn.End() {
+			if fn.contains(r[0]) {
 				copy = append(copy, Range{r[0], r[1]})
 			}
 		}

@@ -1,24 +1,43 @@
 package amd64
 
-import "sort"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+)
 
 // A Function is a decoded function and its control-flow graph.
 //
 // The graph is the usual one: a block is a run of instructions entered
 // only at its first and left only at its last. Calls do not end blocks:
 // they return. A block ending in ret, a trap, hlt, Data, or a jump that
-// leaves the function has no successors. An indirect jump's targets are
-// not in the code; they are taken to be the orphan blocks, those that
-// nothing else reaches and that do not begin with padding, since the cases
-// of a jump table are exactly such blocks. A function without orphans has
-// its indirect jumps leave it (tail calls through a pointer).
+// leaves the function has no successors.
+//
+// An indirect jump's targets are not in the code. They are taken to be
+// the orphan blocks: those no direct path from the entry reaches and that
+// nothing but padding falls into, since the cases of a jump table are
+// exactly such blocks. A function without orphans has its indirect jumps
+// leave it (tail calls through a pointer).
+//
+// A Function does not change once built, so it can serve every inline
+// copy in it, from several goroutines.
 type Function struct {
-	Addr   uint64   // address of the entry, Insts[0]
-	Insts  []Inst   // every instruction, in address order, covering the code
-	Blocks []*Block // the basic blocks in address order; Blocks[0] is the entry
+	Addr   uint64   // address of the entry
+	Insts  []Inst   // every instruction of every part, in address order
+	Blocks []*Block // the basic blocks, in address order
 
-	code    []byte
+	parts   []Part // the function itself, then its cold parts
+	entry   *Block
 	blockOf []int32 // index in Blocks of the block of each instruction
+}
+
+// A Part is a piece of a function's code. Compilers move the code of
+// unlikely paths out of a function into a part of its own, which gcc names
+// f.cold; an inline copy can run through both, so ExitSites needs both.
+type Part struct {
+	Addr uint64
+	Code []byte
 }
 
 // A Block is a basic block of a Function.
@@ -60,25 +79,52 @@ func (b *Block) IsBackEdge(s *Block) bool {
 	return false
 }
 
-// NewFunction decodes the code of a function whose entry is at addr and
-// builds its control-flow graph.
-func NewFunction(code []byte, addr uint64) (*Function, error) {
-	insts, err := Decode(code, addr)
-	if err != nil {
-		return nil, err
+// NewFunction decodes the code of a function whose entry is at addr,
+// and of its cold parts if any, and builds its control-flow graph.
+func NewFunction(code []byte, addr uint64, cold ...Part) (*Function, error) {
+	f := &Function{Addr: addr, parts: append([]Part{{addr, code}}, cold...)}
+	for _, p := range f.parts {
+		insts, err := Decode(p.Code, p.Addr)
+		if err != nil {
+			return nil, err
+		}
+		f.Insts = append(f.Insts, insts...)
 	}
-	f := &Function{Addr: addr, Insts: insts, code: code}
+	slices.SortFunc(f.Insts, func(a, b Inst) int { return cmp.Compare(a.Addr, b.Addr) })
+	for i := 1; i < len(f.Insts); i++ {
+		if f.Insts[i].Addr < f.Insts[i-1].End() {
+			return nil, fmt.Errorf("amd64: parts of the function at %#x overlap at %#x", addr, f.Insts[i].Addr)
+		}
+	}
 	f.buildBlocks()
+	f.entry, _ = f.Block(addr)
 	f.buildEdges()
 	f.dominators()
 	return f, nil
 }
 
-// End returns the address just past the function's last byte.
-func (f *Function) End() uint64 { return f.Insts[len(f.Insts)-1].End() }
+// Entry returns the block at the function's entry.
+func (f *Function) Entry() *Block { return f.entry }
 
-// contains reports whether addr lies in the function.
-func (f *Function) contains(addr uint64) bool { return addr >= f.Addr && addr < f.End() }
+// End returns the address just past the function's last byte, not
+// counting its cold parts.
+func (f *Function) End() uint64 { return f.Addr + uint64(len(f.parts[0].Code)) }
+
+// part returns the part of the function holding addr.
+func (f *Function) part(addr uint64) (Part, bool) {
+	for _, p := range f.parts {
+		if addr >= p.Addr && addr-p.Addr < uint64(len(p.Code)) {
+			return p, true
+		}
+	}
+	return Part{}, false
+}
+
+// contains reports whether addr lies in the function or its cold parts.
+func (f *Function) contains(addr uint64) bool {
+	_, ok := f.part(addr)
+	return ok
+}
 
 // index returns the index of the instruction containing addr, which must
 // lie in the function.
@@ -95,6 +141,22 @@ func (f *Function) instAt(addr uint64) (int, bool) {
 	return i, f.Insts[i].Addr == addr
 }
 
+// landing returns the index of the instruction a branch to addr executes:
+// the one starting there, or one whose prefixes the branch skips (see
+// lands in decode.go).
+func (f *Function) landing(addr uint64) (int, bool) {
+	p, ok := f.part(addr)
+	if !ok {
+		return 0, false
+	}
+	i := f.index(addr)
+	in := f.Insts[i]
+	if in.Addr == addr {
+		return i, true
+	}
+	return i, in.Op != Data && skipsPrefix(p.Code, int(in.Addr-p.Addr), int(addr-p.Addr), in.End()-p.Addr)
+}
+
 // Block returns the block holding the instruction that starts at addr.
 func (f *Function) Block(addr uint64) (*Block, bool) {
 	i, ok := f.instAt(addr)
@@ -106,11 +168,11 @@ func (f *Function) Block(addr uint64) (*Block, bool) {
 
 func (f *Function) buildBlocks() {
 	leader := make([]bool, len(f.Insts)+1)
-	leader[0] = true
+	leader[0], leader[len(f.Insts)] = true, true
 	for i, in := range f.Insts {
 		switch {
 		case in.Op == Jump || in.Op == CondJump:
-			if j, ok := f.instAt(in.Target); ok {
+			if j, ok := f.landing(in.Target); ok {
 				leader[j] = true
 			}
 			leader[i+1] = true
@@ -118,6 +180,9 @@ func (f *Function) buildBlocks() {
 			leader[i], leader[i+1] = true, true
 		case !in.Op.fallsThrough():
 			leader[i+1] = true
+		}
+		if i+1 < len(f.Insts) && in.End() != f.Insts[i+1].Addr {
+			leader[i+1] = true // the end of a part
 		}
 	}
 	f.blockOf = make([]int32, len(f.Insts))
@@ -140,30 +205,56 @@ func (f *Function) buildEdges() {
 	for _, b := range f.Blocks {
 		last := b.Insts[len(b.Insts)-1]
 		if last.Op == Jump || last.Op == CondJump {
-			if t, ok := f.Block(last.Target); ok {
-				b.addSucc(t)
+			if i, ok := f.landing(last.Target); ok {
+				b.addSucc(f.Blocks[f.blockOf[i]])
 			}
 		}
 		if last.Op == IndirectJump {
 			indirect = append(indirect, b)
 		}
-		if last.Op.fallsThrough() && b.Index+1 < len(f.Blocks) {
-			b.addSucc(f.Blocks[b.Index+1])
+		if next := b.Index + 1; last.Op.fallsThrough() && next < len(f.Blocks) && last.End() == f.Blocks[next].Addr() {
+			b.addSucc(f.Blocks[next])
 		}
 	}
-	if len(indirect) > 0 {
-		var orphans []*Block
-		for _, b := range f.Blocks[1:] {
-			if len(b.Preds) == 0 && b.Insts[0].Op != Data && b.Insts[0].Op != Nop && b.Insts[0].Op != Trap {
-				orphans = append(orphans, b)
-			}
-		}
-		for _, b := range indirect {
-			for _, o := range orphans {
-				b.addSucc(o)
+	if len(indirect) == 0 {
+		return
+	}
+	direct := make([]bool, len(f.Blocks))
+	work := []*Block{f.entry}
+	direct[f.entry.Index] = true
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, s := range b.Succs {
+			if !direct[s.Index] {
+				direct[s.Index] = true
+				work = append(work, s)
 			}
 		}
 	}
+	var orphans []*Block
+	for _, b := range f.Blocks {
+		if !direct[b.Index] && !b.padding() && !slices.ContainsFunc(b.Preds, func(p *Block) bool { return !p.padding() }) {
+			orphans = append(orphans, b)
+		}
+	}
+	for _, b := range indirect {
+		for _, o := range orphans {
+			b.addSucc(o)
+		}
+	}
+}
+
+// padding reports whether b is all alignment padding, or not code.
+func (b *Block) padding() bool {
+	for _, in := range b.Insts {
+		switch in.Op {
+		case Nop, Trap, Data:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (b *Block) addSucc(s *Block) {
@@ -190,8 +281,8 @@ func (f *Function) dominators() {
 		b    *Block
 		next int
 	}
-	stack := []frame{{b: f.Blocks[0]}}
-	f.Blocks[0].reachable = true
+	stack := []frame{{b: f.entry}}
+	f.entry.reachable = true
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.next < len(top.b.Succs) {

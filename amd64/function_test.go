@@ -129,14 +129,30 @@ func TestExitSitesSynthetic(t *testing.T) {
 	}
 }
 
+func TestGraphLockPrefix(t *testing.T) {
+	f := mustFunction(t, cat(
+		[]byte{0x74, 0x01},             // 0x0 je 0x3: past the lock
+		[]byte{0xf0, 0x48, 0xff, 0x0f}, // 0x2 lock decq (%rdi)
+		[]byte{0xc3},                   // 0x6 ret
+	))
+	b2, _ := f.Block(0x2)
+	if got := f.Blocks[0].Succs; len(got) != 1 || got[0] != b2 {
+		t.Errorf("successors of the je: %v, want the block of the lock decq", got)
+	}
+	if err := f.CheckOffset(3); err == nil {
+		t.Error("CheckOffset(3) = nil, want an error: the kernel sees lock decq")
+	}
+}
+
 func TestExitSitesErrors(t *testing.T) {
 	f := mustFunction(t, diamond)
 	for _, tt := range []struct {
 		copy []Range
 		want string
 	}{
-		{[]Range{{0x10, 0x20}}, "amd64: range [0x10,0x20): 0x10 is not an instruction boundary"},
-		{[]Range{{0x04, 0x20}}, "amd64: range [0x4,0x20) is not inside the function [0x0,0x12)"},
+		{[]Range{{0x10, 0x11}}, "amd64: range [0x10,0x11): 0x10 is not an instruction boundary"},
+		{[]Range{{0x04, 0x20}}, "amd64: range [0x4,0x20) is not inside the function at 0x0 or a part of it"},
+		{[]Range{{0x20, 0x24}}, "amd64: range [0x20,0x24) is not inside the function at 0x0 or a part of it"},
 		{[]Range{{0x04, 0x07}}, "amd64: range [0x4,0x7): 0x7 is not an instruction boundary"},
 	} {
 		if _, err := f.ExitSites(tt.copy); err == nil || err.Error() != tt.want {

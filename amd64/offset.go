@@ -45,12 +45,13 @@ func (e *OffsetError) Error() string {
 
 // CheckOffset reports whether off, an offset from the function's entry,
 // is the start of an instruction, where a kinst probe can go. If not, the
-// error is an *OffsetError naming the nearest boundaries.
+// error is an *OffsetError naming the nearest boundaries. The ftrace NOP
+// itself is a boundary: see FtraceNOP.
 func (f *Function) CheckOffset(off uint64) error {
 	size := f.End() - f.Addr
 	if off >= size {
 		e := &OffsetError{Off: off, Size: size}
-		e.Below, e.HasBelow = f.boundaryBelow(len(f.Insts) - 1)
+		e.Below, e.HasBelow = f.boundaryBelow(f.index(f.End() - 1))
 		return e
 	}
 	i := f.index(f.Addr + off)
@@ -71,10 +72,10 @@ func (f *Function) CheckOffset(off uint64) error {
 	return e
 }
 
-// boundaryBelow returns the offset of the last instruction at or before
-// Insts[i].
+// boundaryBelow returns the offset of the last instruction of the
+// function, cold parts aside, at or before Insts[i].
 func (f *Function) boundaryBelow(i int) (uint64, bool) {
-	for ; i >= 0; i-- {
+	for ; i >= 0 && f.Insts[i].Addr >= f.Addr; i-- {
 		if f.Insts[i].Op != Data {
 			return f.Insts[i].Addr - f.Addr, true
 		}
@@ -82,10 +83,10 @@ func (f *Function) boundaryBelow(i int) (uint64, bool) {
 	return 0, false
 }
 
-// boundaryAbove returns the offset of the first instruction at or after
-// Insts[i].
+// boundaryAbove returns the offset of the first instruction of the
+// function, cold parts aside, at or after Insts[i].
 func (f *Function) boundaryAbove(i int) (uint64, bool) {
-	for ; i < len(f.Insts); i++ {
+	for ; i < len(f.Insts) && f.Insts[i].Addr < f.End(); i++ {
 		if f.Insts[i].Op != Data {
 			return f.Insts[i].Addr - f.Addr, true
 		}
@@ -107,13 +108,14 @@ var (
 // and in a vmlinux whose calls to __fentry__ objtool has replaced; an
 // unlinked module still holds the call itself.
 func (f *Function) FtraceNOP() (Inst, bool) {
-	i := 0
-	if bytes.HasPrefix(f.code, endbr64) {
-		i = 1
+	code := f.parts[0].Code
+	i := f.index(f.Addr)
+	if bytes.HasPrefix(code, endbr64) {
+		i++
 	}
-	if i < len(f.Insts) {
+	if i < len(f.Insts) && f.Insts[i].Addr < f.End() {
 		in := f.Insts[i]
-		if in.Op == Nop && bytes.HasPrefix(f.code[in.Addr-f.Addr:], ftraceNOP) {
+		if in.Op == Nop && bytes.HasPrefix(code[in.Addr-f.Addr:], ftraceNOP) {
 			return in, true
 		}
 	}

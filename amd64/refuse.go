@@ -12,7 +12,8 @@ func (f *Function) Refused(addr uint64) error {
 	if !ok || f.Insts[i].Op == Data {
 		return fmt.Errorf("amd64: no instruction starts at %#x", addr)
 	}
-	b := f.code[addr-f.Addr : f.Insts[i].End()-f.Addr]
+	p, _ := f.part(addr)
+	b := p.Code[addr-p.Addr : f.Insts[i].End()-p.Addr]
 	for len(b) > 1 && (isLegacyPrefix(b[0]) || b[0]&0xf0 == 0x40) {
 		b = b[1:]
 	}

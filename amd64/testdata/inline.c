@@ -142,3 +142,25 @@ int nested(const int *p, int n)
 	MARKV(0x2222, r);
 	return r;
 }
+
+/* A switch in the copy: a jump table, unless built with -fno-jump-tables. */
+INL int sw(int x)
+{
+	switch (x) {
+	case 0: sink(10); return 3;
+	case 1: sink(11); return 9;
+	case 2: sink(12); return 1;
+	case 3: sink(13); return 4;
+	case 4: sink(14); return 8;
+	case 5: sink(15); return 2;
+	case 6: sink(16); return 6;
+	}
+	return -1;
+}
+
+int switcher(int x)
+{
+	int r = sw(x);
+	MARKV(0x2222, r);
+	return r;
+}

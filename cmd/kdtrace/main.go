@@ -277,7 +277,7 @@ func (c *config) describe(cmd command, err error) string {
 	if errors.As(err, &oe) {
 		var pe *os.PathError
 		if errors.As(oe.err, &pe) {
-			return fmt.Sprintf("failed to open %s: %v", cmd.arg, pe.Err)
+			return fmt.Sprintf("failed to open %s: %s", cmd.arg, strerror(pe.Err))
 		}
 		return fmt.Sprintf("failed to open %s: %v", cmd.arg, oe.err)
 	}
@@ -347,4 +347,13 @@ func usage(w io.Writer, name string) {
 	--module      kernel module image (repeatable)
 	--debug-root  where separate debug files are (default /usr/lib/debug)
 `, name)
+}
+
+// strerror capitalises an error's text as C's strerror does.
+func strerror(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

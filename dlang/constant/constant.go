@@ -167,3 +167,40 @@ func Convert(c *ast.IntLit, to ast.IntType) uint64 {
 }
 
 func mask(bits int) uint64 { return ^uint64(0) >> (64 - bits) }
+
+var literalLimits = [...]uint64{
+	ast.Int:    0x7fffffff,
+	ast.Uint:   0xffffffff,
+	ast.Long:   0x7fffffffffffffff,
+	ast.Ulong:  0xffffffffffffffff,
+	ast.LLong:  0x7fffffffffffffff,
+	ast.ULLong: 0xffffffffffffffff,
+}
+
+// LiteralType returns the type dt_node_int gives an integer literal of
+// value v with the given suffix, written in decimal or not: each u moves
+// the search one type on and each l two, and the search steps over the
+// unsigned types when the literal is decimal or its suffix starts with a
+// lower-case u (so it visits only signed or only unsigned types). It
+// reports false when no type can hold v.
+func LiteralType(v uint64, suffix string, decimal bool) (ast.IntType, bool) {
+	i := 0
+	for _, c := range suffix {
+		switch c {
+		case 'u', 'U':
+			i++
+		case 'l', 'L':
+			i += 2
+		}
+	}
+	step := 1
+	if decimal || suffix != "" && suffix[0] == 'u' {
+		step = 2
+	}
+	for ; i < len(literalLimits); i += step {
+		if v <= literalLimits[i] {
+			return ast.IntType(i), true
+		}
+	}
+	return 0, false
+}

@@ -66,13 +66,16 @@ func (p *parser) parseClause() *ast.Clause {
 		}
 		p.next()
 		if p.lex.tok != token.LBRACE {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
+			p.fail(diag.Errorf(c.Pred.Pos(), diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
 		}
 	}
 	if p.lex.tok != token.LBRACE {
-		if !p.cfg.CommandLine || p.lex.tok != token.EOF {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "expected predicate and/or actions following probe description"))
+		if !p.cfg.CommandLine {
+			p.fail(diag.Errorf(c.Probes[0].DescPos, diag.D_SYNTAX, "expected predicate and/or actions following probe description"))
 		}
+		// The token after the list was scanned in the outer scope; the
+		// next clause starts there.
+		p.lex.scope = scopeClause
 		return c
 	}
 	p.next()
@@ -120,7 +123,7 @@ func (p *parser) expandSpec(text string) string {
 		for j < len(text) && (isLetter(text[j]) || isDigit(text[j])) {
 			j++
 		}
-		v, _, ok := p.macro(text[i+1 : j])
+		v, _, ok := p.macro(text[i+1:j], false)
 		if !ok || j == i+1 {
 			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Undefined macro variable in probe description", p.lex.lit))
 		}
@@ -158,12 +161,14 @@ func (p *parser) startsTypeName() bool {
 
 func (p *parser) parseDeclaration() *ast.Declaration {
 	d := &ast.Declaration{Spec: p.parseDeclSpecs(true)}
+	p.recordTypes(d.Spec)
 	if p.lex.tok != token.SEMI {
 		for {
 			dd := p.parseDeclarator(declNamed)
 			switch {
 			case d.Spec.Class == ast.Typedef:
 				p.declareType(dd.Name)
+				p.recordTypedef(dd.Name, d.Spec, dd.Derived)
 				if t, ok := p.intTypeOf(d.Spec); ok && len(dd.Derived) == 0 {
 					if p.typedefInts == nil {
 						p.typedefInts = make(map[string]ast.IntType)
@@ -406,17 +411,27 @@ func (p *parser) parseEnum() *ast.EnumType {
 	}
 	p.next()
 	t.Enumerators = []*ast.Enumerator{}
+	next := uint64(0)
 	for p.lex.tok != token.RBRACE {
 		if p.lex.tok != token.IDENT {
 			p.syntaxError()
 		}
 		e := &ast.Enumerator{Name: &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}}
-		p.declareIdent(p.lex.lit)
 		p.next()
 		if p.lex.tok == token.ASGN {
 			p.next()
 			e.Value = p.parseCond()
+			c, ok := e.Value.(*ast.IntLit)
+			if !ok {
+				p.fail(diag.Errorf(e.Value.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned an integral constant expression", e.Name.Name))
+			}
+			next = c.Value
 		}
+		// An enumerator is an int constant wherever it is named, as
+		// dtrace's enumerator identifiers are.
+		p.declareIdent(e.Name.Name)
+		p.inlineInts[e.Name.Name] = &ast.IntLit{Value: uint64(int64(int32(next))), Type: ast.Int}
+		next++
 		t.Enumerators = append(t.Enumerators, e)
 		if p.lex.tok != token.COMMA {
 			break

@@ -240,7 +240,7 @@ func (p *parser) parsePrimary() ast.Expr {
 		p.expect(token.COMMA)
 		m := p.parseMemberName()
 		p.expect(token.RPAREN)
-		return p.unaryResult(&ast.OffsetofExpr{Offsetof: pos, Type: t, Member: m})
+		return p.unaryResult(p.offsetof(pos, t, m))
 	case token.XLATE:
 		p.next()
 		p.expect(token.LT)

@@ -72,7 +72,9 @@ func (p *parser) sizeof(pos token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 			size, known = uint64(len(s.Value))+1, true
 		}
 	default:
-		size, known = p.typeSize(t.Spec, t.Decl.Derived)
+		var l layout
+		l, known = p.typeLayout(t.Spec, t.Decl.Derived)
+		size = l.size
 		if known && size == 0 {
 			p.fail(diag.Errorf(pos, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size"))
 		}
@@ -81,46 +83,6 @@ func (p *parser) sizeof(pos token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 		return &ast.IntLit{ValuePos: pos, Value: size, Type: ast.Ulong}
 	}
 	return &ast.SizeofExpr{Sizeof: pos, Type: t, X: x}
-}
-
-// typeSize returns the size of a type the parser can work out without
-// the type checker: basic types, D's typedefs, pointers, and arrays of
-// those with constant dimensions.
-func (p *parser) typeSize(s *ast.DeclSpec, derived []ast.Derivation) (uint64, bool) {
-	if len(derived) > 0 {
-		// Derived runs from the name outwards: the last derivation is
-		// the outermost type.
-		switch d := derived[len(derived)-1].(type) {
-		case *ast.Pointer:
-			return 8, true
-		case *ast.Array:
-			n, ok := d.Len.(*ast.IntLit)
-			if !ok || d.Keys != nil {
-				return 0, false
-			}
-			elem, ok := p.typeSize(s, derived[:len(derived)-1])
-			return elem * n.Value, ok
-		}
-		return 0, false
-	}
-	if b, ok := s.Type.(*ast.BasicType); ok {
-		switch strings.Join(b.Words, " ") {
-		case "void":
-			return 0, true
-		case "float":
-			return 4, true
-		case "double":
-			return 8, true
-		case "long double":
-			return 16, true
-		case "string":
-			return 0, false // the strsize option decides
-		}
-	}
-	if t, ok := p.intTypeOf(s); ok {
-		return uint64(t.Bits() / 8), true
-	}
-	return 0, false
 }
 
 // intTypeOf returns the integer type named by specifiers, when it is one

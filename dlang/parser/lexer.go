@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"github.com/kdtrace/kdtrace/dlang/constant"
 	"math/bits"
 	"strconv"
 	"strings"
@@ -507,14 +508,14 @@ func (l *lexer) scanInt() {
 	v, suffix, err := parseUint(l.src[start:digitsEnd], hex)
 	suffix += l.src[digitsEnd:i]
 	if err == errRange {
-		l.errorf(l.pos, diag.D_INT_OFLOW, "integer constant %s results in overflow", text)
+		l.errorf(l.pos, diag.D_INT_OFLOW, "constant %s results in integer overflow", text)
 	}
 	if strings.Trim(suffix, "uUlL") != "" {
-		l.errorf(l.pos, diag.D_INT_DIGIT, "invalid digit (%c) in integer constant %s", strings.Trim(suffix, "uUlL")[0], text)
+		l.errorf(l.pos, diag.D_INT_DIGIT, "constant %s contains invalid digit %c", text, strings.Trim(suffix, "uUlL")[0])
 	}
 	l.tok, l.lit = token.INT, text
 	l.ival = v
-	typ, ok := intType(v, suffix, l.src[start] != '0')
+	typ, ok := constant.LiteralType(v, suffix, l.src[start] != '0')
 	if !ok {
 		l.errorf(l.pos, diag.D_INT_OFLOW, "integer constant 0x%x cannot be represented in any built-in integral type", v)
 	}
@@ -568,40 +569,6 @@ func parseUint(s string, hex bool) (v uint64, rest string, err error) {
 	return v, "", err
 }
 
-var intLimits = [...]uint64{
-	ast.Int:    0x7fffffff,
-	ast.Uint:   0xffffffff,
-	ast.Long:   0x7fffffffffffffff,
-	ast.Ulong:  0xffffffffffffffff,
-	ast.LLong:  0x7fffffffffffffff,
-	ast.ULLong: 0xffffffffffffffff,
-}
-
-// intType picks the type of an integer constant as dt_node_int does:
-// the suffix chooses where the search starts, and decimal constants
-// without a u suffix try only signed types.
-func intType(v uint64, suffix string, decimal bool) (ast.IntType, bool) {
-	i := 0
-	for _, c := range suffix {
-		switch c {
-		case 'u', 'U':
-			i++
-		case 'l', 'L':
-			i += 2
-		}
-	}
-	step := 1
-	if decimal && (suffix == "" || (suffix[0] != 'u' && suffix[0] != 'U')) {
-		step = 2
-	}
-	for ; i < len(intLimits); i += step {
-		if v <= intLimits[i] {
-			return ast.IntType(i), true
-		}
-	}
-	return 0, false
-}
-
 // scanString scans a string constant after its opening quote.
 func (l *lexer) scanString() {
 	start := l.off
@@ -611,7 +578,7 @@ func (l *lexer) scanString() {
 		case '"':
 			raw := l.src[start:l.off]
 			l.off++
-			l.tok, l.lit = token.STRING, unescape(raw)
+			l.tok, l.lit = token.STRING, cString(unescape(raw))
 			return
 		case '\\':
 			if l.off+1 < len(l.src) && l.src[l.off+1] != '\n' {
@@ -639,7 +606,7 @@ func (l *lexer) scanChar() {
 			l.off++
 			s := unescape(raw)
 			if s == "" {
-				l.errorf(l.pos, diag.D_CHR_NULL, "empty character constant is not permitted")
+				l.errorf(l.pos, diag.D_CHR_NULL, "empty character constant")
 			}
 			if len(s) > 8 {
 				l.errorf(l.pos, diag.D_CHR_OFLOW, "character constant is too long")
@@ -649,7 +616,7 @@ func (l *lexer) scanChar() {
 				v = v<<8 | uint64(s[i])
 			}
 			l.tok, l.lit, l.ival = token.INT, l.src[start-1:l.off], v
-			l.ityp, _ = intType(v, "", true)
+			l.ityp, _ = constant.LiteralType(v, "", true)
 			return
 		case '\\':
 			if l.off+1 < len(l.src) && l.src[l.off+1] != '\n' {
@@ -666,8 +633,16 @@ func (l *lexer) scanChar() {
 	l.errorf(l.pos, diag.D_CHR_NL, "newline encountered in character constant")
 }
 
-// unescape processes C escapes as libdtrace's stresc2chr does. The value
-// ends at the first NUL byte, as the C string dtrace keeps would.
+// cString cuts s at its first NUL byte: dtrace keeps strings as C strings.
+func cString(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// unescape processes C escapes as libdtrace's stresc2chr does; an escape
+// it does not know keeps its backslash.
 func unescape(s string) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
@@ -716,11 +691,11 @@ func unescape(s string) string {
 				v = v<<3 | int(s[i]-'0')
 			}
 			c = byte(v)
+		case '"', '\\':
+		default:
+			b = append(b, '\\')
 		}
 		b = append(b, c)
-	}
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		b = b[:i]
 	}
 	return string(b)
 }
@@ -740,7 +715,7 @@ func (l *lexer) scanMacro() {
 	if name == "" {
 		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"$\"")
 	}
-	text, isArg, ok := l.p.macro(name)
+	text, isArg, ok := l.p.macro(name, str)
 	if !ok {
 		if isArg {
 			l.errorf(l.pos, diag.D_MACRO_UNDEF, "macro argument %s is not defined", l.src[start-1-b2i(str):l.off])
@@ -755,7 +730,7 @@ func (l *lexer) scanMacro() {
 		// A macro variable is an integer.
 		v, _ := strconv.ParseInt(text, 10, 64)
 		l.tok, l.lit, l.ival = token.INT, text, uint64(v)
-		l.ityp, _ = intType(uint64(v), "", true)
+		l.ityp, _ = constant.LiteralType(uint64(v), "", true)
 		return
 	}
 	l.macroArg(text)
@@ -797,16 +772,16 @@ func (l *lexer) macroArg(text string) {
 			v, rest, err := parseUint(s[:end], hex)
 			rest += s[end:]
 			if err == nil && strings.Trim(rest, "uUlL") == "" {
-				typ, ok := intType(v, rest, s[0] != '0')
+				typ, ok := constant.LiteralType(v, rest, s[0] != '0')
 				if !ok {
-					l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s results in integer overflow", text)
+					l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s constant %s results in integer overflow", l.src[int(l.pos.Col)-1+l.lineStart:l.off], s)
 				}
 				l.tok, l.lit, l.ival, l.ityp = token.INT, text, v, typ
 				l.ineg, l.ipos = neg, pos
 				return
 			}
 			if err != nil {
-				l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s results in integer overflow", text)
+				l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s constant %s results in integer overflow", l.src[int(l.pos.Col)-1+l.lineStart:l.off], s)
 			}
 		}
 	}
@@ -822,7 +797,7 @@ func (l *lexer) macroArg(text string) {
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
 	}
-	l.tok, l.lit = token.STRING, unescape(s)
+	l.tok, l.lit = token.STRING, cString(unescape(s))
 }
 
 func validIdent(s string) bool {

@@ -20,6 +20,9 @@ type Config struct {
 	// DefaultArgs makes unset $N expand to 0 and $$N to "" (-x
 	// defaultargs) instead of failing.
 	DefaultArgs bool
+	// StringSize is the size of D's string type (-x strsize); 0 means
+	// dtrace's default, 256.
+	StringSize uint64
 	// AllowEmpty accepts a program with no clauses, inlines, translators
 	// or providers (-x empty).
 	AllowEmpty bool
@@ -67,7 +70,10 @@ type parser struct {
 	typedefs     map[string]bool
 	typedefInts  map[string]ast.IntType // typedefs of integer types
 	inlineInts   map[string]*ast.IntLit // inlines whose value is a constant
-	idents       map[string]bool        // declared variables and inlines
+	typedefDecls map[string]typedefDecl // the script's typedefs
+	structs      map[string]*ast.StructType
+	enums        map[string]bool
+	idents       map[string]bool // declared variables and inlines
 	argRefs      []bool
 	pragmaIdents []pragmaIdent
 	lastUnary    ast.Expr // the last expression parsed at unary level
@@ -140,7 +146,11 @@ func (p *parser) rawText() string {
 }
 
 func (p *parser) next() {
+	scope := p.lex.scope
 	p.lex.next()
+	if scope != scopeExpr && p.lex.tok != token.LBRACE {
+		return // the outer scope counts only '{'
+	}
 	switch p.lex.tok {
 	case token.LPAREN:
 		p.parens++
@@ -301,7 +311,9 @@ func (p *parser) identOrType(name string) token.Token {
 
 // macro returns the text of macro $name: an argument when name is a
 // number, else a macro variable.
-func (p *parser) macro(name string) (text string, isArg, ok bool) {
+// str is set for $$ references, whose default under -x defaultargs is ""
+// rather than 0.
+func (p *parser) macro(name string, str bool) (text string, isArg, ok bool) {
 	if isAllDigits(name) {
 		n, err := strconv.Atoi(name)
 		if err == nil && n < len(p.cfg.Args) {
@@ -309,6 +321,9 @@ func (p *parser) macro(name string) (text string, isArg, ok bool) {
 			return p.cfg.Args[n], true, true
 		}
 		if p.cfg.DefaultArgs {
+			if str {
+				return "", true, true
+			}
 			return "0", true, true
 		}
 		return "", true, false

@@ -279,7 +279,7 @@ func IntLiteral(v uint64, t ast.IntType) string {
 		u = "u"
 	}
 	for _, l := range [...]string{"", "l", "ll"} {
-		if typ, ok := literalType(v, u+l); ok && typ.Signed() == t.Signed() {
+		if typ, ok := constant.LiteralType(v, u+l, false); ok && typ.Signed() == t.Signed() {
 			return hex + u + l
 		}
 	}
@@ -289,7 +289,7 @@ func IntLiteral(v uint64, t ast.IntType) string {
 	if t.Signed() && int64(v) < 0 {
 		m := -v
 		for _, l := range [...]string{"", "l"} {
-			typ, ok := literalType(m, l)
+			typ, ok := constant.LiteralType(m, l, false)
 			if !ok {
 				continue
 			}
@@ -301,19 +301,6 @@ func IntLiteral(v uint64, t ast.IntType) string {
 	}
 	return hex + u
 }
-
-// literalType is the type dt_node_int gives a hex literal with suffix.
-func literalType(v uint64, suffix string) (ast.IntType, bool) {
-	i := strings.Count(suffix, "u") + 2*strings.Count(suffix, "l")
-	for ; i < len(literalLimits); i++ {
-		if v <= literalLimits[i] {
-			return ast.IntType(i), true
-		}
-	}
-	return 0, false
-}
-
-var literalLimits = [...]uint64{0x7fffffff, 0xffffffff, 0x7fffffffffffffff, 0xffffffffffffffff, 0x7fffffffffffffff, 0xffffffffffffffff}
 
 // Escape escapes s as libdtrace's strchr2esc does: C escapes for the
 // usual control characters, quote and backslash; three octal digits for

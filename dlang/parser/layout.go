@@ -1,0 +1,228 @@
+package parser
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+)
+
+// dtrace folds sizeof(type) and offsetof(type, member) while it parses,
+// because it knows every type's layout then. The parser knows the layout
+// of C's basic types, D's typedefs, and the structs, unions, enums and
+// typedefs the script defines, laid out as the LP64 C ABI lays them out;
+// sizeof and offsetof of other types (the kernel's) are left for the
+// type checker.
+
+// layout is a type's size and alignment in bytes.
+type layout struct {
+	size, align uint64
+}
+
+// defaultStringSize is the size of D's string type: the strsize option's
+// default.
+const defaultStringSize = 256
+
+// typeLayout returns the layout of specifiers with derivations applied
+// (outermost last), and whether it is known.
+func (p *parser) typeLayout(s *ast.DeclSpec, derived []ast.Derivation) (layout, bool) {
+	if n := len(derived); n > 0 {
+		switch d := derived[n-1].(type) {
+		case *ast.Pointer:
+			return layout{8, 8}, true
+		case *ast.Array:
+			n, ok := d.Len.(*ast.IntLit)
+			if !ok || d.Keys != nil {
+				return layout{}, false
+			}
+			elem, ok := p.typeLayout(s, derived[:len(derived)-1])
+			return layout{elem.size * n.Value, elem.align}, ok
+		}
+		return layout{}, false
+	}
+	switch t := s.Type.(type) {
+	case *ast.BasicType:
+		switch strings.Join(t.Words, " ") {
+		case "void":
+			return layout{0, 1}, true
+		case "float":
+			return layout{4, 4}, true
+		case "double":
+			return layout{8, 8}, true
+		case "long double":
+			return layout{16, 16}, true
+		case "string":
+			size := uint64(defaultStringSize)
+			if p.cfg.StringSize > 0 {
+				size = p.cfg.StringSize
+			}
+			return layout{size, 1}, true
+		}
+	case *ast.StructType:
+		def := t
+		if t.Members == nil {
+			def = p.structs[structKey(t)]
+		}
+		if def == nil {
+			return layout{}, false
+		}
+		l, _, ok := p.structLayout(def)
+		return l, ok
+	case *ast.EnumType:
+		if t.Enumerators == nil && !p.enums[t.Name] {
+			return layout{}, false
+		}
+		return layout{4, 4}, true
+	case *ast.NamedType:
+		if td, ok := p.typedefDecls[t.Name]; ok {
+			return p.typeLayout(td.spec, td.derived)
+		}
+	}
+	if it, ok := p.intTypeOf(s); ok {
+		n := uint64(it.Bits() / 8)
+		return layout{n, n}, true
+	}
+	return layout{}, false
+}
+
+func structKey(t *ast.StructType) string {
+	if t.Union {
+		return "union " + t.Name
+	}
+	return "struct " + t.Name
+}
+
+// field is a member's place in a struct: its byte offset, and whether it
+// is a bit-field.
+type field struct {
+	offset   uint64
+	bitField bool
+}
+
+// structLayout lays out a struct or union definition, returning its
+// layout and its members' places.
+func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool) {
+	var (
+		bits   uint64 // offset of the next member, in bits
+		align  uint64 = 1
+		size   uint64
+		fields = make(map[string]field)
+	)
+	for _, m := range t.Members {
+		for _, d := range m.Decls {
+			l, ok := p.typeLayout(m.Spec, d.Derived)
+			if !ok || l.size == 0 {
+				return layout{}, nil, false
+			}
+			align = max(align, l.align)
+			if t.Union {
+				bits = 0
+			}
+			if d.BitWidth != nil {
+				w, ok := d.BitWidth.(*ast.IntLit)
+				if !ok {
+					return layout{}, nil, false
+				}
+				// A bit-field goes in the current storage unit of its
+				// type unless it would cross the unit's end.
+				unit := l.size * 8
+				if w.Value > 0 && bits/unit != (bits+w.Value-1)/unit {
+					bits = (bits + unit - 1) / unit * unit
+				}
+				if w.Value == 0 {
+					bits = (bits + unit - 1) / unit * unit
+				}
+				fields[d.Name] = field{offset: bits / 8, bitField: true}
+				bits += w.Value
+			} else {
+				off := (bits + 7) / 8
+				off = (off + l.align - 1) / l.align * l.align
+				fields[d.Name] = field{offset: off}
+				bits = (off + l.size) * 8
+			}
+			size = max(size, (bits+7)/8)
+		}
+	}
+	size = (size + align - 1) / align * align
+	return layout{size, align}, fields, true
+}
+
+// offsetof folds offsetof(t, member) for a struct or union the script
+// defines; other types are left for the type checker.
+func (p *parser) offsetof(pos token.Pos, t *ast.TypeName, member *ast.Ident) ast.Expr {
+	unfolded := &ast.OffsetofExpr{Offsetof: pos, Type: t, Member: member}
+	st, ok := t.Spec.Type.(*ast.StructType)
+	if n, isNamed := t.Spec.Type.(*ast.NamedType); isNamed {
+		if td, known := p.typedefDecls[n.Name]; known && len(td.derived) == 0 {
+			st, ok = td.spec.Type.(*ast.StructType)
+		}
+	}
+	if len(t.Decl.Derived) > 0 {
+		ok = false
+	}
+	if !ok {
+		if p.knownLayout(t) {
+			p.fail(diag.Errorf(pos, diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type"))
+		}
+		return unfolded
+	}
+	if st.Members == nil {
+		if st = p.structs[structKey(st)]; st == nil {
+			return unfolded
+		}
+	}
+	_, fields, ok := p.structLayout(st)
+	if !ok {
+		return unfolded
+	}
+	f, ok := fields[member.Name]
+	switch {
+	case !ok:
+		p.fail(diag.Errorf(pos, diag.D_UNKNOWN, "failed to determine offset of %s: Member name not found", member.Name))
+	case f.bitField:
+		p.fail(diag.Errorf(pos, diag.D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s", member.Name))
+	}
+	return &ast.IntLit{ValuePos: pos, Value: f.offset, Type: ast.Int}
+}
+
+// knownLayout reports whether the parser knows the type completely, so
+// that it can say it is not a struct.
+func (p *parser) knownLayout(t *ast.TypeName) bool {
+	_, ok := p.typeLayout(t.Spec, t.Decl.Derived)
+	return ok
+}
+
+// typedefDecl is what a typedef name stands for.
+type typedefDecl struct {
+	spec    *ast.DeclSpec
+	derived []ast.Derivation
+}
+
+// recordTypes remembers the struct, union and enum definitions and the
+// typedefs of a declaration, for layouts.
+func (p *parser) recordTypes(spec *ast.DeclSpec) {
+	switch t := spec.Type.(type) {
+	case *ast.StructType:
+		if t.Members != nil && t.Name != "" {
+			if p.structs == nil {
+				p.structs = make(map[string]*ast.StructType)
+			}
+			p.structs[structKey(t)] = t
+		}
+	case *ast.EnumType:
+		if t.Enumerators != nil && t.Name != "" {
+			if p.enums == nil {
+				p.enums = make(map[string]bool)
+			}
+			p.enums[t.Name] = true
+		}
+	}
+}
+
+func (p *parser) recordTypedef(name string, spec *ast.DeclSpec, derived []ast.Derivation) {
+	if p.typedefDecls == nil {
+		p.typedefDecls = make(map[string]typedefDecl)
+	}
+	p.typedefDecls[name] = typedefDecl{spec, derived}
+}

@@ -1,0 +1,13 @@
+BEGIN
+{
+	start = timestamp;
+}
+
+END
+{
+	printf("%d\n", timestamp - start);
+}
+
+BEGIN, END
+{
+}

@@ -1,0 +1,9 @@
+1
+{
+	trace(1);
+}
+
+42, BEGIN, 0x10
+{
+	trace(epid);
+}

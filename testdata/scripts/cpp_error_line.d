@@ -1,0 +1,8 @@
+/* args: -C */
+#define X 1
+
+BEGIN
+{
+	x = X;
+	y = );
+}

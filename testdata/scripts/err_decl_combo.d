@@ -1,0 +1,6 @@
+int char x;
+
+BEGIN
+{
+	x = 1;
+}

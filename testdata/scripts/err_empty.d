@@ -1,0 +1,2 @@
+/* only a declaration */
+int x;

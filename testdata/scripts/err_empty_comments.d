@@ -1,0 +1,2 @@
+/* nothing but comments and a pragma */
+#pragma D option quiet

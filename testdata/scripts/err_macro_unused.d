@@ -1,0 +1,5 @@
+/* args: -s $FILE one two */
+BEGIN
+{
+	x = $1;
+}

@@ -1,0 +1,1 @@
+/* args: -s ../../testdata/scripts/no_such_script.d */

@@ -1,0 +1,5 @@
+BEGIN
+{
+	x = 1;
+}
+#error "this is" an error 3 here

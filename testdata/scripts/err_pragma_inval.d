@@ -1,0 +1,5 @@
+#pragma D nosuchpragma foo
+BEGIN
+{
+	x = 1;
+}

@@ -1,0 +1,5 @@
+#pragma D option
+BEGIN
+{
+	x = 1;
+}

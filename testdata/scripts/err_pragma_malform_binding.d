@@ -1,0 +1,5 @@
+#pragma D binding 1.0 foo
+BEGIN
+{
+	x = 1;
+}

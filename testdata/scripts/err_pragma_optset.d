@@ -1,0 +1,5 @@
+#pragma D option nosuchoption=1
+BEGIN
+{
+	x = 1;
+}

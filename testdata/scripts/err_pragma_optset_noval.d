@@ -1,0 +1,5 @@
+#pragma D option nosuchflag
+BEGIN
+{
+	x = 1;
+}

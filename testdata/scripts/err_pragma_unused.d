@@ -1,0 +1,5 @@
+#pragma D binding "1.0" nosuchident
+BEGIN
+{
+	x = 1;
+}

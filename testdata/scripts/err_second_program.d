@@ -1,0 +1,5 @@
+/* args: -n BEGIN{x=1;} -s $FILE */
+BEGIN
+{
+	x = ;
+}

@@ -1,0 +1,4 @@
+BEGIN
+{
+	s = "no end;
+}

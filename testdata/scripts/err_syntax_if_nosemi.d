@@ -1,0 +1,4 @@
+BEGIN
+{
+	if (x) y = 1 else y = 2;
+}

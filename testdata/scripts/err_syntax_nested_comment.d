@@ -1,0 +1,5 @@
+BEGIN
+{
+	/* outer /* inner */
+	x = 1;
+}

@@ -1,0 +1,6 @@
+BEGIN
+{
+	x = 1;
+}
+
+syscall::read:entry

@@ -1,0 +1,7 @@
+BEGIN
+/x > 1/
+
+END
+{
+	trace(x);
+}

@@ -1,0 +1,6 @@
+int counter;
+
+BEGIN
+{
+	counter = 1;
+}

@@ -1,0 +1,5 @@
+/* args: -x nosuch */
+BEGIN
+{
+	x = 1;
+}

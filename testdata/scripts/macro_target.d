@@ -1,0 +1,6 @@
+BEGIN
+{
+	a = $target;
+	b = $$target;
+	c = $target + 1;
+}

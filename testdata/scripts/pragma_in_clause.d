@@ -1,0 +1,6 @@
+BEGIN
+{
+	x = 1;
+#pragma D option quiet
+	y = 2;
+}

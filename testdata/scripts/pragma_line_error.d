@@ -1,0 +1,6 @@
+#line 100 "renamed.d"
+BEGIN
+{
+	x = 1;
+	y = ;
+}

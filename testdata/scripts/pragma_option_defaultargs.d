@@ -1,0 +1,6 @@
+#pragma D option defaultargs
+
+BEGIN
+{
+	x = $1;
+}

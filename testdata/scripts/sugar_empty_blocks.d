@@ -1,0 +1,10 @@
+BEGIN
+{
+	if (x) {
+	}
+	if (y) {
+	} else {
+		z = 1;
+	}
+	if (z) ;
+}
