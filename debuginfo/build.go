@@ -75,6 +75,7 @@ type unitResult struct {
 	subs   []subprog
 	copies []rawCopy
 	ranges []Range
+	nested int
 }
 
 // BuildStats counts what an index build saw.
@@ -83,6 +84,7 @@ type BuildStats struct {
 	Subprograms int // subprogram DIEs kept for name resolution
 	Copies      int // inlined copies with code
 	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
+	Nested      int // copies left out for lying in an instance of the same function
 }
 
 // buildIndex scans every unit on workers goroutines and assembles the
@@ -195,18 +197,27 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 		ctx.strOffsetsBase = 16
 	}
 	var fileIDs []uint32 // interned call_file names, by file index; built on first use
+	// open holds, for each DIE whose children are being read, the
+	// abstract function it is an instance of, if any.
+	var open []uint64
 	b := buf{data: s.info[:u.end], pos: u.dies}
 	for b.pos < u.end {
 		off := b.pos
 		code := b.uleb()
 		if code == 0 {
-			continue // end of a sibling list
+			if len(open) > 0 { // end of a sibling list
+				open = open[:len(open)-1]
+			}
+			continue
 		}
 		if code >= uint64(len(tab)) || !tab[code].defined {
 			return fmt.Errorf("DIE at %#x: unknown abbreviation code %d", off, code)
 		}
 		a := &tab[code]
 		if a.kind == kindSkip {
+			if a.children {
+				open = append(open, 0)
+			}
 			if a.fixed >= 0 {
 				b.skip(uint64(a.fixed))
 			} else {
@@ -264,6 +275,20 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 		if b.err != nil {
 			return fmt.Errorf("DIE at %#x: %w", off, b.err)
 		}
+		var instanceOf uint64
+		switch a.kind {
+		case kindSubprogram:
+			instanceOf = uint64(off)
+			if origin.form != 0 {
+				instanceOf, _ = ref(origin, u)
+			}
+		case kindInlined:
+			instanceOf, _ = ref(origin, u)
+		}
+		nested := instanceOf != 0 && slices.Contains(open, instanceOf)
+		if a.children {
+			open = append(open, instanceOf)
+		}
 		switch a.kind {
 		case kindUnit:
 			// The bases were read above; the values that need them are
@@ -295,25 +320,45 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			if !ok {
 				continue
 			}
+			if nested {
+				// A copy inside an instance of the same function (gcc
+				// emits these for recursion and partial inlining): the
+				// enclosing instance's probe covers it already, and
+				// perf probe does not list it either.
+				r.nested++
+				continue
+			}
 			r0 := len(r.ranges)
-			r.ranges, err = s.appendRanges(r.ranges, low, high, ranges, &ctx)
+			var first lowest
+			r.ranges, err = s.appendRanges(r.ranges, low, high, ranges, &ctx, &first)
 			if err != nil {
 				return fmt.Errorf("DIE at %#x: %w", off, err)
 			}
-			if len(r.ranges) == r0 {
-				continue // no code: optimised away, or part of an abstract tree
-			}
 			rs := normalize(r.ranges[r0:])
 			r.ranges = r.ranges[:r0+len(rs)]
-			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(rs)), entry: rs[0].Lo}
+			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(rs))}
+			lo, hasLow := s.address(low, &ctx)
+			switch {
+			case first.ok:
+				// The lowest address, counting empty ranges as perf
+				// probe does: the copy starts there even if its first
+				// instructions were optimised away. With all ranges
+				// empty, the copy has no code left but still marks
+				// where the call was.
+				c.entry = first.addr
+			case entry.form != 0:
+				c.entry = lo
+			default:
+				continue // part of an abstract instance tree
+			}
 			switch {
 			case entry.form == 0:
 			case isConst(entry.form):
 				// DWARF 5 §2.18: an offset from the entity's base
 				// address, taken here as its low pc or, with only
 				// DW_AT_ranges, its lowest address.
-				base := rs[0].Lo
-				if lo, ok := s.address(low, &ctx); ok {
+				base := c.entry
+				if hasLow {
 					base = lo
 				}
 				c.entry, c.hasEntry = base+entry.val, true
@@ -371,6 +416,7 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 	for i := range results {
 		subs = append(subs, results[i].subs...)
 		ncopies += len(results[i].copies)
+		stats.Nested += results[i].nested
 	}
 	stats.Subprograms = len(subs)
 	// Units are scanned in order, so subs is already by offset.
@@ -405,7 +451,9 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 		}
 	}
 	for _, s := range syms {
-		flags[s.name] |= 0
+		if _, ok := flags[s.name]; !ok {
+			flags[s.name] = 0 // a function without DWARF, e.g. in assembly
+		}
 	}
 	strs := in.strs // all workers are done
 	x := &tables{strs: strs, syms: syms, byName: byName, thunkSyms: thunks}

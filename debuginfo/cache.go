@@ -25,7 +25,7 @@ import (
 // rebuilt.
 const (
 	cacheMagic   = "KDTRIDX\n"
-	cacheVersion = 1
+	cacheVersion = 3
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -62,12 +62,22 @@ type cacheHeader struct {
 	imageMtime, debugMtime                int64
 }
 
+// headerFor describes the current inputs of img. Paths are made absolute
+// so that a cache written from one directory is valid from another.
 func headerFor(img *Image, ef *elfFile) (cacheHeader, error) {
+	imagePath, err := filepath.Abs(img.Path)
+	if err != nil {
+		return cacheHeader{}, err
+	}
+	debugPath, err := filepath.Abs(img.DebugPath)
+	if err != nil {
+		return cacheHeader{}, err
+	}
 	h := cacheHeader{
-		imagePath: img.Path, buildID: img.BuildID, debugPath: img.DebugPath, source: img.Source,
+		imagePath: imagePath, buildID: img.BuildID, debugPath: debugPath, source: img.Source,
 		imageSize: uint64(ef.size), imageMtime: ef.mtime.UnixNano(),
 	}
-	st, err := os.Stat(img.DebugPath)
+	st, err := os.Stat(debugPath)
 	if err != nil {
 		return h, err
 	}
@@ -131,8 +141,11 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 	h, stats, x, err := decodeIndex(data)
 	if err == nil {
 		img.DebugPath, img.Source = h.debugPath, h.source
-		var cur cacheHeader
-		if cur, err = headerFor(img, ef); err == nil && cur != h {
+		if abs, _ := filepath.Abs(img.Path); abs == h.debugPath {
+			img.DebugPath = img.Path // embedded DWARF: keep the name given
+		}
+		// Inputs that changed or went away make the cache stale.
+		if cur, herr := headerFor(img, ef); herr != nil || cur != h {
 			err = errStale
 		}
 	}
@@ -180,7 +193,7 @@ func encodeIndex(h cacheHeader, st BuildStats, t *tables) []byte {
 	e.u64(h.debugSize)
 	e.u64(uint64(h.debugMtime))
 	e.str(h.source)
-	for _, v := range []int{st.Units, st.Subprograms, st.Copies, st.Unresolved} {
+	for _, v := range []int{st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested} {
 		e.u64(uint64(v))
 	}
 	e.u64(uint64(nstr))
@@ -299,7 +312,7 @@ func decodeIndex(data []byte) (h cacheHeader, st BuildStats, x *index, err error
 	h.debugSize = d.u64()
 	h.debugMtime = int64(d.u64())
 	h.source = d.str()
-	st.Units, st.Subprograms, st.Copies, st.Unresolved = int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64())
+	st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested = int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64())
 	x = new(index)
 	x.strs = d.take(d.u64())
 	x.strOff = d.table(strOffSize)

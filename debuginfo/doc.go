@@ -22,10 +22,12 @@
 //     SHF_COMPRESSED or .zdebug, are inflated), and a DIE scanner of our
 //     own walks every compile unit on GOMAXPROCS goroutines. It decodes
 //     only DW_TAG_subprogram and DW_TAG_inlined_subroutine entries and
-//     skips the others by their forms' sizes; debug/dwarf's Reader,
-//     which decodes every attribute of every DIE, takes four times as
-//     long on a vmlinux. DWARF 2 to 5 are read, with ranges from
-//     .debug_ranges or .debug_rnglists and high pc as address or offset.
+//     skips the others by their forms' sizes. On Debian's 6.1 vmlinux
+//     one goroutine builds the whole index in under a second, where a
+//     walk with debug/dwarf's Reader, which decodes every attribute of
+//     every DIE into an Entry, took about 5 s. DWARF 2 to 5 are read,
+//     with ranges from .debug_ranges or .debug_rnglists and high pc as
+//     address or offset.
 //  3. The index joins each copy to the name of its abstract origin
 //     (through DW_AT_specification when needed) and to the function
 //     symbol of the image's symbol table holding its entry, and sorts the
@@ -44,12 +46,18 @@
 //
 // A copy's entry is its DW_AT_entry_pc when present (an address, or in
 // DWARF 5 possibly a constant offset from the copy's low pc or lowest
-// address), else its lowest address. Its caller is the function symbol
+// address), else its lowest address, counting the empty ranges gcc
+// leaves where instructions were optimised away (as perf probe does). Its caller is the function symbol
 // holding the entry, so a copy nested in other inlined copies belongs to
 // the outermost out-of-line function, and Copy.Offset is relative to
 // that symbol's start, as kinst::caller:offset is. Ranges are sorted,
 // merged and non-empty (gcc emits empty ones); they may extend into
-// other symbols, such as a caller's .cold part. Function.Inline reports
+// other symbols, such as a caller's .cold part. A copy whose code was
+// optimised away entirely (gcc: low pc equal to high pc) is kept with
+// no ranges, as perf probe lists it: its entry is still where the call
+// happens. A copy inside an instance of the same function (gcc emits
+// these for recursion and partial inlining) is left out: the enclosing
+// instance's probe already fires there. Function.Inline reports
 // DW_AT_inline on a subprogram of that name, the test the reference
 // implementation uses; Function.Copies is where it was actually
 // inlined. Function.Exists also counts declarations and symbols without

@@ -590,9 +590,9 @@ func ref(a attr, u *unit) (uint64, bool) {
 // appendRanges appends the address ranges of a DIE to out: low/high pc
 // (high as an address or an offset) and DW_AT_ranges in .debug_ranges
 // (DWARF 2-4) or .debug_rnglists (DWARF 5, by offset or index).
-// Empty ranges are dropped: gcc emits them for code that was optimised
-// away.
-func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *unitCtx) ([]Range, error) {
+// Empty ranges are dropped (gcc emits them for code that was optimised
+// away) but count for the lowest address, which lowest records.
+func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *unitCtx, lowest *lowest) ([]Range, error) {
 	if low.form != 0 && high.form != 0 {
 		lo, ok := s.address(low, u)
 		if !ok {
@@ -604,6 +604,7 @@ func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *uni
 		} else if hi, ok = s.address(high, u); !ok {
 			return out, errors.New("bad DW_AT_high_pc")
 		}
+		lowest.see(lo)
 		if hi > lo {
 			out = append(out, Range{lo, hi})
 		}
@@ -612,7 +613,7 @@ func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *uni
 		return out, nil
 	}
 	if u.vers < 5 {
-		return s.dwarf4Ranges(out, ranges.val, u)
+		return s.dwarf4Ranges(out, ranges.val, u, lowest)
 	}
 	off := ranges.val
 	if ranges.form == formRnglistx {
@@ -627,10 +628,10 @@ func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *uni
 		b := buf{data: s.rngLists, pos: int(p)}
 		off = u.rnglistsBase + b.offset(u.dwarf64)
 	}
-	return s.dwarf5Ranges(out, off, u)
+	return s.dwarf5Ranges(out, off, u, lowest)
 }
 
-func (s *dwarfSections) dwarf4Ranges(out []Range, off uint64, u *unitCtx) ([]Range, error) {
+func (s *dwarfSections) dwarf4Ranges(out []Range, off uint64, u *unitCtx, lowest *lowest) ([]Range, error) {
 	if off >= uint64(len(s.ranges)) {
 		return out, fmt.Errorf("range list offset %#x out of range", off)
 	}
@@ -647,13 +648,16 @@ func (s *dwarfSections) dwarf4Ranges(out []Range, off uint64, u *unitCtx) ([]Ran
 			return out, nil
 		case lo == maxAddr:
 			base = hi
-		case hi > lo:
-			out = append(out, Range{base + lo, base + hi})
+		default:
+			lowest.see(base + lo)
+			if hi > lo {
+				out = append(out, Range{base + lo, base + hi})
+			}
 		}
 	}
 }
 
-func (s *dwarfSections) dwarf5Ranges(out []Range, off uint64, u *unitCtx) ([]Range, error) {
+func (s *dwarfSections) dwarf5Ranges(out []Range, off uint64, u *unitCtx, lowest *lowest) ([]Range, error) {
 	if off >= uint64(len(s.rngLists)) {
 		return out, fmt.Errorf("range list offset %#x out of range", off)
 	}
@@ -698,8 +702,21 @@ func (s *dwarfSections) dwarf5Ranges(out []Range, off uint64, u *unitCtx) ([]Ran
 		if b.err != nil {
 			return out, b.err
 		}
+		lowest.see(lo)
 		if hi > lo {
 			out = append(out, Range{lo, hi})
 		}
+	}
+}
+
+// lowest is the lowest address seen.
+type lowest struct {
+	addr uint64
+	ok   bool
+}
+
+func (l *lowest) see(a uint64) {
+	if !l.ok || a < l.addr {
+		l.addr, l.ok = a, true
 	}
 }

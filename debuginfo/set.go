@@ -33,12 +33,13 @@ type Copy struct {
 	// entry (kinst::Caller:Offset).
 	Offset uint64
 	// Entry is DW_AT_entry_pc when present (HasEntryPC), else the
-	// lowest address of the copy.
+	// lowest address of the copy, counting empty ranges.
 	Entry      uint64
 	HasEntryPC bool
 	// Ranges are the copy's code, sorted, merged and non-empty. They
 	// may lie outside the caller (e.g. in a foo.cold part); see
-	// Set.SymbolAt.
+	// Set.SymbolAt. A copy whose code was optimised away entirely has
+	// no ranges; its Entry still marks where the call was.
 	Ranges   []Range
 	CallFile string
 	CallLine int

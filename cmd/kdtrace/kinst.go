@@ -1,20 +1,84 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/kinst"
 )
 
-// kinstConfig names the images the kinst rewrite reads.
+// kinstConfig names the images the kinst rewrite reads: the files given
+// with --kernel and --module, or else the running kernel.
 type kinstConfig struct {
 	kernel    string
 	modules   []string
 	debugRoot string
 }
 
-// open returns the resolver of kinst entry and return probes, or nil when
-// none is configured.
-func (k *kinstConfig) open(zdefs, compat bool, stderr io.Writer, name string) (sugar.Inlines, error) {
-	return nil, nil
+// lazyKinst opens the images on the first kinst question, so that
+// programs without kinst probes never read debug information.
+type lazyKinst struct {
+	cfg       *kinstConfig
+	zeroMatch bool
+	compat    bool
+	warn      io.Writer
+	progName  string
+
+	set *debuginfo.Set
+	r   *kinst.Resolver
+	err error
+}
+
+func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
+	if l.r != nil || l.err != nil {
+		return l.r, l.err
+	}
+	opts := debuginfo.Options{
+		DebugRoot: l.cfg.debugRoot,
+		Warn: func(w debuginfo.Warning) {
+			fmt.Fprintf(l.warn, "%s: warning: %v\n", l.progName, w)
+		},
+	}
+	if l.cfg.kernel != "" || len(l.cfg.modules) > 0 {
+		l.set, l.err = debuginfo.Open(l.cfg.kernel, l.cfg.modules, opts)
+	} else {
+		l.set, l.err = debuginfo.Kernel(opts)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.zeroMatch}
+	return l.r, nil
+}
+
+func (l *lazyKinst) Sites(fn string, ret bool) (*sugar.Sites, error) {
+	r, err := l.resolver()
+	if err != nil {
+		return nil, err
+	}
+	return r.Sites(fn, ret)
+}
+
+// CheckOffset checks kinst::fn:off against the images given with
+// --kernel and --module. Without them the offset is checked against the
+// live kernel's text when the probe is enabled, not here: compiling needs
+// no debug information for kinst::fn:off.
+func (l *lazyKinst) CheckOffset(fn string, off uint64) error {
+	if l.cfg.kernel == "" && len(l.cfg.modules) == 0 {
+		return nil
+	}
+	r, err := l.resolver()
+	if err != nil {
+		return err
+	}
+	return r.CheckOffset(fn, off)
+}
+
+// close releases the images, if they were opened.
+func (l *lazyKinst) close() {
+	if l.set != nil {
+		l.set.Close()
+	}
 }

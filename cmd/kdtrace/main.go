@@ -88,14 +88,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 	}
-	inlines, err := cfg.kinst.open(cfg.zdefs, cfg.opts.isSet("kinstcompat"), stderr, name)
-	if err != nil {
-		return fail("%v", err)
-	}
-	exp := &sugar.Expander{}
-	if inlines != nil {
-		exp.Inlines = inlines
-	}
+	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.isSet("kinstcompat"), warn: stderr, progName: name}
+	defer kinst.close()
+	exp := &sugar.Expander{Kinst: kinst}
 	for _, c := range cfg.cmds {
 		prog, err := cfg.compile(c, exp, stderr)
 		if err != nil {
@@ -284,11 +279,13 @@ func (c *config) describe(cmd command, err error) string {
 	msg := err.Error()
 	var de *diag.Error
 	if errors.As(err, &de) {
+		e := *de
 		main := cmd.arg
 		if cmd.kind == 'n' {
-			main = "kdtrace"
+			// dtrace gives no line for programs given as strings.
+			main, e.Pos.Line = "kdtrace", 0
 		}
-		msg = de.Format(main, c.opts.isSet("errtags"))
+		msg = e.Format(main, c.opts.isSet("errtags"))
 	}
 	if cmd.kind == 's' {
 		return fmt.Sprintf("failed to compile script %s: %s", cmd.arg, msg)

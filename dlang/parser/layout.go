@@ -15,6 +15,9 @@ import (
 // sizeof and offsetof of other types (the kernel's) are left for the
 // type checker.
 
+// maxLayoutDepth bounds the nesting of types whose layout is computed.
+const maxLayoutDepth = 64
+
 // layout is a type's size and alignment in bytes.
 type layout struct {
 	size, align uint64
@@ -27,6 +30,13 @@ const defaultStringSize = 256
 // typeLayout returns the layout of specifiers with derivations applied
 // (outermost last), and whether it is known.
 func (p *parser) typeLayout(s *ast.DeclSpec, derived []ast.Derivation) (layout, bool) {
+	// A struct that contains itself, or a typedef chain that loops, has
+	// no layout; the type checker reports it.
+	if p.layoutDepth > maxLayoutDepth {
+		return layout{}, false
+	}
+	p.layoutDepth++
+	defer func() { p.layoutDepth-- }()
 	if n := len(derived); n > 0 {
 		switch d := derived[n-1].(type) {
 		case *ast.Pointer:

@@ -73,6 +73,7 @@ type parser struct {
 	typedefDecls map[string]typedefDecl // the script's typedefs
 	structs      map[string]*ast.StructType
 	enums        map[string]bool
+	layoutDepth  int
 	idents       map[string]bool // declared variables and inlines
 	argRefs      []bool
 	pragmaIdents []pragmaIdent

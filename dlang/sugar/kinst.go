@@ -2,19 +2,25 @@ package sugar
 
 import (
 	"strconv"
+
+	"github.com/kdtrace/kdtrace/dlang/diag"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 )
 
-// Inlines answers, for the kinst rewrite, where a function's inline
-// copies are. The debug-info package implements it over kernel images
-// and their DWARF; tests implement it over fixtures.
-type Inlines interface {
-	// Lookup returns the probe sites for kinst::fn:entry (ret false) or
+// Kinst answers what the kinst rewrite needs to know about the traced
+// images: where a function's inline copies are, and which offsets of a
+// function are instructions. Package kinst implements it over kernel
+// images and their DWARF; tests implement it over fixtures.
+type Kinst interface {
+	// Sites returns the probe sites for kinst::fn:entry (ret false) or
 	// kinst::fn:return (ret true). An unknown function is an error that
-	// names the images searched.
-	Lookup(fn string, ret bool) (*Sites, error)
+	// names the images searched, or nil Sites when such descriptions are
+	// to be left as written (-Z).
+	Sites(fn string, ret bool) (*Sites, error)
+	// CheckOffset checks that kinst::fn:off names an instruction.
+	CheckOffset(fn string, off uint64) error
 }
 
 // Sites describes where a function can be probed.
@@ -30,21 +36,21 @@ type Sites struct {
 }
 
 // Site is one instruction to probe: Offset bytes into function Func of
-// module Module.
+// module Module; an empty Module keeps the description's own.
 type Site struct {
 	Module string
 	Func   string
 	Offset uint64
 }
 
-// isInlineKinst reports whether d asks for the entry or return of a
-// function by kinst: the provider is exactly "kinst", the name "entry"
-// or "return", and the function a plain name.
-func isInlineKinst(d *ast.ProbeDesc) bool {
-	if d.Provider != "kinst" || (d.Name != "entry" && d.Name != "return") {
-		return false
+// kinstFunction returns the function d names when it is a kinst
+// description of one function: the provider is exactly "kinst" and the
+// function a plain name, not a pattern.
+func kinstFunction(d *ast.ProbeDesc) (string, bool) {
+	if d.Provider != "kinst" || d.Function == "" || strings.ContainsAny(d.Function, "*?[]\\!") {
+		return "", false
 	}
-	return d.Function != "" && !strings.ContainsAny(d.Function, "*?[]\\!")
+	return d.Function, true
 }
 
 // expandKinst rewrites kinst entry and return descriptions: the first
@@ -55,12 +61,22 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 	out := probes
 	copied := false
 	for i, d := range probes {
-		if !isInlineKinst(d) {
+		fn, ok := kinstFunction(d)
+		if !ok {
 			continue
 		}
-		sites, err := e.Inlines.Lookup(d.Function, d.Name == "return")
+		if off, err := strconv.ParseUint(d.Name, 0, 64); err == nil {
+			if err := e.Kinst.CheckOffset(fn, off); err != nil {
+				return nil, diag.Errorf(d.DescPos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": %v", d, err)
+			}
+			continue
+		}
+		if d.Name != "entry" && d.Name != "return" {
+			continue
+		}
+		sites, err := e.Kinst.Sites(fn, d.Name == "return")
 		if err != nil {
-			return nil, err
+			return nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: %v", d, err)
 		}
 		if sites == nil {
 			continue // left as written (-Z)
@@ -76,7 +92,11 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 			continue
 		}
 		for j, s := range sites.Sites {
-			nd := &ast.ProbeDesc{DescPos: d.DescPos, Provider: "kinst", Module: s.Module, Function: s.Func, Name: strconv.FormatUint(s.Offset, 10)}
+			mod := s.Module
+			if mod == "" {
+				mod = d.Module
+			}
+			nd := &ast.ProbeDesc{DescPos: d.DescPos, Provider: "kinst", Module: mod, Function: s.Func, Name: strconv.FormatUint(s.Offset, 10)}
 			if j == 0 {
 				out[i] = nd
 			} else {

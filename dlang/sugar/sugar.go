@@ -8,7 +8,8 @@
 //     them;
 //   - kinst::f:entry and kinst::f:return descriptions of inline
 //     functions become one kinst::caller:offset description per inline
-//     copy (see Inlines).
+//     copy, and kinst::f:N descriptions are checked to name an
+//     instruction (see Kinst).
 //
 // An Expander carries the state dtrace keeps per handle: the
 // dtrace:::ERROR clause that sets self->%error is emitted once per run,
@@ -27,9 +28,10 @@ import (
 
 // An Expander rewrites the clauses of the programs of one run.
 type Expander struct {
-	// Inlines resolves kinst entry and return probes of inline
-	// functions. When nil, kinst descriptions are left as written.
-	Inlines Inlines
+	// Kinst resolves kinst entry and return probes of inline functions
+	// and checks kinst offsets. When nil, kinst descriptions are left as
+	// written.
+	Kinst Kinst
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
 }
@@ -59,7 +61,7 @@ func (e *Expander) Expand(prog *ast.Program) error {
 // does.
 func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 	probes := c.Probes
-	if e.Inlines != nil {
+	if e.Kinst != nil {
 		var err error
 		if probes, err = e.expandKinst(probes); err != nil {
 			return nil, err

@@ -61,9 +61,9 @@ func main() {
 		if *sites || *random > 0 {
 			break
 		}
-		fmt.Printf("%s: %s from %s (%s) build-id %s cached=%v units=%d subprograms=%d copies=%d unresolved=%d\n",
+		fmt.Printf("%s: %s from %s (%s) build-id %s cached=%v units=%d subprograms=%d copies=%d unresolved=%d nested=%d\n",
 			img.Module, img.Path, img.DebugPath, img.Source, img.BuildID, img.Cached,
-			img.Stats.Units, img.Stats.Subprograms, img.Stats.Copies, img.Stats.Unresolved)
+			img.Stats.Units, img.Stats.Subprograms, img.Stats.Copies, img.Stats.Unresolved, img.Stats.Nested)
 	}
 	if !*sites && *random == 0 {
 		fmt.Printf("open: %v\n", time.Since(start))

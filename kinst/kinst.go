@@ -1,0 +1,269 @@
+// Package kinst resolves kinst probe descriptions to instruction sites,
+// for the D compiler's sugar pass (it implements sugar.Kinst).
+//
+// It joins two packages: debuginfo says where a function's inline copies
+// are (caller, offset, address ranges) and gives the callers' code;
+// amd64 decodes that code and finds the instructions where an inline
+// copy is left for good. For kinst::f:entry the site of each copy is its
+// entry (DW_AT_entry_pc, else its lowest address); for kinst::f:return
+// the sites are the copy's final exits, found by amd64's rule: each
+// control-flow edge that leaves the copy and cannot come back into it
+// without a loop back edge, or that is itself a loop back edge, puts a
+// probe where it arrives, or on the instruction itself when that
+// instruction leaves the caller (ret, return thunk, tail call). The probe
+// then fires once per inlined call on every path, early returns and
+// split copies included. With Compat set, both follow FreeBSD's
+// reference rules instead: entry at the start of the copy's first range,
+// return at the last instruction of each range that ends the caller or
+// the copy, and at the first instruction after every other range.
+//
+// Sites are named as kinst names them, function symbol and offset; a
+// site in a caller's cold part (gcc's f.cold) is named by that part's
+// symbol. They come sorted by module, function and offset, so that -d
+// output is the same on every run.
+package kinst
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/amd64"
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+)
+
+// Resolver answers the sugar pass's kinst questions from a set of images.
+type Resolver struct {
+	Set *debuginfo.Set
+	// Compat selects the reference implementation's rules (-x
+	// kinstcompat).
+	Compat bool
+	// ZeroMatch leaves descriptions of unknown functions as written
+	// instead of failing (-Z).
+	ZeroMatch bool
+
+	mu    sync.Mutex
+	funcs map[funcKey]*amd64.Function
+}
+
+type funcKey struct {
+	module string
+	addr   uint64
+}
+
+var _ sugar.Kinst = (*Resolver)(nil)
+
+// Sites returns the probe sites of kinst::fn:entry or kinst::fn:return.
+func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
+	f, err := r.Set.Lookup(fn)
+	if err != nil {
+		var unknown *debuginfo.UnknownFunctionError
+		if errors.As(err, &unknown) && r.ZeroMatch {
+			return nil, nil
+		}
+		return nil, err
+	}
+	s := &sugar.Sites{Inline: len(f.Copies) > 0, OutOfLine: len(f.OutOfLine) > 0}
+	for _, c := range f.Copies {
+		if c.Caller == "" {
+			return nil, fmt.Errorf("no function symbol holds the inline copy of %s at %#x in %s", fn, c.Entry, c.Module)
+		}
+		var sites []sugar.Site
+		if ret {
+			sites, err = r.returnSites(c)
+		} else {
+			sites, err = r.entrySite(c)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, c.Caller, err)
+		}
+		s.Sites = append(s.Sites, sites...)
+	}
+	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
+	return s, nil
+}
+
+func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
+	addr := c.Entry
+	if r.Compat {
+		if len(c.Ranges) == 0 {
+			return nil, nil // the reference finds no range, so no site
+		}
+		addr = c.Ranges[0].Lo
+	}
+	site, err := r.site(c.Module, addr)
+	if err != nil {
+		return nil, err
+	}
+	return []sugar.Site{site}, nil
+}
+
+func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, error) {
+	if len(c.Ranges) == 0 {
+		return nil, nil // optimised away: no instruction leaves it
+	}
+	fn, err := r.function(c)
+	if err != nil {
+		return nil, err
+	}
+	ranges := make([]amd64.Range, len(c.Ranges))
+	for i, rg := range c.Ranges {
+		ranges[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
+	}
+	var addrs []uint64
+	if r.Compat {
+		addrs, err = fn.CompatExitSites(ranges)
+	} else {
+		addrs, err = fn.ExitSites(ranges)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sites := make([]sugar.Site, 0, len(addrs))
+	for _, a := range addrs {
+		s, err := r.site(c.Module, a)
+		if err != nil {
+			return nil, err
+		}
+		sites = append(sites, s)
+	}
+	return sites, nil
+}
+
+// site names the instruction at addr as kinst does: the function symbol
+// holding it and the offset into that symbol.
+func (r *Resolver) site(module string, addr uint64) (sugar.Site, error) {
+	sym, ok := r.Set.SymbolAt(module, addr)
+	if !ok {
+		return sugar.Site{}, fmt.Errorf("no function symbol holds %#x in %s", addr, module)
+	}
+	name := module
+	if module == "kernel" || r.Compat {
+		// The kernel is kinst's default module; the reference keeps the
+		// description's own module field.
+		name = ""
+	}
+	return sugar.Site{Module: name, Func: sym.Name, Offset: addr - sym.Addr}, nil
+}
+
+// function returns the decoded caller of copy c, with the other
+// functions its ranges reach (cold parts) as parts of it. Callers are
+// decoded once and shared by all their copies.
+func (r *Resolver) function(c debuginfo.Copy) (*amd64.Function, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := funcKey{c.Module, c.CallerAddr}
+	if f, ok := r.funcs[key]; ok && coldPartsKnown(f, c) {
+		return f, nil
+	}
+	sym, code, err := r.Set.CodeAt(c.Module, c.CallerAddr)
+	if err != nil {
+		return nil, err
+	}
+	var parts []amd64.Part
+	seen := map[uint64]bool{sym.Addr: true}
+	for _, rg := range c.Ranges {
+		if rg.Lo >= sym.Addr && rg.Lo < sym.Addr+sym.Size {
+			continue
+		}
+		psym, pcode, err := r.Set.CodeAt(c.Module, rg.Lo)
+		if err != nil {
+			return nil, err
+		}
+		if !seen[psym.Addr] {
+			seen[psym.Addr] = true
+			parts = append(parts, amd64.Part{Addr: psym.Addr, Code: pcode})
+		}
+	}
+	f, err := amd64.NewFunction(code, sym.Addr, parts...)
+	if err != nil {
+		return nil, err
+	}
+	if r.funcs == nil {
+		r.funcs = make(map[funcKey]*amd64.Function)
+	}
+	r.funcs[key] = f
+	return f, nil
+}
+
+// coldPartsKnown reports whether f, decoded for an earlier copy, already
+// covers every range of copy c.
+func coldPartsKnown(f *amd64.Function, c debuginfo.Copy) bool {
+	for _, rg := range c.Ranges {
+		if _, ok := f.Block(rg.Lo); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckOffset checks that kinst::fn:off names an instruction of fn:
+// every out-of-line function of that name must have an instruction
+// starting at off.
+func (r *Resolver) CheckOffset(fn string, off uint64) error {
+	f, err := r.Set.Lookup(fn)
+	if err != nil {
+		var unknown *debuginfo.UnknownFunctionError
+		if errors.As(err, &unknown) && r.ZeroMatch {
+			return nil
+		}
+		return err
+	}
+	if len(f.OutOfLine) == 0 {
+		return fmt.Errorf("%s has no out-of-line body to probe at offset %d; kinst::%s:entry and kinst::%s:return trace its inline copies", fn, off, fn, fn)
+	}
+	for _, sym := range f.OutOfLine {
+		_, code, err := r.Set.CodeAt(sym.Module, sym.Addr)
+		if err != nil {
+			return err
+		}
+		d, err := amd64.NewFunction(code, sym.Addr)
+		if err != nil {
+			return err
+		}
+		if err := d.CheckOffset(off); err != nil {
+			return fmt.Errorf("%s: %w", fn, err)
+		}
+	}
+	return nil
+}
+
+// moduleOrder ranks the modules of copies in the set's order: the
+// kernel first, then modules by name.
+func moduleOrder(copies []debuginfo.Copy) map[string]int {
+	rank := map[string]int{}
+	for _, c := range copies {
+		m := c.Module
+		if m == "kernel" {
+			m = ""
+		}
+		if _, ok := rank[m]; !ok {
+			rank[m] = len(rank)
+		}
+	}
+	return rank
+}
+
+// sortSites orders sites by module (in rank's order), function and
+// offset, and drops duplicates (two copies can share an exit).
+func sortSites(s []sugar.Site, rank map[string]int) []sugar.Site {
+	sort.Slice(s, func(i, j int) bool {
+		a, b := s[i], s[j]
+		if a.Module != b.Module {
+			return rank[a.Module] < rank[b.Module]
+		}
+		if a.Func != b.Func {
+			return a.Func < b.Func
+		}
+		return a.Offset < b.Offset
+	})
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

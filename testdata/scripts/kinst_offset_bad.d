@@ -1,0 +1,4 @@
+/* args: --kernel ../../examples/kinst/demo */
+kinst::req_submit:4
+{
+}

@@ -1,0 +1,4 @@
+/* args: --kernel ../../examples/kinst/demo */
+kinst::no_such_function:entry
+{
+}

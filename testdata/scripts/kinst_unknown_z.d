@@ -1,0 +1,5 @@
+/* args: --kernel ../../examples/kinst/demo -Z */
+kinst::no_such_function:entry,
+kinst::req_valid:entry
+{
+}
