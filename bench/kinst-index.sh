@@ -58,6 +58,21 @@ grep '^kernel:' "$OUT/stdout"
 measure "cached run (lookup of kmap_local_page)" "$BIN" -cache "$CACHE" -sites "$VMLINUX" kmap_local_page
 echo "index cache: $(du -h "$CACHE"/*.idx | cut -f1)"
 
+# The same through the kdtrace command, as a user runs it: first run with
+# an empty cache, then cached, beside perf probe -D on the same function.
+KD=$WORK/kdtrace
+go build -o "$KD" ./cmd/kdtrace
+KCACHE=$(mktemp -d)
+trap 'rm -rf "$CACHE" "$OUT" "$KCACHE"' EXIT
+FUNC=kmap_local_page
+XDG_CACHE_HOME=$KCACHE measure "kdtrace first run (-e -d -n kinst::$FUNC:entry)" \
+	"$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
+XDG_CACHE_HOME=$KCACHE measure "kdtrace cached run (-e -d -n kinst::$FUNC:entry)" \
+	"$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
+if command -v perf >/dev/null; then
+	measure "perf probe -k VMLINUX -D $FUNC" perf probe -k "$VMLINUX" -D "$FUNC"
+fi
+
 if ! command -v perf >/dev/null; then
 	echo "perf not installed: no comparison with perf probe"
 	exit 0

@@ -130,22 +130,16 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			return 0, false
 		case "s", "n":
 			c.cmds = append(c.cmds, command{o.name[0], o.arg})
-		case "C":
-			c.cpp = true
-		case "D":
-			c.cppOpts.Defines = append(c.cppOpts.Defines, o.arg)
-		case "U":
-			c.cppOpts.Undefs = append(c.cppOpts.Undefs, o.arg)
-		case "I":
-			c.cppOpts.Includes = append(c.cppOpts.Includes, o.arg)
-		case "H":
-			c.cppOpts.Headers = true
+		case "C", "D", "U", "I", "H", "Z":
+			// These set options, as in dtrace: -D is -x define and so on.
+			if err := c.setX(flagOptions[o.name], o.arg); err != nil {
+				fmt.Fprintf(stderr, "%s: failed to set -%s %s: %v\n", c.progName, o.name, o.arg, err)
+				return 1, false
+			}
 		case "d":
 			c.dump = true
 		case "e":
 			c.exec = false
-		case "Z":
-			c.zdefs = true
 		case "o":
 			c.output = o.arg
 		case "q":
@@ -188,7 +182,13 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 	return 0, true
 }
 
-// setX sets a -x option; the preprocessor options map to -D, -U, -I.
+// flagOptions are the options that single-letter flags set.
+var flagOptions = map[string]string{
+	"C": "cpp", "D": "define", "U": "undef", "I": "incdir", "H": "cpphdrs", "Z": "zdefs",
+}
+
+// setX sets a -x option; some also configure the preprocessor or the
+// compiler directly.
 func (c *config) setX(name, value string) error {
 	if err := c.opts.set(name, value); err != nil {
 		return err
@@ -232,7 +232,7 @@ func (c *config) compile(cmd command, exp *sugar.Expander, stderr io.Writer) (*a
 	} else {
 		src = []byte(cmd.arg)
 	}
-	if c.cpp {
+	if c.cpp && cmd.kind == 's' { // as dtrace, -C applies to script files
 		res, err := cpp.Preprocess(context.Background(), name, src, c.cppOpts)
 		if err != nil {
 			return nil, err
