@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"strings"
+
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
@@ -260,6 +262,9 @@ func (p *parser) parsePrimary() ast.Expr {
 // parseMemberName parses a member name after "." or "->" or in offsetof:
 // an identifier, a type name, or one of the keywords dtrace allows there.
 func (p *parser) parseMemberName() *ast.Ident {
+	if strings.IndexByte(p.lex.lit, '`') >= 0 {
+		p.syntaxError() // a member name is never scoped
+	}
 	switch p.lex.tok {
 	case token.IDENT, token.TNAME,
 		token.PROBE, token.PROVIDER, token.SELF, token.STRINGKW, token.STRINGOF,
