@@ -74,11 +74,6 @@ func (t IntType) Signed() bool { return t%2 == 0 }
 func (t IntType) Bits() int { return intTypeBits[t] }
 
 type (
-	// BadExpr stands for an expression that failed to parse.
-	BadExpr struct {
-		From token.Pos
-	}
-
 	// IntLit is an integer or character constant, or the result of
 	// folding constants. Value holds the 64-bit two's complement bits.
 	IntLit struct {
@@ -176,7 +171,6 @@ type (
 	}
 )
 
-func (x *BadExpr) Pos() token.Pos   { return x.From }
 func (x *IntLit) Pos() token.Pos    { return x.ValuePos }
 func (x *StringLit) Pos() token.Pos { return x.ValuePos }
 func (x *Ident) Pos() token.Pos     { return x.NamePos }
@@ -196,7 +190,6 @@ func (x *SizeofExpr) Pos() token.Pos   { return x.Sizeof }
 func (x *OffsetofExpr) Pos() token.Pos { return x.Offsetof }
 func (x *XlateExpr) Pos() token.Pos    { return x.Xlate }
 
-func (*BadExpr) exprNode()      {}
 func (*IntLit) exprNode()       {}
 func (*StringLit) exprNode()    {}
 func (*Ident) exprNode()        {}

@@ -282,6 +282,9 @@ func (p *parser) castFollows(i int) bool {
 		return false
 	}
 	c := src[i]
+	if c == '!' && i+1 < len(src) && src[i+1] == '=' {
+		return false // the != operator, not a logical negation
+	}
 	return isLetter(c) || isDigit(c) || strings.IndexByte("`\"'(@$!~", c) >= 0
 }
 

@@ -54,15 +54,6 @@ func Fprint(w io.Writer, prog *ast.Program) error {
 	return bw.Flush()
 }
 
-// FprintClauses prints clauses to w.
-func FprintClauses(w io.Writer, clauses []*ast.Clause) error {
-	bw := bufio.NewWriter(w)
-	for _, c := range clauses {
-		writeClause(bw, c)
-	}
-	return bw.Flush()
-}
-
 // Expr returns the printed form of x.
 func Expr(x ast.Expr) string {
 	var b strings.Builder
@@ -241,8 +232,6 @@ func (p *printer) expr(x ast.Expr) {
 		p.str(">(")
 		p.expr(x.X)
 		p.str(")")
-	case *ast.BadExpr:
-		p.str("/* bad expression */")
 	}
 }
 
