@@ -7,6 +7,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/header"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
@@ -45,6 +47,7 @@ type config struct {
 	cpp      bool
 	cppOpts  cpp.Options
 	dump     bool // -d
+	header   bool // -h
 	exec     bool // false with -e
 	zdefs    bool // -Z
 	output   string
@@ -81,7 +84,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if len(cfg.cmds) == 0 {
 		return fail("no probes specified")
 	}
-	if cfg.output != "" {
+	if cfg.output != "" && !cfg.header {
 		f, err := os.OpenFile(cfg.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return fail("failed to open output file '%s': %v", cfg.output, errors.Unwrap(err))
@@ -91,8 +94,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.isSet("kinstcompat"), warn: stderr, progName: name}
 	defer kinst.close()
 	exp := &sugar.Expander{Kinst: kinst}
+	var progs []*ast.Program
 	for _, c := range cfg.cmds {
 		prog, err := cfg.compile(c, exp, stderr)
+		if err == nil && cfg.header {
+			// Provider definitions are checked as each program compiles.
+			err = header.Write(io.Discard, prog, "")
+		}
 		if err != nil {
 			return fail("%s", cfg.describe(c, err))
 		}
@@ -101,11 +109,49 @@ func run(argv []string, stdout, stderr io.Writer) int {
 				return fail("failed to write output: %v", err)
 			}
 		}
+		progs = append(progs, prog)
+	}
+	if cfg.header {
+		return cfg.writeHeader(progs, fail)
 	}
 	if !cfg.exec {
 		return 0
 	}
 	return fail("failed to enable probes: the tracing runtime is not available in this build (compile only with -e)")
+}
+
+// writeHeader writes the C header for the providers of all programs, as
+// dtrace -h does: to the -o file, or to the first script's name with .h
+// for .d.
+func (c *config) writeHeader(progs []*ast.Program, fail func(string, ...any) int) int {
+	name := c.output
+	if name == "" {
+		for _, cmd := range c.cmds {
+			if cmd.kind == 's' {
+				n, err := header.OutputName(cmd.arg)
+				if err != nil {
+					return fail("%v", err)
+				}
+				name = n
+				break
+			}
+		}
+	}
+	if name == "" {
+		return fail("%v", header.ErrNoOutputName)
+	}
+	all := &ast.Program{}
+	for _, p := range progs {
+		all.Decls = append(all.Decls, p.Decls...)
+	}
+	var out bytes.Buffer
+	if err := header.Write(&out, all, name); err != nil {
+		return fail("failed to create header file %s: %v", name, err)
+	}
+	if err := os.WriteFile(name, out.Bytes(), 0o666); err != nil {
+		return fail("failed to open header file '%s': %v", name, err)
+	}
+	return 0
 }
 
 // apply records the options in order, as dtrace's option passes do; it
@@ -128,6 +174,8 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 		case "V":
 			fmt.Fprintf(stdout, "%s: %s\n", c.progName, version)
 			return 0, false
+		case "h":
+			c.header, c.exec = true, false
 		case "s", "n":
 			c.cmds = append(c.cmds, command{o.name[0], o.arg})
 		case "C", "D", "U", "I", "H", "Z":
@@ -327,6 +375,7 @@ func usage(w io.Writer, name string) {
 	-D  define symbol when invoking preprocessor
 	-e  exit after compiling request but prior to enabling probes
 	-F  coalesce trace output by function
+	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
 	-I  add include directory to preprocessor search path
 	-n  enable or list probes matching the specified probe name
