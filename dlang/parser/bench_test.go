@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkParse parses a generated 5,000-line D script; BenchmarkGoParser
-// parses a Go file of the same shape and size with go/parser, the
-// reference the issue sets. Both report lines/s.
+// parses a Go file of the same shape and size with go/parser in its
+// default mode, the reference the issue sets. All report lines/s.
 func BenchmarkParse(b *testing.B) {
 	src := []byte(benchsrc.DScript(5000))
 	lines := float64(strings.Count(string(src), "\n"))
@@ -26,13 +26,19 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportMetric(lines*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 }
 
-func BenchmarkGoParser(b *testing.B) {
+func BenchmarkGoParser(b *testing.B) { benchGoParser(b, 0) }
+
+// BenchmarkGoParserNoResolve is go/parser without object resolution,
+// its fastest mode.
+func BenchmarkGoParserNoResolve(b *testing.B) { benchGoParser(b, goparser.SkipObjectResolution) }
+
+func benchGoParser(b *testing.B, mode goparser.Mode) {
 	src := []byte(benchsrc.GoFile(5000))
 	lines := float64(strings.Count(string(src), "\n"))
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := goparser.ParseFile(token.NewFileSet(), "bench.go", src, 0); err != nil {
+		if _, err := goparser.ParseFile(token.NewFileSet(), "bench.go", src, mode); err != nil {
 			b.Fatal(err)
 		}
 	}

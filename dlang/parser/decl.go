@@ -204,7 +204,7 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 				return p.endSpecs(s, words)
 			}
 			if s.Class != ast.NoClass {
-				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only a single storage class may be specified in a declaration"))
+				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only one storage class allowed in a declaration"))
 			}
 			s.Class = storageClasses[p.lex.tok]
 		case token.CONST:
@@ -300,11 +300,17 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 	for _, w := range words.Words {
 		switch w {
 		case "signed", "unsigned":
+			if sign == w {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+			}
 			if sign != "" {
 				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
 			}
 			sign = w
 		case "short":
+			if size == w {
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+			}
 			if size != "" {
 				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
 			}
@@ -314,7 +320,7 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
 			}
 			if longs++; longs > 2 {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_LONGINT, "long long long is too long"))
+				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration"))
 			}
 			size = w
 		default:
@@ -364,6 +370,9 @@ func (p *parser) parseStruct() *ast.StructType {
 	}
 	p.next()
 	t.Members = []*ast.Member{}
+	if p.lex.tok == token.RBRACE {
+		p.syntaxError() // a definition needs a member
+	}
 	for p.lex.tok != token.RBRACE {
 		m := &ast.Member{Spec: p.parseDeclSpecs(false)}
 		if m.Spec.Type == nil {
@@ -412,7 +421,7 @@ func (p *parser) parseEnum() *ast.EnumType {
 	p.next()
 	t.Enumerators = []*ast.Enumerator{}
 	next := uint64(0)
-	for p.lex.tok != token.RBRACE {
+	for {
 		if p.lex.tok != token.IDENT {
 			p.syntaxError()
 		}
@@ -423,7 +432,7 @@ func (p *parser) parseEnum() *ast.EnumType {
 			e.Value = p.parseCond()
 			c, ok := e.Value.(*ast.IntLit)
 			if !ok {
-				p.fail(diag.Errorf(e.Value.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned an integral constant expression", e.Name.Name))
+				p.fail(diag.Errorf(e.Value.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", e.Name.Name))
 			}
 			next = c.Value
 		}
@@ -527,7 +536,7 @@ func (p *parser) parseArray() *ast.Array {
 	a := &ast.Array{}
 	switch {
 	case p.lex.tok == token.RBRACK:
-	case p.startsTypeName():
+	case p.startsDeclSpec():
 		for {
 			a.Keys = append(a.Keys, p.parseParam())
 			if p.lex.tok != token.COMMA {
@@ -545,14 +554,15 @@ func (p *parser) parseArray() *ast.Array {
 // parseParamsRest parses a parameter list whose "(" is consumed.
 func (p *parser) parseParamsRest() *ast.Func {
 	f := &ast.Func{}
-	for p.lex.tok != token.RPAREN {
+	if p.lex.tok == token.RPAREN {
+		p.next()
+		return f
+	}
+	for {
 		if p.lex.tok == token.ELLIPSIS {
 			f.Variadic = true
 			p.next()
 			break
-		}
-		if !p.startsDeclSpec() {
-			p.syntaxError()
 		}
 		f.Params = append(f.Params, p.parseParam())
 		if p.lex.tok != token.COMMA {
@@ -564,7 +574,13 @@ func (p *parser) parseParamsRest() *ast.Func {
 	return f
 }
 
+// parseParam parses a parameter or key type: specifiers, which may start
+// with a C storage class but not self or this, and an optional
+// declarator.
 func (p *parser) parseParam() *ast.Param {
+	if !p.startsDeclSpec() || p.lex.tok == token.SELF || p.lex.tok == token.THIS {
+		p.syntaxError()
+	}
 	return &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
 }
 
@@ -650,11 +666,19 @@ func (p *parser) parseProvider() *ast.ProviderDecl {
 		pr := &ast.ProviderProbe{Name: &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}}
 		p.next()
 		p.expect(token.LPAREN)
-		pr.Params = p.parseParamsRest().Params
+		in := p.parseParamsRest()
+		if in.Variadic {
+			p.fail(diag.Errorf(pr.Name.NamePos, diag.D_DECL_PROTO_VARARGS, "probe input prototype may not use a variable-length argument list"))
+		}
+		pr.Params = in.Params
 		if p.lex.tok == token.COLON {
 			p.next()
 			p.expect(token.LPAREN)
-			pr.XParams = p.parseParamsRest().Params
+			out := p.parseParamsRest()
+			if out.Variadic {
+				p.fail(diag.Errorf(pr.Name.NamePos, diag.D_DECL_PROTO_VARARGS, "probe output prototype may not use a variable-length argument list"))
+			}
+			pr.XParams = out.Params
 			if pr.XParams == nil {
 				pr.XParams = []*ast.Param{}
 			}

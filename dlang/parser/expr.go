@@ -96,7 +96,7 @@ func (p *parser) parseAssign() ast.Expr {
 	}
 	op, pos := p.lex.tok, p.lex.pos
 	p.next()
-	return &ast.BinaryExpr{X: x, OpPos: pos, Op: op, Y: p.parseAssign()}
+	return p.binary(x, pos, op, p.parseAssign())
 }
 
 func (p *parser) parseCond() ast.Expr {
@@ -108,6 +108,7 @@ func (p *parser) parseCond() ast.Expr {
 	x := p.parseExpr()
 	p.expect(token.COLON)
 	y := p.parseCond()
+	p.lastUnary = nil // a conditional, folded or not, is not assignable
 	return p.cond(c, x, y)
 }
 
@@ -301,12 +302,14 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 			}
 			p.next()
 			var args []ast.Expr
-			for p.lex.tok != token.RPAREN {
-				args = append(args, p.parseAssign())
-				if p.lex.tok != token.COMMA {
-					break
+			if p.lex.tok != token.RPAREN {
+				for {
+					args = append(args, p.parseAssign())
+					if p.lex.tok != token.COMMA {
+						break
+					}
+					p.next()
 				}
-				p.next()
 			}
 			p.expect(token.RPAREN)
 			x = &ast.CallExpr{Fun: fun, Lparen: lparen, Args: args}

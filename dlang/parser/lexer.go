@@ -177,12 +177,10 @@ func (l *lexer) scanClause() {
 			end++
 		}
 		text := l.src[start:end]
-		if t := token.Lookup(text); t != token.IDENT {
+		if t, ok := outerKeywords[text]; ok {
 			l.off = end
 			l.tok, l.lit = t, text
-			if t != token.PROBE {
-				l.scope = scopeExpr
-			}
+			l.scope = scopeExpr
 			return
 		}
 		// A word with no ':' that starts with a type name is a
@@ -193,9 +191,13 @@ func (l *lexer) scanClause() {
 			if i := strings.IndexByte(name, '*'); i >= 0 {
 				name = name[:i]
 			}
-			if name != "" && (l.p.isType(name) || validIdent(name) && l.p.declaratorFollows(start+len(name))) {
+			kw, isKeyword := outerKeywords[name]
+			if name != "" && (isKeyword || l.p.isType(name) || validIdent(name) && l.p.declarationFollows(start+len(name))) {
 				l.off = start + len(name)
 				l.tok, l.lit = token.TNAME, name
+				if isKeyword {
+					l.tok = kw
+				}
 				l.scope = scopeExpr
 				return
 			}
@@ -203,8 +205,30 @@ func (l *lexer) scanClause() {
 		l.off = end
 		l.tok, l.lit = token.PSPEC, text
 		return
+	case c == '/' || c == ',' || c == '{' || c == ';' || c == '}':
+		l.scanExpr()
+		return
 	}
-	l.scanExpr()
+	// The outer scope has no other tokens: dt_lex.l's catch-all rule
+	// names the one character.
+	l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"%s\"", l.src[l.off:l.off+1])
+}
+
+// outerKeywords are the keywords dt_lex.l recognises in the outer scope
+// (S2); every other word there, return or sizeof included, is a probe
+// specifier.
+var outerKeywords = map[string]token.Token{}
+
+func init() {
+	for _, t := range []token.Token{
+		token.AUTO, token.CHAR, token.CONST, token.COUNTER, token.DOUBLE, token.ENUM,
+		token.EXTERN, token.FLOAT, token.IMPORT, token.INLINE, token.INTKW, token.LONG,
+		token.PROVIDER, token.REGISTER, token.RESTRICT, token.SELF, token.SHORT,
+		token.SIGNED, token.STATIC, token.STRINGKW, token.STRUCT, token.THIS,
+		token.XLATOR, token.TYPEDEF, token.UNION, token.UNSIGNED, token.VOID, token.VOLATILE,
+	} {
+		outerKeywords[t.String()] = t
+	}
 }
 
 // scanExpr scans in the expression scope.
@@ -229,8 +253,10 @@ func (l *lexer) scanExpr() {
 		l.scanChar()
 	case '@':
 		start := l.off - 1
-		for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
-			l.off++
+		if l.off < len(l.src) && isLetter(l.src[l.off]) {
+			for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
+				l.off++
+			}
 		}
 		l.tok, l.lit = token.AGG, l.src[start:l.off]
 		if l.lit == "@" {
@@ -362,7 +388,7 @@ func (l *lexer) scanExpr() {
 			l.tok = token.GT
 		}
 	default:
-		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near %q", string(c))
+		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"%s\"", l.src[l.off-1:l.off])
 	}
 	if l.tok.IsOperator() {
 		l.lit = l.tok.String()
@@ -495,12 +521,20 @@ func (l *lexer) scanInt() {
 				}
 			}
 		}
+		if j < len(l.src) && (l.src[j] == 'f' || l.src[j] == 'F') {
+			j++ // RGX_FP's suffix, which makes 1f longer than the integer 1
+		}
 		if j > i {
 			l.off = j
 			l.errorf(l.pos, diag.D_SYNTAX, "floating-point constants are not permitted")
 		}
 	}
-	for n := 0; i < len(l.src) && n < 3 && strings.IndexByte("uUlL", l.src[i]) >= 0; n++ {
+	// RGX_INT's suffix is [uU]?[lL]?[lL]?; anything after it starts the
+	// next token.
+	if i < len(l.src) && (l.src[i] == 'u' || l.src[i] == 'U') {
+		i++
+	}
+	for n := 0; n < 2 && i < len(l.src) && (l.src[i] == 'l' || l.src[i] == 'L'); n++ {
 		i++
 	}
 	l.off = i
@@ -679,11 +713,7 @@ func unescape(s string) string {
 				d, _ := strconv.ParseUint(s[i:i+1], 16, 8)
 				v = v<<4 | int(d)
 			}
-			if n == 0 {
-				c = 'x'
-			} else {
-				c = byte(v)
-			}
+			c = byte(v) // \x with no digits is NUL, as stresc2chr makes it
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			v := int(c - '0')
 			for n := 1; n < 3 && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '7'; n++ {
@@ -708,8 +738,14 @@ func (l *lexer) scanMacro() {
 		l.off++
 	}
 	start := l.off
-	for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
-		l.off++
+	if l.off < len(l.src) && isDigit(l.src[l.off]) {
+		for l.off < len(l.src) && isDigit(l.src[l.off]) {
+			l.off++
+		}
+	} else {
+		for l.off < len(l.src) && (isLetter(l.src[l.off]) || isDigit(l.src[l.off])) {
+			l.off++
+		}
 	}
 	name := l.src[start:l.off]
 	if name == "" {
@@ -747,43 +783,43 @@ func b2i(b bool) int {
 // it starts with a digit or sign, an identifier or type name when it is a
 // valid name, and a string otherwise.
 func (l *lexer) macroArg(text string) {
-	if text != "" && (isDigit(text[0]) || text[0] == '-' || text[0] == '+') {
-		s := text
-		neg, pos := false, false
+	s, neg, pos := text, false, false
+	if s != "" {
 		switch s[0] {
 		case '-':
 			neg, s = true, s[1:]
 		case '+':
 			pos, s = true, s[1:]
 		}
-		if s != "" && isDigit(s[0]) {
-			hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
-			end := 0
-			if hex {
-				end = 2
-				for end < len(s) && isHex(s[end]) {
-					end++
-				}
-			} else {
-				for end < len(s) && isDigit(s[end]) {
-					end++
-				}
+	}
+	// A value that is a number or a name (strbadidnum accepts letters,
+	// digits and _ after an optional sign) starting with a digit is an
+	// integer: strtoull's value, whatever follows the digits.
+	if s != "" && isDigit(s[0]) && isAlnum(s) {
+		hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2])
+		end := 0
+		if hex {
+			end = 2
+			for end < len(s) && isHex(s[end]) {
+				end++
 			}
-			v, rest, err := parseUint(s[:end], hex)
-			rest += s[end:]
-			if err == nil && strings.Trim(rest, "uUlL") == "" {
-				typ, ok := constant.LiteralType(v, rest, s[0] != '0')
-				if !ok {
-					l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s constant %s results in integer overflow", l.src[int(l.pos.Col)-1+l.lineStart:l.off], s)
-				}
-				l.tok, l.lit, l.ival, l.ityp = token.INT, text, v, typ
-				l.ineg, l.ipos = neg, pos
-				return
-			}
-			if err != nil {
-				l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s constant %s results in integer overflow", l.src[int(l.pos.Col)-1+l.lineStart:l.off], s)
+		} else {
+			for end < len(s) && isDigit(s[end]) {
+				end++
 			}
 		}
+		v, _, err := parseUint(s[:end], hex)
+		suffix := s[end:]
+		if strings.Trim(suffix, "uUlL") != "" {
+			suffix = ""
+		}
+		typ, ok := constant.LiteralType(v, suffix, s[0] != '0')
+		if err != nil || !ok {
+			l.errorf(l.pos, diag.D_MACRO_OFLOW, "macro argument %s constant %s results in integer overflow", l.src[int(l.pos.Col)-1+l.lineStart:l.off], s)
+		}
+		l.tok, l.lit, l.ival, l.ityp = token.INT, text, v, typ
+		l.ineg, l.ipos = neg, pos
+		return
 	}
 	if validIdent(text) {
 		if t := token.Lookup(text); t != token.IDENT {
@@ -793,11 +829,19 @@ func (l *lexer) macroArg(text string) {
 		l.tok, l.lit = l.p.identOrType(text), text
 		return
 	}
-	s := text
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		s = s[1 : len(s)-1]
+	if len(s) >= 2 && text[0] == '"' && text[len(text)-1] == '"' {
+		text = text[1 : len(text)-1]
 	}
-	l.tok, l.lit = token.STRING, cString(unescape(s))
+	l.tok, l.lit = token.STRING, cString(unescape(text))
+}
+
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) && !isDigit(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func validIdent(s string) bool {

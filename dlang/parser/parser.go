@@ -260,6 +260,25 @@ func (p *parser) declaratorFollows(i int) bool {
 	return i < len(src) && strings.IndexByte(";,[(:=)", src[i]) >= 0
 }
 
+// declarationFollows is declaratorFollows for a word in the outer scope,
+// where a probe description list may also continue with a comma: there
+// the text must also reach a ';' before any '{' or '/'.
+func (p *parser) declarationFollows(i int) bool {
+	if !p.declaratorFollows(i) {
+		return false
+	}
+	src := p.lex.src
+	for ; i < len(src); i++ {
+		switch src[i] {
+		case ';':
+			return true
+		case '{', '/':
+			return false
+		}
+	}
+	return false
+}
+
 // castFollows reports whether the text at offset i, just after a name
 // that follows "(", makes the name a cast's type: "*"s then ")", or ")"
 // followed by the start of an operand.

@@ -8,7 +8,6 @@ long long ll;
 unsigned long long ull;
 short int si;
 long double ld;
-userland int *up;
 
 BEGIN
 {
