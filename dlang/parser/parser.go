@@ -203,8 +203,8 @@ func (p *parser) expectClosing(t token.Token, s scope) {
 // ----------------------------------------------------------------------------
 // Names, macros and types
 
-// builtinTypes are the typedefs of D's own "D" module (dt_open.c), plus
-// the C type keywords' names that may appear scoped.
+// builtinTypes are the typedefs of D's own "D" module (dt_open.c); all
+// their names end in _t.
 var builtinTypes = map[string]bool{
 	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true,
 	"uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
@@ -216,7 +216,7 @@ var builtinTypes = map[string]bool{
 
 // isType reports whether name, possibly scoped as mod`name, is a type.
 func (p *parser) isType(name string) bool {
-	if p.typedefs[name] || builtinTypes[name] {
+	if p.typedefs[name] || strings.HasSuffix(name, "_t") && builtinTypes[name] {
 		return true
 	}
 	if p.cfg.Types != nil && p.cfg.Types.IsType(name) {
@@ -224,7 +224,7 @@ func (p *parser) isType(name string) bool {
 	}
 	if i := strings.LastIndexByte(name, '`'); i >= 0 {
 		base := name[i+1:]
-		return p.typedefs[base] || builtinTypes[base] || typeKeywords[base]
+		return p.typedefs[base] || strings.HasSuffix(base, "_t") && builtinTypes[base] || typeKeywords[base]
 	}
 	return false
 }

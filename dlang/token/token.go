@@ -352,6 +352,11 @@ func init() {
 
 // Lookup returns the keyword token for name, or IDENT.
 func Lookup(name string) Token {
+	// Keywords are 2 to 10 lower-case letters: most names are settled
+	// without a map lookup.
+	if len(name) < 2 || len(name) > 10 || name[0] < 'a' || name[0] > 'z' {
+		return IDENT
+	}
 	if t, ok := keywords[name]; ok {
 		return t
 	}
