@@ -27,6 +27,8 @@ func TestScripts(t *testing.T) {
 	if len(scripts) == 0 {
 		t.Fatal("no scripts in testdata/scripts")
 	}
+	// The kinst index cache goes to a directory of the test's own.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".d")
 		t.Run(name, func(t *testing.T) {
