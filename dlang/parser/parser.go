@@ -317,15 +317,16 @@ func (p *parser) identOrType(name string) token.Token {
 	if p.lex.scope != scopeExpr {
 		return token.TNAME
 	}
+	// A type name used as a variable becomes one from here on, as
+	// dt_lex.l registers it in pcb_idents.
 	src := p.lex.src
 	i := p.lex.nextNonBlank(p.lex.off)
 	if i < len(src) {
 		switch c := src[i]; {
-		case c == '[':
-			return token.IDENT
-		case c == '=' && (i+1 >= len(src) || src[i+1] != '='):
-			return token.IDENT
-		case (c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+		case c == '[',
+			c == '=' && (i+1 >= len(src) || src[i+1] != '='),
+			(c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+			p.declareIdent(name)
 			return token.IDENT
 		}
 	}

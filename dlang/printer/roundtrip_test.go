@@ -41,9 +41,27 @@ func typeNames(prog *ast.Program) typeSet {
 			return true
 		})
 	}
-	// -d output has no declarations: a name the script declares as a
-	// variable cannot also be a type in the world the output is read in.
+	// -d output has no declarations: a name the script declares or uses
+	// as a variable cannot also be a type in the world the output is read
+	// in.
 	for _, d := range prog.Decls {
+		if c, ok := d.(*ast.Clause); ok {
+			ast.Inspect(c, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					ast.Inspect(n.X, func(m ast.Node) bool {
+						if id, ok := m.(*ast.Ident); ok {
+							delete(s, id.Name)
+						}
+						return true
+					})
+					return false // member names are not variables
+				case *ast.Ident:
+					delete(s, n.Name)
+				}
+				return true
+			})
+		}
 		switch d := d.(type) {
 		case *ast.Declaration:
 			if d.Spec.Class != ast.Typedef {
