@@ -43,6 +43,9 @@ type Resolver struct {
 	// ZeroMatch leaves descriptions of unknown functions as written
 	// instead of failing (-Z).
 	ZeroMatch bool
+	// Warn receives problems that leave a site out without failing the
+	// probe; nil drops them.
+	Warn func(error)
 
 	mu    sync.Mutex
 	funcs map[funcKey]*amd64.Function
@@ -68,7 +71,11 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	s := &sugar.Sites{Inline: len(f.Copies) > 0, OutOfLine: len(f.OutOfLine) > 0}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
-			return nil, fmt.Errorf("no function symbol holds the inline copy of %s at %#x in %s", fn, c.Entry, c.Module)
+			// Code outside every function symbol (a kernel's alternative
+			// instruction sections, say) cannot be named as
+			// kinst::caller:offset.
+			r.warn(fmt.Errorf("inline copy of %s at %#x in %s left out: no function symbol holds it", fn, c.Entry, c.Module))
+			continue
 		}
 		var sites []sugar.Site
 		if ret {
@@ -83,6 +90,12 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	}
 	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
 	return s, nil
+}
+
+func (r *Resolver) warn(err error) {
+	if r.Warn != nil {
+		r.Warn(err)
+	}
 }
 
 func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
@@ -102,7 +115,9 @@ func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
 
 func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, error) {
 	if len(c.Ranges) == 0 {
-		return nil, nil // optimised away: no instruction leaves it
+		// The copy's code was optimised away: it is left where it is
+		// entered.
+		return r.entrySite(c)
 	}
 	fn, err := r.function(c)
 	if err != nil {

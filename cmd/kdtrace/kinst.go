@@ -49,7 +49,8 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.zeroMatch}
+	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.zeroMatch,
+		Warn: func(err error) { fmt.Fprintf(l.warn, "%s: warning: %v\n", l.progName, err) }}
 	return l.r, nil
 }
 

@@ -56,7 +56,8 @@ func kinstFunction(d *ast.ProbeDesc) (string, bool) {
 // expandKinst rewrites kinst entry and return descriptions: the first
 // site replaces the description, later sites are appended to the list,
 // and a function that is also out of line adds its fbt probe; a function
-// that is not inlined becomes fbt::f:entry or fbt::f:return.
+// with no inline site becomes fbt::f:entry or fbt::f:return, or is an
+// error when it has no out-of-line body either.
 func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error) {
 	out := probes
 	copied := false
@@ -85,7 +86,10 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 			out = append([]*ast.ProbeDesc(nil), probes...)
 			copied = true
 		}
-		if !sites.Inline || len(sites.Sites) == 0 {
+		if len(sites.Sites) == 0 {
+			if sites.Inline && !sites.OutOfLine {
+				return nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: no inline copy of %s can be probed", d, fn)
+			}
 			fbt := *d
 			fbt.Provider = "fbt"
 			out[i] = &fbt

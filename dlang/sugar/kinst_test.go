@@ -65,6 +65,7 @@ func TestKinstRewrite(t *testing.T) {
 		funcs: map[string][2]*sugar.Sites{
 			"inl":   {inl, ret},
 			"plain": {{}, {}},
+			"gone":  {{Inline: true}, {Inline: true, OutOfLine: true}},
 		},
 		bad: map[uint64]bool{7: true},
 	}
@@ -81,6 +82,8 @@ func TestKinstRewrite(t *testing.T) {
 		{"patterns untouched", "kinst::in*:entry, kinst::inl:, fbt::inl:entry {}", []string{"kinst::in*:entry", "kinst::inl:", "fbt::inl:entry"}, ""},
 		{"good offset", "kinst::plain:5 {}", []string{"kinst::plain:5"}, ""},
 		{"bad offset", "kinst::plain:7 {}", nil, "[D_PDESC_INVAL] line 1: invalid probe description \"kinst::plain:7\": offset is not an instruction boundary"},
+		{"inline but no site", "kinst::gone:entry {}", nil, "[D_PDESC_ZERO] line 1: probe description kinst::gone:entry does not match any probes: no inline copy of gone can be probed"},
+		{"no site but out of line", "kinst::gone:return {}", []string{"fbt::gone:return"}, ""},
 		{"unknown", "kinst::nosuch:entry {}", nil, "[D_PDESC_ZERO] line 1: probe description kinst::nosuch:entry does not match any probes: function nosuch not found"},
 	}
 	for _, tt := range tests {
