@@ -115,10 +115,14 @@ func parseTwice(name string, src []byte) (*ast.Program, typeSet, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	types := typeNames(prog)
-	cfg.Types = types
-	prog, err = parser.ParseFile(name, src, cfg)
-	return prog, types, err
+	cfg.Types = typeNames(prog)
+	if prog, err = parser.ParseFile(name, src, cfg); err != nil {
+		return nil, nil, err
+	}
+	// The output is read in the world the second parse ended in: names
+	// it took as variables (dtrace keeps a type name used as a variable
+	// a variable) are not types there.
+	return prog, typeNames(prog), nil
 }
 
 // roundTrip prints prog's clauses, parses the output, and checks that the
