@@ -85,6 +85,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return fail("no probes specified")
 	}
 	if cfg.output != "" && !cfg.header {
+		// As dtrace, the output file is opened (for appending) before
+		// anything is compiled, so that a bad path fails at once.
 		f, err := os.OpenFile(cfg.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return fail("failed to open output file '%s': %v", cfg.output, errors.Unwrap(err))
