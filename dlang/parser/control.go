@@ -207,17 +207,7 @@ func isInt(w string) bool {
 	if w == "" || !isDigit(w[0]) {
 		return false
 	}
-	i := 1
-	if len(w) > 2 && w[0] == '0' && (w[1] == 'x' || w[1] == 'X') && isHex(w[2]) {
-		i = 2
-		for i < len(w) && isHex(w[i]) {
-			i++
-		}
-	} else {
-		for i < len(w) && isDigit(w[i]) {
-			i++
-		}
-	}
+	i, _ := intDigits(w)
 	return strings.Trim(w[i:], "uUlL") == "" && len(w)-i <= 3
 }
 

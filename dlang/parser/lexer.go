@@ -485,19 +485,8 @@ func (l *lexer) nextNonBlank(i int) int {
 // with base 0 would, then types the value as dt_node_int does.
 func (l *lexer) scanInt() {
 	start := l.off
-	i := start
-	hex := false
-	if l.src[i] == '0' && i+2 < len(l.src) && (l.src[i+1] == 'x' || l.src[i+1] == 'X') && isHex(l.src[i+2]) {
-		hex = true
-		i += 2
-		for i < len(l.src) && isHex(l.src[i]) {
-			i++
-		}
-	} else {
-		for i < len(l.src) && isDigit(l.src[i]) {
-			i++
-		}
-	}
+	n, hex := intDigits(l.src[start:])
+	i := start + n
 	digitsEnd := i
 	// A floating-point constant is longer than the integer it starts
 	// with; dt_lex.l refuses those.
@@ -554,6 +543,23 @@ func (l *lexer) scanInt() {
 		l.errorf(l.pos, diag.D_INT_OFLOW, "integer constant 0x%x cannot be represented in any built-in integral type", v)
 	}
 	l.ityp = typ
+}
+
+// intDigits returns the length of the digits of the integer constant at
+// the start of s, 0x and hex digits or decimal (and octal) digits, as
+// RGX_INT matches them.
+func intDigits(s string) (n int, hex bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2]) {
+		n = 2
+		for n < len(s) && isHex(s[n]) {
+			n++
+		}
+		return n, true
+	}
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	return n, false
 }
 
 func isHex(c byte) bool {
@@ -796,18 +802,7 @@ func (l *lexer) macroArg(text string) {
 	// digits and _ after an optional sign) starting with a digit is an
 	// integer: strtoull's value, whatever follows the digits.
 	if s != "" && isDigit(s[0]) && isAlnum(s) {
-		hex := len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && isHex(s[2])
-		end := 0
-		if hex {
-			end = 2
-			for end < len(s) && isHex(s[end]) {
-				end++
-			}
-		} else {
-			for end < len(s) && isDigit(s[end]) {
-				end++
-			}
-		}
+		end, hex := intDigits(s)
 		v, _, err := parseUint(s[:end], hex)
 		suffix := s[end:]
 		if strings.Trim(suffix, "uUlL") != "" {
