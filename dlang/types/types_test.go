@@ -1,0 +1,101 @@
+package types
+
+import "testing"
+
+func TestString(t *testing.T) {
+	foo := &Struct{Name: "foo"}
+	tests := []struct {
+		t    Type
+		want string
+	}{
+		{IntType, "int"},
+		{&Pointer{Elem: Char}, "char *"},
+		{&Pointer{Elem: &Qualified{Qual: Const, Type: Char}}, "const char *"},
+		{&Qualified{Qual: Const, Type: &Pointer{Elem: Char}}, "char *const"},
+		{&Pointer{Elem: &Qualified{Qual: Const, Type: &Pointer{Elem: Char}}}, "char *const *"},
+		{&Array{Elem: IntType, Len: 4}, "int [4]"},
+		{&Pointer{Elem: &Array{Elem: IntType, Len: 4}}, "int (*)[4]"},
+		{&Array{Elem: &Pointer{Elem: IntType}, Len: 4}, "int *[4]"},
+		{&Pointer{Elem: &Func{Result: Void{}}}, "void (*)()"},
+		{&Pointer{Elem: foo}, "struct foo *"},
+		{&Struct{Union: true}, "union (anon)"},
+		{&String{Bytes: 256}, "string"},
+		{Stack, "stack"},
+	}
+	for _, tt := range tests {
+		if got := tt.t.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestMember(t *testing.T) {
+	inner := &Struct{Union: true, Bytes: 8, Members: []Member{
+		{Name: "a", Type: Long},
+		{Name: "b", Type: IntType},
+	}}
+	s := &Struct{Name: "s", Bytes: 16, Members: []Member{
+		{Name: "x", Type: IntType},
+		{Type: inner, Offset: 64},
+	}}
+	m, ok := s.Member("b")
+	if !ok || m.Offset != 64 || m.Type != IntType {
+		t.Fatalf("Member(b) = %+v, %v; want offset 64 int", m, ok)
+	}
+	if _, ok := s.Member("c"); ok {
+		t.Fatal("Member(c) found a member that does not exist")
+	}
+}
+
+func TestPredicates(t *testing.T) {
+	size := &Typedef{Name: "size_t", Type: ULong}
+	tests := []struct {
+		name                      string
+		t                         Type
+		integer, scalar, void, ok bool
+	}{
+		{"int", IntType, true, true, false, true},
+		{"size_t", size, true, true, false, true},
+		{"void", Void{}, false, false, true, false},
+		{"stack", Stack, false, false, false, false},
+		{"pointer", VoidPtr, false, true, false, true},
+		{"struct", &Struct{Name: "f", Incomplete: true}, false, false, false, false},
+	}
+	for _, tt := range tests {
+		if IsInteger(tt.t) != tt.integer || IsScalar(tt.t) != tt.scalar || IsVoid(tt.t) != tt.void || IsComplete(tt.t) != tt.ok {
+			t.Errorf("%s: integer %v scalar %v void %v complete %v", tt.name,
+				IsInteger(tt.t), IsScalar(tt.t), IsVoid(tt.t), IsComplete(tt.t))
+		}
+	}
+}
+
+func TestPromote(t *testing.T) {
+	tests := []struct{ l, r, want Type }{
+		{IntType, Long, Long},
+		{UInt, IntType, UInt},
+		{Long, ULong, ULong},
+		{&Enum{Name: "e", Bytes: 4}, Char, IntType},
+		{Long, Char, Long},
+	}
+	for _, tt := range tests {
+		if got := Promote(tt.l, tt.r); got != tt.want {
+			t.Errorf("Promote(%v, %v) = %v, want %v", tt.l, tt.r, got, tt.want)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	c, d := Builtin(256)
+	u := &Universe{Modules: []Module{d, c}}
+	for _, name := range []string{"int", "D`size_t", "C`unsigned long", "string"} {
+		if _, _, err := u.Lookup(name); err != nil {
+			t.Errorf("Lookup(%q): %v", name, err)
+		}
+	}
+	if _, _, err := u.Lookup("nosuch`int"); err == nil {
+		t.Error("Lookup(nosuch`int) found a type in a module that does not exist")
+	}
+	if _, _, err := u.Lookup("struct nosuch"); err == nil {
+		t.Error("Lookup(struct nosuch) found a type that does not exist")
+	}
+}
