@@ -24,6 +24,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/option"
 )
 
 // version is what -V reports: the D language version kdtrace implements.
@@ -51,7 +52,7 @@ type config struct {
 	exec     bool // false with -e
 	zdefs    bool // -Z
 	output   string
-	opts     options
+	opts     option.Set
 	kinst    kinstConfig
 	progName string
 }
@@ -93,7 +94,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 	}
-	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.isSet("kinstcompat"), warn: stderr, progName: name}
+	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.IsSet("kinstcompat"), warn: stderr, progName: name}
 	defer kinst.close()
 	exp := &sugar.Expander{Kinst: kinst}
 	var progs []*ast.Program
@@ -193,18 +194,18 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 		case "o":
 			c.output = o.arg
 		case "q":
-			err = c.opts.set("quiet", "")
+			err = c.opts.Set("quiet", "")
 		case "w":
-			err = c.opts.set("destructive", "")
+			err = c.opts.Set("destructive", "")
 		case "F":
-			err = c.opts.set("flowindent", "")
+			err = c.opts.Set("flowindent", "")
 		case "b":
-			if err = c.opts.set("bufsize", o.arg); err != nil {
+			if err = c.opts.Set("bufsize", o.arg); err != nil {
 				fmt.Fprintf(stderr, "%s: failed to set -b %s: %v\n", c.progName, o.arg, err)
 				return 1, false
 			}
 		case "X":
-			if err = c.opts.set("stdc", o.arg); err != nil {
+			if err = c.opts.Set("stdc", o.arg); err != nil {
 				fmt.Fprintf(stderr, "%s: failed to set -X %s: %v\n", c.progName, o.arg, err)
 				return 1, false
 			}
@@ -240,7 +241,7 @@ var flagOptions = map[string]string{
 // setX sets a -x option; some also configure the preprocessor or the
 // compiler directly.
 func (c *config) setX(name, value string) error {
-	if err := c.opts.set(name, value); err != nil {
+	if err := c.opts.Set(name, value); err != nil {
 		return err
 	}
 	switch name {
@@ -295,11 +296,11 @@ func (c *config) compile(cmd command, exp *sugar.Expander, stderr io.Writer) (*a
 	pcfg := &parser.Config{
 		Args:        append([]string{name}, c.args...),
 		Macros:      macroVariables(),
-		DefaultArgs: c.opts.isSet("defaultargs"),
-		ArgRefs:     c.opts.isSet("argref"),
-		AllowEmpty:  c.opts.isSet("empty"),
+		DefaultArgs: c.opts.IsSet("defaultargs"),
+		ArgRefs:     c.opts.IsSet("argref"),
+		AllowEmpty:  c.opts.IsSet("empty"),
 		CommandLine: cmd.kind == 'n',
-		SetOption:   c.opts.set,
+		SetOption:   c.opts.SetFromScript,
 	}
 	prog, err := parser.ParseFile(name, src, pcfg)
 	if err != nil {
@@ -335,7 +336,7 @@ func (c *config) describe(cmd command, err error) string {
 			// dtrace gives no line for programs given as strings.
 			main, e.Pos.Line = "kdtrace", 0
 		}
-		msg = e.Format(main, c.opts.isSet("errtags"))
+		msg = e.Format(main, c.opts.IsSet("errtags"))
 	}
 	if cmd.kind == 's' {
 		return fmt.Sprintf("failed to compile script %s: %s", cmd.arg, msg)

@@ -4,45 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
-
-// corpusDir returns the DTrace test suite's common tests in ../shared
-// beside the repository, skipping the test when it is absent.
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("DTrace test corpus not present at %s", dir)
-	}
-	return dir
-}
-
-// harnessConfig returns the parse configuration dtrace's test harness
-// gives a test: the script's name as $0 and, when a helper program is
-// built beside it, that program's pid as $1.
-func harnessConfig(path string) *parser.Config {
-	cfg := &parser.Config{
-		Args:   []string{path},
-		Macros: map[string]string{"pid": "4242", "ppid": "1", "target": "0", "uid": "0", "gid": "0", "euid": "0", "egid": "0", "pgid": "4242", "sid": "4242", "projid": "0", "taskid": "0"},
-	}
-	base := strings.TrimSuffix(path, ".d")
-	if _, err := os.Stat(base + ".c"); err == nil {
-		cfg.Args = append(cfg.Args, "4243")
-	} else if _, err := os.Stat(base + ".exe"); err == nil {
-		cfg.Args = append(cfg.Args, "4243")
-	}
-	return cfg
-}
 
 // parseCorpusFile preprocesses and parses one corpus script as
 // "dtrace -C -s" would.
@@ -55,29 +23,14 @@ func parseCorpusFile(t testing.TB, path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = parser.ParseFile(path, res.Text, harnessConfig(path))
+	_, err = parser.ParseFile(path, res.Text, dtracetest.ParserConfig(path))
 	return err
-}
-
-func corpusFiles(t testing.TB, pattern string) []string {
-	dir := corpusDir(t)
-	var files []string
-	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if ok, _ := filepath.Match(pattern, d.Name()); ok {
-				files = append(files, path)
-			}
-		}
-		return nil
-	})
-	sort.Strings(files)
-	return files
 }
 
 // TestCorpusParses checks that every tst.*.d of the DTrace test suite
 // parses with no lexer or parser error.
 func TestCorpusParses(t *testing.T) {
-	files := corpusFiles(t, "tst.*.d")
+	files := dtracetest.Files(t, "tst.*.d")
 	failed := 0
 	for _, f := range files {
 		if err := parseCorpusFile(t, f); err != nil {
@@ -92,13 +45,11 @@ func TestCorpusParses(t *testing.T) {
 // D_SYNTAX, and that every lexer- and parser-level err.D_*.d fails with
 // its tag.
 func TestCorpusSyntaxErrors(t *testing.T) {
-	files := corpusFiles(t, "err.D_*.d")
+	files := dtracetest.Files(t, "err.D_*.d")
 	checked := 0
 	for _, f := range files {
 		name := filepath.Base(f)
-		tagName := strings.TrimPrefix(name, "err.")
-		tagName = tagName[:strings.IndexAny(tagName, "abcdefghijklmnopqrstuvwxyz.")]
-		want, ok := diag.LookupTag(tagName)
+		want, tagName, ok := dtracetest.ExpectedTag(f)
 		if !ok {
 			t.Logf("%s: skipped: %s is not one of FreeBSD's error tags (illumos only)", name, tagName)
 			continue
@@ -109,7 +60,7 @@ func TestCorpusSyntaxErrors(t *testing.T) {
 		checked++
 		err := parseCorpusFile(t, f)
 		de, ok := err.(*diag.Error)
-		rel, _ := filepath.Rel(corpusDir(t), f)
+		rel := dtracetest.Rel(t, f)
 		if reason, ok := syntaxExceptions[rel]; ok {
 			if de != nil && de.Tag == want {
 				t.Errorf("%s: now fails with %s as expected; remove it from the exceptions", rel, want)

@@ -37,6 +37,15 @@ func (p *parser) parseExternal() {
 		d = p.parseDeclaration()
 	}
 	p.prog.Decls = append(p.prog.Decls, d)
+	if _, ok := d.(*ast.Clause); !ok && p.cfg.Declare != nil {
+		if err := p.cfg.Declare(p.prog, d); err != nil {
+			de, ok := err.(*diag.Error)
+			if !ok {
+				de = diag.Errorf(d.Pos(), diag.D_UNKNOWN, "%v", err)
+			}
+			p.fail(de)
+		}
+	}
 }
 
 // ----------------------------------------------------------------------------
@@ -308,17 +317,13 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 			}
 			sign = w
 		case "short":
+			// short with long is refused later, when no type of that
+			// name is found, as dt_decl_type does.
 			if size == w {
 				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
 			}
-			if size != "" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
-			}
 			size = w
 		case "long":
-			if size == "short" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
-			}
 			if longs++; longs > 2 {
 				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration"))
 			}

@@ -129,7 +129,7 @@ func basicIntType(words []string) (ast.IntType, bool) {
 	}
 	var t ast.IntType
 	switch {
-	case other:
+	case other, short && longs > 0:
 		return 0, false
 	case char:
 		t = ast.Char

@@ -37,6 +37,11 @@ type Config struct {
 	// type, for the type checker's kernel and module types. Nil means
 	// only D's built-in types and the script's own are known.
 	Types TypeNames
+	// Declare is called with each declaration, inline, translator and
+	// provider definition as soon as it is parsed, as dtrace declares
+	// them while it parses: its errors come before those of anything
+	// later in the text. An error stops the parse.
+	Declare func(prog *ast.Program, d ast.Decl) error
 	// SetOption runs "#pragma D option name=value"; nil accepts any.
 	SetOption func(name, value string) error
 	// DependsOn checks "#pragma D depends_on class name"; nil accepts any.
@@ -88,7 +93,7 @@ func ParseFile(file string, src []byte, cfg *Config) (prog *ast.Program, err err
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	p := &parser{cfg: cfg, file: file, prog: &ast.Program{}}
+	p := &parser{cfg: cfg, file: file, prog: &ast.Program{File: file}}
 	// dtrace's prelude: inline long NULL = 0;
 	p.inlineInts = map[string]*ast.IntLit{"NULL": {Type: ast.Long}}
 	p.argRefs = make([]bool, len(cfg.Args))
@@ -102,6 +107,7 @@ func ParseFile(file string, src []byte, cfg *Config) (prog *ast.Program, err err
 		}
 	}()
 	p.parseProgram()
+	p.prog.End = p.lex.here()
 	p.checkUnused()
 	if !cfg.AllowEmpty && p.empty() {
 		p.fail(diag.Errorf(p.lex.here(), diag.D_EMPTY, "empty D program translation unit"))

@@ -23,9 +23,10 @@ type EnumValues interface {
 // Scope is a module whose types are added one at a time: D's built-in
 // containers and the script's declarations.
 type Scope struct {
-	name  string
-	types map[string]Type
-	order []string
+	name   string
+	types  map[string]Type
+	order  []string
+	parent *Scope
 }
 
 // NewScope returns an empty module called name.
@@ -38,7 +39,10 @@ func (s *Scope) ModuleName() string { return s.name }
 
 // LookupType returns the type called name, or nil.
 func (s *Scope) LookupType(name string) (Type, error) {
-	return s.types[name], nil
+	if t, ok := s.types[name]; ok || s.parent == nil {
+		return t, nil
+	}
+	return s.parent.LookupType(name)
 }
 
 // Insert adds t under name, replacing an earlier type of that name.
@@ -183,7 +187,9 @@ func Builtin(strsize int64) (c, d *Scope) {
 	c.Insert("long double", LongDbl)
 	c.Insert("void", Void{})
 
+	// D's container is a child of C's, so that D`int names int.
 	d = NewScope("D")
+	d.parent = c
 	for _, td := range []struct {
 		name string
 		t    Type

@@ -1,0 +1,78 @@
+// Package dtracetest finds the DTrace test suite beside the repository
+// (../shared/corpus/dtrace-tst) and sets up a script the way its harness
+// runs it, for the conformance tests of the compiler's passes.
+package dtracetest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+)
+
+// Dir returns the suite's common tests, skipping the test when the
+// suite is absent.
+func Dir(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("DTrace test corpus not present at %s", dir)
+	}
+	return dir
+}
+
+// Files returns the suite's files whose base name matches pattern, sorted.
+func Files(t testing.TB, pattern string) []string {
+	var files []string
+	filepath.WalkDir(Dir(t), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if ok, _ := filepath.Match(pattern, d.Name()); ok {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}
+
+// Rel returns path relative to the suite's common tests.
+func Rel(t testing.TB, path string) string {
+	rel, err := filepath.Rel(Dir(t), path)
+	if err != nil {
+		return path
+	}
+	return rel
+}
+
+// ExpectedTag returns the tag an err.D_TAG.name.d test must fail with,
+// and false when the tag is not one of FreeBSD's (illumos only).
+func ExpectedTag(path string) (diag.Tag, string, bool) {
+	name := strings.TrimPrefix(filepath.Base(path), "err.")
+	name = name[:strings.IndexAny(name, "abcdefghijklmnopqrstuvwxyz.")]
+	tag, ok := diag.LookupTag(name)
+	return tag, name, ok
+}
+
+// ParserConfig returns the parse configuration the harness gives a
+// test: the script's name as $0 and, when a helper program is built
+// beside it, that program's pid as $1.
+func ParserConfig(path string) *parser.Config {
+	cfg := &parser.Config{
+		Args:   []string{path},
+		Macros: map[string]string{"pid": "4242", "ppid": "1", "target": "0", "uid": "0", "gid": "0", "euid": "0", "egid": "0", "pgid": "4242", "sid": "4242", "projid": "0", "taskid": "0"},
+	}
+	base := strings.TrimSuffix(path, ".d")
+	if _, err := os.Stat(base + ".c"); err == nil {
+		cfg.Args = append(cfg.Args, "4243")
+	} else if _, err := os.Stat(base + ".exe"); err == nil {
+		cfg.Args = append(cfg.Args, "4243")
+	}
+	return cfg
+}

@@ -1,0 +1,216 @@
+// Package option knows dtrace's options (-x name=value and #pragma D
+// option): their names, their kinds, and the syntax of their values,
+// and holds the options of one run. Values are checked as
+// dtrace_setopt checks them, so that a bad option fails the same way.
+package option
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// Kind says when an option takes effect, as dt_options.c's three tables.
+type Kind uint8
+
+// The option kinds.
+const (
+	Compile Kind = iota // read by the compiler
+	Runtime             // read when tracing starts
+	Dynamic             // may change while tracing
+)
+
+// value is the syntax of an option's value.
+type value uint8
+
+const (
+	anyValue   value = iota
+	boolValue        // no value
+	sizeValue        // 4m, 512k
+	countValue       // an unsigned 32-bit number
+	rateValue        // 10hz, 1ms
+	enumValue        // one of a list
+)
+
+type info struct {
+	kind   Kind
+	value  value
+	enum   []string
+	script bool // may be set by #pragma D option
+}
+
+var table = map[string]info{}
+
+func init() {
+	add := func(kind Kind, v value, names string) {
+		for _, n := range strings.Fields(names) {
+			table[n] = info{kind: kind, value: v, script: true}
+		}
+	}
+	add(Compile, anyValue, `amin cpppath ctypes define dtypes encoding evaltime incdir iregs
+		ldpath libdir linktype pspec syslibdir tree tregs undef version`)
+	add(Compile, boolValue, `aggpercpu argref core cpp cpphdrs debug defaultargs droptags
+		empty errtags kdefs knodefs late lazyload nolibs preallocate strip udefs unodefs
+		verbose zdefs kinstcompat`)
+	add(Compile, countValue, `pgmax`)
+	add(Runtime, sizeValue, `aggsize bufsize dynvarsize specsize strsize`)
+	add(Runtime, countValue, `cpu jstackframes jstackstrsize nspec stackframes ustackframes`)
+	add(Runtime, rateValue, `cleanrate statusrate`)
+	add(Runtime, boolValue, `destructive grabanon temporal`)
+	add(Dynamic, rateValue, `aggrate switchrate`)
+	add(Dynamic, countValue, `aggsortkeypos`)
+	add(Dynamic, boolValue, `agghist aggpack aggsortkey aggsortpos aggsortrev aggzoom
+		flowindent quiet rawbytes stackindent`)
+	enum := func(kind Kind, name string, values ...string) {
+		table[name] = info{kind: kind, value: enumValue, enum: values, script: true}
+	}
+	enum(Runtime, "bufpolicy", "ring", "fill", "switch")
+	enum(Runtime, "bufresize", "auto", "manual")
+	enum(Compile, "linkmode", "kernel", "static", "dynamic")
+	enum(Compile, "stdc", "a", "c", "s", "t")
+	// The environment of processes dtrace starts is set before any
+	// program is compiled, never by one.
+	table["setenv"] = info{kind: Compile, value: anyValue}
+	table["unsetenv"] = info{kind: Compile, value: anyValue}
+}
+
+// The errors of setting an option, with dtrace's texts.
+var (
+	ErrName    = errors.New("Invalid option name")
+	ErrValue   = errors.New("Invalid value for specified option")
+	ErrContext = errors.New("Option cannot be used from within a D program")
+)
+
+// Lookup returns the kind of the option called name.
+func Lookup(name string) (Kind, bool) {
+	in, ok := table[name]
+	return in.kind, ok
+}
+
+// Set holds the options of a run.
+type Set struct {
+	values map[string]string
+}
+
+// Set sets option name to value ("" when none was given), from the
+// command line.
+func (s *Set) Set(name, value string) error {
+	return s.set(name, value, false)
+}
+
+// SetFromScript sets an option as #pragma D option does.
+func (s *Set) SetFromScript(name, value string) error {
+	return s.set(name, value, true)
+}
+
+func (s *Set) set(name, value string, script bool) error {
+	in, ok := table[name]
+	if !ok {
+		return ErrName
+	}
+	if script && !in.script {
+		return ErrContext
+	}
+	if err := in.check(value); err != nil {
+		return err
+	}
+	if in.value == boolValue && falseWords[strings.ToLower(value)] {
+		delete(s.values, name)
+		return nil
+	}
+	if s.values == nil {
+		s.values = make(map[string]string)
+	}
+	s.values[name] = value
+	return nil
+}
+
+// IsSet reports whether the option was set.
+func (s *Set) IsSet(name string) bool {
+	_, ok := s.values[name]
+	return ok
+}
+
+// Value returns the option's value, and whether it was set.
+func (s *Set) Value(name string) (string, bool) {
+	v, ok := s.values[name]
+	return v, ok
+}
+
+func (in info) check(v string) error {
+	var err error
+	switch in.value {
+	case boolValue:
+		if w := strings.ToLower(v); v != "" && !trueWords[w] && !falseWords[w] {
+			err = ErrValue
+		}
+	case sizeValue:
+		_, err = ParseSize(v)
+	case countValue:
+		_, err = strconv.ParseUint(v, 0, 32)
+	case rateValue:
+		_, err = parseRate(v)
+	case enumValue:
+		err = ErrValue
+		for _, e := range in.enum {
+			if v == e {
+				err = nil
+			}
+		}
+	}
+	if err != nil {
+		return ErrValue
+	}
+	return nil
+}
+
+// The words a boolean option may be given, as dtrace accepts them in
+// any case.
+var (
+	trueWords  = map[string]bool{"yes": true, "true": true, "enable": true, "enabled": true, "on": true, "set": true}
+	falseWords = map[string]bool{"no": true, "false": true, "disable": true, "disabled": true, "off": true, "unset": true}
+)
+
+// ParseSize parses a size such as 4m or 512k.
+func ParseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		case 't', 'T':
+			mult = 1 << 40
+		}
+		if mult != 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	n, err := strconv.ParseUint(s, 0, 64)
+	if err != nil || n > ^uint64(0)/mult {
+		return 0, ErrValue
+	}
+	return n * mult, nil
+}
+
+// parseRate parses a rate given as a frequency (10hz) or an interval
+// with a unit (ns, us, ms, s, m, h, d; a bare number is in hertz).
+func parseRate(s string) (uint64, error) {
+	i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], s[i:]
+	}
+	n, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return 0, ErrValue
+	}
+	switch unit {
+	case "", "hz", "ns", "nsec", "us", "usec", "ms", "msec", "s", "sec", "m", "min", "h", "hour", "d", "day":
+		return n, nil
+	}
+	return 0, ErrValue
+}
