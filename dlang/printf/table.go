@@ -1,0 +1,265 @@
+package printf
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// A spec is an entry of dtrace's conversion table.
+type spec struct {
+	name  string // length modifier and character: "lld"
+	ofmt  string // what printf(3) prints the value with; "s" for the text-making kinds
+	proto string // the types it takes, as messages name them
+	kind  Kind
+	// ok reports whether a value of type t suits the conversion; target
+	// says whether a target process is set (-p or -c).
+	ok func(t types.Type, target bool) bool
+}
+
+// defaultOut is Out before checking: the conversion's own name, or "s"
+// for those that make text, as dtrace's consumer sets it.
+func (s *spec) defaultOut() string {
+	if s.ofmt == "s" {
+		return "s"
+	}
+	return s.name
+}
+
+// The prototypes that messages quote.
+const (
+	protoXint  = "char, short, int, long, or long long"
+	protoCSI   = "char, short, or int"
+	protoFP    = "float, double, or long double"
+	protoAddr  = "pointer or integer"
+	protoUAddr = "pointer or integer (with -p/-c) or _usymaddr (without -p/-c)"
+	protoCStr  = "char [] or string (or use stringof)"
+	protoWStr  = "wchar_t []"
+)
+
+// specs is dtrace's conversion table, FreeBSD's variant: %wc and %ws
+// print as %lc and %ls. It has no hh conversions.
+var specs = map[string]*spec{}
+
+func init() {
+	for _, s := range []*spec{
+		{"a", "s", protoAddr, Addr, isKAddr},
+		{"A", "s", protoUAddr, UAddr, isUAddr},
+		{"c", "c", protoCSI, Signed, isCSI},
+		{"C", "s", protoCSI, EscChar, isCSI},
+		{"d", "d", protoXint, Decimal, isInteger},
+		{"e", "e", protoFP, Float, isFloat},
+		{"E", "E", protoFP, Float, isFloat},
+		{"f", "f", protoFP, Float, isFloat},
+		{"g", "g", protoFP, Float, isFloat},
+		{"G", "G", protoFP, Float, isFloat},
+		{"hd", "d", "short", Signed, is(types.Short)},
+		{"hi", "i", "short", Signed, is(types.Short)},
+		{"ho", "o", "unsigned short", Unsigned, is(types.UShort)},
+		{"hu", "u", "unsigned short", Unsigned, is(types.UShort)},
+		{"hx", "x", "short", Unsigned, isNamed("short", "unsigned short")},
+		{"hX", "X", "short", Unsigned, isNamed("short", "unsigned short")},
+		{"i", "i", protoXint, Signed, isInteger},
+		{"I", "s", protoCStr, InetAddr, isCStr},
+		{"k", "s", "stack", Stack, isStack},
+		{"lc", "lc", "int", Signed, is(types.IntType)},
+		{"ld", "d", "long", Signed, is(types.Long)},
+		{"li", "i", "long", Signed, is(types.Long)},
+		{"lo", "o", "unsigned long", Unsigned, is(types.ULong)},
+		{"lu", "u", "unsigned long", Unsigned, is(types.ULong)},
+		{"ls", "ls", protoWStr, WideString, isWStr},
+		{"lx", "x", "long", Unsigned, isNamed("long", "unsigned long")},
+		{"lX", "X", "long", Unsigned, isNamed("long", "unsigned long")},
+		{"lld", "d", "long long", Signed, is(types.LongLong)},
+		{"lli", "i", "long long", Signed, is(types.LongLong)},
+		{"llo", "o", "unsigned long long", Unsigned, is(types.ULongLong)},
+		{"llu", "u", "unsigned long long", Unsigned, is(types.ULongLong)},
+		{"llx", "x", "long long", Unsigned, isLongLong},
+		{"llX", "X", "long long", Unsigned, isLongLong},
+		{"Le", "e", "long double", Float, is(types.LongDbl)},
+		{"LE", "E", "long double", Float, is(types.LongDbl)},
+		{"Lf", "f", "long double", Float, is(types.LongDbl)},
+		{"Lg", "g", "long double", Float, is(types.LongDbl)},
+		{"LG", "G", "long double", Float, is(types.LongDbl)},
+		{"o", "o", protoXint, Unsigned, isInteger},
+		{"p", "x", protoAddr, Unsigned, isAddr},
+		{"P", "s", "uint16_t", Port, is(types.UShort)},
+		{"s", "s", protoCStr, String, isCStr},
+		{"S", "s", protoCStr, EscString, isCStr},
+		{"T", "s", "int64_t", RFC822Time, isTime},
+		{"u", "u", protoXint, Unsigned, isInteger},
+		{"wc", "lc", "int", Signed, is(types.IntType)},
+		{"ws", "ls", protoWStr, WideString, isWStr},
+		{"x", "x", protoXint, Unsigned, isInteger},
+		{"X", "X", protoXint, Unsigned, isInteger},
+		{"Y", "s", "int64_t", Time, isTime},
+		{"%", "%", "void", Percent, nil},
+	} {
+		specs[s.name] = s
+	}
+}
+
+// The checks are dtrace's pfcheck_* routines. D's own types (stack,
+// _symaddr, _usymaddr) are told by identity, as dtrace compares type
+// ids; types.IsInteger and the other predicates already exclude them.
+
+func isInteger(t types.Type, _ bool) bool { return types.IsInteger(t) }
+func isFloat(t types.Type, _ bool) bool   { return types.IsFloat(t) }
+func isStack(t types.Type, _ bool) bool   { return t == types.Stack }
+
+// isPointer is dt_node_is_pointer: arrays count, strings do not.
+func isPointer(t types.Type) bool {
+	if types.IsString(t) {
+		return false
+	}
+	return types.IsPointer(t) || types.IsArray(t)
+}
+
+func isAddr(t types.Type, _ bool) bool { return isPointer(t) || types.IsInteger(t) }
+
+func isKAddr(t types.Type, _ bool) bool {
+	return isPointer(t) || types.IsInteger(t) || t == types.SymAddr
+}
+
+// isUAddr accepts plain addresses only when a target process says whose
+// addresses they are.
+func isUAddr(t types.Type, target bool) bool {
+	return t == types.USymAddr || target && (isPointer(t) || types.IsInteger(t))
+}
+
+func isCSI(t types.Type, _ bool) bool {
+	return types.IsInteger(t) && size(t) <= 4
+}
+
+func isTime(t types.Type, _ bool) bool {
+	return types.IsInteger(t) && size(t) == 8
+}
+
+// isCStr accepts D strings and arrays of char or signed char; not of
+// unsigned char, whose CTF encoding lacks the signed bit dtrace tests.
+func isCStr(t types.Type, _ bool) bool {
+	if types.IsString(t) {
+		return true
+	}
+	a, ok := types.Resolve(t).(*types.Array)
+	return ok && isChar(a.Elem)
+}
+
+func isChar(t types.Type) bool {
+	i, ok := types.Resolve(t).(*types.Int)
+	return ok && i.Char && i.Signed && i.Bytes == 1
+}
+
+// isWStr accepts arrays of any 4-byte integer: wchar_t is one.
+func isWStr(t types.Type, _ bool) bool {
+	a, ok := types.Resolve(t).(*types.Array)
+	if !ok {
+		return false
+	}
+	i, ok := types.Resolve(a.Elem).(*types.Int)
+	return ok && i.Bytes == 4
+}
+
+// is returns the check of a conversion that takes exactly one C type, by
+// ctf_type_compat's rule: the same name and encoding once typedefs are
+// removed, so %ld takes int64_t but not long long.
+func is(want types.Type) func(types.Type, bool) bool {
+	return func(t types.Type, _ bool) bool { return ctfCompat(t, want) }
+}
+
+// isNamed returns the check of %hx and %lx, which take either
+// signedness of their integer.
+func isNamed(names ...string) func(types.Type, bool) bool {
+	return func(t types.Type, _ bool) bool {
+		i, ok := types.Resolve(t).(*types.Int)
+		if !ok {
+			return false
+		}
+		n := intName(i.Name)
+		for _, want := range names {
+			if n == want {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// isLongLong is %llx's check: a long long of either signedness or, since
+// they are long long elsewhere though long in LP64, an int64_t or
+// uint64_t or a typedef of one.
+func isLongLong(t types.Type, target bool) bool {
+	if isNamed("long long", "unsigned long long")(t, target) {
+		return true
+	}
+	for {
+		td, ok := t.(*types.Typedef)
+		if !ok {
+			return false
+		}
+		if td.Name == "int64_t" || td.Name == "uint64_t" {
+			return true
+		}
+		t = td.Type
+	}
+}
+
+// intName returns the usual spelling of a C integer type name, so that
+// the names compilers write in debug information ("long int", "short
+// unsigned int", "signed") match the ones dtrace's table uses. Other
+// names are returned as they are.
+func intName(name string) string {
+	words := strings.Fields(name)
+	if len(words) == 0 {
+		return name
+	}
+	var nsigned, nunsigned, nchar, nshort, nint, nlong int
+	for _, w := range words {
+		switch w {
+		case "signed":
+			nsigned++
+		case "unsigned":
+			nunsigned++
+		case "char":
+			nchar++
+		case "short":
+			nshort++
+		case "int":
+			nint++
+		case "long":
+			nlong++
+		default:
+			return name
+		}
+	}
+	if nsigned+nunsigned > 1 || nchar+nshort+min(nlong, 1) > 1 || nchar+nint > 1 ||
+		nint > 1 || nlong > 2 {
+		return name
+	}
+	u := ""
+	if nunsigned > 0 {
+		u = "unsigned "
+	}
+	switch {
+	case nchar > 0 && nsigned > 0:
+		return "signed char"
+	case nchar > 0:
+		return u + "char"
+	case nshort > 0:
+		return u + "short"
+	case nlong == 2:
+		return u + "long long"
+	case nlong == 1:
+		return u + "long"
+	}
+	return u + "int"
+}
+
+// size is the size of a value of type t, as dt_node_type_size gives it
+// for the values printf takes.
+func size(t types.Type) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Size()
+}
