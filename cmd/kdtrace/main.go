@@ -14,10 +14,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/header"
@@ -97,9 +99,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.IsSet("kinstcompat"), warn: stderr, progName: name}
 	defer kinst.close()
 	exp := &sugar.Expander{Kinst: kinst}
+	checker := cfg.newChecker()
 	var progs []*ast.Program
 	for _, c := range cfg.cmds {
-		prog, err := cfg.compile(c, exp, stderr)
+		prog, err := cfg.compile(c, exp, checker, stderr)
 		if err == nil && cfg.header {
 			// Provider definitions are checked as each program compiles.
 			err = header.Write(io.Discard, prog, "")
@@ -108,9 +111,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return fail("%s", cfg.describe(c, err))
 		}
 		if cfg.dump {
+			// As dtrace, -d prints the program once the syntactic
+			// rewrites are done, before types are checked.
 			if err := printer.Fprint(stdout, prog); err != nil {
 				return fail("failed to write output: %v", err)
 			}
+		}
+		if _, err := checker.Check(prog); err != nil {
+			return fail("%s", cfg.describe(c, err))
 		}
 		progs = append(progs, prog)
 	}
@@ -263,8 +271,25 @@ func (c *config) setX(name, value string) error {
 	return nil
 }
 
-// compile turns one command into a rewritten program.
-func (c *config) compile(cmd command, exp *sugar.Expander, stderr io.Writer) (*ast.Program, error) {
+// newChecker returns the type checker of the run: all programs share its
+// declarations and variables, as they share dtrace's handle.
+func (c *config) newChecker() *check.Checker {
+	var strsize int64
+	if v, ok := c.opts.Value("strsize"); ok {
+		n, _ := option.ParseSize(v)
+		strsize = int64(n)
+	}
+	return check.NewChecker(&check.Config{
+		StringSize:  strsize,
+		Destructive: c.opts.IsSet("destructive"),
+		AllowEmpty:  c.opts.IsSet("empty"),
+		OS:          runtime.GOOS,
+	})
+}
+
+// compile turns one command into a parsed and rewritten program; its
+// declarations are checked as they are parsed.
+func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checker, stderr io.Writer) (*ast.Program, error) {
 	var (
 		name = "kdtrace"
 		src  []byte
@@ -298,9 +323,11 @@ func (c *config) compile(cmd command, exp *sugar.Expander, stderr io.Writer) (*a
 		Macros:      macroVariables(),
 		DefaultArgs: c.opts.IsSet("defaultargs"),
 		ArgRefs:     c.opts.IsSet("argref"),
-		AllowEmpty:  c.opts.IsSet("empty"),
+		AllowEmpty:  true, // the checker decides, after the declarations
 		CommandLine: cmd.kind == 'n',
 		SetOption:   c.opts.SetFromScript,
+		Types:       checker,
+		Declare:     checker.Declare,
 	}
 	prog, err := parser.ParseFile(name, src, pcfg)
 	if err != nil {

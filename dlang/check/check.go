@@ -1,0 +1,326 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/printf"
+	"github.com/kdtrace/kdtrace/dlang/token"
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// Config holds what checking needs from outside the program.
+type Config struct {
+	// StringSize is the size of D's string type (-x strsize); 0 means
+	// dtrace's default, 256.
+	StringSize int64
+	// Modules are the kernel's type containers (BTF, DWARF), searched
+	// after D's own; nil means D's and C's built-in types only.
+	Modules []types.Module
+	// Probes gives the argument types of probes, for args[]; nil means
+	// no probe has typed arguments.
+	Probes Probes
+	// Symbols gives the types of kernel symbols (`sym); nil means no
+	// symbol can be resolved.
+	Symbols Symbols
+	// Target says that a target process is given (-p or -c).
+	Target bool
+	// AllowEmpty accepts a program that declares only types and
+	// variables (-x empty).
+	AllowEmpty bool
+	// Destructive allows destructive actions (-w).
+	Destructive bool
+	// OS selects the builtin variables' types: "linux" or "freebsd".
+	OS string
+}
+
+// Probes describes the probes a clause may enable.
+type Probes interface {
+	// Args returns the native argument types of the probes desc
+	// matches, or ok false when they have none (dtrace then types
+	// args[] as <DYN>... and refuses references to args[]).
+	Args(desc *ast.ProbeDesc) (args []types.Type, ok bool)
+}
+
+// Symbols describes the kernel's symbols.
+type Symbols interface {
+	// Symbol returns the type of the symbol name in module mod ("" for
+	// any kernel module).
+	Symbol(mod, name string) (types.Type, bool)
+}
+
+// Flags are the properties of a checked expression, as dtrace's
+// DT_NF_* node flags.
+type Flags uint8
+
+// The expression flags.
+const (
+	Signed   Flags = 1 << iota // an integer of signed type
+	Ref                        // passed by reference (struct, array, string)
+	LValue                     // may be assigned or have its address taken
+	Writable                   // the program may write it
+	BitField                   // a bit-field member
+	Userland                   // refers to user memory
+)
+
+// Value is what the checker records for an expression.
+type Value struct {
+	Type  types.Type
+	Flags Flags
+	// Ident is the identifier the expression names or calls, if any.
+	Ident *Ident
+	// Const is set for integer constants, with their value in Int.
+	Const bool
+	Int   uint64
+}
+
+// Info holds the results of checking a program.
+type Info struct {
+	// Values maps every checked expression to its type and flags.
+	Values map[ast.Expr]*Value
+	// Formats maps the calls of printf, printa, system and freopen to
+	// their checked formats.
+	Formats map[*ast.CallExpr]*printf.Format
+}
+
+// Checker checks the programs of one dtrace session. Declarations,
+// global variables and aggregations carry over from one program to the
+// next, as in dtrace, where all programs share one handle.
+type Checker struct {
+	cfg      Config
+	universe *types.Universe
+	d        *types.Scope // D's container: the script's declarations
+	strType  types.Type
+
+	globals *scope
+	tls     *scope
+	aggs    *scope
+	locals  *scope // the clause being checked
+
+	xlators    []*Translator
+	probeArgs  []types.Type // the argument types of the clause's probes
+	probeDesc  string       // the clause's first probe description
+	clauseActs clauseActions
+	inlineArgs map[string]*Ident // an inline's or translator's parameters
+	inClause   bool
+	prog       *ast.Program
+	declared   map[ast.Decl]bool
+	cdefs      *types.Scope // C's container: declarations of #included files
+	file       string       // the program's file
+
+	info  *Info
+	err   *diag.Error
+	label string // "predicate" or "action list", for errors without a line
+}
+
+// bailout unwinds the checker at its first error: dtrace reports only
+// the first error of a compilation.
+type bailout struct{}
+
+// The first id of each namespace's variables defined by the program
+// (DIF_VAR_OTHER_UBASE); ids below it are builtins.
+const userBase = 0x500
+
+// NewChecker returns a checker with D's builtin types and identifiers.
+func NewChecker(cfg *Config) *Checker {
+	c := &Checker{cfg: *cfg}
+	if c.cfg.StringSize == 0 {
+		c.cfg.StringSize = 256
+	}
+	cdefs, ddefs := types.Builtin(c.cfg.StringSize)
+	c.d, c.cdefs = ddefs, cdefs
+	c.strType, _ = ddefs.LookupType("string")
+	mods := []types.Module{ddefs, cdefs}
+	c.universe = &types.Universe{Modules: append(mods, c.cfg.Modules...)}
+	c.globals = newScope(Global, userBase)
+	c.tls = newScope(ThreadLocal, userBase)
+	c.aggs = newScope(Aggregations, 0)
+	c.declareBuiltins()
+	return c
+}
+
+// IsType reports whether name, possibly scoped by module, names a type
+// known to the checker; the parser asks it about names the script does
+// not declare.
+func (c *Checker) IsType(name string) bool {
+	// As in dt_lex.l, an identifier hides a type of the same name.
+	if c.lookupGlobal(name) != nil {
+		return false
+	}
+	t, _, err := c.universe.Lookup(name)
+	return err == nil && t != nil
+}
+
+// Check checks prog: it resolves identifiers and types every
+// expression, applying dtrace's rules, and returns the results, or the
+// first error as a *diag.Error.
+func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
+	c.begin(prog)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			info, err = nil, c.err
+		}
+	}()
+	for _, d := range prog.Decls {
+		if c.declared[d] {
+			continue
+		}
+		c.declare(d)
+	}
+	if !c.cfg.AllowEmpty && empty(prog) {
+		c.errorf(prog.End, diag.D_EMPTY, "empty D program translation unit\n")
+	}
+	return c.info, nil
+}
+
+// begin starts checking prog, unless its declarations already started it.
+func (c *Checker) begin(prog *ast.Program) {
+	if c.prog == prog {
+		return
+	}
+	c.prog = prog
+	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}}
+	c.declared = map[ast.Decl]bool{}
+	// this-> variables belong to the program: every clause for a probe
+	// sees the values earlier clauses gave them.
+	c.locals = newScope(ClauseLocal, userBase)
+	c.file = prog.File
+}
+
+// Declare checks a declaration, inline, translator or provider of prog
+// as the parser meets it (parser.Config.Declare), so that its errors
+// come in dtrace's order; Check then skips it.
+func (c *Checker) Declare(prog *ast.Program, d ast.Decl) (err error) {
+	c.begin(prog)
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			err = c.err
+		}
+	}()
+	c.declare(d)
+	c.declared[d] = true
+	return nil
+}
+
+func (c *Checker) declare(d ast.Decl) {
+	switch d := d.(type) {
+	case *ast.Declaration:
+		c.declaration(d)
+	case *ast.InlineDecl:
+		c.inline(d)
+	case *ast.Translator:
+		c.translator(d)
+	case *ast.ProviderDecl:
+		// Provider definitions are checked when -h or -G writes them.
+	case *ast.Clause:
+		c.clause(d)
+	}
+}
+
+// empty reports whether prog declares nothing but types and variables.
+func empty(prog *ast.Program) bool {
+	for _, d := range prog.Decls {
+		if _, ok := d.(*ast.Declaration); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// errorf stops checking with an error at pos.
+func (c *Checker) errorf(pos token.Pos, tag diag.Tag, format string, args ...any) {
+	// dtrace's messages end in a newline, which dt_set_errmsg cuts.
+	c.err = diag.Errorf(pos, tag, strings.TrimSuffix(format, "\n"), args...)
+	panic(bailout{})
+}
+
+// clause checks a probe clause: its actions, then its predicate, as
+// dt_cook_clause does. If the actions refer to a variable that only the
+// predicate defines, the predicate is checked first instead.
+func (c *Checker) clause(cl *ast.Clause) {
+	c.inClause = true
+	defer func() { c.inClause = false }()
+	c.clauseActs = clauseActions{}
+	c.probeArgs = nil
+	c.probeDesc = cl.Probes[0].String()
+	if c.cfg.Probes != nil && len(cl.Probes) > 0 {
+		if args, ok := c.cfg.Probes.Args(cl.Probes[0]); ok {
+			c.probeArgs = args
+		}
+	}
+	if cl.Pred != nil {
+		if err := c.tryActions(cl); err != nil {
+			if err.Tag != diag.D_IDENT_UNDEF && err.Tag != diag.D_VAR_UNDEF {
+				c.err = err
+				panic(bailout{})
+			}
+			c.predicate(cl.Pred)
+			c.actions(cl.Body)
+			return
+		}
+		c.predicate(cl.Pred)
+		return
+	}
+	c.actions(cl.Body)
+}
+
+// tryActions checks the actions and returns the error instead of
+// stopping, so that the clause can be checked again in the other order.
+// As in dtrace, variables the failed attempt created stay.
+func (c *Checker) tryActions(cl *ast.Clause) (err *diag.Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			err = c.err
+		}
+	}()
+	c.actions(cl.Body)
+	return nil
+}
+
+func (c *Checker) predicate(e ast.Expr) {
+	c.label = "predicate"
+	v := c.expr(e, FlagRef)
+	if !types.IsScalar(v.Type) {
+		c.errorf(e.Pos(), diag.D_PRED_SCALAR, "predicate result must be of scalar type\n")
+	}
+}
+
+func (c *Checker) actions(list []ast.Stmt) {
+	c.label = "action list"
+	for _, s := range list {
+		c.stmt(s)
+	}
+}
+
+func (c *Checker) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		c.statement(s.X)
+	case *ast.IfStmt:
+		// The sugar pass has turned if statements into clauses before
+		// checking; one left here is checked as dtrace would check the
+		// clauses it becomes.
+		v := c.expr(s.Cond, FlagRef)
+		if !types.IsScalar(v.Type) {
+			c.errorf(s.Cond.Pos(), diag.D_PRED_SCALAR, "predicate result must be of scalar type\n")
+		}
+		for _, t := range s.Then.List {
+			c.stmt(t)
+		}
+		if s.Else != nil {
+			for _, t := range s.Else.List {
+				c.stmt(t)
+			}
+		}
+	}
+}

@@ -1,0 +1,25 @@
+// Package check is D's type checker: it does what libdtrace's dt_cook
+// and the checks of dt_cc.c do, so that a program it accepts is ready for
+// code generation and one it refuses fails with dtrace's tag and message.
+//
+// A Checker holds the state of one dtrace session: D's builtin types and
+// identifiers (the _dtrace_globals table, typed for Linux or FreeBSD),
+// the kernel's types through the modules in Config, and every
+// declaration, global, thread-local variable, aggregation and translator
+// the session's programs define. Data flows as in dtrace:
+//
+//   - the parser asks the Checker which names are types (IsType) and
+//     hands it each declaration as soon as it is parsed (Declare), so
+//     that errors come in dtrace's order and typedefs feed back into the
+//     lexer;
+//   - after the sugar pass, Check walks the program's clauses: the
+//     actions, then the predicate (or the other way round when the
+//     actions use a variable the predicate defines), giving every
+//     expression a Value (type and DT_NF_* flags) and every name an
+//     Ident, creating variables at their first assignment, and applying
+//     each action's argument rules, printf's format rules (package
+//     printf) and the rules on the order of speculative actions;
+//   - the results come back in an Info for the code generator.
+//
+// Only the first error is reported, as a *diag.Error, as in dtrace.
+package check

@@ -1,0 +1,455 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// typeString is dt_type_name: a type as messages write it.
+func typeString(t types.Type) string {
+	switch t {
+	case nil:
+		return "<none>"
+	case types.Dyn:
+		return "dynamic variable"
+	}
+	return t.String()
+}
+
+// mustType returns one of D's own types by name.
+func (c *Checker) mustType(name string) types.Type {
+	t, _, err := c.universe.Lookup(name)
+	if err != nil {
+		c.errorf(token.Pos{}, diag.D_TYPE_ERR, "failed to lookup %s\n", name)
+	}
+	return t
+}
+
+// typeName resolves a type written in an expression, and reports
+// whether it was declared userland.
+func (c *Checker) typeName(tn *ast.TypeName) (types.Type, bool) {
+	base := c.specType(tn.Spec)
+	if tn.Decl == nil {
+		return base, tn.Spec.Userland
+	}
+	return c.derive(base, tn.Decl, "cast"), tn.Spec.Userland
+}
+
+// specType resolves declaration specifiers to their base type, with the
+// qualifiers applied.
+func (c *Checker) specType(s *ast.DeclSpec) types.Type {
+	var t types.Type
+	switch ts := s.Type.(type) {
+	case nil:
+		t = types.IntType
+	case *ast.BasicType:
+		t = c.basicType(ts)
+	case *ast.NamedType:
+		t = c.lookupType(ts.Pos(), ts.Name, ts.Name)
+	case *ast.StructType:
+		t = c.structType(ts)
+	case *ast.EnumType:
+		t = c.enumType(ts)
+	}
+	var q types.Qual
+	if s.Qual&ast.Const != 0 {
+		q |= types.Const
+	}
+	if s.Qual&ast.Volatile != 0 {
+		q |= types.Volatile
+	}
+	if s.Qual&ast.Restrict != 0 {
+		q |= types.Restrict
+	}
+	if q != 0 {
+		t = &types.Qualified{Qual: q, Type: t}
+	}
+	return t
+}
+
+// basicType builds the name dt_decl_type looks up for C's type keywords:
+// sign, then size, then the base word unless a size replaces it.
+func (c *Checker) basicType(b *ast.BasicType) types.Type {
+	var sign, base string
+	short, longs := false, 0
+	for _, w := range b.Words {
+		switch w {
+		case "signed", "unsigned":
+			sign = w
+		case "short":
+			short = true
+		case "long":
+			longs++
+		default:
+			base = w
+		}
+	}
+	var parts []string
+	if sign != "" {
+		parts = append(parts, sign)
+	}
+	if short {
+		parts = append(parts, "short")
+	}
+	for range longs {
+		parts = append(parts, "long")
+	}
+	if base != "" && !(base == "int" && (short || longs > 0)) {
+		if !(base == "int" && sign == "unsigned") {
+			parts = append(parts, base)
+		}
+	}
+	name := strings.Join(parts, " ")
+	switch name {
+	case "":
+		name = "int"
+	case "unsigned":
+		name = "unsigned int"
+	case "signed":
+		name = "int"
+	case "signed int":
+		name = "int"
+	case "signed char":
+	default:
+		name = strings.TrimPrefix(name, "signed ")
+	}
+	return c.lookupType(b.Pos(), name, strings.Join(b.Words, " "))
+}
+
+// lookupType finds a named type; written is the name as the script
+// wrote it, for the message.
+func (c *Checker) lookupType(pos token.Pos, name, written string) types.Type {
+	t, _, err := c.universe.Lookup(name)
+	if err != nil {
+		c.errorf(pos, diag.D_UNKNOWN, "failed to resolve type %s: %s\n", written, lookupReason(err))
+	}
+	return t
+}
+
+func lookupReason(err error) string {
+	if le, ok := err.(*types.LookupError); ok {
+		switch {
+		case le.Err != nil:
+			return le.Err.Error()
+		case le.NoMod:
+			return "Module does not exist"
+		}
+	}
+	return "Invalid type name"
+}
+
+// structType resolves a struct or union reference, or defines one.
+func (c *Checker) structType(st *ast.StructType) types.Type {
+	kw := "struct "
+	if st.Union {
+		kw = "union "
+	}
+	if st.Members == nil {
+		if st.Name == "" {
+			c.errorf(st.Pos(), diag.D_UNKNOWN, "failed to resolve type %s: Invalid type name\n", kw)
+		}
+		return c.tagType(scoped(kw, st.Name), func() types.Type {
+			return &types.Struct{Module: "D", Name: st.Name, Union: st.Union, Incomplete: true}
+		})
+	}
+	var s *types.Struct
+	if st.Name != "" {
+		if t, _ := c.d.LookupType(kw + st.Name); t != nil {
+			if old, ok := t.(*types.Struct); ok {
+				if !old.Incomplete {
+					c.errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s\n", kw, st.Name)
+				}
+				s = old
+			}
+		}
+	}
+	if s == nil {
+		s = &types.Struct{Module: "D", Name: st.Name, Union: st.Union, Incomplete: true}
+		if st.Name != "" {
+			c.d.Insert(kw+st.Name, s)
+		}
+	}
+	c.layout(s, st)
+	return s
+}
+
+// scoped writes a tag name for lookup: struct mod`s is mod`struct s.
+func scoped(kw, name string) string {
+	if i := strings.LastIndexByte(name, '`'); i >= 0 {
+		return name[:i+1] + kw + name[i+1:]
+	}
+	return kw + name
+}
+
+// tagType looks up a struct, union or enum tag; an unknown tag is
+// declared forward in D's container, as dt_decl_type does.
+func (c *Checker) tagType(name string, forward func() types.Type) types.Type {
+	if t, _, err := c.universe.Lookup(name); err == nil {
+		return t
+	}
+	t := forward()
+	c.d.Insert(name, t)
+	return t
+}
+
+// layout lays out a struct or union definition as the LP64 C ABI does.
+func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
+	var members []types.Member
+	var off, size int64 // in bits
+	align := int64(1)
+	seen := map[string]bool{}
+	for _, m := range st.Members {
+		base := c.specType(m.Spec)
+		for _, d := range m.Decls {
+			if d.Name == "" && d.BitWidth == nil {
+				c.errorf(m.Spec.SpecPos, diag.D_DECL_MNAME, "member declaration requires a name\n")
+			}
+			if strings.Contains(d.Name, "`") {
+				c.errorf(d.NamePos, diag.D_DECL_SCOPE, "D scoping operator may not be used in a member name (%s)\n", d.Name)
+			}
+			t := c.derive(base, d, "member")
+			if t == types.Dyn {
+				c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
+			}
+			if r, ok := types.Resolve(t).(*types.Struct); ok && (r.Incomplete || r.Bytes == 0 && len(r.Members) == 0) {
+				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+			}
+			if r, ok := types.Resolve(t).(*types.Enum); ok && r.Incomplete {
+				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+			}
+			if t.Size() == 0 && !types.IsArray(t) {
+				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot have void member: %s\n", d.Name)
+			}
+			var bits int64
+			if d.BitWidth != nil {
+				w := c.expr(d.BitWidth, FlagRef)
+				named := d.Name != ""
+				if !w.Const || (int64(w.Int) <= 0 && named) || int64(w.Int) < 0 {
+					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFCONST, "positive integral constant expression expected as bit-field size\n")
+				}
+				if !types.IsInteger(t) {
+					name := d.Name
+					if name == "" {
+						name = "(anon)"
+					}
+					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFTYPE, "invalid type for bit-field: %s\n", name)
+				}
+				if int64(w.Int) > t.Size()*8 {
+					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFSIZE, "bit-field too big for type: %s\n", d.Name)
+				}
+				bits = int64(w.Int)
+				if bits == 0 {
+					continue
+				}
+			}
+			if seen[d.Name] && d.Name != "" {
+				c.errorf(d.NamePos, diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
+			}
+			seen[d.Name] = true
+			a := t.Align() * 8
+			align = max(align, t.Align())
+			var moff int64
+			switch {
+			case s.Union:
+				moff = 0
+			case bits != 0:
+				// A bit-field goes at the next bit unless it would
+				// straddle a unit of its type.
+				if (off+bits-1)/a != off/a {
+					off = (off + a - 1) / a * a
+				}
+				moff = off
+				off += bits
+			default:
+				off = (off + a - 1) / a * a
+				moff = off
+				off += t.Size() * 8
+			}
+			msize := t.Size() * 8
+			if bits != 0 {
+				msize = bits
+			}
+			size = max(size, moff+msize, off)
+			members = append(members, types.Member{Name: d.Name, Type: t, Offset: moff, BitSize: bits})
+		}
+	}
+	bytes := (size + 7) / 8
+	bytes = (bytes + align - 1) / align * align
+	s.Members, s.Bytes, s.Incomplete = members, bytes, false
+}
+
+// enumType resolves an enum reference, or defines one and its
+// enumerators.
+func (c *Checker) enumType(et *ast.EnumType) types.Type {
+	if et.Enumerators == nil {
+		return c.tagType(scoped("enum ", et.Name), func() types.Type {
+			return &types.Enum{Module: "D", Name: et.Name, Bytes: 4, Incomplete: true}
+		})
+	}
+	var e *types.Enum
+	if et.Name != "" {
+		if t, _ := c.d.LookupType("enum " + et.Name); t != nil {
+			if old, ok := t.(*types.Enum); ok {
+				if !old.Incomplete {
+					c.errorf(et.Pos(), diag.D_DECL_TYPERED, "type redeclared: enum %s\n", et.Name)
+				}
+				e = old
+			}
+		}
+	}
+	if e == nil {
+		e = &types.Enum{Module: "D", Name: et.Name, Bytes: 4}
+		if et.Name != "" {
+			c.d.Insert("enum "+et.Name, e)
+		}
+	}
+	var next int64
+	var values []types.Enumerator
+	for _, en := range et.Enumerators {
+		name := en.Name.Name
+		if strings.Contains(name, "`") {
+			c.errorf(en.Name.Pos(), diag.D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)\n", name)
+		}
+		if en.Value != nil {
+			v := c.enumValue(en, values)
+			next = v
+		}
+		if next < -1<<31 || next > 1<<31-1 {
+			c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", name, int32(1<<31-1))
+		}
+		for _, old := range values {
+			if old.Name == name {
+				c.errorf(en.Name.Pos(), diag.D_UNKNOWN, "failed to define enumerator '%s': %s\n", name, "Duplicate member or variable name")
+			}
+		}
+		if c.globals.lookup(name) != nil {
+			c.errorf(en.Name.Pos(), diag.D_DECL_IDRED, "identifier redeclared: %s\n", name)
+		}
+		values = append(values, types.Enumerator{Name: name, Value: next})
+		c.globals.insert(&Ident{Name: name, Kind: Enumerator, Flags: FlagInline | FlagRef, Type: e, Value: next})
+		next++
+	}
+	e.Values, e.Incomplete = values, false
+	return e
+}
+
+func (c *Checker) enumValue(en *ast.Enumerator, earlier []types.Enumerator) int64 {
+	if id, ok := en.Value.(*ast.Ident); ok {
+		for _, e := range earlier {
+			if e.Name == id.Name {
+				return e.Value
+			}
+		}
+	}
+	v := c.expr(en.Value, FlagRef)
+	if !v.Const || !types.IsInteger(v.Type) {
+		c.errorf(en.Name.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression\n", en.Name.Name)
+	}
+	if v.Flags&Signed != 0 {
+		return int64(v.Int)
+	}
+	if v.Int > 1<<63-1 {
+		c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", en.Name.Name, int32(1<<31-1))
+	}
+	return int64(v.Int)
+}
+
+// derive applies a declarator's pointers, arrays and function
+// parameters to a base type. An associative array declarator gives
+// <DYN>; its key types are checked by the declaration. kind names the
+// declaration for prototype errors.
+func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.Type {
+	t := base
+	for i := len(d.Derived) - 1; i >= 0; i-- {
+		switch dv := d.Derived[i].(type) {
+		case *ast.Pointer:
+			t = &types.Pointer{Elem: t}
+			if dv.Qual != 0 {
+				var q types.Qual
+				if dv.Qual&ast.Const != 0 {
+					q |= types.Const
+				}
+				if dv.Qual&ast.Volatile != 0 {
+					q |= types.Volatile
+				}
+				if dv.Qual&ast.Restrict != 0 {
+					q |= types.Restrict
+				}
+				t = &types.Qualified{Qual: q, Type: t}
+			}
+		case *ast.Array:
+			if dv.Keys != nil {
+				if i != 0 {
+					c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")
+				}
+				c.prototype(dv.Keys, "array", false)
+				return types.Dyn
+			}
+			if types.IsVoid(t) {
+				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot declare array of void\n")
+			}
+			var n int64
+			if dv.Len != nil {
+				v := c.expr(dv.Len, FlagRef)
+				if !v.Const || !types.IsInteger(v.Type) || v.Int == 0 || v.Flags&Signed != 0 && int64(v.Int) < 0 {
+					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript\n")
+				}
+				if v.Int > 1<<32-1 {
+					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRBIG, "array dimension too big\n")
+				}
+				n = int64(v.Int)
+			}
+			t = &types.Array{Elem: t, Len: n}
+		case *ast.Func:
+			params := c.prototype(dv.Params, "function", true)
+			t = &types.Func{Result: t, Params: params, Variadic: dv.Variadic}
+		}
+	}
+	return t
+}
+
+// prototype checks the parameters of a function declarator or the keys
+// of an associative array declaration, as dt_decl_prototype, and
+// returns their types.
+func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []types.Type {
+	var list []types.Type
+	void := false
+	for i, p := range params {
+		if p.Spec.Class != ast.NoClass && p.Spec.Class != ast.Register {
+			c.errorf(p.Spec.SpecPos, diag.D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter\n")
+		}
+		t := c.specType(p.Spec)
+		name := ""
+		if p.Decl != nil {
+			t = c.derive(t, p.Decl, kind)
+			name = p.Decl.Name
+		}
+		shown := name
+		if shown == "" {
+			shown = "(anonymous)"
+		}
+		switch {
+		case t == types.Dyn:
+			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+		case types.IsVoid(t) && !allowVoid:
+			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+		case types.IsVoid(t) && name != "":
+			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_NAME, "void parameter may not have a name: %s\n", name)
+		}
+		if types.IsVoid(t) {
+			void = true
+		}
+		list = append(list, t)
+	}
+	if void && len(params) > 1 {
+		c.errorf(params[0].Spec.SpecPos, diag.D_DECL_PROTO_VOID, "void must be sole parameter\n")
+	}
+	if void {
+		return nil
+	}
+	return list
+}
