@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
@@ -29,22 +30,21 @@ const (
 	actDestruct                    // a destructive action
 )
 
-// statement checks one statement of an action list.
+// statement checks one statement of an action list, whose types are
+// checked, as dtrace compiles it into actions.
 func (c *Checker) statement(x ast.Expr) {
 	pos := x.Pos()
+	v := c.info.Values[x]
 	switch e := x.(type) {
 	case *ast.Ident:
-		if len(e.Name) > 0 && e.Name[0] == '@' {
-			c.expr(x, FlagRef)
+		if strings.HasPrefix(e.Name, "@") {
 			c.errorf(pos, diag.D_AGG_NULL, "expression has null effect: %s\n", e.Name)
 		}
 	case *ast.IndexExpr:
-		if id, ok := e.X.(*ast.Ident); ok && len(id.Name) > 0 && id.Name[0] == '@' {
-			c.expr(x, 0)
+		if id, ok := e.X.(*ast.Ident); ok && strings.HasPrefix(id.Name, "@") {
 			c.errorf(pos, diag.D_AGG_NULL, "expression has null effect: %s\n", id.Name)
 		}
 	}
-	v := c.expr(x, FlagRef)
 	kind := actData
 	switch {
 	case v.Ident != nil && v.Ident.Kind == Agg:
@@ -61,7 +61,49 @@ func (c *Checker) statement(x ast.Expr) {
 			kind = c.action(call, v.Ident)
 		}
 	}
+	c.programContext(x)
 	c.order(pos, kind)
+}
+
+// programContext reports an action or aggregating function called where
+// a value is needed: only a statement, an aggregation's function, and
+// some actions as aggregation keys (stack(), sym() …) are places where
+// dtrace's code generator can record what they produce.
+func (c *Checker) programContext(stmt ast.Expr) {
+	allowed := map[*ast.CallExpr]bool{}
+	if call, ok := stmt.(*ast.CallExpr); ok {
+		allowed[call] = true
+	}
+	if b, ok := stmt.(*ast.BinaryExpr); ok && b.Op == token.ASGN {
+		if v := c.info.Values[b]; v != nil && v.Ident != nil && v.Ident.Kind == Agg {
+			if call, ok := b.Y.(*ast.CallExpr); ok {
+				allowed[call] = true
+			}
+			if ix, ok := b.X.(*ast.IndexExpr); ok {
+				for _, k := range ix.Index {
+					if call, ok := k.(*ast.CallExpr); ok && keyActions[call.Fun.Name] {
+						allowed[call] = true
+					}
+				}
+			}
+		}
+	}
+	ast.Inspect(stmt, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || allowed[call] {
+			return true
+		}
+		if v := c.info.Values[call]; v != nil && v.Ident != nil && (v.Ident.Kind == ActFunc || v.Ident.Kind == AggFunc) {
+			c.errorf(call.Pos(), diag.D_CG_EXPR, "%s %s( ) may not be called from a D expression (D program context required)\n", v.Ident.Kind, v.Ident.Name)
+		}
+		return true
+	})
+}
+
+// keyActions are the actions whose results may key an aggregation.
+var keyActions = map[string]bool{
+	"stack": true, "ustack": true, "jstack": true, "sym": true, "func": true, "mod": true,
+	"usym": true, "ufunc": true, "umod": true, "uaddr": true,
 }
 
 // destructive reports whether x calls a destructive subroutine (copyout,
@@ -449,12 +491,11 @@ func (c *Checker) printf(call *ast.CallExpr, fn *Ident) {
 	}
 	f, err := printf.CheckCall(printf.Action{Name: fn.Name, Target: c.cfg.Target}, args)
 	if err != nil {
+		// dtrace reports these at the call, whichever argument is at
+		// fault.
 		pos := call.Pos()
 		var pe *printf.Error
 		if errors.As(err, &pe) {
-			if pe.Arg >= 0 && pe.Arg < len(call.Args) {
-				pos = call.Args[pe.Arg].Pos()
-			}
 			c.errorf(pos, pe.Tag, "%s", pe.Msg)
 		}
 		c.errorf(pos, diag.D_UNKNOWN, "%v", err)

@@ -147,11 +147,8 @@ func (c *Checker) aggAssign(e *ast.BinaryExpr, l *Value) *Value {
 }
 
 // aggRef checks @a[keys] outside an assignment: only the keys are
-// checked; the aggregation must exist.
+// checked, as dt_cook_aggregation does.
 func (c *Checker) aggRef(e *ast.IndexExpr, agg *Ident, idflags IdentFlags) *Value {
-	if agg.AggFunc == nil && idflags&FlagRef != 0 {
-		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve @%s: %s\n", agg.Name, errNoVar)
-	}
 	v := typed(types.Dyn, false)
 	v.Ident = agg
 	v.Flags |= LValue | Writable

@@ -263,12 +263,13 @@ func (c *Checker) clause(cl *ast.Clause) {
 			}
 			c.predicate(cl.Pred)
 			c.actions(cl.Body)
-			return
+		} else {
+			c.predicate(cl.Pred)
 		}
-		c.predicate(cl.Pred)
-		return
+	} else {
+		c.actions(cl.Body)
 	}
-	c.actions(cl.Body)
+	c.compile(cl.Body)
 }
 
 // tryActions checks the actions and returns the error instead of
@@ -295,31 +296,37 @@ func (c *Checker) predicate(e ast.Expr) {
 	}
 }
 
+// actions checks the types of a clause's statements (dt_cook_clause).
 func (c *Checker) actions(list []ast.Stmt) {
 	c.label = "action list"
 	for _, s := range list {
-		c.stmt(s)
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			c.expr(s.X, FlagRef)
+		case *ast.IfStmt:
+			// The sugar pass turns if statements into clauses before
+			// checking; one left here is checked as the clauses it
+			// becomes would be.
+			c.predicate(s.Cond)
+			c.actions(s.Then.List)
+			if s.Else != nil {
+				c.actions(s.Else.List)
+			}
+		}
 	}
 }
 
-func (c *Checker) stmt(s ast.Stmt) {
-	switch s := s.(type) {
-	case *ast.ExprStmt:
-		c.statement(s.X)
-	case *ast.IfStmt:
-		// The sugar pass has turned if statements into clauses before
-		// checking; one left here is checked as dtrace would check the
-		// clauses it becomes.
-		v := c.expr(s.Cond, FlagRef)
-		if !types.IsScalar(v.Type) {
-			c.errorf(s.Cond.Pos(), diag.D_PRED_SCALAR, "predicate result must be of scalar type\n")
-		}
-		for _, t := range s.Then.List {
-			c.stmt(t)
-		}
-		if s.Else != nil {
-			for _, t := range s.Else.List {
-				c.stmt(t)
+// compile applies the checks dtrace makes as it compiles each
+// statement into actions (dt_compile_one_clause), in order.
+func (c *Checker) compile(list []ast.Stmt) {
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.ExprStmt:
+			c.statement(s.X)
+		case *ast.IfStmt:
+			c.compile(s.Then.List)
+			if s.Else != nil {
+				c.compile(s.Else.List)
 			}
 		}
 	}

@@ -59,6 +59,8 @@ func TestErrors(t *testing.T) {
 		{"int pid;", diag.D_DECL_IDRED, "line 1: built-in identifier redeclared: pid"},
 		{"BEGIN { trace((struct nosuch *)0 == 0 ? 1 : 2); x = sizeof (struct nosuch); }", diag.D_SIZEOF_TYPE, ""},
 		{"int x;", diag.D_EMPTY, ""},
+		{"BEGIN { x = stack(); }", diag.D_CG_EXPR, "line 1: tracing function stack( ) may not be called from a D expression (D program context required)"},
+		{"BEGIN { @a = count(); clear(count()); }", diag.D_CLEAR_AGGARG, ""},
 	}
 	for _, tt := range tests {
 		_, err := checkSource(tt.src)
@@ -73,6 +75,23 @@ func TestErrors(t *testing.T) {
 		}
 		if tt.msg != "" && de.Format("t.d", false) != tt.msg {
 			t.Errorf("%s:\n got %q\nwant %q", tt.src, de.Format("t.d", false), tt.msg)
+		}
+	}
+}
+
+func TestAccepts(t *testing.T) {
+	for _, src := range []string{
+		"BEGIN { @a[stack()] = count(); @b[sym(0), ustack(5)] = sum(1); }",
+		"BEGIN { x = \"abc\"; y = x[1]; }",
+		"BEGIN { a[1, \"x\"] = 2; trace(a[2, \"y\"]); }",
+		"BEGIN { self->t = timestamp; } END /self->t/ { @d = quantize(timestamp - self->t); self->t = 0; }",
+		"BEGIN { this->p = (int *)alloca(8); *this->p = 1; }",
+		"struct s { int a; }; translator struct s < int x > { a = x; }; BEGIN { trace(xlate<struct s>(1).a); }",
+		"BEGIN { speculation(); printf(\"%d %s %p\\n\", 1, \"s\", (void *)0); }",
+		"inline int N = 3; BEGIN { @q = lquantize(N, 0, 10, 1); @q = lquantize(1, 0, 10, 1); }",
+	} {
+		if _, err := checkSource(src); err != nil {
+			t.Errorf("%s: %v", src, err)
 		}
 	}
 }
@@ -95,7 +114,6 @@ func TestTypes(t *testing.T) {
 		{"BEGIN { x = \"a\"; y = x + 1; }", "string"},
 		{"BEGIN { x = 1 ? \"a\" : \"b\"; }", "string"},
 		{"BEGIN { y = 1; x = sizeof (y); }", "size_t"},
-		{"BEGIN { x = stack(); }", "stack"},
 	}
 	for _, tt := range tests {
 		info, err := checkSource(tt.src)

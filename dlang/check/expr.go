@@ -196,7 +196,13 @@ func (c *Checker) inlineValue(e *ast.Ident, id *Ident) *Value {
 		v.Const, v.Int = true, lit.Value
 	}
 	if id.xlator != nil {
+		// An inline of a translation stands for the translated data.
+		kind := XlateSOU
+		if types.IsPointer(id.Type) {
+			kind = XlatePtr
+		}
 		v.setType(types.Dyn, false)
+		v.Ident = &Ident{Name: id.Name, Kind: kind, xlator: id.xlator, Type: id.xlator.To, Flags: id.Flags & FlagUser}
 	}
 	return v
 }
@@ -311,8 +317,9 @@ func (c *Checker) deref(pos token.Pos, x *Value) *Value {
 		v.setType(types.Dyn, false)
 		return v
 	}
-	elem, ok := types.Elem(x.Type)
-	if !ok || types.IsString(x.Type) {
+	// D's string is an array of char, so *s and s[i] are chars.
+	elem, ok := refOf(x.Type)
+	if !ok {
 		c.errorf(pos, diag.D_DEREF_NONPTR, "cannot dereference non-pointer type\n")
 	}
 	v := typed(elem, x.Flags&Userland != 0)
@@ -649,9 +656,6 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 	}
 	// x[i] on a pointer or array is *(x + i).
 	x := c.expr(e.X, 0)
-	if x.Ident != nil && x.Ident.Kind != Scalar && x.Ident.Kind != Symbol && isVar(x.Ident) {
-		c.errorf(e.Lbrack, diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", x.Ident.Kind, x.Ident.Name, Array)
-	}
 	i := c.expr(e.Index[0], FlagRef)
 	sum := c.addSub(e.Lbrack, token.ADD, x, i)
 	if len(e.Index) > 1 {
@@ -989,6 +993,9 @@ func isNullConst(v *Value) bool { return v.Const && v.Int == 0 && types.IsIntege
 
 // refOf returns what a pointer or array refers to.
 func refOf(t types.Type) (types.Type, bool) {
+	if t == nil {
+		return nil, false
+	}
 	if types.IsString(t) {
 		return types.Char, true
 	}
