@@ -269,7 +269,11 @@ func (p *parser) parseMemberName() *ast.Ident {
 	switch p.lex.tok {
 	case token.IDENT, token.TNAME,
 		token.PROBE, token.PROVIDER, token.SELF, token.STRINGKW, token.STRINGOF,
-		token.USERLAND, token.XLATE, token.XLATOR:
+		token.USERLAND, token.XLATE, token.XLATOR,
+		// D reserves these words but gives them no meaning; Linux
+		// structs use them as member names (atomic_t's counter), so
+		// kdtrace accepts them here where dtrace does not.
+		token.COUNTER, token.IMPORT:
 		id := &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}
 		p.next()
 		return id
