@@ -365,10 +365,11 @@ type (
 
 	// Array derives an array. Len is its dimension (nil for []), or Keys
 	// lists the key types of an associative array declaration x[int,
-	// string].
+	// string]; Variadic is set when the key list ends in "...".
 	Array struct {
-		Len  Expr
-		Keys []*Param
+		Len      Expr
+		Keys     []*Param
+		Variadic bool
 	}
 
 	// Func derives a function type.

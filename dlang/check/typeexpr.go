@@ -382,6 +382,9 @@ func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.
 				t = &types.Qualified{Qual: q, Type: t}
 			}
 		case *ast.Array:
+			if dv.Variadic {
+				c.errorf(d.NamePos, diag.D_DECL_PROTO_VARARGS, "array prototype may not use a variable-length argument list\n")
+			}
 			if dv.Keys != nil {
 				if i != 0 {
 					c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")

@@ -541,8 +541,15 @@ func (p *parser) parseArray() *ast.Array {
 	a := &ast.Array{}
 	switch {
 	case p.lex.tok == token.RBRACK:
-	case p.startsDeclSpec():
+	case p.startsDeclSpec() || p.lex.tok == token.ELLIPSIS:
+		// A key list is a parameter list, as in dtrace's grammar, so
+		// it may end in "..."; the checker refuses that.
 		for {
+			if p.lex.tok == token.ELLIPSIS {
+				a.Variadic = true
+				p.next()
+				break
+			}
 			a.Keys = append(a.Keys, p.parseParam())
 			if p.lex.tok != token.COMMA {
 				break

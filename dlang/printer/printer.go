@@ -466,6 +466,12 @@ func declarator(d *ast.Declarator) string {
 				}
 				s += TypeString(k.Spec, k.Decl)
 			}
+			if dv.Variadic {
+				if len(dv.Keys) > 0 {
+					s += ", "
+				}
+				s += "..."
+			}
 			s += "]"
 		case *ast.Func:
 			if strings.HasPrefix(s, "*") {
