@@ -1,6 +1,8 @@
 package check
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/diag"
@@ -288,6 +290,60 @@ var builtins = []builtin{
 	{name: "vtimestamp", kind: Scalar, id: varVtimestamp, proto: "uint64_t"},
 	{name: "walltimestamp", kind: Scalar, id: varWalltimestamp, proto: "int64_t"},
 	{name: "zonename", kind: Scalar, id: varZonename, proto: "string"},
+}
+
+// versions are the D versions that introduced builtins after 1.0, as
+// dt_open.c's table records them; "#pragma D option version" hides the
+// newer ones (dt_reduce).
+var versions = map[string]string{
+	"freopen": "1.1", "index": "1.1", "memref": "1.1", "rindex": "1.1", "strchr": "1.1",
+	"strrchr": "1.1", "strstr": "1.1", "strtok": "1.1", "substr": "1.1",
+	"func": "1.2", "mod": "1.2", "setopt": "1.2", "sym": "1.2", "uaddr": "1.2", "ucaller": "1.2",
+	"ufunc": "1.2", "umod": "1.2", "usym": "1.2", "ustackdepth": "1.2",
+	"htonl": "1.3", "htonll": "1.3", "htons": "1.3", "ntohl": "1.3", "ntohll": "1.3", "ntohs": "1.3",
+	"inet_ntoa": "1.5", "inet_ntoa6": "1.5", "inet_ntop": "1.5",
+	"stddev": "1.6", "cpu": "1.6.3", "llquantize": "1.7", "tolower": "1.8", "toupper": "1.8",
+	"print": "1.9", "getf": "1.10", "json": "1.11", "strtoll": "1.11", "jailname": "1.13", "jid": "1.13",
+}
+
+// SetVersion applies "#pragma D option version=v": builtins newer than
+// D version v are no longer defined, so that scripts written for v may
+// use their names.
+func (c *Checker) SetVersion(v string) error {
+	want, ok := parseVersion(v)
+	if !ok {
+		return errBadVersion
+	}
+	for name, since := range versions {
+		if id := c.globals.lookup(name); id != nil && id.Builtin {
+			if n, _ := parseVersion(since); n > want {
+				delete(c.globals.idents, name)
+			}
+		}
+	}
+	return nil
+}
+
+var errBadVersion = errors.New("Invalid value for specified option")
+
+// parseVersion reads major.minor[.micro] as dtrace's DT_VERSION_NUMBER.
+func parseVersion(v string) (uint32, bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return 0, false
+	}
+	var n [3]uint32
+	for i, p := range parts {
+		x, err := strconv.ParseUint(p, 10, 12)
+		if err != nil {
+			return 0, false
+		}
+		n[i] = uint32(x)
+	}
+	if n[0] > 0xff {
+		return 0, false
+	}
+	return n[0]<<24 | n[1]<<12 | n[2], true
 }
 
 // freebsdOnly and linuxOnly are the builtins of one kernel.
