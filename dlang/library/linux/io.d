@@ -1,0 +1,144 @@
+/*
+ * io.d: dtrace's I/O model on Linux.
+ *
+ * bufinfo_t describes a block I/O request and devinfo_t the device it
+ * goes to, both translated from the kernel's struct bio; fileinfo_t
+ * describes an open file, translated from struct file, and fds[] the
+ * files of the current process by descriptor.
+ *
+ * As in procfs.d, members that Linux cannot fill are left out: a bio
+ * has no buffer address, residual count or completion errno in dtrace's
+ * sense, and a file's full path is not a field of the kernel's
+ * structures, so fileinfo_t has no fi_pathname, fi_dirname or fi_mount.
+ */
+
+#pragma D depends_on module vmlinux
+
+/* The b_flags this library sets. */
+inline int B_READ = 0x40;
+#pragma D binding "1.0" B_READ
+inline int B_WRITE = 0x100;
+#pragma D binding "1.0" B_WRITE
+
+/*
+ * Open flags, for fi_oflags, from Linux's asm-generic/fcntl.h. As with
+ * fcntl(F_GETFL), test the access mode as (fi_oflags & O_ACCMODE) ==
+ * O_WRONLY, and the other flags as bits.
+ */
+inline int O_ACCMODE = 00000003;
+#pragma D binding "1.1" O_ACCMODE
+inline int O_RDONLY = 00000000;
+#pragma D binding "1.1" O_RDONLY
+inline int O_WRONLY = 00000001;
+#pragma D binding "1.1" O_WRONLY
+inline int O_RDWR = 00000002;
+#pragma D binding "1.1" O_RDWR
+inline int O_CREAT = 00000100;
+#pragma D binding "1.1" O_CREAT
+inline int O_EXCL = 00000200;
+#pragma D binding "1.1" O_EXCL
+inline int O_NOCTTY = 00000400;
+#pragma D binding "1.1" O_NOCTTY
+inline int O_TRUNC = 00001000;
+#pragma D binding "1.1" O_TRUNC
+inline int O_APPEND = 00002000;
+#pragma D binding "1.1" O_APPEND
+inline int O_NONBLOCK = 00004000;
+#pragma D binding "1.1" O_NONBLOCK
+inline int O_NDELAY = O_NONBLOCK;
+#pragma D binding "1.1" O_NDELAY
+inline int O_DSYNC = 00010000;
+#pragma D binding "1.1" O_DSYNC
+inline int FASYNC = 00020000;
+#pragma D binding "1.1" FASYNC
+inline int O_DIRECT = 00040000;
+#pragma D binding "1.1" O_DIRECT
+inline int O_LARGEFILE = 00100000;
+#pragma D binding "1.1" O_LARGEFILE
+inline int O_DIRECTORY = 00200000;
+#pragma D binding "1.1" O_DIRECTORY
+inline int O_NOFOLLOW = 00400000;
+#pragma D binding "1.1" O_NOFOLLOW
+inline int O_NOATIME = 01000000;
+#pragma D binding "1.1" O_NOATIME
+inline int O_CLOEXEC = 02000000;
+#pragma D binding "1.1" O_CLOEXEC
+inline int O_SYNC = 04000000 | O_DSYNC;
+#pragma D binding "1.1" O_SYNC
+inline int O_PATH = 010000000;
+#pragma D binding "1.1" O_PATH
+inline int O_TMPFILE = 020000000 | O_DIRECTORY;
+#pragma D binding "1.1" O_TMPFILE
+
+/*
+ * A block I/O request. Block numbers count 512-byte sectors, and b_edev
+ * is the device number in the kernel's encoding (major << 20 | minor).
+ */
+typedef struct bufinfo {
+	int b_flags;		/* B_READ or B_WRITE */
+	size_t b_bcount;	/* bytes left to transfer */
+	uint64_t b_lblkno;	/* first sector */
+	uint64_t b_blkno;	/* first sector */
+	dev_t b_edev;		/* device number */
+} bufinfo_t;
+
+/*
+ * A block device: dev_name is its disk ("sda"), dev_statname the disk or
+ * partition the request goes to ("sda1"), and dev_pathname its node in
+ * /dev.
+ */
+typedef struct devinfo {
+	int dev_major;		/* major number */
+	int dev_minor;		/* minor number */
+	string dev_name;	/* disk name */
+	string dev_statname;	/* disk or partition name */
+	string dev_pathname;	/* device node */
+} devinfo_t;
+
+/*
+ * An open file. A NULL file, as fds[] gives for a descriptor that is
+ * not open, translates to the name "<none>".
+ */
+typedef struct fileinfo {
+	string fi_name;		/* last component of the path */
+	string fi_fs;		/* file system type */
+	longlong_t fi_offset;	/* file position */
+	int fi_oflags;		/* open flags: O_* */
+} fileinfo_t;
+
+/*
+ * The low bit of a request's operation (REQ_OP_WRITE is 1) tells whether
+ * it writes, as op_is_write() tests it.
+ */
+translator bufinfo_t < struct bio *B > {
+	b_flags = B->bi_opf & 1 ? B_WRITE : B_READ;
+	b_bcount = B->bi_iter.bi_size;
+	b_lblkno = B->bi_iter.bi_sector;
+	b_blkno = B->bi_iter.bi_sector;
+	b_edev = B->bi_bdev->bd_dev;
+};
+
+translator devinfo_t < struct bio *B > {
+	dev_major = B->bi_bdev->bd_dev >> 20;
+	dev_minor = B->bi_bdev->bd_dev & 0xfffff;
+	dev_name = stringof(B->bi_bdev->bd_disk->disk_name);
+	dev_statname = stringof(B->bi_bdev->bd_device.kobj.name);
+	dev_pathname = strjoin("/dev/", stringof(B->bi_bdev->bd_device.kobj.name));
+};
+
+translator fileinfo_t < struct file *F > {
+	fi_name = F == NULL ? "<none>" : stringof(F->f_path.dentry->d_name.name);
+	fi_fs = F == NULL ? "<none>" : stringof(F->f_inode->i_sb->s_type->name);
+	fi_offset = F == NULL ? 0 : F->f_pos;
+	fi_oflags = F == NULL ? 0 : F->f_flags;
+};
+
+/*
+ * The current process's open files, by descriptor: its file table holds
+ * max_fds slots.
+ */
+inline fileinfo_t fds[int fd] = xlate <fileinfo_t> (
+    fd >= 0 && fd < curthread->files->fdt->max_fds ?
+    curthread->files->fdt->fd[fd] : NULL);
+#pragma D attributes Stable/Stable/Common fds
+#pragma D binding "1.1" fds

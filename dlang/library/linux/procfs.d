@@ -1,0 +1,185 @@
+/*
+ * procfs.d: dtrace's process model on Linux.
+ *
+ * psinfo_t describes a process and lwpsinfo_t one of its threads, with
+ * the members of illumos' and FreeBSD's proc(4) structures that Linux can
+ * fill. Both translate from the kernel's struct task_struct:
+ * curpsinfo and curlwpsinfo describe the thread that fired the probe,
+ * and xlate <psinfo_t *> (t) any other task t.
+ *
+ * Members that Linux has no counterpart for are left out rather than
+ * filled with a made-up value, so that a script that uses one fails to
+ * compile.
+ */
+
+#pragma D depends_on module vmlinux
+
+/*
+ * pr_state values, with the letter pr_sname holds for each.
+ */
+inline char SSLEEP = 1;		/* S: waiting for an event */
+#pragma D binding "1.0" SSLEEP
+inline char SRUN = 2;		/* R: runnable, waiting for a CPU */
+#pragma D binding "1.0" SRUN
+inline char SZOMB = 3;		/* Z: exited, not yet reaped */
+#pragma D binding "1.0" SZOMB
+inline char SSTOP = 4;		/* T: stopped by a signal or a tracer */
+#pragma D binding "1.0" SSTOP
+inline char SIDL = 5;		/* I: being created */
+#pragma D binding "1.0" SIDL
+inline char SONPROC = 6;	/* O: running on a CPU */
+#pragma D binding "1.0" SONPROC
+inline char SWAIT = 7;		/* W: never set on Linux */
+#pragma D binding "1.0" SWAIT
+
+/*
+ * The bits of task_struct's __state and exit_state, from the kernel's
+ * linux/sched.h. They are not part of the kernel's BTF.
+ */
+inline unsigned int TASK_RUNNING = 0x0;
+#pragma D binding "1.0" TASK_RUNNING
+inline unsigned int TASK_INTERRUPTIBLE = 0x1;
+#pragma D binding "1.0" TASK_INTERRUPTIBLE
+inline unsigned int TASK_UNINTERRUPTIBLE = 0x2;
+#pragma D binding "1.0" TASK_UNINTERRUPTIBLE
+inline unsigned int __TASK_STOPPED = 0x4;
+#pragma D binding "1.0" __TASK_STOPPED
+inline unsigned int __TASK_TRACED = 0x8;
+#pragma D binding "1.0" __TASK_TRACED
+inline int EXIT_DEAD = 0x10;
+#pragma D binding "1.0" EXIT_DEAD
+inline int EXIT_ZOMBIE = 0x20;
+#pragma D binding "1.0" EXIT_ZOMBIE
+inline unsigned int TASK_PARKED = 0x40;
+#pragma D binding "1.0" TASK_PARKED
+inline unsigned int TASK_DEAD = 0x80;
+#pragma D binding "1.0" TASK_DEAD
+inline unsigned int TASK_WAKEKILL = 0x100;
+#pragma D binding "1.0" TASK_WAKEKILL
+inline unsigned int TASK_WAKING = 0x200;
+#pragma D binding "1.0" TASK_WAKING
+inline unsigned int TASK_NOLOAD = 0x400;
+#pragma D binding "1.0" TASK_NOLOAD
+inline unsigned int TASK_NEW = 0x800;
+#pragma D binding "1.0" TASK_NEW
+
+/*
+ * Scheduling policies (task_struct's policy), from linux/sched.h of the
+ * UAPI headers.
+ */
+inline unsigned int SCHED_NORMAL = 0;
+#pragma D binding "1.0" SCHED_NORMAL
+inline unsigned int SCHED_FIFO = 1;
+#pragma D binding "1.0" SCHED_FIFO
+inline unsigned int SCHED_RR = 2;
+#pragma D binding "1.0" SCHED_RR
+inline unsigned int SCHED_BATCH = 3;
+#pragma D binding "1.0" SCHED_BATCH
+inline unsigned int SCHED_IDLE = 5;
+#pragma D binding "1.0" SCHED_IDLE
+inline unsigned int SCHED_DEADLINE = 6;
+#pragma D binding "1.0" SCHED_DEADLINE
+inline unsigned int SCHED_EXT = 7;
+#pragma D binding "1.0" SCHED_EXT
+
+/*
+ * A thread. Its CPU is the one it runs on or last ran on; it is bound to
+ * that CPU when its affinity allows no other. Linux has no processor
+ * sets, and a thread's priority is the kernel's: lower runs first.
+ */
+typedef struct lwpsinfo {
+	int pr_flag;		/* the task's PF_* flags */
+	id_t pr_lwpid;		/* thread ID */
+	uintptr_t pr_addr;	/* its struct task_struct */
+	char pr_state;		/* SSLEEP, SRUN, … */
+	char pr_sname;		/* S, R, Z, T, I or O */
+	char pr_nice;		/* nice value, -20 to 19 */
+	int pr_pri;		/* kernel priority, -1 to 139 */
+	char pr_clname[8];	/* scheduling class: TS, FF, RR, B, IDL, DLN, EXT */
+	char pr_name[16];	/* thread name */
+	int pr_onpro;		/* CPU it runs or last ran on */
+	int pr_bindpro;		/* CPU it is bound to, or -1 */
+	int pr_bindpset;	/* processor set: always -1 */
+} lwpsinfo_t;
+
+/*
+ * A process: the thread group of a task. Its arguments and environment
+ * live in user memory, at pr_argv and pr_envp; pr_psargs holds the
+ * command name, as the kernel keeps no copy of the arguments.
+ */
+typedef struct psinfo {
+	int pr_flag;		/* the PF_* flags of the group leader */
+	int pr_nlwp;		/* number of threads */
+	pid_t pr_pid;		/* process ID */
+	pid_t pr_ppid;		/* parent's process ID */
+	pid_t pr_pgid;		/* process group ID */
+	pid_t pr_sid;		/* session ID */
+	uid_t pr_uid;		/* real user ID */
+	uid_t pr_euid;		/* effective user ID */
+	gid_t pr_gid;		/* real group ID */
+	gid_t pr_egid;		/* effective group ID */
+	uintptr_t pr_addr;	/* the group leader's struct task_struct */
+	char pr_fname[16];	/* command name */
+	char pr_psargs[80];	/* command name (see above) */
+	uintptr_t pr_argv;	/* user address of the arguments */
+	uintptr_t pr_envp;	/* user address of the environment */
+} psinfo_t;
+
+/*
+ * Process group and session IDs are those of the initial PID namespace,
+ * as /proc shows them there; signal_struct's pids[] is indexed by enum
+ * pid_type, where PIDTYPE_PGID is 2 and PIDTYPE_SID 3. A kernel thread has no user memory, so its
+ * pr_argv and pr_envp are 0.
+ */
+translator psinfo_t < struct task_struct *T > {
+	pr_flag = T->group_leader->flags;
+	pr_nlwp = T->signal->nr_threads;
+	pr_pid = T->tgid;
+	pr_ppid = T->real_parent->tgid;
+	pr_pgid = T->signal->pids[2]->numbers[0].nr;
+	pr_sid = T->signal->pids[3]->numbers[0].nr;
+	pr_uid = T->cred->uid.val;
+	pr_euid = T->cred->euid.val;
+	pr_gid = T->cred->gid.val;
+	pr_egid = T->cred->egid.val;
+	pr_addr = (uintptr_t)T->group_leader;
+	pr_fname = T->group_leader->comm;
+	pr_psargs = T->group_leader->comm;
+	pr_argv = T->mm != NULL ? T->mm->arg_start : 0;
+	pr_envp = T->mm != NULL ? T->mm->env_start : 0;
+};
+
+translator lwpsinfo_t < struct task_struct *T > {
+	pr_flag = T->flags;
+	pr_lwpid = T->pid;
+	pr_addr = (uintptr_t)T;
+	pr_state = T->exit_state & (EXIT_ZOMBIE | EXIT_DEAD) ? SZOMB :
+	    T->__state == TASK_RUNNING ? (T->on_cpu ? SONPROC : SRUN) :
+	    T->__state & TASK_NEW ? SIDL :
+	    T->__state & (__TASK_STOPPED | __TASK_TRACED) ? SSTOP : SSLEEP;
+	pr_sname = T->exit_state & (EXIT_ZOMBIE | EXIT_DEAD) ? 'Z' :
+	    T->__state == TASK_RUNNING ? (T->on_cpu ? 'O' : 'R') :
+	    T->__state & TASK_NEW ? 'I' :
+	    T->__state & (__TASK_STOPPED | __TASK_TRACED) ? 'T' : 'S';
+	pr_nice = T->static_prio - 120;
+	pr_pri = T->prio;
+	pr_clname = T->policy == SCHED_NORMAL ? "TS" :
+	    T->policy == SCHED_FIFO ? "FF" :
+	    T->policy == SCHED_RR ? "RR" :
+	    T->policy == SCHED_BATCH ? "B" :
+	    T->policy == SCHED_IDLE ? "IDL" :
+	    T->policy == SCHED_DEADLINE ? "DLN" :
+	    T->policy == SCHED_EXT ? "EXT" : "?";
+	pr_name = T->comm;
+	pr_onpro = T->thread_info.cpu;
+	pr_bindpro = T->nr_cpus_allowed == 1 ? T->thread_info.cpu : -1;
+	pr_bindpset = -1;
+};
+
+inline psinfo_t *curpsinfo = xlate <psinfo_t *> (curthread);
+#pragma D attributes Stable/Stable/Common curpsinfo
+#pragma D binding "1.0" curpsinfo
+
+inline lwpsinfo_t *curlwpsinfo = xlate <lwpsinfo_t *> (curthread);
+#pragma D attributes Stable/Stable/Common curlwpsinfo
+#pragma D binding "1.0" curlwpsinfo

@@ -1,0 +1,238 @@
+package library
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// Config says what the libraries Load compiles may depend on.
+type Config struct {
+	// Modules are the kernel's type containers that the checker was
+	// made with (check.Config.Modules). A library that depends on a
+	// module that none of them is named is skipped.
+	Modules []types.Module
+	// Provider reports whether the provider called name exists, for
+	// "#pragma D depends_on provider"; nil means every provider does.
+	Provider func(name string) bool
+	// SetOption runs a library's "#pragma D option" lines; nil ignores
+	// them.
+	SetOption func(name, value string) error
+	// StringSize is the size of D's string type, as the checker has it
+	// (check.Config.StringSize); 0 means dtrace's default, 256.
+	StringSize int64
+}
+
+// A Skip is a library file that Load left out.
+type Skip struct {
+	File string // the file's Name
+	// Err says why: the *diag.Error of the "#pragma D depends_on" whose
+	// module, provider or library is missing, or that a file of the same
+	// base name came earlier.
+	Err error
+}
+
+// An Error reports a library file that failed to load.
+type Error struct {
+	File string // the file's Name
+	Err  error  // a *diag.Error for a compile error
+}
+
+func (e *Error) Error() string {
+	var de *diag.Error
+	if errors.As(e.Err, &de) && de.Pos.IsValid() && de.Pos.Filename() != "" {
+		// The position names the file: "errno.d", line 3: message.
+		return de.Format("", false)
+	}
+	return e.File + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Load compiles the library files into c, as dtrace loads its libraries
+// before the first program: the declarations, inlines and translators
+// they define are then known to every program c checks.
+//
+// Files are compiled one at a time, each parsed with c as its source of
+// type names and its declarations checked as they are parsed, so that a
+// library may use the types of those before it. A
+// file that says "#pragma D depends_on library x.d" is compiled after
+// the file whose base name is x.d; other files keep their order in
+// files. Of files with the same base name, the first is used: list the
+// directories that should override the system library first.
+//
+// A file that depends on a module, provider or library that is missing,
+// or on a library that was itself skipped, is skipped and reported in
+// the result, as dtrace skips such libraries. Any other failure stops
+// Load with an *Error naming the file; the files compiled before it
+// stay loaded. Load should be called once for a checker, with every
+// library file.
+func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	libs, skipped := unique(files)
+	order, err := sortLibs(libs)
+	if err != nil {
+		return skipped, err
+	}
+	loaded := make(map[string]bool)
+	for _, lib := range order {
+		err := compile(c, lib.File, &parser.Config{
+			Types:      c,
+			Declare:    c.Declare,
+			AllowEmpty: true,
+			StringSize: uint64(cfg.StringSize),
+			SetOption:  cfg.SetOption,
+			DependsOn: func(class, name string) error {
+				if !cfg.has(class, name, loaded) {
+					return fmt.Errorf("program requires %s %s", class, name)
+				}
+				return nil
+			},
+		})
+		var de *diag.Error
+		switch {
+		case err == nil:
+			loaded[lib.base] = true
+		case errors.As(err, &de) && de.Tag == diag.D_PRAGMA_DEPEND:
+			skipped = append(skipped, Skip{File: lib.Name, Err: err})
+		default:
+			return skipped, &Error{File: lib.Name, Err: err}
+		}
+	}
+	return skipped, nil
+}
+
+// has reports whether what a library depends on is there.
+func (cfg *Config) has(class, name string, loaded map[string]bool) bool {
+	switch class {
+	case "module":
+		for _, m := range cfg.Modules {
+			if m.ModuleName() == name {
+				return true
+			}
+		}
+		return false
+	case "provider":
+		return cfg.Provider == nil || cfg.Provider(name)
+	case "library":
+		return loaded[name]
+	}
+	return false
+}
+
+// compile parses and checks one library file.
+func compile(c *check.Checker, f File, cfg *parser.Config) error {
+	prog, err := parser.ParseFile(f.Name, f.Text, cfg)
+	if err != nil {
+		return err
+	}
+	_, err = c.Check(prog)
+	var de *diag.Error
+	if errors.As(err, &de) && de.Tag == diag.D_EMPTY {
+		// A library may declare only types and variables (dtrace
+		// compiles libraries with DTRACE_C_EMPTY). The checker reports
+		// an empty program after it has declared them.
+		return nil
+	}
+	return err
+}
+
+// A lib is a library file with its base name and the libraries it
+// depends on.
+type lib struct {
+	File
+	base string
+	deps []string
+}
+
+// unique returns the files with their base names, leaving out each file
+// whose base name an earlier file has.
+func unique(files []File) ([]*lib, []Skip) {
+	var libs []*lib
+	var skipped []Skip
+	first := make(map[string]string)
+	for _, f := range files {
+		base := filepath.Base(f.Name)
+		if name, ok := first[base]; ok {
+			skipped = append(skipped, Skip{File: f.Name,
+				Err: fmt.Errorf("library of the same name already processed: %s", name)})
+			continue
+		}
+		first[base] = f.Name
+		libs = append(libs, &lib{File: f, base: base, deps: libraryDeps(f.Text)})
+	}
+	return libs, skipped
+}
+
+// libraryDeps returns the libraries that text names in "#pragma D
+// depends_on library" lines. As dtrace's first pass over a library, it
+// reads control lines only: lines whose first non-blank character is #.
+func libraryDeps(text []byte) []string {
+	var deps []string
+	for line := range strings.Lines(string(text)) {
+		line = strings.TrimLeft(line, " \t")
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		w := strings.Fields(line[1:])
+		if len(w) == 5 && w[0] == "pragma" && w[1] == "D" && w[2] == "depends_on" && w[3] == "library" {
+			deps = append(deps, w[4])
+		}
+	}
+	return deps
+}
+
+// sortLibs orders libs so that each comes after the libraries it
+// depends on, keeping their order otherwise. A dependency on a library
+// not in libs is left for compile to report. A dependency cycle is an
+// error.
+func sortLibs(libs []*lib) ([]*lib, error) {
+	byBase := make(map[string]*lib, len(libs))
+	for _, l := range libs {
+		byBase[l.base] = l
+	}
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := make(map[*lib]int, len(libs))
+	var order []*lib
+	var path []string // the libraries being visited, for the error
+	var visit func(l *lib) error
+	visit = func(l *lib) error {
+		switch state[l] {
+		case done:
+			return nil
+		case visiting:
+			return &Error{File: l.Name, Err: fmt.Errorf("cyclic dependency: %s => %s", strings.Join(path, " => "), l.base)}
+		}
+		state[l] = visiting
+		path = append(path, l.base)
+		for _, d := range l.deps {
+			if dep := byBase[d]; dep != nil {
+				if err := visit(dep); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[l] = done
+		order = append(order, l)
+		return nil
+	}
+	for _, l := range libs {
+		if err := visit(l); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
+}
