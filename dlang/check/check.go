@@ -18,9 +18,12 @@ type Config struct {
 	// Modules are the kernel's type containers (BTF, DWARF), searched
 	// after D's own; nil means D's and C's built-in types only.
 	Modules []types.Module
-	// Probes gives the argument types of probes, for args[]; nil means
-	// no probe has typed arguments.
+	// Probes matches probe descriptions and gives the argument types
+	// of probes, for args[]; nil accepts every description, with no
+	// argument types.
 	Probes Probes
+	// ZeroMatch accepts descriptions that match no probe (-Z).
+	ZeroMatch bool
 	// Symbols gives the types of kernel symbols (`sym); nil means no
 	// symbol can be resolved.
 	Symbols Symbols
@@ -35,12 +38,20 @@ type Config struct {
 	OS string
 }
 
-// Probes describes the probes a clause may enable.
+// Probes describes the probes a clause may enable: the runtime's side
+// of probe matching, asked at compile time as dtrace does.
 type Probes interface {
-	// Args returns the native argument types of the probes desc
-	// matches, or ok false when they have none (dtrace then types
-	// args[] as <DYN>... and refuses references to args[]).
-	Args(desc *ast.ProbeDesc) (args []types.Type, ok bool)
+	// Match reports the probes desc matches.
+	Match(desc *ast.ProbeDesc) (ProbeMatch, error)
+}
+
+// ProbeMatch is what the probes a description matches have in common.
+type ProbeMatch struct {
+	Count int
+	// Typed is set when the probes have the same native argument
+	// types, Args; args[] may be used only then.
+	Typed bool
+	Args  []types.Type
 }
 
 // Symbols describes the kernel's symbols.
@@ -244,17 +255,34 @@ func (c *Checker) errorf(pos token.Pos, tag diag.Tag, format string, args ...any
 // clause checks a probe clause: its actions, then its predicate, as
 // dt_cook_clause does. If the actions refer to a variable that only the
 // predicate defines, the predicate is checked first instead.
+// As dtrace, the clause is checked once for each of its probe
+// descriptions, which must match probes (unless -Z): args[] takes the
+// types of the probes each one matches.
 func (c *Checker) clause(cl *ast.Clause) {
 	c.inClause = true
 	defer func() { c.inClause = false }()
-	c.clauseActs = clauseActions{}
-	c.probeArgs = nil
-	c.probeDesc = cl.Probes[0].String()
-	if c.cfg.Probes != nil && len(cl.Probes) > 0 {
-		if args, ok := c.cfg.Probes.Args(cl.Probes[0]); ok {
-			c.probeArgs = args
+	for _, d := range cl.Probes {
+		c.clauseActs = clauseActions{}
+		c.probeArgs = nil
+		c.probeDesc = d.String()
+		if c.cfg.Probes != nil {
+			m, err := c.cfg.Probes.Match(d)
+			if err != nil {
+				c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
+			}
+			if m.Count == 0 && !c.cfg.ZeroMatch {
+				c.errorf(d.Pos(), diag.D_PDESC_ZERO, "probe description %s does not match any probes\n", d)
+			}
+			if m.Typed {
+				c.probeArgs = m.Args
+			}
 		}
+		c.clauseFor(cl)
 	}
+}
+
+// clauseFor checks the clause for one probe description.
+func (c *Checker) clauseFor(cl *ast.Clause) {
 	if cl.Pred != nil {
 		if err := c.tryActions(cl); err != nil {
 			if err.Tag != diag.D_IDENT_UNDEF && err.Tag != diag.D_VAR_UNDEF {
