@@ -161,3 +161,21 @@ func lastAssign(src string) int {
 	}
 	return start + 1
 }
+
+// TestFailedTranslatorScope checks that a translator's parameter is not
+// left defined when its definition fails.
+func TestFailedTranslatorScope(t *testing.T) {
+	c := check.NewChecker(&check.Config{})
+	cfg := &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true}
+	if _, err := parser.ParseFile("a.d", []byte(`struct s { int a; }; translator struct s < int x > { a = "foo"; };`), cfg); err == nil {
+		t.Fatal("translator with a bad member compiled")
+	}
+	prog, err := parser.ParseFile("b.d", []byte("BEGIN { y = x; }"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var de *diag.Error
+	if _, err := c.Check(prog); !errors.As(err, &de) || de.Tag != diag.D_IDENT_UNDEF {
+		t.Errorf("x after a failed translator: %v, want D_IDENT_UNDEF", err)
+	}
+}

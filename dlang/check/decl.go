@@ -190,8 +190,8 @@ func (c *Checker) inline(d *ast.InlineDecl) {
 	}
 	saved := c.inlineArgs
 	c.inlineArgs = params
+	defer func() { c.inlineArgs = saved }()
 	v := c.expr(d.Value, FlagRef)
-	c.inlineArgs = saved
 	id := &Ident{Name: name, Kind: kind, Flags: FlagInline | FlagRef | FlagDecl, Type: t, Inline: d}
 	if v.Ident != nil && v.Ident.Flags&FlagUser != 0 {
 		id.Flags |= FlagUser
@@ -251,6 +251,7 @@ func (c *Checker) translator(d *ast.Translator) {
 	}
 	saved := c.inlineArgs
 	c.inlineArgs = map[string]*Ident{argName: {Name: argName, Kind: Scalar, Type: from, Flags: FlagRef}}
+	defer func() { c.inlineArgs = saved }()
 	for _, m := range d.Members {
 		mem, ok := s.Member(m.Name.Name)
 		if !ok {
@@ -262,7 +263,6 @@ func (c *Checker) translator(d *ast.Translator) {
 				m.Name.Name, typeString(mem.Type), typeName(v))
 		}
 	}
-	c.inlineArgs = saved
 	c.xlators = append(c.xlators, xl)
 }
 

@@ -179,11 +179,22 @@ func (p *parser) directive(pos token.Pos, name string, args []string) {
 			}
 		}
 	case "attributes":
-		if len(args) != 2 || !isIdentWord(args[0]) || !isIdentWord(args[1]) {
+		// Either <attributes> <ident>, or the attributes of one part of
+		// a provider: <attributes> provider <name> <part>.
+		providerForm := len(args) == 4 && args[1] == "provider"
+		if len(args) != 2 && !providerForm || !isIdentWord(args[0]) || !isIdentWord(args[1]) {
 			p.fail(diag.Errorf(pos, diag.D_PRAGMA_MALFORM, "malformed #pragma %s <attributes> <ident>", name))
 		}
 		if !validAttributes(args[0]) {
 			p.fail(diag.Errorf(pos, diag.D_PRAGMA_INVAL, "invalid attributes specified by #pragma %s", name))
+		}
+		if providerForm {
+			switch args[3] {
+			case "provider", "module", "function", "name", "args":
+			default:
+				p.fail(diag.Errorf(pos, diag.D_PRAGMA_INVAL, "invalid component \"%s\" in attribute #pragma for provider %s", args[3], args[2]))
+			}
+			break
 		}
 		p.pragmaIdents = append(p.pragmaIdents, pragmaIdent{pos, name, args[1]})
 	case "binding":

@@ -381,6 +381,10 @@ func (p *parser) declareType(name string) {
 // referenced.
 func (p *parser) checkUnused() {
 	for _, pi := range p.pragmaIdents {
+		// "binding ... translator" versions the file's translators.
+		if pi.directive == "binding" && pi.name == "translator" {
+			continue
+		}
 		if !p.idents[pi.name] {
 			p.fail(diag.Errorf(pi.pos, diag.D_PRAGMA_UNUSED, "unused #pragma %s", pi.directive))
 		}
