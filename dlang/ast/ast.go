@@ -502,7 +502,7 @@ type Pragma struct {
 // Program is a parsed D program: its top-level items in source order and
 // the control lines met while lexing it.
 type Program struct {
-	File    string    // the name the program was parsed under
+	File    string // the name the program was parsed under
 	Decls   []Decl
 	Pragmas []*Pragma
 	End     token.Pos // the end of the source text
