@@ -1,0 +1,232 @@
+package probe
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// A Provider makes probes: dtrace, profile, fbt and the others.
+type Provider interface {
+	// Name returns the provider's name, as descriptions give it.
+	Name() string
+	// Attributes returns the provider's stability attributes.
+	Attributes() Attributes
+	// Probes calls yield with each probe of the provider whose module,
+	// function and name q matches, in a fixed order, until yield
+	// returns false. The catalog has already matched the provider's
+	// name. Providers that make probes on demand, as profile does for
+	// profile-N, make those q names.
+	Probes(q *Query, yield func(*Probe) bool) error
+}
+
+// A ProviderError reports a provider that could not list its probes,
+// such as fbt when the kernel's BTF cannot be read.
+type ProviderError struct {
+	Provider string
+	Err      error
+}
+
+func (e *ProviderError) Error() string { return e.Provider + " provider: " + e.Err.Error() }
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// A Catalog is the set of probes descriptions are matched against. It
+// may be used from several goroutines.
+type Catalog struct {
+	providers []Provider
+	byName    map[string]Provider
+	procs     procSource // nil where processes cannot be traced
+
+	mu     sync.Mutex
+	pid    map[int]*pidProvider // pid providers made so far, by process
+	pids   []*pidProvider       // the same, in the order made
+	made   atomic.Int64         // probes the pid providers made
+	maxPID int64                // the most they may make
+}
+
+// New returns a catalog of the given providers, which are searched in
+// order. Providers for processes (pid<PID>) exist only in Live's
+// catalogs.
+func New(providers ...Provider) *Catalog {
+	c := &Catalog{byName: map[string]Provider{}, pid: map[int]*pidProvider{}, maxPID: MaxPIDProbes}
+	for _, p := range providers {
+		c.providers = append(c.providers, p)
+		c.byName[p.Name()] = p
+	}
+	return c
+}
+
+// Providers returns the catalog's providers, the pid providers made so
+// far last.
+func (c *Catalog) Providers() []Provider {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps := append([]Provider(nil), c.providers...)
+	for _, p := range c.pids {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// Provider returns the provider called name, or nil.
+func (c *Catalog) Provider(name string) Provider {
+	if p, ok := c.byName[name]; ok {
+		return p
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.pids {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Walk calls yield with each probe d matches until yield returns false,
+// building no list: Walk(fbt:::entry) with a counting yield costs the
+// probes' descriptions but no slice of them.
+//
+// As dtrace does at compile time, a description whose provider ends in
+// a digit and names no provider first makes the probes of a process's
+// pid provider (see Live); the errors of that step are *ProcErrors.
+// A description matching no probe is not an error: Walk yields
+// nothing, and the compiler reports D_PDESC_ZERO unless -Z was given.
+func (c *Catalog) Walk(d Desc, yield func(*Probe) bool) error {
+	q, err := c.makeProcProbes(NewQuery(d))
+	if err != nil {
+		return err
+	}
+	if name, ok := q.Provider.Literal(); ok {
+		p := c.Provider(name)
+		if p == nil {
+			return nil // an unknown provider matches nothing
+		}
+		return walkProvider(p, q, yield)
+	}
+	stopped := false
+	y := func(p *Probe) bool {
+		if !yield(p) {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	for _, p := range c.Providers() {
+		if !q.Provider.Match(p.Name()) {
+			continue
+		}
+		if err := walkProvider(p, q, y); err != nil || stopped {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkProvider(p Provider, q *Query, yield func(*Probe) bool) error {
+	if err := p.Probes(q, yield); err != nil {
+		return &ProviderError{p.Name(), err}
+	}
+	return nil
+}
+
+// Match returns the probes d matches, in order. See Walk.
+func (c *Catalog) Match(d Desc) ([]*Probe, error) {
+	var ps []*Probe
+	err := c.Walk(d, func(p *Probe) bool {
+		ps = append(ps, p)
+		return true
+	})
+	return ps, err
+}
+
+// Count returns the number of probes d matches. For fbt it counts
+// functions and makes no probes.
+func (c *Catalog) Count(d Desc) (int, error) {
+	q, err := c.makeProcProbes(NewQuery(d))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, p := range c.Providers() {
+		if !q.Provider.Match(p.Name()) {
+			continue
+		}
+		if pc, ok := p.(probeCounter); ok {
+			m, err := pc.countProbes(q)
+			if err != nil {
+				return 0, &ProviderError{p.Name(), err}
+			}
+			n += m
+			continue
+		}
+		if err := walkProvider(p, q, func(*Probe) bool { n++; return true }); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// A probeCounter counts its probes without making them.
+type probeCounter interface {
+	countProbes(q *Query) (int, error)
+}
+
+// Info is what the compiler learns about a clause's probes, as
+// dtrace_probe_info reports it.
+type Info struct {
+	// Matches counts the probes matched up to two: 0, 1, or 2 for two
+	// or more.
+	Matches int
+	// Probe is the first probe matched, nil when none.
+	Probe *Probe
+	// Unstable is set when two or more probes matched and dtrace does
+	// not vouch that their arguments agree (EDT_UNSTABLE): their
+	// provider's argument data is less than Evolving, or a field whose
+	// name stability is Evolving or more was empty or a glob. args[]
+	// then has no types.
+	Unstable bool
+	// Args are the native argument types of Probe when Unstable is not
+	// set; nil when the probe has none.
+	Args []types.Type
+}
+
+// Info matches d and reports, as dtrace_probe_info does, how many
+// probes it matches (stopping at two) and what types args[] has. It is
+// cheap for descriptions matching many probes: it looks at two.
+func (c *Catalog) Info(d Desc) (Info, error) {
+	var info Info
+	err := c.Walk(d, func(p *Probe) bool {
+		if info.Matches++; info.Matches == 1 {
+			info.Probe = p
+		}
+		return info.Matches < 2
+	})
+	if err != nil || info.Probe == nil {
+		return info, err
+	}
+	if info.Matches > 1 {
+		pv := c.Provider(info.Probe.Provider)
+		if pv == nil {
+			info.Unstable = true
+			return info, nil
+		}
+		a := pv.Attributes()
+		unset := func(s string) bool { return s == "" || IsGlob(s) }
+		if a.Args.Data < Evolving ||
+			a.Module.Name >= Evolving && unset(d.Module) ||
+			a.Function.Name >= Evolving && unset(d.Function) ||
+			a.Name.Name >= Evolving && unset(d.Name) {
+			info.Unstable = true
+			return info, nil
+		}
+	}
+	args, err := info.Probe.Args()
+	if err != nil {
+		return info, fmt.Errorf("argument types of %s: %w", info.Probe, err)
+	}
+	info.Args = args
+	return info, nil
+}

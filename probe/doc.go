@@ -1,0 +1,93 @@
+// Package probe knows which probes exist and matches probe descriptions
+// against them, as dtrace does when it compiles a clause (dt_setcontext
+// calling dtrace_probe_info): a description that matches no probe is
+// the compiler's D_PDESC_ZERO unless -Z is given. It is also where the
+// compiler finds the native types of a probe's arguments, args[].
+//
+// Probe matching belongs to the runtime side; the compiler asks through
+// an adapter in cmd/kdtrace, and with an offline kernel it asks a
+// catalog of that kernel's files.
+//
+// # Data flow
+//
+//	Desc (provider:module:function:name, filled from the right by the parser)
+//	  │
+//	  ▼
+//	Catalog.Walk / Match / Count / Info
+//	  │  1. pid<N>: make the process's pid probes first (dt_pid.c's rules)
+//	  │  2. match the provider's name; a literal one is a map lookup
+//	  ▼
+//	Provider.Probes(Query) ──► yield(*Probe) ... ──► the caller
+//	  dtrace   BEGIN END ERROR
+//	  profile  profile-N, tick-N: listed ones, and any other made on demand
+//	  syscall  tracefs events/syscalls, or the kernel's __x64_sys_* handlers
+//	  fbt      function lists ◄── BTF FUNC records (/sys/kernel/btf), kallsyms,
+//	  kinst                       or an image's ELF symbol table (Offline)
+//	  pid<N>   /proc/N/maps ──► each object's ELF symbols (amd64 decoding
+//	                            for offsets)
+//	  │
+//	  ▼
+//	Probe.Args ◄── KernelTypes (package btf) on first use: listing probes
+//	               converts no types
+//
+// A Desc's empty field matches anything; a field holding * ? [ or \ is
+// a glob, matched as the kernel's dtrace_match_glob does (Glob); any
+// other field matches only itself. Providers look at the literal fields
+// first: fbt::vfs_read:entry is a hash lookup, and a name other than
+// entry or return never lists the kernel's functions.
+//
+// Info answers the compiler's question as dtrace_probe_info does: it
+// stops at the second probe, and when two or more match it gives
+// argument types only if the provider vouches that they agree (its
+// argument data is at least Evolving and no field of Evolving name
+// stability was left empty or globbed). For fbt, syscall, profile,
+// kinst and pid, whose argument data is Private, only a description
+// matching exactly one probe has typed arguments.
+//
+// # Providers
+//
+// dtrace: BEGIN, END and ERROR, with empty module and function.
+//
+// profile: profile-N and tick-N, N a positive decimal number with an
+// optional unit (ns nsec us usec ms msec s sec m min h hour d day hz, in
+// any case; none means hz); intervals under 200 µs do not exist, as in
+// FreeBSD's and illumos's provider. profile-97, -199, -499, -997, -1999,
+// -4001, -4999 and tick-1, -10, -100, -500, -1000, -5000 are listed from
+// the start; any other is made when a description names it, and stays,
+// so a later glob matches it as dtrace's would.
+//
+// fbt: entry and return of each kernel function, module vmlinux or the
+// module's name. Entry arguments are the BTF prototype's parameters;
+// return probes have args[0], the offset of the returning instruction
+// (int), and args[1], the return value, as FreeBSD's fbt; a void
+// function's return probe has args[0] only.
+//
+// kinst: kinst:module:function:offset, made on demand as FreeBSD's: the
+// function must be literal; a decimal offset names one probe; an empty
+// or glob name names every instruction where the catalog can read the
+// function's code (offline images) and the entry, offset 0, elsewhere.
+//
+// syscall: syscall:vmlinux:call:entry and :return, as Oracle's DTrace
+// for Linux names them, entry arguments typed from the tracepoint's
+// format (or __do_sys_call's prototype), return arguments long.
+//
+// pid<N>: for a running process, function entry and return and
+// instruction offsets (named in hex) in any object it maps, made as
+// dt_pid.c makes them, with its errors (*ProcError, carrying dtrace's
+// tag: D_PROC_GRAB, D_PROC_FUNC, D_PROC_NAME, D_PROC_OFF, …). A USDT
+// provider name (foo<N>) needs the process to exist but finds no probes
+// yet. Unknown providers match nothing.
+//
+// # Catalogs
+//
+// Live is the running system's catalog (Linux; elsewhere
+// ErrLiveUnsupported: on FreeBSD it would come from /dev/dtrace).
+// Offline is a catalog of kernel image files, for compiling without the
+// kernel running. New builds a catalog of any providers. Everything is
+// read lazily: the kernel's function list on the first description that
+// needs it (about 5 ms for the 56,000 functions of a 5.5 MB BTF,
+// mapped), after which an exact description costs about a microsecond.
+//
+// Errors say what could not be read and why: a provider's as a
+// *ProviderError, the pid provider's refusals as a *ProcError.
+package probe

@@ -1,0 +1,28 @@
+package probe
+
+// dtraceProvider is the dtrace provider: BEGIN, END and ERROR, which the
+// consumer fires itself. Their module and function are empty.
+type dtraceProvider struct {
+	probes [3]*Probe
+}
+
+// Dtrace returns the dtrace provider.
+func Dtrace() Provider {
+	d := &dtraceProvider{}
+	for i, name := range []string{"BEGIN", "END", "ERROR"} {
+		d.probes[i] = &Probe{Provider: "dtrace", Name: name}
+	}
+	return d
+}
+
+func (*dtraceProvider) Name() string           { return "dtrace" }
+func (*dtraceProvider) Attributes() Attributes { return dtraceAttr }
+
+func (d *dtraceProvider) Probes(q *Query, yield func(*Probe) bool) error {
+	for _, p := range d.probes {
+		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(p) {
+			break
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package probe
+
+import (
+	"strconv"
+
+	"github.com/kdtrace/kdtrace/amd64"
+)
+
+// kinstProvider is the kinst provider: kinst:module:function:offset, a
+// probe at any instruction of a kernel function, with no typed
+// arguments. As on FreeBSD, probes are made on demand: the function must
+// be named literally, and the name is a decimal offset, or empty or a
+// glob for every instruction of the function. Offsets come from the
+// function's code where the catalog can read it (offline images); where
+// it cannot, a glob or empty name yields the entry, offset 0, alone,
+// and a literal offset is taken as given: whether it is an instruction
+// boundary is checked when the probe is put in place.
+type kinstProvider struct{ k *kernel }
+
+func (*kinstProvider) Name() string           { return "kinst" }
+func (*kinstProvider) Attributes() Attributes { return kernelAttr }
+
+func (p *kinstProvider) Probes(q *Query, yield func(*Probe) bool) error {
+	if _, ok := q.Function.Literal(); !ok {
+		// The kernel compares the function with strcmp: a glob or an
+		// empty function makes no probe.
+		return nil
+	}
+	name, literal := q.Name.Literal()
+	var off uint64
+	if literal {
+		// KINSTIOC_MAKEPROBE reads the offset with strtol; the probe
+		// it makes is named by %d, which the description must match.
+		n, err := strconv.ParseUint(name, 10, 31)
+		if err != nil || strconv.FormatUint(n, 10) != name {
+			return nil
+		}
+		off = n
+	}
+	var err error
+	_, werr := p.k.walkFuncs(q, func(l *funcList, i int) bool {
+		fn := l.name(i)
+		var r symRange
+		if l.syms != nil {
+			r = l.syms[i]
+		}
+		mk := func(off uint64) *Probe {
+			return &Probe{Provider: "kinst", Module: l.module, Function: fn, Name: strconv.FormatUint(off, 10),
+				Detail: &KernelSite{Module: l.module, Function: fn, Offset: off, Addr: r.addr, Size: r.size}}
+		}
+		if literal {
+			if r.size != 0 && off >= r.size {
+				return true
+			}
+			return yield(mk(off))
+		}
+		offs, e := p.offsets(l, i)
+		if e != nil {
+			err = e
+			return false
+		}
+		for _, o := range offs {
+			if q.Name.Match(strconv.FormatUint(o, 10)) && !yield(mk(o)) {
+				return false
+			}
+		}
+		return true
+	})
+	if werr != nil {
+		return werr
+	}
+	return err
+}
+
+// offsets returns the instruction boundaries of function i of l: every
+// instruction's offset when the code can be read, else the entry only.
+func (p *kinstProvider) offsets(l *funcList, i int) ([]uint64, error) {
+	if p.k.code == nil {
+		return []uint64{0}, nil
+	}
+	addr, code, err := p.k.code(l, i)
+	if err != nil {
+		return nil, err
+	}
+	if code == nil {
+		return []uint64{0}, nil
+	}
+	insts, err := amd64.Decode(code, addr)
+	if err != nil {
+		return nil, err
+	}
+	offs := make([]uint64, 0, len(insts))
+	for _, in := range insts {
+		if in.Op != amd64.Data && in.Addr >= addr && in.Addr < addr+uint64(len(code)) {
+			offs = append(offs, in.Addr-addr)
+		}
+	}
+	return offs, nil
+}

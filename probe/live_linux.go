@@ -1,0 +1,74 @@
+//go:build linux
+
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Live returns the catalog of the running system: the dtrace and
+// profile providers; fbt and kinst over the functions of the kernel's
+// BTF (/sys/kernel/btf/vmlinux and the modules' split BTF beside it),
+// or of /proc/kallsyms when the kernel has no BTF; syscall over tracefs's
+// syscall events or the kernel's syscall handlers; and a pid provider
+// for each process a description names (pid<PID>), made on demand from
+// /proc. Nothing is read until a description needs it.
+func Live(cfg Config) (*Catalog, error) {
+	k := &kernel{types: cfg.Types, syscallPrefix: syscallPrefix(runtime.GOARCH)}
+	btfDir := cfg.path("/sys/kernel/btf")
+	kallsyms := cfg.path("/proc/kallsyms")
+	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, kallsyms) }
+	sys := &syscallProvider{k: k, eventDirs: []string{
+		cfg.path("/sys/kernel/tracing/events/syscalls"),
+		cfg.path("/sys/kernel/debug/tracing/events/syscalls"),
+	}}
+	c := New(Dtrace(), Profile(), sys, &fbtProvider{k}, &kinstProvider{k})
+	c.procs = &procFS{root: cfg.path("/proc")}
+	if cfg.MaxPIDProbes > 0 {
+		c.maxPID = int64(cfg.MaxPIDProbes)
+	}
+	return c, nil
+}
+
+// liveFuncs lists the running kernel's functions from its BTF, or from
+// kallsyms when it has none.
+func liveFuncs(btfDir, kallsyms string) ([]*funcList, error) {
+	vmlinux := filepath.Join(btfDir, KernelModule)
+	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err := os.Open(kallsyms)
+		if err != nil {
+			return nil, fmt.Errorf("the kernel has no BTF (%s) and its symbols cannot be read: %w", vmlinux, err)
+		}
+		defer f.Close()
+		ls, err := loadKallsyms(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kallsyms, err)
+		}
+		return ls, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	ls := []*funcList{kl}
+	ents, err := os.ReadDir(btfDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if e.Name() == KernelModule {
+			continue
+		}
+		l, _, err := loadBTFFuncs(filepath.Join(btfDir, e.Name()), e.Name(), strLen)
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+	}
+	return ls, nil
+}

@@ -1,0 +1,138 @@
+package probe
+
+import (
+	"sync"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// A Probe is one probe a program can enable.
+type Probe struct {
+	Provider, Module, Function, Name string
+
+	// Detail says how the probe is put in place, for the runtime: a
+	// *Timer for profile and tick probes, a *KernelSite for fbt and
+	// kinst, a *Syscall for syscall, a *UserSite for pid; nil for the
+	// dtrace provider's.
+	Detail any
+
+	args     argSource // nil when the probe has no typed arguments
+	argsOnce sync.Once
+	argTypes []types.Type
+	argsErr  error
+}
+
+// Desc returns the probe's full description.
+func (p *Probe) Desc() Desc {
+	return Desc{p.Provider, p.Module, p.Function, p.Name}
+}
+
+// String returns provider:module:function:name.
+func (p *Probe) String() string { return p.Desc().String() }
+
+// Args returns the native types of the probe's arguments, args[0] on,
+// with nil where a type is unknown; nil when the probe has no typed
+// arguments (dtrace's argc of 0). The types are looked up on the first
+// call: listing probes costs no type conversion.
+func (p *Probe) Args() ([]types.Type, error) {
+	if p.args == nil {
+		return nil, nil
+	}
+	p.argsOnce.Do(func() {
+		p.argTypes, p.argsErr = p.args.probeArgs(p)
+	})
+	return p.argTypes, p.argsErr
+}
+
+// An argSource finds the argument types of its probes: a provider.
+type argSource interface {
+	probeArgs(p *Probe) ([]types.Type, error)
+}
+
+// Stability is dtrace's stability level of a name or of data.
+type Stability uint8
+
+// The stability levels, lowest first (DTRACE_STABILITY_*).
+const (
+	Internal Stability = iota
+	Private
+	Obsolete
+	External
+	Unstable
+	Evolving
+	Stable
+	Standard
+)
+
+var stabilityNames = [...]string{"Internal", "Private", "Obsolete", "External", "Unstable", "Evolving", "Stable", "Standard"}
+
+func (s Stability) String() string {
+	if int(s) < len(stabilityNames) {
+		return stabilityNames[s]
+	}
+	return "Unknown"
+}
+
+// Class is dtrace's dependency class: how widely an interface exists.
+type Class uint8
+
+// The dependency classes, narrowest first (DTRACE_CLASS_*).
+const (
+	ClassUnknown Class = iota
+	ClassCPU
+	ClassPlatform
+	ClassGroup
+	ClassISA
+	ClassCommon
+)
+
+var classNames = [...]string{"Unknown", "CPU", "Platform", "Group", "ISA", "Common"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "Unknown"
+}
+
+// Attr is the stability of a name and of its data, and its class.
+type Attr struct {
+	Name, Data Stability
+	Class      Class
+}
+
+// Attributes are a provider's attributes: those of the provider's name,
+// of the three other fields of its probes' descriptions, and of their
+// arguments (dtrace_pattr_t).
+type Attributes struct {
+	Provider, Module, Function, Name, Args Attr
+}
+
+// The attributes of the providers here, as their FreeBSD counterparts
+// register them.
+var (
+	// dtrace: BEGIN, END, ERROR.
+	dtraceAttr = Attributes{
+		Provider: Attr{Stable, Stable, ClassCommon},
+		Module:   Attr{Private, Private, ClassUnknown},
+		Function: Attr{Private, Private, ClassUnknown},
+		Name:     Attr{Stable, Stable, ClassCommon},
+		Args:     Attr{Stable, Stable, ClassCommon},
+	}
+	// profile, fbt, kinst and syscall (systrace) share these.
+	kernelAttr = Attributes{
+		Provider: Attr{Evolving, Evolving, ClassCommon},
+		Module:   Attr{Private, Private, ClassUnknown},
+		Function: Attr{Private, Private, ClassISA},
+		Name:     Attr{Evolving, Evolving, ClassCommon},
+		Args:     Attr{Private, Private, ClassISA},
+	}
+	// pid (fasttrap).
+	pidAttr = Attributes{
+		Provider: Attr{Evolving, Evolving, ClassISA},
+		Module:   Attr{Private, Private, ClassUnknown},
+		Function: Attr{Private, Private, ClassUnknown},
+		Name:     Attr{Evolving, Evolving, ClassISA},
+		Args:     Attr{Private, Private, ClassUnknown},
+	}
+)

@@ -1,0 +1,145 @@
+package probe
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Timer says when a profile or tick probe fires.
+type Timer struct {
+	// Tick is set for tick-N, which fires on one CPU; profile-N fires
+	// on every CPU.
+	Tick bool
+	// Interval is the time between firings.
+	Interval time.Duration
+}
+
+// MinInterval is the shortest interval of a profile or tick probe,
+// 200 µs (5000 Hz), as FreeBSD's and illumos's profile provider
+// enforce: shorter ones do not exist.
+const MinInterval = 200 * time.Microsecond
+
+// The probes the profile provider lists without being asked for them.
+var (
+	profileRates = []int{97, 199, 499, 997, 1999, 4001, 4999}
+	profileTicks = []int{1, 10, 100, 500, 1000, 5000}
+)
+
+// profileUnits are the suffixes of profile-N and tick-N, matched
+// without regard to case; 0 means a rate in hertz.
+var profileUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "nsec": time.Nanosecond,
+	"us": time.Microsecond, "usec": time.Microsecond,
+	"ms": time.Millisecond, "msec": time.Millisecond,
+	"s": time.Second, "sec": time.Second,
+	"m": time.Minute, "min": time.Minute,
+	"h": time.Hour, "hour": time.Hour,
+	"d": 24 * time.Hour, "day": 24 * time.Hour,
+	"hz": 0, "": 0,
+}
+
+// ParseTimer parses the name of a profile or tick probe: profile-N or
+// tick-N where N is a positive decimal number followed by an optional
+// unit (ns nsec us usec ms msec s sec m min h hour d day hz, in any
+// case; none means hz). It returns false for any other name and for
+// intervals under MinInterval, which name no probe, following
+// profile_provide.
+func ParseTimer(name string) (Timer, bool) {
+	var t Timer
+	rest, ok := strings.CutPrefix(name, "profile-")
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, "tick-"); !ok {
+			return Timer{}, false
+		}
+		t.Tick = true
+	}
+	i := len(rest)
+	for i > 0 && !isDigit(rest[i-1]) {
+		i--
+	}
+	digits, unit := rest[:i], rest[i:]
+	if digits == "" {
+		return Timer{}, false
+	}
+	n, err := strconv.ParseUint(digits, 10, 63)
+	if err != nil || n == 0 {
+		// Not all digits, or too large for hrtime_t.
+		return Timer{}, false
+	}
+	mult, ok := profileUnits[strings.ToLower(unit)]
+	if !ok {
+		return Timer{}, false
+	}
+	if mult == 0 {
+		t.Interval = time.Second / time.Duration(n)
+	} else {
+		if n > uint64(1<<63-1)/uint64(mult) {
+			return Timer{}, false // the interval overflows
+		}
+		t.Interval = time.Duration(n) * mult
+	}
+	if t.Interval < MinInterval {
+		return Timer{}, false
+	}
+	return t, true
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// profileProvider is the profile provider: profile-N fires on every CPU
+// and tick-N on one, every interval. Like dtrace's, it has a few probes
+// listed from the start and makes any other on demand, when a
+// description names it exactly.
+type profileProvider struct {
+	mu     sync.Mutex
+	probes []*Probe          // listed and made, in order
+	byName map[string]*Probe // the same, by name
+}
+
+// Profile returns the profile provider.
+func Profile() Provider {
+	p := &profileProvider{byName: map[string]*Probe{}}
+	for _, r := range profileRates {
+		p.add("profile-" + strconv.Itoa(r))
+	}
+	for _, r := range profileTicks {
+		p.add("tick-" + strconv.Itoa(r))
+	}
+	return p
+}
+
+func (*profileProvider) Name() string           { return "profile" }
+func (*profileProvider) Attributes() Attributes { return kernelAttr }
+
+// add makes the probe called name, if the name is valid and the probe
+// is new. The caller holds p.mu, or owns p.
+func (p *profileProvider) add(name string) {
+	if _, ok := p.byName[name]; ok {
+		return
+	}
+	t, ok := ParseTimer(name)
+	if !ok {
+		return
+	}
+	pr := &Probe{Provider: "profile", Name: name, Detail: &t}
+	p.probes = append(p.probes, pr)
+	p.byName[name] = pr
+}
+
+func (p *profileProvider) Probes(q *Query, yield func(*Probe) bool) error {
+	p.mu.Lock()
+	if name, ok := q.Name.Literal(); ok {
+		// profile_provide sees every description before it is matched.
+		p.add(name)
+	}
+	probes := p.probes
+	p.mu.Unlock()
+	for _, pr := range probes {
+		if q.matchesMFN(pr.Module, pr.Function, pr.Name) && !yield(pr) {
+			break
+		}
+	}
+	return nil
+}
