@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
@@ -151,6 +152,9 @@ func NewChecker(cfg *Config) *Checker {
 	return c
 }
 
+// StringSize returns the size of D's string type.
+func (c *Checker) StringSize() int64 { return c.cfg.StringSize }
+
 // IsType reports whether name, possibly scoped by module, names a type
 // known to the checker; the parser asks it about names the script does
 // not declare.
@@ -267,7 +271,12 @@ func (c *Checker) clause(cl *ast.Clause) {
 		c.probeDesc = d.String()
 		if c.cfg.Probes != nil {
 			m, err := c.cfg.Probes.Match(d)
-			if err != nil {
+			var de *diag.Error
+			switch {
+			case errors.As(err, &de):
+				c.err = de
+				panic(bailout{})
+			case err != nil:
 				c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
 			}
 			if m.Count == 0 && !c.cfg.ZeroMatch {

@@ -90,6 +90,7 @@ var embedded = []struct {
 	kernel bool
 }{
 	{"errno.d", false},
+	{"in.d", false},
 	{"io.d", true},
 	{"procfs.d", true},
 	{"regs.d", false},
@@ -585,6 +586,53 @@ func TestSystem(t *testing.T) {
 	if _, err := os.Stat(library.SystemDir); errors.Is(err, fs.ErrNotExist) {
 		if files, err := library.System("freebsd"); files != nil || err != nil {
 			t.Errorf(`System("freebsd") without %s = %d files, %v; want none`, library.SystemDir, len(files), err)
+		}
+	}
+}
+
+func TestSkipBroken(t *testing.T) {
+	files := []library.File{
+		lib("a.d", "inline int A = nosuch;"),
+		lib("b.d", "inline int B = 2;"),
+	}
+	c := check.NewChecker(&check.Config{})
+	skipped, err := library.Load(c, files, &library.Config{SkipBroken: true})
+	if err != nil {
+		t.Fatalf("Load with SkipBroken: %v", err)
+	}
+	if got := skipTags(skipped); len(got) != 1 || got[0] != "a.d: D_IDENT_UNDEF" {
+		t.Errorf("skipped %v, want [a.d: D_IDENT_UNDEF]", got)
+	}
+	if _, err := compile(c, "BEGIN { trace(B); }"); err != nil {
+		t.Errorf("B after a broken library: %v", err)
+	}
+}
+
+func TestScriptDependencies(t *testing.T) {
+	files := []library.File{
+		lib("a.d", "inline int A = 1;"),
+		lib("b.d", "#pragma D depends_on module nosuch\ninline int B = 2;"),
+		lib("x/a.d", "inline int A2 = 1;"),
+	}
+	cfg := &library.Config{}
+	c := check.NewChecker(&check.Config{})
+	skipped, err := library.Load(c, files, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := library.Dependencies(cfg, files, skipped)
+	for _, tt := range []struct {
+		class, name string
+		ok          bool
+	}{
+		{"library", "a.d", true},
+		{"library", "b.d", false},
+		{"library", "net.d", false},
+		{"module", "nosuch", false},
+		{"provider", "sched", true},
+	} {
+		if err := deps(tt.class, tt.name); (err == nil) != tt.ok {
+			t.Errorf("depends_on %s %s: %v, want ok %v", tt.class, tt.name, err, tt.ok)
 		}
 	}
 }

@@ -27,6 +27,11 @@ type Config struct {
 	// StringSize is the size of D's string type, as the checker has it
 	// (check.Config.StringSize); 0 means dtrace's default, 256.
 	StringSize int64
+	// SkipBroken skips a file that fails to compile, reporting it as a
+	// Skip, instead of stopping Load. kdtrace's own libraries use it:
+	// they are written against kernel types that vary from kernel to
+	// kernel, and a member one kernel lacks must not stop every script.
+	SkipBroken bool
 }
 
 // A Skip is a library file that Load left out.
@@ -103,11 +108,36 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 			loaded[lib.base] = true
 		case errors.As(err, &de) && de.Tag == diag.D_PRAGMA_DEPEND:
 			skipped = append(skipped, Skip{File: lib.Name, Err: err})
+		case cfg.SkipBroken:
+			skipped = append(skipped, Skip{File: lib.Name, Err: &Error{File: lib.Name, Err: err}})
 		default:
 			return skipped, &Error{File: lib.Name, Err: err}
 		}
 	}
 	return skipped, nil
+}
+
+// Dependencies returns the check of "#pragma D depends_on" for the
+// programs compiled after Load (parser.Config.DependsOn): a library
+// dependency names a file Load compiled, given the files it was given
+// and what it skipped.
+func Dependencies(cfg *Config, files []File, skipped []Skip) func(class, name string) error {
+	left := make(map[string]bool)
+	for _, s := range skipped {
+		left[s.File] = true
+	}
+	loaded := make(map[string]bool)
+	for _, f := range files {
+		if !left[f.Name] {
+			loaded[filepath.Base(f.Name)] = true
+		}
+	}
+	return func(class, name string) error {
+		if !cfg.has(class, name, loaded) {
+			return fmt.Errorf("program requires %s %s", class, name)
+		}
+		return nil
+	}
 }
 
 // has reports whether what a library depends on is there.

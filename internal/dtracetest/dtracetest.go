@@ -68,11 +68,20 @@ func ParserConfig(path string) *parser.Config {
 		Args:   []string{path},
 		Macros: map[string]string{"pid": "4242", "ppid": "1", "target": "0", "uid": "0", "gid": "0", "euid": "0", "egid": "0", "pgid": "4242", "sid": "4242", "projid": "0", "taskid": "0"},
 	}
-	base := strings.TrimSuffix(path, ".d")
-	if _, err := os.Stat(base + ".c"); err == nil {
-		cfg.Args = append(cfg.Args, "4243")
-	} else if _, err := os.Stat(base + ".exe"); err == nil {
+	if NeedsHelper(path) {
 		cfg.Args = append(cfg.Args, "4243")
 	}
 	return cfg
+}
+
+// NeedsHelper reports whether the harness runs a helper program beside
+// the test (a .c or .exe of the same name) and passes its pid as $1.
+func NeedsHelper(path string) bool {
+	base := strings.TrimSuffix(path, ".d")
+	for _, ext := range []string{".c", ".exe"} {
+		if _, err := os.Stat(base + ext); err == nil {
+			return true
+		}
+	}
+	return false
 }

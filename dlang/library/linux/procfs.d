@@ -123,7 +123,13 @@ typedef struct psinfo {
 	char pr_psargs[80];	/* command name (see above) */
 	uintptr_t pr_argv;	/* user address of the arguments */
 	uintptr_t pr_envp;	/* user address of the environment */
+	char pr_dmodel;		/* data model: PR_MODEL_ILP32 or PR_MODEL_LP64 */
 } psinfo_t;
+
+inline char PR_MODEL_ILP32 = 1;
+#pragma D binding "1.0" PR_MODEL_ILP32
+inline char PR_MODEL_LP64 = 2;
+#pragma D binding "1.0" PR_MODEL_LP64
 
 /*
  * Process group and session IDs are those of the initial PID namespace,
@@ -147,6 +153,12 @@ translator psinfo_t < struct task_struct *T > {
 	pr_psargs = T->group_leader->comm;
 	pr_argv = T->mm != NULL ? T->mm->arg_start : 0;
 	pr_envp = T->mm != NULL ? T->mm->env_start : 0;
+	/*
+	 * A 32-bit process's address space ends at 4 GB (x86's
+	 * IA32_PAGE_OFFSET); a kernel thread has none and runs 64-bit code.
+	 */
+	pr_dmodel = T->mm != NULL && T->mm->task_size <= 0x100000000 ?
+	    PR_MODEL_ILP32 : PR_MODEL_LP64;
 };
 
 translator lwpsinfo_t < struct task_struct *T > {
