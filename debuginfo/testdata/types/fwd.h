@@ -1,0 +1,4 @@
+struct fwd_only {
+	int a;
+	long b;
+};

@@ -1,0 +1,341 @@
+package debuginfo
+
+// Types: the C types of an image, for D's type checker.
+//
+// Image.Types opens the image's debug file again (the one the kinst
+// index was built from, checked against the image's build-id) and maps
+// its DWARF sections. Nothing else happens until the first lookup,
+// which builds a name index: the unit headers are parsed, and
+// GOMAXPROCS goroutines walk the units, each with its own reader and
+// maps, decoding only the DIEs at the top of each unit that name
+// structs, unions, enums, typedefs, base types, functions and
+// variables, and the enumerators of those enums; subtrees are jumped
+// over by DW_AT_sibling, other DIEs skipped by their forms' sizes. The
+// workers' maps are merged keeping, for each name, a definition over a
+// forward declaration and then the first in the section. A kernel
+// repeats its header types in each of its thousands of units; the
+// index keeps one DIE per name.
+//
+// Lookups then convert from DIE offsets on demand, memoising by offset,
+// so that a DIE always converts to the same Go pointer and recursive
+// types end. A named struct, union, enum or typedef met in another unit
+// is replaced by the index's DIE of that name when both have the same
+// shape (size, members' names, offsets and widths, enumerators,
+// typedef targets), so that a kernel's struct task_struct is one Go
+// value however many units it is reached from, and a forward
+// declaration always becomes the definition, wherever the definition
+// is. Same-named types that differ are kept apart.
+//
+// On Debian's 6.1 vmlinux (174 MB of .debug_info in 2,352 units, 2.3
+// million named DIEs for 125,000 names and 16,000 enumerators) the index takes 0.35 s on one
+// core and 13 MB of heap; struct task_struct then converts in 25 to 45
+// ms, 11,000 DIEs in 9 MB, and lookups of converted types take
+// microseconds. The mapped file's pages the walk touches (200 MB) are
+// the kernel's page cache, not the process's heap.
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// Types holds the C types of one image's DWARF: a kernel's, a kernel
+// module's or a program's. It implements types.Module and
+// types.EnumValues, and finds the types of functions (for fbt's
+// args[]) and variables (for the kernel's symbols).
+//
+// The module's name is the image's Module, as debuginfo records it:
+// "kernel" for the kernel (the name FreeBSD's dtrace gives it, and the
+// one kinst probes use), the module's name for a module, the file's
+// base name for a program. Linux's BTF calls the kernel vmlinux; a
+// caller that wants D programs to write vmlinux`struct task_struct for
+// a DWARF kernel should wrap the module to rename it.
+//
+// Type names are the compiler's: base types keep DWARF's spelling
+// ("long unsigned int" from gcc, "unsigned long" from clang), and
+// LookupType finds integer types by any of C's spellings. Types are
+// converted on demand and memoised, so that the same name always gives
+// the same Go pointer. A Types may be used from several goroutines.
+type Types struct {
+	name string
+	file string // the debug file
+
+	mu      sync.Mutex
+	ef      *elfFile
+	r       *typeReader
+	x       *typeIndex
+	indexed bool
+	err     error // why the index could not be built
+	closed  bool
+	conv    typeConv
+}
+
+var (
+	_ types.Module     = (*Types)(nil)
+	_ types.EnumValues = (*Types)(nil)
+)
+
+// errTypesClosed is returned by lookups after Close.
+var errTypesClosed = errors.New("debuginfo: Types used after Close")
+
+// Types opens the image's DWARF for type lookups. It maps the debug
+// sections and reads nothing more; the name index is built on the
+// first lookup. Each call opens the file again: callers keep the
+// result, and Close it when done.
+//
+// Not supported: DWARF 4's .debug_types section (DWARF 5 type units in
+// .debug_info are, except in object files, which keep each in a
+// section of its own), references into a DWZ supplementary file, split
+// DWARF, and big-endian files (as for the rest of the package). Types
+// declared inside functions are not found by name.
+func (img *Image) Types() (*Types, error) {
+	path := img.DebugPath
+	if path == "" {
+		path = img.Path
+	}
+	ef, err := openELF(path)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Types, error) {
+		ef.Close()
+		return nil, err
+	}
+	if !ef.hasDWARF() {
+		return fail(&NotFoundError{Image: img.Path, Looked: []string{path + " (no DWARF)"}})
+	}
+	if id := ef.buildID(); img.BuildID != "" && id != "" && id != img.BuildID {
+		return fail(&MismatchError{Image: img.Path, DebugFile: path, Reason: fmt.Sprintf("build-id %s, image has %s", id, img.BuildID)})
+	}
+	secs, err := ef.dwarf()
+	if err != nil {
+		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+	}
+	units, err := parseUnits(secs.info)
+	if err != nil {
+		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+	}
+	t := &Types{name: img.Module, file: path, ef: ef, r: newTypeReader(secs, units)}
+	t.conv.init()
+	// Converted types copy what they keep from the sections, so the
+	// mapping may go with t.
+	runtime.AddCleanup(t, func(ef *elfFile) { ef.Close() }, ef)
+	return t, nil
+}
+
+// Close unmaps the debug file. Types already returned stay valid; later
+// lookups fail.
+func (t *Types) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
+	t.r, t.x = nil, nil
+	return t.ef.Close()
+}
+
+// ModuleName returns the image's module name: "kernel" for the kernel.
+func (t *Types) ModuleName() string { return t.name }
+
+// index builds the name index on first use. The caller holds t.mu.
+func (t *Types) index() error {
+	if t.closed {
+		return errTypesClosed
+	}
+	if !t.indexed {
+		t.indexed = true
+		t.x, t.err = buildTypeIndex(t.r.secs, t.r.units, 0)
+		if t.err != nil {
+			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, t.err)
+		}
+	}
+	return t.err
+}
+
+// LookupType returns the type called name: "struct task_struct",
+// "union u", "enum e", a typedef such as "pid_t", or a base type, found
+// by any of C's spellings of an integer type ("unsigned long" finds
+// gcc's "long unsigned int"). A definition is preferred to a forward
+// declaration, then the first in the file. It returns nil when there is
+// no such type, and an error when the DWARF is malformed.
+func (t *Types) LookupType(name string) (types.Type, error) {
+	class, names, ok := parseCTypeName(name)
+	if !ok {
+		return nil, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.index(); err != nil {
+		return nil, err
+	}
+	for _, n := range names {
+		if r, ok := t.x.names[class][n]; ok {
+			return t.convertTop(r.off)
+		}
+	}
+	return nil, nil
+}
+
+// LookupEnumerator returns the enum that has an enumerator called name,
+// and its value. Enumerators of enums declared inside functions are not
+// found.
+func (t *Types) LookupEnumerator(name string) (*types.Enum, int64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.index() != nil {
+		return nil, 0, false
+	}
+	off, ok := t.x.enums[name]
+	if !ok {
+		return nil, 0, false
+	}
+	ty, err := t.convertTop(off)
+	if err != nil {
+		return nil, 0, false
+	}
+	e, ok := ty.(*types.Enum)
+	if !ok {
+		return nil, 0, false
+	}
+	v, ok := e.Value(name)
+	return e, v, ok
+}
+
+// LookupFunc returns the type of the function called name and the
+// names of its parameters ("" where DWARF has none), or nil if the
+// image has no such function. The definition is preferred (its
+// parameters have names) to a declaration; of several static functions
+// of that name, the first in the file is taken.
+func (t *Types) LookupFunc(name string) (*types.Func, []string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.index(); err != nil {
+		return nil, nil, err
+	}
+	r, ok := t.x.names[kindFunc][name]
+	if !ok {
+		return nil, nil, nil
+	}
+	f, names, err := t.function(r.off)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, slices.Clone(names), nil
+}
+
+// LookupVar returns the type of the variable called name (a global or
+// file-scope static variable), or nil if the image has none.
+func (t *Types) LookupVar(name string) (types.Type, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.index(); err != nil {
+		return nil, err
+	}
+	r, ok := t.x.names[kindVar][name]
+	if !ok {
+		return nil, nil
+	}
+	d, err := t.r.read(r.off)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	off, err := t.target(&d, d.typ)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	return t.convertTop(off)
+}
+
+func (t *Types) wrap(err error) error {
+	return fmt.Errorf("%s: %w", t.file, err)
+}
+
+// parseCTypeName returns the class of the type name and the names to
+// try in it.
+func parseCTypeName(name string) (class int, names []string, ok bool) {
+	w := strings.Fields(name)
+	if len(w) == 0 {
+		return 0, nil, false
+	}
+	if len(w) == 2 {
+		switch w[0] {
+		case "struct":
+			return classStruct, w[1:], true
+		case "union":
+			return classUnion, w[1:], true
+		case "enum":
+			return classEnum, w[1:], true
+		}
+	}
+	if alt, ok := cIntSpellings(w); ok {
+		return classOther, alt, true
+	}
+	return classOther, []string{strings.Join(w, " ")}, true
+}
+
+// cIntSpellings returns the spellings of the integer type named by the
+// words w: as written, as clang names it and as gcc does.
+func cIntSpellings(w []string) ([]string, bool) {
+	var signed, unsigned, char, short, int_, long int
+	for _, s := range w {
+		switch s {
+		case "signed":
+			signed++
+		case "unsigned":
+			unsigned++
+		case "char":
+			char++
+		case "short":
+			short++
+		case "int":
+			int_++
+		case "long":
+			long++
+		default:
+			return nil, false
+		}
+	}
+	if signed+unsigned > 1 || char > 1 || short > 1 || int_ > 1 || long > 2 ||
+		char+short+min(long, 1) > 1 || char == 1 && int_ == 1 {
+		return nil, false
+	}
+	u := ""
+	if unsigned == 1 {
+		u = "unsigned "
+	}
+	var clang, gcc string
+	switch {
+	case char == 1:
+		switch {
+		case signed == 1:
+			clang = "signed char"
+		case unsigned == 1:
+			clang = "unsigned char"
+		default:
+			clang = "char"
+		}
+		gcc = clang
+	case short == 1:
+		clang, gcc = u+"short", "short "+u+"int"
+	case long == 1:
+		clang, gcc = u+"long", "long "+u+"int"
+	case long == 2:
+		clang, gcc = u+"long long", "long long "+u+"int"
+	default:
+		clang, gcc = u+"int", u+"int"
+	}
+	names := []string{strings.Join(w, " ")}
+	for _, s := range []string{clang, gcc} {
+		if !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return names, true
+}
