@@ -104,8 +104,38 @@ func (c *Checker) builtinArray(e *ast.IndexExpr, id *Ident) *Value {
 	if t == nil {
 		c.errorf(pos, diag.D_ARGS_TYPE, "failed to resolve native type for %s[%d]\n", id.Name, int64(k.Int))
 	}
+	if k.Int < uint64(len(c.probeXArgs)) && c.probeXArgs[k.Int] != "" {
+		return c.translatedArg(pos, id, int64(k.Int), t, c.probeXArgs[k.Int])
+	}
 	v := typed(t, false)
 	v.Ident = id
+	return v
+}
+
+// translatedArg is args[n] of a probe whose provider translates the
+// argument from its native type t to the type named xname, as
+// dt_idcook_args does: by the type itself when the two are compatible,
+// else through the translator from one to the other.
+func (c *Checker) translatedArg(pos token.Pos, id *Ident, n int64, t types.Type, xname string) *Value {
+	xt, err := c.parseType(xname)
+	if err != nil {
+		c.errorf(pos, diag.D_ARGS_TYPE, "failed to resolve translated type for %s[%d]\n", id.Name, n)
+	}
+	if types.Compatible(t, xt) || c.argCompat(typed(xt, false), typed(t, false)) {
+		v := typed(t, false)
+		v.Ident = id
+		return v
+	}
+	xl := c.lookupXlator(t, xt)
+	if xl == nil {
+		c.errorf(pos, diag.D_ARGS_XLATOR, "translator for %s[%d] from %s to %s is not defined\n", id.Name, n, typeString(t), typeString(xt))
+	}
+	kind := XlateSOU
+	if types.IsPointer(xt) {
+		kind = XlatePtr
+	}
+	v := typed(types.Dyn, false)
+	v.Ident = &Ident{Name: id.Name, Kind: kind, xlator: xl, Type: xl.To}
 	return v
 }
 

@@ -53,6 +53,11 @@ type ProbeMatch struct {
 	// types, Args; args[] may be used only then.
 	Typed bool
 	Args  []types.Type
+	// XArgs are the types the provider translates each argument to,
+	// written as D types ("psinfo_t *"); "" where an argument is not
+	// translated. args[N] is then translated by the D library's
+	// translators, as dtrace's stable providers' arguments are.
+	XArgs []string
 }
 
 // Symbols describes the kernel's symbols.
@@ -112,6 +117,7 @@ type Checker struct {
 
 	xlators    []*Translator
 	probeArgs  []types.Type // the argument types of the clause's probes
+	probeXArgs []string     // the types they are translated to
 	probeDesc  string       // the clause's first probe description
 	clauseActs clauseActions
 	inlineArgs map[string]*Ident // an inline's or translator's parameters
@@ -267,7 +273,7 @@ func (c *Checker) clause(cl *ast.Clause) {
 	defer func() { c.inClause = false }()
 	for _, d := range cl.Probes {
 		c.clauseActs = clauseActions{}
-		c.probeArgs = nil
+		c.probeArgs, c.probeXArgs = nil, nil
 		c.probeDesc = d.String()
 		if c.cfg.Probes != nil {
 			m, err := c.cfg.Probes.Match(d)
@@ -283,7 +289,7 @@ func (c *Checker) clause(cl *ast.Clause) {
 				c.errorf(d.Pos(), diag.D_PDESC_ZERO, "probe description %s does not match any probes\n", d)
 			}
 			if m.Typed {
-				c.probeArgs = m.Args
+				c.probeArgs, c.probeXArgs = m.Args, m.XArgs
 			}
 		}
 		c.clauseFor(cl)
