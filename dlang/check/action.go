@@ -62,6 +62,9 @@ func (c *Checker) statement(x ast.Expr) {
 		}
 	}
 	c.programContext(x)
+	if kind == actDestruct {
+		c.info.Destructive = true
+	}
 	if kind == actData && v.Ident != nil && v.Ident.Kind == XlatePtr {
 		c.errorf(pos, diag.D_CG_DYN, "expression cannot evaluate to result of a translated pointer\n")
 	}

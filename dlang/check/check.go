@@ -19,6 +19,9 @@ type Config struct {
 	// Modules are the kernel's type containers (BTF, DWARF), searched
 	// after D's own; nil means D's and C's built-in types only.
 	Modules []types.Module
+	// LoadModule opens the types of a kernel module that Modules lacks,
+	// when a type name is scoped by it; nil means none can be.
+	LoadModule func(name string) (types.Module, error)
 	// Probes matches probe descriptions and gives the argument types
 	// of probes, for args[]; nil accepts every description, with no
 	// argument types.
@@ -99,6 +102,10 @@ type Info struct {
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
 	Formats map[*ast.CallExpr]*printf.Format
+	// Destructive is set when the program has destructive actions or
+	// subroutines (stop, raise, copyout …), which need -w to be
+	// enabled; as in dtrace, compiling them needs nothing.
+	Destructive bool
 }
 
 // Checker checks the programs of one dtrace session. Declarations,
@@ -150,7 +157,7 @@ func NewChecker(cfg *Config) *Checker {
 	c.d, c.cdefs = ddefs, cdefs
 	c.strType, _ = ddefs.LookupType("string")
 	mods := []types.Module{ddefs, cdefs}
-	c.universe = &types.Universe{Modules: append(mods, c.cfg.Modules...)}
+	c.universe = &types.Universe{Modules: append(mods, c.cfg.Modules...), Load: c.cfg.LoadModule}
 	c.globals = newScope(Global, userBase)
 	c.tls = newScope(ThreadLocal, userBase)
 	c.aggs = newScope(Aggregations, 0)

@@ -179,3 +179,21 @@ func TestFailedTranslatorScope(t *testing.T) {
 		t.Errorf("x after a failed translator: %v, want D_IDENT_UNDEF", err)
 	}
 }
+
+func TestDestructive(t *testing.T) {
+	for src, want := range map[string]bool{
+		"BEGIN { trace(1); }":                         false,
+		"BEGIN { raise(9); }":                         true,
+		"BEGIN { copyout((void *)0, 0, 0); }":         true,
+		"BEGIN { speculation(); printf(\"%d\", 1); }": false,
+	} {
+		info, err := checkSource(src)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if info.Destructive != want {
+			t.Errorf("%s: Destructive = %v, want %v", src, info.Destructive, want)
+		}
+	}
+}

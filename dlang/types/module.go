@@ -69,6 +69,10 @@ func (s *Scope) LookupEnumerator(name string) (*Enum, int64, bool) {
 // looked up in: D's containers first, then the kernel's.
 type Universe struct {
 	Modules []Module
+	// Load, when set, opens a module that Modules lacks the first time
+	// a name is scoped by it (ext4`struct ext4_inode_info): the kernel
+	// has hundreds of modules, whose types are read only when named.
+	Load func(name string) (Module, error)
 }
 
 // A LookupError says why a type name did not resolve.
@@ -98,6 +102,12 @@ func (u *Universe) Lookup(name string) (Type, Module, error) {
 	if i := strings.LastIndexByte(name, '`'); i >= 0 {
 		mod, base := name[:i], name[i+1:]
 		m := u.Module(mod)
+		if m == nil && u.Load != nil {
+			if lm, err := u.Load(mod); err == nil && lm != nil {
+				u.Modules = append(u.Modules, lm)
+				m = lm
+			}
+		}
 		if m == nil {
 			return nil, nil, &LookupError{Name: name, Module: mod, NoMod: true}
 		}

@@ -99,3 +99,28 @@ func TestLookup(t *testing.T) {
 		t.Error("Lookup(struct nosuch) found a type that does not exist")
 	}
 }
+
+func TestLoadModule(t *testing.T) {
+	c, d := Builtin(256)
+	ext4 := NewScope("ext4")
+	ext4.Insert("struct inode_info", &Struct{Module: "ext4", Name: "inode_info", Bytes: 8})
+	loads := 0
+	u := &Universe{Modules: []Module{d, c}, Load: func(name string) (Module, error) {
+		loads++
+		if name == "ext4" {
+			return ext4, nil
+		}
+		return nil, nil
+	}}
+	for range 2 {
+		if _, m, err := u.Lookup("ext4`struct inode_info"); err != nil || m != ext4 {
+			t.Fatalf("Lookup(ext4`struct inode_info) = %v, %v", m, err)
+		}
+	}
+	if loads != 1 {
+		t.Errorf("module loaded %d times, want once", loads)
+	}
+	if _, _, err := u.Lookup("nosuch`int"); err == nil {
+		t.Error("a module Load cannot open was found")
+	}
+}
