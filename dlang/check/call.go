@@ -13,7 +13,8 @@ func (c *Checker) call(e *ast.CallExpr, idflags IdentFlags) *Value {
 	name := e.Fun.Name
 	id := c.lookupGlobal(name)
 	if id == nil {
-		c.errorf(e.Fun.Pos(), diag.D_FUNC_UNDEF, "undefined function name: %s\n", name)
+		c.errorf(e.Fun.Pos(), diag.D_FUNC_UNDEF, "undefined function name: %s%s\n", name,
+			suggestion(name, c.globalNames(Func, ActFunc, AggFunc)))
 	}
 	if id.Kind != Func && id.Kind != AggFunc && id.Kind != ActFunc {
 		c.errorf(e.Fun.Pos(), diag.D_FUNC_IDKIND, "%s '%s' may not be referenced as a function\n", id.Kind, name)

@@ -162,7 +162,8 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 	}
 	id := c.lookupGlobal(name)
 	if id == nil {
-		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s: %s\n", name, errNoVar)
+		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
+			suggestion(name, c.globalNames(Scalar, Enumerator, Array)))
 	}
 	if id.Kind != Scalar && id.Kind != Enumerator {
 		c.errorf(e.Pos(), diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", id.Kind, name, Scalar)
@@ -792,7 +793,7 @@ func (c *Checker) selector(e *ast.SelectorExpr, idflags IdentFlags) *Value {
 	}
 	m, ok := s.Member(e.Sel.Name)
 	if !ok {
-		c.errorf(pos, diag.D_TYPE_MEMBER, "%s is not a member of %s\n", e.Sel.Name, s)
+		c.errorf(pos, diag.D_TYPE_MEMBER, "%s is not a member of %s%s\n", e.Sel.Name, s, suggestion(e.Sel.Name, memberNames(s)))
 	}
 	v := typed(m.Type, false)
 	if m.BitSize != 0 {
