@@ -19,7 +19,10 @@ func suggestion(name string, candidates []string) string {
 		if c == name {
 			continue
 		}
-		if d := editDistance(name, c, bestDist); d < bestDist {
+		d := editDistance(name, c, bestDist+1)
+		// Of names as near, the one of the same length wins: a
+		// transposition is likelier than a dropped letter.
+		if d < bestDist || d == bestDist && best != "" && lenDiff(c, name) < lenDiff(best, name) {
 			best, bestDist = c, d
 		}
 	}
@@ -28,6 +31,8 @@ func suggestion(name string, candidates []string) string {
 	}
 	return " (did you mean " + best + "?)"
 }
+
+func lenDiff(a, b string) int { return max(len(a)-len(b), len(b)-len(a)) }
 
 // editDistance is the Levenshtein distance of a and b, or limit when it
 // is at least limit.
