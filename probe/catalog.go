@@ -191,6 +191,9 @@ type Info struct {
 	// Args are the native argument types of Probe when Unstable is not
 	// set; nil when the probe has none.
 	Args []types.Type
+	// XArgs are the types Probe's provider translates its arguments to
+	// (Probe.XArgs) when Args are given; nil when it translates none.
+	XArgs []string
 }
 
 // Info matches d and reports, as dtrace_probe_info does, how many
@@ -228,5 +231,8 @@ func (c *Catalog) Info(d Desc) (Info, error) {
 		return info, fmt.Errorf("argument types of %s: %w", info.Probe, err)
 	}
 	info.Args = args
+	if args != nil {
+		info.XArgs = info.Probe.XArgs
+	}
 	return info, nil
 }

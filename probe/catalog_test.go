@@ -260,7 +260,8 @@ func corpusDescs(t *testing.T, path string) []Desc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := parser.ParseFile(path, src, &parser.Config{Args: []string{path, "1"}, ArgRefs: true})
+	prog, err := parser.ParseFile(path, src, &parser.Config{Args: []string{path, "1"}, ArgRefs: true,
+		Macros: map[string]string{"pid": "1", "ppid": "1", "target": "1"}})
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -16,8 +16,9 @@ type Matcher struct {
 }
 
 // Match reports the probes d matches, with their argument types when
-// dtrace would vouch for them. The pid providers' errors come back as
-// *diag.Error with their D_PROC_* tags.
+// dtrace would vouch for them: native, and the types the provider
+// translates them to (proc, sched and io). The pid providers' errors
+// come back as *diag.Error with their D_PROC_* tags.
 func (m Matcher) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
 	if d.ID != 0 {
 		// A probe given by id names a probe of the running kernel's
@@ -38,5 +39,6 @@ func (m Matcher) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
 		Count: info.Matches,
 		Typed: info.Matches > 0 && !info.Unstable,
 		Args:  info.Args,
+		XArgs: info.XArgs,
 	}, nil
 }

@@ -25,10 +25,15 @@
 //	  kinst                       or an image's ELF symbol table (Offline)
 //	  pid<N>   /proc/N/maps ──► each object's ELF symbols (amd64 decoding
 //	                            for offsets)
+//	  proc     fixed tables of probes made from Linux tracepoints (an
+//	  sched    *SDT each: sites, conditions and arguments as D
+//	  io       expressions)
 //	  │
 //	  ▼
 //	Probe.Args ◄── KernelTypes (package btf) on first use: listing probes
 //	               converts no types
+//	Probe.XArgs    the types proc, sched and io translate args[] to
+//	               (psinfo_t *, …), through the D library's translators
 //
 // A Desc's empty field matches anything; a field holding * ? [ or \ is
 // a glob, matched as the kernel's dtrace_match_glob does (Glob); any
@@ -42,7 +47,17 @@
 // argument data is at least Evolving and no field of Evolving name
 // stability was left empty or globbed). For fbt, syscall, profile,
 // kinst and pid, whose argument data is Private, only a description
-// matching exactly one probe has typed arguments.
+// matching exactly one probe has typed arguments. proc, sched and io
+// declare theirs Evolving, as illumos does: a description that gives the
+// probe's name types args[] even when it matches several probes
+// (:::start is proc's and io's).
+//
+// Probe.Args are the arguments' native types, those of the kernel's
+// data; Probe.XArgs are the types dtrace's provider declares them as
+// when it translates them, and Info gives both. Where the two differ,
+// the D compiler makes args[N] an XArgs[N] through the D library's
+// translator from Args[N] (psinfo_t from struct task_struct *), as
+// dt_idcook_args does.
 //
 // # Providers
 //
@@ -70,6 +85,24 @@
 // syscall: syscall:vmlinux:call:entry and :return, as Oracle's DTrace
 // for Linux names them, entry arguments typed from the tracepoint's
 // format (or __do_sys_call's prototype), return arguments long.
+//
+// proc, sched and io: dtrace's stable providers, whose probes illumos
+// and FreeBSD compile into their kernels. Linux has none of them, so
+// each probe is made from the kernel's tracepoints (or, for
+// sched:::enqueue, dequeue and tick, a kernel function's entry): its
+// Detail, an *SDT, lists the sites it fires from, the condition at each
+// and the D expressions that compute its arguments from the site's.
+// Module vmlinux and function "", as in Oracle's DTrace for Linux, so
+// proc:::create names one probe. The names and argument types are
+// illumos's: proc create, exec, exec-failure, exec-success,
+// lwp-create, start, lwp-start, lwp-exit, exit, signal-send,
+// signal-discard, signal-clear, signal-handle; sched change-pri,
+// dequeue, enqueue, preempt, sleep, off-cpu, on-cpu, remain-cpu,
+// surrender, tick, wakeup; io start and done. Those Linux cannot make
+// are left out: proc:::fault, sched's schedctl-* and cpucaps-*,
+// FreeBSD's lend-pri and load-change, io's wait-start and wait-done.
+// They are listed whether or not the running kernel has their sites;
+// the runtime finds out when it enables them.
 //
 // pid<N>: for a running process, function entry and return and
 // instruction offsets (named in hex) in any object it maps, made as

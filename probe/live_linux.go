@@ -15,9 +15,11 @@ import (
 // profile providers; fbt and kinst over the functions of the kernel's
 // BTF (/sys/kernel/btf/vmlinux and the modules' split BTF beside it),
 // or of /proc/kallsyms when the kernel has no BTF; syscall over tracefs's
-// syscall events or the kernel's syscall handlers; and a pid provider
-// for each process a description names (pid<PID>), made on demand from
-// /proc. Nothing is read until a description needs it.
+// syscall events or the kernel's syscall handlers; proc, sched and io,
+// dtrace's stable providers, made from the kernel's tracepoints (SDT);
+// and a pid provider for each process a description names (pid<PID>),
+// made on demand from /proc. Nothing is read until a description needs
+// it.
 func Live(cfg Config) (*Catalog, error) {
 	k := &kernel{types: cfg.Types, syscallPrefix: syscallPrefix(runtime.GOARCH)}
 	btfDir := cfg.path("/sys/kernel/btf")
@@ -27,7 +29,9 @@ func Live(cfg Config) (*Catalog, error) {
 		cfg.path("/sys/kernel/tracing/events/syscalls"),
 		cfg.path("/sys/kernel/debug/tracing/events/syscalls"),
 	}}
-	c := New(Dtrace(), Profile(), sys, &fbtProvider{k}, &kinstProvider{k})
+	c := New(Dtrace(), Profile(), sys, &fbtProvider{k}, &kinstProvider{k},
+		newSDTProvider("proc", procSpecs, k), newSDTProvider("sched", schedSpecs, k),
+		newSDTProvider("io", ioSpecs, k))
 	c.procs = &procFS{root: cfg.path("/proc")}
 	if cfg.MaxPIDProbes > 0 {
 		c.maxPID = int64(cfg.MaxPIDProbes)

@@ -12,9 +12,17 @@ type Probe struct {
 
 	// Detail says how the probe is put in place, for the runtime: a
 	// *Timer for profile and tick probes, a *KernelSite for fbt and
-	// kinst, a *Syscall for syscall, a *UserSite for pid; nil for the
-	// dtrace provider's.
+	// kinst, a *Syscall for syscall, a *UserSite for pid, an *SDT for
+	// proc, sched and io; nil for the dtrace provider's.
 	Detail any
+
+	// XArgs are the types of the arguments, args[0] on, as dtrace's
+	// provider declares them when it translates them from their native
+	// types (Args) through the D library's translators: "psinfo_t *"
+	// for proc:::create's args[0], natively a struct task_struct *.
+	// An element is "" where the argument is not translated; XArgs is
+	// nil when none is. Only the proc, sched and io providers translate.
+	XArgs []string
 
 	args     argSource // nil when the probe has no typed arguments
 	argsOnce sync.Once

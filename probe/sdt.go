@@ -1,0 +1,398 @@
+package probe
+
+import "github.com/kdtrace/kdtrace/dlang/types"
+
+// An SDT says how a probe of the proc, sched or io provider is put in
+// place on Linux. illumos and FreeBSD compile these probes into their
+// kernels (statically defined tracing); Linux has none of them, so each
+// is made from Linux's own tracepoints: the probe fires when one of its
+// Sites fires and that site's condition holds, with arguments computed
+// from the site's.
+//
+// Probes that share a site fire in the order the provider lists them,
+// which is the order illumos fires them in: proc:::start before
+// proc:::lwp-start, proc:::lwp-exit before proc:::exit,
+// proc:::signal-send before proc:::signal-discard, sched:::preempt and
+// sched:::sleep before sched:::off-cpu.
+type SDT struct {
+	Sites []SDTSite
+}
+
+// An SDTSite is a kernel event an SDT probe fires from: a tracepoint or,
+// where Linux has no tracepoint, a kernel function's entry.
+//
+// Cond and Args are D expressions over the site's own arguments arg0,
+// arg1, … (uint64_t, as D's built-in argN), curthread and constants:
+//
+//   - for a tracepoint of System "syscalls", the system call's arguments
+//     (the format's fields after __syscall_nr) at sys_enter_*, its return
+//     value at sys_exit_*;
+//   - for another tracepoint, the parameters of its prototype after the
+//     context pointer (the kernel's BTF type btf_trace_<Event>), as
+//     raw tracepoint and tp_btf programs see them;
+//   - for a function, its parameters.
+//
+// Every site runs in the thread the probe fires in, as illumos
+// documents it (sched:::on-cpu in the thread coming on the CPU, at the
+// end of the switch), so that curthread, pid, execname and the other
+// built-in variables at the probe are those of the thread running the
+// site.
+type SDTSite struct {
+	// System and Event name a Linux tracepoint: "sched" and
+	// "sched_switch", "syscalls" and "sys_enter_execve". System is ""
+	// for a tracepoint the kernel declares without a trace event
+	// (DECLARE_TRACE, as sched_exit_tp): it is not in tracefs, and only
+	// raw tracepoint and tp_btf programs reach it.
+	System, Event string
+	// Function is set instead of Event for a site with no tracepoint:
+	// the entry of that function of the kernel (vmlinux), which needs a
+	// kprobe or an fentry program; a kernel without kprobes that
+	// refuses BPF trampolines cannot make the probe.
+	Function string
+	// Cond must be true for the probe to fire; "" when it always fires.
+	Cond string
+	// Args give the probe's arguments, args[0] on, in their native types
+	// (Probe.Args).
+	Args []string
+}
+
+// String returns the site as system:event, :event for a tracepoint
+// without a trace event, or the function's name followed by ().
+func (s *SDTSite) String() string {
+	if s.Function != "" {
+		return s.Function + "()"
+	}
+	return s.System + ":" + s.Event
+}
+
+// stabAttr are the attributes of dtrace's stable SDT providers (proc,
+// sched, io), as illumos's sdt registers them and Oracle's DTrace for
+// Linux does: argument types are Evolving, so a description that names
+// its probe types args[] even when it matches several probes.
+var stabAttr = Attributes{
+	Provider: Attr{Evolving, Evolving, ClassISA},
+	Module:   Attr{Private, Private, ClassUnknown},
+	Function: Attr{Private, Private, ClassUnknown},
+	Name:     Attr{Evolving, Evolving, ClassISA},
+	Args:     Attr{Evolving, Evolving, ClassISA},
+}
+
+// An sdtArg is the type of an SDT probe's argument: native, a C type
+// name looked up in the kernel's types ("string" is D's string), and
+// xlate, dtrace's type when the provider translates the argument, else
+// "".
+type sdtArg struct {
+	native, xlate string
+}
+
+// An sdtSpec is an SDT probe: its name, argument types and sites.
+type sdtSpec struct {
+	name  string
+	args  []sdtArg
+	sites []SDTSite
+}
+
+// The types that recur in the specs.
+var (
+	argLWP  = sdtArg{"struct task_struct *", "lwpsinfo_t *"}
+	argProc = sdtArg{"struct task_struct *", "psinfo_t *"}
+	argInt  = sdtArg{"int", ""}
+)
+
+// Flags and values of the kernel's that the specs test, from its headers
+// (they are #defines, not in BTF).
+const (
+	// cloneThread is CLONE_THREAD (uapi/linux/sched.h).
+	cloneThread = "0x10000"
+	// enqueueHead is ENQUEUE_HEAD (kernel/sched/sched.h, 6.17 on).
+	enqueueHead = "0x10000"
+)
+
+// The D expressions the specs share.
+const (
+	task0 = "(struct task_struct *)arg0"
+	task1 = "(struct task_struct *)arg1"
+	task2 = "(struct task_struct *)arg2"
+	// firstRun is true at sched_exit_tp when the thread runs for the
+	// first time: it has never been switched out.
+	firstRun = "arg0 != 0 && curthread->nvcsw + curthread->nivcsw == 0"
+	// exitReason is proc:::exit's args[0] from sched_process_exit's
+	// task: CLD_EXITED (1), CLD_DUMPED (3) or CLD_KILLED (2), decoded
+	// from its exit code as wait(2) decodes the status.
+	exitReason = "(((struct task_struct *)arg0)->exit_code & 0x7f) == 0 ? 1 : " +
+		"(((struct task_struct *)arg0)->exit_code & 0x80) != 0 ? 3 : 2"
+	// newPrio is the priority sched_pi_setprio sets, computed as the
+	// tracepoint's own newprio field.
+	newPrio = "(struct task_struct *)arg1 != NULL && " +
+		"((struct task_struct *)arg1)->prio < ((struct task_struct *)arg0)->normal_prio ? " +
+		"((struct task_struct *)arg1)->prio : ((struct task_struct *)arg0)->normal_prio"
+)
+
+// procSpecs are the proc provider's probes: those of FreeBSD's and
+// illumos's proc provider that Linux's tracepoints can make, with
+// illumos's argument types (FreeBSD's leave struct proc * and struct
+// thread * untranslated). proc:::fault is illumos's only one missing:
+// Linux has no event for a machine fault that becomes a signal.
+var procSpecs = []sdtSpec{{
+	// In the parent, once the child exists. FreeBSD's arguments, the
+	// child, the parent and the fork flags (illumos gives the child
+	// only); the flags are clone's.
+	name: "create",
+	args: []sdtArg{argProc, argProc, {"u64", "int"}},
+	sites: []SDTSite{{System: "task", Event: "task_newtask",
+		Cond: "(arg1 & " + cloneThread + ") == 0",
+		Args: []string{task0, "curthread", "arg1"}}},
+}, {
+	// Before the exec is attempted: the path is in user memory.
+	name: "exec",
+	args: []sdtArg{{"string", ""}},
+	sites: []SDTSite{
+		{System: "syscalls", Event: "sys_enter_execve", Args: []string{"copyinstr(arg0)"}},
+		{System: "syscalls", Event: "sys_enter_execveat", Args: []string{"copyinstr(arg1)"}},
+	},
+}, {
+	name: "exec-failure",
+	args: []sdtArg{argInt},
+	sites: []SDTSite{
+		{System: "syscalls", Event: "sys_exit_execve", Cond: "(long)arg0 < 0", Args: []string{"-(int)arg0"}},
+		{System: "syscalls", Event: "sys_exit_execveat", Cond: "(long)arg0 < 0", Args: []string{"-(int)arg0"}},
+	},
+}, {
+	// In the new image.
+	name:  "exec-success",
+	sites: []SDTSite{{System: "sched", Event: "sched_process_exec"}},
+}, {
+	// In the creating thread.
+	name: "lwp-create",
+	args: []sdtArg{argLWP, argProc},
+	sites: []SDTSite{{System: "task", Event: "task_newtask",
+		Cond: "(arg1 & " + cloneThread + ") != 0",
+		Args: []string{task0, task0}}},
+}, {
+	// In the new process, the first time it runs.
+	name: "start",
+	sites: []SDTSite{{Event: "sched_exit_tp",
+		Cond: firstRun + " && curthread->pid == curthread->tgid"}},
+}, {
+	// In the new thread, the first time it runs.
+	name:  "lwp-start",
+	sites: []SDTSite{{Event: "sched_exit_tp", Cond: firstRun}},
+}, {
+	name:  "lwp-exit",
+	sites: []SDTSite{{System: "sched", Event: "sched_process_exit"}},
+}, {
+	// When the process's last thread exits (group_dead).
+	name: "exit",
+	args: []sdtArg{argInt},
+	sites: []SDTSite{{System: "sched", Event: "sched_process_exit",
+		Cond: "arg1 != 0", Args: []string{exitReason}}},
+}, {
+	// To the thread or process the signal is sent to.
+	name: "signal-send",
+	args: []sdtArg{argLWP, argProc, argInt},
+	sites: []SDTSite{{System: "signal", Event: "signal_generate",
+		Args: []string{task2, task2, "(int)arg0"}}},
+}, {
+	// The signal is ignored (TRACE_SIGNAL_IGNORED).
+	name: "signal-discard",
+	args: []sdtArg{argLWP, argProc, argInt},
+	sites: []SDTSite{{System: "signal", Event: "signal_generate",
+		Cond: "arg4 == 1", Args: []string{task2, task2, "(int)arg0"}}},
+}, {
+	// A pending signal is taken by sigwait(2) and its kin.
+	name: "signal-clear",
+	args: []sdtArg{argInt},
+	sites: []SDTSite{{System: "syscalls", Event: "sys_exit_rt_sigtimedwait",
+		Cond: "(long)arg0 > 0", Args: []string{"(int)arg0"}}},
+}, {
+	// In the receiving thread, before its handler or default action.
+	// illumos declares the handler void (*)(void); it is the kernel's
+	// __sighandler_t, void (*)(int), and needs no translation.
+	name: "signal-handle",
+	args: []sdtArg{argInt, {"struct kernel_siginfo *", "siginfo_t *"}, {"__sighandler_t", ""}},
+	sites: []SDTSite{{System: "signal", Event: "signal_deliver",
+		Args: []string{"(int)arg0", "(struct kernel_siginfo *)arg1", "((struct k_sigaction *)arg2)->sa.sa_handler"}}},
+}}
+
+// schedSpecs are the sched provider's probes: those of illumos's and
+// FreeBSD's sched provider that Linux's tracepoints, or for enqueue,
+// dequeue and tick a kernel function, can make, with illumos's argument
+// types. illumos's schedctl-nopreempt, schedctl-preempt,
+// schedctl-yield, cpucaps-sleep and cpucaps-wakeup and FreeBSD's
+// lend-pri and load-change are missing: Linux has no schedctl, CPU
+// caps or priority lending, and no event for a run queue's length
+// with the thread that changed it.
+var schedSpecs = []sdtSpec{{
+	// Only priority inheritance: Linux has no tracepoint where nice(2)
+	// or sched_setscheduler(2) changes a priority. The priority is the
+	// kernel's (0 to 139, lower runs first), as lwpsinfo_t's pr_pri.
+	name: "change-pri",
+	args: []sdtArg{argLWP, argProc, argInt},
+	sites: []SDTSite{{System: "sched", Event: "sched_pi_setprio",
+		Args: []string{task0, task0, newPrio}}},
+}, {
+	name: "dequeue",
+	args: []sdtArg{argLWP, argProc, {"struct rq *", "cpuinfo_t *"}},
+	sites: []SDTSite{{Function: "dequeue_task",
+		Args: []string{task1, task1, "(struct rq *)arg0"}}},
+}, {
+	// args[3] is set when the thread goes to the front of the queue.
+	name: "enqueue",
+	args: []sdtArg{argLWP, argProc, {"struct rq *", "cpuinfo_t *"}, argInt},
+	sites: []SDTSite{{Function: "enqueue_task",
+		Args: []string{task1, task1, "(struct rq *)arg0", "(arg2 & " + enqueueHead + ") != 0"}}},
+}, {
+	// The thread is switched out while it can still run: preempted, or
+	// giving up the CPU without blocking. The idle thread is not.
+	name: "preempt",
+	sites: []SDTSite{{System: "sched", Event: "sched_switch",
+		Cond: "(arg0 != 0 || arg3 == 0) && ((struct task_struct *)arg1)->pid != 0"}},
+}, {
+	// The thread is switched out to block.
+	name:  "sleep",
+	sites: []SDTSite{{System: "sched", Event: "sched_switch", Cond: "arg0 == 0 && arg3 != 0"}},
+}, {
+	// In the thread leaving the CPU; the arguments are the next one.
+	name: "off-cpu",
+	args: []sdtArg{argLWP, argProc},
+	sites: []SDTSite{{System: "sched", Event: "sched_switch",
+		Args: []string{task2, task2}}},
+}, {
+	// In the thread, once it is on the CPU: __schedule's end after a
+	// switch, or schedule_tail's for a new thread.
+	name:  "on-cpu",
+	sites: []SDTSite{{Event: "sched_exit_tp", Cond: "arg0 != 0"}},
+}, {
+	// __schedule chose the thread that was running.
+	name:  "remain-cpu",
+	sites: []SDTSite{{Event: "sched_exit_tp", Cond: "arg0 == 0"}},
+}, {
+	// The thread running on a CPU is told to reschedule.
+	name: "surrender",
+	args: []sdtArg{argLWP, argProc},
+	sites: []SDTSite{{Event: "sched_set_need_resched_tp",
+		Args: []string{task0, task0}}},
+}, {
+	// The scheduler's clock tick, in the thread it interrupts.
+	name:  "tick",
+	args:  []sdtArg{argLWP, argProc},
+	sites: []SDTSite{{Function: "sched_tick", Args: []string{"curthread", "curthread"}}},
+}, {
+	// In the waking thread; the arguments are the one woken.
+	name: "wakeup",
+	args: []sdtArg{argLWP, argProc},
+	sites: []SDTSite{{System: "sched", Event: "sched_waking",
+		Args: []string{task0, task0}}},
+}}
+
+// ioSpecs are the io provider's probes: illumos's start and done, for a
+// block I/O request (struct bio), with illumos's argument types.
+// wait-start and wait-done are missing: Linux has no event where a
+// thread starts or stops waiting for a request.
+var ioSpecs = []sdtSpec{{
+	name: "start",
+	args: []sdtArg{{"struct bio *", "bufinfo_t *"}, {"struct bio *", "devinfo_t *"}, {"struct bio *", "fileinfo_t *"}},
+	sites: []SDTSite{{System: "block", Event: "block_bio_queue",
+		Args: []string{"(struct bio *)arg0", "(struct bio *)arg0", "(struct bio *)arg0"}}},
+}, {
+	name: "done",
+	args: []sdtArg{{"struct bio *", "bufinfo_t *"}, {"struct bio *", "devinfo_t *"}, {"struct bio *", "fileinfo_t *"}},
+	sites: []SDTSite{{System: "block", Event: "block_bio_complete",
+		Args: []string{"(struct bio *)arg1", "(struct bio *)arg1", "(struct bio *)arg1"}}},
+}}
+
+// sdtProvider is the proc, sched or io provider: a fixed list of probes,
+// module vmlinux and function "", as Oracle's DTrace for Linux names
+// them, made from Linux's tracepoints (see SDT).
+type sdtProvider struct {
+	name   string
+	k      *kernel
+	probes []*sdtProbe
+}
+
+// sdtProbe is an SDT probe with its spec and detail, allocated together.
+type sdtProbe struct {
+	Probe
+	spec   *sdtSpec
+	detail SDT
+}
+
+func newSDTProvider(name string, specs []sdtSpec, k *kernel) *sdtProvider {
+	s := &sdtProvider{name: name, k: k}
+	for i := range specs {
+		spec := &specs[i]
+		p := &sdtProbe{
+			Probe:  Probe{Provider: name, Module: KernelModule, Name: spec.name},
+			spec:   spec,
+			detail: SDT{Sites: spec.sites},
+		}
+		p.Detail = &p.detail
+		if len(spec.args) > 0 {
+			p.args = s
+			for j, a := range spec.args {
+				if a.xlate == "" {
+					continue
+				}
+				if p.XArgs == nil {
+					p.XArgs = make([]string, len(spec.args))
+				}
+				p.XArgs[j] = a.xlate
+			}
+		}
+		s.probes = append(s.probes, p)
+	}
+	return s
+}
+
+func (s *sdtProvider) Name() string         { return s.name }
+func (*sdtProvider) Attributes() Attributes { return stabAttr }
+
+func (s *sdtProvider) Probes(q *Query, yield func(*Probe) bool) error {
+	for _, p := range s.probes {
+		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(&p.Probe) {
+			break
+		}
+	}
+	return nil
+}
+
+// spec returns the spec of the provider's probe p, nil if p is not one.
+func (s *sdtProvider) spec(p *Probe) *sdtSpec {
+	for _, sp := range s.probes {
+		if &sp.Probe == p {
+			return sp.spec
+		}
+	}
+	return nil
+}
+
+// probeArgs returns the native types of p's arguments from the kernel's
+// types, nil where a type is not found; nil when there are no types.
+func (s *sdtProvider) probeArgs(p *Probe) ([]types.Type, error) {
+	spec := s.spec(p)
+	if spec == nil {
+		return nil, nil
+	}
+	kt, err := s.k.typesOf(KernelModule)
+	if kt == nil || err != nil {
+		return nil, err
+	}
+	args := make([]types.Type, len(spec.args))
+	for i, a := range spec.args {
+		args[i] = sdtType(a.native, kt)
+	}
+	return args, nil
+}
+
+// defaultStrSize is the size of D's string type under dtrace's default
+// strsize option, for arguments whose native type is string.
+const defaultStrSize = 256
+
+// sdtType returns the type called name: D's string, or a C type name
+// ("int", "struct task_struct *") of kt; nil when it is not found.
+func sdtType(name string, kt KernelTypes) types.Type {
+	if name == "string" {
+		return &types.String{Bytes: defaultStrSize}
+	}
+	return parseCType(name+" _", kt)
+}
