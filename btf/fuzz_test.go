@@ -1,0 +1,87 @@
+package btf
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// FuzzOpen reads raw BTF, as base BTF and as split BTF extending
+// kinds(), looks up every name in it and converts its types, which must
+// give an error or a type whose methods return, never a panic or a hang.
+func FuzzOpen(f *testing.F) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		f.Add(kinds().bytes(bo))
+	}
+	b := newBuilder()
+	b.typedef("loop", b.next)
+	b.struct_(kindStruct, "self", 4, false, field{"s", b.next, 0})
+	f.Add(b.bytes(binary.LittleEndian))
+	s := kinds().split()
+	s.struct_(kindStruct, "mod", 8, false, field{"next", 1, 0}, field{"list", 11, 64})
+	f.Add(s.bytes(binary.LittleEndian))
+
+	base, err := newModule("base", KernelModule, kinds().bytes(binary.LittleEndian), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, base := range []*Module{nil, base} {
+			if m, err := newModule("fuzz", "fuzz", data, base); err == nil {
+				exercise(t, m)
+			}
+		}
+	})
+}
+
+func exercise(t *testing.T, m *Module) {
+	if err := m.index(); err != nil {
+		return
+	}
+	// A conversion costs at most the types it reaches, but one per type
+	// would make large inputs quadratic.
+	for i := range min(len(m.offs), 256) {
+		id := m.firstID + uint32(i)
+		r, _ := m.record(id)
+		s, _ := m.strAt(r.nameOff)
+		name := string(s)
+		switch r.kind() {
+		case kindStruct, kindFwd:
+			m.LookupType("struct " + name)
+			m.LookupType("union " + name)
+		case kindUnion:
+			m.LookupType("union " + name)
+		case kindEnum, kindEnum64:
+			m.LookupType("enum " + name)
+			for j := range r.vlen() {
+				s, _ := m.strAt(r.word(j * int(trailerItem[r.kind()]/4)))
+				m.LookupEnumerator(string(s))
+			}
+		case kindFunc:
+			m.LookupFunc(name)
+		case kindVar:
+			m.LookupVar(name)
+		default:
+			m.LookupType(name)
+		}
+
+		m.mu.Lock()
+		typ, err := m.typeByID(id)
+		again, _ := m.typeByID(id)
+		m.mu.Unlock()
+		if err != nil {
+			continue
+		}
+		if again != typ {
+			t.Fatalf("type %d converted twice gives %v and %v", id, typ, again)
+		}
+		_ = typ.String()
+		typ.Size()
+		typ.Align()
+		types.IsComplete(typ)
+		if s, ok := types.Resolve(typ).(*types.Struct); ok {
+			s.Member("no such member")
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package btf
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"iter"
+	"math/bits"
+)
+
+// index walks the type section once, on first use, recording where
+// each record starts: records vary in length, so an ID can be found only
+// through this table.
+func (m *Module) index() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.indexLocked()
+}
+
+func (m *Module) indexLocked() error {
+	if !m.indexed {
+		m.indexed = true
+		m.err = m.walk()
+	}
+	return m.err
+}
+
+// walk fills in m.offs; m.named with the records of the type table's
+// kinds that have names, which LookupType will need (collecting them
+// here saves a second pass over the type section); the sizes of the
+// name tables; and m.narrowInts.
+func (m *Module) walk() error {
+	t := m.types
+	n := uint64(len(t))
+	// Kernel records average 25 bytes and one in nine is named and in
+	// the type table; these capacities avoid regrowing the slices.
+	offs := make([]uint32, 0, n/24+1)
+	named := make([]uint32, 0, n/200+1)
+	mask := tableKinds[typeTable]
+	var count [32]uint32
+	var enumerators uint32
+	off := uint64(0)
+	for off+recordSize <= n {
+		info := binary.LittleEndian.Uint32(t[off+4:])
+		k := info >> 24 & 0x1f
+		if k == 0 || k >= numKinds {
+			return m.errorf("type %d: unknown kind %d", m.firstID+uint32(len(offs)), k)
+		}
+		count[k]++
+		if mask>>k&1 != 0 && binary.LittleEndian.Uint32(t[off:]) != 0 {
+			named = append(named, uint32(len(offs)))
+		}
+		switch k {
+		case kindEnum, kindEnum64:
+			enumerators += info & 0xffff
+		case kindInt:
+			if off+16 <= n {
+				enc := binary.LittleEndian.Uint32(t[off+12:])
+				bits, shift := enc&0xff, enc>>16&0xff
+				m.narrowInts = m.narrowInts || shift != 0 || uint64(bits) != 8*uint64(binary.LittleEndian.Uint32(t[off+8:]))
+			}
+		}
+		offs = append(offs, uint32(off))
+		off += recordSize + uint64(trailerFixed[k]) + uint64(trailerItem[k])*uint64(info&0xffff)
+	}
+	if off != n {
+		return m.errorf("type %d: record runs past the end of the type section", m.firstID+uint32(len(offs))-1)
+	}
+	m.offs, m.named = offs, named
+	m.sizes = [numTables]uint32{
+		typeTable: uint32(len(named)),
+		funcTable: count[kindFunc],
+		varTable:  count[kindVar],
+		enumTable: enumerators,
+	}
+	return nil
+}
+
+// record returns the record of type id, which may be the base's.
+func (m *Module) record(id uint32) (record, error) {
+	if id < m.firstID {
+		if m.base == nil {
+			return record{}, m.errorf("no type %d", id)
+		}
+		return m.base.record(id)
+	}
+	i := uint64(id - m.firstID)
+	if i >= uint64(len(m.offs)) {
+		return record{}, m.errorf("no type %d: the last is %d", id, m.firstID+uint32(len(m.offs))-1)
+	}
+	b := m.types[m.offs[i]:]
+	r := record{
+		nameOff:    binary.LittleEndian.Uint32(b),
+		info:       binary.LittleEndian.Uint32(b[4:]),
+		sizeOrType: binary.LittleEndian.Uint32(b[8:]),
+	}
+	k := r.kind()
+	r.trailer = b[recordSize : recordSize+trailerFixed[k]+trailerItem[k]*uint32(r.vlen())]
+	return r, nil
+}
+
+// strAt returns the string at off, which may be in the base's section.
+func (m *Module) strAt(off uint32) ([]byte, bool) {
+	if off < m.strBase {
+		return m.base.strAt(off)
+	}
+	off -= m.strBase
+	if uint64(off) >= uint64(len(m.strs)) {
+		return nil, false
+	}
+	s := m.strs[off:]
+	return s[:bytes.IndexByte(s, 0)], true // the section ends in NUL
+}
+
+// nameAt returns the string at off as a name, copied so that types keep
+// no reference to the file's bytes.
+func (m *Module) nameAt(off uint32) (string, error) {
+	s, ok := m.strAt(off)
+	if !ok {
+		return "", m.errorf("string offset %d outside the string section", off)
+	}
+	return string(s), nil
+}
+
+// The name tables, built when first needed: most programs look up a
+// few types and no functions, and hashing the kernel's 56,000 function
+// names would cost them more than all their lookups.
+const (
+	typeTable = iota // INT, FLOAT, TYPEDEF, STRUCT, UNION, FWD, ENUM, ENUM64
+	funcTable        // FUNC
+	varTable         // VAR
+	enumTable        // the enumerators of ENUM and ENUM64, by index in Module.enums
+	numTables
+)
+
+var tableKinds = [numTables]uint32{
+	typeTable: 1<<kindInt | 1<<kindFloat | 1<<kindTypedef | 1<<kindStruct | 1<<kindUnion |
+		1<<kindFwd | 1<<kindEnum | 1<<kindEnum64,
+	funcTable: 1 << kindFunc,
+	varTable:  1 << kindVar,
+	enumTable: 1<<kindEnum | 1<<kindEnum64,
+}
+
+// An enumRef is an enumerator: the ID of its enum and its index there.
+type enumRef struct{ id, i uint32 }
+
+// table returns the name table which, building it on first use. The
+// caller holds m.mu and has indexed m.
+func (m *Module) table(which int) *table {
+	if t := m.names[which]; t != nil {
+		return t
+	}
+	t := newTable(m.sizes[which])
+	m.names[which] = t
+	add := func(nameOff, ref uint32) {
+		if s, ok := m.strAt(nameOff); ok && nameOff != 0 {
+			t.add(maphash.Bytes(seed, s), ref)
+		}
+	}
+	if which == typeTable {
+		for _, i := range m.named {
+			add(binary.LittleEndian.Uint32(m.types[m.offs[i]:]), m.firstID+i)
+		}
+		return t
+	}
+	if which == enumTable {
+		m.enums = make([]enumRef, 0, m.sizes[enumTable])
+	}
+	mask := tableKinds[which]
+	for i, off := range m.offs {
+		info := binary.LittleEndian.Uint32(m.types[off+4:])
+		k := info >> 24 & 0x1f
+		if mask>>k&1 == 0 {
+			continue
+		}
+		id := m.firstID + uint32(i)
+		if which != enumTable {
+			add(binary.LittleEndian.Uint32(m.types[off:]), id)
+			continue
+		}
+		item := trailerItem[k]
+		for j := range info & 0xffff {
+			add(binary.LittleEndian.Uint32(m.types[off+recordSize+j*item:]), uint32(len(m.enums)))
+			m.enums = append(m.enums, enumRef{id, j})
+		}
+	}
+	return t
+}
+
+// lookup yields the references in table which whose name is name, in
+// the order they were added.
+func (m *Module) lookup(which int, name string) iter.Seq[uint32] {
+	t := m.table(which)
+	return func(yield func(uint32) bool) {
+		for ref := range t.probe(maphash.String(seed, name)) {
+			off := ref
+			if which == enumTable {
+				e := m.enums[ref]
+				r, _ := m.record(e.id)
+				off = r.word(int(e.i * trailerItem[r.kind()] / 4))
+			} else {
+				r, _ := m.record(ref)
+				off = r.nameOff
+			}
+			if s, _ := m.strAt(off); string(s) == name && !yield(ref) {
+				return
+			}
+		}
+	}
+}
+
+// seed seeds the name tables' hashes.
+var seed = maphash.MakeSeed()
+
+// A table maps name hashes to references (type IDs or enumerator
+// indexes), by open addressing with linear probing. Slots hold only the
+// reference, plus one, so that the table stays small: its build, a
+// random write per name, is bound by cache misses, while a lookup
+// compares the few names on its probe sequence.
+type table struct {
+	slots []uint32
+	mask  uint32
+}
+
+// newTable returns a table for n references, at most half full.
+func newTable(n uint32) *table {
+	size := uint32(1) << bits.Len32(2*n)
+	return &table{slots: make([]uint32, size), mask: size - 1}
+}
+
+func (t *table) add(h uint64, ref uint32) {
+	i := uint32(h) & t.mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i] = ref + 1
+}
+
+// probe yields the references on the probe sequence of hash h: those
+// added under h, in the order added, among others.
+func (t *table) probe(h uint64) iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for i := uint32(h) & t.mask; t.slots[i] != 0; i = (i + 1) & t.mask {
+			if !yield(t.slots[i] - 1) {
+				return
+			}
+		}
+	}
+}

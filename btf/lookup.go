@@ -1,0 +1,244 @@
+package btf
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// LookupType returns the type called name: "struct task_struct",
+// "union u", "enum e", a typedef such as "pid_t", or an integer or
+// floating-point type. Integer types keep BTF's names ("long unsigned
+// int" from gcc), which D's messages print as dtrace on Linux does, but
+// are found by C's other spellings too ("unsigned long"). When several
+// types have the name, a definition is preferred to a forward
+// declaration, and then the first. A module's lookup falls back on its
+// base, as a module's C code sees the kernel's types. LookupType
+// returns nil when there is no such type, and an *Error when the BTF is
+// malformed.
+func (m *Module) LookupType(name string) (types.Type, error) {
+	q, ok := parseTypeName(name)
+	if !ok {
+		return nil, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, _, err := m.lookupType(q)
+	return t, err
+}
+
+// lookupType finds q here or, when the module has only a forward
+// declaration or nothing, in its base. The caller holds m.mu.
+func (m *Module) lookupType(q typeQuery) (t types.Type, complete bool, err error) {
+	if err := m.indexLocked(); err != nil {
+		return nil, false, err
+	}
+	id, complete := m.findType(q)
+	if !complete && m.base != nil {
+		m.base.mu.Lock()
+		bt, bcomplete, err := m.base.lookupType(q)
+		m.base.mu.Unlock()
+		if err != nil || bcomplete || id == 0 {
+			return bt, bcomplete, err
+		}
+	}
+	if id == 0 {
+		return nil, false, nil
+	}
+	t, err = m.typeByID(id)
+	return t, complete, err
+}
+
+// findType returns the ID of the first complete type matching q, else
+// of the first incomplete one, else 0.
+func (m *Module) findType(q typeQuery) (id uint32, complete bool) {
+	for _, name := range q.names {
+		for ref := range m.lookup(typeTable, name) {
+			r, _ := m.record(ref)
+			ok, full := q.matches(r)
+			if ok && full {
+				return ref, true
+			}
+			if ok && id == 0 {
+				id = ref
+			}
+		}
+	}
+	return id, false
+}
+
+// A typeQuery is a parsed type name: the kinds it may name and the
+// names to try, in order.
+type typeQuery struct {
+	tag   string // "struct", "union", "enum", or "" for other names
+	isInt bool   // the name is an integer type's, in one of C's spellings
+	names []string
+}
+
+// matches reports whether record r is a type q names, and whether it
+// is complete rather than a forward declaration.
+func (q typeQuery) matches(r record) (ok, complete bool) {
+	k := r.kind()
+	switch q.tag {
+	case "struct":
+		return k == kindStruct || k == kindFwd && !r.kflag(), k == kindStruct
+	case "union":
+		return k == kindUnion || k == kindFwd && r.kflag(), k == kindUnion
+	case "enum":
+		ok := k == kindEnum || k == kindEnum64
+		return ok, ok && r.vlen() > 0
+	}
+	if q.isInt {
+		return k == kindInt, true
+	}
+	return k == kindTypedef || k == kindInt || k == kindFloat, true
+}
+
+func parseTypeName(name string) (typeQuery, bool) {
+	w := strings.Fields(name)
+	switch {
+	case len(w) == 2 && (w[0] == "struct" || w[0] == "union" || w[0] == "enum"):
+		return typeQuery{tag: w[0], names: w[1:]}, true
+	case len(w) == 0:
+		return typeQuery{}, false
+	}
+	if alt, ok := intSpellings(w); ok {
+		return typeQuery{isInt: true, names: alt}, true
+	}
+	return typeQuery{names: []string{strings.Join(w, " ")}}, true
+}
+
+// intSpellings returns the spellings of the integer type named by the
+// words w: as written, as clang names it in BTF and as gcc does.
+func intSpellings(w []string) ([]string, bool) {
+	var signed, unsigned, char, short, int_, long int
+	for _, s := range w {
+		switch s {
+		case "signed":
+			signed++
+		case "unsigned":
+			unsigned++
+		case "char":
+			char++
+		case "short":
+			short++
+		case "int":
+			int_++
+		case "long":
+			long++
+		default:
+			return nil, false
+		}
+	}
+	if signed+unsigned > 1 || char > 1 || short > 1 || int_ > 1 || long > 2 ||
+		char+short+min(long, 1) > 1 || char == 1 && int_ == 1 {
+		return nil, false
+	}
+	var clang, gcc string
+	u := ""
+	if unsigned == 1 {
+		u = "unsigned "
+	}
+	switch {
+	case char == 1:
+		switch {
+		case signed == 1:
+			clang = "signed char"
+		case unsigned == 1:
+			clang = "unsigned char"
+		default:
+			clang = "char"
+		}
+		gcc = clang
+	case short == 1:
+		clang, gcc = u+"short", "short "+u+"int"
+	case long == 1:
+		clang, gcc = u+"long", "long "+u+"int"
+	case long == 2:
+		clang, gcc = u+"long long", "long long "+u+"int"
+	default:
+		clang, gcc = u+"int", u+"int"
+	}
+	written := strings.Join(w, " ")
+	names := []string{written}
+	for _, s := range []string{clang, gcc} {
+		if !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return names, true
+}
+
+// LookupEnumerator returns the enum that has an enumerator called name,
+// and its value, searching the base after the module.
+func (m *Module) LookupEnumerator(name string) (*types.Enum, int64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.indexLocked() == nil {
+		for ref := range m.lookup(enumTable, name) {
+			e := m.enums[ref]
+			t, err := m.typeByID(e.id)
+			if err != nil {
+				break
+			}
+			en := t.(*types.Enum)
+			return en, en.Values[e.i].Value, true
+		}
+	}
+	if m.base != nil {
+		return m.base.LookupEnumerator(name)
+	}
+	return nil, 0, false
+}
+
+// LookupFunc returns the type of the function called name and the names
+// of its parameters ("" where BTF has none), or nil if the module has no
+// such function. It does not search the base: a function belongs to
+// one module.
+func (m *Module) LookupFunc(name string) (*types.Func, []string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.indexLocked(); err != nil {
+		return nil, nil, err
+	}
+	for id := range m.lookup(funcTable, name) {
+		fn, _ := m.record(id)
+		proto, err := m.record(fn.typeID())
+		if err != nil {
+			return nil, nil, err
+		}
+		if proto.kind() != kindFuncProto {
+			return nil, nil, m.errorf("function %s (type %d): type %d is a %s, not a FUNC_PROTO", name, id, fn.typeID(), kindName(proto.kind()))
+		}
+		t, err := m.typeByID(fn.typeID())
+		if err != nil {
+			return nil, nil, err
+		}
+		f := t.(*types.Func)
+		names := make([]string, len(f.Params))
+		for i := range names {
+			if names[i], err = m.nameAt(proto.word(2 * i)); err != nil {
+				return nil, nil, err
+			}
+		}
+		return f, names, nil
+	}
+	return nil, nil, nil
+}
+
+// LookupVar returns the type of the variable called name, or nil if the
+// module has none. The kernel's BTF describes its per-CPU variables.
+// LookupVar does not search the base.
+func (m *Module) LookupVar(name string) (types.Type, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.indexLocked(); err != nil {
+		return nil, err
+	}
+	for id := range m.lookup(varTable, name) {
+		v, _ := m.record(id)
+		return m.typeByID(v.typeID())
+	}
+	return nil, nil
+}
