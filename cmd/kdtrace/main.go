@@ -23,9 +23,11 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/header"
+	"github.com/kdtrace/kdtrace/dlang/library"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/option"
 )
 
@@ -45,18 +47,24 @@ type command struct {
 
 // config is everything the options say.
 type config struct {
-	cmds     []command
-	args     []string // macro arguments $1…
-	cpp      bool
-	cppOpts  cpp.Options
-	dump     bool // -d
-	header   bool // -h
-	exec     bool // false with -e
-	zdefs    bool // -Z
-	output   string
-	opts     option.Set
-	kinst    kinstConfig
-	progName string
+	cmds    []command
+	args    []string // macro arguments $1…
+	cpp     bool
+	cppOpts cpp.Options
+	dump    bool // -d
+	header  bool // -h
+	exec    bool // false with -e
+	zdefs   bool // -Z
+	output  string
+	opts    option.Set
+	kinst   kinstConfig
+	btf     string // --btf: the kernel types' file, or "none"
+	libDirs []string
+	// brokenLibs are kdtrace's own libraries that did not compile
+	// against this kernel's types.
+	brokenLibs []*library.Error
+	modules    []types.Module // the kernel's types
+	progName   string
 }
 
 // run is the command with its environment made explicit; it returns the
@@ -99,16 +107,24 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	kinst := &lazyKinst{cfg: &cfg.kinst, zeroMatch: cfg.zdefs, compat: cfg.opts.IsSet("kinstcompat"), warn: stderr, progName: name}
 	defer kinst.close()
 	exp := &sugar.Expander{Kinst: kinst}
-	checker := cfg.newChecker()
+	checker, err := cfg.newChecker(stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	deps, err := cfg.loadLibraries(checker, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
 	var progs []*ast.Program
+	destructive := false
 	for _, c := range cfg.cmds {
-		prog, err := cfg.compile(c, exp, checker, stderr)
+		prog, err := cfg.compile(c, exp, checker, deps, stderr)
 		if err == nil && cfg.header {
 			// Provider definitions are checked as each program compiles.
 			err = header.Write(io.Discard, prog, "")
 		}
 		if err != nil {
-			return fail("%s", cfg.describe(c, err))
+			return cfg.compileFailure(c, err, fail, stderr)
 		}
 		if cfg.dump {
 			// As dtrace, -d prints the program once the syntactic
@@ -117,9 +133,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 				return fail("failed to write output: %v", err)
 			}
 		}
-		if _, err := checker.Check(prog); err != nil {
-			return fail("%s", cfg.describe(c, err))
+		info, err := checker.Check(prog)
+		if err != nil {
+			return cfg.compileFailure(c, err, fail, stderr)
 		}
+		destructive = destructive || info.Destructive
 		progs = append(progs, prog)
 	}
 	if cfg.header {
@@ -127,6 +145,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	if !cfg.exec {
 		return 0
+	}
+	if destructive && !cfg.opts.IsSet("destructive") {
+		// What the kernel answers dtrace when it enables them.
+		return fail("could not enable tracing: Destructive actions not allowed")
 	}
 	return fail("failed to enable probes: the tracing runtime is not available in this build (compile only with -e)")
 }
@@ -229,6 +251,10 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			c.kinst.modules = append(c.kinst.modules, o.arg)
 		case "debug-root":
 			c.kinst.debugRoot = o.arg
+		case "btf":
+			c.btf = o.arg
+		case "L":
+			c.libDirs = append(c.libDirs, o.arg)
 		default:
 			fmt.Fprintf(stderr, "%s: option -%s is not supported yet\n", c.progName, o.name)
 			return 2, false
@@ -273,23 +299,108 @@ func (c *config) setX(name, value string) error {
 
 // newChecker returns the type checker of the run: all programs share its
 // declarations and variables, as they share dtrace's handle.
-func (c *config) newChecker() *check.Checker {
+func (c *config) newChecker(warn io.Writer) (*check.Checker, error) {
+	c.modules = c.kernelTypes(warn)
 	var strsize int64
 	if v, ok := c.opts.Value("strsize"); ok {
 		n, _ := option.ParseSize(v)
 		strsize = int64(n)
 	}
-	return check.NewChecker(&check.Config{
+	checker := check.NewChecker(&check.Config{
 		StringSize:  strsize,
 		Destructive: c.opts.IsSet("destructive"),
 		AllowEmpty:  c.opts.IsSet("empty"),
 		OS:          runtime.GOOS,
+		Modules:     c.modules,
+		LoadModule:  c.loadModule,
+		Probes:      c.probes(),
+		ZeroMatch:   c.zdefs,
 	})
+	if v, ok := c.opts.Value("version"); ok {
+		if err := checker.SetVersion(v); err != nil {
+			return nil, fmt.Errorf("failed to set -x version: %v", err)
+		}
+	}
+	return checker, nil
+}
+
+// compileFailure reports a program that failed to compile. A name or
+// type that is not defined may be one that a library left out for this
+// kernel would define: then the libraries left out are named too.
+func (c *config) compileFailure(cmd command, err error, fail func(string, ...any) int, stderr io.Writer) int {
+	st := fail("%s", c.describe(cmd, err))
+	var de *diag.Error
+	if errors.As(err, &de) && (de.Tag == diag.D_IDENT_UNDEF || de.Tag == diag.D_UNKNOWN) {
+		for _, le := range c.brokenLibs {
+			fmt.Fprintf(stderr, "%s: note: library %s was left out, as this kernel's types do not fit it: %v\n", c.progName, le.File, le)
+		}
+	}
+	return st
+}
+
+// loadLibraries compiles D's libraries into the checker, as dtrace does
+// when it opens its handle: the directories of -L and -x libdir first,
+// so that their files override the system's, then the system's (kdtrace's
+// own on Linux, /usr/lib/dtrace on FreeBSD, or -x syslibdir), unless -x
+// nolibs. It returns the check of the scripts' "#pragma D depends_on".
+func (c *config) loadLibraries(checker *check.Checker, warn io.Writer) (func(class, name string) error, error) {
+	var files []library.File
+	dirs := c.libDirs
+	if v, ok := c.opts.Value("libdir"); ok {
+		dirs = append(dirs, v)
+	}
+	for _, dir := range dirs {
+		fs, err := library.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load libraries: %v", err)
+		}
+		files = append(files, fs...)
+	}
+	own := false
+	if !c.opts.IsSet("nolibs") {
+		var fs []library.File
+		var err error
+		if dir, ok := c.opts.Value("syslibdir"); ok {
+			fs, err = library.ReadDir(dir)
+		} else {
+			fs, err = library.System(runtime.GOOS)
+			own = runtime.GOOS == "linux"
+		}
+		if err != nil {
+			return nil, fmt.Errorf("failed to load libraries: %v", err)
+		}
+		files = append(files, fs...)
+	}
+	cfg := &library.Config{
+		Modules:    c.modules,
+		StringSize: checker.StringSize(),
+		SetOption:  c.opts.SetFromScript,
+		// kdtrace's own libraries name kernel types that vary between
+		// kernels: one that does not compile here is left out, with a
+		// warning, rather than stopping every script.
+		SkipBroken: own,
+	}
+	skipped, err := library.Load(checker, files, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to compile library %v", err)
+	}
+	for _, s := range skipped {
+		var le *library.Error
+		if errors.As(s.Err, &le) {
+			// Said only with -x verbose, or when a script fails for a
+			// name the library would have defined (compileFailure).
+			c.brokenLibs = append(c.brokenLibs, le)
+			if c.opts.IsSet("verbose") {
+				fmt.Fprintf(warn, "%s: warning: library %s left out: %v\n", c.progName, s.File, le)
+			}
+		}
+	}
+	return library.Dependencies(cfg, files, skipped), nil
 }
 
 // compile turns one command into a parsed and rewritten program; its
 // declarations are checked as they are parsed.
-func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checker, stderr io.Writer) (*ast.Program, error) {
+func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checker, deps func(class, name string) error, stderr io.Writer) (*ast.Program, error) {
 	var (
 		name = "kdtrace"
 		src  []byte
@@ -325,9 +436,18 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 		ArgRefs:     c.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
 		CommandLine: cmd.kind == 'n',
-		SetOption:   c.opts.SetFromScript,
-		Types:       checker,
-		Declare:     checker.Declare,
+		SetOption: func(name, value string) error {
+			if err := c.opts.SetFromScript(name, value); err != nil {
+				return err
+			}
+			if name == "version" {
+				return checker.SetVersion(value)
+			}
+			return nil
+		},
+		Types:     checker,
+		Declare:   checker.Declare,
+		DependsOn: deps,
 	}
 	prog, err := parser.ParseFile(name, src, pcfg)
 	if err != nil {
@@ -389,7 +509,7 @@ func usage(w io.Writer, name string) {
 	fmt.Fprintf(w, `Usage: %s [-32|-64] [-aACdeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
 	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
 	[-x opt[=val]] [-X a|c|s|t]
-	[--kernel image] [--module image] [--debug-root dir]
+	[--kernel image] [--module image] [--debug-root dir] [--btf file|none]
 
 	[-P provider [[ predicate ] action ]]
 	[-m [ provider: ] module [[ predicate ] action ]]
@@ -408,6 +528,7 @@ func usage(w io.Writer, name string) {
 	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
 	-I  add include directory to preprocessor search path
+	-L  add library directory to library search path
 	-n  enable or list probes matching the specified probe name
 	-o  set output file
 	-q  set quiet mode (only output explicitly traced data)
@@ -422,6 +543,8 @@ func usage(w io.Writer, name string) {
 	--kernel      kernel image whose inline functions kinst probes name
 	--module      kernel module image (repeatable)
 	--debug-root  where separate debug files are (default /usr/lib/debug)
+	--btf         the kernel's types: a BTF file, or none (default: the --kernel
+	              image's .BTF, else /sys/kernel/btf/vmlinux)
 `, name)
 }
 

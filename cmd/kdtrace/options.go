@@ -10,8 +10,9 @@ import (
 const optstring = "3:6:aAb:Bc:CdD:ef:FGhHi:I:lL:m:n:o:Op:P:qs:SU:vVwx:X:Z"
 
 // longOptions take an argument and have no dtrace equivalent: they name
-// the kernel images the kinst rewrite reads offline.
-var longOptions = map[string]bool{"kernel": true, "module": true, "debug-root": true}
+// the kernel images the kinst rewrite reads offline, and the file of the
+// kernel's types.
+var longOptions = map[string]bool{"kernel": true, "module": true, "debug-root": true, "btf": true}
 
 // opt is one parsed option: its letter (or long name) and argument.
 type opt struct {

@@ -94,6 +94,7 @@ var embedded = []struct {
 	{"io.d", true},
 	{"procfs.d", true},
 	{"regs.d", false},
+	{"sched.d", true},
 	{"signal.d", false},
 	{"unistd.d", false},
 }

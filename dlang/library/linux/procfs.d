@@ -195,3 +195,28 @@ inline psinfo_t *curpsinfo = xlate <psinfo_t *> (curthread);
 inline lwpsinfo_t *curlwpsinfo = xlate <lwpsinfo_t *> (curthread);
 #pragma D attributes Stable/Stable/Common curlwpsinfo
 #pragma D binding "1.0" curlwpsinfo
+
+/*
+ * The signal information of proc:::signal-handle, from the kernel's
+ * struct kernel_siginfo: which members of its union hold data depends
+ * on the signal, as in siginfo(3head).
+ */
+typedef struct siginfo {
+	int si_signo;		/* signal number */
+	int si_code;		/* SI_USER, SI_KERNEL, CLD_EXITED … */
+	int si_errno;		/* an error number, for some signals */
+	pid_t si_pid;		/* sender's process ID (kill, sigqueue, SIGCHLD) */
+	uid_t si_uid;		/* sender's real user ID */
+	uintptr_t si_addr;	/* faulting address (SIGSEGV, SIGBUS, …) */
+	int si_status;		/* exit status (SIGCHLD) */
+} siginfo_t;
+
+translator siginfo_t < struct kernel_siginfo *S > {
+	si_signo = S->si_signo;
+	si_code = S->si_code;
+	si_errno = S->si_errno;
+	si_pid = S->_sifields._kill._pid;
+	si_uid = S->_sifields._kill._uid;
+	si_addr = (uintptr_t)S->_sifields._sigfault._addr;
+	si_status = S->_sifields._sigchld._status;
+};
