@@ -1,0 +1,527 @@
+package dof
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Write lays p out as a DOF file the way libdtrace's dtrace_dof_create
+// does:
+//
+//   - section 0 is the global string table, whose first string is "";
+//     strings are appended as they come, without sharing;
+//   - the translators the program imports (XLMEMBERS, XLIMPORT);
+//   - for each ECB: its PROBEDESC, the predicate's DIFO, for each action
+//     the action's DIFO, then the ACTDESC (if there are actions) and the
+//     ECBDESC;
+//   - the OPTDESC, if p sets options (dtrace sends options in a DOF of
+//     their own, OptionsDOF);
+//   - for each provider: the translators it exports, PROBES, PRARGS,
+//     PROFFS, PRENOFFS, PROVIDER, RELTAB, URELHDR and PREXPORT;
+//   - the non-loadable COMMENTS and UTSNAME sections, if opts asks.
+//
+// A DIFO is its DIF, INTTAB, STRTAB, VARTAB and XLTAB sections, those it
+// has, then its DIFOHDR linking them, then a RELTAB and a KRELHDR if it
+// has kernel relocations and a RELTAB and a URELHDR if it has user ones.
+// Loadable data is placed after the section headers, each section at
+// its alignment, then the global string table; dofh_loadsz ends there.
+// Non-loadable data follows at the next multiple of 8 and dofh_filesz
+// covers it.
+//
+// Write refuses what it cannot encode or what no kernel would take as
+// meant: names longer than the kernel's fields, a format together with
+// an argument, relocations without the tables they refer to.
+func Write(p *Program, opts *Options) ([]byte, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	w := &writer{opts: opts, p: p}
+	if err := w.program(); err != nil {
+		return nil, err
+	}
+	return w.assemble(), nil
+}
+
+// OptionsDOF returns the DOF dtrace sends just before it starts tracing
+// (dtrace_getopt_dof): a header and a single OPTDESC section, with no
+// string table.
+func OptionsDOF(options []Option, opts *Options) ([]byte, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	for _, o := range options {
+		if o.ID >= OptMax {
+			return nil, fmt.Errorf("dof: option %d out of range", o.ID)
+		}
+	}
+	h := header(opts)
+	h.SecNum = 1
+	size := uint64(OptDescSize * len(options))
+	h.LoadSz = HeaderSize + SecHeaderSize + size
+	h.FileSz = h.LoadSz
+	b := h.Append(make([]byte, 0, h.FileSz))
+	s := Sec{Type: SectOptDesc, Align: 8, Flags: SecFlagLoad, EntSize: OptDescSize,
+		Offset: HeaderSize + SecHeaderSize, Size: size}
+	b = s.Append(b)
+	for _, o := range options {
+		d := OptDesc{Option: o.ID, StrTab: SecIdxNone, Value: uint64(o.Value)}
+		b = d.Append(b)
+	}
+	return b, nil
+}
+
+func header(opts *Options) Header {
+	h := Header{
+		Magic:    [4]byte{Mag0, Mag1, Mag2, Mag3},
+		Model:    opts.Model,
+		Encoding: EncodeLSB,
+		Version:  opts.Version,
+		DIFVers:  opts.DIFVersion,
+		DIFIReg:  opts.DIFIntRegs,
+		DIFTReg:  opts.DIFTupRegs,
+		HdrSize:  HeaderSize,
+		SecSize:  SecHeaderSize,
+		SecOff:   HeaderSize,
+	}
+	if h.Model == ModelNone {
+		h.Model = ModelLP64
+	}
+	if h.Version == 0 {
+		h.Version = Version
+	}
+	if h.DIFVers == 0 {
+		h.DIFVers = DIFVersion
+	}
+	if h.DIFIReg == 0 {
+		h.DIFIReg = DIFIntRegs
+	}
+	if h.DIFTReg == 0 {
+		h.DIFTReg = DIFTupRegs
+	}
+	return h
+}
+
+type writer struct {
+	opts  *Options
+	p     *Program
+	secs  []Sec
+	ldata []byte
+	udata []byte
+	strs  []byte
+	// xlsec maps a translator's index to its XLIMPORT or XLEXPORT
+	// section, once written.
+	xlsec map[int]uint32
+}
+
+func pad(b []byte, align uint32) []byte {
+	if align > 1 {
+		for uint32(len(b))%align != 0 {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+// lsect adds a loadable section whose data is data.
+func (w *writer) lsect(data []byte, t SectType, align, entsize uint32) uint32 {
+	w.ldata = pad(w.ldata, align)
+	w.secs = append(w.secs, Sec{Type: t, Align: align, Flags: SecFlagLoad, EntSize: entsize,
+		Offset: uint64(len(w.ldata)), Size: uint64(len(data))})
+	w.ldata = append(w.ldata, data...)
+	return uint32(len(w.secs) - 1)
+}
+
+// usect adds a non-loadable section.
+func (w *writer) usect(data []byte, t SectType, align, entsize uint32) uint32 {
+	w.udata = pad(w.udata, align)
+	w.secs = append(w.secs, Sec{Type: t, Align: align, EntSize: entsize,
+		Offset: uint64(len(w.udata)), Size: uint64(len(data))})
+	w.udata = append(w.udata, data...)
+	return uint32(len(w.secs) - 1)
+}
+
+// str adds s to the global string table and returns its offset; the
+// empty string is the one at offset 0.
+func (w *writer) str(s string) uint32 {
+	if len(w.strs) != 0 && s == "" {
+		return 0
+	}
+	off := uint32(len(w.strs))
+	w.strs = append(w.strs, s...)
+	w.strs = append(w.strs, 0)
+	return off
+}
+
+// strs adds strings back to back, as argument type lists are, and
+// returns the offset of the first.
+func (w *writer) strList(list []string) uint32 {
+	off := uint32(len(w.strs))
+	for _, s := range list {
+		w.strs = append(w.strs, s...)
+		w.strs = append(w.strs, 0)
+	}
+	return off
+}
+
+func checkName(what, s string, max int) error {
+	if len(s) >= max {
+		return fmt.Errorf("dof: %s %q is %d bytes long; the kernel takes at most %d", what, s, len(s), max-1)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return fmt.Errorf("dof: %s %q holds a NUL byte", what, s)
+	}
+	return nil
+}
+
+func (w *writer) program() error {
+	p := w.p
+	w.xlsec = make(map[int]uint32)
+	w.secs = append(w.secs, Sec{Type: SectStrTab, Align: 1, Flags: SecFlagLoad})
+	w.str("")
+
+	for i := range p.Translators {
+		if !p.Translators[i].Export {
+			if err := w.translator(i); err != nil {
+				return err
+			}
+		}
+	}
+	for i := range p.ECBs {
+		if err := w.ecb(&p.ECBs[i]); err != nil {
+			return fmt.Errorf("ECB %d (%s): %w", i, p.ECBs[i].Probe, err)
+		}
+	}
+	if len(p.Options) > 0 {
+		var b []byte
+		for _, o := range p.Options {
+			if o.ID >= OptMax {
+				return fmt.Errorf("dof: option %d out of range", o.ID)
+			}
+			d := OptDesc{Option: o.ID, StrTab: SecIdxNone, Value: uint64(o.Value)}
+			b = d.Append(b)
+		}
+		w.lsect(b, SectOptDesc, 8, OptDescSize)
+	}
+	for i := range p.Providers {
+		if err := w.provider(&p.Providers[i]); err != nil {
+			return fmt.Errorf("provider %q: %w", p.Providers[i].Name, err)
+		}
+	}
+	for i := range p.Translators {
+		if _, ok := w.xlsec[i]; !ok {
+			if err := w.translator(i); err != nil {
+				return err
+			}
+		}
+	}
+	if w.opts.Comments != "" {
+		w.usect(append([]byte(w.opts.Comments), 0), SectComments, 1, 0)
+	}
+	if len(w.opts.UTSName) > 0 {
+		w.usect(w.opts.UTSName, SectUTSName, 1, 0)
+	}
+	if len(w.secs) > 0xfffffffe {
+		return errors.New("dof: too many sections")
+	}
+	return nil
+}
+
+func (w *writer) ecb(e *ECB) error {
+	pd := e.Probe
+	for _, c := range []struct {
+		what string
+		s    string
+		max  int
+	}{
+		{"probe provider", pd.Provider, ProvNameLen},
+		{"probe module", pd.Module, ModNameLen},
+		{"probe function", pd.Function, w.opts.funcNameLen()},
+		{"probe name", pd.Name, NameLen},
+	} {
+		if err := checkName(c.what, c.s, c.max); err != nil {
+			return err
+		}
+	}
+	d := ProbeDesc{StrTab: 0, Provider: w.str(pd.Provider), Mod: w.str(pd.Module),
+		Func: w.str(pd.Function), Name: w.str(pd.Name), ID: pd.ID}
+	probes := w.lsect(d.Append(nil), SectProbeDesc, 4, ProbeDescSize)
+
+	ed := ECBDesc{Probes: probes, Pred: SecIdxNone, Actions: SecIdxNone, UArg: e.UArg}
+	if e.Pred != nil {
+		var err error
+		if ed.Pred, err = w.difo(e.Pred); err != nil {
+			return fmt.Errorf("predicate: %w", err)
+		}
+	}
+	var acts []byte
+	for i := range e.Actions {
+		a := &e.Actions[i]
+		ad := ActDesc{DIFO: SecIdxNone, StrTab: SecIdxNone, Kind: a.Kind, NTuple: a.NTuple,
+			Arg: a.Arg, UArg: a.UArg}
+		if a.DIFO != nil {
+			var err error
+			if ad.DIFO, err = w.difo(a.DIFO); err != nil {
+				return fmt.Errorf("action %d (%s): %w", i, a.Kind, err)
+			}
+		}
+		if a.Format != "" {
+			if a.Arg != 0 {
+				return fmt.Errorf("action %d (%s) has both a format and an argument", i, a.Kind)
+			}
+			if strings.IndexByte(a.Format, 0) >= 0 {
+				return fmt.Errorf("action %d (%s): format holds a NUL byte", i, a.Kind)
+			}
+			ad.Arg = uint64(w.str(a.Format))
+			ad.StrTab = 0
+		}
+		acts = ad.Append(acts)
+	}
+	if len(e.Actions) > 0 {
+		ed.Actions = w.lsect(acts, SectActDesc, 8, ActDescSize)
+	}
+	w.lsect(ed.Append(nil), SectECBDesc, 8, 0)
+	return nil
+}
+
+func (w *writer) difo(d *DIFO) (uint32, error) {
+	var links []uint32
+	strsec, intsec := uint32(SecIdxNone), uint32(SecIdxNone)
+	if len(d.Code) > 0 {
+		b := make([]byte, 0, 4*len(d.Code))
+		for _, in := range d.Code {
+			b = le.AppendUint32(b, in)
+		}
+		links = append(links, w.lsect(b, SectDIF, InstrSize, InstrSize))
+	}
+	if len(d.Ints) > 0 {
+		b := make([]byte, 0, 8*len(d.Ints))
+		for _, v := range d.Ints {
+			b = le.AppendUint64(b, v)
+		}
+		intsec = w.lsect(b, SectIntTab, 8, 8)
+		links = append(links, intsec)
+	}
+	if len(d.Strs) > 0 {
+		strsec = w.lsect(d.Strs, SectStrTab, 1, 0)
+		links = append(links, strsec)
+	}
+	if len(d.Vars) > 0 {
+		var b []byte
+		for i := range d.Vars {
+			b = d.Vars[i].Append(b)
+		}
+		links = append(links, w.lsect(b, SectVarTab, 4, DIFVarSize))
+	}
+	if len(d.XlRefs) > 0 {
+		var b []byte
+		for _, x := range d.XlRefs {
+			t := int(x.Xlator)
+			if t >= len(w.p.Translators) || w.p.Translators[t].Export {
+				return 0, fmt.Errorf("translator reference %d names no imported translator", t)
+			}
+			sec, ok := w.xlsec[t]
+			if !ok {
+				return 0, fmt.Errorf("translator %d is referenced before it is written", t)
+			}
+			x.Xlator = sec
+			b = x.Append(b)
+		}
+		links = append(links, w.lsect(b, SectXLTab, 4, XlRefSize))
+	}
+	hdr := d.Ret.Append(nil)
+	for _, l := range links {
+		hdr = le.AppendUint32(hdr, l)
+	}
+	hdrsec := w.lsect(hdr, SectDIFOHdr, 4, 0)
+
+	for _, r := range []struct {
+		rels []RelDesc
+		t    SectType
+	}{{d.KRelo, SectKRelHdr}, {d.URelo, SectURelHdr}} {
+		if len(r.rels) == 0 {
+			continue
+		}
+		if intsec == SecIdxNone || strsec == SecIdxNone {
+			return 0, errors.New("relocations need the DIFO's integer and string tables")
+		}
+		var b []byte
+		for i := range r.rels {
+			b = r.rels[i].Append(b)
+		}
+		rh := RelHdr{StrTab: strsec, RelSec: w.lsect(b, SectRelTab, 8, RelDescSize), TgtSec: intsec}
+		w.lsect(rh.Append(nil), r.t, 4, 0)
+	}
+	return hdrsec, nil
+}
+
+func (w *writer) translator(i int) error {
+	x := &w.p.Translators[i]
+	var members []byte
+	for j := range x.Members {
+		m := &x.Members[j]
+		md := XlMemberDesc{DIFO: SecIdxNone, Type: m.Type}
+		if m.DIFO != nil {
+			if !x.Export {
+				return fmt.Errorf("translator %d: imported member %q has a DIFO", i, m.Name)
+			}
+			var err error
+			if md.DIFO, err = w.difo(m.DIFO); err != nil {
+				return fmt.Errorf("translator %d member %q: %w", i, m.Name, err)
+			}
+		}
+		md.Name = w.str(m.Name)
+		members = md.Append(members)
+	}
+	xd := XlatorDesc{
+		Members: w.lsect(members, SectXLMembers, 4, XlMemberDescSize),
+		StrTab:  0,
+		Argc:    uint32(len(x.Args)),
+	}
+	if len(x.Args) > 0 {
+		xd.Argv = w.strList(x.Args)
+	}
+	xd.Type = w.str(x.Type)
+	xd.Attr = x.Attr.pack()
+	t := SectXLImport
+	if x.Export {
+		t = SectXLExport
+	}
+	w.xlsec[i] = w.lsect(xd.Append(nil), t, 4, 0)
+	return nil
+}
+
+func (w *writer) provider(pv *Provider) error {
+	if err := checkName("provider name", pv.Name, ProvNameLen); err != nil {
+		return err
+	}
+	version := header(w.opts).Version
+	exports := []uint32{0} // the provider's own section, filled below
+	for _, t := range pv.Exports {
+		if t < 0 || t >= len(w.p.Translators) || !w.p.Translators[t].Export {
+			return fmt.Errorf("export %d names no exported translator", t)
+		}
+		if _, ok := w.xlsec[t]; !ok {
+			if err := w.translator(t); err != nil {
+				return err
+			}
+		}
+		exports = append(exports, w.xlsec[t])
+	}
+
+	var probes, args, offs, enoffs, rels []byte
+	for j := range pv.Probes {
+		pr := &pv.Probes[j]
+		switch {
+		case len(pr.NArgs) > 255 || len(pr.XArgs) > 255:
+			return fmt.Errorf("probe %s: more than 255 arguments", pr.Name)
+		case len(pr.ArgMap) != len(pr.XArgs):
+			return fmt.Errorf("probe %s: %d argument mappings for %d translated arguments", pr.Name, len(pr.ArgMap), len(pr.XArgs))
+		case len(pr.Offs) > 0xffff || len(pr.EnOffs) > 0xffff:
+			return fmt.Errorf("probe %s: too many offsets", pr.Name)
+		case len(pr.Offs)+len(pr.EnOffs) == 0:
+			return fmt.Errorf("probe %s in %s has no offsets", pr.Name, pr.Func)
+		case len(pr.EnOffs) > 0 && version < Version2:
+			return fmt.Errorf("probe %s: is-enabled offsets need DOF version 2", pr.Name)
+		}
+		if err := checkName("probe function", pr.Func, w.opts.funcNameLen()); err != nil {
+			return err
+		}
+		if err := checkName("probe name", pr.Name, NameLen); err != nil {
+			return err
+		}
+		for _, t := range append(pr.NArgs[:len(pr.NArgs):len(pr.NArgs)], pr.XArgs...) {
+			if err := checkName("argument type", t, ArgTypeLen); err != nil {
+				return err
+			}
+		}
+		e := ProbeEntry{Addr: pr.Addr, NArgc: uint8(len(pr.NArgs)), XArgc: uint8(len(pr.XArgs))}
+		e.Name = w.str(pr.Name)
+		e.NArgv = w.strList(pr.NArgs)
+		e.XArgv = w.strList(pr.XArgs)
+		e.ArgIdx = uint32(len(args))
+		args = append(args, pr.ArgMap...)
+		e.Func = w.str(pr.Func)
+		e.OffIdx = uint32(len(offs) / 4)
+		e.NOffs = uint16(len(pr.Offs))
+		for _, o := range pr.Offs {
+			offs = le.AppendUint32(offs, o)
+		}
+		e.EnOffIdx = uint32(len(enoffs) / 4)
+		e.NEnOffs = uint16(len(pr.EnOffs))
+		for _, o := range pr.EnOffs {
+			enoffs = le.AppendUint32(enoffs, o)
+		}
+		r := RelDesc{Name: e.Func, Type: RelSetX, Offset: uint64(len(probes))}
+		if pr.RelName != "" {
+			r.Name = w.str(pr.RelName)
+		}
+		rels = r.Append(rels)
+		probes = e.Append(probes)
+	}
+
+	d := ProviderDesc{
+		StrTab:   0,
+		Probes:   w.lsect(probes, SectProbes, 8, ProbeEntrySize),
+		PrArgs:   w.lsect(args, SectPrArgs, 1, 1),
+		PrOffs:   w.lsect(offs, SectPrOffs, 4, 4),
+		ProvAttr: pv.Attr.Provider.pack(),
+		ModAttr:  pv.Attr.Mod.pack(),
+		FuncAttr: pv.Attr.Func.pack(),
+		NameAttr: pv.Attr.Name.pack(),
+		ArgsAttr: pv.Attr.Args.pack(),
+	}
+	if len(enoffs) > 0 {
+		d.PrEnOffs = w.lsect(enoffs, SectPrEnOffs, 4, 4)
+	}
+	d.Name = w.str(pv.Name)
+	pb := d.Append(nil)
+	if version < Version2 {
+		pb = pb[:ProviderDescV1Size]
+	}
+	exports[0] = w.lsect(pb, SectProvider, 4, 0)
+	rh := RelHdr{StrTab: 0, TgtSec: d.Probes}
+	rh.RelSec = w.lsect(rels, SectRelTab, 8, RelDescSize)
+	w.lsect(rh.Append(nil), SectURelHdr, 4, 0)
+	if len(exports) > 1 {
+		var b []byte
+		for _, s := range exports {
+			b = le.AppendUint32(b, s)
+		}
+		w.lsect(b, SectPrExport, 4, 4)
+	}
+	return nil
+}
+
+func (w *writer) assemble() []byte {
+	h := header(w.opts)
+	h.SecNum = uint32(len(w.secs))
+	ssize := uint64(HeaderSize + SecHeaderSize*len(w.secs))
+	h.LoadSz = ssize + uint64(len(w.ldata)) + uint64(len(w.strs))
+	lsize := h.LoadSz
+	h.FileSz = h.LoadSz
+	if len(w.udata) > 0 {
+		lsize = (h.LoadSz + 7) &^ 7
+		h.FileSz = lsize + uint64(len(w.udata))
+	}
+	w.secs[0].Offset = ssize + uint64(len(w.ldata))
+	w.secs[0].Size = uint64(len(w.strs))
+	for i := 1; i < len(w.secs); i++ {
+		if w.secs[i].Loaded() {
+			w.secs[i].Offset += ssize
+		} else {
+			w.secs[i].Offset += lsize
+		}
+	}
+	b := h.Append(make([]byte, 0, h.FileSz))
+	for i := range w.secs {
+		b = w.secs[i].Append(b)
+	}
+	b = append(b, w.ldata...)
+	b = append(b, w.strs...)
+	if len(w.udata) > 0 {
+		b = pad(b, 8)
+		b = append(b, w.udata...)
+	}
+	return b
+}

@@ -1,0 +1,49 @@
+// Package kernel is the kernel's side of the DOF contract: it takes the
+// DOF a compiler wrote and refuses anything a kernel would refuse, and
+// it will run the programs it takes.
+//
+// # Data flow
+//
+//	dlang/emit ──► dof.Program ──► dof.Write ──► []byte ──► Load ──► *Program
+//	                                               │          │
+//	                                               │          ├─ header: magic, model, encoding,
+//	                                               │          │  versions, registers, section table
+//	                                               │          ├─ sections: types, load flags,
+//	                                               │          │  alignment, bounds, string tables
+//	                                               │          ├─ relocations
+//	                                               │          ├─ ECBs: probe descriptions, predicates,
+//	                                               │          │  actions, DIFOs and their sub-sections
+//	                                               │          ├─ options
+//	                                               │          └─ actions as ECBs take them, or, for
+//	                                               │             helper DOF, USDT providers
+//	                                               └─ FreeBSD: the same bytes to DTRACEIOC_ENABLE
+//
+// Load does what FreeBSD's kernel does between DTRACEIOC_ENABLE and a
+// program ready to enable (dtrace.c): dtrace_dof_copyin's size checks,
+// dtrace_dof_slurp and its helpers (dtrace_dof_sect,
+// dtrace_dof_probedesc, dtrace_dof_actdesc, dtrace_dof_difo,
+// dtrace_dof_ecbdesc, dtrace_dof_relocate), dtrace_dof_options and
+// dtrace_state_option, and the checks dtrace_ecb_create makes of an
+// ECB's actions (dtrace_ecb_action_add, dtrace_ecb_aggregation_create,
+// dtrace_ecb_resize). With Config.Helper it takes helper DOF instead, as
+// dtrace_helper_slurp does (dtrace_helper_provider_validate,
+// dtrace_helper_action_add). Each refusal is an *Error naming the
+// section, the file offset and the reason, in the kernel's words.
+//
+// kdtrace is stricter than the kernel where the kernel would read
+// outside the structure it was pointed at, truncate silently or crash:
+// section headers smaller than dof_sec_t, probe descriptions, action
+// and option tables and USDT probe tables that do not hold whole
+// entries, empty string tables and DIF sections, probe names longer than
+// the kernel's fields (DTRACE_FUNCNAMELEN is 192 on FreeBSD 14 and
+// later, 128 before: Config.FuncNameLen), action kinds wider than 16
+// bits, printm without a DIFO, records larger than 32 bits, and a
+// speculate after a data-recording action, which the kernel means to
+// refuse and no longer does. It also checks kernel relocations, which
+// the kernel ignores but kdtrace's runtime applies, and relocation
+// names. Relocations are checked, not applied: the runtime knows where
+// things are.
+//
+// The checks of the DIF code itself (dtrace_difo_validate) belong to
+// package dif.
+package kernel

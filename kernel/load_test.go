@@ -1,0 +1,176 @@
+package kernel_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/dof/doftest"
+	"github.com/kdtrace/kdtrace/kernel"
+)
+
+// asDOF turns what Load gives back into the program it was written
+// from.
+func asDOF(p *kernel.Program) *dof.Program {
+	out := &dof.Program{Options: p.Options, Providers: p.Providers}
+	for _, e := range p.ECBs {
+		d := dof.ECB{Probe: e.Probe, Pred: e.Pred, UArg: e.UArg}
+		for _, a := range e.Actions {
+			d.Actions = append(d.Actions, dof.Action{Kind: a.Kind, NTuple: a.NTuple, Arg: a.Arg,
+				Format: a.Format, UArg: a.UArg, DIFO: a.DIFO})
+		}
+		out.ECBs = append(out.ECBs, d)
+	}
+	return out
+}
+
+func write(t testing.TB, p *dof.Program, opts *dof.Options) []byte {
+	t.Helper()
+	b, err := dof.Write(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, n := range doftest.Programs() {
+		t.Run(n.Name, func(t *testing.T) {
+			for _, opts := range []*dof.Options{nil, {Comments: "kdtrace", Model: dof.ModelILP32}} {
+				b := write(t, n.Prog, opts)
+				got, err := kernel.Load(b, &kernel.Config{Helper: n.Helper})
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if diff := cmp.Diff(n.Prog, asDOF(got), cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("Load(Write(p)) differs from p (-want +got):\n%s", diff)
+				}
+				if opts != nil && got.Model != dof.ModelILP32 {
+					t.Errorf("model %d", got.Model)
+				}
+				if len(got.Warnings) != 0 {
+					t.Errorf("warnings: %q", got.Warnings)
+				}
+			}
+		})
+	}
+}
+
+func TestDestructive(t *testing.T) {
+	p := &dof.Program{ECBs: []dof.ECB{{Actions: []dof.Action{
+		{Kind: dof.ActRaise, DIFO: doftest.Const(9, 4)},
+	}}}}
+	got, err := kernel.Load(write(t, p, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Destructive {
+		t.Error("raise() is not destructive")
+	}
+	got, err = kernel.Load(write(t, doftest.ByName("printf"), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Destructive {
+		t.Error("printf() is destructive")
+	}
+}
+
+// TestStrSizeDefault checks that string variables of size 0 get the
+// default string size, as dtrace_dof_difo gives them.
+func TestStrSizeDefault(t *testing.T) {
+	v := dof.DIFVar{ID: 0x500, Kind: dof.VarKindScalar, Scope: dof.VarScopeGlobal,
+		Type: dof.DIFType{Kind: dof.TypeString, Flags: dof.TypeByRef}}
+	builtin := v
+	builtin.ID = 0x118
+	p := &dof.Program{ECBs: []dof.ECB{{Actions: []dof.Action{{Kind: dof.ActDIFExpr, DIFO: &dof.DIFO{
+		Ret: doftest.Int(8), Code: []uint32{doftest.Ret(0)}, Strs: []byte("s\x00"),
+		Vars: []dof.DIFVar{v, builtin},
+	}}}}}}
+	got, err := kernel.Load(write(t, p, nil), &kernel.Config{StrSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := got.ECBs[0].Actions[0].DIFO.Vars
+	if vars[0].Type.Size != 1000 || vars[1].Type.Size != 0 {
+		t.Errorf("sizes %d and %d, want 1000 and 0", vars[0].Type.Size, vars[1].Type.Size)
+	}
+}
+
+func TestSharedDIFO(t *testing.T) {
+	b := write(t, doftest.ByName("begin-trace"), nil)
+	f, err := dof.Read(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Make the ECB's predicate the action's DIFO too.
+	e := secIdx(f, dof.SectECBDesc, 0)
+	putData32(b, f, e, 4, uint32(secIdx(f, dof.SectDIFOHdr, 0)))
+	got, err := kernel.Load(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ECBs[0].Pred != got.ECBs[0].Actions[0].DIFO {
+		t.Error("a DIFOHDR referenced twice gave two DIFOs")
+	}
+}
+
+func TestOptionsDOF(t *testing.T) {
+	opts := []dof.Option{{ID: dof.OptQuiet, Value: 1}, {ID: dof.OptCPU, Value: -1}}
+	b, err := dof.OptionsDOF(opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := kernel.Load(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(opts, got.Options); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+}
+
+func TestHelperWarnings(t *testing.T) {
+	p := doftest.ByName("usdt-provider")
+	p.ECBs = append(p.ECBs, dof.ECB{Probe: dof.ProbeSpec{Provider: "syscall"}})
+	p.Providers[0].Probes[0].Func = "a_function_name_of_more_than_twenty_bytes"
+	got, err := kernel.Load(write(t, p, nil), &kernel.Config{Helper: true, FuncNameLen: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"function name too long: myapp:a_function_name_of_more_than_twenty_bytes",
+		"unmatched helpers",
+	}
+	if diff := cmp.Diff(want, got.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if n := len(got.Providers[0].Probes); n != 1 {
+		t.Errorf("%d probes, want the one whose name fits", n)
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	b := write(t, doftest.ByName("begin-trace"), nil)
+	b[6] = 9
+	_, err := kernel.Load(b, nil)
+	var ke *kernel.Error
+	if !errors.As(err, &ke) {
+		t.Fatalf("error %v is no *kernel.Error", err)
+	}
+	if got, want := err.Error(), "dof: header, offset 0x6: DOF version mismatch"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b = write(t, doftest.ByName("begin-trace"), nil)
+	f, _ := dof.Read(b, nil)
+	i := secIdx(f, dof.SectActDesc, 0)
+	putSec32(b, f, i, 4, 4)
+	_, err = kernel.Load(b, nil)
+	want := "dof: section 5 (ACTDESC), offset 0xe4: bad alignment in action description"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %q", err, want)
+	}
+}
