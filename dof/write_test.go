@@ -126,11 +126,11 @@ func TestSectionOrder(t *testing.T) {
 	}{
 		{"begin-trace", []dof.SectType{S, P, D, I, H, A, E}},
 		{"printf", []dof.SectType{S, P, D, I, H, D, S, H, A, E}},
-		{"predicate", []dof.SectType{S, P, D, I, H, D, H, A, E}},
+		{"predicate", []dof.SectType{S, P, D, I, S, V, H, D, S, V, H, A, E}},
 		{"speculation", []dof.SectType{
 			S,
 			P, D, S, V, H, A, E,
-			P, D, S, V, H, D, H, A, E,
+			P, D, S, V, H, D, S, V, H, A, E,
 			P, D, S, V, H, D, S, V, H, A, E}},
 		{"relocations", []dof.SectType{S, P, D, I, S, H, R, dof.SectKRelHdr, A, E}},
 		{"exit-options", []dof.SectType{S, P, D, I, H, A, E, dof.SectOptDesc}},

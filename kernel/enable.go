@@ -30,6 +30,8 @@ func (l *loader) enable(n int) error {
 	e := &l.prog.ECBs[n]
 	opt := l.optValues()
 	var recs []record
+	// What the actions so far hold, for the checks of order.
+	var st chain
 	for i := range e.Actions {
 		a := &e.Actions[i]
 		fail := func(reason string) error {
@@ -37,10 +39,8 @@ func (l *loader) enable(n int) error {
 			return l.dataErr(p.sec, p.off+8, reason)
 		}
 		if a.Kind.IsAgg() {
-			for _, r := range recs {
-				if r.kind == dof.ActCommit || r.kind == dof.ActSpeculate {
-					return fail(ReasonAggAfterSpec)
-				}
+			if st.commit || st.speculate {
+				return fail(ReasonAggAfterSpec)
 			}
 			size, reason := aggSize(a)
 			if reason != "" {
@@ -67,26 +67,26 @@ func (l *loader) enable(n int) error {
 			}
 			recs[first].align = max(recs[first].align, aggIDSize)
 			recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+			st.data = true
 			continue
 		}
 		if a.Kind.IsDestructive() {
 			l.prog.Destructive = true
 		}
-		size, reason := l.actSize(a, recs, &opt)
+		size, reason := actSize(a, &st, &opt)
 		if reason != "" {
 			return fail(reason)
 		}
 		if size > math.MaxUint32 {
 			return fail(ReasonActTooLarge)
 		}
-		if size != 0 || a.Kind == dof.ActSpeculate {
-			for _, r := range recs {
-				if r.kind == dof.ActCommit {
-					return fail(ReasonAfterCommit)
-				}
-			}
+		if (size != 0 || a.Kind == dof.ActSpeculate) && st.commit {
+			return fail(ReasonAfterCommit)
 		}
 		recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+		st.data = st.data || size != 0
+		st.commit = st.commit || a.Kind == dof.ActCommit
+		st.speculate = st.speculate || a.Kind == dof.ActSpeculate
 	}
 	if !resize(recs) {
 		p := l.acts[n][len(l.acts[n])-1]
@@ -106,9 +106,16 @@ func alignOf(size uint64) uint64 {
 	return 1
 }
 
+// chain is what the actions before the one being added hold.
+type chain struct {
+	commit    bool // a commit
+	speculate bool // a speculate
+	data      bool // an action that records data, or an aggregation
+}
+
 // actSize returns the size of the record a non-aggregating action
 // writes, or why the kernel refuses it.
-func (l *loader) actSize(a *Action, recs []record, opt *[dof.OptMax]int64) (uint64, string) {
+func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
 	dp := a.DIFO
 	switch a.Kind {
 	case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen, dof.ActDIFExpr,
@@ -187,10 +194,8 @@ func (l *loader) actSize(a *Action, recs []record, opt *[dof.OptMax]int64) (uint
 		// The kernel means to refuse a speculate after data was
 		// recorded (its check of dte_size), but sizes the ECB only once
 		// all actions are in; dtrace's compiler refuses it too.
-		for _, r := range recs {
-			if r.size != 0 || r.kind.IsAgg() {
-				return 0, ReasonSpecAfterData
-			}
+		if st.data {
+			return 0, ReasonSpecAfterData
 		}
 		if dp == nil {
 			return 0, ReasonActNeedsDIFO
@@ -206,10 +211,8 @@ func (l *loader) actSize(a *Action, recs []record, opt *[dof.OptMax]int64) (uint
 		return uint64(dp.Ret.Size), ""
 
 	case dof.ActCommit:
-		for _, r := range recs {
-			if r.kind == dof.ActCommit {
-				return 0, ReasonCommitTwice
-			}
+		if st.commit {
+			return 0, ReasonCommitTwice
 		}
 		if dp == nil {
 			return 0, ReasonActNeedsDIFO

@@ -23,8 +23,8 @@ type Config struct {
 	// variables whose size is 0, 256 when zero.
 	StrSize uint32
 	// Helper loads helper DOF (DTRACEHIOC_ADDDOF) instead of an
-	// enabling: USDT providers are allowed and validated, and ECBs are
-	// helper actions.
+	// enabling: USDT providers are allowed and validated, ECBs are
+	// helper actions, and options are ignored.
 	Helper bool
 	// NoDestructive is dtrace_destructive_disallow: the destructive
 	// option is rejected.
@@ -202,11 +202,12 @@ func (l *loader) load(b []byte) error {
 			}
 		}
 	}
+	if l.cfg.Helper {
+		// dtrace_helper_slurp takes no options.
+		return l.helper()
+	}
 	if err := l.options(); err != nil {
 		return err
-	}
-	if l.cfg.Helper {
-		return l.helper()
 	}
 	for i := range l.prog.ECBs {
 		if err := l.enable(i); err != nil {

@@ -174,3 +174,19 @@ func TestErrorFormat(t *testing.T) {
 		t.Errorf("got %v, want %q", err, want)
 	}
 }
+
+func TestVersion1Helper(t *testing.T) {
+	p := doftest.ByName("usdt-provider")
+	p.Providers[0].Probes[0].EnOffs = nil
+	b := write(t, p, &dof.Options{Version: dof.Version1})
+	got, err := kernel.Load(b, &kernel.Config{Helper: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, asDOF(got), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got.Version != dof.Version1 {
+		t.Errorf("version %d", got.Version)
+	}
+}

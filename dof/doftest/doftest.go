@@ -76,9 +76,12 @@ func Str(s string) *dof.DIFO {
 	return &dof.DIFO{Ret: String(256), Code: []uint32{SetS(0, 1), Ret(1)}, Strs: append([]byte(s), 0)}
 }
 
-// Builtin is the DIFO that reads a built-in scalar variable.
-func Builtin(v uint32, t dof.DIFType) *dof.DIFO {
-	return &dof.DIFO{Ret: t, Code: []uint32{LdGS(v, 1), Ret(1)}}
+// Builtin is the DIFO that reads a built-in scalar variable, with the
+// variable table entry dtrace's assembler gives it.
+func Builtin(v uint32, name string, t dof.DIFType) *dof.DIFO {
+	return &dof.DIFO{Ret: t, Code: []uint32{LdGS(v, 1), Ret(1)}, Strs: append([]byte(name), 0),
+		Vars: []dof.DIFVar{{Name: 0, ID: v, Kind: dof.VarKindScalar, Scope: dof.VarScopeGlobal,
+			Flags: dof.VarFlagRef, Type: t}}}
 }
 
 // Named is a program with a name for test tables.
@@ -124,7 +127,7 @@ func Programs() []Named {
 			Probe: dof.ProbeSpec{Provider: "syscall", Function: "read", Name: "entry"},
 			Actions: []dof.Action{
 				{Kind: dof.ActDIFExpr, DIFO: Const(1, 8)},
-				{Kind: dof.ActDIFExpr, DIFO: Builtin(varExecname, String(256))},
+				{Kind: dof.ActDIFExpr, DIFO: Builtin(varExecname, "execname", String(256))},
 				{Kind: dof.AggCount, NTuple: 2, DIFO: Const(1, 8)},
 			},
 		}, {
@@ -136,10 +139,10 @@ func Programs() []Named {
 			Actions: []dof.Action{
 				{Kind: dof.ActDIFExpr, DIFO: Const(2, 8)},
 				{Kind: dof.AggLQuantize, NTuple: 1, Arg: dof.LQuantizeArg(-10, 5, 20),
-					DIFO: Builtin(varArg0, Int(8))},
+					DIFO: Builtin(varArg0, "arg0", Int(8))},
 				{Kind: dof.ActDIFExpr, DIFO: Const(3, 8)},
 				{Kind: dof.AggLLQuantize, NTuple: 1, Arg: dof.LLQuantizeArg(10, 0, 6, 20),
-					DIFO: Builtin(varArg0, Int(8))},
+					DIFO: Builtin(varArg0, "arg0", Int(8))},
 			},
 		}}}},
 		{Name: "predicate", Prog: &dof.Program{ECBs: []dof.ECB{{
@@ -157,8 +160,11 @@ func Programs() []Named {
 					Ret(1),
 				},
 				Ints: []uint64{123, 1},
+				Strs: []byte("pid\x00"),
+				Vars: []dof.DIFVar{{ID: varPID, Kind: dof.VarKindScalar, Scope: dof.VarScopeGlobal,
+					Flags: dof.VarFlagRef, Type: Int(4)}},
 			},
-			Actions: []dof.Action{{Kind: dof.ActDIFExpr, DIFO: Builtin(varArg0, Int(8))}},
+			Actions: []dof.Action{{Kind: dof.ActDIFExpr, DIFO: Builtin(varArg0, "arg0", Int(8))}},
 		}}}},
 		{Name: "speculation", Prog: &dof.Program{ECBs: []dof.ECB{{
 			Probe: dof.ProbeSpec{Provider: "syscall", Function: "open", Name: "entry"},
@@ -171,7 +177,7 @@ func Programs() []Named {
 			Probe: dof.ProbeSpec{Provider: "syscall", Function: "open", Name: "entry"},
 			Actions: []dof.Action{
 				{Kind: dof.ActSpeculate, DIFO: readSpec()},
-				{Kind: dof.ActDIFExpr, DIFO: Builtin(varArg0, Int(8))},
+				{Kind: dof.ActDIFExpr, DIFO: Builtin(varArg0, "arg0", Int(8))},
 			},
 		}, {
 			Probe: dof.ProbeSpec{Provider: "syscall", Function: "open", Name: "return"},
@@ -194,9 +200,9 @@ func Programs() []Named {
 			Actions: []dof.Action{
 				{Kind: dof.ActStack, Arg: 5},
 				{Kind: dof.ActUStack, Arg: dof.UStackArg(10, 64)},
-				{Kind: dof.ActSym, DIFO: Builtin(varArg0, Int(8))},
+				{Kind: dof.ActSym, DIFO: Builtin(varArg0, "arg0", Int(8))},
 				{Kind: dof.ActLibAct, Arg: 3, DIFO: Const(1, 8), UArg: 7},
-				{Kind: dof.ActDIFExpr, Format: "struct file *", DIFO: Builtin(varArg0, Int(8))},
+				{Kind: dof.ActDIFExpr, Format: "struct file *", DIFO: Builtin(varArg0, "arg0", Int(8))},
 			},
 		}}}},
 		{Name: "relocations", Prog: &dof.Program{ECBs: []dof.ECB{{
