@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
+	"github.com/kdtrace/kdtrace/kernel"
 )
 
 // The conformance tests run every script of DTrace's test suite through
@@ -277,7 +278,6 @@ var tstExcluded = map[string]string{
 
 // errFailing and tstFailing are the tests kdtrace gets wrong, with why.
 var errFailing = map[string]string{
-	"cg/err.D_NOREG.noreg.d":                        "register exhaustion is found by code generation (issue #5)",
 	"funcs/err.D_PROTO_LEN.motoofew.d":              "kdtrace's Linux probe catalog has no lockstat provider yet",
 	"funcs/err.D_PROTO_LEN.motoomany.d":             "kdtrace's Linux probe catalog has no lockstat provider yet",
 	"funcs/err.D_PROTO_LEN.mtatoofew.d":             "kdtrace's Linux probe catalog has no lockstat provider yet",
@@ -297,4 +297,53 @@ var tstFailing = map[string]string{
 	"json/tst.usdt.d":                 "the USDT helper program needs <sys/sdt.h>, not installed here",
 	"usdt/tst.argmap.d":               "the USDT helper program needs <sys/sdt.h>, not installed here",
 	"usdt/tst.args.d":                 "the USDT helper program needs <sys/sdt.h>, not installed here",
+}
+
+// TestCorpusEmits compiles every tst.*.d that compiles into DOF
+// (dtrace -G) and loads it as the kernel would: the code generator must
+// accept what the checker accepts, and the kernel what it makes.
+func TestCorpusEmits(t *testing.T) {
+	files := dtracetest.Files(t, "tst.*.d")
+	helper := newHelpers(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	out := filepath.Join(t.TempDir(), "d.out")
+	emitted, loaded, total := 0, 0, 0
+	for _, f := range files {
+		rel := dtracetest.Rel(t, f)
+		if _, ok := tstExcluded[rel]; ok {
+			continue
+		}
+		if _, ok := tstFailing[rel]; ok {
+			continue
+		}
+		total++
+		argv := []string{"kdtrace", "-x", "errtags", "-C", "-G", "-o", out, "-s", f}
+		var stop func()
+		if dtracetest.NeedsHelper(f) {
+			var pid string
+			pid, stop = helper.start(t, f)
+			argv = append(argv, pid)
+		}
+		os.Remove(out)
+		var stdout, stderr bytes.Buffer
+		st := run(argv, &stdout, &stderr)
+		if stop != nil {
+			stop()
+		}
+		if st != 0 {
+			t.Errorf("%s: %s", rel, strings.TrimSpace(stderr.String()))
+			continue
+		}
+		emitted++
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kernel.Load(b, nil); err != nil {
+			t.Errorf("%s: the kernel's checks refuse its DOF: %v", rel, err)
+			continue
+		}
+		loaded++
+	}
+	t.Logf("tst.*.d: %d of %d compile to DOF, %d load", emitted, total, loaded)
 }

@@ -22,12 +22,14 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/header"
 	"github.com/kdtrace/kdtrace/dlang/library"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/option"
 )
 
@@ -52,6 +54,8 @@ type config struct {
 	cpp     bool
 	cppOpts cpp.Options
 	dump    bool // -d
+	listDIF bool // -S
+	dofOut  bool // -G
 	header  bool // -h
 	exec    bool // false with -e
 	zdefs   bool // -Z
@@ -116,6 +120,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	var progs []*ast.Program
+	var object dof.Program // the ECBs of every program
 	destructive := false
 	for _, c := range cfg.cmds {
 		prog, err := cfg.compile(c, exp, checker, deps, stderr)
@@ -138,10 +143,27 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return cfg.compileFailure(c, err, fail, stderr)
 		}
 		destructive = destructive || info.Destructive
+		if !cfg.header {
+			// Compiling ends with the DIF of every clause.
+			p, err := emit.Program(prog, info, &emit.Config{StringSize: checker.StringSize()})
+			if err != nil {
+				return cfg.compileFailure(c, err, fail, stderr)
+			}
+			if cfg.listDIF {
+				// As dtrace -S, the intermediate code goes to stderr.
+				if err := emit.List(stderr, p); err != nil {
+					return fail("failed to write output: %v", err)
+				}
+			}
+			object.ECBs = append(object.ECBs, p.ECBs...)
+		}
 		progs = append(progs, prog)
 	}
 	if cfg.header {
 		return cfg.writeHeader(progs, fail)
+	}
+	if cfg.dofOut {
+		return cfg.writeDOF(object, fail)
 	}
 	if !cfg.exec {
 		return 0
@@ -219,6 +241,10 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			}
 		case "d":
 			c.dump = true
+		case "S":
+			c.listDIF = true
+		case "G":
+			c.dofOut, c.exec = true, false
 		case "e":
 			c.exec = false
 		case "o":
@@ -322,6 +348,23 @@ func (c *config) newChecker(warn io.Writer) (*check.Checker, error) {
 		}
 	}
 	return checker, nil
+}
+
+// writeDOF writes the compiled programs as a DOF object, as dtrace -G
+// does: to the -o file, or to d.out.
+func (c *config) writeDOF(p dof.Program, fail func(string, ...any) int) int {
+	b, err := dof.Write(&p, nil)
+	if err != nil {
+		return fail("failed to create DOF: %v", err)
+	}
+	name := c.output
+	if name == "" {
+		name = "d.out"
+	}
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		return fail("failed to write %s: %v", name, err)
+	}
+	return 0
 }
 
 // compileFailure reports a program that failed to compile. A name or

@@ -73,13 +73,13 @@ const (
 	subrToupper           = 44
 	subrTolower           = 45
 	subrMemref            = 46
-	subrSxSharedHeld      = 47
-	subrSxExclusiveHeld   = 48
-	subrSxIsExclusive     = 49
-	subrMemstr            = 50
-	subrGetf              = 51
-	subrJSON              = 52
-	subrStrtoll           = 53
+	subrSxSharedHeld      = 48 // 47 is typeref, gone from FreeBSD
+	subrSxExclusiveHeld   = 49
+	subrSxIsExclusive     = 50
+	subrMemstr            = 51
+	subrGetf              = 52
+	subrJSON              = 53
+	subrStrtoll           = 54
 	subrMax               = 54
 )
 

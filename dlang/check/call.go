@@ -106,7 +106,7 @@ func (c *Checker) builtinArray(e *ast.IndexExpr, id *Ident) *Value {
 		c.errorf(pos, diag.D_ARGS_TYPE, "failed to resolve native type for %s[%d]\n", id.Name, int64(k.Int))
 	}
 	if k.Int < uint64(len(c.probeXArgs)) && c.probeXArgs[k.Int] != "" {
-		return c.translatedArg(pos, id, int64(k.Int), t, c.probeXArgs[k.Int])
+		return c.translatedArg(e, id, int64(k.Int), t, c.probeXArgs[k.Int])
 	}
 	v := typed(t, false)
 	v.Ident = id
@@ -117,7 +117,8 @@ func (c *Checker) builtinArray(e *ast.IndexExpr, id *Ident) *Value {
 // argument from its native type t to the type named xname, as
 // dt_idcook_args does: by the type itself when the two are compatible,
 // else through the translator from one to the other.
-func (c *Checker) translatedArg(pos token.Pos, id *Ident, n int64, t types.Type, xname string) *Value {
+func (c *Checker) translatedArg(e *ast.IndexExpr, id *Ident, n int64, t types.Type, xname string) *Value {
+	pos := e.Lbrack
 	xt, err := c.parseType(xname)
 	if err != nil {
 		c.errorf(pos, diag.D_ARGS_TYPE, "failed to resolve translated type for %s[%d]\n", id.Name, n)
@@ -136,7 +137,8 @@ func (c *Checker) translatedArg(pos token.Pos, id *Ident, n int64, t types.Type,
 		kind = XlatePtr
 	}
 	v := typed(types.Dyn, false)
-	v.Ident = &Ident{Name: id.Name, Kind: kind, xlator: xl, Type: xl.To}
+	// The input is the native argument: args[N] as the probe gives it.
+	v.Ident = &Ident{Name: id.Name, Kind: kind, xlator: xl, Type: xl.To, Input: e}
 	return v
 }
 

@@ -102,6 +102,10 @@ type Info struct {
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
 	Formats map[*ast.CallExpr]*printf.Format
+	// Declared maps the expressions of the declarations of every
+	// program the checker has seen (inlines, translators' members),
+	// which the code generator expands where they are used.
+	Declared map[ast.Expr]*Value
 	// Destructive is set when the program has destructive actions or
 	// subroutines (stop, raise, copyout …), which need -w to be
 	// enabled; as in dtrace, compiling them needs nothing.
@@ -130,6 +134,7 @@ type Checker struct {
 	inlineArgs map[string]*Ident // an inline's or translator's parameters
 	inClause   bool
 	prog       *ast.Program
+	declValues map[ast.Expr]*Value // Info.Declared
 	declared   map[ast.Decl]bool
 	cdefs      *types.Scope // C's container: declarations of #included files
 	file       string       // the program's file
@@ -211,7 +216,10 @@ func (c *Checker) begin(prog *ast.Program) {
 		return
 	}
 	c.prog = prog
-	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}}
+	if c.declValues == nil {
+		c.declValues = map[ast.Expr]*Value{}
+	}
+	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}, Declared: c.declValues}
 	c.declared = map[ast.Decl]bool{}
 	// this-> variables belong to the program: every clause for a probe
 	// sees the values earlier clauses gave them.

@@ -163,6 +163,7 @@ func (c *Checker) inline(d *ast.InlineDecl) {
 	kind := Scalar
 	t := base
 	var params map[string]*Ident
+	var inlineParams []*Ident
 	if arr != nil {
 		if arr.Len == nil && arr.Keys == nil {
 			c.errorf(pos, diag.D_DECL_ARRNULL, "inline declaration requires array tuple signature: %s\n", name)
@@ -174,9 +175,12 @@ func (c *Checker) inline(d *ast.InlineDecl) {
 		keys := c.prototype(arr.Keys, "array", false)
 		params = map[string]*Ident{}
 		for i, k := range arr.Keys {
+			p := &Ident{Name: "", Kind: Scalar, Type: keys[i], Flags: FlagRef}
 			if k.Decl != nil && k.Decl.Name != "" {
-				params[k.Decl.Name] = &Ident{Name: k.Decl.Name, Kind: Scalar, Type: keys[i], Flags: FlagRef}
+				p.Name = k.Decl.Name
+				params[k.Decl.Name] = p
 			}
+			inlineParams = append(inlineParams, p)
 		}
 		t = c.derive(base, &ast.Declarator{NamePos: pos, Derived: d.Decl.Derived[1:]}, "array")
 	} else {
@@ -192,7 +196,7 @@ func (c *Checker) inline(d *ast.InlineDecl) {
 	c.inlineArgs = params
 	defer func() { c.inlineArgs = saved }()
 	v := c.expr(d.Value, FlagRef)
-	id := &Ident{Name: name, Kind: kind, Flags: FlagInline | FlagRef | FlagDecl, Type: t, Inline: d}
+	id := &Ident{Name: name, Kind: kind, Flags: FlagInline | FlagRef | FlagDecl, Type: t, Inline: d, InlineParams: inlineParams}
 	if v.Ident != nil && v.Ident.Flags&FlagUser != 0 {
 		id.Flags |= FlagUser
 	}
@@ -217,6 +221,16 @@ type Translator struct {
 	Decl *ast.Translator
 	To   types.Type // the output struct or union, resolved
 	From types.Type
+	// Arg is the identifier the members' expressions name the input by.
+	Arg *Ident
+}
+
+// Member returns the expression that translates member name, or nil.
+func (xl *Translator) Member(name string) ast.Expr {
+	if m := xl.member(name); m != nil {
+		return m.Value
+	}
+	return nil
 }
 
 func (xl *Translator) member(name string) *ast.XlateMember {
@@ -249,8 +263,9 @@ func (c *Checker) translator(d *ast.Translator) {
 	if d.Arg != nil {
 		argName = d.Arg.Name
 	}
+	xl.Arg = &Ident{Name: argName, Kind: Scalar, Type: from, Flags: FlagRef}
 	saved := c.inlineArgs
-	c.inlineArgs = map[string]*Ident{argName: {Name: argName, Kind: Scalar, Type: from, Flags: FlagRef}}
+	c.inlineArgs = map[string]*Ident{argName: xl.Arg}
 	defer func() { c.inlineArgs = saved }()
 	for _, m := range d.Members {
 		mem, ok := s.Member(m.Name.Name)

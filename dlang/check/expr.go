@@ -18,6 +18,9 @@ import (
 
 func (c *Checker) record(e ast.Expr, v *Value) *Value {
 	c.info.Values[e] = v
+	if !c.inClause {
+		c.declValues[e] = v
+	}
 	return v
 }
 
@@ -204,6 +207,9 @@ func (c *Checker) inlineValue(e *ast.Ident, id *Ident) *Value {
 		}
 		v.setType(types.Dyn, false)
 		v.Ident = &Ident{Name: id.Name, Kind: kind, xlator: id.xlator, Type: id.xlator.To, Flags: id.Flags & FlagUser}
+		if xe, ok := id.Inline.Value.(*ast.XlateExpr); ok {
+			v.Ident.Input = xe.X
+		}
 	}
 	return v
 }
@@ -314,7 +320,7 @@ func isVar(id *Ident) bool {
 func (c *Checker) deref(pos token.Pos, x *Value) *Value {
 	if x.Ident != nil && x.Ident.Kind == XlatePtr {
 		v := typed(x.Ident.xlator.To, x.Flags&Userland != 0)
-		v.Ident = &Ident{Name: x.Ident.Name, Kind: XlateSOU, xlator: x.Ident.xlator, Type: x.Ident.xlator.To}
+		v.Ident = &Ident{Name: x.Ident.Name, Kind: XlateSOU, xlator: x.Ident.xlator, Type: x.Ident.xlator.To, Input: x.Ident.Input}
 		v.setType(types.Dyn, false)
 		return v
 	}
@@ -936,7 +942,7 @@ func (c *Checker) xlate(e *ast.XlateExpr) *Value {
 		kind = XlatePtr
 	}
 	v := typed(types.Dyn, false)
-	v.Ident = &Ident{Name: "xlate", Kind: kind, xlator: xl, Type: xl.To}
+	v.Ident = &Ident{Name: "xlate", Kind: kind, xlator: xl, Type: xl.To, Input: e.X}
 	return v
 }
 

@@ -117,6 +117,9 @@ type Ident struct {
 	// aggParams are the parameters of an aggregation's lquantize or
 	// llquantize, which every use must repeat.
 	aggParams []int64
+	// InlineParams are the parameters of an array inline, in order;
+	// its definition names them.
+	InlineParams []*Ident
 	// Inline is an inline's definition.
 	Inline *ast.InlineDecl
 	// Value is an enumerator's or a constant inline's value.
@@ -131,7 +134,13 @@ type Ident struct {
 	proto string
 	// xlator is the translator of an XlateSOU or XlatePtr identifier.
 	xlator *Translator
+	// Input is the expression translated: xlate's operand, or args[N]
+	// for a provider's translated argument.
+	Input ast.Expr
 }
+
+// Translator returns the translator of translated data, or nil.
+func (id *Ident) Translator() *Translator { return id.xlator }
 
 // unref reports whether the identifier has no type yet (dt_ident_unref).
 func (id *Ident) unref() bool {

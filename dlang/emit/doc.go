@@ -1,0 +1,16 @@
+// Package emit is D's code generator: it turns a checked program into
+// DIF and lays its clauses out as the ECBs of a DOF program, as
+// libdtrace's dt_cg and dt_cc do.
+//
+// Data flows from the checker: for each clause and each of its probe
+// descriptions, the predicate becomes a DIFO that returns its value, and
+// each statement becomes the actions dtrace records for it — a DIFEXPR
+// for trace() and for expressions, one PRINTF action per printf argument
+// with the format on the first, the tuple actions and the aggregating
+// action of an aggregation, and so on. Each DIFO is built as a dif.IR by
+// walking the expression tree with the types and identifiers the checker
+// recorded (check.Info), then assembled by dif.Assemble.
+//
+// Registers are handed out from %r1 to %r7 as dt_regset does; an
+// expression that needs more fails with D_NOREG, as in dtrace.
+package emit

@@ -1,0 +1,527 @@
+package emit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dof"
+)
+
+// Config holds what code generation needs beyond the checked program.
+type Config struct {
+	// StringSize is the size of D's string type; 0 means 256.
+	StringSize int64
+}
+
+// Program generates the ECBs of a checked program: one per clause and
+// probe description, in program order. It returns the first error, a
+// *diag.Error.
+func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	strsize := cfg.StringSize
+	if strsize == 0 {
+		strsize = 256
+	}
+	e := &emitter{info: info, strsize: strsize}
+	p := &dof.Program{}
+	for _, d := range prog.Decls {
+		cl, ok := d.(*ast.Clause)
+		if !ok {
+			continue
+		}
+		ecbs, err := e.clause(cl)
+		if err != nil {
+			return nil, err
+		}
+		p.ECBs = append(p.ECBs, ecbs...)
+	}
+	return p, nil
+}
+
+type emitter struct {
+	info    *check.Info
+	strsize int64
+}
+
+// difo generates a DIFO that returns the value of x.
+func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
+	g := newGen(e.info, e.strsize)
+	obj, err := g.build(func() (*dif.Object, error) {
+		r := g.expr(x)
+		v := g.value(x)
+		return g.finish(r, g.difType(v.Type, v.Flags))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toDOF(obj), nil
+}
+
+// difoSized generates a DIFO that returns the value of x as an integer
+// of size bytes, what the kernel requires of the actions that take an
+// integer: exit()'s status (32 bits), sym()'s address (64).
+func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
+	g := newGen(e.info, e.strsize)
+	obj, err := g.build(func() (*dif.Object, error) {
+		r := g.expr(x)
+		return g.finish(r, dif.IntType(size))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toDOF(obj), nil
+}
+
+// effect generates a DIFO for a statement whose value is not recorded
+// (an assignment): it returns a value of size 0.
+func (e *emitter) effect(x ast.Expr) (*dof.DIFO, error) {
+	g := newGen(e.info, e.strsize)
+	obj, err := g.build(func() (*dif.Object, error) {
+		r := g.expr(x)
+		return g.finish(r, dif.Type{Kind: dif.TypeCTF})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toDOF(obj), nil
+}
+
+// constant generates a DIFO that returns n (dt_action_difconst).
+func (e *emitter) constant(n uint64) *dof.DIFO { return e.constantOf(n, 8) }
+
+// constant32 is a constant of int's size (dt_int_rtype).
+func (e *emitter) constant32(n uint64) *dof.DIFO { return e.constantOf(n, 4) }
+
+func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
+	g := newGen(e.info, e.strsize)
+	obj, err := g.build(func() (*dif.Object, error) {
+		return g.finish(g.setInt(n), dif.IntType(size))
+	})
+	if err != nil {
+		panic(err) // a constant always assembles
+	}
+	return toDOF(obj)
+}
+
+func (e *emitter) clause(cl *ast.Clause) ([]dof.ECB, error) {
+	var pred *dof.DIFO
+	if cl.Pred != nil {
+		var err error
+		if pred, err = e.difo(cl.Pred); err != nil {
+			return nil, err
+		}
+	}
+	var acts []dof.Action
+	for _, s := range cl.Body {
+		es, ok := s.(*ast.ExprStmt)
+		if !ok {
+			return nil, diag.Errorf(s.Pos(), diag.D_UNKNOWN, "internal error: if statement left by the sugar pass")
+		}
+		as, err := e.statement(es.X)
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, as...)
+	}
+	var ecbs []dof.ECB
+	for _, d := range cl.Probes {
+		ecbs = append(ecbs, dof.ECB{
+			Probe:   dof.ProbeSpec{ID: d.ID, Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name},
+			Pred:    pred,
+			Actions: acts,
+		})
+	}
+	return ecbs, nil
+}
+
+// statement generates the actions of one statement, as
+// dt_compile_one_clause dispatches it.
+func (e *emitter) statement(x ast.Expr) ([]dof.Action, error) {
+	v := e.info.Values[x]
+	if v != nil && v.Ident != nil && v.Ident.Kind == check.Agg {
+		if b, ok := x.(*ast.BinaryExpr); ok {
+			return e.aggregation(b, v.Ident)
+		}
+	}
+	if call, ok := x.(*ast.CallExpr); ok && v != nil && v.Ident != nil && v.Ident.Kind == check.ActFunc {
+		return e.action(call, v.Ident)
+	}
+	if isEffect(x) {
+		d, err := e.effect(x)
+		return []dof.Action{{Kind: dof.ActDIFExpr, DIFO: d}}, err
+	}
+	d, err := e.difo(x)
+	return []dof.Action{{Kind: dof.ActDIFExpr, DIFO: d}}, err
+}
+
+// isEffect reports whether a statement is an assignment or ++/--,
+// whose value dtrace does not record.
+func isEffect(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.BinaryExpr:
+		return x.Op.IsAssign()
+	case *ast.UnaryExpr:
+		switch x.Op.String() {
+		case "++", "--":
+			return true
+		}
+	}
+	return false
+}
+
+// aggregation generates @a[keys] = f(args): the aggregation's id and
+// each key as tuple actions, then the aggregating action with its
+// value, as dt_compile_agg does.
+func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action, error) {
+	call := b.Y.(*ast.CallExpr)
+	fn := e.info.Values[call].Ident
+	acts := []dof.Action{{Kind: dof.ActDIFExpr, DIFO: e.constant(aggID(agg))}}
+	if ix, ok := b.X.(*ast.IndexExpr); ok {
+		for _, k := range ix.Index {
+			// stack(), sym() and their kin record their own kind of
+			// data in the tuple.
+			if kc, ok := k.(*ast.CallExpr); ok {
+				if kv := e.info.Values[kc]; kv != nil && kv.Ident != nil && kv.Ident.Kind == check.ActFunc {
+					as, err := e.action(kc, kv.Ident)
+					if err != nil {
+						return nil, err
+					}
+					acts = append(acts, as...)
+					continue
+				}
+			}
+			d, err := e.difo(k)
+			if err != nil {
+				return nil, err
+			}
+			acts = append(acts, dof.Action{Kind: dof.ActDIFExpr, DIFO: d})
+		}
+	}
+	a := dof.Action{Kind: dof.ActKind(fn.ID), NTuple: uint32(len(acts)), UArg: aggID(agg)}
+	if len(call.Args) > 0 {
+		d, err := e.difo(call.Args[0])
+		if err != nil {
+			return nil, err
+		}
+		a.DIFO = d
+	}
+	switch fn.ID {
+	case check.AggLquantize:
+		base, _ := e.intArg(call.Args[1])
+		limit, _ := e.intArg(call.Args[2])
+		step := int64(1)
+		if len(call.Args) > 3 {
+			step, _ = e.intArg(call.Args[3])
+		}
+		levels := (limit - base) / step
+		// DTRACE_LQUANTIZE_STEP/LEVELS/BASE packed as dtrace packs them.
+		a.Arg = uint64(step)<<48 | uint64(levels)<<32 | uint64(uint32(int32(base)))
+	case check.AggLlquantize:
+		var p [4]int64
+		for i := range p {
+			p[i], _ = e.intArg(call.Args[i+1])
+		}
+		a.Arg = uint64(p[0])<<48 | uint64(p[1])<<32 | uint64(p[2])<<16 | uint64(p[3])
+	}
+	return append(acts, a), nil
+}
+
+// aggID is an aggregation's id: dtrace numbers them from 1.
+func aggID(agg *check.Ident) uint64 { return uint64(agg.ID) + 1 }
+
+func (e *emitter) intArg(x ast.Expr) (int64, bool) {
+	v := e.info.Values[x]
+	if v == nil || !v.Const {
+		return 0, false
+	}
+	return int64(v.Int), true
+}
+
+// errUnsupported reports an action the code generator does not make
+// yet.
+var errUnsupported = errors.New("not supported by the code generator yet")
+
+// action generates the actions of a call of a D action.
+func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, error) {
+	one := func(kind dof.ActKind, arg ast.Expr) ([]dof.Action, error) {
+		a := dof.Action{Kind: kind}
+		if arg != nil {
+			d, err := e.difo(arg)
+			if err != nil {
+				return nil, err
+			}
+			a.DIFO = d
+		}
+		return []dof.Action{a}, nil
+	}
+	args := call.Args
+	first := func() ast.Expr {
+		if len(args) > 0 {
+			return args[0]
+		}
+		return nil
+	}
+	switch fn.ID {
+	case check.ActTrace:
+		return one(dof.ActDIFExpr, args[0])
+	case check.ActExit:
+		d, err := e.difoSized(args[0], 4)
+		return []dof.Action{{Kind: dof.ActExit, DIFO: d}}, err
+	case check.ActSpeculate:
+		return one(dof.ActSpeculate, args[0])
+	case check.ActCommit:
+		return one(dof.ActCommit, args[0])
+	case check.ActDiscard:
+		return one(dof.ActDiscard, args[0])
+	case check.ActRaise:
+		return one(dof.ActRaise, args[0])
+	case check.ActChill:
+		return one(dof.ActChill, args[0])
+	case check.ActStop, check.ActBreakpoint, check.ActPanic:
+		// dt_action_difconst: their DIFO returns 0.
+		kind := map[uint32]dof.ActKind{check.ActStop: dof.ActStop, check.ActBreakpoint: dof.ActBreakpoint,
+			check.ActPanic: dof.ActPanic}[fn.ID]
+		return []dof.Action{{Kind: kind, DIFO: e.constant(0)}}, nil
+	case check.ActStack:
+		frames := int64(0)
+		if len(args) > 0 {
+			frames, _ = e.intArg(args[0])
+		}
+		return []dof.Action{{Kind: dof.ActStack, Arg: uint64(frames)}}, nil
+	case check.ActUstack, check.ActJstack:
+		var frames, strsize int64
+		if len(args) > 0 {
+			frames, _ = e.intArg(args[0])
+		}
+		if len(args) > 1 {
+			strsize, _ = e.intArg(args[1])
+		}
+		kind := dof.ActUStack
+		if fn.ID == check.ActJstack {
+			kind = dof.ActJStack
+		}
+		return []dof.Action{{Kind: kind, Arg: uint64(strsize)<<32 | uint64(uint32(frames))}}, nil
+	case check.ActSym, check.ActMod, check.ActUsym, check.ActUmod, check.ActUaddr:
+		kind := map[uint32]dof.ActKind{check.ActSym: dof.ActSym, check.ActMod: dof.ActMod,
+			check.ActUsym: dof.ActUSym, check.ActUmod: dof.ActUMod, check.ActUaddr: dof.ActUAddr}[fn.ID]
+		d, err := e.difoSized(first(), 8)
+		return []dof.Action{{Kind: kind, DIFO: d}}, err
+	case check.ActPrint:
+		acts, err := one(dof.ActDIFExpr, args[0])
+		if err == nil {
+			acts[0].Format = e.info.Values[args[0]].Type.String()
+		}
+		return acts, err
+	case check.ActTracemem:
+		acts, err := one(dof.ActTraceMem, args[0])
+		if err != nil {
+			return nil, err
+		}
+		size, _ := e.intArg(args[1])
+		acts[0].Arg = uint64(size)
+		if len(args) > 2 {
+			dyn, err := one(dof.ActTraceMemDynSize, args[2])
+			if err != nil {
+				return nil, err
+			}
+			acts = append(acts, dyn...)
+		}
+		return acts, nil
+	case check.ActPrinta:
+		return e.printa(call)
+	case check.ActClear, check.ActDenormalize:
+		return e.libact(fn.ID, args[0], nil)
+	case check.ActNormalize:
+		return e.libact(fn.ID, args[0], args[1])
+	case check.ActTrunc:
+		var n ast.Expr
+		if len(args) > 1 {
+			n = args[1]
+		}
+		return e.libact(fn.ID, args[0], n)
+	case check.ActSetopt:
+		return e.setopt(args)
+	case check.ActPrintf, check.ActSystem, check.ActFreopen:
+		kind := map[uint32]dof.ActKind{check.ActPrintf: dof.ActPrintf, check.ActSystem: dof.ActSystem,
+			check.ActFreopen: dof.ActFreopen}[fn.ID]
+		return e.printf(call, kind)
+	}
+	return nil, diag.Errorf(call.Pos(), diag.D_UNKNOWN, "tracing function %s( ) is %v", fn.Name, errUnsupported)
+}
+
+// printf generates printf-like actions: one per argument after the
+// format, the first carrying the format, or one without a value when
+// there are no arguments (dt_action_printflike).
+func (e *emitter) printf(call *ast.CallExpr, kind dof.ActKind) ([]dof.Action, error) {
+	format := ""
+	if f := e.info.Formats[call]; f != nil {
+		format = f.String()
+	}
+	var acts []dof.Action
+	for _, a := range call.Args[1:] {
+		d, err := e.difo(a)
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, dof.Action{Kind: kind, DIFO: d})
+	}
+	if len(acts) == 0 {
+		// With no argument, dtrace's one action returns 0.
+		acts = append(acts, dof.Action{Kind: kind, DIFO: e.constant32(0)})
+	}
+	// dt_dof gives every printf-like action of the statement its
+	// format.
+	for i := range acts {
+		acts[i].Format = format
+	}
+	return acts, nil
+}
+
+// printa generates one PRINTA action per aggregation, returning its id,
+// the first carrying the format (dt_action_printa).
+func (e *emitter) printa(call *ast.CallExpr) ([]dof.Action, error) {
+	format := ""
+	if f := e.info.Formats[call]; f != nil {
+		format = f.String()
+	}
+	var acts []dof.Action
+	for _, a := range call.Args {
+		v := e.info.Values[a]
+		if v == nil || v.Ident == nil || v.Ident.Kind != check.Agg {
+			continue // the format
+		}
+		acts = append(acts, dof.Action{Kind: dof.ActPrinta, DIFO: e.constant(aggID(v.Ident)), Format: format})
+	}
+	return acts, nil
+}
+
+// libact generates an action the library carries out (clear, trunc,
+// normalize, denormalize): the aggregation's id, then its operand when
+// it has one, both LIBACT with the DT_ACT_* code.
+func (e *emitter) libact(code uint32, aggArg, operand ast.Expr) ([]dof.Action, error) {
+	agg := e.info.Values[aggArg].Ident
+	acts := []dof.Action{{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: e.constant(aggID(agg))}}
+	switch {
+	case operand != nil:
+		d, err := e.difo(operand)
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, dof.Action{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: d})
+	case code == check.ActTrunc:
+		// trunc(@a) keeps no entries.
+		acts = append(acts, dof.Action{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: e.constant(0)})
+	}
+	return acts, nil
+}
+
+// setopt generates the two LIBACT actions of setopt(): the option's
+// name and its value ("" when none is given).
+func (e *emitter) setopt(args []ast.Expr) ([]dof.Action, error) {
+	var acts []dof.Action
+	for i := range 2 {
+		a := dof.Action{Kind: dof.ActLibAct, Arg: check.ActSetopt}
+		if i < len(args) {
+			d, err := e.difo(args[i])
+			if err != nil {
+				return nil, err
+			}
+			a.DIFO = d
+		} else {
+			a.DIFO = e.str("")
+		}
+		acts = append(acts, a)
+	}
+	return acts, nil
+}
+
+// str generates a DIFO that returns a string constant.
+func (e *emitter) str(s string) *dof.DIFO {
+	g := newGen(e.info, e.strsize)
+	obj, err := g.build(func() (*dif.Object, error) {
+		r := g.regs.alloc()
+		g.ir.Sets(s, r)
+		return g.finish(r, dif.StringType(uint32(e.strsize)))
+	})
+	if err != nil {
+		panic(err) // a string constant always assembles
+	}
+	return toDOF(obj)
+}
+
+// toDOF converts an assembled DIFO to the form DOF carries.
+func toDOF(o *dif.Object) *dof.DIFO {
+	d := &dof.DIFO{
+		Ret:  dofType(o.Ret),
+		Ints: o.Ints,
+		Strs: o.Strs,
+	}
+	for _, in := range o.Code {
+		d.Code = append(d.Code, uint32(in))
+	}
+	for _, v := range o.Vars {
+		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: dofType(v.Type)})
+	}
+	for _, r := range o.KRelo {
+		d.KRelo = append(d.KRelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	for _, r := range o.URelo {
+		d.URelo = append(d.URelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	return d
+}
+
+func dofType(t dif.Type) dof.DIFType {
+	return dof.DIFType{Kind: t.Kind, CKind: t.CtfKind, Flags: t.Flags, Size: t.Size}
+}
+
+// Object returns a DIFO in the form package dif checks and lists.
+func Object(d *dof.DIFO) *dif.Object {
+	o := &dif.Object{Ints: d.Ints, Strs: d.Strs, Ret: difType(d.Ret)}
+	for _, w := range d.Code {
+		o.Code = append(o.Code, dif.Instr(w))
+	}
+	for _, v := range d.Vars {
+		o.Vars = append(o.Vars, dif.Var{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: difType(v.Type)})
+	}
+	for _, r := range d.KRelo {
+		o.KRelo = append(o.KRelo, dif.Relo{Name: r.Name, Type: uint32(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	for _, r := range d.URelo {
+		o.URelo = append(o.URelo, dif.Relo{Name: r.Name, Type: uint32(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	return o
+}
+
+func difType(t dof.DIFType) dif.Type {
+	return dif.Type{Kind: t.Kind, CtfKind: t.CKind, Flags: t.Flags, Size: t.Size}
+}
+
+// List prints the DIF of every ECB of p as dtrace -S does: each
+// predicate and action DIFO, with its tables.
+func List(w io.Writer, p *dof.Program) error {
+	for _, ecb := range p.ECBs {
+		if ecb.Pred != nil {
+			if err := dif.Disassemble(w, Object(ecb.Pred), ecb.Probe.String()+" predicate"); err != nil {
+				return err
+			}
+		}
+		for i, a := range ecb.Actions {
+			if a.DIFO == nil {
+				continue
+			}
+			title := fmt.Sprintf("%s action %d (%s)", ecb.Probe, i+1, a.Kind)
+			if err := dif.Disassemble(w, Object(a.DIFO), title); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
