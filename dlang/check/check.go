@@ -102,6 +102,9 @@ type Info struct {
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
 	Formats map[*ast.CallExpr]*printf.Format
+	// NextLocal is the first clause-local variable id the program
+	// does not use, where the code generator's own may start.
+	NextLocal uint32
 	// Declared maps the expressions of the declarations of every
 	// program the checker has seen (inlines, translators' members),
 	// which the code generator expands where they are used.
@@ -207,6 +210,7 @@ func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
 	if !c.cfg.AllowEmpty && empty(prog) {
 		c.errorf(prog.End, diag.D_EMPTY, "empty D program translation unit\n")
 	}
+	c.info.NextLocal = c.locals.nextID
 	return c.info, nil
 }
 

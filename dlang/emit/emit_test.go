@@ -73,6 +73,8 @@ func TestPrograms(t *testing.T) {
 			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr}},
 		{"BEGIN { x++; --x; x += 3; trace(x); }",
 			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr}},
+		{"BEGIN { a = 4; trace((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * (a + a))))))); }",
+			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr}},
 		{"BEGIN { s = speculation(); } BEGIN { speculate(s); trace(1); } BEGIN { commit(s); }", []dof.ActKind{dof.ActDIFExpr}},
 	}
 	for _, tt := range tests {

@@ -215,8 +215,7 @@ func (g *gen) binary(e *ast.BinaryExpr, v *check.Value) uint8 {
 	if e.Op.IsAssign() {
 		return g.compound(e, v)
 	}
-	l := g.expr(e.X)
-	r := g.expr(e.Y)
+	l, r := g.hold(g.expr(e.X), func() uint8 { return g.expr(e.Y) })
 	g.arith(e.Op, g.value(e.X), g.value(e.Y), v, l, r)
 	g.regs.free(r)
 	return l
@@ -300,8 +299,7 @@ func elemSize(t types.Type) int64 {
 }
 
 func (g *gen) compound(e *ast.BinaryExpr, v *check.Value) uint8 {
-	l := g.expr(e.X)
-	r := g.expr(e.Y)
+	l, r := g.hold(g.expr(e.X), func() uint8 { return g.expr(e.Y) })
 	g.arith(e.Op, g.value(e.X), g.value(e.Y), v, l, r)
 	g.regs.free(r)
 	g.assignTo(e.X, l)
@@ -311,8 +309,7 @@ func (g *gen) compound(e *ast.BinaryExpr, v *check.Value) uint8 {
 // compare generates a comparison, of strings by content (scmp).
 func (g *gen) compare(e *ast.BinaryExpr) uint8 {
 	lv, rv := g.value(e.X), g.value(e.Y)
-	l := g.expr(e.X)
-	r := g.expr(e.Y)
+	l, r := g.hold(g.expr(e.X), func() uint8 { return g.expr(e.Y) })
 	if types.IsString(lv.Type) || types.IsString(rv.Type) {
 		g.ir.Emit(dif.Cmp(dif.SCMP, l, r))
 	} else {
@@ -343,7 +340,8 @@ func (g *gen) compare(e *ast.BinaryExpr) uint8 {
 func (g *gen) logical(e *ast.BinaryExpr) uint8 {
 	l := g.expr(e.X)
 	if e.Op == token.LXOR {
-		r := g.expr(e.Y)
+		var r uint8
+		l, r = g.hold(l, func() uint8 { return g.expr(e.Y) })
 		g.ir.Emit(dif.Tst(l))
 		g.boolean(dif.BNE, l)
 		g.ir.Emit(dif.Tst(r))
@@ -710,8 +708,7 @@ func (g *gen) inlineArray(e *ast.IndexExpr, id *check.Ident) uint8 {
 // element generates the address of p[i] for a pointer or array p.
 func (g *gen) element(e *ast.IndexExpr) uint8 {
 	xv := g.value(e.X)
-	base := g.expr(e.X)
-	idx := g.expr(e.Index[0])
+	base, idx := g.hold(g.expr(e.X), func() uint8 { return g.expr(e.Index[0]) })
 	if types.IsString(xv.Type) {
 		// A string is an array of char.
 	} else {

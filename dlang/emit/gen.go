@@ -1,6 +1,8 @@
 package emit
 
 import (
+	"fmt"
+
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
@@ -20,13 +22,47 @@ type gen struct {
 	// bound holds the registers of translator inputs while a
 	// translator member's expression is generated.
 	bound map[*check.Ident]uint8
+	// spills counts the spill slots in use; the first one's id is
+	// spillBase.
+	spills    int
+	spillBase uint32
+}
+
+// spillReserve is how many registers an operand may need before the
+// value held for it is spilled: enough for any leaf and its operator.
+const spillReserve = 3
+
+// hold keeps the value in r while gen generates another operand, and
+// returns both. When registers run short the held value goes to a
+// clause-local spill slot and comes back after: DIF has no stack, and
+// its clause-local variables are the per-probe-firing memory dtrace has.
+func (g *gen) hold(r uint8, gen func() uint8) (uint8, uint8) {
+	if g.regs.nfree() >= spillReserve {
+		return r, gen()
+	}
+	slot := g.spillSlot()
+	g.spills++
+	g.ir.StoreVar(dif.STLS, slot, r)
+	g.regs.free(r)
+	o := gen()
+	r = g.regs.alloc()
+	g.ir.LoadVar(dif.LDLS, slot, r)
+	g.spills--
+	return r, o
+}
+
+// spillSlot names the next spill slot: a clause-local variable beyond
+// the program's own.
+func (g *gen) spillSlot() dif.VarRef {
+	return dif.VarRef{Name: fmt.Sprintf("%%spill%d", g.spills), ID: g.spillBase + uint32(g.spills),
+		Kind: dif.KindScalar, Scope: dif.ScopeLocal, Type: dif.IntType(8)}
 }
 
 // bailout unwinds a DIFO's generation at its first error.
 type bailout struct{}
 
 func newGen(info *check.Info, strsize int64) *gen {
-	g := &gen{ir: &dif.IR{}, info: info, strsize: strsize}
+	g := &gen{ir: &dif.IR{}, info: info, strsize: strsize, spillBase: info.NextLocal}
 	g.regs.g = g
 	return g
 }

@@ -3,7 +3,8 @@ package emit
 import "github.com/kdtrace/kdtrace/dlang/diag"
 
 // regset hands out DIF's integer registers as dt_regset does: %r0
-// always reads zero, so %r1 to %r7 are free for values.
+// always reads zero, so %r1 to %r7 are free for values. Where dtrace
+// gives up with D_NOREG, kdtrace spills (see gen.hold).
 type regset struct {
 	used [8]bool
 	g    *gen
@@ -26,12 +27,11 @@ func (r *regset) free(reg uint8) {
 	}
 }
 
-// inUse lists the registers holding live values, to save around calls
-// that clobber none (DIF subroutines do not touch registers but rd).
-func (r *regset) inUse() int {
+// free counts the registers left.
+func (r *regset) nfree() int {
 	n := 0
 	for i := 1; i < len(r.used); i++ {
-		if r.used[i] {
+		if !r.used[i] {
 			n++
 		}
 	}
