@@ -12,7 +12,8 @@
 //	                                               │          │  alignment, bounds, string tables
 //	                                               │          ├─ relocations
 //	                                               │          ├─ ECBs: probe descriptions, predicates,
-//	                                               │          │  actions, DIFOs and their sub-sections
+//	                                               │          │  actions, DIFOs and their sub-sections,
+//	                                               │          │  DIF through package dif
 //	                                               │          ├─ options
 //	                                               │          └─ actions as ECBs take them, or, for
 //	                                               │             helper DOF, USDT providers
@@ -44,6 +45,17 @@
 // names. Relocations are checked, not applied: the runtime knows where
 // things are.
 //
-// The checks of the DIF code itself (dtrace_difo_validate) belong to
-// package dif.
+// The DIF of each DIFO is checked by package dif (dtrace_difo_validate)
+// as the DIFO is read, with one dif.Validator for the file so that its
+// DIFOs agree on their variables, as the kernel's consumer state makes
+// them; helper actions are then held to what helpers may do
+// (dtrace_difo_validate_helper). dif's own stricter checks apply unless
+// Config.KernelOnlyDIF is set. Its refusals are placed in the DIF,
+// VARTAB, STRTAB or RELTAB section they concern, and wrap the
+// *dif.Error.
+//
+// A Program's ECBs are ready for a runtime: probe descriptions as Go
+// strings, predicates and actions with their DIF as *dif.Object, format
+// strings resolved, string variables of size 0 given the default string
+// size.
 package kernel

@@ -70,7 +70,7 @@ func (l *loader) enable(n int) error {
 			st.data = true
 			continue
 		}
-		if a.Kind.IsDestructive() {
+		if a.Kind.IsDestructive() || (a.Kind == dof.ActDIFExpr && a.DIFO != nil && a.DIFO.Destructive) {
 			l.prog.Destructive = true
 		}
 		size, reason := actSize(a, &st, &opt)

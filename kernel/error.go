@@ -21,7 +21,10 @@ type Error struct {
 	// DOF: "). Checks the kernel makes without a message, and the few
 	// kdtrace adds, have messages in the same style.
 	Reason string
-	// Err is the error of package dif that Reason reports, if any.
+	// Err is the *dif.Error whose reason Reason is, when package dif
+	// refused a DIFO's code, variables or relocations; Section and
+	// Offset then place the fault in the DIF, VARTAB, STRTAB or RELTAB
+	// section it came from.
 	Err error
 }
 
@@ -32,7 +35,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("dof: section %d (%s), offset %#x: %s", e.Section, e.Type, e.Offset, e.Reason)
 }
 
-// Unwrap returns the error of package dif behind e, if any.
+// Unwrap returns the *dif.Error behind e, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Reasons, in the kernel's words (dtrace.c). Tests and callers may
@@ -174,5 +177,4 @@ const (
 	ReasonAggShortTuple = "aggregation tuple is short of actions"
 	ReasonECBTooLarge   = "ECB record size overflows"
 	ReasonHelperAction  = "helper action is not a DIF expression"
-	ReasonDIF           = "invalid DIF" // dif.Validate refused a DIFO; Err says why
 )

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 )
 
@@ -33,6 +34,20 @@ func (l *loader) helper() error {
 			if a := &e.Actions[i]; a.Kind != dof.ActDIFExpr || a.DIFO == nil {
 				p := l.acts[n][i]
 				return l.dataErr(p.sec, p.off+8, ReasonHelperAction)
+			}
+		}
+		// What a helper may do (dtrace_difo_validate_helper).
+		hv := dif.NewValidator(l.limits(true))
+		objs := []*dif.Object{e.Pred}
+		for i := range e.Actions {
+			objs = append(objs, e.Actions[i].DIFO)
+		}
+		for _, o := range objs {
+			if o == nil {
+				continue
+			}
+			if err := hv.Validate(o); err != nil {
+				return l.difErr(l.where[o], err)
 			}
 		}
 	}

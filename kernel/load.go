@@ -3,6 +3,7 @@ package kernel
 import (
 	"bytes"
 
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 )
 
@@ -29,6 +30,9 @@ type Config struct {
 	// NoDestructive is dtrace_destructive_disallow: the destructive
 	// option is rejected.
 	NoDestructive bool
+	// KernelOnlyDIF holds DIF to the kernel's checks alone, leaving out
+	// the stricter ones of package dif (dif.Limits.KernelOnly).
+	KernelOnlyDIF bool
 }
 
 // Defaults of the kernel's tunables.
@@ -87,7 +91,7 @@ type Program struct {
 // fires.
 type ECB struct {
 	Probe   dof.ProbeSpec
-	Pred    *dof.DIFO
+	Pred    *dif.Object
 	Actions []Action
 	UArg    uint64
 }
@@ -101,7 +105,7 @@ type Action struct {
 	Arg    uint64
 	Format string // printf-like format, or print()'s type
 	UArg   uint64
-	DIFO   *dof.DIFO
+	DIFO   *dif.Object
 }
 
 // Load parses DOF and checks it as FreeBSD's kernel does before it
@@ -111,7 +115,8 @@ type Action struct {
 // refuses anything malformed with an *Error giving the section, the
 // file offset and the reason. cfg may be nil.
 func Load(b []byte, cfg *Config) (*Program, error) {
-	l := &loader{cfg: cfg.norm(), difos: make(map[uint32]*dof.DIFO)}
+	l := &loader{cfg: cfg.norm(), difos: make(map[uint32]*dif.Object)}
+	l.dv = dif.NewValidator(l.limits(false))
 	if err := l.load(b); err != nil {
 		return nil, err
 	}
@@ -123,7 +128,12 @@ type loader struct {
 	b     []byte // the loadable part of the file
 	h     dof.Header
 	secs  []dof.Sec
-	difos map[uint32]*dof.DIFO
+	difos map[uint32]*dif.Object
+	// dv checks DIF as the consumer state's DIFOs are loaded, keeping
+	// their variables, as the kernel's dtrace_vstate_t does.
+	dv *dif.Validator
+	// where records, for each DIFO, the sections it was read from.
+	where map[*dif.Object]*difoSecs
 	// rels maps a relocated section to the relocations that target it.
 	rels map[uint32][]relocs
 	prog Program
@@ -134,6 +144,8 @@ type loader struct {
 type relocs struct {
 	kernel bool
 	rels   []dof.RelDesc
+	sec    int      // the RELTAB
+	at     []uint64 // file offset of each relocation
 }
 
 type actPos struct {
@@ -384,6 +396,7 @@ func (l *loader) relocate(i int) error {
 	t := &l.secs[ts]
 	tsHdr := l.secOff(ts)
 	var list []dof.RelDesc
+	var ats []uint64
 	n := r.Size / uint64(r.EntSize)
 	for k := uint64(0); k < n; k++ {
 		at := r.Offset + k*uint64(r.EntSize)
@@ -408,7 +421,8 @@ func (l *loader) relocate(i int) error {
 			return l.dataErr(rs, at+4, ReasonRelType)
 		}
 		list = append(list, d)
+		ats = append(ats, at)
 	}
-	l.rels[uint32(ts)] = append(l.rels[uint32(ts)], relocs{kernel: s.Type == dof.SectKRelHdr, rels: list})
+	l.rels[uint32(ts)] = append(l.rels[uint32(ts)], relocs{kernel: s.Type == dof.SectKRelHdr, rels: list, sec: rs, at: ats})
 	return nil
 }

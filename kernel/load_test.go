@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/dof/doftest"
 	"github.com/kdtrace/kdtrace/kernel"
@@ -17,14 +18,40 @@ import (
 func asDOF(p *kernel.Program) *dof.Program {
 	out := &dof.Program{Options: p.Options, Providers: p.Providers}
 	for _, e := range p.ECBs {
-		d := dof.ECB{Probe: e.Probe, Pred: e.Pred, UArg: e.UArg}
+		d := dof.ECB{Probe: e.Probe, Pred: dofDIFO(e.Pred), UArg: e.UArg}
 		for _, a := range e.Actions {
 			d.Actions = append(d.Actions, dof.Action{Kind: a.Kind, NTuple: a.NTuple, Arg: a.Arg,
-				Format: a.Format, UArg: a.UArg, DIFO: a.DIFO})
+				Format: a.Format, UArg: a.UArg, DIFO: dofDIFO(a.DIFO)})
 		}
 		out.ECBs = append(out.ECBs, d)
 	}
 	return out
+}
+
+func dofType(t dif.Type) dof.DIFType {
+	return dof.DIFType{Kind: t.Kind, CKind: t.CtfKind, Flags: t.Flags, Size: t.Size}
+}
+
+// dofDIFO turns a DIFO as Load gives it back into the one written.
+func dofDIFO(o *dif.Object) *dof.DIFO {
+	if o == nil {
+		return nil
+	}
+	d := &dof.DIFO{Ret: dofType(o.Ret), Ints: o.Ints, Strs: o.Strs}
+	for _, in := range o.Code {
+		d.Code = append(d.Code, uint32(in))
+	}
+	for _, v := range o.Vars {
+		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope,
+			Flags: v.Flags, Type: dofType(v.Type)})
+	}
+	for _, r := range o.KRelo {
+		d.KRelo = append(d.KRelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	for _, r := range o.URelo {
+		d.URelo = append(d.URelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
+	}
+	return d
 }
 
 func write(t testing.TB, p *dof.Program, opts *dof.Options) []byte {

@@ -144,7 +144,7 @@ func malformedCases() []malformed {
 	commit := dof.Action{Kind: dof.ActCommit, DIFO: doftest.Const(1, 4)}
 	aggID := dof.Action{Kind: dof.ActDIFExpr, DIFO: doftest.Const(1, 8)}
 	count := dof.Action{Kind: dof.AggCount, NTuple: 1, DIFO: doftest.Const(1, 8)}
-	big := dof.Action{Kind: dof.ActDIFExpr, DIFO: &dof.DIFO{Ret: dof.DIFType{Kind: dof.TypeCTF, Size: 0xc0000000},
+	big := dof.Action{Kind: dof.ActDIFExpr, DIFO: &dof.DIFO{Ret: dof.DIFType{Kind: dof.TypeCTF, Flags: dof.TypeByRef, Size: 0xc0000000},
 		Code: []uint32{doftest.Ret(0)}}}
 	withProbe := func(fn string) *dof.Program {
 		return &dof.Program{ECBs: []dof.ECB{{Probe: dof.ProbeSpec{Provider: "fbt", Function: fn, Name: "entry"}}}}
