@@ -422,23 +422,32 @@ func (c *config) loadLibraries(checker *check.Checker, warn io.Writer) (func(cla
 		// kernels: one that does not compile here is left out, with a
 		// warning, rather than stopping every script.
 		SkipBroken: own,
+		// Those that read kernel types are compiled when a script
+		// first names what they define.
+		Lazy: own,
 	}
+	cfg.Late = func(s library.Skip) { c.noteSkip(s, warn) }
 	skipped, err := library.Load(checker, files, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("failed to compile library %v", err)
 	}
 	for _, s := range skipped {
-		var le *library.Error
-		if errors.As(s.Err, &le) {
-			// Said only with -x verbose, or when a script fails for a
-			// name the library would have defined (compileFailure).
-			c.brokenLibs = append(c.brokenLibs, le)
-			if c.opts.IsSet("verbose") {
-				fmt.Fprintf(warn, "%s: warning: library %s left out: %v\n", c.progName, s.File, le)
-			}
-		}
+		c.noteSkip(s, warn)
 	}
 	return library.Dependencies(cfg, files, skipped), nil
+}
+
+// noteSkip records a library left out because it did not compile. It
+// is said only with -x verbose, or when a script fails for a name the
+// library would have defined (compileFailure).
+func (c *config) noteSkip(s library.Skip, warn io.Writer) {
+	var le *library.Error
+	if errors.As(s.Err, &le) {
+		c.brokenLibs = append(c.brokenLibs, le)
+		if c.opts.IsSet("verbose") {
+			fmt.Fprintf(warn, "%s: warning: library %s left out: %v\n", c.progName, s.File, le)
+		}
+	}
 }
 
 // compile turns one command into a parsed and rewritten program; its

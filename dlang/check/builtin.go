@@ -489,7 +489,7 @@ func (c *Checker) parseType(s string) (types.Type, error) {
 		t = types.Void{}
 	} else {
 		var err error
-		if t, _, err = c.universe.Lookup(s); err != nil {
+		if t, err = c.lookup(s); err != nil {
 			return nil, err
 		}
 	}

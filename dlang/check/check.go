@@ -137,7 +137,9 @@ type Checker struct {
 	inlineArgs map[string]*Ident // an inline's or translator's parameters
 	inClause   bool
 	prog       *ast.Program
-	declValues map[ast.Expr]*Value // Info.Declared
+	undefined  func(name string) bool // OnUndefined
+	defining   bool                   // undefined is running
+	declValues map[ast.Expr]*Value    // Info.Declared
 	declared   map[ast.Decl]bool
 	cdefs      *types.Scope // C's container: declarations of #included files
 	file       string       // the program's file
@@ -184,7 +186,7 @@ func (c *Checker) IsType(name string) bool {
 	if c.lookupGlobal(name) != nil {
 		return false
 	}
-	t, _, err := c.universe.Lookup(name)
+	t, err := c.lookup(name)
 	return err == nil && t != nil
 }
 

@@ -164,6 +164,9 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 		return c.symbol(e)
 	}
 	id := c.lookupGlobal(name)
+	if id == nil && c.define(name) {
+		id = c.lookupGlobal(name)
+	}
 	if id == nil {
 		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
 			suggestion(name, c.globalNames(Scalar, Enumerator, Array)))

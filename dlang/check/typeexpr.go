@@ -123,7 +123,7 @@ func (c *Checker) basicType(b *ast.BasicType) types.Type {
 // lookupType finds a named type; written is the name as the script
 // wrote it, for the message.
 func (c *Checker) lookupType(pos token.Pos, name, written string) types.Type {
-	t, _, err := c.universe.Lookup(name)
+	t, err := c.lookup(name)
 	if err != nil {
 		c.errorf(pos, diag.D_UNKNOWN, "failed to resolve type %s: %s\n", written, lookupReason(err))
 	}
@@ -188,7 +188,7 @@ func scoped(kw, name string) string {
 // tagType looks up a struct, union or enum tag; an unknown tag is
 // declared forward in D's container, as dt_decl_type does.
 func (c *Checker) tagType(name string, forward func() types.Type) types.Type {
-	if t, _, err := c.universe.Lookup(name); err == nil {
+	if t, err := c.lookup(name); err == nil {
 		return t
 	}
 	t := forward()

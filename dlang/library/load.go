@@ -3,6 +3,7 @@ package library
 import (
 	"errors"
 	"fmt"
+	"github.com/kdtrace/kdtrace/dlang/ast"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,13 @@ type Config struct {
 	// StringSize is the size of D's string type, as the checker has it
 	// (check.Config.StringSize); 0 means dtrace's default, 256.
 	StringSize int64
+	// Lazy compiles the libraries that depend on a kernel module's
+	// types ("#pragma D depends_on module") only when a script first
+	// names something they define (check.Checker.OnUndefined): they
+	// read many kernel types, which most scripts do not need.
+	Lazy bool
+	// Late is told of the libraries skipped when compiled lazily.
+	Late func(Skip)
 	// SkipBroken skips a file that fails to compile, reporting it as a
 	// Skip, instead of stopping Load. kdtrace's own libraries use it:
 	// they are written against kernel types that vary from kernel to
@@ -88,7 +96,61 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 		return skipped, err
 	}
 	loaded := make(map[string]bool)
-	for _, lib := range order {
+	var later []*lib
+	if cfg.Lazy {
+		order, later = partition(order)
+	}
+	skipped, err = compileAll(c, order, cfg, loaded, skipped)
+	if err != nil || len(later) == 0 {
+		return skipped, err
+	}
+	names := definedNames(later)
+	done := false
+	c.OnUndefined(func(name string) bool {
+		if done || !names[name] {
+			return false
+		}
+		done = true
+		late, err := compileAll(c, later, cfg, loaded, nil)
+		if cfg.Late != nil {
+			for _, s := range late {
+				cfg.Late(s)
+			}
+			if err != nil {
+				cfg.Late(Skip{File: err.(*Error).File, Err: err})
+			}
+		}
+		return err == nil
+	})
+	return skipped, nil
+}
+
+// Dependencies returns the check of "#pragma D depends_on" for the
+// programs compiled after Load (parser.Config.DependsOn): a library
+// dependency names a file Load compiled, given the files it was given
+// and what it skipped.
+func Dependencies(cfg *Config, files []File, skipped []Skip) func(class, name string) error {
+	left := make(map[string]bool)
+	for _, s := range skipped {
+		left[s.File] = true
+	}
+	loaded := make(map[string]bool)
+	for _, f := range files {
+		if !left[f.Name] {
+			loaded[filepath.Base(f.Name)] = true
+		}
+	}
+	return func(class, name string) error {
+		if !cfg.has(class, name, loaded) {
+			return fmt.Errorf("program requires %s %s", class, name)
+		}
+		return nil
+	}
+}
+
+// compileAll compiles libs in order, adding to skipped.
+func compileAll(c *check.Checker, libs []*lib, cfg *Config, loaded map[string]bool, skipped []Skip) ([]Skip, error) {
+	for _, lib := range libs {
 		err := compile(c, lib.File, &parser.Config{
 			Types:      c,
 			Declare:    c.Declare,
@@ -117,27 +179,84 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	return skipped, nil
 }
 
-// Dependencies returns the check of "#pragma D depends_on" for the
-// programs compiled after Load (parser.Config.DependsOn): a library
-// dependency names a file Load compiled, given the files it was given
-// and what it skipped.
-func Dependencies(cfg *Config, files []File, skipped []Skip) func(class, name string) error {
-	left := make(map[string]bool)
-	for _, s := range skipped {
-		left[s.File] = true
-	}
-	loaded := make(map[string]bool)
-	for _, f := range files {
-		if !left[f.Name] {
-			loaded[filepath.Base(f.Name)] = true
+// partition splits the ordered libraries into those compiled at once
+// and those that depend on a kernel module's types, with every library
+// that depends on one of those.
+func partition(order []*lib) (now, later []*lib) {
+	deferred := map[string]bool{}
+	for _, l := range order {
+		lazy := len(moduleDeps(l.Text)) > 0
+		for _, d := range l.deps {
+			lazy = lazy || deferred[d]
+		}
+		if lazy {
+			deferred[l.base] = true
+			later = append(later, l)
+		} else {
+			now = append(now, l)
 		}
 	}
-	return func(class, name string) error {
-		if !cfg.has(class, name, loaded) {
-			return fmt.Errorf("program requires %s %s", class, name)
+	return now, later
+}
+
+// moduleDeps returns the modules text names in "#pragma D depends_on
+// module" lines.
+func moduleDeps(text []byte) []string {
+	var mods []string
+	for line := range strings.Lines(string(text)) {
+		w := strings.Fields(strings.TrimLeft(line, " \t"))
+		if len(w) == 5 && w[0] == "#pragma" && w[1] == "D" && w[2] == "depends_on" && w[3] == "module" {
+			mods = append(mods, w[4])
 		}
-		return nil
 	}
+	return mods
+}
+
+// definedNames returns the names the libraries define: inlines,
+// typedefs, struct, union and enum tags and enumerators. The files are
+// parsed without types for it: the parser decides unknown names from
+// the syntax around them.
+func definedNames(libs []*lib) map[string]bool {
+	names := map[string]bool{}
+	for _, l := range libs {
+		prog, err := parser.ParseFile(l.Name, l.Text, &parser.Config{AllowEmpty: true})
+		if err != nil {
+			continue // compiling it will say what is wrong
+		}
+		for _, d := range prog.Decls {
+			switch d := d.(type) {
+			case *ast.InlineDecl:
+				names[d.Decl.Name] = true
+			case *ast.Declaration:
+				for _, dd := range d.Decls {
+					names[dd.Name] = true
+				}
+			}
+			ast.Inspect(d, func(n ast.Node) bool {
+				switch t := n.(type) {
+				case *ast.StructType:
+					kw := "struct "
+					if t.Union {
+						kw = "union "
+					}
+					if t.Members != nil && t.Name != "" {
+						names[kw+t.Name] = true
+					}
+				case *ast.EnumType:
+					if t.Enumerators != nil {
+						if t.Name != "" {
+							names["enum "+t.Name] = true
+						}
+						for _, e := range t.Enumerators {
+							names[e.Name.Name] = true
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return names
 }
 
 // has reports whether what a library depends on is there.

@@ -263,7 +263,12 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 		default:
 			return p.endSpecs(s, words)
 		}
+		// Once the base type is known, a name that follows is the
+		// declarator's, whether or not it also names a type (see the
+		// TNAME case): the lexer need not look it up.
+		p.nameIsDeclarator = s.Type != nil
 		p.next()
+		p.nameIsDeclarator = false
 	}
 }
 

@@ -83,6 +83,9 @@ type parser struct {
 	argRefs      []bool
 	pragmaIdents []pragmaIdent
 	lastUnary    ast.Expr // the last expression parsed at unary level
+	// nameIsDeclarator tells the lexer that a name it scans now is a
+	// declarator's, never a type.
+	nameIsDeclarator bool
 
 	parens, brackets, braces int
 }
@@ -317,26 +320,45 @@ func (p *parser) castFollows(i int) bool {
 // dt_lex.l's id_or_type: a declared identifier stays one; a type name is
 // a TNAME unless the next token shows it is being used as a variable.
 func (p *parser) identOrType(name string) token.Token {
-	if p.idents[name] || !p.isType(name) {
+	if p.idents[name] || p.nameIsDeclarator {
 		return token.IDENT
 	}
-	if p.lex.scope != scopeExpr {
-		return token.TNAME
-	}
-	// A type name used as a variable becomes one from here on, as
-	// dt_lex.l registers it in pcb_idents.
-	src := p.lex.src
-	i := p.lex.nextNonBlank(p.lex.off)
-	if i < len(src) {
-		switch c := src[i]; {
-		case c == '[',
-			c == '=' && (i+1 >= len(src) || src[i+1] != '='),
-			(c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+	// In an expression, a name followed by = [ ++ or -- is a variable
+	// even when it names a type, and dt_lex.l registers such a type
+	// name as one from here on; registering every such name is the
+	// same for names that are no type, and spares the type lookup,
+	// which may read the kernel's types.
+	if next := p.followedBy(); next != 0 {
+		if p.lex.scope == scopeExpr {
 			p.declareIdent(name)
 			return token.IDENT
 		}
+		if next == '=' {
+			// A declarator's name: inline int N = 1.
+			return token.IDENT
+		}
+	}
+	if !p.isType(name) {
+		return token.IDENT
 	}
 	return token.TNAME
+}
+
+// followedBy returns what follows the current token when it is one of
+// [, = (not ==), ++ or --: '[', '=', '+' or '-'; else 0.
+func (p *parser) followedBy() byte {
+	src := p.lex.src
+	i := p.lex.nextNonBlank(p.lex.off)
+	if i >= len(src) {
+		return 0
+	}
+	switch c := src[i]; {
+	case c == '[',
+		c == '=' && (i+1 >= len(src) || src[i+1] != '='),
+		(c == '+' || c == '-') && i+1 < len(src) && src[i+1] == c:
+		return c
+	}
+	return 0
 }
 
 // macro returns the text of macro $name: an argument when name is a
