@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -236,14 +238,37 @@ func loadChecked(t *testing.T, b []byte, what string) (*kernel.Program, error) {
 	return p, nil
 }
 
-func baddofPrograms() []doftest.Named {
-	var ps []doftest.Named
+// baddofInput is a valid enabling to corrupt.
+type baddofInput struct {
+	name string
+	dof  []byte
+}
+
+// baddofInputs returns the enablings to corrupt: the test programs, and
+// the DOF kdtrace's compiler writes (-G) for a few of the test suite's
+// scripts, kept in testdata/baddof.
+func baddofInputs(t *testing.T) []baddofInput {
+	var in []baddofInput
 	for _, n := range doftest.Programs() {
 		if !n.Helper {
-			ps = append(ps, n)
+			in = append(in, baddofInput{n.Name, write(t, n.Prog, nil)})
 		}
 	}
-	return ps
+	files, err := filepath.Glob("testdata/baddof/*.dof")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("testdata/baddof: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := kernel.Load(b, nil); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		in = append(in, baddofInput{filepath.Base(f), b})
+	}
+	return in
 }
 
 // TestBaddofBitFlips flips each bit of the loadable part of each test
@@ -252,15 +277,15 @@ func TestBaddofBitFlips(t *testing.T) {
 	total, refused := 0, 0
 	reasons := make(map[string]int)
 	taken := make(map[string]int)
-	for _, n := range baddofPrograms() {
-		dofb := write(t, n.Prog, nil)
+	for _, n := range baddofInputs(t) {
+		dofb := n.dof
 		h := dof.DecodeHeader(dofb)
 		buf := dofb[:h.LoadSz]
 		fs := fieldMap(t, buf)
 		for bit := 0; bit < len(buf)*8; bit++ {
 			c := append([]byte(nil), buf...)
 			c[bit/8] ^= 1 << (bit % 8)
-			what := fmt.Sprintf("%s: bit %d (byte %#x)", n.Name, bit, bit/8)
+			what := fmt.Sprintf("%s: bit %d (byte %#x)", n.name, bit, bit/8)
 			_, err := loadChecked(t, c, what)
 			total++
 			if err != nil {
@@ -317,8 +342,8 @@ func TestBaddofLeaps(t *testing.T) {
 		iters = 300
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range baddofPrograms() {
-		buf := write(t, n.Prog, nil)
+	for _, n := range baddofInputs(t) {
+		buf := append([]byte(nil), n.dof...)
 		buf = buf[:dof.DecodeHeader(buf).LoadSz]
 		bases := 0
 		for it := 0; it < iters; it++ {
@@ -329,7 +354,7 @@ func TestBaddofLeaps(t *testing.T) {
 				pos[i], val[i] = bit/8, buf[bit/8]
 				buf[bit/8] ^= 1 << (bit % 8)
 			}
-			what := fmt.Sprintf("%s: leap %d", n.Name, it)
+			what := fmt.Sprintf("%s: leap %d", n.name, it)
 			p, err := loadChecked(t, buf, what)
 			if err == nil {
 				// A new valid base; loading it again gives the same
@@ -348,6 +373,6 @@ func TestBaddofLeaps(t *testing.T) {
 				buf[pos[i]] = val[i]
 			}
 		}
-		t.Logf("%s: %d leaps, %d new bases", n.Name, iters, bases)
+		t.Logf("%s: %d leaps, %d new bases", n.name, iters, bases)
 	}
 }
