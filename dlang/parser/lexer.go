@@ -192,7 +192,10 @@ func (l *lexer) scanClause() {
 				name = name[:i]
 			}
 			kw, isKeyword := outerKeywords[name]
-			if name != "" && (isKeyword || l.p.isType(name) || validIdent(name) && l.p.declarationFollows(start+len(name))) {
+			// Only a word a declarator can follow may be a type: the
+			// test spares probe names such as BEGIN a type lookup.
+			typeCanBe := len(name) < len(text) || l.declaratorCanFollow(start+len(name))
+			if name != "" && (isKeyword || typeCanBe && l.p.isType(name) || validIdent(name) && l.p.declarationFollows(start+len(name))) {
 				l.off = start + len(name)
 				l.tok, l.lit = token.TNAME, name
 				if isKeyword {
@@ -469,6 +472,17 @@ func (l *lexer) scanIdent() {
 
 // nextNonBlank returns the offset of the next non-blank byte at or after
 // i, or len(src).
+// declaratorCanFollow reports whether the text at offset i can start a
+// declarator: a name, *, ( or a scoped name.
+func (l *lexer) declaratorCanFollow(i int) bool {
+	i = l.nextNonBlank(i)
+	if i >= len(l.src) {
+		return false
+	}
+	c := l.src[i]
+	return isLetter(c) || c == '*' || c == '(' || c == '`'
+}
+
 func (l *lexer) nextNonBlank(i int) int {
 	for i < len(l.src) {
 		switch l.src[i] {
