@@ -577,6 +577,7 @@ func usage(w io.Writer, name string) {
 	-D  define symbol when invoking preprocessor
 	-e  exit after compiling request but prior to enabling probes
 	-F  coalesce trace output by function
+	-G  write a DOF object of the compiled programs (-o file, default d.out)
 	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
 	-I  add include directory to preprocessor search path
@@ -585,6 +586,7 @@ func usage(w io.Writer, name string) {
 	-o  set output file
 	-q  set quiet mode (only output explicitly traced data)
 	-s  enable or list probes according to the specified D script
+	-S  print D compiler intermediate code
 	-U  undefine symbol when invoking preprocessor
 	-V  report DTrace API version
 	-w  permit destructive actions
