@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdtrace/kdtrace/kernel"
 )
 
 // TestRun checks the command's verdicts beyond what -d prints.
@@ -30,5 +34,31 @@ func TestRun(t *testing.T) {
 		if status != tt.status || !strings.Contains(stderr.String(), tt.stderr) {
 			t.Errorf("kdtrace %q: status %d, stderr %q; want %d and %q", tt.args, status, stderr.String(), tt.status, tt.stderr)
 		}
+	}
+}
+
+// TestDOF checks that -G writes DOF the kernel's checks accept, and
+// that -S lists the DIF.
+func TestDOF(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "p.dof")
+	var stdout, stderr bytes.Buffer
+	prog := `BEGIN /pid != 0/ { @c[execname] = count(); printf("%d %s\n", pid, execname); exit(0); }`
+	if st := run([]string{"kdtrace", "-G", "-o", out, "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Fatalf("kdtrace -G: status %d: %s", st, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := kernel.Load(b, nil)
+	if err != nil {
+		t.Fatalf("the kernel's checks refuse -G's DOF: %v", err)
+	}
+	if len(p.ECBs) != 1 || p.ECBs[0].Pred == nil || len(p.ECBs[0].Actions) != 6 {
+		t.Errorf("DOF has %d ECBs; want 1 with a predicate and 6 actions (id and key, count, printf 2, exit): %+v", len(p.ECBs), p.ECBs)
+	}
+	stderr.Reset()
+	if st := run([]string{"kdtrace", "-S", "-e", "-n", prog}, &stdout, &stderr); st != 0 || !strings.Contains(stderr.String(), "ldgs DT_VAR(278), %r1") {
+		t.Errorf("kdtrace -S: status %d:\n%s", st, stderr.String())
 	}
 }
