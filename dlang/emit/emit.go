@@ -1,7 +1,6 @@
 package emit
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -244,10 +243,6 @@ func (e *emitter) intArg(x ast.Expr) (int64, bool) {
 	return int64(v.Int), true
 }
 
-// errUnsupported reports an action the code generator does not make
-// yet.
-var errUnsupported = errors.New("not supported by the code generator yet")
-
 // action generates the actions of a call of a D action.
 func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, error) {
 	one := func(kind dof.ActKind, arg ast.Expr) ([]dof.Action, error) {
@@ -348,12 +343,24 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		return e.libact(fn.ID, args[0], n)
 	case check.ActSetopt:
 		return e.setopt(args)
+	case check.ActFtruncate:
+		// A library action needs a DIFO; ftruncate's returns a 0 the
+		// library ignores.
+		return []dof.Action{{Kind: dof.ActLibAct, Arg: check.ActFtruncate, DIFO: e.constant(0)}}, nil
+	case check.ActPrintm:
+		acts, err := one(dof.ActPrintm, args[1])
+		if err != nil {
+			return nil, err
+		}
+		size, _ := e.intArg(args[0])
+		acts[0].Arg = uint64(size)
+		return acts, nil
 	case check.ActPrintf, check.ActSystem, check.ActFreopen:
 		kind := map[uint32]dof.ActKind{check.ActPrintf: dof.ActPrintf, check.ActSystem: dof.ActSystem,
 			check.ActFreopen: dof.ActFreopen}[fn.ID]
 		return e.printf(call, kind)
 	}
-	return nil, diag.Errorf(call.Pos(), diag.D_UNKNOWN, "tracing function %s( ) is %v", fn.Name, errUnsupported)
+	return nil, diag.Errorf(call.Pos(), diag.D_UNKNOWN, "tracing function %s( ) is not yet supported", fn.Name)
 }
 
 // printf generates printf-like actions: one per argument after the
