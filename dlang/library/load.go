@@ -3,7 +3,6 @@ package library
 import (
 	"errors"
 	"fmt"
-	"github.com/kdtrace/kdtrace/dlang/ast"
 	"path/filepath"
 	"strings"
 
@@ -28,10 +27,10 @@ type Config struct {
 	// StringSize is the size of D's string type, as the checker has it
 	// (check.Config.StringSize); 0 means dtrace's default, 256.
 	StringSize int64
-	// Lazy compiles the libraries that depend on a kernel module's
-	// types ("#pragma D depends_on module") only when a script first
-	// names something they define (check.Checker.OnUndefined): they
-	// read many kernel types, which most scripts do not need.
+	// Lazy compiles the libraries only when a script first names
+	// something they define (check.Checker.OnUndefined), all of them
+	// then, in order: most scripts need none of their hundreds of
+	// definitions, and those that read kernel types cost the most.
 	Lazy bool
 	// Late is told of the libraries skipped when compiled lazily.
 	Late func(Skip)
@@ -98,7 +97,7 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	loaded := make(map[string]bool)
 	var later []*lib
 	if cfg.Lazy {
-		order, later = partition(order)
+		order, later = nil, order
 	}
 	skipped, err = compileAll(c, order, cfg, loaded, skipped)
 	if err != nil || len(later) == 0 {
@@ -179,84 +178,141 @@ func compileAll(c *check.Checker, libs []*lib, cfg *Config, loaded map[string]bo
 	return skipped, nil
 }
 
-// partition splits the ordered libraries into those compiled at once
-// and those that depend on a kernel module's types, with every library
-// that depends on one of those.
-func partition(order []*lib) (now, later []*lib) {
-	deferred := map[string]bool{}
-	for _, l := range order {
-		lazy := len(moduleDeps(l.Text)) > 0
-		for _, d := range l.deps {
-			lazy = lazy || deferred[d]
-		}
-		if lazy {
-			deferred[l.base] = true
-			later = append(later, l)
-		} else {
-			now = append(now, l)
-		}
-	}
-	return now, later
-}
-
-// moduleDeps returns the modules text names in "#pragma D depends_on
-// module" lines.
-func moduleDeps(text []byte) []string {
-	var mods []string
-	for line := range strings.Lines(string(text)) {
-		w := strings.Fields(strings.TrimLeft(line, " \t"))
-		if len(w) == 5 && w[0] == "#pragma" && w[1] == "D" && w[2] == "depends_on" && w[3] == "module" {
-			mods = append(mods, w[4])
-		}
-	}
-	return mods
-}
-
 // definedNames returns the names the libraries define: inlines,
-// typedefs, struct, union and enum tags and enumerators. The files are
-// parsed without types for it: the parser decides unknown names from
-// the syntax around them.
+// typedefs, struct, union and enum tags and enumerators. It scans the
+// text rather than parsing it, as it runs for every script: a
+// top-level statement that starts with inline defines the name before
+// its = or [, a typedef the last name before its ;, and struct, union
+// or enum followed by a name and { define that tag (and, for enum, the
+// names listed in its braces).
 func definedNames(libs []*lib) map[string]bool {
 	names := map[string]bool{}
 	for _, l := range libs {
-		prog, err := parser.ParseFile(l.Name, l.Text, &parser.Config{AllowEmpty: true})
-		if err != nil {
-			continue // compiling it will say what is wrong
-		}
-		for _, d := range prog.Decls {
-			switch d := d.(type) {
-			case *ast.InlineDecl:
-				names[d.Decl.Name] = true
-			case *ast.Declaration:
-				for _, dd := range d.Decls {
-					names[dd.Name] = true
-				}
-			}
-			ast.Inspect(d, func(n ast.Node) bool {
-				switch t := n.(type) {
-				case *ast.StructType:
-					kw := "struct "
-					if t.Union {
-						kw = "union "
-					}
-					if t.Members != nil && t.Name != "" {
-						names[kw+t.Name] = true
-					}
-				case *ast.EnumType:
-					if t.Enumerators != nil {
-						if t.Name != "" {
-							names["enum "+t.Name] = true
-						}
-						for _, e := range t.Enumerators {
-							names[e.Name.Name] = true
-						}
-					}
-				}
-				return true
-			})
-		}
+		scanNames(l.Text, names)
 	}
 	return names
+}
+
+func scanNames(text []byte, names map[string]bool) {
+	toks := tokens(text)
+	depth := 0
+	var stmt []string // the top-level statement so far
+	inEnum := false
+	for i, t := range toks {
+		switch t {
+		case "{":
+			depth++
+			if depth == 1 && len(stmt) >= 2 && isTag(stmt[len(stmt)-2]) {
+				names[stmt[len(stmt)-2]+" "+stmt[len(stmt)-1]] = true
+			}
+			inEnum = depth == 1 && len(stmt) >= 1 && (stmt[len(stmt)-1] == "enum" || len(stmt) >= 2 && stmt[len(stmt)-2] == "enum")
+		case "}":
+			depth--
+			inEnum = false
+		case ";":
+			if depth == 0 {
+				defineStmt(stmt, names)
+				stmt = stmt[:0]
+				continue
+			}
+		}
+		if inEnum && depth == 1 && isName(t) && i+1 < len(toks) && (toks[i+1] == "," || toks[i+1] == "=" || toks[i+1] == "}") {
+			names[t] = true
+		}
+		if depth == 0 {
+			stmt = append(stmt, t)
+		}
+	}
+}
+
+// defineStmt records the name a top-level statement defines.
+func defineStmt(stmt []string, names map[string]bool) {
+	if len(stmt) == 0 {
+		return
+	}
+	switch stmt[0] {
+	case "inline":
+		for i, t := range stmt {
+			if (t == "=" || t == "[") && i > 0 && isName(stmt[i-1]) {
+				names[stmt[i-1]] = true
+				return
+			}
+		}
+	case "typedef":
+		if last := stmt[len(stmt)-1]; isName(last) {
+			names[last] = true
+		}
+	}
+}
+
+func isTag(s string) bool { return s == "struct" || s == "union" || s == "enum" }
+
+func isName(s string) bool {
+	if s == "" || !(s[0] == '_' || s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
+		return false
+	}
+	switch s {
+	case "struct", "union", "enum", "inline", "typedef", "translator":
+		return false
+	}
+	return true
+}
+
+// tokens splits D text into names and single punctuation characters,
+// leaving out comments, strings, numbers and control lines.
+func tokens(text []byte) []string {
+	var toks []string
+	s := string(text)
+	lineStart := true
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '\n':
+			lineStart = true
+			i++
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			i++
+			continue
+		case lineStart && c == '#':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			continue
+		case strings.HasPrefix(s[i:], "/*"):
+			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+				i += j + 4
+			} else {
+				i = len(s)
+			}
+			continue
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j + 1
+		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			j := i
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			toks = append(toks, s[i:j])
+			i = j
+		case c >= '0' && c <= '9':
+			for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+				i++
+			}
+		default:
+			toks = append(toks, s[i:i+1])
+			i++
+		}
+		lineStart = false
+	}
+	return toks
 }
 
 // has reports whether what a library depends on is there.
