@@ -75,6 +75,8 @@ func TestPrograms(t *testing.T) {
 			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr}},
 		{"BEGIN { a = 4; trace((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * (a + a))))))); }",
 			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr}},
+		{"struct s { int a : 3; int b : 5; }; BEGIN { this->p = (struct s *)alloca(4); this->p->b = 7; trace(this->p->b); }",
+			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr}},
 		{"BEGIN { ftruncate(); printm(8, (uintptr_t *)alloca(8)); }", []dof.ActKind{dof.ActLibAct, dof.ActPrintm}},
 		{"BEGIN { s = speculation(); } BEGIN { speculate(s); trace(1); } BEGIN { commit(s); }", []dof.ActKind{dof.ActDIFExpr}},
 	}

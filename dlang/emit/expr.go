@@ -416,8 +416,46 @@ func (g *gen) assignTo(e ast.Expr, r uint8) {
 			return
 		}
 	}
+	if sel, ok := e.(*ast.SelectorExpr); ok && isMember(sel) && v.Flags&check.BitField != 0 {
+		g.storeBitfield(sel, r)
+		return
+	}
 	addr := g.address(e)
 	g.store(v.Type, r, addr)
+	g.regs.free(addr)
+}
+
+// storeBitfield stores the value in r into a bit-field member: the unit
+// of the member's type that holds it is read, the field's bits are
+// replaced, and the unit is written back.
+func (g *gen) storeBitfield(e *ast.SelectorExpr, r uint8) {
+	addr, m := g.member(e)
+	size := m.Type.Size()
+	unit := size * 8
+	start := m.Offset / unit * unit
+	if off := uint64(start / 8); off != 0 {
+		n := g.setInt(off)
+		g.ir.Emit(dif.ALU(dif.ADD, addr, n, addr))
+		g.regs.free(n)
+	}
+	shift := uint64(m.Offset - start)
+	mask := (uint64(1)<<uint64(m.BitSize) - 1) << shift
+	old := g.regs.alloc()
+	g.ir.Emit(dif.Mov(addr, old))
+	g.load(&types.Int{Name: "unit", Bytes: size}, false, old)
+	n := g.setInt(^mask)
+	g.ir.Emit(dif.ALU(dif.AND, old, n, old))
+	val := g.regs.alloc()
+	g.ir.Emit(dif.Mov(r, val))
+	g.ir.Setx(shift, n)
+	g.ir.Emit(dif.ALU(dif.SLL, val, n, val))
+	g.ir.Setx(mask, n)
+	g.ir.Emit(dif.ALU(dif.AND, val, n, val))
+	g.ir.Emit(dif.ALU(dif.OR, old, val, old))
+	g.store(&types.Int{Name: "unit", Bytes: size}, old, addr)
+	g.regs.free(n)
+	g.regs.free(val)
+	g.regs.free(old)
 	g.regs.free(addr)
 }
 
