@@ -1,7 +1,6 @@
 package btf
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -103,71 +102,10 @@ func parseTypeName(name string) (typeQuery, bool) {
 	case len(w) == 0:
 		return typeQuery{}, false
 	}
-	if alt, ok := intSpellings(w); ok {
+	if alt, ok := types.IntSpellings(w); ok {
 		return typeQuery{isInt: true, names: alt}, true
 	}
 	return typeQuery{names: []string{strings.Join(w, " ")}}, true
-}
-
-// intSpellings returns the spellings of the integer type named by the
-// words w: as written, as clang names it in BTF and as gcc does.
-func intSpellings(w []string) ([]string, bool) {
-	var signed, unsigned, char, short, int_, long int
-	for _, s := range w {
-		switch s {
-		case "signed":
-			signed++
-		case "unsigned":
-			unsigned++
-		case "char":
-			char++
-		case "short":
-			short++
-		case "int":
-			int_++
-		case "long":
-			long++
-		default:
-			return nil, false
-		}
-	}
-	if signed+unsigned > 1 || char > 1 || short > 1 || int_ > 1 || long > 2 ||
-		char+short+min(long, 1) > 1 || char == 1 && int_ == 1 {
-		return nil, false
-	}
-	var clang, gcc string
-	u := ""
-	if unsigned == 1 {
-		u = "unsigned "
-	}
-	switch {
-	case char == 1:
-		switch {
-		case signed == 1:
-			clang = "signed char"
-		case unsigned == 1:
-			clang = "unsigned char"
-		default:
-			clang = "char"
-		}
-		gcc = clang
-	case short == 1:
-		clang, gcc = u+"short", "short "+u+"int"
-	case long == 1:
-		clang, gcc = u+"long", "long "+u+"int"
-	case long == 2:
-		clang, gcc = u+"long long", "long long "+u+"int"
-	default:
-		clang, gcc = u+"int", u+"int"
-	}
-	written := strings.Join(w, " ")
-	names := []string{written}
-	for _, s := range []string{clang, gcc} {
-		if !slices.Contains(names, s) {
-			names = append(names, s)
-		}
-	}
-	return names, true
 }
 
 // LookupEnumerator returns the enum that has an enumerator called name,

@@ -1,6 +1,8 @@
 package btf
 
 import (
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
 	"bytes"
 	"debug/elf"
 	"errors"
@@ -117,14 +119,14 @@ func Open(file string, base *Module) (*Module, error) {
 	m, err := newModule(file, name, data, base)
 	if err != nil {
 		if mapped {
-			unmap(data)
+			mmap.Unmap(data)
 		}
 		return nil, err
 	}
 	if mapped {
 		// The converted types copy what they keep, so the mapping can
 		// go with the Module.
-		runtime.AddCleanup(m, unmap, data)
+		runtime.AddCleanup(m, func(b []byte) { mmap.Unmap(b) }, data)
 	}
 	return m, nil
 }
@@ -210,7 +212,7 @@ func readFile(file string) (data []byte, mapped bool, err error) {
 	if fi.IsDir() {
 		return nil, false, errors.New("is a directory")
 	}
-	if data, err := mmap(f, fi.Size()); err == nil {
+	if data, err := mmap.Map(f, fi.Size()); err == nil {
 		return data, true, nil
 	}
 	data, err = os.ReadFile(file)

@@ -1,6 +1,8 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -129,7 +131,7 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 	if err != nil {
 		return nil, nil, false
 	}
-	data, err := mmapFile(f, st.Size())
+	data, err := mmap.Map(f, st.Size())
 	if err != nil || data == nil {
 		mapped = nil
 		if data, err = os.ReadFile(p); err != nil {
@@ -150,7 +152,7 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 		}
 	}
 	if err != nil {
-		munmap(mapped)
+		mmap.Unmap(mapped)
 		img.DebugPath, img.Source = "", ""
 		if !errors.Is(err, errOldVersion) && !errors.Is(err, errStale) {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("ignoring index cache %s: %w", p, err)})

@@ -1,6 +1,8 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
 	"bytes"
 	"compress/zlib"
 	"debug/elf"
@@ -51,7 +53,7 @@ func openELF(path string) (*elfFile, error) {
 	}
 	e := &elfFile{path: path, f: f, osf: osf, size: st.Size(), mtime: st.ModTime()}
 	// Without a mapping, sections are read with ReadAt instead.
-	e.mapped, _ = mmapFile(osf, st.Size())
+	e.mapped, _ = mmap.Map(osf, st.Size())
 	e.addrs = make([]uint64, len(f.Sections))
 	var next uint64
 	for i, s := range f.Sections {
@@ -70,7 +72,7 @@ func openELF(path string) (*elfFile, error) {
 }
 
 func (e *elfFile) Close() error {
-	err := munmap(e.mapped)
+	err := mmap.Unmap(e.mapped)
 	e.mapped = nil
 	if cerr := e.osf.Close(); err == nil {
 		err = cerr

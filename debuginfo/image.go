@@ -1,6 +1,8 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -277,7 +279,7 @@ func fileCRC(f *os.File) (uint32, error) {
 func (img *Image) Close() error {
 	img.mu.Lock()
 	defer img.mu.Unlock()
-	err := munmap(img.mapped)
+	err := mmap.Unmap(img.mapped)
 	img.mapped, img.x = nil, nil
 	if img.elf != nil {
 		if cerr := img.elf.Close(); err == nil {

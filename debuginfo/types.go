@@ -274,68 +274,8 @@ func parseCTypeName(name string) (class int, names []string, ok bool) {
 			return classEnum, w[1:], true
 		}
 	}
-	if alt, ok := cIntSpellings(w); ok {
+	if alt, ok := types.IntSpellings(w); ok {
 		return classOther, alt, true
 	}
 	return classOther, []string{strings.Join(w, " ")}, true
-}
-
-// cIntSpellings returns the spellings of the integer type named by the
-// words w: as written, as clang names it and as gcc does.
-func cIntSpellings(w []string) ([]string, bool) {
-	var signed, unsigned, char, short, int_, long int
-	for _, s := range w {
-		switch s {
-		case "signed":
-			signed++
-		case "unsigned":
-			unsigned++
-		case "char":
-			char++
-		case "short":
-			short++
-		case "int":
-			int_++
-		case "long":
-			long++
-		default:
-			return nil, false
-		}
-	}
-	if signed+unsigned > 1 || char > 1 || short > 1 || int_ > 1 || long > 2 ||
-		char+short+min(long, 1) > 1 || char == 1 && int_ == 1 {
-		return nil, false
-	}
-	u := ""
-	if unsigned == 1 {
-		u = "unsigned "
-	}
-	var clang, gcc string
-	switch {
-	case char == 1:
-		switch {
-		case signed == 1:
-			clang = "signed char"
-		case unsigned == 1:
-			clang = "unsigned char"
-		default:
-			clang = "char"
-		}
-		gcc = clang
-	case short == 1:
-		clang, gcc = u+"short", "short "+u+"int"
-	case long == 1:
-		clang, gcc = u+"long", "long "+u+"int"
-	case long == 2:
-		clang, gcc = u+"long long", "long long "+u+"int"
-	default:
-		clang, gcc = u+"int", u+"int"
-	}
-	names := []string{strings.Join(w, " ")}
-	for _, s := range []string{clang, gcc} {
-		if !slices.Contains(names, s) {
-			names = append(names, s)
-		}
-	}
-	return names, true
 }

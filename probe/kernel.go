@@ -1,6 +1,8 @@
 package probe
 
 import (
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -229,8 +231,8 @@ func mapFile(path string) (data []byte, release func(), err error) {
 	if fi.IsDir() {
 		return nil, nil, fmt.Errorf("%s: is a directory", path)
 	}
-	if data, err := mmap(f, fi.Size()); err == nil {
-		return data, func() { munmap(data) }, nil
+	if data, err := mmap.Map(f, fi.Size()); err == nil {
+		return data, func() { mmap.Unmap(data) }, nil
 	}
 	data, err = io.ReadAll(f)
 	if err != nil {

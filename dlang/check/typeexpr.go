@@ -55,20 +55,25 @@ func (c *Checker) specType(s *ast.DeclSpec) types.Type {
 	case *ast.EnumType:
 		t = c.enumType(ts)
 	}
-	var q types.Qual
-	if s.Qual&ast.Const != 0 {
-		q |= types.Const
-	}
-	if s.Qual&ast.Volatile != 0 {
-		q |= types.Volatile
-	}
-	if s.Qual&ast.Restrict != 0 {
-		q |= types.Restrict
-	}
-	if q != 0 {
+	if q := qual(s.Qual); q != 0 {
 		t = &types.Qualified{Qual: q, Type: t}
 	}
 	return t
+}
+
+// qual converts the qualifiers of the syntax tree to the type model's.
+func qual(aq ast.Qualifier) types.Qual {
+	var q types.Qual
+	if aq&ast.Const != 0 {
+		q |= types.Const
+	}
+	if aq&ast.Volatile != 0 {
+		q |= types.Volatile
+	}
+	if aq&ast.Restrict != 0 {
+		q |= types.Restrict
+	}
+	return q
 }
 
 // basicType builds the name dt_decl_type looks up for C's type keywords:
@@ -368,17 +373,7 @@ func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.
 		switch dv := d.Derived[i].(type) {
 		case *ast.Pointer:
 			t = &types.Pointer{Elem: t}
-			if dv.Qual != 0 {
-				var q types.Qual
-				if dv.Qual&ast.Const != 0 {
-					q |= types.Const
-				}
-				if dv.Qual&ast.Volatile != 0 {
-					q |= types.Volatile
-				}
-				if dv.Qual&ast.Restrict != 0 {
-					q |= types.Restrict
-				}
+			if q := qual(dv.Qual); q != 0 {
 				t = &types.Qualified{Qual: q, Type: t}
 			}
 		case *ast.Array:

@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -218,4 +219,67 @@ func Builtin(strsize int64) (c, d *Scope) {
 		d.Insert(t.Name, t)
 	}
 	return c, d
+}
+
+// IntSpellings returns the spellings of the integer type named by the
+// words w (unsigned long int, long unsigned …): as written, as clang
+// writes it in debug information (unsigned long) and as gcc does (long
+// unsigned int), for type sources whose names come from either.
+func IntSpellings(w []string) ([]string, bool) {
+	var signed, unsigned, char, short, int_, long int
+	for _, s := range w {
+		switch s {
+		case "signed":
+			signed++
+		case "unsigned":
+			unsigned++
+		case "char":
+			char++
+		case "short":
+			short++
+		case "int":
+			int_++
+		case "long":
+			long++
+		default:
+			return nil, false
+		}
+	}
+	if signed+unsigned > 1 || char > 1 || short > 1 || int_ > 1 || long > 2 ||
+		char+short+min(long, 1) > 1 || char == 1 && int_ == 1 {
+		return nil, false
+	}
+	var clang, gcc string
+	u := ""
+	if unsigned == 1 {
+		u = "unsigned "
+	}
+	switch {
+	case char == 1:
+		switch {
+		case signed == 1:
+			clang = "signed char"
+		case unsigned == 1:
+			clang = "unsigned char"
+		default:
+			clang = "char"
+		}
+		gcc = clang
+	case short == 1:
+		clang, gcc = u+"short", "short "+u+"int"
+	case long == 1:
+		clang, gcc = u+"long", "long "+u+"int"
+	case long == 2:
+		clang, gcc = u+"long long", "long long "+u+"int"
+	default:
+		clang, gcc = u+"int", u+"int"
+	}
+	written := strings.Join(w, " ")
+	names := []string{written}
+	for _, s := range []string{clang, gcc} {
+		if !slices.Contains(names, s) {
+			names = append(names, s)
+		}
+	}
+	return names, true
 }

@@ -1,6 +1,9 @@
 package types
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestString(t *testing.T) {
 	foo := &Struct{Name: "foo"}
@@ -122,5 +125,27 @@ func TestLoadModule(t *testing.T) {
 	}
 	if _, _, err := u.Lookup("nosuch`int"); err == nil {
 		t.Error("a module Load cannot open was found")
+	}
+}
+
+func TestIntSpellings(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"unsigned long", []string{"unsigned long", "long unsigned int"}},
+		{"long unsigned int", []string{"long unsigned int", "unsigned long"}},
+		{"signed char", []string{"signed char"}},
+		{"int", []string{"int"}},
+		{"short", []string{"short", "short int"}},
+	}
+	for _, tt := range tests {
+		got, ok := IntSpellings(strings.Fields(tt.in))
+		if !ok || strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("IntSpellings(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+		}
+	}
+	if _, ok := IntSpellings([]string{"struct", "x"}); ok {
+		t.Error("IntSpellings took a struct for an integer")
 	}
 }
