@@ -316,7 +316,9 @@ func (g *gen) compare(e *ast.BinaryExpr) uint8 {
 		g.ir.Emit(dif.Cmp(dif.CMP, l, r))
 	}
 	g.regs.free(r)
-	signed := lv.Flags&check.Signed != 0 && rv.Flags&check.Signed != 0
+	// As dt_cg_compare_signed: integers compare by the sign of their
+	// promoted type, anything else unsigned.
+	signed := types.IsInteger(lv.Type) && types.IsInteger(rv.Type) && signed(types.Promote(lv.Type, rv.Type))
 	var op dif.Op
 	switch e.Op {
 	case token.EQU:
