@@ -280,6 +280,9 @@ func empty(prog *ast.Program) bool {
 func (c *Checker) errorf(pos token.Pos, tag diag.Tag, format string, args ...any) {
 	// dtrace's messages end in a newline, which dt_set_errmsg cuts.
 	c.err = diag.Errorf(pos, tag, strings.TrimSuffix(format, "\n"), args...)
+	if c.inClause {
+		c.err.Region = c.label
+	}
 	panic(bailout{})
 }
 
@@ -296,6 +299,7 @@ func (c *Checker) clause(cl *ast.Clause) {
 		c.clauseActs = clauseActions{}
 		c.probeArgs, c.probeXArgs = nil, nil
 		c.probeDesc = d.String()
+		c.label = "" // matching the description is no part of the clause
 		if c.cfg.Probes != nil {
 			m, err := c.cfg.Probes.Match(d)
 			var de *diag.Error
@@ -383,6 +387,7 @@ func (c *Checker) actions(list []ast.Stmt) {
 // compile applies the checks dtrace makes as it compiles each
 // statement into actions (dt_compile_one_clause), in order.
 func (c *Checker) compile(list []ast.Stmt) {
+	c.label = "action list"
 	for _, s := range list {
 		switch s := s.(type) {
 		case *ast.ExprStmt:

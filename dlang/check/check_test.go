@@ -201,3 +201,20 @@ func TestDestructive(t *testing.T) {
 		}
 	}
 }
+
+// TestRegion checks that errors say which part of a clause they lie in,
+// which dtrace prints for programs without lines.
+func TestRegion(t *testing.T) {
+	for src, want := range map[string]string{
+		"BEGIN { trace(x); }":     "action list",
+		"BEGIN /y/ { trace(1); }": "predicate",
+		"BEGIN /1/ { trace(); }":  "action list",
+		"int x; int x[int];":      "",
+	} {
+		_, err := checkSource(src)
+		var de *diag.Error
+		if !errors.As(err, &de) || de.Region != want {
+			t.Errorf("%s: %v, region %q; want %q", src, err, de.Region, want)
+		}
+	}
+}

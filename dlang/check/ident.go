@@ -151,10 +151,9 @@ func (id *Ident) unref() bool {
 type cookKind uint8
 
 const (
-	cookPlain  cookKind = iota // by type, or by prototype for functions
-	cookArgs                   // args[]: typed by the probe's arguments
-	cookRegs                   // regs[] and uregs[]
-	cookPrintf                 // printf-like: arguments checked by format
+	cookPlain cookKind = iota // by type, or by prototype for functions
+	cookArgs                  // args[]: typed by the probe's arguments
+	cookRegs                  // regs[] and uregs[]
 )
 
 // scope is one namespace: a table of identifiers by name.

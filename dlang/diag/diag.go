@@ -36,6 +36,10 @@ type Error struct {
 	Pos token.Pos
 	Tag Tag
 	Msg string
+	// Region names the part of a clause the error lies in ("predicate"
+	// or "action list"), which dtrace says when it has no line to give:
+	// for programs given on the command line.
+	Region string
 }
 
 // Error formats the error as dtrace does without errtags and without
@@ -44,7 +48,8 @@ func (e *Error) Error() string { return e.Format("", false) }
 
 // Format renders the error as dt_set_errmsg does: an optional "[D_TAG] "
 // prefix, then `"file", line N: ` when the error lies in a file other
-// than main (an included one), else "line N: ", then the message.
+// than main (an included one), else "line N: ", or "in region: " when
+// there is no line, then the message.
 func (e *Error) Format(main string, tags bool) string {
 	var b []byte
 	if tags {
@@ -62,6 +67,10 @@ func (e *Error) Format(main string, tags bool) string {
 	case e.Pos.IsValid():
 		b = append(b, "line "...)
 		b = strconv.AppendInt(b, int64(e.Pos.Line), 10)
+		b = append(b, ": "...)
+	case e.Region != "":
+		b = append(b, "in "...)
+		b = append(b, e.Region...)
 		b = append(b, ": "...)
 	}
 	b = append(b, e.Msg...)
