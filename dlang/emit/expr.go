@@ -319,6 +319,10 @@ func (g *gen) compare(e *ast.BinaryExpr) uint8 {
 	// As dt_cg_compare_signed: integers compare by the sign of their
 	// promoted type, anything else unsigned.
 	signed := types.IsInteger(lv.Type) && types.IsInteger(rv.Type) && signed(types.Promote(lv.Type, rv.Type))
+	if types.IsString(lv.Type) || types.IsString(rv.Type) {
+		// scmp sets only the sign: strings compare signed.
+		signed = true
+	}
 	var op dif.Op
 	switch e.Op {
 	case token.EQU:
@@ -665,30 +669,60 @@ func (g *gen) bitfield(r uint8, m types.Member, user bool) uint8 {
 // keys pushes the keys of an associative array reference on the tuple
 // stack.
 func (g *gen) keys(keys []ast.Expr) {
-	g.ir.Emit(dif.Instr(dif.FLUSHTS) << 24)
-	for _, k := range keys {
-		g.push(k)
-	}
+	g.arglist(keys)
 }
 
-// push pushes one value on the tuple stack: by value, or by reference
-// with its size.
-func (g *gen) push(e ast.Expr) {
-	v := g.value(e)
-	r := g.expr(e)
-	if byRef(v) {
-		size := uint64(v.Type.Size())
-		typ := uint8(dif.TypeCTF)
-		if types.IsString(v.Type) {
-			typ, size = dif.TypeString, uint64(g.strsize)
-		}
-		n := g.setInt(size)
-		g.ir.Emit(dif.Pushtr(typ, n, r))
-		g.regs.free(n)
-	} else {
-		g.ir.Emit(dif.Pushtv(dif.TypeCTF, r))
+// arglist puts the values of a call's arguments or an array's keys on
+// the tuple stack, as dt_cg_arglist does: every value is computed
+// first, since computing one may use the tuple stack itself (a call),
+// then the stack is flushed and the values pushed in order. A value
+// held while registers run short waits in a spill slot.
+func (g *gen) arglist(list []ast.Expr) {
+	type held struct {
+		reg     uint8
+		spilled bool
+		slot    dif.VarRef
 	}
-	g.regs.free(r)
+	vals := make([]held, len(list))
+	base := g.spills
+	for i, a := range list {
+		if g.regs.nfree() < spillReserve {
+			// Spill the values held so far to make room.
+			for j := range vals[:i] {
+				if !vals[j].spilled {
+					vals[j].slot = g.spillSlot()
+					g.spills++
+					g.ir.StoreVar(dif.STLS, vals[j].slot, vals[j].reg)
+					g.regs.free(vals[j].reg)
+					vals[j].spilled = true
+				}
+			}
+		}
+		vals[i].reg = g.expr(a)
+	}
+	g.ir.Emit(dif.Instr(dif.FLUSHTS) << 24)
+	for i, a := range list {
+		r := vals[i].reg
+		if vals[i].spilled {
+			r = g.regs.alloc()
+			g.ir.LoadVar(dif.LDLS, vals[i].slot, r)
+		}
+		v := g.value(a)
+		if byRef(v) {
+			size := uint64(v.Type.Size())
+			typ := uint8(dif.TypeCTF)
+			if types.IsString(v.Type) {
+				typ, size = dif.TypeString, uint64(g.strsize)
+			}
+			n := g.setInt(size)
+			g.ir.Emit(dif.Pushtr(typ, n, r))
+			g.regs.free(n)
+		} else {
+			g.ir.Emit(dif.Pushtv(dif.TypeCTF, r))
+		}
+		g.regs.free(r)
+	}
+	g.spills = base
 }
 
 func (g *gen) index(e *ast.IndexExpr, v *check.Value) uint8 {
@@ -708,12 +742,28 @@ func (g *gen) index(e *ast.IndexExpr, v *check.Value) uint8 {
 	}
 	if id != nil && id.Kind == check.Array {
 		g.keys(e.Index)
-		op := dif.LDGAA
+		ld, st := dif.LDGAA, dif.STGAA
 		if id.Space == check.ThreadLocal {
-			op = dif.LDTAA
+			ld, st = dif.LDTAA, dif.STTAA
 		}
+		ref := g.varRef(id)
 		r := g.regs.alloc()
-		g.ir.LoadVar(op, g.varRef(id), r)
+		g.ir.LoadVar(ld, ref, r)
+		if id.Type != nil && typedRef(id.Type) && !types.IsString(id.Type) {
+			// An element of structs or arrays that does not exist yet
+			// is made, zeroed, so that it reads as zeroes and members
+			// can be stored into it; the keys are still on the tuple
+			// stack.
+			done := g.ir.NewLabel()
+			g.ir.Emit(dif.Tst(r))
+			g.ir.Branch(dif.BNE, done)
+			n := g.setInt(uint64(id.Type.Size()))
+			g.ir.Emit(dif.Allocs(n, r))
+			g.regs.free(n)
+			g.ir.StoreVar(st, ref, r)
+			g.ir.LoadVar(ld, ref, r)
+			g.ir.Mark(done)
+		}
 		return r
 	}
 	r := g.element(e)
@@ -771,10 +821,7 @@ func (g *gen) call(e *ast.CallExpr, v *check.Value) uint8 {
 		}
 		g.fail(diag.D_CG_EXPR, "%s %s( ) may not be called from a D expression (D program context required)", kind, name)
 	}
-	g.ir.Emit(dif.Instr(dif.FLUSHTS) << 24)
-	for _, a := range e.Args {
-		g.push(a)
-	}
+	g.arglist(e.Args)
 	r := g.regs.alloc()
 	g.ir.Emit(dif.Call(uint16(id.ID), r))
 	return r
