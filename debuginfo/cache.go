@@ -1,8 +1,6 @@
 package debuginfo
 
 import (
-	"github.com/kdtrace/kdtrace/internal/mmap"
-
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +9,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/internal/mmap"
 )
 
 // The cache holds one file per image, named by its build-id (or, without
@@ -30,7 +31,9 @@ const (
 	cacheVersion = 3
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is made on first use: building it costs a quarter of a
+// millisecond, too much for every start of the command.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (o *Options) cacheDir() (string, error) {
 	if o.CacheDir != "" {
@@ -245,7 +248,7 @@ func encodeIndex(h cacheHeader, st BuildStats, t *tables) []byte {
 		e.u64(r.Lo)
 		e.u64(r.Hi)
 	}
-	e.u32(crc32.Checksum(e.b, castagnoli))
+	e.u32(crc32.Checksum(e.b, castagnoli()))
 	return e.b
 }
 
@@ -299,7 +302,7 @@ func decodeIndex(data []byte) (h cacheHeader, st BuildStats, x *index, err error
 		return h, st, nil, errors.New("bad magic")
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(data[len(body):]) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return h, st, nil, errors.New("checksum mismatch")
 	}
 	d := decoder{b: body[len(cacheMagic):]}

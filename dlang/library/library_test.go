@@ -641,28 +641,40 @@ func TestScriptDependencies(t *testing.T) {
 func TestLazy(t *testing.T) {
 	files := []library.File{
 		lib("a.d", "inline int A = 1;"),
-		lib("k.d", "#pragma D depends_on module ext4\ninline int K = A + 1;\ntypedef int k_t;"),
+		lib("k.d", "#pragma D depends_on module ext4\ninline int K = A + 1;\ntypedef int k_t;\nstruct\n\tks { int x; };"),
 		lib("l.d", "#pragma D depends_on library k.d\ninline int L = K + 1;"),
 	}
 	mods := []types.Module{fakeModule("ext4")}
-	c := check.NewChecker(&check.Config{Modules: mods})
-	var late []library.Skip
-	if _, err := library.Load(c, files, &library.Config{Modules: mods, Lazy: true, Late: func(s library.Skip) { late = append(late, s) }}); err != nil {
-		t.Fatal(err)
+	load := func() (*check.Checker, *[]library.Skip) {
+		c := check.NewChecker(&check.Config{Modules: mods})
+		late := new([]library.Skip)
+		if _, err := library.Load(c, files, &library.Config{Modules: mods, Lazy: true, Late: func(s library.Skip) { *late = append(*late, s) }}); err != nil {
+			t.Fatal(err)
+		}
+		return c, late
 	}
-	// Nothing of k.d and l.d is compiled until a script names it.
-	if _, err := compile(c, "BEGIN { trace(A); }"); err != nil {
-		t.Fatal(err)
-	}
-	for _, src := range []string{"BEGIN { trace(L); }", "BEGIN { x = (k_t)1; trace(K); }"} {
+	// Nothing of k.d and l.d is compiled until a script names it: an
+	// inline, a typedef or a struct tag, however the text spaces it.
+	for _, src := range []string{
+		"BEGIN { trace(L); }",
+		"BEGIN { x = (k_t)1; trace(K); }",
+		"BEGIN { trace(sizeof (struct ks)); }",
+	} {
+		c, late := load()
+		if _, err := compile(c, "BEGIN { y = 1; trace(y); }"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := compile(c, src); err != nil {
 			t.Errorf("%s: %v", src, err)
 		}
+		if len(*late) != 0 {
+			t.Errorf("%s: late skips: %v", src, *late)
+		}
 	}
-	if len(late) != 0 {
-		t.Errorf("late skips: %v", late)
-	}
-	if _, err := compile(c, "BEGIN { trace(NOSUCH); }"); err == nil {
-		t.Error("an undefined name compiled")
+	c, _ := load()
+	for _, src := range []string{"BEGIN { trace(NOSUCH); }", "BEGIN { trace(sizeof (struct nosuch)); }"} {
+		if _, err := compile(c, src); err == nil {
+			t.Errorf("%s: an undefined name compiled", src)
+		}
 	}
 }

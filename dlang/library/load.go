@@ -1,6 +1,7 @@
 package library
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -103,10 +104,21 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	if err != nil || len(later) == 0 {
 		return skipped, err
 	}
-	names := definedNames(later)
+	// The names the libraries define are scanned for only when a name
+	// the program leaves undefined occurs in their text at all: most
+	// undefined names are the program's own variables, and scanning
+	// every library on every run would cost more than the rest of a
+	// small script's compilation.
+	var names map[string]bool
 	done := false
 	c.OnUndefined(func(name string) bool {
-		if done || !names[name] {
+		if done || !mentioned(later, name) {
+			return false
+		}
+		if names == nil {
+			names = definedNames(later)
+		}
+		if !names[name] {
 			return false
 		}
 		done = true
@@ -191,6 +203,18 @@ func definedNames(libs []*lib) map[string]bool {
 		scanNames(l.Text, names)
 	}
 	return names
+}
+
+// mentioned reports whether name, or the tag of a name such as
+// "struct tag", occurs in the text of any of libs.
+func mentioned(libs []*lib, name string) bool {
+	word := []byte(name[strings.LastIndexByte(name, ' ')+1:])
+	for _, l := range libs {
+		if bytes.Contains(l.Text, word) {
+			return true
+		}
+	}
+	return false
 }
 
 func scanNames(text []byte, names map[string]bool) {
@@ -384,7 +408,8 @@ func libraryDeps(text []byte) []string {
 	var deps []string
 	for line := range strings.Lines(string(text)) {
 		line = strings.TrimLeft(line, " \t")
-		if !strings.HasPrefix(line, "#") {
+		// Most control lines are bindings: look no closer at them.
+		if !strings.HasPrefix(line, "#") || !strings.Contains(line, "depends_on") {
 			continue
 		}
 		w := strings.Fields(line[1:])
