@@ -50,7 +50,7 @@ func lookup(t testing.TB, m *Module, name string) types.Type {
 // after a colon.
 func layout(t types.Type) []string {
 	var out []string
-	for _, m := range types.Resolve(t).(*types.Struct).Members {
+	for _, m := range types.Resolve(t).(*types.Struct).Members() {
 		name := m.Name
 		if name == "" {
 			name = "-"
@@ -181,7 +181,7 @@ func testKinds(t *testing.T, data []byte) {
 
 	// The same ID always gives the same pointer.
 	lh := lookup(t, m, "struct list_head")
-	if p := lh.(*types.Struct).Members[0].Type.(*types.Pointer); p.Elem != lh {
+	if p := lh.(*types.Struct).Members()[0].Type.(*types.Pointer); p.Elem != lh {
 		t.Errorf("list_head.next points to %p, not to struct list_head %p", p.Elem, lh)
 	}
 	if lookup(t, m, "struct list_head") != lh {
@@ -352,11 +352,11 @@ func TestSplit(t *testing.T) {
 	if diff := cmp.Diff([]string{"d struct dev * @0", "x u32 @64"}, layout(only)); diff != "" {
 		t.Errorf("struct mod_only (-want +got):\n%s", diff)
 	}
-	d := only.Members[0].Type.(*types.Pointer).Elem.(*types.Struct)
+	d := only.Members()[0].Type.(*types.Pointer).Elem.(*types.Struct)
 	if d.Module != "my_mod" || d.Incomplete || d != lookup(t, mod, "struct dev") {
 		t.Errorf("mod_only.d points to %+v, not to the module's struct dev", d)
 	}
-	if u := only.Members[1].Type; u != lookup(t, kernel, "u32") || u.(*types.Typedef).Module != "vmlinux" {
+	if u := only.Members()[1].Type; u != lookup(t, kernel, "u32") || u.(*types.Typedef).Module != "vmlinux" {
 		t.Errorf("mod_only.x is not the kernel's u32")
 	}
 	// The module's forward declaration gives way to the kernel's
@@ -386,6 +386,15 @@ func TestSplit(t *testing.T) {
 	if f, _, _ := mod.LookupFunc("kernel_fn"); f != nil {
 		t.Errorf("the module has the kernel's function")
 	}
+}
+
+// loaded returns t and err, or if t is a struct or union, the error of
+// loading its members: they are converted when first asked for.
+func loaded(t types.Type, err error) (types.Type, error) {
+	if s, ok := t.(*types.Struct); ok && err == nil {
+		err = s.Err()
+	}
+	return t, err
 }
 
 // TestCycles checks that types containing themselves by value are
@@ -431,7 +440,7 @@ func TestCycles(t *testing.T) {
 			tc.make(b)
 			m := open(t, "vmlinux", b.bytes(binary.LittleEndian), nil)
 			for range 2 {
-				typ, err := m.LookupType(tc.bad)
+				typ, err := loaded(m.LookupType(tc.bad))
 				if err == nil || !strings.Contains(err.Error(), "itself") {
 					t.Fatalf("LookupType(%q) = %v, %v; want an error", tc.bad, typ, err)
 				}
@@ -543,7 +552,7 @@ func TestErrors(t *testing.T) {
 				if name, ok := strings.CutPrefix(tc.lookup, "func "); ok {
 					_, _, err = m.LookupFunc(name)
 				} else {
-					_, err = m.LookupType(tc.lookup)
+					_, err = loaded(m.LookupType(tc.lookup))
 				}
 			}
 			var e *Error

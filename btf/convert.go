@@ -10,18 +10,19 @@ import (
 // always gives the same Go pointer. A type is memoised before its parts
 // are converted, which ends the recursion of types that refer to
 // themselves (struct list_head's next), and each conversion is then
-// checked for cycles that C cannot write: see checkCycles.
+// checked for cycles that C cannot write: see checkCycles. A struct's
+// members are converted only when they are first asked for (see
+// loadMembers), so a conversion stops at structs.
 type converter struct {
-	index   []uint32       // by ID - firstID: 1 + the type's place in done, or 0
-	done    [][]types.Type // the types converted, in order, in chunks that never move
-	n       uint32         // the number of types in done
-	start   uint32         // n when the current conversion began
-	journal []entry        // the types memoised by the current conversion, as in done
-	values  []uint32       // the members that structs in the journal hold by value
-	depth   int            // the depth of convert's recursion
-	walk    []step         // scratch for checkCycles
-	chain   []int          // scratch for checkCycles
-	pieces  [][]byte       // scratch for joinNames
+	index   []uint32               // by ID - firstID: 1 + the type's place in done, or 0
+	done    [][]types.Type         // the types converted, in order, in chunks that never move
+	n       uint32                 // the number of types in done
+	start   uint32                 // n when the current conversion began
+	journal []entry                // the types memoised by the current conversion, as in done
+	depth   int                    // the depth of convert's recursion
+	chain   []int                  // scratch for checkCycles
+	pieces  [][]byte               // scratch for joinNames
+	loading map[*types.Struct]bool // the structs whose members are being loaded
 
 	// Slabs: the kernel's task_struct alone brings in 6,000 types, and
 	// allocating them a chunk at a time saves two allocations in three.
@@ -56,9 +57,8 @@ const chunkBits = 10
 
 // An entry is a type memoised by the current conversion, as
 // checkCycles needs it: its ID and kind; the one type it refers to (an
-// element, target or result) or, for a struct or union, where its list
-// in values starts; the checks to which that type matters; and its
-// states.
+// element, target or result); the checks to which that type matters;
+// and its states.
 type entry struct {
 	id, next           uint32
 	kind, edges, state uint8
@@ -97,14 +97,26 @@ func (m *Module) typeByID(id uint32) (types.Type, error) {
 		defer m.base.mu.Unlock()
 		return m.base.typeByID(id)
 	}
+	var t types.Type
+	err := m.transaction(func() (err error) {
+		t, err = m.convert(id)
+		return err
+	})
+	return t, err
+}
+
+// transaction runs conv, a conversion, and checks the types it made for
+// cycles. If either fails, the types it made are forgotten. The caller
+// holds m.mu.
+func (m *Module) transaction(conv func() error) error {
 	c := &m.conv
 	if c.index == nil {
 		// A slice rather than a map: lookups by ID are the
 		// converter's commonest step, and 4 bytes a type is cheap.
 		c.index = make([]uint32, len(m.offs))
 	}
-	c.journal, c.values, c.start = c.journal[:0], c.values[:0], c.n
-	t, err := m.convert(id)
+	c.journal, c.start = c.journal[:0], c.n
+	err := conv()
 	if err == nil {
 		err = m.checkCycles()
 	}
@@ -116,9 +128,8 @@ func (m *Module) typeByID(id uint32) (types.Type, error) {
 			c.done[(c.n-1)>>chunkBits][(c.n-1)&(1<<chunkBits-1)] = nil
 		}
 		c.depth = 0
-		return nil, err
 	}
-	return t, nil
+	return err
 }
 
 // memoize records t as the type with the given ID, record r, and
@@ -175,7 +186,7 @@ func (m *Module) build(id uint32) (types.Type, error) {
 		return nil, err
 	}
 	var name string
-	if k := r.kind(); k != kindStruct && k != kindUnion && k != kindEnum && k != kindEnum64 {
+	if k := r.kind(); k != kindEnum && k != kindEnum64 {
 		if name, err = m.nameAt(r.nameOff); err != nil {
 			return nil, err
 		}
@@ -227,9 +238,12 @@ func (m *Module) build(id uint32) (types.Type, error) {
 
 	case kindStruct, kindUnion:
 		t := m.conv.structs.new()
-		*t = types.Struct{Module: m.name, Union: k == kindUnion, Bytes: int64(r.sizeOrType)}
-		j := m.memoize(id, r, t)
-		return t, m.members(j, r, t)
+		*t = types.Struct{Module: m.name, Name: name, Union: k == kindUnion, Bytes: int64(r.sizeOrType)}
+		m.memoize(id, r, t)
+		if r.vlen() > 0 {
+			t.LoadMembers(func() ([]types.Member, error) { return m.loadMembers(id, t) })
+		}
+		return t, nil
 
 	case kindTypedef:
 		t := &types.Typedef{Module: m.name, Name: name}
@@ -291,9 +305,10 @@ var qualOf = [numKinds]types.Qual{kindConst: types.Const, kindVolatile: types.Vo
 // assume so: Size and Align follow typedefs, qualifiers, arrays and a
 // struct's members; String follows pointers, arrays, qualifiers and a
 // function's result. checkCycles looks for a cycle along either set of
-// edges among the types of the current conversion: a cycle through an
-// older type would have been found when that type was converted, as
-// every type an older one reaches is older too.
+// edges among the types of the current conversion, which ends at
+// structs: a cycle through an older type would have been found when
+// that type was converted, as every type an older one reaches is older
+// too. A cycle through a struct's members is loadMembers' to find.
 
 // The states of a type in the journal.
 const (
@@ -302,14 +317,6 @@ const (
 	derivOpen             // on checkDeriv's chain
 	derivDone             // in no cycle that String follows
 )
-
-// A step is a type on checkValue's path, by its place in the journal,
-// and the place in values of the next member to follow from a struct
-// or union.
-type step struct {
-	j    int
-	next uint32
-}
 
 func (m *Module) checkCycles() error {
 	for j := range m.conv.journal {
@@ -362,91 +369,126 @@ func (m *Module) checkDeriv(j int) error {
 	return nil
 }
 
-// checkValue walks, depth first from the type at j in the journal, the
-// types that Size and Align follow: a typedef's or qualifier's type, an
-// array's element and a struct's members.
+// checkValue follows, from the type at j in the journal, the chain of
+// types that Size and Align follow: a typedef's or qualifier's type and
+// an array's element. The chain ends at a struct, whose members
+// loadMembers checks when it converts them.
 func (m *Module) checkValue(j int) error {
 	c := &m.conv
-	if e := &c.journal[j]; e.state&valueDone != 0 || !containsValues[e.kind] {
-		e.state |= valueDone
-		return nil
+	c.chain = c.chain[:0]
+	for ok := true; ok && c.journal[j].state&valueDone == 0; {
+		e := &c.journal[j]
+		if e.state&valueOpen != 0 {
+			return m.errorf("type %d contains itself", e.id)
+		}
+		e.state |= valueOpen
+		c.chain = append(c.chain, j)
+		if !containsValues[e.kind] || e.edges&valueEdge == 0 {
+			break
+		}
+		j, ok = m.entry(e.next)
 	}
-	c.walk = append(c.walk[:0], m.step(j))
-	for len(c.walk) > 0 {
-		s := &c.walk[len(c.walk)-1]
-		e := &c.journal[s.j]
-		var to uint32
-		switch {
-		case e.kind == kindStruct || e.kind == kindUnion:
-			to = c.values[s.next] // 0 at the end of the list
-			s.next++
-		case s.next == 0 && e.edges&valueEdge != 0:
-			to = e.next
-			s.next++
-		}
-		if to == 0 {
-			e.state = e.state&^valueOpen | valueDone
-			c.walk = c.walk[:len(c.walk)-1]
+	for _, j := range c.chain {
+		c.journal[j].state = c.journal[j].state&^valueOpen | valueDone
+	}
+	return nil
+}
+
+// containsValues tells the kinds whose one referred type a value of
+// theirs contains.
+var containsValues = [numKinds]bool{
+	kindTypedef: true, kindConst: true, kindVolatile: true, kindRestrict: true,
+	kindTypeTag: true, kindArray: true,
+}
+
+// loadMembers converts the members of struct or union t, type id, the
+// first time they are asked for. It then checks that t does not contain
+// itself: it loads each struct a member holds by value (through
+// typedefs, qualifiers and arrays), whose own loading checks its members
+// in turn, so a struct that is met again while its members are being
+// loaded is one that contains itself. Types that C can write never do.
+func (m *Module) loadMembers(id uint32, t *types.Struct) ([]types.Member, error) {
+	m.mu.Lock()
+	c := &m.conv
+	if c.loading == nil {
+		c.loading = make(map[*types.Struct]bool)
+	}
+	c.loading[t] = true
+	var ms []types.Member
+	err := m.transaction(func() (err error) {
+		ms, err = m.members(id)
+		return err
+	})
+	m.mu.Unlock()
+	if err == nil {
+		err = m.checkContained(id, ms)
+	}
+	m.mu.Lock()
+	delete(c.loading, t)
+	m.mu.Unlock()
+	return ms, err
+}
+
+// checkContained loads the structs that ms, the members of type id,
+// hold by value, and fails if one is being loaded already.
+func (m *Module) checkContained(id uint32, ms []types.Member) error {
+	for _, mb := range ms {
+		s := valueStruct(mb.Type)
+		if s == nil {
 			continue
 		}
-		tj, ok := m.entry(to)
-		if !ok {
-			continue
+		m.mu.Lock()
+		again := m.conv.loading[s]
+		m.mu.Unlock()
+		if again {
+			return m.errorf("type %d contains itself", id)
 		}
-		switch te := &c.journal[tj]; {
-		case te.state&valueOpen != 0:
-			return m.errorf("type %d contains itself", te.id)
-		case te.state&valueDone != 0:
-		case !containsValues[te.kind]:
-			te.state |= valueDone
-		default:
-			c.walk = append(c.walk, m.step(tj))
+		if err := s.Err(); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// containsValues tells the kinds that contain other types by value.
-var containsValues = [numKinds]bool{
-	kindTypedef: true, kindConst: true, kindVolatile: true, kindRestrict: true,
-	kindTypeTag: true, kindArray: true, kindStruct: true, kindUnion: true,
-}
-
-// step starts checkValue's visit of the type at j in the journal.
-func (m *Module) step(j int) step {
-	e := &m.conv.journal[j]
-	e.state |= valueOpen
-	if e.kind == kindStruct || e.kind == kindUnion {
-		return step{j: j, next: e.next}
+// valueStruct returns the struct or union that a value of type t is or
+// holds, through typedefs, qualifiers and arrays, or nil. The chain was
+// checked for cycles when it was converted.
+func valueStruct(t types.Type) *types.Struct {
+	for range 64 {
+		switch u := t.(type) {
+		case *types.Typedef:
+			t = u.Type
+		case *types.Qualified:
+			t = u.Type
+		case *types.Array:
+			t = u.Elem
+		case *types.Struct:
+			return u
+		default:
+			return nil
+		}
 	}
-	return step{j: j}
+	return nil
 }
 
-// members fills in the name and members of struct or union t, record
-// r, at j in the journal.
-func (m *Module) members(j int, r record, t *types.Struct) error {
+// members converts the members of the struct or union of type id. The
+// caller holds m.mu.
+func (m *Module) members(id uint32) ([]types.Member, error) {
+	r, err := m.record(id)
+	if err != nil {
+		return nil, err
+	}
 	n := r.vlen()
 	ms := m.conv.members.slice(n)
-	err := m.joinNames(n+1, func(i int) uint32 {
-		if i == 0 {
-			return r.nameOff
-		}
-		return r.word(3 * (i - 1))
-	}, func(i int, name string) {
-		if i == 0 {
-			t.Name = name
-		} else {
-			ms[i-1].Name = name
-		}
-	})
+	err = m.joinNames(n, func(i int) uint32 { return r.word(3 * i) }, func(i int, name string) { ms[i].Name = name })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i := range ms {
 		typ, off := r.word(3*i+1), r.word(3*i+2)
 		mt, err := m.convert(typ)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ms[i].Type, ms[i].Offset = mt, int64(off)
 		if r.kflag() {
@@ -459,20 +501,7 @@ func (m *Module) members(j int, r record, t *types.Struct) error {
 			}
 		}
 	}
-	if n > 0 {
-		t.Members = ms
-	}
-	// List the members that can hold others by value, once the
-	// recursion has added the lists of the structs converted above.
-	c := &m.conv
-	c.journal[j].next = uint32(len(c.values))
-	for i := range ms {
-		if edges(ms[i].Type)&valueEdge != 0 {
-			c.values = append(c.values, r.word(3*i+1))
-		}
-	}
-	c.values = append(c.values, 0)
-	return nil
+	return ms, nil
 }
 
 // joinNames calls set with the n names at offsets off(0) … off(n-1),

@@ -18,11 +18,13 @@
 //     variables and enumerators (19,000, 1.5 ms). A program that looks
 //     up only types never hashes a function's name.
 //  4. A type found by name is converted to a types.Type together with
-//     every type it refers to, since a types.Struct holds its members'
-//     types. Conversion memoises by ID, so the same ID always gives the
-//     same Go pointer and recursive types (struct list_head) become
-//     cycles. struct task_struct brings in 6,000 of the kernel's types,
-//     in 3 to 5 ms; most programs' other types are among them.
+//     the types it refers to, up to structs and unions: their members
+//     are converted when first asked for (types.Struct.LoadMembers), as
+//     struct task_struct alone reaches 6,000 of the kernel's types
+//     through its pointers (3 to 5 ms to convert them all) and a program
+//     reads a few members. Conversion memoises by ID, so the same ID
+//     always gives the same Go pointer and recursive types (struct
+//     list_head) become cycles.
 //
 // A Module implements types.Module and types.EnumValues, so a
 // types.Universe searches it like D's own containers. Split BTF
@@ -48,7 +50,8 @@
 // not types: LookupFunc and LookupVar give their types.
 //
 // Malformed BTF is reported as an *Error naming the file: by Open for a
-// bad header, by the lookups for bad records. So are types that refer to
-// themselves other than through a struct and a pointer, as C's cannot,
-// and on which the types package's methods would not return.
+// bad header, by the lookups for bad records, and by a struct's Err for
+// bad members. So are types that refer to themselves other than through
+// a struct and a pointer, as C's cannot, and on which the types
+// package's methods would not return.
 package btf

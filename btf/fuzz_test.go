@@ -83,5 +83,41 @@ func exercise(t *testing.T, m *Module) {
 		if s, ok := types.Resolve(typ).(*types.Struct); ok {
 			s.Member("no such member")
 		}
+		reach(typ, make(map[types.Type]bool), 1024)
 	}
+}
+
+// reach visits the types t refers to, up to budget of them, loading the
+// members of every struct met, also behind pointers, and calling the
+// methods of each type. It returns what is left of budget.
+func reach(t types.Type, seen map[types.Type]bool, budget int) int {
+	if budget <= 0 || seen[t] {
+		return budget
+	}
+	seen[t] = true
+	budget--
+	_ = t.String()
+	t.Size()
+	t.Align()
+	switch u := t.(type) {
+	case *types.Pointer:
+		budget = reach(u.Elem, seen, budget)
+	case *types.Array:
+		budget = reach(u.Elem, seen, budget)
+	case *types.Typedef:
+		budget = reach(u.Type, seen, budget)
+	case *types.Qualified:
+		budget = reach(u.Type, seen, budget)
+	case *types.Func:
+		budget = reach(u.Result, seen, budget)
+		for _, p := range u.Params {
+			budget = reach(p, seen, budget)
+		}
+	case *types.Struct:
+		for _, m := range u.Members() {
+			budget = reach(m.Type, seen, budget)
+		}
+		u.Err()
+	}
+	return budget
 }

@@ -128,22 +128,30 @@ func TestKernelAll(t *testing.T) {
 	if err := k.index(); err != nil {
 		t.Fatal(err)
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	for i := range k.offs {
 		id := k.firstID + uint32(i)
+		k.mu.Lock()
 		r, _ := k.record(id)
+		var typ types.Type
+		var err error
 		switch r.kind() {
 		case kindFunc, kindVar, kindDatasec, kindDeclTag:
-			continue
+		default:
+			typ, err = k.typeByID(id)
 		}
-		typ, err := k.typeByID(id)
+		k.mu.Unlock()
 		if err != nil {
 			t.Fatalf("type %d: %v", id, err)
+		}
+		if typ == nil {
+			continue
 		}
 		_ = typ.String()
 		typ.Size()
 		typ.Align()
+		if s, ok := typ.(*types.Struct); ok && s.Err() != nil {
+			t.Fatalf("type %d: %v", id, s.Err())
+		}
 	}
 }
 

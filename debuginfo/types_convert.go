@@ -287,6 +287,7 @@ func (t *Types) structType(d *die) (types.Type, error) {
 		return s, nil
 	}
 	s.Bytes, _ = constant(d.byteSize, false)
+	var members []types.Member
 	err := t.r.children(d, func(m *die) error {
 		if m.tag != tagMember {
 			return nil // C++'s methods, static members and bases
@@ -300,9 +301,10 @@ func (t *Types) structType(d *die) (types.Type, error) {
 			unit = t.storageSize(m)
 		}
 		off, width := memberBits(m, unit, false)
-		s.Members = append(s.Members, types.Member{Name: string(m.name), Type: mt, Offset: off, BitSize: width})
+		members = append(members, types.Member{Name: string(m.name), Type: mt, Offset: off, BitSize: width})
 		return nil
 	})
+	s.SetMembers(members)
 	return s, err
 }
 

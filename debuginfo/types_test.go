@@ -371,8 +371,8 @@ func TestTypesIdentity(t *testing.T) {
 			// A recursive struct refers to itself, and the same name
 			// gives the same pointer, from either unit.
 			list := mustType(t, ty, "struct list").(*types.Struct)
-			if p, ok := list.Members[0].Type.(*types.Pointer); !ok || p.Elem != list {
-				t.Errorf("struct list's next is %v, not a pointer to struct list itself", list.Members[0].Type)
+			if p, ok := list.Members()[0].Type.(*types.Pointer); !ok || p.Elem != list {
+				t.Errorf("struct list's next is %v, not a pointer to struct list itself", list.Members()[0].Type)
 			}
 			if again := mustType(t, ty, "struct list"); again != list {
 				t.Error("two lookups of struct list gave different types")

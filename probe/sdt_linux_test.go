@@ -192,7 +192,7 @@ func TestLiveSDTSites(t *testing.T) {
 			continue
 		}
 		found := false
-		for _, mem := range s.Members {
+		for _, mem := range s.Members() {
 			found = found || mem.Name == m.member
 		}
 		if !found {

@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/check"
@@ -216,5 +217,28 @@ func TestRegion(t *testing.T) {
 		if !errors.As(err, &de) || de.Region != want {
 			t.Errorf("%s: %v, region %q; want %q", src, err, de.Region, want)
 		}
+	}
+}
+
+// TestMemberLoadError checks that a kernel struct whose members its type
+// source could not read is reported as such, not as a missing member.
+func TestMemberLoadError(t *testing.T) {
+	kernel := types.NewScope("vmlinux")
+	bad := &types.Struct{Module: "vmlinux", Name: "bad", Bytes: 8}
+	bad.LoadMembers(func() ([]types.Member, error) {
+		return nil, errors.New("vmlinux: type 7 contains itself")
+	})
+	kernel.Insert("struct bad", bad)
+	c := check.NewChecker(&check.Config{Modules: []types.Module{kernel}})
+	src := "BEGIN { this->p = (struct bad *)0; trace(this->p->x); }"
+	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Check(prog)
+	var de *diag.Error
+	want := "line 1: failed to read the members of struct bad: vmlinux: type 7 contains itself"
+	if !errors.As(err, &de) || de.Tag != diag.D_TYPE_ERR || !strings.HasSuffix(de.Error(), want) {
+		t.Errorf("got %v, want D_TYPE_ERR %q", err, want)
 	}
 }

@@ -268,7 +268,7 @@ func (c *Checker) translator(d *ast.Translator) {
 	c.inlineArgs = map[string]*Ident{argName: xl.Arg}
 	defer func() { c.inlineArgs = saved }()
 	for _, m := range d.Members {
-		mem, ok := s.Member(m.Name.Name)
+		mem, ok := c.member(m.Name.Pos(), s, m.Name.Name)
 		if !ok {
 			c.errorf(m.Name.Pos(), diag.D_XLATE_MEMB, "translator member %s is not a member of %s\n", m.Name.Name, s)
 		}

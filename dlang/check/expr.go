@@ -800,7 +800,7 @@ func (c *Checker) selector(e *ast.SelectorExpr, idflags IdentFlags) *Value {
 		}
 		c.errorf(pos, diag.D_OP_SOU, "operator %s cannot be applied to type \"%s\"; must be applied to a struct or union\n", op, typeString(r))
 	}
-	m, ok := s.Member(e.Sel.Name)
+	m, ok := c.member(pos, s, e.Sel.Name)
 	if !ok {
 		c.errorf(pos, diag.D_TYPE_MEMBER, "%s is not a member of %s%s\n", e.Sel.Name, s, suggestion(e.Sel.Name, memberNames(s)))
 	}
@@ -902,13 +902,24 @@ func (c *Checker) sizeOf(v *Value) int64 {
 	return v.Type.Size()
 }
 
+// member looks up the member called name of s. A struct whose members
+// its type source could not read is an error of its own, rather than
+// one without the member.
+func (c *Checker) member(pos token.Pos, s *types.Struct, name string) (types.Member, bool) {
+	m, ok := s.Member(name)
+	if err := s.Err(); !ok && err != nil {
+		c.errorf(pos, diag.D_TYPE_ERR, "failed to read the members of %s: %v\n", s, err)
+	}
+	return m, ok
+}
+
 func (c *Checker) offsetof(e *ast.OffsetofExpr) *Value {
 	t, _ := c.typeName(e.Type)
 	s, ok := types.Resolve(t).(*types.Struct)
 	if !ok || s.Incomplete {
 		c.errorf(e.Offsetof, diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type\n")
 	}
-	m, ok := s.Member(e.Member.Name)
+	m, ok := c.member(e.Offsetof, s, e.Member.Name)
 	if !ok {
 		c.errorf(e.Offsetof, diag.D_UNKNOWN, "failed to determine offset of %s: %s\n", e.Member.Name, "Member name not found")
 	}

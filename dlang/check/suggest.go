@@ -80,7 +80,7 @@ func (c *Checker) globalNames(kinds ...IdentKind) []string {
 // memberNames lists a struct's member names, through anonymous members.
 func memberNames(s *types.Struct) []string {
 	var names []string
-	for _, m := range s.Members {
+	for _, m := range s.Members() {
 		if m.Name != "" {
 			names = append(names, m.Name)
 		} else if in, ok := types.Resolve(m.Type).(*types.Struct); ok {

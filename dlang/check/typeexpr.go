@@ -220,7 +220,7 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 			if t == types.Dyn {
 				c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
 			}
-			if r, ok := types.Resolve(t).(*types.Struct); ok && (r.Incomplete || r.Bytes == 0 && len(r.Members) == 0) {
+			if r, ok := types.Resolve(t).(*types.Struct); ok && (r.Incomplete || r.Bytes == 0 && len(r.Members()) == 0) {
 				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
 			}
 			if r, ok := types.Resolve(t).(*types.Enum); ok && r.Incomplete {
@@ -284,7 +284,8 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 	}
 	bytes := (size + 7) / 8
 	bytes = (bytes + align - 1) / align * align
-	s.Members, s.Bytes, s.Incomplete = members, bytes, false
+	s.SetMembers(members)
+	s.Bytes, s.Incomplete = bytes, false
 }
 
 // enumType resolves an enum reference, or defines one and its

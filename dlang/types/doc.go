@@ -11,7 +11,8 @@
 // Types live in modules. A Module is a container of named types: D's
 // built-in containers C and D (see Builtin), the script's own
 // declarations (a *Scope), and the kernel's and its modules' types, which
-// package btf and package debuginfo load lazily, one name at a time. A
+// package btf and package debuginfo load lazily, one name at a time (btf
+// converts a struct's members only when Struct.Members is first called). A
 // Universe searches its modules in order, as dt_type_lookup does, and
 // resolves names scoped by module (vmlinux`struct task_struct).
 //

@@ -252,7 +252,7 @@ func compatible(a, b Type, depth int) bool {
 		return ok && x.Name == y.Name && x.Bytes == y.Bytes
 	case *Struct:
 		y, ok := rb.(*Struct)
-		return ok && x.Union == y.Union && x.Name == y.Name && (x.Name != "" || len(x.Members) == len(y.Members))
+		return ok && x.Union == y.Union && x.Name == y.Name && (x.Name != "" || len(x.Members()) == len(y.Members()))
 	}
 	return identical(ra, rb, depth)
 }

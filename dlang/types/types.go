@@ -63,14 +63,20 @@ type (
 	}
 
 	// Struct is a struct or union. A forward declaration has
-	// Incomplete set and no members.
+	// Incomplete set and no members. Its members are set with
+	// SetMembers, or left to a loader with LoadMembers: a kernel's
+	// struct reaches thousands of others through its pointers, and most
+	// programs look at few of them.
 	Struct struct {
 		Module     string // the module that defines it; "" for D's own
 		Name       string // "" when anonymous
 		Union      bool
 		Bytes      int64
-		Members    []Member
 		Incomplete bool
+
+		members []Member
+		load    func() ([]Member, error) // until the members are loaded
+		err     error                    // the loader's failure
 	}
 
 	// Enum is an enumeration. A forward declaration has Incomplete set.
@@ -135,7 +141,7 @@ func (t *Array) Align() int64 { return t.Elem.Align() }
 func (*Func) Align() int64    { return 1 }
 func (t *Struct) Align() int64 {
 	a := int64(1)
-	for _, m := range t.Members {
+	for _, m := range t.Members() {
 		a = max(a, m.Type.Align())
 	}
 	return a
@@ -194,7 +200,7 @@ func Quals(t Type) Qual {
 // descending into anonymous members as C does. The offset returned is
 // the member's offset in bits from the start of t.
 func (t *Struct) Member(name string) (Member, bool) {
-	for _, m := range t.Members {
+	for _, m := range t.Members() {
 		if m.Name == name {
 			return m, true
 		}
@@ -208,6 +214,44 @@ func (t *Struct) Member(name string) (Member, bool) {
 		}
 	}
 	return Member{}, false
+}
+
+// Members returns the members of t, loading them the first time if
+// they were left to a loader. A loader's failure leaves t without
+// members; Err reports it. While the loader runs, t has no members, so
+// a loader that reaches t again by value (a struct that contains
+// itself, which C cannot write) sees an empty struct and ends.
+//
+// Loading is not safe for concurrent use: the types of one Universe are
+// used by one goroutine at a time.
+func (t *Struct) Members() []Member {
+	if t.load != nil {
+		load := t.load
+		t.load = nil
+		ms, err := load()
+		if err != nil {
+			ms = nil
+		}
+		t.members, t.err = ms, err
+	}
+	return t.members
+}
+
+// SetMembers sets the members of t.
+func (t *Struct) SetMembers(ms []Member) {
+	t.members, t.load, t.err = ms, nil, nil
+}
+
+// LoadMembers leaves the members of t to load, which Members calls the
+// first time they are needed.
+func (t *Struct) LoadMembers(load func() ([]Member, error)) {
+	t.members, t.load, t.err = nil, load, nil
+}
+
+// Err returns the error that loading the members of t met, if any.
+func (t *Struct) Err() error {
+	t.Members()
+	return t.err
 }
 
 // Value returns the value of the enumerator called name.

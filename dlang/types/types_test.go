@@ -1,6 +1,7 @@
 package types
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -32,15 +33,59 @@ func TestString(t *testing.T) {
 	}
 }
 
+func TestLoadMembers(t *testing.T) {
+	calls := 0
+	s := &Struct{Name: "s", Bytes: 8}
+	s.LoadMembers(func() ([]Member, error) {
+		calls++
+		// Asked again while loading, the struct has no members yet.
+		if ms := s.Members(); ms != nil {
+			t.Errorf("Members while loading = %v, want none", ms)
+		}
+		return []Member{{Name: "x", Type: Long}}, nil
+	})
+	if calls != 0 {
+		t.Fatal("LoadMembers ran the loader")
+	}
+	if s.String() != "struct s" || s.Size() != 8 {
+		t.Errorf("the struct's name and size need its members: %v, %d", s, s.Size())
+	}
+	if calls != 0 {
+		t.Fatal("String or Size ran the loader")
+	}
+	for range 2 {
+		if m, ok := s.Member("x"); !ok || m.Type != Long {
+			t.Errorf("Member(x) = %+v, %v", m, ok)
+		}
+	}
+	if calls != 1 || s.Err() != nil {
+		t.Errorf("loader ran %d times, Err %v; want once, nil", calls, s.Err())
+	}
+
+	bad := &Struct{Name: "bad", Bytes: 8}
+	bad.LoadMembers(func() ([]Member, error) {
+		return []Member{{Name: "x", Type: Long}}, errors.New("malformed")
+	})
+	if ms := bad.Members(); ms != nil || bad.Err() == nil || bad.Align() != 1 {
+		t.Errorf("a failed load gave members %v, Err %v, Align %d; want none, the error, 1", ms, bad.Err(), bad.Align())
+	}
+	bad.SetMembers([]Member{{Name: "y", Type: IntType}})
+	if bad.Err() != nil || len(bad.Members()) != 1 {
+		t.Errorf("SetMembers kept the loader's state: %v, %v", bad.Members(), bad.Err())
+	}
+}
+
 func TestMember(t *testing.T) {
-	inner := &Struct{Union: true, Bytes: 8, Members: []Member{
+	inner := &Struct{Union: true, Bytes: 8}
+	inner.SetMembers([]Member{
 		{Name: "a", Type: Long},
 		{Name: "b", Type: IntType},
-	}}
-	s := &Struct{Name: "s", Bytes: 16, Members: []Member{
+	})
+	s := &Struct{Name: "s", Bytes: 16}
+	s.SetMembers([]Member{
 		{Name: "x", Type: IntType},
 		{Type: inner, Offset: 64},
-	}}
+	})
 	m, ok := s.Member("b")
 	if !ok || m.Offset != 64 || m.Type != IntType {
 		t.Fatalf("Member(b) = %+v, %v; want offset 64 int", m, ok)
