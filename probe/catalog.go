@@ -39,11 +39,13 @@ type Catalog struct {
 	byName    map[string]Provider
 	procs     procSource // nil where processes cannot be traced
 
-	mu     sync.Mutex
-	pid    map[int]*pidProvider // pid providers made so far, by process
-	pids   []*pidProvider       // the same, in the order made
-	made   atomic.Int64         // probes the pid providers made
-	maxPID int64                // the most they may make
+	mu       sync.Mutex
+	pid      map[int]*pidProvider // pid providers made so far, by process
+	pids     []*pidProvider       // the same, in the order made
+	users    []Provider           // the USDT providers made so far
+	usdtDone map[int]bool         // the processes whose USDT providers are made
+	made     atomic.Int64         // probes the pid providers made
+	maxPID   int64                // the most they may make
 }
 
 // New returns a catalog of the given providers, which are searched in
@@ -58,8 +60,8 @@ func New(providers ...Provider) *Catalog {
 	return c
 }
 
-// Providers returns the catalog's providers, the pid providers made so
-// far last.
+// Providers returns the catalog's providers, the pid and USDT providers
+// made so far last.
 func (c *Catalog) Providers() []Provider {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,7 +69,7 @@ func (c *Catalog) Providers() []Provider {
 	for _, p := range c.pids {
 		ps = append(ps, p)
 	}
-	return ps
+	return append(ps, c.users...)
 }
 
 // Provider returns the provider called name, or nil.
@@ -78,6 +80,11 @@ func (c *Catalog) Provider(name string) Provider {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pids {
+		if p.Name() == name {
+			return p
+		}
+	}
+	for _, p := range c.users {
 		if p.Name() == name {
 			return p
 		}

@@ -107,9 +107,16 @@
 // pid<N>: for a running process, function entry and return and
 // instruction offsets (named in hex) in any object it maps, made as
 // dt_pid.c makes them, with its errors (*ProcError, carrying dtrace's
-// tag: D_PROC_GRAB, D_PROC_FUNC, D_PROC_NAME, D_PROC_OFF, …). A USDT
-// provider name (foo<N>) needs the process to exist but finds no probes
-// yet. Unknown providers match nothing.
+// tag: D_PROC_GRAB, D_PROC_FUNC, D_PROC_NAME, D_PROC_OFF, …).
+//
+// USDT: a description whose provider ends in a process ID and is not
+// pid<N> (foo<N>, or a glob such as foo*<N>) makes all of that
+// process's USDT providers, from the .note.stapsdt notes that
+// <sys/sdt.h>'s macros leave in each object it maps: provider<N>:
+// object:function:name, "__" in a C probe name read as "-", one probe
+// (a *USDTSite) for all the points of a name in one function, its
+// arguments typed by the sizes the notes give them (int32_t for
+// "-4@%edi"). Unknown providers match nothing.
 //
 // # Catalogs
 //

@@ -77,6 +77,9 @@ type procObject struct {
 	once sync.Once
 	syms *objSyms
 	err  error
+
+	usdtOnce sync.Once
+	notes    []sdtNote // its USDT probe points
 }
 
 // makeProcProbes runs the pid provider's part of dt_setcontext: when
@@ -112,13 +115,35 @@ func (c *Catalog) makeProcProbes(q *Query) (*Query, error) {
 		q = NewQuery(d)
 	}
 	if name != prov {
-		// A USDT provider of the process: it must exist, but its probes
-		// (its DOF) are not read yet.
-		if _, err := c.pidProvider(pid); err != nil {
+		// A USDT provider of the process, as dt_pid_create_usdt_probes
+		// makes them: all of the process's, from its objects' notes.
+		if err := c.makeUSDT(pid); err != nil {
 			return nil, err
 		}
 	}
 	return q, nil
+}
+
+// makeUSDT adds the USDT providers of process pid to the catalog, the
+// first time it is asked.
+func (c *Catalog) makeUSDT(pid int) error {
+	p, err := c.pidProvider(pid)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.usdtDone[pid] {
+		return nil
+	}
+	if c.usdtDone == nil {
+		c.usdtDone = map[int]bool{}
+	}
+	c.usdtDone[pid] = true
+	for _, u := range usdtProviders(p.proc) {
+		c.users = append(c.users, u)
+	}
+	return nil
 }
 
 // pidOf returns the process ID at the end of a provider name, as

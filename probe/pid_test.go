@@ -58,7 +58,7 @@ func TestPID(t *testing.T) {
 		{Desc{prov, "libbmc_sucks.so.1", "", "entry"}, nil},
 		{Desc{prov, "a.out", "-", "401000"}, []string{prov + ":" + exe + ":-:401000"}},
 		{Desc{"pidgin", "", "", "entry"}, nil},
-		{Desc{"usdt" + pid, "", "", ""}, nil}, // USDT probes are not read
+		{Desc{"usdt" + pid, "", "", ""}, nil}, // a USDT provider the process does not have
 	}
 	for _, tt := range tests {
 		got, err := c.Match(tt.desc)

@@ -1,0 +1,142 @@
+//go:build linux
+
+package probe
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// usdtProgram marks probes with <sys/sdt.h>: two points of one probe in
+// work and a probe whose C name has "__" in main, each with a
+// semaphore.
+const usdtProgram = `#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+#include <unistd.h>
+
+unsigned short test_prov_place_semaphore __attribute__((section(".probes")));
+unsigned short bunyan_fake_log__debug_semaphore __attribute__((section(".probes")));
+
+__attribute__((noinline)) int work(int a, int b) {
+	DTRACE_PROBE2(test_prov, place, a, b);
+	if (a > b)
+		DTRACE_PROBE2(test_prov, place, b, a);
+	return a + b;
+}
+
+int main(int argc, char **argv) {
+	for (;;) {
+		if (bunyan_fake_log__debug_semaphore)
+			STAP_PROBE1(bunyan_fake, log__debug, argv[0]);
+		work(argc, 4);
+		pause();
+	}
+}
+`
+
+func TestUSDT(t *testing.T) {
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		if _, err := os.Stat("/usr/include/sys/sdt.h"); err != nil {
+			t.Skip("no <sys/sdt.h> (Debian's systemtap-sdt-dev)")
+		}
+	}
+	dir := t.TempDir()
+	path := buildC(t, dir, "marked", usdtProgram)
+	cmd := exec.Command(path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for range 200 {
+		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	exe := filepath.Base(path)
+
+	tests := []struct {
+		desc Desc
+		want []string
+	}{
+		{Desc{"test_prov" + pid, "", "", ""}, []string{"test_prov" + pid + ":" + exe + ":work:place"}},
+		{Desc{"bunyan*" + pid, "", "", "log-*"}, []string{"bunyan_fake" + pid + ":" + exe + ":main:log-debug"}},
+		// Not "*"+pid, which also names the pid provider.
+		{Desc{"*_*" + pid, exe, "", ""}, []string{
+			"bunyan_fake" + pid + ":" + exe + ":main:log-debug",
+			"test_prov" + pid + ":" + exe + ":work:place",
+		}},
+		{Desc{"test_prov" + pid, "", "main", ""}, nil},
+		{Desc{"other_prov" + pid, "", "", ""}, nil},
+	}
+	for _, tt := range tests {
+		c, err := Live(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Match(tt.desc)
+		if err != nil {
+			t.Errorf("Match(%v): %v", tt.desc, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, names(got)); diff != "" {
+			t.Errorf("Match(%v) (-want +got):\n%s", tt.desc, diff)
+		}
+	}
+
+	// The points are where readelf -n says the notes put them.
+	c, _ := Live(Config{})
+	ps, err := c.Match(Desc{"test_prov" + pid, "", "", "place"})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Match(test_prov:::place) = %v, %v", ps, err)
+	}
+	site, ok := ps[0].Detail.(*USDTSite)
+	if !ok || site.PID != cmd.Process.Pid || site.Path != path {
+		t.Fatalf("Detail = %#v", ps[0].Detail)
+	}
+	var got []string
+	for _, p := range site.Points {
+		got = append(got, strconv.FormatUint(p.Addr, 16)+" "+strconv.FormatUint(p.Semaphore, 16)+" "+p.Args)
+	}
+	if diff := cmp.Diff(readelfNotes(t, path, "place"), got); diff != "" {
+		t.Errorf("points (-readelf +got):\n%s", diff)
+	}
+}
+
+// readelfNotes returns the points of the probe called name that
+// readelf -n lists in file: "location semaphore arguments", in hex.
+func readelfNotes(t *testing.T, file, name string) []string {
+	out, err := exec.Command("readelf", "-n", file).Output()
+	if err != nil {
+		t.Skipf("readelf: %v", err)
+	}
+	// Provider: test_prov
+	// Name: place
+	// Location: 0x..., Base: 0x..., Semaphore: 0x...
+	// Arguments: -4@%edi -4@%esi
+	re := regexp.MustCompile(`Name: (\S+)\s+Location: 0x([0-9a-f]+), Base: 0x[0-9a-f]+, Semaphore: 0x([0-9a-f]+)\s+Arguments: ([^\n]*)`)
+	var pts []string
+	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
+		if m[1] == name {
+			loc, _ := strconv.ParseUint(m[2], 16, 64)
+			sem, _ := strconv.ParseUint(m[3], 16, 64)
+			pts = append(pts, strconv.FormatUint(loc, 16)+" "+strconv.FormatUint(sem, 16)+" "+strings.TrimSpace(m[4]))
+		}
+	}
+	if len(pts) == 0 {
+		t.Fatalf("readelf -n lists no %s in %s:\n%s", name, file, out)
+	}
+	return pts
+}
