@@ -67,6 +67,8 @@ func init() {
 	enum(Runtime, "bufpolicy", "ring", "fill", "switch")
 	enum(Runtime, "bufresize", "auto", "manual")
 	enum(Compile, "linkmode", "kernel", "static", "dynamic")
+	// kdtrace's own: the form of -h's probe macros (header.Style).
+	enum(Compile, "headerstyle", "notes", "stubs")
 	enum(Compile, "stdc", "a", "c", "s", "t")
 	// The environment of processes dtrace starts is set before any
 	// program is compiled, never by one.

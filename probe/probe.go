@@ -135,6 +135,17 @@ var (
 		Name:     Attr{Evolving, Evolving, ClassCommon},
 		Args:     Attr{Private, Private, ClassISA},
 	}
+	// USDT from <sys/sdt.h> notes: as pid's, but the arguments are the
+	// program's own, typed alike at every point of a probe, so args[]
+	// may be used on a description that matches the probe in several
+	// functions, as a provider declaring Evolving args allows in dtrace.
+	usdtAttr = Attributes{
+		Provider: Attr{Evolving, Evolving, ClassISA},
+		Module:   Attr{Private, Private, ClassUnknown},
+		Function: Attr{Private, Private, ClassUnknown},
+		Name:     Attr{Evolving, Evolving, ClassISA},
+		Args:     Attr{Evolving, Evolving, ClassISA},
+	}
 	// pid (fasttrap).
 	pidAttr = Attributes{
 		Provider: Attr{Evolving, Evolving, ClassISA},

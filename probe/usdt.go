@@ -141,7 +141,7 @@ type usdtProvider struct {
 }
 
 func (p *usdtProvider) Name() string           { return p.name }
-func (p *usdtProvider) Attributes() Attributes { return pidAttr }
+func (p *usdtProvider) Attributes() Attributes { return usdtAttr }
 
 func (p *usdtProvider) Probes(q *Query, yield func(*Probe) bool) error {
 	for _, pr := range p.probes {

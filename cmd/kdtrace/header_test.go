@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestHeaderMode checks -h: the header goes to -o, or next to the
@@ -17,7 +21,7 @@ func TestHeaderMode(t *testing.T) {
 	os.WriteFile(script, []byte("provider myapp { probe query__start(char *, int); };\n"), 0o644)
 	out := filepath.Join(dir, "out.h")
 	var stdout, stderr bytes.Buffer
-	if st := run([]string{"kdtrace", "-h", "-s", script, "-o", out}, &stdout, &stderr); st != 0 {
+	if st := run([]string{"kdtrace", "-x", "headerstyle=stubs", "-h", "-s", script, "-o", out}, &stdout, &stderr); st != 0 {
 		t.Fatalf("exit %d: %s", st, stderr.String())
 	}
 	h, err := os.ReadFile(out)
@@ -45,5 +49,86 @@ func TestHeaderMode(t *testing.T) {
 	stderr.Reset()
 	if st := run([]string{"kdtrace", "-h", "-s", bad, "-o", out}, &stdout, &stderr); st != 1 || !strings.Contains(stderr.String(), "may not end with a digit") {
 		t.Errorf("provider name ending in a digit: exit %d, %q", st, stderr.String())
+	}
+}
+
+// notesProgram uses the header kdtrace -h writes for notesProvider, in
+// two files, so the semaphores must link.
+const (
+	notesProvider = "provider myapp { probe query__start(const char *, int); probe tick(); };\n"
+	notesMain     = `#include <unistd.h>
+#include "myapp.h"
+void other(int);
+int main(void) {
+	for (;;) {
+		if (MYAPP_QUERY_START_ENABLED())
+			MYAPP_QUERY_START("select", 3);
+		other(1);
+		pause();
+	}
+}
+`
+	notesOther = `#include "myapp.h"
+void other(int n) { MYAPP_TICK(); MYAPP_QUERY_START("other", n); }
+`
+)
+
+// TestHeaderNotes checks the Linux form of -h end to end: a program
+// built with the header has probes that kdtrace finds in its notes,
+// with the argument types the provider declares.
+func TestHeaderNotes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("USDT notes are read on Linux")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	for name, src := range map[string]string{"myapp.d": notesProvider, "main.c": notesMain, "other.c": notesOther} {
+		os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644)
+	}
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-h", "-s", filepath.Join(dir, "myapp.d"), "-o", filepath.Join(dir, "myapp.h")}, &stdout, &stderr); st != 0 {
+		t.Fatalf("kdtrace -h: exit %d: %s", st, stderr.String())
+	}
+	exe := filepath.Join(dir, "myapp")
+	if out, err := exec.Command(gcc, "-O1", "-o", exe, filepath.Join(dir, "main.c"), filepath.Join(dir, "other.c")).CombinedOutput(); err != nil {
+		if strings.Contains(string(out), "sys/sdt.h") {
+			t.Skipf("no <sys/sdt.h> (Debian's systemtap-sdt-dev): %s", out)
+		}
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	cmd := exec.Command(exe)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	pid := strconv.Itoa(cmd.Process.Pid)
+
+	// Two probes of one name in two functions; string, int32 and no
+	// arguments as declared.
+	stderr.Reset()
+	if st := run([]string{"kdtrace", "-e", "-n", "myapp" + pid + ":::query-start { trace(copyinstr(args[0])); trace(args[1]); }",
+		"-n", "myapp" + pid + "::other:tick { trace(1); }"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("kdtrace -e: exit %d: %s", st, stderr.String())
+	}
+	stderr.Reset()
+	if st := run([]string{"kdtrace", "-e", "-n", "myapp" + pid + ":::tick { trace(args[0]); }"}, &stdout, &stderr); st != 1 ||
+		!strings.Contains(stderr.String(), "index 0 is out of range") {
+		t.Errorf("args[0] of a probe without arguments: exit %d, %q", st, stderr.String())
+	}
+	stderr.Reset()
+	if st := run([]string{"kdtrace", "-e", "-n", "myapp" + pid + ":::query-start { x = args[1]; }", "-S"}, &stdout, &stderr); st != 0 ||
+		!strings.Contains(stderr.String(), `"x"`) || !strings.Contains(stderr.String(), "(size 4)") {
+		t.Errorf("args[1] is not an int: exit %d:\n%s", st, stderr.String())
+	}
+	out, err := exec.Command("readelf", "-n", exe).Output()
+	if err == nil && strings.Count(string(out), "Semaphore: 0x0000000000000000") != 0 {
+		t.Errorf("a probe without its semaphore:\n%s", out)
 	}
 }

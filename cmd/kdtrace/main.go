@@ -126,7 +126,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		prog, err := cfg.compile(c, exp, checker, deps, stderr)
 		if err == nil && cfg.header {
 			// Provider definitions are checked as each program compiles.
-			err = header.Write(io.Discard, prog, "")
+			err = header.Write(io.Discard, prog, "", cfg.headerStyle())
 		}
 		if err != nil {
 			return cfg.compileFailure(c, err, fail, stderr)
@@ -175,6 +175,20 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	return fail("failed to enable probes: the tracing runtime is not available in this build (compile only with -e)")
 }
 
+// headerStyle returns the form of -h's probe macros: -x headerstyle, or
+// by default <sys/sdt.h>'s notes on Linux, where nothing links dtrace's
+// stubs into probe points, and dtrace's stubs elsewhere.
+func (c *config) headerStyle() header.Style {
+	v, ok := c.opts.Value("headerstyle")
+	switch {
+	case v == "stubs":
+		return header.Stubs
+	case ok || runtime.GOOS == "linux":
+		return header.Notes
+	}
+	return header.Stubs
+}
+
 // writeHeader writes the C header for the providers of all programs, as
 // dtrace -h does: to the -o file, or to the first script's name with .h
 // for .d.
@@ -200,7 +214,7 @@ func (c *config) writeHeader(progs []*ast.Program, fail func(string, ...any) int
 		all.Decls = append(all.Decls, p.Decls...)
 	}
 	var out bytes.Buffer
-	if err := header.Write(&out, all, name); err != nil {
+	if err := header.Write(&out, all, name, c.headerStyle()); err != nil {
 		return fail("failed to create header file %s: %v", name, err)
 	}
 	if err := os.WriteFile(name, out.Bytes(), 0o666); err != nil {

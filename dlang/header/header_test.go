@@ -38,42 +38,47 @@ func TestGolden(t *testing.T) {
 		t.Fatal("no test scripts")
 	}
 	for _, script := range scripts {
-		name := strings.TrimSuffix(filepath.Base(script), ".d")
-		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(script)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := OutputName(script)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := Write(&buf, parse(t, script, src), out); err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", name+".h")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+		for _, style := range []struct {
+			suffix string
+			style  Style
+		}{{".h", Stubs}, {".notes.h", Notes}} {
+			name := strings.TrimSuffix(filepath.Base(script), ".d")
+			t.Run(name+style.suffix, func(t *testing.T) {
+				src, err := os.ReadFile(script)
+				if err != nil {
 					t.Fatal(err)
 				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-				t.Errorf("header mismatch (-want +got):\n%s", diff)
-			}
-		})
+				out, err := OutputName(script)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := Write(&buf, parse(t, script, src), out, style.style); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", name+style.suffix)
+				if *update {
+					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+					t.Errorf("header mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
 func TestNoGuard(t *testing.T) {
 	prog := parse(t, "", []byte("provider p { probe a(); };"))
 	var buf bytes.Buffer
-	if err := Write(&buf, prog, ""); err != nil {
+	if err := Write(&buf, prog, "", Stubs); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "#ifndef") || strings.Contains(buf.String(), "#endif\t/*") {
@@ -184,7 +189,7 @@ func TestErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		err := Write(&buf, parse(t, "", []byte(tt.src)), "x.h")
+		err := Write(&buf, parse(t, "", []byte(tt.src)), "x.h", Stubs)
 		var de *diag.Error
 		if !errors.As(err, &de) {
 			t.Errorf("%q: error = %v, want a *diag.Error", tt.src, err)
@@ -205,7 +210,7 @@ func TestNameLimits(t *testing.T) {
 	n63 := strings.Repeat("a", 63)
 	src := "provider " + n63 + " { probe " + n63 + "(); probe " + strings.Repeat("b__", 30) + "(); };"
 	var buf bytes.Buffer
-	if err := Write(&buf, parse(t, "", []byte(src)), "x.h"); err != nil {
+	if err := Write(&buf, parse(t, "", []byte(src)), "x.h", Stubs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -217,7 +222,7 @@ func TestRedeclare(t *testing.T) {
 		"provider p { probe a(long) : (int); };\n" +
 		"provider p { probe b(char *); };"
 	var buf bytes.Buffer
-	if err := Write(&buf, parse(t, "", []byte(src)), ""); err != nil {
+	if err := Write(&buf, parse(t, "", []byte(src)), "", Stubs); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Count(buf.String(), "#if _DTRACE_VERSION"); got != 1 {
