@@ -513,6 +513,7 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 		},
 		Types:     checker,
 		Declare:   checker.Declare,
+		DefineTag: checker.DefineTag,
 		DependsOn: deps,
 	}
 	prog, err := parser.ParseFile(name, src, pcfg)

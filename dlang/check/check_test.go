@@ -14,7 +14,7 @@ import (
 // checkSource parses and checks src with D's builtin types only.
 func checkSource(src string) (*check.Info, error) {
 	c := check.NewChecker(&check.Config{})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
+	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag, AllowEmpty: true})
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +59,8 @@ func TestErrors(t *testing.T) {
 		{"BEGIN { printf(\"%s\\n\", 1); }", diag.D_PRINTF_ARG_TYPE, ""},
 		{"int x; int x[int];", diag.D_DECL_IDRED, ""},
 		{"typedef int foo_t; typedef long foo_t;", diag.D_DECL_IDRED, ""},
+		// The redefinition is found at its '{', before the members' syntax error.
+		{"struct s { int a; }; struct s { int b }", diag.D_DECL_TYPERED, "line 1: type redeclared: struct s"},
 		{"struct s { int a : 0; };", diag.D_DECL_BFCONST, ""},
 		{"enum e { A = 1, B = 0x100000000 };", diag.D_DECL_ENOFLOW, ""},
 		{"int pid;", diag.D_DECL_IDRED, "line 1: built-in identifier redeclared: pid"},
@@ -94,6 +96,8 @@ func TestAccepts(t *testing.T) {
 		"struct s { int a; }; translator struct s < int x > { a = x; }; BEGIN { trace(xlate<struct s>(1).a); }",
 		"BEGIN { speculation(); printf(\"%d %s %p\\n\", 1, \"s\", (void *)0); }",
 		"inline int N = 3; BEGIN { @q = lquantize(N, 0, 10, 1); @q = lquantize(1, 0, 10, 1); }",
+		// A forward declaration may be completed; a union may share a struct's tag.
+		"struct s; struct s { int a; }; union s { long b; }; BEGIN { trace(sizeof (struct s) + sizeof (union s)); }",
 	} {
 		if _, err := checkSource(src); err != nil {
 			t.Errorf("%s: %v", src, err)

@@ -147,6 +147,24 @@ func lookupReason(err error) string {
 	return "Invalid type name"
 }
 
+// DefineTag reports the definition of a struct or union whose tag the
+// program has defined before, as dt_decl_sou does when the definition
+// begins: the parser calls it at the definition's '{'
+// (parser.Config.DefineTag), so the error comes before any in the
+// members.
+func (c *Checker) DefineTag(st *ast.StructType) error {
+	kw := "struct "
+	if st.Union {
+		kw = "union "
+	}
+	if t, _ := c.d.LookupType(kw + st.Name); t != nil {
+		if old, ok := t.(*types.Struct); ok && !old.Incomplete {
+			return diag.Errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s", kw, st.Name)
+		}
+	}
+	return nil
+}
+
 // structType resolves a struct or union reference, or defines one.
 func (c *Checker) structType(st *ast.StructType) types.Type {
 	kw := "struct "

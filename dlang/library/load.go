@@ -165,6 +165,7 @@ func compileAll(c *check.Checker, libs []*lib, cfg *Config, loaded map[string]bo
 		err := compile(c, lib.File, &parser.Config{
 			Types:      c,
 			Declare:    c.Declare,
+			DefineTag:  c.DefineTag,
 			AllowEmpty: true,
 			StringSize: uint64(cfg.StringSize),
 			SetOption:  cfg.SetOption,

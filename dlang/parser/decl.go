@@ -378,6 +378,15 @@ func (p *parser) parseStruct() *ast.StructType {
 	if strings.IndexByte(t.Name, '`') >= 0 {
 		p.syntaxError() // a scoped name refers to a type; it cannot define one
 	}
+	if t.Name != "" && p.cfg.DefineTag != nil {
+		if err := p.cfg.DefineTag(t); err != nil {
+			de, ok := err.(*diag.Error)
+			if !ok {
+				de = diag.Errorf(t.Pos(), diag.D_UNKNOWN, "%v", err)
+			}
+			p.fail(de)
+		}
+	}
 	p.next()
 	t.Members = []*ast.Member{}
 	if p.lex.tok == token.RBRACE {

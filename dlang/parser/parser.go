@@ -42,6 +42,11 @@ type Config struct {
 	// them while it parses: its errors come before those of anything
 	// later in the text. An error stops the parse.
 	Declare func(prog *ast.Program, d ast.Decl) error
+	// DefineTag is called when the definition of a named struct or
+	// union begins, at its '{', where dtrace declares the tag: an error
+	// (a tag defined before) stops the parse before anything in the
+	// members is read.
+	DefineTag func(t *ast.StructType) error
 	// SetOption runs "#pragma D option name=value"; nil accepts any.
 	SetOption func(name, value string) error
 	// DependsOn checks "#pragma D depends_on class name"; nil accepts any.
