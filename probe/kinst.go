@@ -21,6 +21,12 @@ func (*kinstProvider) Name() string           { return "kinst" }
 func (*kinstProvider) Attributes() Attributes { return kernelAttr }
 
 func (p *kinstProvider) Probes(q *Query, yield func(*Probe) bool) error {
+	if prov, ok := q.Provider.Literal(); !ok || prov != "kinst" {
+		// dtrace asks the kinst device for probes only when a
+		// description names the provider: kinst probes exist only once
+		// made, so ::vfs_read: or *::: matches none.
+		return nil
+	}
 	if _, ok := q.Function.Literal(); !ok {
 		// The kernel compares the function with strcmp: a glob or an
 		// empty function makes no probe.

@@ -31,6 +31,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/probe"
 )
 
 // version is what -V reports: the D language version kdtrace implements.
@@ -40,10 +41,11 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-// command is one program to compile: a script file (-s) or a probe
-// specifier with its predicate and actions (-n).
+// command is one program to compile: a script file (-s), a probe
+// specifier with its predicate and actions (-n), or a probe description
+// given by its provider (-P), module (-m) or function (-f).
 type command struct {
-	kind byte // 's' or 'n'
+	kind byte // 's', 'n', 'P', 'm' or 'f'
 	arg  string
 }
 
@@ -54,6 +56,8 @@ type config struct {
 	cpp     bool
 	cppOpts cpp.Options
 	dump    bool // -d
+	list    bool // -l
+	verbose bool // -v
 	listDIF bool // -S
 	dofOut  bool // -G
 	header  bool // -h
@@ -68,6 +72,7 @@ type config struct {
 	// against this kernel's types.
 	brokenLibs []*library.Error
 	modules    []types.Module // the kernel's types
+	catalog    *probe.Catalog // the probes descriptions match, if any
 	progName   string
 }
 
@@ -96,7 +101,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if st, ok := cfg.apply(opts, stdout, stderr); !ok {
 		return st
 	}
-	if len(cfg.cmds) == 0 {
+	if len(cfg.cmds) == 0 && !cfg.list {
 		return fail("no probes specified")
 	}
 	if cfg.output != "" && !cfg.header {
@@ -143,7 +148,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return cfg.compileFailure(c, err, fail, stderr)
 		}
 		destructive = destructive || info.Destructive
-		if !cfg.header {
+		if !cfg.header && !cfg.list {
 			// Compiling ends with the DIF of every clause.
 			p, err := emit.Program(prog, info, &emit.Config{StringSize: checker.StringSize()})
 			if err != nil {
@@ -158,6 +163,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			object.ECBs = append(object.ECBs, p.ECBs...)
 		}
 		progs = append(progs, prog)
+	}
+	if cfg.list {
+		return cfg.listProbes(progs, stdout, stderr)
 	}
 	if cfg.header {
 		return cfg.writeHeader(progs, fail)
@@ -245,8 +253,15 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			return 0, false
 		case "h":
 			c.header, c.exec = true, false
-		case "s", "n":
+		case "s", "n", "P", "m", "f":
 			c.cmds = append(c.cmds, command{o.name[0], o.arg})
+		case "l":
+			// As dtrace, -l lists what descriptions match, and a
+			// description that matches nothing is no compile error.
+			c.list, c.exec = true, false
+			err = c.setX("zdefs", "")
+		case "v":
+			c.verbose = true
 		case "C", "D", "U", "I", "H", "Z":
 			// These set options, as in dtrace: -D is -x define and so on.
 			if err := c.setX(flagOptions[o.name], o.arg); err != nil {
@@ -303,6 +318,10 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			fmt.Fprintf(stderr, "%s: failed to set -%s: %v\n", c.progName, o.name, err)
 			return 1, false
 		}
+	}
+	if c.verbose && !c.list {
+		fmt.Fprintf(stderr, "%s: option -v is not supported yet without -l\n", c.progName)
+		return 2, false
 	}
 	return 0, true
 }
@@ -482,8 +501,14 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 		if err != nil {
 			return nil, &openError{err}
 		}
-	} else {
+	} else if cmd.kind == 'n' {
 		src = []byte(cmd.arg)
+	} else {
+		text, err := specProgram(cmd.kind, cmd.arg)
+		if err != nil {
+			return nil, err
+		}
+		src = []byte(text)
 	}
 	if c.cpp && cmd.kind == 's' { // as dtrace, -C applies to script files
 		res, err := cpp.Preprocess(context.Background(), name, src, c.cppOpts)
@@ -501,7 +526,7 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 		DefaultArgs: c.opts.IsSet("defaultargs"),
 		ArgRefs:     c.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
-		CommandLine: cmd.kind == 'n',
+		CommandLine: cmd.kind != 's',
 		SetOption: func(name, value string) error {
 			if err := c.opts.SetFromScript(name, value); err != nil {
 				return err
@@ -546,7 +571,7 @@ func (c *config) describe(cmd command, err error) string {
 	if errors.As(err, &de) {
 		e := *de
 		main := cmd.arg
-		if cmd.kind == 'n' {
+		if cmd.kind != 's' {
 			// dtrace gives no line for programs given as strings.
 			main, e.Pos.Line = "kdtrace", 0
 		}
@@ -591,18 +616,23 @@ func usage(w io.Writer, name string) {
 	-d  dump script after syntactic transformations
 	-D  define symbol when invoking preprocessor
 	-e  exit after compiling request but prior to enabling probes
+	-f  enable or list probes matching the specified function name
 	-F  coalesce trace output by function
 	-G  write a DOF object of the compiled programs (-o file, default d.out)
 	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
 	-I  add include directory to preprocessor search path
+	-l  list probes matching specified criteria
 	-L  add library directory to library search path
+	-m  enable or list probes matching the specified module name
 	-n  enable or list probes matching the specified probe name
 	-o  set output file
+	-P  enable or list probes matching the specified provider name
 	-q  set quiet mode (only output explicitly traced data)
 	-s  enable or list probes according to the specified D script
 	-S  print D compiler intermediate code
 	-U  undefine symbol when invoking preprocessor
+	-v  set verbose mode (report stability attributes, arguments)
 	-V  report DTrace API version
 	-w  permit destructive actions
 	-x  enable or modify compiler and tracing options

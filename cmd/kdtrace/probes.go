@@ -22,6 +22,7 @@ func (c *config) probes() check.Probes {
 	if err != nil {
 		return nil
 	}
+	c.catalog = cat
 	return probe.Matcher{Catalog: cat}
 }
 

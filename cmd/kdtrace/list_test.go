@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestList checks -l and -lv: dtrace's columns, IDs in the order of the
+// whole catalog, -P/-m/-f/-n/-s descriptions, the report of a
+// description that matches nothing, and the attributes and argument
+// types of -v.
+func TestList(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe catalog is the running Linux system's")
+	}
+	script := filepath.Join(t.TempDir(), "two.d")
+	os.WriteFile(script, []byte("BEGIN { x = 1; }\nnosuch:::, dtrace:::END { trace(x); }\n"), 0o644)
+	const header = "   ID   PROVIDER            MODULE                          FUNCTION NAME\n"
+	tests := []struct {
+		args         []string
+		stdout       string
+		stderr       string
+		status       int
+		stdoutPrefix bool
+	}{
+		{args: []string{"-l", "-P", "dtrace"}, stdout: header +
+			"    1     dtrace                                                     BEGIN\n" +
+			"    2     dtrace                                                     END\n" +
+			"    3     dtrace                                                     ERROR\n"},
+		{args: []string{"-l", "-n", "dtrace:::E*", "-n", "BEGIN"}, stdout: header +
+			"    2     dtrace                                                     END\n" +
+			"    3     dtrace                                                     ERROR\n" +
+			"    1     dtrace                                                     BEGIN\n"},
+		{args: []string{"-l", "-s", script}, stdout: header +
+			"    1     dtrace                                                     BEGIN\n" +
+			"    2     dtrace                                                     END\n",
+			stderr: "kdtrace: failed to match nosuch:::: No probe matches description\n"},
+		{args: []string{"-l", "-m", "nosuch"}, stdout: header,
+			stderr: "kdtrace: failed to match :nosuch::: No probe matches description\n"},
+		{args: []string{"-l", "-f", "a:b:c:d"}, stderr: "kdtrace: invalid probe specifier a:b:c:d: invalid probe description \"a:b:c:d\": Overspecified probe description\n", status: 1},
+		{args: []string{"-lv", "-n", "BEGIN"}, stdout: header +
+			"    1     dtrace                                                     BEGIN\n" +
+			"\n\tProbe Description Attributes\n\t\tIdentifier Names: Stable\n\t\tData Semantics:   Stable\n\t\tDependency Class: Common\n" +
+			"\n\tArgument Attributes\n\t\tIdentifier Names: Stable\n\t\tData Semantics:   Stable\n\t\tDependency Class: Common\n" +
+			"\n\tArgument Types\n\t\tNone\n\n"},
+		{args: []string{"-l"}, stdout: header + "    1     dtrace                                                     BEGIN\n", stdoutPrefix: true},
+		// -P, -m and -f take a predicate and actions too.
+		{args: []string{"-e", "-d", "-m", "dtrace: /1/ { trace(1); }"}, stdout: "dtrace:::\n/0x1/\n{\n        trace(0x1);\n}\n\n"},
+		{args: []string{"-v", "-e", "-n", "BEGIN"}, stderr: "kdtrace: option -v is not supported yet without -l\n", status: 2},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		st := run(append([]string{"kdtrace", "--btf", "none"}, tt.args...), &stdout, &stderr)
+		if st != tt.status {
+			t.Errorf("%v: exit %d, want %d (%s)", tt.args, st, tt.status, stderr.String())
+		}
+		got := stdout.String()
+		if tt.stdoutPrefix && strings.HasPrefix(got, tt.stdout) {
+			got = tt.stdout
+		}
+		if diff := cmp.Diff(tt.stdout, got); diff != "" {
+			t.Errorf("%v: stdout (-want +got):\n%s", tt.args, diff)
+		}
+		if diff := cmp.Diff(tt.stderr, stderr.String()); diff != "" {
+			t.Errorf("%v: stderr (-want +got):\n%s", tt.args, diff)
+		}
+	}
+}
+
+// TestListArgs checks that -lv gives a probe's argument types as D
+// sees them, translated ones by their translated type.
+func TestListArgs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe catalog is the running Linux system's")
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skip("no kernel BTF")
+	}
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-lv", "-n", "proc:::exec-success"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("exit %d: %s", st, stderr.String())
+	}
+	for _, want := range []string{"proc           vmlinux                                   exec-success\n", "\t\tNone\n"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("-lv proc:::exec-success lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for desc, want := range map[string]string{
+		"proc:::exec":   "\t\targs[0]: string\n",
+		"proc:::create": "\t\targs[0]: psinfo_t *\n\t\targs[1]: psinfo_t *\n\t\targs[2]: int\n",
+	} {
+		stdout.Reset()
+		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
+			t.Fatalf("exit %d: %s", st, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("-lv %s lacks %q:\n%s", desc, want, stdout.String())
+		}
+	}
+}
