@@ -34,7 +34,7 @@ func FuzzCompile(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		c := check.NewChecker(&check.Config{})
-		prog, err := parser.ParseFile("fuzz.d", src, &parser.Config{Types: c, Declare: c.Declare,
+		prog, err := parser.ParseFile("fuzz.d", src, &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag,
 			AllowEmpty: true, DefaultArgs: true, ArgRefs: true})
 		if err == nil {
 			err = (&sugar.Expander{}).Expand(prog)
