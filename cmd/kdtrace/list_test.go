@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -101,6 +105,47 @@ func TestListArgs(t *testing.T) {
 		}
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("-lv %s lacks %q:\n%s", desc, want, stdout.String())
+		}
+	}
+}
+
+// TestTarget checks -p: the process is looked up before anything is
+// compiled, and is $target.
+func TestTarget(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("pid probes are listed from Linux's /proc")
+	}
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() {
+		sleep.Process.Kill()
+		sleep.Wait()
+	}()
+	time.Sleep(100 * time.Millisecond) // until the dynamic linker has mapped libc
+	pid := strconv.Itoa(sleep.Process.Pid)
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "--btf", "none", "-e", "-d", "-p", pid, "-n", "BEGIN { trace($target); }"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("exit %d: %s", st, stderr.String())
+	}
+	if want := fmt.Sprintf("trace(0x%x)", sleep.Process.Pid); !strings.Contains(stdout.String(), want) {
+		t.Errorf("$target is not the -p process: want %s in\n%s", want, stdout.String())
+	}
+	stdout.Reset()
+	if st := run([]string{"kdtrace", "--btf", "none", "-l", "-p", pid, "-n", "pid$target:libc:malloc:entry"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("exit %d: %s", st, stderr.String())
+	}
+	if want := fmt.Sprintf("%10s %17s %33s %s\n", "pid"+pid, "libc.so.6", "malloc", "entry"); !strings.Contains(stdout.String(), want) {
+		t.Errorf("-l pid$target:libc:malloc:entry lacks %q:\n%s", want, stdout.String())
+	}
+	for arg, want := range map[string]string{
+		"2147483647": "kdtrace: failed to grab pid 2147483647: No such process\n",
+		"12x":        "kdtrace: invalid pid: 12x\n",
+	} {
+		stderr.Reset()
+		if st := run([]string{"kdtrace", "-e", "-p", arg, "-n", "BEGIN"}, &stdout, &stderr); st != 1 || stderr.String() != want {
+			t.Errorf("-p %s: exit %d, %q; want 1, %q", arg, st, stderr.String(), want)
 		}
 	}
 }

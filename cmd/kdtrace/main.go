@@ -73,6 +73,7 @@ type config struct {
 	brokenLibs []*library.Error
 	modules    []types.Module // the kernel's types
 	catalog    *probe.Catalog // the probes descriptions match, if any
+	target     int            // the process of -p, $target; 0 for none
 	progName   string
 }
 
@@ -255,6 +256,19 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			c.header, c.exec = true, false
 		case "s", "n", "P", "m", "f":
 			c.cmds = append(c.cmds, command{o.name[0], o.arg})
+		case "p":
+			// Processes are grabbed before anything is compiled, and
+			// the last one is $target.
+			pid, perr := strconv.ParseInt(o.arg, 10, 0)
+			if perr != nil || o.arg == "" {
+				fmt.Fprintf(stderr, "%s: invalid pid: %s\n", c.progName, o.arg)
+				return 1, false
+			}
+			if err := grabProcess(int(pid)); err != nil {
+				fmt.Fprintf(stderr, "%s: %v\n", c.progName, err)
+				return 1, false
+			}
+			c.target = int(pid)
 		case "l":
 			// As dtrace, -l lists what descriptions match, and a
 			// description that matches nothing is no compile error.
@@ -522,7 +536,7 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 	}
 	pcfg := &parser.Config{
 		Args:        append([]string{name}, c.args...),
-		Macros:      macroVariables(),
+		Macros:      macroVariables(c.target),
 		DefaultArgs: c.opts.IsSet("defaultargs"),
 		ArgRefs:     c.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
@@ -585,13 +599,13 @@ func (c *config) describe(cmd command, err error) string {
 
 // macroVariables returns the values of $pid, $ppid, $uid and the other
 // macro variables for this process.
-func macroVariables() map[string]string {
+func macroVariables(target int) map[string]string {
 	itoa := strconv.Itoa
 	m := map[string]string{
 		"pid": itoa(os.Getpid()), "ppid": itoa(os.Getppid()),
 		"uid": itoa(os.Getuid()), "gid": itoa(os.Getgid()),
 		"euid": itoa(os.Geteuid()), "egid": itoa(os.Getegid()),
-		"target": "0", "projid": "0", "taskid": "0",
+		"target": itoa(target), "projid": "0", "taskid": "0",
 	}
 	m["pgid"], m["sid"] = processGroup()
 	return m
@@ -627,6 +641,7 @@ func usage(w io.Writer, name string) {
 	-m  enable or list probes matching the specified module name
 	-n  enable or list probes matching the specified probe name
 	-o  set output file
+	-p  grab specified process-ID and cache its symbol tables
 	-P  enable or list probes matching the specified provider name
 	-q  set quiet mode (only output explicitly traced data)
 	-s  enable or list probes according to the specified D script
