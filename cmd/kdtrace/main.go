@@ -641,7 +641,7 @@ func usage(w io.Writer, name string) {
 	-m  enable or list probes matching the specified module name
 	-n  enable or list probes matching the specified probe name
 	-o  set output file
-	-p  grab specified process-ID and cache its symbol tables
+	-p  look up the specified process-ID and make it $target
 	-P  enable or list probes matching the specified provider name
 	-q  set quiet mode (only output explicitly traced data)
 	-s  enable or list probes according to the specified D script
