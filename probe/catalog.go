@@ -39,6 +39,12 @@ type Catalog struct {
 	byName    map[string]Provider
 	procs     procSource // nil where processes cannot be traced
 
+	ids struct { // probe IDs, numbered on first use
+		sync.Mutex
+		byDesc map[Desc]uint32
+		probes []*Probe // by ID - 1
+	}
+
 	mu       sync.Mutex
 	pid      map[int]*pidProvider // pid providers made so far, by process
 	pids     []*pidProvider       // the same, in the order made
@@ -242,4 +248,49 @@ func (c *Catalog) Info(d Desc) (Info, error) {
 		info.XArgs = info.Probe.XArgs
 	}
 	return info, nil
+}
+
+// ID returns the probe's ID, which -l lists and a description may give
+// instead of its names: its place, from 1, in the order Walk lists every
+// probe of the catalog, so a probe keeps its ID while the system's
+// probes stay the same. Probes made on demand (of pid and USDT
+// providers, and kinst's) are numbered after those, in the order asked.
+func (c *Catalog) ID(p *Probe) uint32 {
+	c.ids.Lock()
+	defer c.ids.Unlock()
+	c.numberLocked()
+	d := p.Desc()
+	if id, ok := c.ids.byDesc[d]; ok {
+		return id
+	}
+	c.ids.probes = append(c.ids.probes, p)
+	id := uint32(len(c.ids.probes))
+	c.ids.byDesc[d] = id
+	return id
+}
+
+// ByID returns the probe with the given ID, or nil.
+func (c *Catalog) ByID(id uint32) *Probe {
+	c.ids.Lock()
+	defer c.ids.Unlock()
+	c.numberLocked()
+	if id == 0 || uint64(id) > uint64(len(c.ids.probes)) {
+		return nil
+	}
+	return c.ids.probes[id-1]
+}
+
+// numberLocked numbers every probe Walk lists, once.
+func (c *Catalog) numberLocked() {
+	if c.ids.byDesc != nil {
+		return
+	}
+	c.ids.byDesc = make(map[Desc]uint32)
+	c.Walk(Desc{}, func(p *Probe) bool {
+		if _, ok := c.ids.byDesc[p.Desc()]; !ok {
+			c.ids.probes = append(c.ids.probes, p)
+			c.ids.byDesc[p.Desc()] = uint32(len(c.ids.probes))
+		}
+		return true
+	})
 }

@@ -328,3 +328,37 @@ func ExampleCatalog_Info() {
 	// :::profile-1us 0 <nil> false
 	// profile:::tick-* 2 profile:::tick-1 true
 }
+
+// TestID checks probe IDs: numbered from 1 in the order Walk lists every
+// probe, stable between catalogs of the same probes, and found again by
+// ByID; a probe made on demand is numbered after the rest.
+func TestID(t *testing.T) {
+	c := testCatalog(t)
+	var all []*Probe
+	c.Walk(Desc{}, func(p *Probe) bool { all = append(all, p); return true })
+	if len(all) < 10 {
+		t.Fatalf("the test catalog has %d probes", len(all))
+	}
+	other := testCatalog(t)
+	for i, p := range all {
+		if id := c.ID(p); id != uint32(i+1) {
+			t.Fatalf("ID(%v) = %d, want %d", p, id, i+1)
+		}
+		if q := other.ByID(uint32(i + 1)); q == nil || q.Desc() != p.Desc() {
+			t.Fatalf("another catalog's ByID(%d) = %v, want %v", i+1, q, p)
+		}
+	}
+	for _, id := range []uint32{0, uint32(len(all) + 1)} {
+		if p := c.ByID(id); p != nil {
+			t.Errorf("ByID(%d) = %v, want none", id, p)
+		}
+	}
+	// kinst probes exist once a description names them.
+	ps, err := c.Match(Desc{"kinst", "", "vfs_read", "0"})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Match(kinst::vfs_read:0) = %v, %v", ps, err)
+	}
+	if id := c.ID(ps[0]); id != uint32(len(all)+1) || c.ByID(id).Desc() != ps[0].Desc() {
+		t.Errorf("a probe made on demand has ID %d, want %d", id, len(all)+1)
+	}
+}

@@ -20,12 +20,16 @@ type Matcher struct {
 // translates them to (proc, sched and io). The pid providers' errors
 // come back as *diag.Error with their D_PROC_* tags.
 func (m Matcher) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
+	desc := Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name}
 	if d.ID != 0 {
-		// A probe given by id names a probe of the running kernel's
-		// dtrace, which the catalog does not number.
-		return check.ProbeMatch{Count: 1}, nil
+		// A probe given by its ID (Catalog.ID).
+		p := m.Catalog.ByID(d.ID)
+		if p == nil {
+			return check.ProbeMatch{}, nil
+		}
+		desc = p.Desc()
 	}
-	info, err := m.Catalog.Info(Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name})
+	info, err := m.Catalog.Info(desc)
 	if err != nil {
 		var pe *ProcError
 		if errors.As(err, &pe) {

@@ -36,10 +36,8 @@ func specProgram(kind byte, arg string) (string, error) {
 // argument types follow it. A description that matches nothing is
 // reported, as dtrace does, without failing the command.
 //
-// Probes are numbered in the order in which the catalog lists them all,
-// so a probe has the same ID in every listing of one system (the
-// kernel's IDs when the runtime enables probes are its own); probes made
-// on demand, of a process's pid and USDT providers, follow.
+// Probes are numbered by Catalog.ID, so a probe has the same ID in every
+// listing of one system, and -i or a description by ID names it.
 func (c *config) listProbes(progs []*ast.Program, stdout, stderr io.Writer) int {
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -49,12 +47,11 @@ func (c *config) listProbes(progs []*ast.Program, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "%s: no probes can be listed here: this system's catalog of probes is not available\n", c.progName)
 		return 1
 	}
-	ids := &probeIDs{cat: c.catalog}
 	list := func(d probe.Desc) (int, error) {
 		n := 0
 		err := c.catalog.Walk(d, func(p *probe.Probe) bool {
 			n++
-			fmt.Fprintf(w, "%5d %10s %17s %33s %s\n", ids.id(p), p.Provider, p.Module, p.Function, p.Name)
+			fmt.Fprintf(w, "%5d %10s %17s %33s %s\n", c.catalog.ID(p), p.Provider, p.Module, p.Function, p.Name)
 			if c.verbose {
 				c.printProbeInfo(w, p)
 			}
@@ -78,6 +75,15 @@ func (c *config) listProbes(progs []*ast.Program, stdout, stderr io.Writer) int 
 			}
 			for _, pd := range cl.Probes {
 				desc := probe.Desc{Provider: pd.Provider, Module: pd.Module, Function: pd.Function, Name: pd.Name}
+				if pd.ID != 0 {
+					p := c.catalog.ByID(pd.ID)
+					if p == nil {
+						w.Flush()
+						fmt.Fprintf(stderr, "%s: failed to match %d: No probe matches description\n", c.progName, pd.ID)
+						continue
+					}
+					desc = p.Desc()
+				}
 				n, err := list(desc)
 				if err == nil && n == 0 {
 					err = fmt.Errorf("No probe matches description")
@@ -145,31 +151,4 @@ func writeAttr(w io.Writer, a probe.Attr) {
 // minAttr is dt_attr_min: the lesser of each part.
 func minAttr(a, b probe.Attr) probe.Attr {
 	return probe.Attr{Name: min(a.Name, b.Name), Data: min(a.Data, b.Data), Class: min(a.Class, b.Class)}
-}
-
-// probeIDs numbers probes for -l.
-type probeIDs struct {
-	cat  *probe.Catalog
-	ids  map[probe.Desc]int
-	next int
-}
-
-func (p *probeIDs) id(pr *probe.Probe) int {
-	if p.ids == nil {
-		p.ids = make(map[probe.Desc]int)
-		p.cat.Walk(probe.Desc{}, func(q *probe.Probe) bool {
-			if _, ok := p.ids[q.Desc()]; !ok {
-				p.next++
-				p.ids[q.Desc()] = p.next
-			}
-			return true
-		})
-	}
-	d := pr.Desc()
-	if id, ok := p.ids[d]; ok {
-		return id
-	}
-	p.next++
-	p.ids[d] = p.next
-	return p.next
 }

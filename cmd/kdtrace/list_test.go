@@ -45,6 +45,13 @@ func TestList(t *testing.T) {
 			"    1     dtrace                                                     BEGIN\n" +
 			"    2     dtrace                                                     END\n",
 			stderr: "kdtrace: failed to match nosuch:::: No probe matches description\n"},
+		// IDs name the probes -l numbers.
+		{args: []string{"-l", "-i", "2", "-n", "3"}, stdout: header +
+			"    2     dtrace                                                     END\n" +
+			"    3     dtrace                                                     ERROR\n"},
+		{args: []string{"-l", "-i", "4000000000"}, stdout: header,
+			stderr: "kdtrace: failed to match 4000000000: No probe matches description\n"},
+		{args: []string{"-e", "-i", "4000000000"}, stderr: "kdtrace: invalid probe specifier 4000000000: probe description ::: does not match any probes\n", status: 1},
 		{args: []string{"-l", "-m", "nosuch"}, stdout: header,
 			stderr: "kdtrace: failed to match :nosuch::: No probe matches description\n"},
 		{args: []string{"-l", "-f", "a:b:c:d"}, stderr: "kdtrace: invalid probe specifier a:b:c:d: invalid probe description \"a:b:c:d\": Overspecified probe description\n", status: 1},

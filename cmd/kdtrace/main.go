@@ -43,9 +43,9 @@ func main() {
 
 // command is one program to compile: a script file (-s), a probe
 // specifier with its predicate and actions (-n), or a probe description
-// given by its provider (-P), module (-m) or function (-f).
+// given by its ID (-i), provider (-P), module (-m) or function (-f).
 type command struct {
-	kind byte // 's', 'n', 'P', 'm' or 'f'
+	kind byte // 's', 'n', 'i', 'P', 'm' or 'f'
 	arg  string
 }
 
@@ -254,7 +254,7 @@ func (c *config) apply(opts []opt, stdout, stderr io.Writer) (int, bool) {
 			return 0, false
 		case "h":
 			c.header, c.exec = true, false
-		case "s", "n", "P", "m", "f":
+		case "s", "n", "P", "m", "f", "i":
 			c.cmds = append(c.cmds, command{o.name[0], o.arg})
 		case "p":
 			// Processes are grabbed before anything is compiled, and
@@ -515,7 +515,8 @@ func (c *config) compile(cmd command, exp *sugar.Expander, checker *check.Checke
 		if err != nil {
 			return nil, &openError{err}
 		}
-	} else if cmd.kind == 'n' {
+	} else if cmd.kind == 'n' || cmd.kind == 'i' {
+		// -i gives a probe ID where -n gives names.
 		src = []byte(cmd.arg)
 	} else {
 		text, err := specProgram(cmd.kind, cmd.arg)
@@ -635,6 +636,7 @@ func usage(w io.Writer, name string) {
 	-G  write a DOF object of the compiled programs (-o file, default d.out)
 	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
+	-i  enable or list probes matching the specified probe id
 	-I  add include directory to preprocessor search path
 	-l  list probes matching specified criteria
 	-L  add library directory to library search path
