@@ -42,7 +42,8 @@ type Catalog struct {
 	ids struct { // probe IDs, numbered on first use
 		sync.Mutex
 		byDesc map[Desc]uint32
-		probes []*Probe // by ID - 1
+		descs  []Desc          // by ID - 1
+		made   map[Desc]*Probe // probes numbered after the walk
 	}
 
 	mu       sync.Mutex
@@ -263,21 +264,31 @@ func (c *Catalog) ID(p *Probe) uint32 {
 	if id, ok := c.ids.byDesc[d]; ok {
 		return id
 	}
-	c.ids.probes = append(c.ids.probes, p)
-	id := uint32(len(c.ids.probes))
+	c.ids.descs = append(c.ids.descs, d)
+	id := uint32(len(c.ids.descs))
 	c.ids.byDesc[d] = id
+	c.ids.made[d] = p
 	return id
 }
 
 // ByID returns the probe with the given ID, or nil.
 func (c *Catalog) ByID(id uint32) *Probe {
 	c.ids.Lock()
-	defer c.ids.Unlock()
 	c.numberLocked()
-	if id == 0 || uint64(id) > uint64(len(c.ids.probes)) {
+	if id == 0 || uint64(id) > uint64(len(c.ids.descs)) {
+		c.ids.Unlock()
 		return nil
 	}
-	return c.ids.probes[id-1]
+	d := c.ids.descs[id-1]
+	p := c.ids.made[d]
+	c.ids.Unlock()
+	if p != nil {
+		return p
+	}
+	// Only the descriptions are kept: the probe is found again.
+	var found *Probe
+	c.Walk(d, func(q *Probe) bool { found = q; return false })
+	return found
 }
 
 // numberLocked numbers every probe Walk lists, once.
@@ -285,11 +296,15 @@ func (c *Catalog) numberLocked() {
 	if c.ids.byDesc != nil {
 		return
 	}
-	c.ids.byDesc = make(map[Desc]uint32)
+	n, _ := c.Count(Desc{})
+	c.ids.byDesc = make(map[Desc]uint32, n)
+	c.ids.descs = make([]Desc, 0, n)
+	c.ids.made = make(map[Desc]*Probe)
 	c.Walk(Desc{}, func(p *Probe) bool {
-		if _, ok := c.ids.byDesc[p.Desc()]; !ok {
-			c.ids.probes = append(c.ids.probes, p)
-			c.ids.byDesc[p.Desc()] = uint32(len(c.ids.probes))
+		d := p.Desc()
+		if _, ok := c.ids.byDesc[d]; !ok {
+			c.ids.descs = append(c.ids.descs, d)
+			c.ids.byDesc[d] = uint32(len(c.ids.descs))
 		}
 		return true
 	})
