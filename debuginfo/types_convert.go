@@ -32,9 +32,8 @@ type typeConv struct {
 }
 
 type baseKey struct {
-	name       string
-	size, enc  int64
-	incomplete bool
+	name      string
+	size, enc int64
 }
 
 func (c *typeConv) init() {

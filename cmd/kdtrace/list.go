@@ -85,13 +85,16 @@ func (c *config) listProbes(progs []*ast.Program, stdout, stderr io.Writer) int 
 					desc = p.Desc()
 				}
 				n, err := list(desc)
-				if err == nil && n == 0 {
-					err = fmt.Errorf("No probe matches description")
-				}
+				// dtrace's message for a description that matches
+				// nothing is its EDT_NOPROBE text.
+				msg := "No probe matches description"
 				if err != nil {
+					msg = err.Error()
+				}
+				if err != nil || n == 0 {
 					w.Flush()
-					fmt.Fprintf(stderr, "%s: failed to match %s:%s:%s:%s: %v\n", c.progName,
-						desc.Provider, desc.Module, desc.Function, desc.Name, err)
+					fmt.Fprintf(stderr, "%s: failed to match %s:%s:%s:%s: %s\n", c.progName,
+						desc.Provider, desc.Module, desc.Function, desc.Name, msg)
 				}
 			}
 		}

@@ -47,6 +47,9 @@ func LdTS(v, rd uint32) uint32 { return opLdTS<<24 | v<<8 | rd }
 // StTS encodes stts %rs, var.
 func StTS(v, rs uint32) uint32 { return opStTS<<24 | v<<8 | rs }
 
+// Ba encodes ba label.
+func Ba(label uint32) uint32 { return opBA<<24 | label }
+
 // Call encodes call subr, %rd.
 func Call(subr, rd uint32) uint32 { return opCall<<24 | subr<<8 | rd }
 
@@ -155,7 +158,7 @@ func Programs() []Named {
 					fmt3(opCmp, 1, 2, 0),
 					opBE<<24 | 6,
 					fmt3(opMov, 0, 0, 1),
-					opBA<<24 | 7,
+					Ba(7),
 					SetX(1, 1),
 					Ret(1),
 				},
