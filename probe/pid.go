@@ -124,6 +124,18 @@ func (c *Catalog) makeProcProbes(q *Query) (*Query, error) {
 	return q, nil
 }
 
+// Grab takes process pid into the catalog, as dtrace -p grabs it: its
+// USDT providers are listed from then on, as dtrace lists those whose
+// probes the process's helpers registered. Its pid provider's probes
+// are still made as descriptions ask for them. The error is a
+// *ProcError.
+func (c *Catalog) Grab(pid int) error {
+	if c.procs == nil {
+		return procErrorf("D_PROC_NODEV", nil, "pid provider is not installed on this system")
+	}
+	return c.makeUSDT(pid)
+}
+
 // makeUSDT adds the USDT providers of process pid to the catalog, the
 // first time it is asked.
 func (c *Catalog) makeUSDT(pid int) error {

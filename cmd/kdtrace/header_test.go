@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,8 +108,8 @@ func TestHeaderNotes(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	}()
-	time.Sleep(100 * time.Millisecond)
 	pid := strconv.Itoa(cmd.Process.Pid)
+	waitMapped(t, pid)
 
 	// Two probes of one name in two functions; string, int32 and no
 	// arguments as declared.
@@ -127,8 +128,36 @@ func TestHeaderNotes(t *testing.T) {
 		!strings.Contains(stderr.String(), `"x"`) || !strings.Contains(stderr.String(), "(size 4)") {
 		t.Errorf("args[1] is not an int: exit %d:\n%s", st, stderr.String())
 	}
+	// -p grabs the process, which brings its USDT providers into
+	// listings by any name.
+	stdout.Reset()
+	stderr.Reset()
+	if st := run([]string{"kdtrace", "--btf", "none", "-l", "-p", pid, "-n", "myapp*:::"}, &stdout, &stderr); st != 0 || stderr.Len() != 0 {
+		t.Errorf("-l -p %s -n myapp*:::: exit %d: %s", pid, st, stderr.String())
+	}
+	for _, want := range []string{
+		fmt.Sprintf("%10s %17s %33s %s\n", "myapp"+pid, "myapp", "main", "query-start"),
+		fmt.Sprintf("%10s %17s %33s %s\n", "myapp"+pid, "myapp", "other", "query-start"),
+		fmt.Sprintf("%10s %17s %33s %s\n", "myapp"+pid, "myapp", "other", "tick"),
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("-l -p lacks %q:\n%s", want, stdout.String())
+		}
+	}
 	out, err := exec.Command("readelf", "-n", exe).Output()
 	if err == nil && strings.Count(string(out), "Semaphore: 0x0000000000000000") != 0 {
 		t.Errorf("a probe without its semaphore:\n%s", out)
 	}
+}
+
+// waitMapped waits until process pid has its C library mapped: until
+// then the dynamic linker is still loading its objects.
+func waitMapped(t *testing.T, pid string) {
+	for range 400 {
+		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %s never mapped libc", pid)
 }

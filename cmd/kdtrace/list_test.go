@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -130,8 +129,8 @@ func TestTarget(t *testing.T) {
 		sleep.Process.Kill()
 		sleep.Wait()
 	}()
-	time.Sleep(100 * time.Millisecond) // until the dynamic linker has mapped libc
 	pid := strconv.Itoa(sleep.Process.Pid)
+	waitMapped(t, pid)
 	var stdout, stderr bytes.Buffer
 	if st := run([]string{"kdtrace", "--btf", "none", "-e", "-d", "-p", pid, "-n", "BEGIN { trace($target); }"}, &stdout, &stderr); st != 0 {
 		t.Fatalf("exit %d: %s", st, stderr.String())

@@ -125,6 +125,12 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if cfg.target != 0 && cfg.catalog != nil {
+		// The process of -p brings its USDT providers.
+		if err := cfg.catalog.Grab(cfg.target); err != nil {
+			return fail("%v", err)
+		}
+	}
 	var progs []*ast.Program
 	var object dof.Program // the ECBs of every program
 	destructive := false
