@@ -155,6 +155,12 @@ func TestPerDescription(t *testing.T) {
 			},
 		},
 		{
+			// *args[0] is each description's struct (and does not make
+			// args an int64_t, as a variable first used would be).
+			src:  "fbt::fa:entry, fbt::fb:entry { trace(sizeof (*args[0])); trace(*args[0]); }",
+			want: []string{"fbt::fa:entry | 0x10 | ", "fbt::fb:entry | 0x21 | "},
+		},
+		{
 			// The if/else rewrite's clauses each have both descriptions.
 			src: "fbt::fa:entry, fbt::fb:entry { if (args[0]->y) { trace(1); } else { trace(args[0]->y); } }",
 			want: []string{
@@ -274,6 +280,43 @@ func TestVariants(t *testing.T) {
 	for i, want := range []string{"long", "char", "long", "unsigned short", "char"} {
 		if got := info.Value(vs[i], y).Type.String(); got != want {
 			t.Errorf("args[0]->y for %s: %s, want %s", cl.Probes[i], got, want)
+		}
+	}
+}
+
+// TestVariantsShared checks that descriptions whose probes have alike
+// argument types (each its own pointer type to one struct) check alike
+// whatever the clause does, so that they share one ECB's code.
+func TestVariantsShared(t *testing.T) {
+	srcs := []string{
+		`fbt::fa:entry, fbt::fa2:entry { printf("%d %s %d\n", pid, execname, args[0]->y); self->ts = timestamp; this->p = args[0]; trace(this->p->x); }`,
+		`BEGIN { self->ts = 1; } fbt::fa:entry, fbt::fa2:entry /self->ts/ { @a[probefunc, stringof(execname)] = quantize(timestamp - self->ts); self->ts = 0; }`,
+		`fbt::fa:entry, fbt::fa2:entry { x = (int *)arg0; trace(*x); trace(sizeof (*args[0])); trace(copyinstr(arg1)); trace(args[0] == NULL ? 1 : 2); }`,
+		`inline int foo = 3; fbt::fa:entry, fbt::fa2:entry { trace(foo + args[1]); a["k", args[0]->x] = 1; trace(strjoin("a", "b")); }`,
+		`fbt::fa:entry, fbt::fa2:entry { trace(*args[0]); print(*args[0]); trace(&args[0]->y); trace(args[0]->y ? "s" : "t"); }`,
+	}
+	for _, src := range srcs {
+		info, prog, p, err := compileWith(perDescProbes(), src)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		for _, d := range prog.Decls {
+			cl, ok := d.(*ast.Clause)
+			if !ok {
+				continue
+			}
+			for i := range cl.Probes {
+				if v := info.Variant(cl, i); v != nil {
+					for e, x := range v.Values {
+						t.Errorf("%s: %s checks %T at %v to %+v, %s to %+v", src, cl.Probes[i], e, e.Pos(), x, cl.Probes[0], info.Values[e])
+					}
+				}
+			}
+		}
+		last := p.ECBs[len(p.ECBs)-2:]
+		if len(last[0].Actions) == 0 || &last[0].Actions[0] != &last[1].Actions[0] {
+			t.Errorf("%s: the ECBs of fa and fa2 do not share their code", src)
 		}
 	}
 }
