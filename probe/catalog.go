@@ -2,6 +2,7 @@ package probe
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -199,8 +200,8 @@ type Info struct {
 	// Unstable is set when two or more probes matched and dtrace does
 	// not vouch that their arguments agree (EDT_UNSTABLE): their
 	// provider's argument data is less than Evolving, or a field whose
-	// name stability is Evolving or more was empty or a glob. args[]
-	// then has no types.
+	// name stability is Evolving or more was empty or a glob; or the
+	// probes' argument types disagree. args[] then has no types.
 	Unstable bool
 	// Args are the native argument types of Probe when Unstable is not
 	// set; nil when the probe has none.
@@ -212,7 +213,9 @@ type Info struct {
 
 // Info matches d and reports, as dtrace_probe_info does, how many
 // probes it matches (stopping at two) and what types args[] has. It is
-// cheap for descriptions matching many probes: it looks at two.
+// cheap for descriptions matching many probes: it looks at two, unless
+// their provider vouches for their argument types, when it looks at
+// every probe matched to see that they agree.
 func (c *Catalog) Info(d Desc) (Info, error) {
 	var info Info
 	err := c.Walk(d, func(p *Probe) bool {
@@ -244,11 +247,37 @@ func (c *Catalog) Info(d Desc) (Info, error) {
 	if err != nil {
 		return info, fmt.Errorf("argument types of %s: %w", info.Probe, err)
 	}
+	if info.Matches > 1 {
+		// dtrace takes the first probe's types on the provider's word
+		// that the others' are the same. A USDT probe's are its notes',
+		// which may type an argument differently in each function: where
+		// the probes disagree, the set is unstable.
+		same := true
+		err := c.Walk(d, func(p *Probe) bool {
+			pargs, err := p.Args()
+			same = err == nil && sameArgs(args, pargs) && slices.Equal(p.XArgs, info.Probe.XArgs)
+			return same
+		})
+		if err != nil {
+			return info, err
+		}
+		if !same {
+			info.Unstable = true
+			return info, nil
+		}
+	}
 	info.Args = args
 	if args != nil {
 		info.XArgs = info.Probe.XArgs
 	}
 	return info, nil
+}
+
+// sameArgs reports whether two probes' arguments have the same types.
+func sameArgs(a, b []types.Type) bool {
+	return slices.EqualFunc(a, b, func(x, y types.Type) bool {
+		return x == y || x != nil && y != nil && types.Identical(x, y) && x.Size() == y.Size()
+	})
 }
 
 // ID returns the probe's ID, which -l lists and a description may give

@@ -150,8 +150,9 @@ func TestSDTInfo(t *testing.T) {
 		// is not given.
 		{Desc{"proc", "", "", ""}, 2, true, nil, nil},
 		{Desc{"proc", "", "", "signal-*"}, 2, true, nil, nil},
-		// Several probes with the name given: their arguments agree.
-		{Desc{Name: "start"}, 2, false, nil, nil},
+		// Several probes with the name given, whose arguments disagree:
+		// proc:::start has none, io:::start three.
+		{Desc{Name: "start"}, 2, true, nil, nil},
 		{Desc{"proc", "", "", "nosuch"}, 0, false, nil, nil},
 	}
 	for _, tt := range tests {

@@ -140,3 +140,81 @@ func readelfNotes(t *testing.T, file, name string) []string {
 	}
 	return pts
 }
+
+// usdtTypedProgram has a probe whose notes type its argument
+// differently in two functions, and one that types it alike in two.
+const usdtTypedProgram = `#include <sys/sdt.h>
+#include <unistd.h>
+
+__attribute__((noinline)) void narrow(int a) { DTRACE_PROBE1(pd_prov, hit, a); }
+__attribute__((noinline)) void wide(unsigned long b) { DTRACE_PROBE1(pd_prov, hit, b); }
+__attribute__((noinline)) void same1(int a) { DTRACE_PROBE1(pd_prov, twice, a); }
+__attribute__((noinline)) void same2(int a) { DTRACE_PROBE1(pd_prov, twice, a + 1); }
+
+int main(int argc, char **argv) {
+	for (;;) {
+		narrow(argc);
+		wide(argc);
+		same1(argc);
+		same2(argc);
+		pause();
+	}
+}
+`
+
+// TestUSDTInfoDisagree checks that a description matching USDT probes
+// whose notes type their arguments differently has no argument types
+// (dtrace's EDT_UNSTABLE, for D_ARGS_MULTI), while each probe alone, and
+// probes typed alike, have.
+func TestUSDTInfoDisagree(t *testing.T) {
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		if _, err := os.Stat("/usr/include/sys/sdt.h"); err != nil {
+			t.Skip("no <sys/sdt.h> (Debian's systemtap-sdt-dev)")
+		}
+	}
+	path := buildC(t, t.TempDir(), "typed", usdtTypedProgram)
+	cmd := exec.Command(path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	pid := strconv.Itoa(cmd.Process.Pid)
+	for range 200 {
+		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	prov := "pd_prov" + pid
+	tests := []struct {
+		desc     Desc
+		unstable bool
+		args     []string
+	}{
+		{Desc{prov, "", "", "hit"}, true, nil},
+		{Desc{prov, "", "narrow", "hit"}, false, []string{"int32_t"}},
+		{Desc{prov, "", "wide", "hit"}, false, []string{"uint64_t"}},
+		{Desc{prov, "", "", "twice"}, false, []string{"int32_t"}},
+	}
+	c, err := Live(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Grab(cmd.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		info, err := c.Info(tt.desc)
+		if err != nil {
+			t.Errorf("Info(%v): %v", tt.desc, err)
+			continue
+		}
+		if got := typeStrings(info.Args); info.Matches == 0 || info.Unstable != tt.unstable || !cmp.Equal(got, tt.args) {
+			t.Errorf("Info(%v) = %d matches, unstable %v, args %q; want unstable %v, args %q",
+				tt.desc, info.Matches, info.Unstable, got, tt.unstable, tt.args)
+		}
+	}
+}

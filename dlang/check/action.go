@@ -34,7 +34,7 @@ const (
 // checked, as dtrace compiles it into actions.
 func (c *Checker) statement(x ast.Expr) {
 	pos := x.Pos()
-	v := c.info.Values[x]
+	v := c.value(x)
 	switch e := x.(type) {
 	case *ast.Ident:
 		if strings.HasPrefix(e.Name, "@") {
@@ -81,7 +81,7 @@ func (c *Checker) programContext(stmt ast.Expr) {
 		allowed[call] = true
 	}
 	if b, ok := stmt.(*ast.BinaryExpr); ok && b.Op == token.ASGN {
-		if v := c.info.Values[b]; v != nil && v.Ident != nil && v.Ident.Kind == Agg {
+		if v := c.value(b); v != nil && v.Ident != nil && v.Ident.Kind == Agg {
 			if call, ok := b.Y.(*ast.CallExpr); ok {
 				allowed[call] = true
 			}
@@ -99,7 +99,7 @@ func (c *Checker) programContext(stmt ast.Expr) {
 		if !ok || allowed[call] {
 			return true
 		}
-		if v := c.info.Values[call]; v != nil && v.Ident != nil && (v.Ident.Kind == ActFunc || v.Ident.Kind == AggFunc) {
+		if v := c.value(call); v != nil && v.Ident != nil && (v.Ident.Kind == ActFunc || v.Ident.Kind == AggFunc) {
 			c.errorf(call.Pos(), diag.D_CG_EXPR, "%s %s( ) may not be called from a D expression (D program context required)\n", v.Ident.Kind, v.Ident.Name)
 		}
 		return true
@@ -118,7 +118,7 @@ func (c *Checker) destructive(x ast.Expr) bool {
 	found := false
 	ast.Inspect(x, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok {
-			if v := c.info.Values[call]; v != nil && v.Ident != nil && v.Ident.Kind == Func && v.Ident.Flags&FlagDestruct != 0 {
+			if v := c.value(call); v != nil && v.Ident != nil && v.Ident.Kind == Func && v.Ident.Flags&FlagDestruct != 0 {
 				found = true
 			}
 		}
@@ -199,10 +199,10 @@ type clauseActions struct {
 // dt_compile_agg does.
 func (c *Checker) aggregation(b *ast.BinaryExpr) {
 	call := b.Y.(*ast.CallExpr)
-	fn := c.info.Values[call].Ident
+	fn := c.value(call).Ident
 	args := call.Args
 	pos := call.Pos()
-	argv := func(i int) *Value { return c.info.Values[args[i]] }
+	argv := func(i int) *Value { return c.value(args[i]) }
 	if len(args) > 0 && fn.ID != AggCount {
 		if !types.IsScalar(argv(0).Type) {
 			c.errorf(args[0].Pos(), diag.D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type\n", fn.Name)
@@ -233,7 +233,7 @@ func (c *Checker) aggregation(b *ast.BinaryExpr) {
 
 // intConst returns the value of a constant integer argument.
 func (c *Checker) intConst(e ast.Expr) (int64, bool) {
-	v := c.info.Values[e]
+	v := c.value(e)
 	if v == nil || !v.Const || !types.IsInteger(v.Type) {
 		return 0, false
 	}
@@ -276,7 +276,7 @@ func (c *Checker) lquantize(pos token.Pos, b *ast.BinaryExpr, args []ast.Expr) {
 	if levels > 1<<16-1 {
 		c.errorf(pos, diag.D_LQUANT_STEPSMALL, "lquantize( ) step (argument #3) too small: number of quantization levels must be a 16-bit quantity\n")
 	}
-	agg := c.info.Values[b].Ident
+	agg := c.value(b).Ident
 	params := []int64{base, limit, step}
 	if agg.aggParams == nil {
 		agg.aggParams = params
@@ -326,7 +326,7 @@ func (c *Checker) llquantize(pos token.Pos, b *ast.BinaryExpr, args []ast.Expr) 
 		}
 		pow = next
 	}
-	agg := c.info.Values[b].Ident
+	agg := c.value(b).Ident
 	params := p[:]
 	if agg.aggParams == nil {
 		agg.aggParams = params
@@ -359,7 +359,7 @@ func evenSteps(factor, nsteps int64) bool {
 func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 	args := call.Args
 	pos := call.Pos()
-	argv := func(i int) *Value { return c.info.Values[args[i]] }
+	argv := func(i int) *Value { return c.value(args[i]) }
 	kind := actData
 	if fn.Flags&FlagDestruct != 0 {
 		kind = actDestruct
@@ -464,7 +464,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 // aggArg checks that an action's argument names an aggregation that
 // exists.
 func (c *Checker) aggArg(arg ast.Expr, fn *Ident, argTag, badTag diag.Tag) {
-	v := c.info.Values[arg]
+	v := c.value(arg)
 	if v.Ident == nil || v.Ident.Kind != Agg {
 		c.errorf(arg.Pos(), argTag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s\n", fn.Name, typeName(v))
 	}
@@ -479,7 +479,7 @@ func (c *Checker) aggArg(arg ast.Expr, fn *Ident, argTag, badTag diag.Tag) {
 func (c *Checker) printf(call *ast.CallExpr, fn *Ident) {
 	args := make([]printf.Arg, len(call.Args))
 	for i, a := range call.Args {
-		v := c.info.Values[a]
+		v := c.value(a)
 		args[i] = printf.Arg{Type: v.Type, TypeName: typeName(v)}
 		if s, ok := a.(*ast.StringLit); ok {
 			args[i].Const, args[i].Value = true, s.Value
@@ -507,6 +507,6 @@ func (c *Checker) printf(call *ast.CallExpr, fn *Ident) {
 		c.errorf(pos, diag.D_UNKNOWN, "%v", err)
 	}
 	if f != nil {
-		c.info.Formats[call] = f
+		c.formats[call] = f
 	}
 }

@@ -169,7 +169,7 @@ func (c *Checker) aggAssign(e *ast.BinaryExpr, l *Value) *Value {
 	var keys []*Value
 	if ix, ok := e.X.(*ast.IndexExpr); ok {
 		for _, k := range ix.Index {
-			keys = append(keys, c.info.Values[k])
+			keys = append(keys, c.value(k))
 		}
 	}
 	c.signature(e.OpPos, agg, keys, "@", "[ ]")

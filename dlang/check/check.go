@@ -96,12 +96,21 @@ type Value struct {
 }
 
 // Info holds the results of checking a program.
+//
+// As in dtrace, a clause is checked once for each of its probe
+// descriptions, with the argument types of the probes that one matches
+// (args[]), and becomes one ECB per description. Values and Formats
+// hold what checking each clause for its first description gave; where
+// checking it for a later one gave other results, Variant has them.
 type Info struct {
 	// Values maps every checked expression to its type and flags.
 	Values map[ast.Expr]*Value
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
 	Formats map[*ast.CallExpr]*printf.Format
+	// variants holds, for each clause that has a Variant, one entry per
+	// probe description (Variant).
+	variants map[*ast.Clause][]*Variant
 	// NextLocal is the first clause-local variable id the program
 	// does not use, where the code generator's own may start.
 	NextLocal uint32
@@ -132,7 +141,13 @@ type Checker struct {
 	xlators    []*Translator
 	probeArgs  []types.Type // the argument types of the clause's probes
 	probeXArgs []string     // the types they are translated to
-	probeDesc  string       // the clause's first probe description
+	probeDesc  string       // the probe description being checked
+	// values and formats are where checking records its results:
+	// Info.Values and Info.Formats, or scratch's while a clause is
+	// checked for a probe description after its first.
+	values     map[ast.Expr]*Value
+	formats    map[*ast.CallExpr]*printf.Format
+	scratch    Variant
 	clauseActs clauseActions
 	inlineArgs map[string]*Ident // an inline's or translator's parameters
 	inClause   bool
@@ -226,6 +241,7 @@ func (c *Checker) begin(prog *ast.Program) {
 		c.declValues = map[ast.Expr]*Value{}
 	}
 	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}, Declared: c.declValues}
+	c.values, c.formats = c.info.Values, c.info.Formats
 	c.declared = map[ast.Decl]bool{}
 	// this-> variables belong to the program: every clause for a probe
 	// sees the values earlier clauses gave them.
@@ -289,13 +305,30 @@ func (c *Checker) errorf(pos token.Pos, tag diag.Tag, format string, args ...any
 // clause checks a probe clause: its actions, then its predicate, as
 // dt_cook_clause does. If the actions refer to a variable that only the
 // predicate defines, the predicate is checked first instead.
-// As dtrace, the clause is checked once for each of its probe
-// descriptions, which must match probes (unless -Z): args[] takes the
-// types of the probes each one matches.
+// As dtrace's dt_compile_one_clause, the clause is checked once for
+// each of its probe descriptions, which must match probes (unless -Z):
+// args[] takes the types of the probes each one matches. Variables the
+// checking for one description creates are there for the next, as in
+// dtrace, where all share the handle's and the program's identifier
+// hashes.
 func (c *Checker) clause(cl *ast.Clause) {
 	c.inClause = true
-	defer func() { c.inClause = false }()
-	for _, d := range cl.Probes {
+	defer func() {
+		c.inClause = false
+		c.values, c.formats = c.info.Values, c.info.Formats
+	}()
+	var variants []*Variant
+	for i, d := range cl.Probes {
+		if i > 0 {
+			// Later descriptions check into scratch maps, and keep what
+			// differs from the first's results.
+			if c.scratch.Values == nil {
+				c.scratch = Variant{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}}
+			}
+			clear(c.scratch.Values)
+			clear(c.scratch.Formats)
+			c.values, c.formats = c.scratch.Values, c.scratch.Formats
+		}
 		c.clauseActs = clauseActions{}
 		c.probeArgs, c.probeXArgs = nil, nil
 		c.probeDesc = d.String()
@@ -318,6 +351,21 @@ func (c *Checker) clause(cl *ast.Clause) {
 			}
 		}
 		c.clauseFor(cl)
+		if i == 0 {
+			continue
+		}
+		if v := c.variant(variants); v != nil {
+			if variants == nil {
+				variants = make([]*Variant, len(cl.Probes))
+			}
+			variants[i] = v
+		}
+	}
+	if variants != nil {
+		if c.info.variants == nil {
+			c.info.variants = map[*ast.Clause][]*Variant{}
+		}
+		c.info.variants[cl] = variants
 	}
 }
 

@@ -19,6 +19,14 @@
 //     Ident, creating variables at their first assignment, and applying
 //     each action's argument rules, printf's format rules (package
 //     printf) and the rules on the order of speculative actions;
+//   - as dtrace's dt_compile_one_clause, a clause is checked once for
+//     each of its probe descriptions, with the argument types of the
+//     probes that one matches in args[]; variables created while it is
+//     checked for one are there for the next. What a later description
+//     checks differently from the first (other struct layouts, sizes,
+//     signs) is kept as a Variant of the clause, and descriptions that
+//     check alike share one, so that a clause of many descriptions of
+//     one prototype costs one set of results;
 //   - the results come back in an Info for the code generator.
 //
 // Only the first error is reported, as a *diag.Error, as in dtrace.

@@ -17,7 +17,7 @@ import (
 // neither declared nor assigned is an error.
 
 func (c *Checker) record(e ast.Expr, v *Value) *Value {
-	c.info.Values[e] = v
+	c.values[e] = v
 	if !c.inClause {
 		c.declValues[e] = v
 	}
@@ -1122,7 +1122,7 @@ func (c *Checker) nodeName(e ast.Expr, v *Value) string {
 	case *ast.SelectorExpr:
 		return "operator " + e.Op.String()
 	case *ast.CallExpr:
-		return c.nodeName(e.Fun, c.info.Values[e])
+		return c.nodeName(e.Fun, c.value(e))
 	}
 	return "expression"
 }

@@ -143,8 +143,11 @@ type Ident struct {
 func (id *Ident) Translator() *Translator { return id.xlator }
 
 // unref reports whether the identifier has no type yet (dt_ident_unref).
+// D's builtins never do: args[] and its kin, which have no type of their
+// own, are typed where they are used, and as in dtrace (di_gen 0) a use
+// such as *args[0] must not give them one.
 func (id *Ident) unref() bool {
-	return id.Type == nil && id.Kind != Func && id.Kind != ActFunc && id.Kind != AggFunc
+	return !id.Builtin && id.Type == nil && id.Kind != Func && id.Kind != ActFunc && id.Kind != AggFunc
 }
 
 // cookKind selects how references to a builtin are checked.

@@ -3,6 +3,7 @@ package check
 import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -33,6 +34,9 @@ type checkState struct {
 	inlineArgs map[string]*Ident
 	label      string
 	err        *diag.Error
+	values     map[ast.Expr]*Value
+	formats    map[*ast.CallExpr]*printf.Format
+	scratch    Variant
 }
 
 // define asks the undefined-name function to define name, and reports
@@ -42,14 +46,15 @@ func (c *Checker) define(name string) bool {
 		return false
 	}
 	st := checkState{c.prog, c.info, c.declared, c.locals, c.file, c.inClause, c.probeArgs,
-		c.probeXArgs, c.probeDesc, c.clauseActs, c.inlineArgs, c.label, c.err}
+		c.probeXArgs, c.probeDesc, c.clauseActs, c.inlineArgs, c.label, c.err, c.values, c.formats, c.scratch}
 	c.defining = true
-	c.inClause, c.inlineArgs = false, nil
+	c.inClause, c.inlineArgs, c.scratch = false, nil, Variant{}
 	ok := c.undefined(name)
 	c.defining = false
 	c.prog, c.info, c.declared, c.locals, c.file, c.inClause = st.prog, st.info, st.declared, st.locals, st.file, st.inClause
 	c.probeArgs, c.probeXArgs, c.probeDesc, c.clauseActs = st.probeArgs, st.probeXArgs, st.probeDesc, st.clauseActs
 	c.inlineArgs, c.label, c.err = st.inlineArgs, st.label, st.err
+	c.values, c.formats, c.scratch = st.values, st.formats, st.scratch
 	return ok
 }
 

@@ -3,11 +3,14 @@
 // libdtrace's dt_cg and dt_cc do.
 //
 // Data flows from the checker: for each clause and each of its probe
-// descriptions, the predicate becomes a DIFO that returns its value, and
-// each statement becomes the actions dtrace records for it — a DIFEXPR
-// for trace() and for expressions, one PRINTF action per printf argument
-// with the format on the first, the tuple actions and the aggregating
-// action of an aggregation, and so on. Each DIFO is built as a dif.IR by
+// descriptions, one ECB, whose code comes from the clause as checked for
+// that description (check.Info.Variant: args[] has each description's
+// types), shared between descriptions that checked alike. The predicate
+// becomes a DIFO that returns its value, and each statement becomes the
+// actions dtrace records for it — a DIFEXPR for trace() and for
+// expressions, one PRINTF action per printf argument with the format on
+// the first, the tuple actions and the aggregating action of an
+// aggregation, and so on. Each DIFO is built as a dif.IR by
 // walking the expression tree with the types and identifiers the checker
 // recorded (check.Info), then assembled by dif.Assemble.
 //

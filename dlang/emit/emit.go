@@ -47,11 +47,17 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 type emitter struct {
 	info    *check.Info
 	strsize int64
+	// variant is the clause's variant being generated, nil for what
+	// checking it for its first probe description gave (check.Variant).
+	variant *check.Variant
 }
+
+// value returns what the checker gave x in the clause being generated.
+func (e *emitter) value(x ast.Expr) *check.Value { return e.info.Value(e.variant, x) }
 
 // difo generates a DIFO that returns the value of x.
 func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		v := g.value(x)
@@ -67,7 +73,7 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 // of size bytes, what the kernel requires of the actions that take an
 // integer: exit()'s status (32 bits), sym()'s address (64).
 func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		return g.finish(r, dif.IntType(size))
@@ -81,7 +87,7 @@ func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
 // effect generates a DIFO for a statement whose value is not recorded
 // (an assignment): it returns a value of size 0.
 func (e *emitter) effect(x ast.Expr) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		return g.finish(r, dif.Type{Kind: dif.TypeCTF})
@@ -99,7 +105,7 @@ func (e *emitter) constant(n uint64) *dof.DIFO { return e.constantOf(n, 8) }
 func (e *emitter) constant32(n uint64) *dof.DIFO { return e.constantOf(n, 4) }
 
 func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		return g.finish(g.setInt(n), dif.IntType(size))
 	})
@@ -109,41 +115,71 @@ func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
 	return toDOF(obj)
 }
 
+// clause generates the ECBs of a clause, one per probe description, as
+// dt_compile_one_clause does for each: a description's predicate and
+// actions come from the clause as checked for that description. Those
+// checked alike share their DIFOs.
 func (e *emitter) clause(cl *ast.Clause) ([]dof.ECB, error) {
+	type code struct {
+		variant *check.Variant
+		pred    *dof.DIFO
+		acts    []dof.Action
+	}
+	// A clause has few variants: most have one.
+	var buf [2]code
+	done := buf[:0]
+	ecbs := make([]dof.ECB, 0, len(cl.Probes))
+	for i, d := range cl.Probes {
+		e.variant = e.info.Variant(cl, i)
+		j := 0
+		for j < len(done) && done[j].variant != e.variant {
+			j++
+		}
+		if j == len(done) {
+			pred, acts, err := e.body(cl)
+			if err != nil {
+				return nil, err
+			}
+			done = append(done, code{e.variant, pred, acts})
+		}
+		ecbs = append(ecbs, dof.ECB{
+			Probe:   dof.ProbeSpec{ID: d.ID, Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name},
+			Pred:    done[j].pred,
+			Actions: done[j].acts,
+		})
+	}
+	e.variant = nil
+	return ecbs, nil
+}
+
+// body generates a clause's predicate and actions.
+func (e *emitter) body(cl *ast.Clause) (*dof.DIFO, []dof.Action, error) {
 	var pred *dof.DIFO
 	if cl.Pred != nil {
 		var err error
 		if pred, err = e.difo(cl.Pred); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var acts []dof.Action
 	for _, s := range cl.Body {
 		es, ok := s.(*ast.ExprStmt)
 		if !ok {
-			return nil, diag.Errorf(s.Pos(), diag.D_UNKNOWN, "internal error: if statement left by the sugar pass")
+			return nil, nil, diag.Errorf(s.Pos(), diag.D_UNKNOWN, "internal error: if statement left by the sugar pass")
 		}
 		as, err := e.statement(es.X)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		acts = append(acts, as...)
 	}
-	var ecbs []dof.ECB
-	for _, d := range cl.Probes {
-		ecbs = append(ecbs, dof.ECB{
-			Probe:   dof.ProbeSpec{ID: d.ID, Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name},
-			Pred:    pred,
-			Actions: acts,
-		})
-	}
-	return ecbs, nil
+	return pred, acts, nil
 }
 
 // statement generates the actions of one statement, as
 // dt_compile_one_clause dispatches it.
 func (e *emitter) statement(x ast.Expr) ([]dof.Action, error) {
-	v := e.info.Values[x]
+	v := e.value(x)
 	if v != nil && v.Ident != nil && v.Ident.Kind == check.Agg {
 		if b, ok := x.(*ast.BinaryExpr); ok {
 			return e.aggregation(b, v.Ident)
@@ -180,14 +216,14 @@ func isEffect(x ast.Expr) bool {
 // value, as dt_compile_agg does.
 func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action, error) {
 	call := b.Y.(*ast.CallExpr)
-	fn := e.info.Values[call].Ident
+	fn := e.value(call).Ident
 	acts := []dof.Action{{Kind: dof.ActDIFExpr, DIFO: e.constant(aggID(agg))}}
 	if ix, ok := b.X.(*ast.IndexExpr); ok {
 		for _, k := range ix.Index {
 			// stack(), sym() and their kin record their own kind of
 			// data in the tuple.
 			if kc, ok := k.(*ast.CallExpr); ok {
-				if kv := e.info.Values[kc]; kv != nil && kv.Ident != nil && kv.Ident.Kind == check.ActFunc {
+				if kv := e.value(kc); kv != nil && kv.Ident != nil && kv.Ident.Kind == check.ActFunc {
 					as, err := e.action(kc, kv.Ident)
 					if err != nil {
 						return nil, err
@@ -236,7 +272,7 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 func aggID(agg *check.Ident) uint64 { return uint64(agg.ID) + 1 }
 
 func (e *emitter) intArg(x ast.Expr) (int64, bool) {
-	v := e.info.Values[x]
+	v := e.value(x)
 	if v == nil || !v.Const {
 		return 0, false
 	}
@@ -311,7 +347,7 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 	case check.ActPrint:
 		acts, err := one(dof.ActDIFExpr, args[0])
 		if err == nil {
-			acts[0].Format = e.info.Values[args[0]].Type.String()
+			acts[0].Format = e.value(args[0]).Type.String()
 		}
 		return acts, err
 	case check.ActTracemem:
@@ -368,7 +404,7 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 // there are no arguments (dt_action_printflike).
 func (e *emitter) printf(call *ast.CallExpr, kind dof.ActKind) ([]dof.Action, error) {
 	format := ""
-	if f := e.info.Formats[call]; f != nil {
+	if f := e.info.Format(e.variant, call); f != nil {
 		format = f.String()
 	}
 	var acts []dof.Action
@@ -395,12 +431,12 @@ func (e *emitter) printf(call *ast.CallExpr, kind dof.ActKind) ([]dof.Action, er
 // the first carrying the format (dt_action_printa).
 func (e *emitter) printa(call *ast.CallExpr) ([]dof.Action, error) {
 	format := ""
-	if f := e.info.Formats[call]; f != nil {
+	if f := e.info.Format(e.variant, call); f != nil {
 		format = f.String()
 	}
 	var acts []dof.Action
 	for _, a := range call.Args {
-		v := e.info.Values[a]
+		v := e.value(a)
 		if v == nil || v.Ident == nil || v.Ident.Kind != check.Agg {
 			continue // the format
 		}
@@ -413,7 +449,7 @@ func (e *emitter) printa(call *ast.CallExpr) ([]dof.Action, error) {
 // normalize, denormalize): the aggregation's id, then its operand when
 // it has one, both LIBACT with the DT_ACT_* code.
 func (e *emitter) libact(code uint32, aggArg, operand ast.Expr) ([]dof.Action, error) {
-	agg := e.info.Values[aggArg].Ident
+	agg := e.value(aggArg).Ident
 	acts := []dof.Action{{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: e.constant(aggID(agg))}}
 	switch {
 	case operand != nil:
@@ -451,7 +487,7 @@ func (e *emitter) setopt(args []ast.Expr) ([]dof.Action, error) {
 
 // str generates a DIFO that returns a string constant.
 func (e *emitter) str(s string) *dof.DIFO {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.regs.alloc()
 		g.ir.Sets(s, r)

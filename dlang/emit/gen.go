@@ -15,6 +15,7 @@ import (
 type gen struct {
 	ir      *dif.IR
 	info    *check.Info
+	variant *check.Variant // the clause's variant (emitter.variant)
 	regs    regset
 	strsize int64
 	pos     token.Pos // the expression being generated, for errors
@@ -61,8 +62,8 @@ func (g *gen) spillSlot() dif.VarRef {
 // bailout unwinds a DIFO's generation at its first error.
 type bailout struct{}
 
-func newGen(info *check.Info, strsize int64) *gen {
-	g := &gen{ir: &dif.IR{}, info: info, strsize: strsize, spillBase: info.NextLocal}
+func (e *emitter) newGen() *gen {
+	g := &gen{ir: &dif.IR{}, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal}
 	g.regs.g = g
 	return g
 }
@@ -74,10 +75,7 @@ func (g *gen) fail(tag diag.Tag, format string, args ...any) {
 
 // value returns what the checker recorded for e.
 func (g *gen) value(e ast.Expr) *check.Value {
-	v := g.info.Values[e]
-	if v == nil {
-		v = g.info.Declared[e]
-	}
+	v := g.info.Value(g.variant, e)
 	if v == nil {
 		g.pos = e.Pos()
 		g.fail(diag.D_UNKNOWN, "internal error: expression was not checked")
