@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ func CheckFile(path string) error {
 
 func openELF(path string) (*elfFile, error) {
 	osf, err := os.Open(path)
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return nil, fmt.Errorf("%s: %w", path, pe.Err) // "no such file or directory"
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 	return opts, operands, nil
 }
 func usage(w io.Writer, name string) {
-	fmt.Fprintf(w, `Usage: %s [-32|-64] [-aACdeFGhHlqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
+	fmt.Fprintf(w, `Usage: %s [-32|-64] [-aABCdeFGhHlOqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
 	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
 	[-x opt[=val]] [-X a|c|s|t]
 	[--kernel image] [--module image] [--debug-root dir] [--btf file|none]
@@ -133,5 +133,6 @@ func usage(w io.Writer, name string) {
 	--debug-root  where separate debug files are (default /usr/lib/debug)
 	--btf         the kernel's types: a BTF file, or none (default: the --kernel
 	              image's .BTF, else /sys/kernel/btf/vmlinux)
+	--help        print this usage on the standard output
 `, name)
 }
