@@ -93,11 +93,11 @@ func TestOptionsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := strings.ReplaceAll(string(man), `\-`, "-")
-	synopsis, rest, ok := strings.Cut(page, ".SH SYNOPSIS")
+	_, rest, ok := strings.Cut(page, ".SH SYNOPSIS")
 	if !ok {
 		t.Fatal("kdtrace.1 has no SYNOPSIS")
 	}
-	synopsis, rest, _ = strings.Cut(rest, ".SH DESCRIPTION")
+	synopsis, rest, _ := strings.Cut(rest, ".SH DESCRIPTION")
 	_, options, _ := strings.Cut(rest, ".SH OPTIONS")
 	options, _, _ = strings.Cut(options, "\n.SH ")
 	synOpts := optionsIn(regexp.MustCompile(`\\f.`).ReplaceAllString(synopsis, ""))
