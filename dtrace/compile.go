@@ -64,6 +64,19 @@ type Program struct {
 	Object *dof.Program
 }
 
+// Print writes the program after the syntactic rewrites, in dtrace
+// -d's format.
+func (p *Program) Print(w io.Writer) error { return printer.Fprint(w, p.AST) }
+
+// ListDIF writes the DIF of each of the program's clauses, as dtrace -S
+// lists it; nothing for a program compiled with NoCode.
+func (p *Program) ListDIF(w io.Writer) error {
+	if p.Object == nil {
+		return nil
+	}
+	return emit.List(w, p.Object)
+}
+
 // Destructive reports whether the program has destructive actions,
 // which the kernel refuses unless they are permitted (-w).
 func (p *Program) Destructive() bool { return p.Info.Destructive }
@@ -112,29 +125,28 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if err != nil {
 		return nil, h.failure(spec, text, err)
 	}
+	p := &Program{Spec: spec, Source: text, AST: prog}
 	if flags&Sugar != 0 {
 		// As dtrace, -d prints the program once the syntactic
 		// rewrites are done, before types are checked.
-		if err := printer.Fprint(h.cfg.Stdout, prog); err != nil {
+		if err := p.Print(h.cfg.Stdout); err != nil {
 			return nil, fmt.Errorf("failed to write output: %v", err)
 		}
 	}
-	info, err := h.checker.Check(prog)
-	if err != nil {
+	if p.Info, err = h.checker.Check(prog); err != nil {
 		return nil, h.failure(spec, text, err)
 	}
-	p := &Program{Spec: spec, Source: text, AST: prog, Info: info}
 	if flags&(NoCode|Header) != 0 {
 		return p, nil
 	}
 	// Compiling ends with the DIF of every clause.
-	p.Object, err = emit.Program(prog, info, &emit.Config{StringSize: h.checker.StringSize()})
+	p.Object, err = emit.Program(prog, p.Info, &emit.Config{StringSize: h.checker.StringSize()})
 	if err != nil {
 		return nil, h.failure(spec, text, err)
 	}
 	if flags&DIFV != 0 {
 		// As dtrace -S, the intermediate code goes to stderr.
-		if err := emit.List(h.cfg.Stderr, p.Object); err != nil {
+		if err := p.ListDIF(h.cfg.Stderr); err != nil {
 			return nil, fmt.Errorf("failed to write output: %v", err)
 		}
 	}

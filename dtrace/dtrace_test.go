@@ -90,6 +90,17 @@ func TestCompileOutput(t *testing.T) {
 	if p.Object == nil || len(p.Object.ECBs) != 1 {
 		t.Errorf("Object = %+v, want one ECB", p.Object)
 	}
+	// The program gives the same texts after compiling.
+	var text, dif bytes.Buffer
+	if err := p.Print(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ListDIF(&dif); err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != stdout.String() || dif.String() != stderr.String() {
+		t.Errorf("Print and ListDIF:\n%s%s\ndiffer from what Sugar and DIFV wrote:\n%s%s", &text, &dif, &stdout, &stderr)
+	}
 	p, err = h.Compile(dtrace.Name, "BEGIN { y = 2; }", dtrace.NoCode)
 	if err != nil || p.Object != nil || p.Info == nil {
 		t.Errorf("NoCode: %v, Object %v, Info %v; want checked and no code", err, p.Object, p.Info)
@@ -205,5 +216,24 @@ func TestHeader(t *testing.T) {
 	}
 	if _, err := dtrace.HeaderName(); err == nil {
 		t.Error("HeaderName of no script: no error")
+	}
+}
+
+// TestPrintAfterCheck checks that Print gives, after compiling, the
+// text Sugar wrote before the types were checked: checking leaves the
+// tree as the rewrites made it.
+func TestPrintAfterCheck(t *testing.T) {
+	var stdout bytes.Buffer
+	h := open(t, &stdout, nil)
+	p, err := h.Compile(dtrace.Script, filepath.Join("..", "examples", "ifelse.d"), dtrace.Sugar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := p.Print(&text); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stdout.String(), text.String()); diff != "" {
+		t.Errorf("Print after compiling (-Sugar +Print):\n%s", diff)
 	}
 }
