@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/kdtrace/kdtrace/btf"
@@ -107,6 +108,13 @@ func Open(cfg *Config) (*Handle, error) {
 	for _, m := range h.cfg.Modules {
 		if err := debuginfo.CheckFile(m); err != nil {
 			return nil, &FileError{"--module", err}
+		}
+	}
+	if dir := h.cfg.DebugRoot; dir != "" {
+		if st, err := os.Stat(dir); err != nil {
+			return nil, &FileError{"--debug-root", fmt.Errorf("%s: %w", dir, errors.Unwrap(err))}
+		} else if !st.IsDir() {
+			return nil, &FileError{"--debug-root", fmt.Errorf("%s: not a directory", dir)}
 		}
 	}
 	mods, err := h.kernelTypes()

@@ -43,7 +43,11 @@ func TestCommandLine(t *testing.T) {
 			stderr: "kdtrace: --btf: " + missing + ": no such file or directory\n"},
 		{args: []string{"--btf", text, "-e", "-n", "BEGIN"}, status: 2,
 			stderr: "kdtrace: --btf: " + text + ": not BTF: magic 0x6f72\n"},
-		{args: []string{"--btf", "none", "-e", "-n", "BEGIN"}, status: 0},
+		{args: []string{"--debug-root", missing, "-e", "-n", "BEGIN"}, status: 2,
+			stderr: "kdtrace: --debug-root: " + missing + ": no such file or directory\n"},
+		{args: []string{"--debug-root", text, "-e", "-n", "BEGIN"}, status: 2,
+			stderr: "kdtrace: --debug-root: " + text + ": not a directory\n"},
+		{args: []string{"--btf", "none", "--debug-root", dir, "-e", "-n", "BEGIN"}, status: 0},
 		// --help, as GNU-style users expect; other unknown options as
 		// dtrace.
 		{args: []string{"--help"}, status: 0, stdout: usageText.String()},
