@@ -622,3 +622,38 @@ func ExampleSet_Lookup() {
 		fmt.Printf("kinst::%s:%d\n", c.Caller, c.Offset)
 	}
 }
+
+// TestCheckFile checks that a file that cannot be an image says what it
+// is not, naming it, rather than debug/elf's text.
+func TestCheckFile(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "passwd")
+	os.WriteFile(text, []byte("root:x:0:0:root:/root:/bin/sh\n"), 0o644)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("\x7fE"), 0o644)
+	exe, err := os.Executable() // the test binary is an ELF file here
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want string // the error's text; "" for none
+		is   error
+	}{
+		{text, text + ": not an ELF file", ErrNotELF},
+		{short, short + ": not an ELF file", ErrNotELF},
+		{dir, dir + ": is a directory", nil},
+		{filepath.Join(dir, "none"), filepath.Join(dir, "none") + ": no such file or directory", os.ErrNotExist},
+		{exe, "", nil},
+	}
+	for _, tt := range tests {
+		err := CheckFile(tt.path)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tt.want || tt.is != nil && !errors.Is(err, tt.is) {
+			t.Errorf("CheckFile(%s) = %q, want %q (is %v)", tt.path, got, tt.want, tt.is)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -32,8 +33,25 @@ type elfFile struct {
 	addrs []uint64
 }
 
+// ErrNotELF is the error of opening a file that is not an ELF file.
+var ErrNotELF = errors.New("not an ELF file")
+
+// CheckFile reports whether path is an ELF file that this package can
+// read: the error names the file and says what is wrong with it, not
+// an ELF file (ErrNotELF), a directory, missing.
+func CheckFile(path string) error {
+	e, err := openELF(path)
+	if err != nil {
+		return err
+	}
+	return e.Close()
+}
+
 func openELF(path string) (*elfFile, error) {
 	osf, err := os.Open(path)
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return nil, fmt.Errorf("%s: %w", path, pe.Err) // "no such file or directory"
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +59,17 @@ func openELF(path string) (*elfFile, error) {
 	if err != nil {
 		osf.Close()
 		return nil, err
+	}
+	// What a file is not is said plainly, rather than as debug/elf's
+	// "bad magic number '[114 111 111 116]'" or a read error.
+	var magic [len(elf.ELFMAG)]byte
+	if st.IsDir() {
+		osf.Close()
+		return nil, fmt.Errorf("%s: is a directory", path)
+	}
+	if _, err := osf.ReadAt(magic[:], 0); err != nil || string(magic[:]) != elf.ELFMAG {
+		osf.Close()
+		return nil, fmt.Errorf("%s: %w", path, ErrNotELF)
 	}
 	f, err := elf.NewFile(osf)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -152,6 +153,52 @@ func TestTarget(t *testing.T) {
 		stderr.Reset()
 		if st := run([]string{"kdtrace", "-e", "-p", arg, "-n", "BEGIN"}, &stdout, &stderr); st != 1 || stderr.String() != want {
 			t.Errorf("-p %s: exit %d, %q; want 1, %q", arg, st, stderr.String(), want)
+		}
+	}
+}
+
+// TestListArgsAgree checks that -lv lists, for a probe of each
+// provider that types its arguments, exactly the args[] the compiler
+// types: each listed args[N] compiles with its type, one past the last
+// is out of range, and an (unknown) type is one the compiler cannot
+// resolve either. Which types a probe has depends on the machine
+// (syscall's come from tracefs, or BTF where tracefs cannot be read).
+func TestListArgsAgree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe catalog is the running Linux system's")
+	}
+	argLine := regexp.MustCompile(`(?m)^\t\targs\[(\d+)\]: (.*)$`)
+	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN"} {
+		var stdout, stderr bytes.Buffer
+		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
+			t.Fatalf("-lv %s: exit %d: %s", desc, st, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), "Argument Types") {
+			t.Logf("%s: not on this system", desc)
+			continue
+		}
+		listed := argLine.FindAllStringSubmatch(stdout.String(), -1)
+		if len(listed) == 0 && !strings.Contains(stdout.String(), "\t\tNone\n") {
+			t.Errorf("-lv %s lists neither types nor None:\n%s", desc, stdout.String())
+		}
+		for i, m := range listed {
+			prog := fmt.Sprintf("%s { this->n = sizeof(args[%d]); }", desc, i)
+			stderr.Reset()
+			st := run([]string{"kdtrace", "-x", "errtags", "-e", "-n", prog}, &stdout, &stderr)
+			if m[2] == "(unknown)" {
+				if st == 0 || !strings.Contains(stderr.String(), "[D_ARGS_TYPE]") {
+					t.Errorf("%s: -lv lists args[%d] as (unknown), the compiler says: exit %d %s", desc, i, st, stderr.String())
+				}
+				continue
+			}
+			if st != 0 {
+				t.Errorf("%s: -lv lists args[%d]: %s, the compiler says: %s", desc, i, m[2], stderr.String())
+			}
+		}
+		prog := fmt.Sprintf("%s { this->n = sizeof(args[%d]); }", desc, len(listed))
+		stderr.Reset()
+		if st := run([]string{"kdtrace", "-x", "errtags", "-e", "-n", prog}, &stdout, &stderr); st == 0 {
+			t.Errorf("%s: -lv lists %d arguments, but args[%d] compiles", desc, len(listed), len(listed))
 		}
 	}
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -25,6 +27,10 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
+// errHelp is --help, which GNU-style users expect to print the usage
+// on the standard output.
+var errHelp = errors.New("help")
+
 // getopt splits args (without the program name) into options and
 // operands as dtrace's getopt loop does: options and operands may be
 // interleaved, flags may be combined (-qs script), and "--" ends the
@@ -37,6 +43,9 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 			return opts, append(operands, args[i+1:]...), nil
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
+			if a == "--help" {
+				return nil, nil, errHelp
+			}
 			if !longOptions[name] {
 				return nil, nil, &usageError{fmt.Sprintf("illegal option -- %s", a[2:])}
 			}
@@ -74,4 +83,56 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 		}
 	}
 	return opts, operands, nil
+}
+func usage(w io.Writer, name string) {
+	fmt.Fprintf(w, `Usage: %s [-32|-64] [-aABCdeFGhHlOqSvVwZ] [-b bufsz] [-c cmd] [-D name[=def]]
+	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
+	[-x opt[=val]] [-X a|c|s|t]
+	[--kernel image] [--module image] [--debug-root dir] [--btf file|none]
+
+	[-P provider [[ predicate ] action ]]
+	[-m [ provider: ] module [[ predicate ] action ]]
+	[-f [[ provider: ] module: ] func [[ predicate ] action ]]
+	[-n [[[ provider: ] module: ] func: ] name [[ predicate ] action ]]
+	[-i probe-id [[ predicate ] action ]] [ args ... ]
+
+	predicate -> '/' D-expression '/'
+	   action -> '{' D-statements '}'
+
+	-C  run cpp(1) preprocessor on script files
+	-d  dump script after syntactic transformations
+	-D  define symbol when invoking preprocessor
+	-e  exit after compiling request but prior to enabling probes
+	-f  enable or list probes matching the specified function name
+	-F  coalesce trace output by function
+	-G  write a DOF object of the compiled programs (-o file, default d.out)
+	-h  generate a header file with definitions for static probes
+	-H  print included files when invoking preprocessor
+	-i  enable or list probes matching the specified probe id
+	-I  add include directory to preprocessor search path
+	-l  list probes matching specified criteria
+	-L  add library directory to library search path
+	-m  enable or list probes matching the specified module name
+	-n  enable or list probes matching the specified probe name
+	-o  set output file
+	-p  look up the specified process-ID and make it $target
+	-P  enable or list probes matching the specified provider name
+	-q  set quiet mode (only output explicitly traced data)
+	-s  enable or list probes according to the specified D script
+	-S  print D compiler intermediate code
+	-U  undefine symbol when invoking preprocessor
+	-v  set verbose mode (report stability attributes, arguments)
+	-V  report DTrace API version
+	-w  permit destructive actions
+	-x  enable or modify compiler and tracing options
+	-X  specify ISO C conformance settings for preprocessor
+	-Z  permit probe descriptions that match zero probes
+
+	--kernel      kernel image whose inline functions kinst probes name
+	--module      kernel module image (repeatable)
+	--debug-root  where separate debug files are (default /usr/lib/debug)
+	--btf         the kernel's types: a BTF file, or none (default: the --kernel
+	              image's .BTF, else /sys/kernel/btf/vmlinux)
+	--help        print this usage on the standard output
+`, name)
 }

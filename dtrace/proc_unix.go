@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package dtrace
 
 import (
 	"fmt"
@@ -20,12 +20,17 @@ func processGroup() (pgid, sid string) {
 	return strconv.Itoa(g), strconv.Itoa(s)
 }
 
-// grabProcess checks that process pid exists, as -p needs: dtrace grabs
-// it; kdtrace, which has no runtime yet, only looks it up. The error is
-// dtrace's.
-func grabProcess(pid int) error {
+// Grab makes process pid the target of the programs compiled next
+// ($target), as dtrace -p: its USDT providers join the catalog. dtrace
+// stops the process; kdtrace, which has no runtime yet, only checks
+// that it exists. The error is dtrace's.
+func (h *Handle) Grab(pid int) error {
 	if err := unix.Kill(pid, 0); err != nil && err != unix.EPERM {
 		return fmt.Errorf("failed to grab pid %d: %s", pid, strerror(err))
+	}
+	h.target = pid
+	if h.ready && h.catalog != nil {
+		return h.catalog.Grab(pid)
 	}
 	return nil
 }

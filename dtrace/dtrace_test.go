@@ -1,0 +1,239 @@
+package dtrace_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dtrace"
+	"github.com/kdtrace/kdtrace/kernel"
+)
+
+// open returns a handle on D's own types only, so that results do not
+// depend on the machine's kernel, accepting descriptions that match no
+// probe of this machine.
+func open(t *testing.T, stdout, stderr *bytes.Buffer) *dtrace.Handle {
+	t.Helper()
+	cfg := &dtrace.Config{BTF: "none"}
+	if stdout != nil {
+		cfg.Stdout = stdout
+	}
+	if stderr != nil {
+		cfg.Stderr = stderr
+	}
+	h, err := dtrace.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	if err := h.SetOpt("zdefs", ""); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestCompileDOF compiles programs from text to DOF without the
+// command, and loads the DOF as the kernel would.
+func TestCompileDOF(t *testing.T) {
+	h := open(t, nil, nil)
+	p1, err := h.Compile(dtrace.Name, `BEGIN /pid != 0/ { @c[execname] = count(); printf("%d %s\n", pid, execname); }`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Declarations carry over from one program to the next.
+	if _, err := h.CompileScript("decl.d", []byte("int total;\nBEGIN { total = 1; }\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := h.Compile(dtrace.Provider, "dtrace { total++; exit(0); }", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := dtrace.DOF(p1, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kernel.Load(b, nil)
+	if err != nil {
+		t.Fatalf("the kernel's checks refuse the DOF: %v", err)
+	}
+	if len(k.ECBs) != 2 || k.ECBs[0].Pred == nil || len(k.ECBs[0].Actions) != 5 || len(k.ECBs[1].Actions) != 2 {
+		t.Errorf("DOF has %d ECBs: %+v; want the first with a predicate and 5 actions, the second with 2", len(k.ECBs), k.ECBs)
+	}
+	if p1.Destructive() {
+		t.Error("count() and printf() are not destructive")
+	}
+}
+
+// TestCompileOutput checks what Sugar and DIFV write, and that NoCode
+// makes no DIF.
+func TestCompileOutput(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	h := open(t, &stdout, &stderr)
+	p, err := h.Compile(dtrace.Function, "dtrace:: /1/ { x = 1; }", dtrace.Sugar|dtrace.DIFV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff("dtrace:::\n/0x1/\n{\n        (x = 0x1);\n}\n\n", stdout.String()); diff != "" {
+		t.Errorf("-d text (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stderr.String(), "DIFO") || !strings.Contains(stderr.String(), "stgs %r1, DT_VAR(1280)") {
+		t.Errorf("-S listing lacks the clause's DIF:\n%s", stderr.String())
+	}
+	if p.Object == nil || len(p.Object.ECBs) != 1 {
+		t.Errorf("Object = %+v, want one ECB", p.Object)
+	}
+	// The program gives the same texts after compiling.
+	var text, dif bytes.Buffer
+	if err := p.Print(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.ListDIF(&dif); err != nil {
+		t.Fatal(err)
+	}
+	if text.String() != stdout.String() || dif.String() != stderr.String() {
+		t.Errorf("Print and ListDIF:\n%s%s\ndiffer from what Sugar and DIFV wrote:\n%s%s", &text, &dif, &stdout, &stderr)
+	}
+	p, err = h.Compile(dtrace.Name, "BEGIN { y = 2; }", dtrace.NoCode)
+	if err != nil || p.Object != nil || p.Info == nil {
+		t.Errorf("NoCode: %v, Object %v, Info %v; want checked and no code", err, p.Object, p.Info)
+	}
+}
+
+// TestCompileErrors checks that compile errors read as dtrace's and
+// carry the D error.
+func TestCompileErrors(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "bad.d")
+	os.WriteFile(script, []byte("BEGIN\n{\n\ttrace(nosuch);\n}\n"), 0o644)
+	tests := []struct {
+		spec dtrace.Spec
+		text string
+		msg  string
+		tag  diag.Tag // 0 where no D error is inside
+	}{
+		{dtrace.Script, script, "failed to compile script " + script + ": line 3: failed to resolve nosuch: Unknown variable name", diag.D_IDENT_UNDEF},
+		{dtrace.Name, "BEGIN { trace(nosuch); }", "invalid probe specifier BEGIN { trace(nosuch); }: in action list: failed to resolve nosuch: Unknown variable name", diag.D_IDENT_UNDEF},
+		{dtrace.Function, "a:b:c:d", `invalid probe specifier a:b:c:d: invalid probe description "a:b:c:d": Overspecified probe description`, diag.D_PDESC_INVAL},
+		{dtrace.Script, filepath.Join(dir, "none.d"), "failed to open " + filepath.Join(dir, "none.d") + ": No such file or directory", 0},
+	}
+	for _, tt := range tests {
+		h := open(t, nil, nil)
+		_, err := h.Compile(tt.spec, tt.text, 0)
+		var ce *dtrace.CompileError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s: %v, want a *CompileError", tt.text, err)
+			continue
+		}
+		if err.Error() != tt.msg {
+			t.Errorf("%s:\n got %s\nwant %s", tt.text, err, tt.msg)
+		}
+		var de *diag.Error
+		if tt.tag != 0 && (!errors.As(err, &de) || de.Tag != tt.tag) {
+			t.Errorf("%s: D error %v, want tag %s", tt.text, de, tt.tag)
+		}
+	}
+}
+
+// TestOpenFiles checks that Open refuses a file named in the Config
+// that cannot be used, saying what it is not.
+func TestOpenFiles(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text")
+	os.WriteFile(text, []byte("not a kernel\n"), 0o644)
+	missing := filepath.Join(dir, "missing")
+	tests := []struct {
+		cfg    dtrace.Config
+		option string
+		is     error
+	}{
+		{dtrace.Config{Kernel: missing}, "--kernel", fs.ErrNotExist},
+		{dtrace.Config{Kernel: text}, "--kernel", debuginfo.ErrNotELF},
+		{dtrace.Config{Modules: []string{text}}, "--module", debuginfo.ErrNotELF},
+		{dtrace.Config{BTF: missing}, "--btf", fs.ErrNotExist},
+	}
+	for _, tt := range tests {
+		_, err := dtrace.Open(&tt.cfg)
+		var fe *dtrace.FileError
+		if !errors.As(err, &fe) || fe.Option != tt.option || !errors.Is(err, tt.is) {
+			t.Errorf("Open(%+v) = %v; want a FileError of %s that is %v", tt.cfg, err, tt.option, tt.is)
+		}
+	}
+}
+
+// TestListProbes lists the dtrace provider's probes and the probes of a
+// program's descriptions.
+func TestListProbes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe catalog is the running Linux system's")
+	}
+	var stdout, stderr bytes.Buffer
+	h := open(t, nil, &stderr)
+	p, err := h.Compile(dtrace.Name, "dtrace:::END, nosuch:::", dtrace.NoCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ListProbes(&stdout, false, p); err != nil {
+		t.Fatal(err)
+	}
+	want := "   ID   PROVIDER            MODULE                          FUNCTION NAME\n" +
+		"    2     dtrace                                                     END\n"
+	if diff := cmp.Diff(want, stdout.String()); diff != "" {
+		t.Errorf("listing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff("kdtrace: failed to match nosuch:::: No probe matches description\n", stderr.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+}
+
+// TestHeader writes the header of a provider a script defines.
+func TestHeader(t *testing.T) {
+	h := open(t, nil, nil)
+	if err := h.SetOpt("headerstyle", "stubs"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.CompileScript("myapp.d", []byte("provider myapp { probe tick(int); };\n"), dtrace.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := dtrace.HeaderName(p)
+	if err != nil || name != "myapp.h" {
+		t.Fatalf("HeaderName = %q, %v; want myapp.h", name, err)
+	}
+	var b bytes.Buffer
+	if err := h.WriteHeader(&b, name, p); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "#define\tMYAPP_TICK(arg0)") {
+		t.Errorf("header lacks MYAPP_TICK:\n%s", b.String())
+	}
+	if _, err := dtrace.HeaderName(); err == nil {
+		t.Error("HeaderName of no script: no error")
+	}
+}
+
+// TestPrintAfterCheck checks that Print gives, after compiling, the
+// text Sugar wrote before the types were checked: checking leaves the
+// tree as the rewrites made it.
+func TestPrintAfterCheck(t *testing.T) {
+	var stdout bytes.Buffer
+	h := open(t, &stdout, nil)
+	p, err := h.Compile(dtrace.Script, filepath.Join("..", "examples", "ifelse.d"), dtrace.Sugar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := p.Print(&text); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stdout.String(), text.String()); diff != "" {
+		t.Errorf("Print after compiling (-Sugar +Print):\n%s", diff)
+	}
+}

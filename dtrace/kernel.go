@@ -1,0 +1,208 @@
+package dtrace
+
+import (
+	"errors"
+	"io/fs"
+	"runtime"
+
+	"github.com/kdtrace/kdtrace/btf"
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/kinst"
+	"github.com/kdtrace/kdtrace/probe"
+)
+
+// kernelTypes returns the kernel's types for the checker: the BTF file
+// Config.BTF names ("none" for no kernel types); for a Config.Kernel
+// image, its .BTF section, else its DWARF; for the running kernel, its
+// BTF on Linux and its DWARF on FreeBSD. Files are opened here but read
+// only when a program names a type. A kernel without types is not an
+// error: programs that name none still compile, and those that do are
+// told which type is missing. A BTF file that was named but does not
+// open is.
+func (h *Handle) kernelTypes() ([]types.Module, error) {
+	switch {
+	case h.cfg.BTF == "none":
+		return nil, nil
+	case h.cfg.BTF != "":
+		m, err := btf.Open(h.cfg.BTF, nil)
+		if err != nil {
+			return nil, &FileError{"--btf", err}
+		}
+		return []types.Module{m}, nil
+	case h.cfg.Kernel != "":
+		if m, err := btf.Open(h.cfg.Kernel, nil); err == nil {
+			return []types.Module{m}, nil
+		}
+		img, err := debuginfo.OpenImage(h.cfg.Kernel, debuginfo.Options{DebugRoot: h.cfg.DebugRoot})
+		if err == nil {
+			return h.dwarfTypes(img), nil
+		}
+		h.warnf("no kernel types in %s: %v", h.cfg.Kernel, err)
+		return nil, nil
+	case runtime.GOOS == "freebsd":
+		set, err := debuginfo.Kernel(debuginfo.Options{DebugRoot: h.cfg.DebugRoot})
+		if err != nil || len(set.Images()) == 0 {
+			return nil, nil
+		}
+		return h.dwarfTypes(set.Images()[0]), nil
+	}
+	m, err := btf.Kernel()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // a kernel built without BTF
+	}
+	if err != nil {
+		h.warnf("no kernel types: %v", err)
+		return nil, nil
+	}
+	return []types.Module{m}, nil
+}
+
+// dwarfTypes returns an image's DWARF types, named as the target's
+// kernel module is named in D: vmlinux on Linux, kernel on FreeBSD.
+func (h *Handle) dwarfTypes(img *debuginfo.Image) []types.Module {
+	t, err := img.Types()
+	if err != nil {
+		h.warnf("no kernel types: %v", err)
+		return nil
+	}
+	if runtime.GOOS == "freebsd" {
+		return []types.Module{t}
+	}
+	return []types.Module{linuxKernel{t}}
+}
+
+// linuxKernel names a kernel's DWARF types vmlinux, as BTF names them.
+type linuxKernel struct{ *debuginfo.Types }
+
+func (linuxKernel) ModuleName() string { return btf.KernelModule }
+
+// loadModule opens the BTF of a running kernel's module the first time
+// a program scopes a type name by it.
+func (h *Handle) loadModule(name string) (types.Module, error) {
+	k, ok := h.btfKernel()
+	if !ok {
+		return nil, nil
+	}
+	m, err := btf.LoadModule(k, name)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// probes returns what the checker asks about probe descriptions: the
+// catalog of the Config.Kernel image's probes, or of the running
+// system's. Where no catalog can be had (FreeBSD until the runtime
+// talks to /dev/dtrace), descriptions are not matched.
+func (h *Handle) probes() check.Probes {
+	cfg := probe.Config{Types: h.probeTypes}
+	var cat *probe.Catalog
+	var err error
+	if h.cfg.Kernel != "" {
+		cat, err = probe.Offline(h.cfg.Kernel, h.cfg.Modules, cfg)
+	} else {
+		cat, err = probe.Live(cfg)
+	}
+	if err != nil {
+		return nil
+	}
+	h.catalog = cat
+	return probe.Matcher{Catalog: cat}
+}
+
+// probeTypes gives fbt and syscall probes their argument types from the
+// kernel's types the checker uses, and a module's own BTF.
+func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
+	for _, m := range h.modules {
+		if m.ModuleName() == module {
+			if kt, ok := m.(probe.KernelTypes); ok {
+				return kt, nil
+			}
+		}
+	}
+	if h.cfg.Kernel != "" || h.cfg.BTF == "none" {
+		return nil, nil
+	}
+	for _, m := range h.modules {
+		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
+			mb, err := btf.LoadModule(k, module)
+			if err != nil {
+				return nil, err
+			}
+			return mb, nil
+		}
+	}
+	return nil, nil
+}
+
+// lazyKinst opens the images on the first kinst question, so that
+// programs without kinst probes never read debug information.
+type lazyKinst struct {
+	h      *Handle
+	compat bool
+
+	set *debuginfo.Set
+	r   *kinst.Resolver
+	err error
+}
+
+// offline reports whether images were named, rather than the running
+// kernel's to be read.
+func (l *lazyKinst) offline() bool {
+	return l.h.cfg.Kernel != "" || len(l.h.cfg.Modules) > 0
+}
+
+func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
+	if l.r != nil || l.err != nil {
+		return l.r, l.err
+	}
+	cfg := &l.h.cfg
+	opts := debuginfo.Options{
+		DebugRoot: cfg.DebugRoot,
+		Warn:      func(w debuginfo.Warning) { l.h.warnf("%v", w) },
+	}
+	if l.offline() {
+		l.set, l.err = debuginfo.Open(cfg.Kernel, cfg.Modules, opts)
+	} else {
+		l.set, l.err = debuginfo.Kernel(opts)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.h.zdefs,
+		Warn: func(err error) { l.h.warnf("%v", err) }}
+	return l.r, nil
+}
+
+func (l *lazyKinst) Sites(fn string, ret bool) (*sugar.Sites, error) {
+	r, err := l.resolver()
+	if err != nil {
+		return nil, err
+	}
+	return r.Sites(fn, ret)
+}
+
+// CheckOffset checks kinst::fn:off against the images named in the
+// Config. Without them the offset is checked against the live kernel's
+// text when the probe is enabled, not here: compiling needs no debug
+// information for kinst::fn:off.
+func (l *lazyKinst) CheckOffset(fn string, off uint64) error {
+	if !l.offline() {
+		return nil
+	}
+	r, err := l.resolver()
+	if err != nil {
+		return err
+	}
+	return r.CheckOffset(fn, off)
+}
+
+// close releases the images, if they were opened.
+func (l *lazyKinst) close() {
+	if l.set != nil {
+		l.set.Close()
+	}
+}
