@@ -7,6 +7,7 @@ import (
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/kinst"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // kinstConfig names the images the kinst rewrite reads: the files given
@@ -15,6 +16,9 @@ type kinstConfig struct {
 	kernel    string
 	modules   []string
 	debugRoot string
+	// symbols is the kernel's symbol table, where functions' code is
+	// found without debug information.
+	symbols func() (*ksym.Table, error)
 }
 
 // lazyKinst opens the images on the first kinst question, so that

@@ -10,6 +10,7 @@ import (
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // kernelTypes returns the kernel's types for the checker: the BTF file
@@ -90,4 +91,30 @@ func (c *config) loadModule(name string) (types.Module, error) {
 		}
 	}
 	return nil, nil
+}
+
+// symbols resolves the kernel's symbols (`sym): the --kernel image's
+// symbol table, or the running kernel's kallsyms, read when a program
+// first names one; typed by the kernel's types.
+func (c *config) symbols() *ksym.Resolver {
+	load := func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "/proc/kcore") }
+	if c.kinst.kernel != "" {
+		load = func() (*ksym.Table, error) { return ksym.ReadELF(c.kinst.kernel) }
+	}
+	return &ksym.Resolver{Load: load, Types: func(mod string) ([]ksym.VarTypes, error) {
+		var srcs []ksym.VarTypes
+		for _, m := range c.modules {
+			if v, ok := m.(ksym.VarTypes); ok && m.ModuleName() == mod {
+				srcs = append(srcs, v)
+			}
+		}
+		if len(srcs) == 0 && mod != btf.KernelModule {
+			if m, err := c.loadModule(mod); err == nil {
+				if v, ok := m.(ksym.VarTypes); ok {
+					srcs = append(srcs, v)
+				}
+			}
+		}
+		return srcs, nil
+	}}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/ksym"
 	"github.com/kdtrace/kdtrace/option"
 	"github.com/kdtrace/kdtrace/probe"
 )
@@ -72,6 +73,7 @@ type config struct {
 	// against this kernel's types.
 	brokenLibs []*library.Error
 	modules    []types.Module // the kernel's types
+	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	catalog    *probe.Catalog // the probes descriptions match, if any
 	target     int            // the process of -p, $target; 0 for none
 	progName   string
@@ -380,6 +382,8 @@ func (c *config) setX(name, value string) error {
 // declarations and variables, as they share dtrace's handle.
 func (c *config) newChecker(warn io.Writer) (*check.Checker, error) {
 	c.modules = c.kernelTypes(warn)
+	c.ksyms = c.symbols()
+	c.kinst.symbols = c.ksyms.Table
 	var strsize int64
 	if v, ok := c.opts.Value("strsize"); ok {
 		n, _ := option.ParseSize(v)
@@ -394,6 +398,7 @@ func (c *config) newChecker(warn io.Writer) (*check.Checker, error) {
 		LoadModule:  c.loadModule,
 		Probes:      c.probes(),
 		ZeroMatch:   c.zdefs,
+		Symbols:     c.ksyms,
 	})
 	if v, ok := c.opts.Value("version"); ok {
 		if err := checker.SetVersion(v); err != nil {
