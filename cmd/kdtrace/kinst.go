@@ -50,11 +50,21 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	} else {
 		l.set, l.err = debuginfo.Kernel(opts)
 	}
-	if l.err != nil {
+	var syms *ksym.Table
+	if l.err != nil && l.cfg.symbols != nil {
+		// Without debug information, offsets are checked against the
+		// code the symbol table finds.
+		var serr error
+		if syms, serr = l.cfg.symbols(); serr != nil {
+			return nil, l.err
+		}
+	}
+	if l.err != nil && syms == nil {
 		return nil, l.err
 	}
-	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.zeroMatch,
+	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, Compat: l.compat, ZeroMatch: l.zeroMatch,
 		Warn: func(err error) { fmt.Fprintf(l.warn, "%s: warning: %v\n", l.progName, err) }}
+	l.err = nil
 	return l.r, nil
 }
 
@@ -66,14 +76,10 @@ func (l *lazyKinst) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	return r.Sites(fn, ret)
 }
 
-// CheckOffset checks kinst::fn:off against the images given with
-// --kernel and --module. Without them the offset is checked against the
-// live kernel's text when the probe is enabled, not here: compiling needs
-// no debug information for kinst::fn:off.
+// CheckOffset checks kinst::fn:off against the code of fn: that of the
+// images given with --kernel and --module, or the running kernel's,
+// found through debug information or the symbol table.
 func (l *lazyKinst) CheckOffset(fn string, off uint64) error {
-	if l.cfg.kernel == "" && len(l.cfg.modules) == 0 {
-		return nil
-	}
 	r, err := l.resolver()
 	if err != nil {
 		return err
