@@ -24,9 +24,12 @@ type Symbol struct {
 	Module string // KernelModule, or the module's name
 	Addr   uint64 // 0 when the table's reader may not see addresses
 	// Size is the symbol's size in bytes: the ELF symbol's, or for
-	// kallsyms the distance to the next symbol of the module; 0 when
-	// there is no next symbol.
+	// kallsyms the distance to the next symbol of the module (Padded);
+	// 0 when there is no next symbol.
 	Size uint64
+	// Padded says that Size runs to the next symbol, so that a
+	// function's code may end in alignment padding.
+	Padded bool
 	Func bool // a function (text), not data
 	// PerCPU marks a per-CPU variable (an image's symbol in section
 	// .data..percpu): its address is an offset into each CPU's area.
@@ -177,6 +180,7 @@ func (t *Table) symbol(i int) Symbol {
 	s := Symbol{Name: e.name, Module: t.mods[e.mod], Addr: e.addr, Size: e.size, Func: e.fn, PerCPU: e.perCPU}
 	if !t.sized {
 		s.Size = t.sizeOf(i)
+		s.Padded = s.Size != 0
 	}
 	return s
 }

@@ -42,16 +42,16 @@ func TestKallsymsLookup(t *testing.T) {
 		want      []Symbol
 		err       error
 	}{
-		{"", "vfs_read", []Symbol{{Name: "vfs_read", Module: "vmlinux", Addr: 0xffffffff816d5b70, Size: 0x1d0, Func: true}}, nil},
-		{"vmlinux", "linux_banner", []Symbol{{Name: "linux_banner", Module: "vmlinux", Addr: 0xffffffff82612340, Size: 0xaedcc0}}, nil},
+		{"", "vfs_read", []Symbol{{Name: "vfs_read", Module: "vmlinux", Addr: 0xffffffff816d5b70, Size: 0x1d0, Padded: true, Func: true}}, nil},
+		{"vmlinux", "linux_banner", []Symbol{{Name: "linux_banner", Module: "vmlinux", Addr: 0xffffffff82612340, Size: 0xaedcc0, Padded: true}}, nil},
 		// The last symbol of a module has no next one: no size.
 		{"", "max_pfn", []Symbol{{Name: "max_pfn", Module: "vmlinux", Addr: 0xffffffff83100000}}, nil},
-		{"ext4", "ext4_file_open", []Symbol{{Name: "ext4_file_open", Module: "ext4", Addr: 0xffffffffc0a1b000, Size: 0x80, Func: true}}, nil},
+		{"ext4", "ext4_file_open", []Symbol{{Name: "ext4_file_open", Module: "ext4", Addr: 0xffffffffc0a1b000, Size: 0x80, Padded: true, Func: true}}, nil},
 		{"", "ext4_file_operations", []Symbol{{Name: "ext4_file_operations", Module: "ext4", Addr: 0xffffffffc0a2c000}}, nil},
 		// Every symbol of the name, the kernel's first.
 		{"", "do_thing", []Symbol{
-			{Name: "do_thing", Module: "vmlinux", Addr: 0xffffffff816d6000, Size: 0x100, Func: true},
-			{Name: "do_thing", Module: "vmlinux", Addr: 0xffffffff816d6100, Size: 0x100, Func: true},
+			{Name: "do_thing", Module: "vmlinux", Addr: 0xffffffff816d6000, Size: 0x100, Padded: true, Func: true},
+			{Name: "do_thing", Module: "vmlinux", Addr: 0xffffffff816d6100, Size: 0x100, Padded: true, Func: true},
 			{Name: "do_thing", Module: "xfs", Addr: 0xffffffffc0b00000, Func: true},
 		}, nil},
 		{"xfs", "do_thing", []Symbol{{Name: "do_thing", Module: "xfs", Addr: 0xffffffffc0b00000, Func: true}}, nil},
