@@ -30,7 +30,7 @@ type Symbol struct {
 	// Padded says that Size runs to the next symbol, so that a
 	// function's code may end in alignment padding.
 	Padded bool
-	Func bool // a function (text), not data
+	Func   bool // a function (text), not data
 	// PerCPU marks a per-CPU variable (an image's symbol in section
 	// .data..percpu): its address is an offset into each CPU's area.
 	PerCPU bool
