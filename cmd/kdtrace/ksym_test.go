@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -74,5 +75,40 @@ func TestKinstWithoutDWARF(t *testing.T) {
 	st, got, stderr := kdtrace("--kernel", bare, "-l", "-n", "kinst::req_submit:")
 	if st != 0 || got != want || strings.Count(got, "\n") < 5 {
 		t.Errorf("-l kinst::req_submit: without DWARF: status %d, %q\n%s\nwith DWARF:\n%s", st, stderr, got, want)
+	}
+}
+
+// TestSymbolTypesBTFThenDWARF types a --kernel image's symbols by its
+// BTF and, for the variables its BTF lacks, by its DWARF: gcc gives
+// a.c's BTF and both files' DWARF.
+func TestSymbolTypesBTFThenDWARF(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c")
+	os.WriteFile(a, []byte("struct ops { long open; int flags; } file_ops = { 7, 9 };\nint main(void) { return file_ops.flags; }\n"), 0o644)
+	os.WriteFile(b, []byte("unsigned long max_pfn_like = 5;\n"), 0o644)
+	ao, bo, img := filepath.Join(dir, "a.o"), filepath.Join(dir, "b.o"), filepath.Join(dir, "vmlinux")
+	for _, args := range [][]string{
+		{"-c", "-O1", "-gbtf", "-gdwarf", "-o", ao, a},
+		{"-c", "-O1", "-g", "-o", bo, b},
+		{"-no-pie", "-o", img, ao, bo},
+	} {
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Skipf("gcc %q: %v\n%s", args, err, out)
+		}
+	}
+	for _, tt := range []struct{ prog, want string }{
+		{"BEGIN { trace(`file_ops.flags); }", "ldsw"}, // BTF's VAR
+		{"BEGIN { trace(`max_pfn_like); }", "ldx"},    // DWARF's variable
+		{"BEGIN { trace(`max_pfn_like + `file_ops.open); }", "add"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if st := run([]string{"kdtrace", "--kernel", img, "-S", "-e", "-n", tt.prog}, &stdout, &stderr); st != 0 || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("%s: status %d, %s; want %q", tt.prog, st, stderr.String(), tt.want)
+		}
 	}
 }

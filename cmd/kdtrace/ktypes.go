@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"runtime"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -95,17 +96,28 @@ func (c *config) loadModule(name string) (types.Module, error) {
 
 // symbols resolves the kernel's symbols (`sym): the --kernel image's
 // symbol table, or the running kernel's kallsyms, read when a program
-// first names one; typed by the kernel's types.
+// first names one; typed by the kernel's types, and for a --kernel
+// image whose types are BTF, which seldom lists more than the per-CPU
+// variables, then by its DWARF.
 func (c *config) symbols() *ksym.Resolver {
 	load := func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "/proc/kcore") }
 	if c.kinst.kernel != "" {
 		load = func() (*ksym.Table, error) { return ksym.ReadELF(c.kinst.kernel) }
 	}
+	dwarf := sync.OnceValue(func() ksym.VarTypes {
+		if t, err := debuginfo.OpenTypes(c.kinst.kernel, btf.KernelModule); err == nil {
+			return t
+		}
+		return nil
+	})
 	return &ksym.Resolver{Load: load, Types: func(mod string) ([]ksym.VarTypes, error) {
 		var srcs []ksym.VarTypes
 		for _, m := range c.modules {
 			if v, ok := m.(ksym.VarTypes); ok && m.ModuleName() == mod {
 				srcs = append(srcs, v)
+				if _, ok := m.(*btf.Module); ok && mod == btf.KernelModule && c.kinst.kernel != "" && c.btf == "" && dwarf() != nil {
+					srcs = append(srcs, dwarf())
+				}
 			}
 		}
 		if len(srcs) == 0 && mod != btf.KernelModule {
