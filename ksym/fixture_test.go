@@ -15,8 +15,9 @@ int max_pfn_like = 0x12345;
 const char linux_banner[] = "Linux version 9.9-test";
 struct ops { long open; int flags; } file_ops = { 7, -9 };
 unsigned char small = 200;
+__attribute__((section(".data..percpu"))) long pcpu_counter = 3;
 __attribute__((noinline)) int vfs_read_like(int x) { return x * 3 + 1; }
-int main(void) { return vfs_read_like(max_pfn_like) + linux_banner[0] + file_ops.flags + small; }
+int main(void) { return vfs_read_like(max_pfn_like) + linux_banner[0] + file_ops.flags + small + pcpu_counter; }
 `
 
 // buildKernel compiles kernelC with gcc and the given flags, skipping

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/check"
@@ -277,5 +278,48 @@ func TestModuleSymbols(t *testing.T) {
 		// Typed, but the code generator has no address to read.
 		{"trace(`runqueues);", diag.D_UNKNOWN, "cannot read per-CPU variable vmlinux`runqueues: its address is an offset into each CPU's area, which DIF cannot locate"},
 		{"trace(`jiffies);", diag.D_UNKNOWN, "the address of vmlinux`jiffies is not known: kallsyms does not list it (without CONFIG_KALLSYMS_ALL the kernel lists only its functions there)"},
+	})
+}
+
+// TestBTFTypes types an image's symbols by its BTF (gcc -gbtf): VARs,
+// and DATASEC for the per-CPU section.
+func TestBTFTypes(t *testing.T) {
+	path := buildKernel(t, "-gbtf")
+	m, err := btf.Open(path, nil)
+	if err != nil {
+		t.Skipf("gcc's BTF: %v", err)
+	}
+	r := &ksym.Resolver{
+		Load:  func() (*ksym.Table, error) { return ksym.ReadELF(path) },
+		Types: func(string) ([]ksym.VarTypes, error) { return []ksym.VarTypes{m}, nil },
+	}
+	for _, tt := range []struct {
+		name, typ string // typ ends the type's name
+		perCPU    bool
+	}{
+		{"max_pfn_like", "int", false},
+		{"linux_banner", "char [23]", false}, // gcc's BTF makes the array and its elements const
+		{"file_ops", "struct ops", false},
+		{"pcpu_counter", "long int", true},
+	} {
+		ks, err := r.Symbol("", tt.name)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if ks.Type == nil || !strings.HasSuffix(ks.Type.String(), tt.typ) || ks.PerCPU != tt.perCPU || !ks.HasAddr {
+			t.Errorf("%s: %+v, want type %s, per-CPU %v", tt.name, ks, tt.typ, tt.perCPU)
+		}
+	}
+	mem := imageMemory(t, path)
+	p, err := compile(r, "BEGIN { trace(`max_pfn_like); trace(`file_ops.flags); }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := traced(t, p, mem); strings.Join(got, " ") != "0x12345 0xfffffff7" {
+		t.Errorf("got %q", got)
+	}
+	checkErrors(t, r, []errorCase{
+		{"trace(`pcpu_counter);", diag.D_UNKNOWN, "cannot read per-CPU variable vmlinux`pcpu_counter: its address is an offset into each CPU's area, which DIF cannot locate"},
 	})
 }
