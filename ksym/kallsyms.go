@@ -53,9 +53,9 @@ func parseKallsyms(data []byte) (*Table, error) {
 	line := 0
 	for off := 0; off < len(text); {
 		line++
-		end := off
-		for end < len(text) && text[end] != '\n' {
-			end++
+		end := len(text)
+		if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+			end = off + i
 		}
 		l := text[off:end]
 		off = end + 1
