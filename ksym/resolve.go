@@ -68,7 +68,7 @@ func (r *Resolver) Symbol(mod, name string) (*check.KernelSymbol, error) {
 		if err == nil {
 			s := syms[0]
 			ks := &check.KernelSymbol{Name: s.Name, Module: s.Module, Addr: s.Addr, HasAddr: !tab.zero,
-				Func: s.Func, Primary: s.Module == KernelModule, PerCPU: s.PerCPU}
+				Func: s.Func, Primary: s.Module == KernelModule, PerCPU: s.PerCPU || tab.inPerCPU(s)}
 			if tab.zero {
 				ks.NoAddr = "the kernel hides its symbols' addresses from this user (kptr_restrict)"
 			}
@@ -84,27 +84,21 @@ func (r *Resolver) Symbol(mod, name string) (*check.KernelSymbol, error) {
 		}
 	}
 	// Not in the table: a variable the types know.
-	mods := []string{mod}
 	if mod == "" {
-		mods[0] = KernelModule
+		mod = KernelModule
 	}
-	for _, m := range mods {
-		ks := &check.KernelSymbol{Name: name, Module: m, Primary: m == KernelModule}
-		if err := r.typeVar(ks); err != nil {
-			return nil, err
-		}
-		if ks.Type == nil {
-			continue
-		}
-		switch {
-		case terr != nil:
-			ks.NoAddr = "the symbol table cannot be read: " + terr.Error()
-		default:
-			ks.NoAddr = tab.source + " does not list it" + tab.hint
-		}
+	ks := &check.KernelSymbol{Name: name, Module: mod, Primary: mod == KernelModule}
+	if err := r.typeVar(ks); err != nil {
+		return nil, err
+	}
+	switch {
+	case ks.Type != nil && terr != nil:
+		ks.NoAddr = "the symbol table cannot be read: " + terr.Error()
 		return ks, nil
-	}
-	if terr != nil {
+	case ks.Type != nil:
+		ks.NoAddr = tab.source + " does not list it" + tab.hint
+		return ks, nil
+	case terr != nil:
 		return nil, terr
 	}
 	return nil, ErrUnknownSymbol

@@ -248,8 +248,10 @@ func TestModuleSymbols(t *testing.T) {
 	r := &ksym.Resolver{
 		Load: func() (*ksym.Table, error) {
 			return ksym.ReadKallsyms(strings.NewReader(
-				"ffffffff816d5b70 T vfs_read\nffffffff83100000 B max_pfn\n" +
-					"0000000000032d40 D runqueues\nffffffffc0a2c000 d ext4_file_operations\t[ext4]\n"))
+				"0000000000000000 A __per_cpu_start\n0000000000001000 D fixed_percpu_data\n" +
+					"0000000000032d40 D runqueues\n0000000000040000 A __per_cpu_end\n" +
+					"ffffffff816d5b70 T vfs_read\nffffffff83100000 B max_pfn\n" +
+					"ffffffffc0a2c000 d ext4_file_operations\t[ext4]\n"))
 		},
 		Types: func(mod string) ([]ksym.VarTypes, error) {
 			switch mod {
@@ -277,6 +279,9 @@ func TestModuleSymbols(t *testing.T) {
 		{"trace(ext4`max_pfn);", diag.D_IDENT_UNDEF, "failed to resolve ext4`max_pfn: Unknown symbol name"},
 		// Typed, but the code generator has no address to read.
 		{"trace(`runqueues);", diag.D_UNKNOWN, "cannot read per-CPU variable vmlinux`runqueues: its address is an offset into each CPU's area, which DIF cannot locate"},
+		// Per-CPU by kallsyms's section bounds, though its types do
+		// not say.
+		{"trace(*(int *)&`fixed_percpu_data);", diag.D_UNKNOWN, "cannot read per-CPU variable vmlinux`fixed_percpu_data: its address is an offset into each CPU's area, which DIF cannot locate"},
 		{"trace(`jiffies);", diag.D_UNKNOWN, "the address of vmlinux`jiffies is not known: kallsyms does not list it (without CONFIG_KALLSYMS_ALL the kernel lists only its functions there)"},
 	})
 }

@@ -45,6 +45,9 @@ type Table struct {
 	mods   []string // by index; the kernel's first
 	sized  bool     // ents carry sizes (ELF)
 	zero   bool     // every address is zero: hidden from the reader
+	// perCPU is the kernel's per-CPU section, [__per_cpu_start,
+	// __per_cpu_end), where the table lists those symbols.
+	perCPU [2]uint64
 
 	// text reads the code at an address; nil when the table has none.
 	text func(addr, size uint64) ([]byte, error)
@@ -99,10 +102,26 @@ func (b *builder) build() *Table {
 	t := &b.t
 	zero := true
 	for i := range t.ents {
-		zero = zero && t.ents[i].addr == 0
+		e := &t.ents[i]
+		zero = zero && e.addr == 0
+		if e.mod == 0 && !e.fn {
+			switch e.name {
+			case "__per_cpu_start":
+				t.perCPU[0] = e.addr
+			case "__per_cpu_end":
+				t.perCPU[1] = e.addr
+			}
+		}
 	}
 	t.zero = zero && len(t.ents) > 0
 	return t
+}
+
+// inPerCPU reports whether data symbol s of the kernel lies in its
+// per-CPU section, which kallsyms shows only with CONFIG_KALLSYMS_ALL.
+func (t *Table) inPerCPU(s Symbol) bool {
+	return !s.Func && s.Module == KernelModule && t.perCPU[0] < t.perCPU[1] &&
+		s.Addr >= t.perCPU[0] && s.Addr < t.perCPU[1]
 }
 
 // scanLookups is how many lookups scan the entries before Lookup
