@@ -11,7 +11,7 @@ import (
 // Where no catalog can be had (FreeBSD until the runtime talks to
 // /dev/dtrace), descriptions are not matched.
 func (c *config) probes() check.Probes {
-	cfg := probe.Config{Types: c.probeTypes}
+	cfg := probe.Config{Types: c.probeTypes, Symbols: c.ksyms.Table}
 	var cat *probe.Catalog
 	var err error
 	if c.kinst.kernel != "" {
