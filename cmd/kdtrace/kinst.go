@@ -51,9 +51,10 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 		l.set, l.err = debuginfo.Kernel(opts)
 	}
 	var syms *ksym.Table
-	if l.err != nil && l.cfg.symbols != nil {
+	if l.err != nil && l.cfg.symbols != nil && (l.cfg.kernel != "" || len(l.cfg.modules) == 0) {
 		// Without debug information, offsets are checked against the
-		// code the symbol table finds.
+		// code the kernel's symbol table finds (modules' files have
+		// none to give).
 		var serr error
 		if syms, serr = l.cfg.symbols(); serr != nil {
 			return nil, l.err
