@@ -438,3 +438,33 @@ func modrmLen(b []byte) (int, bool) {
 	}
 	return n, true
 }
+
+// TrimPadding returns code, the code of a function at addr, without the
+// padding after its last instruction: the int3s and nops that fill the
+// gap to the next function, for code whose end is known only as the
+// next symbol's start (Linux's kallsyms gives no sizes). Padding is the
+// trailing run of traps and nops that no branch targets, after an
+// instruction that does not fall through; where the run follows one
+// that does (a call of a function that does not return, then int3),
+// nothing is trimmed.
+func TrimPadding(code []byte, addr uint64) ([]byte, error) {
+	insts, err := Decode(code, addr)
+	if err != nil {
+		return nil, err
+	}
+	targets := map[uint64]bool{}
+	for _, in := range insts {
+		if in.Op == Jump || in.Op == CondJump {
+			targets[in.Target] = true
+		}
+	}
+	end := len(insts)
+	for end > 0 && (insts[end-1].Op == Trap || insts[end-1].Op == Nop) && !targets[insts[end-1].Addr] {
+		end--
+	}
+	if end == len(insts) || end == 0 || insts[end-1].Op.fallsThrough() {
+		return code, nil
+	}
+	last := insts[end-1]
+	return code[:last.Addr+uint64(last.Len)-addr], nil
+}

@@ -261,3 +261,29 @@ func benchDecode(b *testing.B, fns []funcSym) {
 	}
 	b.ReportMetric(float64(insts)*float64(b.N)/time.Since(start).Seconds(), "insts/s")
 }
+
+func TestTrimPadding(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		code    []byte
+		wantLen int
+	}{
+		{"int3 after ret", []byte{0x31, 0xc0, 0xc3, 0xcc, 0xcc, 0xcc}, 3},
+		{"nops after ret", []byte{0x31, 0xc0, 0xc3, 0x90, 0x66, 0x90, 0x0f, 0x1f, 0x00}, 3},
+		{"no padding", []byte{0x31, 0xc0, 0xc3}, 3},
+		// int3 reached by falling through a call (to a function that
+		// does not return) is code.
+		{"after a call", []byte{0xe8, 0x00, 0x00, 0x00, 0x00, 0xcc, 0xcc}, 7},
+		// A jump targets the int3 after the ret: it is code.
+		{"targeted int3", []byte{0x74, 0x01, 0xc3, 0xcc, 0xcc}, 4},
+	} {
+		got, err := TrimPadding(tt.code, 0x1000)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if len(got) != tt.wantLen {
+			t.Errorf("%s: %d bytes kept, want %d", tt.name, len(got), tt.wantLen)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package btf
 
 import (
+	"encoding/binary"
+	"slices"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -179,4 +181,40 @@ func (m *Module) LookupVar(name string) (types.Type, error) {
 		return m.typeByID(v.typeID())
 	}
 	return nil, nil
+}
+
+// VarSection returns the name of the data section (DATASEC) that holds
+// the variable called name, ".data..percpu" for the kernel's per-CPU
+// variables, and the variable's offset in it; "" when the module has no
+// such variable or no section lists it. It does not search the base.
+func (m *Module) VarSection(name string) (string, uint32, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.indexLocked(); err != nil {
+		return "", 0, err
+	}
+	var ids []uint32
+	for id := range m.lookup(varTable, name) {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return "", 0, nil
+	}
+	for i, off := range m.offs {
+		if binary.LittleEndian.Uint32(m.types[off+4:])>>24&0x1f != kindDatasec {
+			continue // the few DATASECs are found without decoding the rest
+		}
+		r, err := m.record(m.firstID + uint32(i))
+		if err != nil {
+			return "", 0, err
+		}
+		// Each entry: the VAR's type ID, its offset, its size.
+		for j := range r.vlen() {
+			if v := r.word(3 * j); slices.Contains(ids, v) {
+				sec, err := m.nameAt(r.nameOff)
+				return sec, r.word(3*j + 1), err
+			}
+		}
+	}
+	return "", 0, nil
 }

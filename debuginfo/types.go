@@ -279,3 +279,11 @@ func parseCTypeName(name string) (class int, names []string, ok bool) {
 	}
 	return classOther, []string{strings.Join(w, " ")}, true
 }
+
+// OpenTypes opens the DWARF of the ELF file at path, which must carry
+// it, for type lookups alone: unlike OpenImage it builds no kinst
+// index. The types are named module. It serves the variables' types of
+// a kernel image whose BTF lacks them.
+func OpenTypes(path, module string) (*Types, error) {
+	return (&Image{Module: module, Path: path}).Types()
+}

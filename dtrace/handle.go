@@ -14,6 +14,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/library"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/ksym"
 	"github.com/kdtrace/kdtrace/option"
 	"github.com/kdtrace/kdtrace/probe"
 )
@@ -69,6 +70,7 @@ type Handle struct {
 	checker    *check.Checker
 	catalog    *probe.Catalog // nil where no catalog can be had
 	kinst      *lazyKinst
+	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	expander   *sugar.Expander
 	deps       func(class, name string) error
 	brokenLibs []*library.Error // own libraries that do not fit this kernel
@@ -171,6 +173,7 @@ func (h *Handle) setup() error {
 		return nil
 	}
 	h.ready = true
+	h.ksyms = h.symbols()
 	h.kinst = &lazyKinst{h: h, compat: h.opts.IsSet("kinstcompat")}
 	h.expander = &sugar.Expander{Kinst: h.kinst}
 	var strsize int64
@@ -187,6 +190,7 @@ func (h *Handle) setup() error {
 		LoadModule:  h.loadModule,
 		Probes:      h.probes(),
 		ZeroMatch:   h.zdefs,
+		Symbols:     h.ksyms,
 	})
 	if v, ok := h.opts.Value("version"); ok {
 		if err := h.checker.SetVersion(v); err != nil {

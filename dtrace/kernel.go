@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"runtime"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -11,6 +12,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/kinst"
+	"github.com/kdtrace/kdtrace/ksym"
 	"github.com/kdtrace/kdtrace/probe"
 )
 
@@ -98,7 +100,7 @@ func (h *Handle) loadModule(name string) (types.Module, error) {
 // system's. Where no catalog can be had (FreeBSD until the runtime
 // talks to /dev/dtrace), descriptions are not matched.
 func (h *Handle) probes() check.Probes {
-	cfg := probe.Config{Types: h.probeTypes}
+	cfg := probe.Config{Types: h.probeTypes, Symbols: h.ksyms.Table}
 	var cat *probe.Catalog
 	var err error
 	if h.cfg.Kernel != "" {
@@ -169,11 +171,22 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	} else {
 		l.set, l.err = debuginfo.Kernel(opts)
 	}
-	if l.err != nil {
+	var syms *ksym.Table
+	if l.err != nil && (cfg.Kernel != "" || len(cfg.Modules) == 0) {
+		// Without debug information, offsets are checked against the
+		// code the kernel's symbol table finds (modules' files have
+		// none to give).
+		var serr error
+		if syms, serr = l.h.ksyms.Table(); serr != nil {
+			return nil, l.err
+		}
+	}
+	if l.err != nil && syms == nil {
 		return nil, l.err
 	}
-	l.r = &kinst.Resolver{Set: l.set, Compat: l.compat, ZeroMatch: l.h.zdefs,
+	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, Compat: l.compat, ZeroMatch: l.h.zdefs,
 		Warn: func(err error) { l.h.warnf("%v", err) }}
+	l.err = nil
 	return l.r, nil
 }
 
@@ -185,14 +198,10 @@ func (l *lazyKinst) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	return r.Sites(fn, ret)
 }
 
-// CheckOffset checks kinst::fn:off against the images named in the
-// Config. Without them the offset is checked against the live kernel's
-// text when the probe is enabled, not here: compiling needs no debug
-// information for kinst::fn:off.
+// CheckOffset checks kinst::fn:off against the code of fn: that of the
+// images named in the Config, or the running kernel's, found through
+// debug information or the symbol table.
 func (l *lazyKinst) CheckOffset(fn string, off uint64) error {
-	if !l.offline() {
-		return nil
-	}
 	r, err := l.resolver()
 	if err != nil {
 		return err
@@ -205,4 +214,41 @@ func (l *lazyKinst) close() {
 	if l.set != nil {
 		l.set.Close()
 	}
+}
+
+// symbols resolves the kernel's symbols (`sym): the Config.Kernel
+// image's symbol table, or the running kernel's kallsyms, read when a
+// program first names one; typed by the kernel's types, and for a
+// Config.Kernel image whose types are BTF, which seldom lists more than
+// the per-CPU variables, then by its DWARF.
+func (h *Handle) symbols() *ksym.Resolver {
+	load := func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "/proc/kcore") }
+	if h.cfg.Kernel != "" {
+		load = func() (*ksym.Table, error) { return ksym.ReadELF(h.cfg.Kernel) }
+	}
+	dwarf := sync.OnceValue(func() ksym.VarTypes {
+		if t, err := debuginfo.OpenTypes(h.cfg.Kernel, btf.KernelModule); err == nil {
+			return t
+		}
+		return nil
+	})
+	return &ksym.Resolver{Load: load, Types: func(mod string) ([]ksym.VarTypes, error) {
+		var srcs []ksym.VarTypes
+		for _, m := range h.modules {
+			if v, ok := m.(ksym.VarTypes); ok && m.ModuleName() == mod {
+				srcs = append(srcs, v)
+				if _, ok := m.(*btf.Module); ok && mod == btf.KernelModule && h.cfg.Kernel != "" && h.cfg.BTF == "" && dwarf() != nil {
+					srcs = append(srcs, dwarf())
+				}
+			}
+		}
+		if len(srcs) == 0 && mod != btf.KernelModule {
+			if m, err := h.loadModule(mod); err == nil {
+				if v, ok := m.(ksym.VarTypes); ok {
+					srcs = append(srcs, v)
+				}
+			}
+		}
+		return srcs, nil
+	}}
 }

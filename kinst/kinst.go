@@ -32,11 +32,23 @@ import (
 	"github.com/kdtrace/kdtrace/amd64"
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
-// Resolver answers the sugar pass's kinst questions from a set of images.
+// Resolver answers the sugar pass's kinst questions from a set of
+// images and their DWARF, or, where there is no debug information, from
+// a kernel's symbol table and code.
 type Resolver struct {
+	// Set is the images with their debug information; nil when there
+	// is none.
 	Set *debuginfo.Set
+	// Symbols is the kernel's symbol table, whose Code gives a
+	// function's instructions when Set is nil: kinst::f:N is checked
+	// against them, while kinst::f:entry and :return, which need
+	// DWARF's inline copies, fail with NoDebug.
+	Symbols *ksym.Table
+	// NoDebug says why Set is nil.
+	NoDebug error
 	// Compat selects the reference implementation's rules (-x
 	// kinstcompat).
 	Compat bool
@@ -60,6 +72,9 @@ var _ sugar.Kinst = (*Resolver)(nil)
 
 // Sites returns the probe sites of kinst::fn:entry or kinst::fn:return.
 func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
+	if r.Set == nil {
+		return nil, r.noDebug()
+	}
 	f, err := r.Set.Lookup(fn)
 	if err != nil {
 		var unknown *debuginfo.UnknownFunctionError
@@ -218,6 +233,9 @@ func coldPartsKnown(f *amd64.Function, c debuginfo.Copy) bool {
 // every out-of-line function of that name must have an instruction
 // starting at off.
 func (r *Resolver) CheckOffset(fn string, off uint64) error {
+	if r.Set == nil {
+		return r.checkOffsetSymtab(fn, off)
+	}
 	f, err := r.Set.Lookup(fn)
 	if err != nil {
 		var unknown *debuginfo.UnknownFunctionError
@@ -243,6 +261,56 @@ func (r *Resolver) CheckOffset(fn string, off uint64) error {
 		}
 	}
 	return nil
+}
+
+// noDebug is the error of the questions only debug information answers.
+func (r *Resolver) noDebug() error {
+	if r.NoDebug != nil {
+		return r.NoDebug
+	}
+	return errors.New("no debug information")
+}
+
+// checkOffsetSymtab checks kinst::fn:off against the code of every
+// function symbol called fn in the kernel's symbol table, decoded as
+// CheckOffset decodes it with debug information.
+func (r *Resolver) checkOffsetSymtab(fn string, off uint64) error {
+	if r.Symbols == nil {
+		return r.noDebug()
+	}
+	syms, err := r.Symbols.Lookup("", fn)
+	n := 0
+	for _, s := range syms {
+		if !s.Func {
+			continue
+		}
+		n++
+		code, err := r.Symbols.Code(s)
+		if err != nil {
+			return fmt.Errorf("cannot check that offset %d of %s is an instruction: reading its code: %w", off, fn, err)
+		}
+		if s.Padded {
+			if code, err = amd64.TrimPadding(code, s.Addr); err != nil {
+				return fmt.Errorf("%s: %w", fn, err)
+			}
+		}
+		d, err := amd64.NewFunction(code, s.Addr)
+		if err != nil {
+			return fmt.Errorf("%s: %w", fn, err)
+		}
+		if err := d.CheckOffset(off); err != nil {
+			return fmt.Errorf("%s: %w", fn, err)
+		}
+	}
+	switch {
+	case n > 0:
+		return nil
+	case r.ZeroMatch:
+		return nil
+	case err != nil && !errors.Is(err, ksym.ErrUnknownSymbol):
+		return err
+	}
+	return fmt.Errorf("function %s not found in the kernel's symbol table", fn)
 }
 
 // moduleOrder ranks the modules of copies in the set's order: the

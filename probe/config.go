@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // Config says where a catalog finds what it lists. The zero Config
@@ -25,6 +27,12 @@ type Config struct {
 	// Root is prepended to the paths of the running system's files
 	// (/sys/kernel/btf, /proc, tracefs), for tests; "" for /.
 	Root string
+
+	// Symbols returns the running kernel's symbol table, whose Code
+	// gives kinst the instructions of a function; nil reads
+	// /proc/kallsyms and /proc/kcore under Root when kinst first needs
+	// them.
+	Symbols func() (*ksym.Table, error)
 }
 
 func (c *Config) path(p string) string { return filepath.Join(c.Root, p) }

@@ -79,8 +79,12 @@
 //
 // kinst: kinst:module:function:offset, made on demand as FreeBSD's: the
 // function must be literal; a decimal offset names one probe; an empty
-// or glob name names every instruction where the catalog can read the
-// function's code (offline images) and the entry, offset 0, elsewhere.
+// or glob name names every instruction of the function's code, read
+// from the image offline and, on a running Linux kernel, from
+// /proc/kcore at the address and size kallsyms gives (the distance to
+// the next symbol). Where the code cannot be read, such a description
+// is an error that says why; on FreeBSD, until the runtime asks the
+// kernel, it names the entry, offset 0, alone.
 //
 // syscall: syscall:vmlinux:call:entry and :return, as Oracle's DTrace
 // for Linux names them, entry arguments typed from the tracepoint's

@@ -1,9 +1,11 @@
 package probe
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/kdtrace/kdtrace/amd64"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // kinstProvider is the kinst provider: kinst:module:function:offset, a
@@ -11,10 +13,11 @@ import (
 // arguments. As on FreeBSD, probes are made on demand: the function must
 // be named literally, and the name is a decimal offset, or empty or a
 // glob for every instruction of the function. Offsets come from the
-// function's code where the catalog can read it (offline images); where
-// it cannot, a glob or empty name yields the entry, offset 0, alone,
-// and a literal offset is taken as given: whether it is an instruction
-// boundary is checked when the probe is put in place.
+// function's code (an offline image's, or the running kernel's through
+// its symbol table and /proc/kcore); a catalog with no way to read code
+// (FreeBSD's, for now) yields the entry, offset 0, alone. A literal
+// offset is taken as given: the kinst rewrite checks that it is an
+// instruction boundary.
 type kinstProvider struct{ k *kernel }
 
 func (*kinstProvider) Name() string           { return "kinst" }
@@ -102,4 +105,32 @@ func (p *kinstProvider) offsets(l *funcList, i int) ([]uint64, error) {
 		}
 	}
 	return offs, nil
+}
+
+// symbolCode reads the code of function fn of module from a kernel's
+// symbol table, for kinst's offsets where there is no image to read.
+func symbolCode(syms func() (*ksym.Table, error), module, fn string) (uint64, []byte, error) {
+	tab, err := syms()
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot list the instructions of %s: %w", fn, err)
+	}
+	ss, err := tab.Lookup(module, fn)
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot list the instructions of %s: the symbol table lacks it: %w", fn, err)
+	}
+	for _, s := range ss {
+		if s.Func {
+			code, err := tab.Code(s)
+			if err != nil {
+				return 0, nil, fmt.Errorf("cannot list the instructions of %s: reading its code: %w", fn, err)
+			}
+			if s.Padded {
+				if code, err = amd64.TrimPadding(code, s.Addr); err != nil {
+					return 0, nil, fmt.Errorf("%s: %w", fn, err)
+				}
+			}
+			return s.Addr, code, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("cannot list the instructions of %s: the symbol table has no function of that name", fn)
 }

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // Live returns the catalog of the running system: the dtrace and
@@ -25,6 +28,13 @@ func Live(cfg Config) (*Catalog, error) {
 	btfDir := cfg.path("/sys/kernel/btf")
 	kallsyms := cfg.path("/proc/kallsyms")
 	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, kallsyms) }
+	syms := cfg.Symbols
+	if syms == nil {
+		syms = sync.OnceValues(func() (*ksym.Table, error) {
+			return ksym.Kallsyms(kallsyms, cfg.path("/proc/kcore"))
+		})
+	}
+	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	sys := &syscallProvider{k: k, eventDirs: []string{
 		cfg.path("/sys/kernel/tracing/events/syscalls"),
 		cfg.path("/sys/kernel/debug/tracing/events/syscalls"),

@@ -65,9 +65,37 @@ type ProbeMatch struct {
 
 // Symbols describes the kernel's symbols.
 type Symbols interface {
-	// Symbol returns the type of the symbol name in module mod ("" for
-	// any kernel module).
-	Symbol(mod, name string) (types.Type, bool)
+	// Symbol looks up the symbol name in module mod, or in the kernel
+	// and then its modules when mod is "". An unknown module or symbol
+	// is an error worded as dtrace's (ksym.ErrUnknownModule,
+	// ksym.ErrUnknownSymbol), which the checker reports after "failed to
+	// resolve mod`name: ".
+	Symbol(mod, name string) (*KernelSymbol, error)
+}
+
+// KernelSymbol is a kernel symbol, as the checker and the code generator need
+// it.
+type KernelSymbol struct {
+	Name   string
+	Module string // the module defining it: vmlinux, ext4, …
+	// Addr is the symbol's address, when HasAddr is set: the code
+	// generator loads it as a constant.
+	Addr    uint64
+	HasAddr bool
+	// NoAddr says why the address is not known ("" when it is).
+	NoAddr string
+	// Func marks a function; dtrace types a function symbol as
+	// int (*)(), whatever its prototype.
+	Func bool
+	// Type is a data symbol's type; nil when none is known, which
+	// dtrace reports as D_SYM_NOTYPES.
+	Type types.Type
+	// Primary marks a symbol of the kernel itself, not of a module
+	// (dtrace's DT_IDFLG_PRIM, for -x linkmode=primary).
+	Primary bool
+	// PerCPU marks a per-CPU variable: its address is an offset into
+	// each CPU's area.
+	PerCPU bool
 }
 
 // Flags are the properties of a checked expression, as dtrace's
@@ -158,6 +186,7 @@ type Checker struct {
 	declared   map[ast.Decl]bool
 	cdefs      *types.Scope // C's container: declarations of #included files
 	file       string       // the program's file
+	symAddrOf  bool         // the symbol checked next is the operand of &
 
 	info  *Info
 	err   *diag.Error

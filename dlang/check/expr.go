@@ -217,26 +217,54 @@ func (c *Checker) inlineValue(e *ast.Ident, id *Ident) *Value {
 	return v
 }
 
-// symbol checks `sym or mod`sym. Kernel symbols need a kernel's symbol
-// table and types; without them the reference cannot be resolved.
+// symbol checks `sym, mod`sym and the user symbols “sym and
+// mod“sym, as dt_xcook_ident does: the symbol must exist, a kernel
+// one may not be referenced as a user symbol, and it must have a type.
+// A function is typed int (*)(), as dtrace types every function symbol.
+// A data symbol without a type is dtrace's D_SYM_NOTYPES, except as the
+// operand of &: &`sym is then a void *, so that a kernel whose types
+// leave out its globals (BTF without VARs) can still be read as
+// *(T *)&`sym.
 func (c *Checker) symbol(e *ast.Ident) *Value {
+	addrOf := c.symAddrOf
+	c.symAddrOf = false
 	i := strings.LastIndexByte(e.Name, '`')
 	mod, name := e.Name[:i], e.Name[i+1:]
 	mark := "`"
 	if strings.HasSuffix(mod, "`") {
 		mod, mark = mod[:len(mod)-1], "``"
 	}
-	if c.cfg.Symbols != nil {
-		if t, ok := c.cfg.Symbols.Symbol(mod, name); ok {
-			v := typed(t, mark == "``")
-			v.Flags |= LValue
-			v.Ident = &Ident{Name: name, Kind: Symbol, Type: t}
-			return v
-		}
+	if c.cfg.Symbols == nil || mark == "``" && mod == "" {
+		// No symbol table; or the user modules of a process, of which
+		// the checker has none.
+		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %s\n", mod, mark, name, errNoSym)
 	}
-	c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %s\n", mod, mark, name, "Unknown symbol name")
-	return nil
+	sym, err := c.cfg.Symbols.Symbol(mod, name)
+	if err != nil {
+		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %v\n", mod, mark, name, err)
+	}
+	if mark == "``" {
+		c.errorf(e.Pos(), diag.D_SYM_BADREF, "kernel module '%s' symbol '%s' may not be referenced as a user symbol\n", sym.Module, sym.Name)
+	}
+	t := sym.Type
+	switch {
+	case sym.Func:
+		t = &types.Pointer{Elem: &types.Func{Result: types.IntType}}
+	case t == nil && addrOf:
+		t = types.Void{}
+	case t == nil:
+		// dtrace's text for CTF's ECTF_NOTYPEDAT.
+		c.errorf(e.Pos(), diag.D_SYM_NOTYPES, "no symbolic type information is available for %s%s%s: %s\n",
+			sym.Module, mark, sym.Name, "No type information available for symbol")
+	}
+	v := typed(t, false)
+	v.Flags |= LValue
+	v.Ident = &Ident{Name: name, Kind: Symbol, Type: t, Sym: sym}
+	return v
 }
+
+// errNoSym is dtrace's message for EDT_NOSYM.
+const errNoSym = "Unknown symbol name"
 
 // ----------------------------------------------------------------------------
 // Unary operators
@@ -250,6 +278,9 @@ func (c *Checker) unary(e *ast.UnaryExpr) *Value {
 		if id, ok := e.X.(*ast.Ident); ok {
 			c.createGlobal(id.Name)
 		}
+	}
+	if id, ok := e.X.(*ast.Ident); ok && op == token.ADDROF && strings.Contains(id.Name, "`") {
+		c.symAddrOf = true
 	}
 	x := c.expr(e.X, 0)
 	if x.Ident != nil && isVar(x.Ident) {

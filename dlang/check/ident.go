@@ -137,6 +137,8 @@ type Ident struct {
 	// Input is the expression translated: xlate's operand, or args[N]
 	// for a provider's translated argument.
 	Input ast.Expr
+	// Sym is a Symbol's kernel symbol.
+	Sym *KernelSymbol
 }
 
 // Translator returns the translator of translated data, or nil.

@@ -66,8 +66,30 @@ func (g *gen) ident(e *ast.Ident, v *check.Value) uint8 {
 	if id.Inline != nil {
 		return g.expr(id.Inline.Value)
 	}
+	if id.Kind == check.Symbol {
+		// As dt_cg_node's DT_NODE_SYM: the address, and the load of
+		// a value that is not passed by reference.
+		r := g.symbol(id)
+		g.load(v.Type, false, r)
+		return r
+	}
 	r := g.regs.alloc()
 	g.ir.LoadVar(loadOp(id), g.varRef(id), r)
+	return r
+}
+
+// symbol loads the address of a kernel symbol, a constant that
+// dif.Assemble relocates when the link mode makes the symbol dynamic.
+func (g *gen) symbol(id *check.Ident) uint8 {
+	s := id.Sym
+	switch {
+	case s.PerCPU:
+		g.fail(diag.D_UNKNOWN, "cannot read per-CPU variable %s`%s: its address is an offset into each CPU's area, which DIF cannot locate", s.Module, s.Name)
+	case !s.HasAddr:
+		g.fail(diag.D_UNKNOWN, "the address of %s`%s is not known: %s", s.Module, s.Name, s.NoAddr)
+	}
+	r := g.regs.alloc()
+	g.ir.SetxSym(dif.Symbol{Name: s.Name, Object: s.Module, Primary: s.Primary}, s.Addr, r)
 	return r
 }
 
@@ -492,6 +514,10 @@ func (g *gen) address(e ast.Expr) uint8 {
 		if isMember(x) {
 			r, _ := g.member(x)
 			return r
+		}
+	case *ast.Ident:
+		if v := g.value(e); v.Ident != nil && v.Ident.Kind == check.Symbol {
+			return g.symbol(v.Ident)
 		}
 	case *ast.IndexExpr:
 		if v := g.value(e); v.Ident != nil && v.Ident.Kind == check.Array && !isBuiltinArray(v.Ident) {
