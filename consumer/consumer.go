@@ -1,0 +1,520 @@
+package consumer
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/printf"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// Config is what a consumer prints to and the options that bear on
+// printing.
+type Config struct {
+	Out io.Writer // the trace output (stdout, or -o's file)
+	// Err receives dtrace's messages about drops; nil discards them.
+	Err io.Writer
+	// ProgName names the program in messages: "dtrace", "kdtrace".
+	ProgName string
+	Quiet    bool // the quiet option (-q): only what actions print
+	RawBytes bool // the rawbytes option: data always as a hex dump
+	// Symbols looks up addresses for %a, %A, sym(), stack() and their
+	// kin; nil finds nothing, and addresses print in hexadecimal.
+	Symbols Symbols
+	// System runs system()'s command line; nil refuses it.
+	System func(cmd string) error
+	// Target is $target, the process -p or -c names: %A of an address
+	// without a pid looks it up there.
+	Target uint64
+	// LookupHost names the host of an address for %I, and LookupPort
+	// the service of a TCP port for %P; when nil, or when they find
+	// nothing, the address or the number is printed, as dtrace prints
+	// it when its lookups fail.
+	LookupHost func(addr string) (string, bool)
+	LookupPort func(port uint16) (string, bool)
+}
+
+// A Symbol is what an address lookup finds.
+type Symbol struct {
+	Object string // the module or object's name as dtrace shows it ("kernel", "libc.so.7")
+	Name   string // the symbol; "" when only the object holding the address is known
+	Value  uint64 // the symbol's address
+}
+
+// Symbols looks addresses up.
+type Symbols interface {
+	// Kernel looks up a kernel address (dtrace_lookup_by_addr).
+	Kernel(addr uint64) (Symbol, bool)
+	// User looks up an address of process pid (Plookup_by_addr and
+	// Pobjname, the object's base name).
+	User(pid, addr uint64) (Symbol, bool)
+}
+
+// StackIndent is the indentation of stack frames (_dtrace_stkindent).
+const StackIndent = 14
+
+// A Consumer prints the records of one enabling.
+type Consumer struct {
+	cfg     Config
+	desc    record.Describer
+	w       *bufio.Writer
+	heading bool
+	status  int
+	exited  bool
+	formats map[uint16]*printf.Format
+}
+
+// New returns a consumer of the records desc describes.
+func New(desc record.Describer, cfg Config) *Consumer {
+	if cfg.ProgName == "" {
+		cfg.ProgName = "dtrace"
+	}
+	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format)}
+}
+
+// Exited reports whether an exit() record was consumed, and the last
+// status one gave: the status dtrace exits with.
+func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exited }
+
+// Finish writes the newline dtrace writes once tracing stops, before
+// the aggregations, and flushes the output.
+func (c *Consumer) Finish() error {
+	c.w.WriteString("\n")
+	return c.w.Flush()
+}
+
+// An Error is a buffer that cannot be printed: a libdtrace error
+// (EDT_*), in its words.
+type Error struct {
+	EPID   uint32
+	Rec    int // the record, from 0; -1 for none
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Rec < 0 {
+		return fmt.Sprintf("EPID %d: %s", e.EPID, e.Reason)
+	}
+	return fmt.Sprintf("EPID %d, record #%d: %s", e.EPID, e.Rec+1, e.Reason)
+}
+
+// libdtrace's error messages.
+const (
+	errDMismatch  = "Data record list does not match statement"
+	errDOffset    = "Data record offset exceeds buffer boundary"
+	errDAlign     = "Data record has inappropriate alignment"
+	errBadStackPC = "Invalid stack program counter size"
+)
+
+// Consume prints the records of one CPU's buffer, data being the bytes
+// the backend (or DTRACEIOC_BUFSNAP) gave and drops the firings it
+// dropped, as dt_consume_cpu does with dtrace(1)'s callbacks. The output
+// is flushed before Consume returns.
+func (c *Consumer) Consume(cpu int, data []byte, drops uint64) error {
+	err := c.consume(cpu, data)
+	if ferr := c.w.Flush(); err == nil {
+		err = ferr
+	}
+	if err == nil && drops != 0 && c.cfg.Err != nil {
+		s := ""
+		if drops > 1 {
+			s = "s"
+		}
+		fmt.Fprintf(c.cfg.Err, "%s: %d drop%s on CPU %d\n", c.cfg.ProgName, drops, s, cpu)
+	}
+	return err
+}
+
+func (c *Consumer) consume(cpu int, data []byte) error {
+	fs, err := record.Decode(data, c.desc)
+	if err != nil {
+		return err
+	}
+	for i := range fs {
+		if err := c.firing(cpu, &fs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// firing prints one firing: chew, then each record (chewrec and
+// dt_consume_cpu's printing), then chewrec's final newline.
+func (c *Consumer) firing(cpu int, f *record.Firing) error {
+	ep := f.EProbe
+	p, err := c.desc.Probe(ep.ProbeID)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
+	}
+	if !c.heading {
+		if !c.cfg.Quiet {
+			fmt.Fprintf(c.w, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
+		}
+		c.heading = true
+	}
+	if !c.cfg.Quiet {
+		fmt.Fprintf(c.w, "%3d %6d %32s ", cpu, p.ID, p.Function+":"+p.Name)
+	}
+	var tracememsize uint64
+	for i := 0; i < len(ep.Recs); i++ {
+		rec := &ep.Recs[i]
+		addr := f.Data[rec.Offset : rec.Offset+rec.Size]
+		fail := func(reason string) error { return &Error{EPID: ep.EPID, Rec: i, Reason: reason} }
+		switch rec.Action {
+		case dof.ActLibAct:
+			// clear(), normalize(), setopt() and their kin act on
+			// aggregations and options, which come later.
+			continue
+		case dof.ActTraceMemDynSize:
+			if rec.Size == 8 {
+				tracememsize = binary.LittleEndian.Uint64(addr)
+			}
+			continue
+		case dof.ActExit:
+			c.status, c.exited = int(int32(binary.LittleEndian.Uint32(addr))), true
+			continue
+		case dof.ActStack:
+			if rec.Arg == 0 {
+				return fail(errBadStackPC)
+			}
+			if err := c.stack(c.w, plain, addr, int(rec.Arg), int(rec.Size/uint32(rec.Arg)), StackIndent); err != nil {
+				return fail(err.Error())
+			}
+			continue
+		case dof.ActUStack, dof.ActJStack:
+			c.ustack(c.w, plain, addr, rec.Arg, StackIndent)
+			continue
+		case dof.ActSym:
+			c.w.WriteString("  " + padRight(c.sym(le64(addr), false), 50))
+			continue
+		case dof.ActMod:
+			c.w.WriteString("  " + padRight(c.sym(le64(addr), true), 50))
+			continue
+		case dof.ActUSym, dof.ActUAddr:
+			c.w.WriteString("  " + padRight(c.usym(addr, rec.Action), 50))
+			continue
+		case dof.ActUMod:
+			c.w.WriteString("  " + padRight(c.umod(addr), 50))
+			continue
+		case dof.ActPrintm:
+			n := le64(addr)
+			if n > uint64(len(addr)-8) {
+				return fail(errDOffset)
+			}
+			c.bytes(addr[8:8+n], 50, true)
+			continue
+		case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen:
+			if rec.Format == 0 {
+				if rec.Action == dof.ActPrinta {
+					return fail("printa() of aggregations is not supported yet")
+				}
+				break
+			}
+			n, err := c.printfLike(f, i)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if n > 0 {
+				i += n - 1
+			}
+			continue
+		case dof.ActTraceMem:
+			if tracememsize == 0 || tracememsize > uint64(rec.Size) {
+				tracememsize = uint64(rec.Size)
+			}
+			c.bytes(addr[:tracememsize], -33, true)
+			tracememsize = 0
+			continue
+		}
+		switch rec.Size {
+		case 8:
+			c.printf(c.quietOr("%d", " %16d"), int64(le64(addr)))
+		case 4:
+			c.printf(c.quietOr("%d", " %8d"), int32(binary.LittleEndian.Uint32(addr)))
+		case 2:
+			c.printf(c.quietOr("%d", " %5d"), binary.LittleEndian.Uint16(addr))
+		case 1:
+			c.printf(c.quietOr("%d", " %3d"), addr[0])
+		default:
+			c.bytes(addr, -33, false)
+		}
+	}
+	if !c.cfg.Quiet {
+		c.w.WriteString("\n")
+	}
+	return nil
+}
+
+func (c *Consumer) quietOr(quiet, loud string) string {
+	if c.cfg.Quiet {
+		return quiet
+	}
+	return loud
+}
+
+// printf writes with Go's fmt the few fixed formats that Go and C
+// print alike: integers, and strings of ASCII only (Go pads by runes, C
+// by bytes; padLeft and padRight pad other strings).
+func (c *Consumer) printf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
+
+// padLeft and padRight pad s with spaces to n bytes, as %*s and %-*s do.
+func padLeft(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat(" ", n-len(s)) + s
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// isprint and isspace are the C library's in the C locale, for a char
+// that is signed: bytes above 0x7f are neither.
+func isprint(b byte) bool { return b >= 0x20 && b < 0x7f }
+func isspace(b byte) bool { return b == ' ' || b >= '\t' && b <= '\r' }
+
+// bytes prints data as dt_print_bytes does: as a string when every
+// byte is printable up to a NUL followed by NULs only (or to the end),
+// else, or with the rawbytes option or raw, as a hex dump.
+func (c *Consumer) bytes(b []byte, width int, raw bool) {
+	if len(b) == 0 {
+		return
+	}
+	if !raw && !c.cfg.RawBytes {
+		i := 0
+		for ; i < len(b); i++ {
+			ch := b[i]
+			if isprint(ch) || isspace(ch) || ch == '\b' || ch == '\a' {
+				continue
+			}
+			if ch == 0 && i > 0 {
+				// A string, if nothing but NULs follow.
+				j := i + 1
+				for j < len(b) && b[j] == 0 {
+					j++
+				}
+				if j != len(b) {
+					break
+				}
+				s := string(b[:i])
+				switch {
+				case c.cfg.Quiet:
+					c.w.WriteString(s)
+				case width < 0:
+					c.w.WriteString("  " + padRight(s, -width))
+				default:
+					c.w.WriteString(" " + padLeft(s, width))
+				}
+				return
+			}
+			break
+		}
+		if i == len(b) {
+			// All printable, and no NUL: a string all the same,
+			// left-justified whatever the width's sign.
+			c.w.WriteString("  " + padRight(string(b), max(width, -width)))
+			return
+		}
+	}
+	const margin = 5
+	c.printf("\n%*s      ", margin, "")
+	for i := 0; i < 16; i++ {
+		c.printf("  %c", "0123456789abcdef"[i])
+	}
+	c.w.WriteString("  0123456789abcdef\n")
+	for i := 0; i < len(b); i += 16 {
+		c.printf("%*s%5x:", margin, "", i)
+		j := i
+		for ; j < i+16 && j < len(b); j++ {
+			c.printf(" %02x", b[j])
+		}
+		for ; j%16 != 0; j++ {
+			c.w.WriteString("   ")
+		}
+		c.w.WriteString("  ")
+		for j = i; j < i+16 && j < len(b); j++ {
+			ch := b[j]
+			if ch < ' ' || ch > '~' {
+				ch = '.'
+			}
+			c.w.WriteByte(ch)
+		}
+		c.w.WriteString("\n")
+	}
+}
+
+// sym formats a kernel address as sym() (or, with mod, mod()) shows it.
+func (c *Consumer) sym(pc uint64, mod bool) string {
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.Kernel(pc); ok {
+			switch {
+			case mod:
+				return s.Object
+			case s.Name != "":
+				return s.Object + "`" + s.Name
+			}
+			return fmt.Sprintf("%s`0x%x", s.Object, pc)
+		}
+	}
+	return fmt.Sprintf("0x%x", pc)
+}
+
+// addr2str formats a kernel address as %a does (dtrace_addr2str).
+func (c *Consumer) addr2str(addr uint64) string {
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.Kernel(addr); ok {
+			switch {
+			case s.Name == "":
+				return fmt.Sprintf("%s`0x%x", s.Object, addr)
+			case addr != s.Value:
+				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
+			}
+			return s.Object + "`" + s.Name
+		}
+	}
+	return fmt.Sprintf("0x%x", addr)
+}
+
+// uaddr2str formats a user address as %A and uaddr() do
+// (dtrace_uaddr2str).
+func (c *Consumer) uaddr2str(pid, addr uint64) string {
+	if pid != 0 && c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, addr); ok {
+			switch {
+			case s.Name == "":
+				return fmt.Sprintf("%s`0x%x", s.Object, addr)
+			case addr > s.Value:
+				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
+			}
+			return s.Object + "`" + s.Name
+		}
+	}
+	return fmt.Sprintf("0x%x", addr)
+}
+
+// usym formats a usym() or uaddr() record: the pid, then the address;
+// usym() shows the symbol without its offset.
+func (c *Consumer) usym(addr []byte, act dof.ActKind) string {
+	pid, pc := le64(addr), le64(addr[8:])
+	if act == dof.ActUSym && c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, pc); ok && s.Name != "" {
+			pc = s.Value
+		}
+	}
+	return c.uaddr2str(pid, pc)
+}
+
+// umod formats a umod() record.
+func (c *Consumer) umod(addr []byte) string {
+	pid, pc := le64(addr), le64(addr[8:])
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, pc); ok {
+			return s.Object
+		}
+	}
+	return fmt.Sprintf("0x%x", pc)
+}
+
+// stack prints a stack() record of depth frames of size bytes each,
+// each on its own line (dt_print_stack).
+func (c *Consumer) stack(w io.StringWriter, format func(string) string, addr []byte, depth, size, indent int) error {
+	w.WriteString("\n")
+	for i := 0; i < depth; i++ {
+		var pc uint64
+		switch size {
+		case 4:
+			pc = uint64(binary.LittleEndian.Uint32(addr))
+		case 8:
+			pc = le64(addr)
+		default:
+			return fmt.Errorf("%s", errBadStackPC)
+		}
+		if pc == 0 {
+			break
+		}
+		addr = addr[size:]
+		w.WriteString(strings.Repeat(" ", indent))
+		s := fmt.Sprintf("0x%x", pc)
+		if c.cfg.Symbols != nil {
+			if sym, ok := c.cfg.Symbols.Kernel(pc); ok {
+				switch {
+				case sym.Name == "":
+					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
+				case pc > sym.Value:
+					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
+				default:
+					s = sym.Object + "`" + sym.Name
+				}
+			}
+		}
+		w.WriteString(format(s) + "\n")
+	}
+	return nil
+}
+
+// ustack prints a ustack() record: the pid, the frames, then the
+// helpers' strings (dt_print_ustack).
+func (c *Consumer) ustack(w io.StringWriter, format func(string) string, addr []byte, arg uint64, indent int) {
+	depth, strsize := dof.UStackParams(arg)
+	if depth == 0 {
+		return
+	}
+	pid := le64(addr)
+	pcs := addr[8 : 8+8*int(depth)]
+	strs := addr[8+8*int(depth):]
+	strs = strs[:min(len(strs), int(strsize))]
+	w.WriteString("\n")
+	for i := 0; i < int(depth); i++ {
+		pc := le64(pcs[8*i:])
+		if pc == 0 {
+			break
+		}
+		w.WriteString(strings.Repeat(" ", indent))
+		str := ""
+		if len(strs) > 0 {
+			str = cstring(strs)
+		}
+		s := fmt.Sprintf("0x%x", pc)
+		if c.cfg.Symbols != nil {
+			if sym, ok := c.cfg.Symbols.User(pid, pc); ok {
+				switch {
+				case sym.Name == "":
+					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
+				case pc > sym.Value:
+					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
+				default:
+					s = sym.Object + "`" + sym.Name
+				}
+			}
+		}
+		w.WriteString(format(s) + "\n")
+		if strings.HasPrefix(str, "@") {
+			// An annotation, beneath the frame.
+			w.WriteString(strings.Repeat(" ", indent) + format("  [ "+str[1:]+" ]") + "\n")
+		}
+		if len(strs) > 0 {
+			strs = strs[min(len(strs), len(str)+1):]
+		}
+	}
+}
+
+// plain formats a stack frame as "%s" does.
+func plain(s string) string { return s }
+
+// cstring returns b up to its first NUL.
+func cstring(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}

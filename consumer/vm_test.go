@@ -1,0 +1,327 @@
+package consumer_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path"
+	"regexp"
+
+	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/cpp"
+	"github.com/kdtrace/kdtrace/dlang/emit"
+	"github.com/kdtrace/kdtrace/dlang/library"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// The driver below plays the kernel for the dtrace provider's probes
+// with the DIF VM, and dtrace(1) around the consumer: it compiles D,
+// enables each ECB for the BEGIN, END and ERROR probes it matches,
+// fires BEGIN, lets the consumer print the buffer, fires END when a
+// clause called exit(), and prints that buffer too. It lives in a test
+// because what it decides beyond the record format — when END fires,
+// what a fault does to the firing, which ECBs an exit() skips — is the
+// runtime's (issue 11), which will own the same steps with its own
+// state machine, buffers per CPU and signals.
+
+// dtraceProbes are the dtrace provider's probes, in ID order.
+var dtraceProbes = []record.Probe{
+	{ID: record.ProbeBegin, Provider: "dtrace", Name: "BEGIN"},
+	{ID: record.ProbeEnd, Provider: "dtrace", Name: "END"},
+	{ID: record.ProbeError, Provider: "dtrace", Name: "ERROR"},
+}
+
+// errProg is the clause libdtrace enables for the ERROR probe
+// (_dt_errprog), whose records the consumer turns into dtrace's error
+// messages; dtrace_go enables it after the program.
+const errProg = "dtrace:::ERROR{trace(arg1);trace(arg2);trace(arg3);trace(arg4);trace(arg5);}"
+
+// program is a compiled D program and the options its pragmas set.
+type program struct {
+	prog *kernel.Program
+	opts map[string]string
+}
+
+// errNotDTrace is a program that enables other probes than dtrace's.
+var errNotDTrace = errors.New("enables probes other than BEGIN, END and ERROR")
+
+var strsizeRE = regexp.MustCompile(`(?m)^\s*#pragma\s+D\s+option\s+strsize=(\w+)`)
+
+// compile runs D source through the compiler as dtrace -C -s does
+// (cpp when useCPP), and the kernel's loader.
+func compile(name string, src []byte, pcfg *parser.Config, useCPP bool) (*program, error) {
+	if useCPP {
+		res, err := cpp.Preprocess(context.Background(), name, src, cpp.Options{})
+		if err != nil {
+			return nil, err
+		}
+		src = res.Text
+	}
+	// dtrace sets strsize as the pragma is read, before the types the
+	// rest of the program uses; the checker takes it when made.
+	var strsize int64
+	if m := strsizeRE.FindSubmatch(src); m != nil {
+		n, _ := option.ParseSize(string(m[1]))
+		strsize = int64(n)
+	}
+	c := check.NewChecker(&check.Config{StringSize: strsize})
+	// kdtrace's own libraries, as the command loads them; those that
+	// need the kernel's types are left out.
+	if _, err := library.Load(c, library.Files("linux"), &library.Config{StringSize: c.StringSize(), SkipBroken: true, Lazy: true}); err != nil {
+		return nil, err
+	}
+	opts := map[string]string{}
+	cfg := *pcfg
+	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
+	cfg.SetOption = func(name, value string) error { opts[name] = value; return nil }
+	prog, err := parser.ParseFile(name, src, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := (&sugar.Expander{}).Expand(prog); err != nil {
+		return nil, err
+	}
+	info, err := c.Check(prog)
+	if err != nil {
+		return nil, err
+	}
+	p, err := emit.Program(prog, info, &emit.Config{StringSize: c.StringSize()})
+	if err != nil {
+		return nil, err
+	}
+	b, err := dof.Write(p, nil)
+	if err != nil {
+		return nil, err
+	}
+	k, err := kernel.Load(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &program{prog: k, opts: opts}, nil
+}
+
+// matches reports whether a probe description names the probe.
+func matches(d dof.ProbeSpec, p record.Probe) bool {
+	for _, f := range [][2]string{{d.Provider, p.Provider}, {d.Module, p.Module}, {d.Function, p.Function}, {d.Name, p.Name}} {
+		if ok, _ := path.Match(f[0], f[1]); f[0] != "" && !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// run is one run of a program: what it printed and its exit status.
+type run struct {
+	out    string
+	status int
+}
+
+// errNoExit is a program that would trace until interrupted.
+var errNoExit = errors.New("no clause calls exit(): dtrace would run until interrupted")
+
+// execute enables the program, fires BEGIN and END with the VM and
+// prints what they record with a consumer.
+func execute(p *program) (*run, error) {
+	ecbs := p.prog.ECBs
+	errp, err := compile("errprog", []byte(errProg), &parser.Config{}, false)
+	if err != nil {
+		return nil, fmt.Errorf("libdtrace's ERROR clause: %v", err)
+	}
+	errECB := errp.prog.ECBs[0]
+	errECB.UArg = dof.ECBError
+	ecbs = append(ecbs[:len(ecbs):len(ecbs)], errECB)
+
+	opt := record.OptionsOf(p.prog)
+	if v, ok := p.opts["strsize"]; ok {
+		n, _ := option.ParseSize(v)
+		opt.StrSize = uint32(n)
+	}
+	layout := record.NewLayout(opt)
+	byProbe := map[uint32][]*record.EProbe{}
+	acts := map[*record.EProbe]*kernel.ECB{}
+	for i := range ecbs {
+		var ps []record.Probe
+		for _, pr := range dtraceProbes {
+			if matches(ecbs[i].Probe, pr) {
+				ps = append(ps, pr)
+			}
+		}
+		if len(ps) == 0 {
+			return nil, errNotDTrace
+		}
+		eps, err := layout.Add(&ecbs[i], ps)
+		if err != nil {
+			return nil, err
+		}
+		for _, ep := range eps {
+			byProbe[ep.ProbeID] = append(byProbe[ep.ProbeID], ep)
+			acts[ep] = &ecbs[i]
+		}
+		for _, a := range ecbs[i].Actions {
+			switch {
+			case a.Kind.IsAgg() || a.Kind == dof.ActPrinta:
+				return nil, errors.New("aggregations are not consumed yet")
+			case a.Kind.IsSpeculative():
+				return nil, errors.New("speculations are not recorded yet")
+			}
+		}
+	}
+
+	var out bytes.Buffer
+	_, quiet := p.opts["quiet"]
+	_, raw := p.opts["rawbytes"]
+	var stderr bytes.Buffer
+	cons := consumer.New(layout, consumer.Config{
+		Out: &out, Err: &stderr, Quiet: quiet, RawBytes: raw,
+		System: func(cmd string) error {
+			c := exec.Command("/bin/sh", "-c", cmd)
+			c.Stdout = &out
+			// system() reports only a command that cannot run.
+			var ee *exec.ExitError
+			if err := c.Run(); err != nil && !errors.As(err, &ee) {
+				return err
+			}
+			return nil
+		},
+	})
+	strsize := opt.StrSize
+	m := vm.New(&vm.Config{StrSize: strsize})
+	k := &kernelState{m: m, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000}
+	k.fire(record.ProbeBegin, nil)
+	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+		return nil, fmt.Errorf("BEGIN: %v", err)
+	}
+	k.buf.Reset()
+	if !k.exiting {
+		return nil, errNoExit
+	}
+	k.fire(record.ProbeEnd, nil)
+	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+		return nil, fmt.Errorf("END: %v", err)
+	}
+	if err := cons.Finish(); err != nil {
+		return nil, err
+	}
+	if k.err != nil {
+		return nil, k.err
+	}
+	status, _ := cons.Exited()
+	return &run{out: out.String(), status: status}, nil
+}
+
+// kernelState is what the kernel keeps for the enabling.
+type kernelState struct {
+	m       *vm.Machine
+	byProbe map[uint32][]*record.EProbe
+	acts    map[*record.EProbe]*kernel.ECB
+	buf     *record.Buffer
+	ts      uint64
+	exiting bool  // an exit() was recorded: the state is draining
+	err     error // what the VM could not run
+}
+
+// fire fires probe id as dtrace_probe does: each of its ECBs in turn,
+// predicate then actions, each firing's records into the buffer unless
+// an action faults, which fires ERROR instead.
+func (k *kernelState) fire(id uint32, args []uint64) {
+	ctx := &vm.Context{
+		Args: args, PID: 4242, PPID: 1, TID: 100100, Execname: "dtrace",
+		ProbeProv: "dtrace", ProbeName: dtraceProbes[id-1].Name, ID: uint64(id),
+	}
+	k.m.BeginFiring()
+	for _, ep := range k.byProbe[id] {
+		// Once exit() is recorded, the remaining BEGIN clauses do not
+		// run; END runs in any case.
+		if id == record.ProbeBegin && k.exiting {
+			continue
+		}
+		k.ts += 1000
+		ctx.Timestamp, ctx.EPID = k.ts, uint64(ep.EPID)
+		k.m.BeginClause()
+		ecb := k.acts[ep]
+		if ecb.Pred != nil {
+			v, err := k.m.Run(ecb.Pred, ctx)
+			if err != nil {
+				k.fault(ep, 0, err)
+				continue
+			}
+			if v == 0 {
+				continue
+			}
+		}
+		vals := make([]record.Value, len(ecb.Actions))
+		faulted := false
+		exit := false
+		for i, a := range ecb.Actions {
+			if a.DIFO == nil {
+				continue
+			}
+			v, err := k.m.Run(a.DIFO, ctx)
+			if err != nil {
+				k.fault(ep, i+1, err)
+				faulted = true
+				break
+			}
+			vals[i] = record.Value{Int: v, PID: ctx.PID}
+			t := a.DIFO.Ret
+			switch {
+			case t.Kind == dif.TypeString:
+				s, err := k.m.ReadString(v)
+				if err != nil {
+					k.fault(ep, i+1, err)
+					faulted = true
+				}
+				vals[i].Ref = []byte(s)
+			case t.ByRef():
+				b, err := k.m.ReadMemory(v, int(ep.Actions[i].Size))
+				if err != nil {
+					k.fault(ep, i+1, err)
+					faulted = true
+				}
+				vals[i].Ref = b
+			}
+			if faulted {
+				break
+			}
+			exit = exit || a.Kind == dof.ActExit
+		}
+		if faulted {
+			continue
+		}
+		if _, err := k.buf.Write(ep, k.ts, vals); err != nil && k.err == nil {
+			k.err = err
+		}
+		k.exiting = k.exiting || exit
+	}
+}
+
+// fault fires ERROR for a fault in action which (0: the predicate) of
+// ep, with dtrace_probe_error's arguments. What the VM cannot run at
+// all stops the run.
+func (k *kernelState) fault(ep *record.EProbe, which int, err error) {
+	var f *vm.Fault
+	if !errors.As(err, &f) {
+		if k.err == nil {
+			k.err = err
+		}
+		return
+	}
+	if ep.ProbeID == record.ProbeError {
+		return // an error in the ERROR probe: counted, not reported
+	}
+	off := uint64(f.Offset())
+	if f.PC < 0 {
+		off = ^uint64(0)
+	}
+	k.fire(record.ProbeError, []uint64{0, uint64(ep.EPID), uint64(which), off, uint64(f.Code), f.Addr})
+}
