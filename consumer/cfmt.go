@@ -31,7 +31,9 @@ func (c *conv) pad(prefix, body string, zeroOK bool) string {
 	return strings.Repeat(" ", n) + prefix + body
 }
 
-// int formats an integer for %d %i (signed) and %u %o %x %X (unsigned).
+// int formats an integer for %d %i (signed) and %u %o %x %X %p
+// (unsigned). %p, which dtrace never records (it records %x or %llx in
+// its place), prints as FreeBSD's libc prints it: "0x" and hexadecimal.
 // v holds the value; neg says a signed value is negative (v is then its
 // magnitude).
 func (c *conv) int(v uint64, neg bool) string {
@@ -39,7 +41,7 @@ func (c *conv) int(v uint64, neg bool) string {
 	switch c.verb {
 	case 'o':
 		base = 8
-	case 'x', 'X':
+	case 'x', 'X', 'p':
 		base = 16
 	}
 	digits := strconv.FormatUint(v, int(base))
@@ -71,6 +73,8 @@ func (c *conv) int(v uint64, neg bool) string {
 		if c.alt && v != 0 {
 			prefix = "0" + string(c.verb)
 		}
+	case 'p':
+		prefix = "0x"
 	}
 	// A precision turns zero padding off.
 	return c.pad(prefix, digits, c.prec < 0)

@@ -150,6 +150,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing) error {
 	if err != nil {
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
+	if ep.UArg == dof.ECBError {
+		return c.fault(f, p)
+	}
 	if !c.heading {
 		if !c.cfg.Quiet {
 			fmt.Fprintf(c.w, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
@@ -245,6 +248,67 @@ func (c *Consumer) firing(cpu int, f *record.Firing) error {
 	}
 	if !c.cfg.Quiet {
 		c.w.WriteString("\n")
+	}
+	return nil
+}
+
+// ErrorClause is the clause libdtrace enables for the ERROR probe once
+// the program is enabled (dtrace_go), with the ECB user argument
+// dof.ECBError: its records, which the consumer turns into dtrace's
+// error messages, are the faulting EPID, the action (0 for the
+// predicate), the DIF offset (-1 for none), the fault and the address.
+const ErrorClause = "dtrace:::ERROR{trace(arg1);trace(arg2);trace(arg3);trace(arg4);trace(arg5);}"
+
+// faults are dtrace's words for its faults (DTRACEFLT_*).
+var faults = map[uint64]string{
+	1: "invalid address", 2: "invalid alignment", 3: "illegal operation", 4: "divide-by-zero",
+	5: "out of scratch space", 6: "invalid kernel access", 7: "invalid user access",
+	8: "tuple stack overflow", 9: "bad stack", 1000: "library-level fault",
+}
+
+// fault reports a firing of ErrorClause on Config.Err, as dt_handle_err
+// and dtrace(1)'s error handler do.
+func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
+	ep := f.EProbe
+	if len(ep.Recs) != 5 || p.Provider != "dtrace" || p.Name != "ERROR" {
+		return &Error{EPID: ep.EPID, Rec: -1, Reason: "Abnormal program termination: malformed ERROR records"}
+	}
+	var v [5]uint64
+	for i := range v {
+		if ep.Recs[i].Size != 8 {
+			return &Error{EPID: ep.EPID, Rec: i, Reason: "Abnormal program termination: malformed ERROR records"}
+		}
+		v[i] = le64(f.Rec(i))
+	}
+	epid := uint32(v[0])
+	fep, err := c.desc.EProbe(epid)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: 0, Reason: err.Error()}
+	}
+	fp, err := c.desc.Probe(fep.ProbeID)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: 0, Reason: err.Error()}
+	}
+	where := "predicate"
+	if a := int32(v[1]); a != 0 {
+		where = fmt.Sprintf("action #%d", a)
+	}
+	offinfo := ""
+	if off := int32(v[2]); off != -1 {
+		offinfo = fmt.Sprintf(" at DIF offset %d", off)
+	}
+	fault, ok := faults[uint64(int32(v[3]))]
+	if !ok {
+		fault = "unknown fault"
+	}
+	details := ""
+	switch int32(v[3]) {
+	case 1, 2, 9: // DTRACEFLT_BADADDR, BADALIGN, BADSTACK
+		details = fmt.Sprintf(" (0x%x)", v[4])
+	}
+	if c.cfg.Err != nil {
+		fmt.Fprintf(c.cfg.Err, "%s: error on enabled probe ID %d (ID %d: %s:%s:%s:%s): %s%s in %s%s\n",
+			c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
 	}
 	return nil
 }

@@ -191,19 +191,15 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		}
 		switch spec.verb {
 		case 'c':
+			if cv.Length != "" && (v < 0 || v > 0x7f) {
+				// A wide character the C locale has no byte for.
+				return "", fmt.Errorf("%%%sc of %#x: not a character of the C locale", cv.Length, v)
+			}
 			return spec.char(byte(v)), nil
 		case 'C':
 			return spec.str(strchr2esc([]byte{byte(v)})), nil
 		case 'd':
 			spec.verb = 'i'
-		}
-		if cv.Length == "l" || cv.Length == "w" {
-			if cv.Verb == 'c' {
-				if v < 0 || v > 0x7f {
-					return "", fmt.Errorf("%%lc of %#x: not a character of the C locale", v)
-				}
-				return spec.char(byte(v)), nil
-			}
 		}
 		return spec.signed(v), nil
 	case printf.Unsigned:
@@ -219,9 +215,6 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 			v = le64(b)
 		default:
 			return "", mismatch
-		}
-		if spec.verb == 'p' {
-			spec.verb = 'x'
 		}
 		return spec.int(v, false), nil
 	case printf.Float:

@@ -41,11 +41,6 @@ var dtraceProbes = []record.Probe{
 	{ID: record.ProbeError, Provider: "dtrace", Name: "ERROR"},
 }
 
-// errProg is the clause libdtrace enables for the ERROR probe
-// (_dt_errprog), whose records the consumer turns into dtrace's error
-// messages; dtrace_go enables it after the program.
-const errProg = "dtrace:::ERROR{trace(arg1);trace(arg2);trace(arg3);trace(arg4);trace(arg5);}"
-
 // program is a compiled D program and the options its pragmas set.
 type program struct {
 	prog *kernel.Program
@@ -123,6 +118,7 @@ func matches(d dof.ProbeSpec, p record.Probe) bool {
 // run is one run of a program: what it printed and its exit status.
 type run struct {
 	out    string
+	errs   string // what dtrace writes to stderr
 	status int
 }
 
@@ -133,7 +129,7 @@ var errNoExit = errors.New("no clause calls exit(): dtrace would run until inter
 // prints what they record with a consumer.
 func execute(p *program) (*run, error) {
 	ecbs := p.prog.ECBs
-	errp, err := compile("errprog", []byte(errProg), &parser.Config{}, false)
+	errp, err := compile("errprog", []byte(consumer.ErrorClause), &parser.Config{}, false)
 	if err != nil {
 		return nil, fmt.Errorf("libdtrace's ERROR clause: %v", err)
 	}
@@ -182,7 +178,7 @@ func execute(p *program) (*run, error) {
 	_, raw := p.opts["rawbytes"]
 	var stderr bytes.Buffer
 	cons := consumer.New(layout, consumer.Config{
-		Out: &out, Err: &stderr, Quiet: quiet, RawBytes: raw,
+		Out: &out, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = &out
@@ -216,7 +212,7 @@ func execute(p *program) (*run, error) {
 		return nil, k.err
 	}
 	status, _ := cons.Exited()
-	return &run{out: out.String(), status: status}, nil
+	return &run{out: out.String(), errs: stderr.String(), status: status}, nil
 }
 
 // kernelState is what the kernel keeps for the enabling.
