@@ -75,9 +75,7 @@ func (b *Buffer) Write(ep *EProbe, ts uint64, vals []Value) (bool, error) {
 		PutHeader(rec, ep.EPID, ts)
 	}
 	if err := ep.encode(rec, vals); err != nil {
-		// The kernel would fault and leave the buffer as it was, but for
-		// the padding.
-		b.off = off
+		// The buffer is left as it was, as a fault leaves it.
 		return false, err
 	}
 	b.off = off + int(ep.Size)
