@@ -113,6 +113,14 @@ func TestLayout(t *testing.T) {
 				{Action: dof.ActDIFExpr, Size: 8, Offset: 8, Alignment: 8},
 				{Action: dof.ActDIFExpr, Size: 4, Offset: 16, Alignment: 4},
 				{Action: dof.AggSum, Size: 8, Offset: 24, Alignment: 8}}}}},
+		{"@a = count(); printa(@a); exit(0): later records reuse the key's room",
+			[]kernel.Action{act(dof.ActDIFExpr, i8), agg(dof.AggCount, 1, 0), act(dof.ActPrinta, i8), act(dof.ActExit, i4)},
+			ep{Size: 28, Needed: 32, Alignment: 8, Recs: []Rec{
+				{Action: dof.ActPrinta, Size: 8, Offset: 16, Alignment: 8},
+				{Action: dof.ActExit, Size: 4, Offset: 24, Alignment: 4}}},
+			[]*AggDesc{{ID: 1, EPID: 1, Size: 24, Recs: []Rec{
+				{Action: dof.ActDIFExpr, Size: 8, Offset: 8, Alignment: 8},
+				{Action: dof.AggCount, Size: 8, Offset: 16, Alignment: 8}}}}},
 		{"avg, stddev and quantizations", []kernel.Action{
 			act(dof.ActDIFExpr, i8), agg(dof.AggAvg, 1, 0),
 			act(dof.ActDIFExpr, i8), agg(dof.AggStddev, 1, 0),
