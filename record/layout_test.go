@@ -27,7 +27,6 @@ var (
 )
 
 func withFormat(a kernel.Action, f string) kernel.Action { a.Format = f; return a }
-func withArg(a kernel.Action, arg uint64) kernel.Action  { a.Arg = arg; return a }
 func agg(k dof.ActKind, ntuple uint32, arg uint64) kernel.Action {
 	return kernel.Action{Kind: k, NTuple: ntuple, Arg: arg}
 }
