@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
@@ -25,14 +27,59 @@ import (
 )
 
 // The driver below plays the kernel for the dtrace provider's probes
-// with the DIF VM, and dtrace(1) around the consumer: it compiles D,
-// enables each ECB for the BEGIN, END and ERROR probes it matches,
-// fires BEGIN, lets the consumer print the buffer, fires END when a
-// clause called exit(), and prints that buffer too. It lives in a test
+// and the profile provider's timers with the DIF VM, and dtrace(1)
+// around the consumer: it compiles D, enables each ECB for the BEGIN,
+// END, ERROR, tick-N and profile-N probes it matches, fires BEGIN, lets
+// the consumer print the buffer, fires the timers in time order on one
+// CPU, each firing printed as it happens, until a clause calls exit(),
+// then fires END and prints that buffer too. It lives in a test
 // because what it decides beyond the record format — when END fires,
 // what a fault does to the firing, which ECBs an exit() skips — is the
 // runtime's (issue 11), which will own the same steps with its own
 // state machine, buffers per CPU and signals.
+
+// timerRE is the name of a profile provider probe and its rate.
+var timerRE = regexp.MustCompile(`^(tick|profile)-(\d+)(ns|nsec|us|usec|ms|msec|s|sec|m|min|h|hour|d|day|hz)?$`)
+
+// timerUnits are the nanoseconds in each of the profile provider's units.
+var timerUnits = map[string]uint64{
+	"ns": 1, "nsec": 1, "us": 1e3, "usec": 1e3, "ms": 1e6, "msec": 1e6, "s": 1e9, "sec": 1e9,
+	"m": 60e9, "min": 60e9, "h": 3600e9, "hour": 3600e9, "d": 86400e9, "day": 86400e9,
+}
+
+// timer is a profile provider probe the program names, with its
+// period in nanoseconds.
+type timer struct {
+	probe  record.Probe
+	period uint64
+}
+
+// timers finds the profile probes the program's descriptions name
+// (tick-N and profile-N, in any unit), numbered after dtrace's own.
+func timers(ecbs []kernel.ECB) []timer {
+	var ts []timer
+	seen := map[string]bool{}
+	for _, e := range ecbs {
+		d := e.Probe
+		m := timerRE.FindStringSubmatch(d.Name)
+		if m == nil || seen[d.Name] || (d.Provider != "" && d.Provider != "profile") || d.Module != "" || d.Function != "" {
+			continue
+		}
+		seen[d.Name] = true
+		n, _ := strconv.ParseUint(m[2], 10, 64)
+		var period uint64
+		if u, ok := timerUnits[m[3]]; ok {
+			period = n * u
+		} else if n != 0 {
+			period = 1e9 / n // hz, the default
+		}
+		if period == 0 {
+			continue
+		}
+		ts = append(ts, timer{record.Probe{ID: uint32(len(dtraceProbes) + len(ts) + 1), Provider: "profile", Name: d.Name}, period})
+	}
+	return ts
+}
 
 // dtraceProbes are the dtrace provider's probes, in ID order.
 var dtraceProbes = []record.Probe{
@@ -47,8 +94,9 @@ type program struct {
 	opts map[string]string
 }
 
-// errNotDTrace is a program that enables other probes than dtrace's.
-var errNotDTrace = errors.New("enables probes other than BEGIN, END and ERROR")
+// errNotDTrace is a program that enables other probes than dtrace's
+// and the profile provider's timers.
+var errNotDTrace = errors.New("enables probes other than BEGIN, END, ERROR, tick-N and profile-N")
 
 var strsizeRE = regexp.MustCompile(`(?m)^\s*#pragma\s+D\s+option\s+strsize=(\w+)`)
 
@@ -117,6 +165,7 @@ func matches(d dof.ProbeSpec, p record.Probe) bool {
 
 // run is one run of a program: what it printed and its exit status.
 type run struct {
+	timers bool // the program enables tick-N or profile-N probes
 	out    string
 	errs   string // what dtrace writes to stderr
 	status int
@@ -145,9 +194,14 @@ func execute(p *program) (*run, error) {
 	layout := record.NewLayout(opt)
 	byProbe := map[uint32][]*record.EProbe{}
 	acts := map[*record.EProbe]*kernel.ECB{}
+	ticks := timers(ecbs)
+	probes := dtraceProbes
+	for _, t := range ticks {
+		probes = append(probes[:len(probes):len(probes)], t.probe)
+	}
 	for i := range ecbs {
 		var ps []record.Probe
-		for _, pr := range dtraceProbes {
+		for _, pr := range probes {
 			if matches(ecbs[i].Probe, pr) {
 				ps = append(ps, pr)
 			}
@@ -192,12 +246,40 @@ func execute(p *program) (*run, error) {
 	})
 	strsize := opt.StrSize
 	m := vm.New(&vm.Config{StrSize: strsize})
-	k := &kernelState{m: m, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000}
+	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000}
 	k.fire(record.ProbeBegin, nil)
 	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
 		return nil, fmt.Errorf("BEGIN: %v", err)
 	}
 	k.buf.Reset()
+	// The timers fire in the order of their times, from BEGIN's, until
+	// a clause exits; one CPU fires them all.
+	next := make([]uint64, len(ticks))
+	start := k.ts
+	for i, t := range ticks {
+		next[i] = start + t.period
+	}
+	for n := 0; !k.exiting && len(ticks) > 0; n++ {
+		if n == maxTicks {
+			first, _, _ := strings.Cut(stderr.String(), "\n")
+			return nil, fmt.Errorf("no exit() after %d timer firings (%d lines printed; first error: %q)", maxTicks, strings.Count(out.String(), "\n"), first)
+		}
+		i := 0
+		for j := range ticks {
+			if next[j] < next[i] {
+				i = j
+			}
+		}
+		k.ts = max(k.ts, next[i])
+		next[i] += ticks[i].period
+		// A timer interrupts the kernel here: arg0 is a kernel pc,
+		// arg1 (the user pc) is 0.
+		k.fire(ticks[i].probe.ID, []uint64{0xffffffff81000000, 0})
+		if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+			return nil, fmt.Errorf("%s: %v", ticks[i].probe.Name, err)
+		}
+		k.buf.Reset()
+	}
 	if !k.exiting {
 		return nil, errNoExit
 	}
@@ -212,12 +294,16 @@ func execute(p *program) (*run, error) {
 		return nil, k.err
 	}
 	status, _ := cons.Exited()
-	return &run{out: out.String(), errs: stderr.String(), status: status}, nil
+	return &run{timers: len(ticks) > 0, out: out.String(), errs: stderr.String(), status: status}, nil
 }
+
+// maxTicks is how many timer firings a program may take to exit.
+const maxTicks = 100000
 
 // kernelState is what the kernel keeps for the enabling.
 type kernelState struct {
 	m       *vm.Machine
+	probes  []record.Probe // by ID
 	byProbe map[uint32][]*record.EProbe
 	acts    map[*record.EProbe]*kernel.ECB
 	buf     *record.Buffer
@@ -230,9 +316,10 @@ type kernelState struct {
 // predicate then actions, each firing's records into the buffer unless
 // an action faults, which fires ERROR instead.
 func (k *kernelState) fire(id uint32, args []uint64) {
+	p := k.probes[id-1]
 	ctx := &vm.Context{
 		Args: args, PID: 4242, PPID: 1, TID: 100100, Execname: "dtrace",
-		ProbeProv: "dtrace", ProbeName: dtraceProbes[id-1].Name, ID: uint64(id),
+		ProbeProv: p.Provider, ProbeName: p.Name, ID: uint64(id),
 	}
 	k.m.BeginFiring()
 	for _, ep := range k.byProbe[id] {
@@ -242,7 +329,7 @@ func (k *kernelState) fire(id uint32, args []uint64) {
 			continue
 		}
 		k.ts += 1000
-		ctx.Timestamp, ctx.EPID = k.ts, uint64(ep.EPID)
+		ctx.Timestamp, ctx.Walltimestamp, ctx.EPID = k.ts, k.ts, uint64(ep.EPID)
 		k.m.BeginClause()
 		ecb := k.acts[ep]
 		if ecb.Pred != nil {
