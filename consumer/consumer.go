@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/printf"
@@ -66,6 +67,7 @@ type Consumer struct {
 	status  int
 	exited  bool
 	formats map[uint16]*printf.Format
+	only    func(record.Probe) bool // the probes whose firings are printed; nil: all
 }
 
 // New returns a consumer of the records desc describes.
@@ -115,7 +117,83 @@ const (
 // dropped, as dt_consume_cpu does with dtrace(1)'s callbacks. The output
 // is flushed before Consume returns.
 func (c *Consumer) Consume(cpu int, data []byte, drops uint64) error {
-	err := c.consume(cpu, data)
+	return c.consumeBuf(Buf{CPU: cpu, Data: data, Drops: drops}, nil)
+}
+
+// A Buf is one CPU's buffer as a backend snapshots it
+// (dtrace_bufdesc_t): its records and the firings it dropped.
+type Buf struct {
+	CPU   int
+	Data  []byte
+	Drops uint64
+}
+
+// ConsumeRound prints one round of buffers, one per CPU, in the order
+// dtrace_consume prints them without the temporal option: CPU by CPU,
+// except that the BEGIN probe's records come first and the END probe's
+// last. beganOn is the CPU that ran BEGIN, in the first round after
+// tracing started, and -1 after it; endedOn is the CPU that ran END,
+// once tracing stopped, and -1 before. When both are the same CPU, its
+// buffer is read twice, as dt_consume_begin reads it: its BEGIN
+// records (and the errors they caused) first, the rest after every
+// other CPU's.
+func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
+	byCPU := make(map[int]*Buf, len(bufs))
+	var cpus []int
+	for i := range bufs {
+		if _, dup := byCPU[bufs[i].CPU]; dup {
+			return fmt.Errorf("two buffers of CPU %d in one round", bufs[i].CPU)
+		}
+		byCPU[bufs[i].CPU] = &bufs[i]
+		cpus = append(cpus, bufs[i].CPU)
+	}
+	slices.Sort(cpus)
+	done := map[int]bool{}
+	if b := byCPU[beganOn]; beganOn >= 0 && b != nil {
+		done[beganOn] = true
+		if beganOn != endedOn {
+			if err := c.consumeBuf(*b, nil); err != nil {
+				return err
+			}
+		} else {
+			isBegin := func(p record.Probe) bool { return p.Provider == "dtrace" && p.Name == "BEGIN" }
+			if err := c.consumeBuf(*b, isBegin); err != nil {
+				return err
+			}
+			for _, cpu := range cpus {
+				if cpu != beganOn {
+					if err := c.consumeBuf(*byCPU[cpu], nil); err != nil {
+						return err
+					}
+				}
+			}
+			rest := *b
+			rest.Drops = 0 // reported with the first pass
+			return c.consumeBuf(rest, func(p record.Probe) bool { return !isBegin(p) })
+		}
+	}
+	for _, cpu := range cpus {
+		if done[cpu] || cpu == endedOn {
+			continue
+		}
+		if err := c.consumeBuf(*byCPU[cpu], nil); err != nil {
+			return err
+		}
+	}
+	if b := byCPU[endedOn]; endedOn >= 0 && b != nil && !done[endedOn] {
+		return c.consumeBuf(*b, nil)
+	}
+	return nil
+}
+
+// consumeBuf prints a buffer's firings whose probe only accepts (all
+// when nil; for the errors libdtrace's ERROR clause reports, the probe
+// that faulted), then reports its drops.
+func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
+	cpu, drops := b.CPU, b.Drops
+	c.only = only
+	err := c.consume(cpu, b.Data)
+	c.only = nil
 	if ferr := c.w.Flush(); err == nil {
 		err = ferr
 	}
@@ -152,6 +230,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing) error {
 	}
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
+	}
+	if c.only != nil && !c.only(p) {
+		return nil
 	}
 	if !c.heading {
 		if !c.cfg.Quiet {
@@ -288,6 +369,9 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	fp, err := c.desc.Probe(fep.ProbeID)
 	if err != nil {
 		return &Error{EPID: ep.EPID, Rec: 0, Reason: err.Error()}
+	}
+	if c.only != nil && !c.only(fp) {
+		return nil
 	}
 	where := "predicate"
 	if a := int32(v[1]); a != 0 {

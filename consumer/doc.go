@@ -26,4 +26,11 @@
 // ustack() through Symbols, system() through Config.System, and exit()'s
 // status kept for Exited. The firing ends with a newline unless quiet.
 // Finish writes the newline dtrace writes when it stops.
+//
+// ConsumeRound takes one buffer per CPU and prints them in
+// dtrace_consume's order: the BEGIN probe's records first, then CPU by
+// CPU, the END probe's CPU last. The firings of libdtrace's ERROR clause
+// (ErrorClause, user argument dof.ECBError) are not printed but reported
+// on Config.Err in dtrace's words, as dt_handle_err reports them; drops
+// likewise.
 package consumer
