@@ -248,6 +248,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing) error {
 		rec := &ep.Recs[i]
 		addr := f.Data[rec.Offset : rec.Offset+rec.Size]
 		fail := func(reason string) error { return &Error{EPID: ep.EPID, Rec: i, Reason: reason} }
+		if uint64(rec.Size) < minSize(rec) {
+			return fail(errDMismatch)
+		}
 		switch rec.Action {
 		case dof.ActLibAct:
 			// clear(), normalize(), setopt() and their kin act on
@@ -395,6 +398,23 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 			c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
 	}
 	return nil
+}
+
+// minSize is the least size of a record of the action that the
+// consumer reads: a description that says less is wrong.
+func minSize(r *record.Rec) uint64 {
+	switch r.Action {
+	case dof.ActExit:
+		return 4
+	case dof.ActSym, dof.ActMod, dof.ActPrintm:
+		return 8
+	case dof.ActUSym, dof.ActUAddr, dof.ActUMod:
+		return 16
+	case dof.ActUStack, dof.ActJStack:
+		nframes, _ := dof.UStackParams(r.Arg)
+		return (uint64(nframes) + 1) * 8
+	}
+	return 0
 }
 
 func (c *Consumer) quietOr(quiet, loud string) string {

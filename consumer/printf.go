@@ -163,6 +163,9 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, f *record.Fi
 // pfprint_* routine does.
 func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte, dynwidth int) (string, error) {
 	mismatch := fmt.Errorf("%s", errDMismatch)
+	if uint64(len(b)) < minSize(r) {
+		return "", mismatch
+	}
 	switch r.Action {
 	case dof.ActMod:
 		return spec.str(c.sym(le64(b), true)), nil
