@@ -22,6 +22,9 @@ type Config struct {
 	// ProgName names the program in messages: "dtrace", "kdtrace".
 	ProgName string
 	Quiet    bool // the quiet option (-q): only what actions print
+	// Flowindent is the flowindent option (-F): entries and returns
+	// indent and unindent the lines, which name the function only.
+	Flowindent bool
 	RawBytes bool // the rawbytes option: data always as a hex dump
 	// Symbols looks up addresses for %a, %A, sym(), stack() and their
 	// kin; nil finds nothing, and addresses print in hexadecimal.
@@ -68,6 +71,11 @@ type Consumer struct {
 	exited  bool
 	formats map[uint16]*printf.Format
 	only    func(record.Probe) bool // the probes whose firings are printed; nil: all
+
+	// Flow indentation (dt_flowindent): the EPID of the firing before,
+	// the indentation of the next line.
+	lastEPID uint32
+	indent   int
 }
 
 // New returns a consumer of the records desc describes.
@@ -176,6 +184,8 @@ func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
 		if done[cpu] || cpu == endedOn {
 			continue
 		}
+		// Each CPU's lines start unindented, as in dtrace_consume.
+		c.indent = 0
 		if err := c.consumeBuf(*byCPU[cpu], nil); err != nil {
 			return err
 		}
@@ -213,16 +223,64 @@ func (c *Consumer) consume(cpu int, data []byte) error {
 		return err
 	}
 	for i := range fs {
-		if err := c.firing(cpu, &fs[i]); err != nil {
+		var next *record.Firing
+		if i+1 < len(fs) {
+			next = &fs[i+1]
+		}
+		err := c.firing(cpu, &fs[i], next)
+		c.lastEPID = fs[i].EProbe.EPID
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// The kinds of flow of a firing.
+const (
+	flowNone = iota
+	flowEntry
+	flowReturn
+)
+
+// flow tells how a firing moves the indentation of flowindent, and the
+// prefix of its line, as dt_flowindent does: a probe named "entry" or
+// "…-entry" indents (unless the firing before was another ECB of the
+// same probe), one named "return" or "…-return" unindents (unless the
+// next is another ECB of the same probe); syscalls have their own
+// arrows.
+func (c *Consumer) flow(p record.Probe, ep *record.EProbe, next *record.Firing) (int, string) {
+	is := func(kind string) bool {
+		i := strings.Index(p.Name, kind)
+		return i >= 0 && i+len(kind) == len(p.Name) && (i == 0 || p.Name[i-1] == '-')
+	}
+	syscall := p.Provider == "syscall"
+	switch {
+	case is("entry"):
+		if c.lastEPID != record.EPIDNone && c.lastEPID != ep.EPID {
+			if last, err := c.desc.EProbe(c.lastEPID); err == nil && last.ProbeID == p.ID {
+				return flowNone, "| "
+			}
+		}
+		if syscall {
+			return flowEntry, " => "
+		}
+		return flowEntry, " -> "
+	case is("return"):
+		if next != nil && next.EProbe.EPID != ep.EPID && next.EProbe.ProbeID == p.ID {
+			return flowNone, "| "
+		}
+		if syscall {
+			return flowReturn, " <= "
+		}
+		return flowReturn, " <- "
+	}
+	return flowNone, "| "
+}
+
 // firing prints one firing: chew, then each record (chewrec and
 // dt_consume_cpu's printing), then chewrec's final newline.
-func (c *Consumer) firing(cpu int, f *record.Firing) error {
+func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error {
 	ep := f.EProbe
 	p, err := c.desc.Probe(ep.ProbeID)
 	if err != nil {
@@ -231,17 +289,39 @@ func (c *Consumer) firing(cpu int, f *record.Firing) error {
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
 	}
+	flow, prefix := flowNone, ""
+	if c.cfg.Flowindent {
+		flow, prefix = c.flow(p, ep, next)
+		if flow == flowReturn && c.indent > 0 {
+			c.indent -= 2
+		}
+	}
+	indent := c.indent
+	if flow == flowEntry {
+		c.indent += 2
+	}
 	if c.only != nil && !c.only(p) {
 		return nil
 	}
 	if !c.heading {
-		if !c.cfg.Quiet {
+		switch {
+		case c.cfg.Flowindent:
+			// Even with quiet, as dtrace(1) prints it.
+			fmt.Fprintf(c.w, "%3s %s\n", "CPU", padRight("FUNCTION", 41))
+		case !c.cfg.Quiet:
 			fmt.Fprintf(c.w, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
 		}
 		c.heading = true
 	}
-	if !c.cfg.Quiet {
-		fmt.Fprintf(c.w, "%3d %6d %32s ", cpu, p.ID, p.Function+":"+p.Name)
+	switch {
+	case c.cfg.Flowindent:
+		name := strings.Repeat(" ", indent) + prefix + p.Function
+		if flow == flowNone {
+			name += ":" + p.Name
+		}
+		fmt.Fprintf(c.w, "%3d %s ", cpu, padRight(name, 41))
+	case !c.cfg.Quiet:
+		fmt.Fprintf(c.w, "%3d %6d %s ", cpu, p.ID, padLeft(p.Function+":"+p.Name, 32))
 	}
 	var tracememsize uint64
 	for i := 0; i < len(ep.Recs); i++ {

@@ -25,6 +25,9 @@
 // %C %k %Y %T %P %I), sym()/mod()/usym()/umod()/uaddr(), stack() and
 // ustack() through Symbols, system() through Config.System, and exit()'s
 // status kept for Exited. The firing ends with a newline unless quiet.
+// With Config.Flowindent (-F) the lines are dtrace's "%3d %-41s ": the
+// function, indented and unindented by the probes named entry and
+// return, as dt_flowindent decides.
 // Finish writes the newline dtrace writes when it stops.
 //
 // ConsumeRound takes one buffer per CPU and prints them in
