@@ -25,7 +25,7 @@ type Config struct {
 	// Flowindent is the flowindent option (-F): entries and returns
 	// indent and unindent the lines, which name the function only.
 	Flowindent bool
-	RawBytes bool // the rawbytes option: data always as a hex dump
+	RawBytes   bool // the rawbytes option: data always as a hex dump
 	// Symbols looks up addresses for %a, %A, sym(), stack() and their
 	// kin; nil finds nothing, and addresses print in hexadecimal.
 	Symbols Symbols
