@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
@@ -333,6 +334,11 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		}
 		switch rec.Action {
 		case dof.ActLibAct:
+			if rec.Arg == check.ActFtruncate {
+				if err := c.ftruncate(); err != nil {
+					return fail(err.Error())
+				}
+			}
 			// clear(), normalize(), setopt() and their kin act on
 			// aggregations and options, which come later.
 			continue
@@ -478,6 +484,27 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 			c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
 	}
 	return nil
+}
+
+// ftruncate empties the output, when it is a file, as ftruncate()
+// does; on other outputs it does nothing, as dtrace's does nothing
+// without one.
+func (c *Consumer) ftruncate() error {
+	f, ok := c.cfg.Out.(interface {
+		Truncate(int64) error
+		Seek(int64, int) (int64, error)
+	})
+	if !ok {
+		return nil
+	}
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
 }
 
 // minSize is the least size of a record of the action that the

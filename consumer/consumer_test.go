@@ -1,6 +1,7 @@
 package consumer_test
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -128,5 +129,27 @@ kdtrace: error on enabled probe ID 2 \(ID 1: dtrace:::BEGIN\): divide-by-zero in
 $`)
 	if !want.MatchString(got.errs) {
 		t.Errorf("errors:\n%s\nwant them to match %s", got.errs, want)
+	}
+}
+
+// TestFtruncate checks that ftruncate() empties a file output, and
+// what comes after is written from its start.
+func TestFtruncate(t *testing.T) {
+	p, err := compile("t.d", []byte(`#pragma D option quiet
+		BEGIN { printf("lost\n"); ftruncate(); printf("kept\n"); exit(0); }`), &parser.Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := executeTo(p, f); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f.Name())
+	if string(b) != "kept\n\n" {
+		t.Errorf("file holds %q, want %q", b, "kept\n\n")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"path"
 	"regexp"
@@ -177,6 +178,16 @@ var errNoExit = errors.New("no clause calls exit(): dtrace would run until inter
 // execute enables the program, fires BEGIN and END with the VM and
 // prints what they record with a consumer.
 func execute(p *program) (*run, error) {
+	var out bytes.Buffer
+	r, err := executeTo(p, &out)
+	if r != nil {
+		r.out = out.String()
+	}
+	return r, err
+}
+
+// executeTo runs the program with its output to w.
+func executeTo(p *program, w io.Writer) (*run, error) {
 	ecbs := p.prog.ECBs
 	errp, err := compile("errprog", []byte(consumer.ErrorClause), &parser.Config{}, false)
 	if err != nil {
@@ -227,15 +238,14 @@ func execute(p *program) (*run, error) {
 		}
 	}
 
-	var out bytes.Buffer
 	_, quiet := p.opts["quiet"]
 	_, raw := p.opts["rawbytes"]
 	var stderr bytes.Buffer
 	cons := consumer.New(layout, consumer.Config{
-		Out: &out, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
+		Out: w, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
-			c.Stdout = &out
+			c.Stdout = w
 			// system() reports only a command that cannot run.
 			var ee *exec.ExitError
 			if err := c.Run(); err != nil && !errors.As(err, &ee) {
@@ -262,7 +272,7 @@ func execute(p *program) (*run, error) {
 	for n := 0; !k.exiting && len(ticks) > 0; n++ {
 		if n == maxTicks {
 			first, _, _ := strings.Cut(stderr.String(), "\n")
-			return nil, fmt.Errorf("no exit() after %d timer firings (%d lines printed; first error: %q)", maxTicks, strings.Count(out.String(), "\n"), first)
+			return nil, fmt.Errorf("no exit() after %d timer firings (first error: %q)", maxTicks, first)
 		}
 		i := 0
 		for j := range ticks {
@@ -294,7 +304,7 @@ func execute(p *program) (*run, error) {
 		return nil, k.err
 	}
 	status, _ := cons.Exited()
-	return &run{timers: len(ticks) > 0, out: out.String(), errs: stderr.String(), status: status}, nil
+	return &run{timers: len(ticks) > 0, errs: stderr.String(), status: status}, nil
 }
 
 // maxTicks is how many timer firings a program may take to exit.
