@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
@@ -254,9 +255,14 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 			return nil
 		},
 	})
-	strsize := opt.StrSize
-	m := vm.New(&vm.Config{StrSize: strsize})
-	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000}
+	vcfg := &vm.Config{StrSize: opt.StrSize}
+	if v, ok := p.opts["dynvarsize"]; ok {
+		n, _ := option.ParseSize(v)
+		vcfg.DynVarSize = n
+	}
+	m := vm.New(vcfg)
+	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000,
+		wall: uint64(time.Now().UnixNano())}
 	k.fire(record.ProbeBegin, nil)
 	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
 		return nil, fmt.Errorf("BEGIN: %v", err)
@@ -318,8 +324,9 @@ type kernelState struct {
 	acts    map[*record.EProbe]*kernel.ECB
 	buf     *record.Buffer
 	ts      uint64
-	exiting bool  // an exit() was recorded: the state is draining
-	err     error // what the VM could not run
+	wall    uint64 // the wall clock when ts was 0
+	exiting bool   // an exit() was recorded: the state is draining
+	err     error  // what the VM could not run
 }
 
 // fire fires probe id as dtrace_probe does: each of its ECBs in turn,
@@ -328,7 +335,10 @@ type kernelState struct {
 func (k *kernelState) fire(id uint32, args []uint64) {
 	p := k.probes[id-1]
 	ctx := &vm.Context{
-		Args: args, PID: 4242, PPID: 1, TID: 100100, Execname: "dtrace",
+		// The probes fire in dtrace's own thread, whose user registers
+		// the driver does not know: zeroes.
+		URegs: make([]uint64, 32),
+		Args:  args, PID: 4242, PPID: 1, TID: 100100, Execname: "dtrace",
 		ProbeProv: p.Provider, ProbeName: p.Name, ID: uint64(id),
 	}
 	k.m.BeginFiring()
@@ -339,7 +349,7 @@ func (k *kernelState) fire(id uint32, args []uint64) {
 			continue
 		}
 		k.ts += 1000
-		ctx.Timestamp, ctx.Walltimestamp, ctx.EPID = k.ts, k.ts, uint64(ep.EPID)
+		ctx.Timestamp, ctx.Walltimestamp, ctx.EPID = k.ts, k.wall+k.ts, uint64(ep.EPID)
 		k.m.BeginClause()
 		ecb := k.acts[ep]
 		if ecb.Pred != nil {
