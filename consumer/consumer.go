@@ -1,0 +1,795 @@
+package consumer
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/printf"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// Config is what a consumer prints to and the options that bear on
+// printing.
+type Config struct {
+	Out io.Writer // the trace output (stdout, or -o's file)
+	// Err receives dtrace's messages about drops; nil discards them.
+	Err io.Writer
+	// ProgName names the program in messages: "dtrace", "kdtrace".
+	ProgName string
+	Quiet    bool // the quiet option (-q): only what actions print
+	// Flowindent is the flowindent option (-F): entries and returns
+	// indent and unindent the lines, which name the function only.
+	Flowindent bool
+	RawBytes   bool // the rawbytes option: data always as a hex dump
+	// Symbols looks up addresses for %a, %A, sym(), stack() and their
+	// kin; nil finds nothing, and addresses print in hexadecimal.
+	Symbols Symbols
+	// System runs system()'s command line; nil refuses it.
+	System func(cmd string) error
+	// Target is $target, the process -p or -c names: %A of an address
+	// without a pid looks it up there.
+	Target uint64
+	// LookupHost names the host of an address for %I, and LookupPort
+	// the service of a TCP port for %P; when nil, or when they find
+	// nothing, the address or the number is printed, as dtrace prints
+	// it when its lookups fail.
+	LookupHost func(addr string) (string, bool)
+	LookupPort func(port uint16) (string, bool)
+}
+
+// A Symbol is what an address lookup finds.
+type Symbol struct {
+	Object string // the module or object's name as dtrace shows it ("kernel", "libc.so.7")
+	Name   string // the symbol; "" when only the object holding the address is known
+	Value  uint64 // the symbol's address
+}
+
+// Symbols looks addresses up.
+type Symbols interface {
+	// Kernel looks up a kernel address (dtrace_lookup_by_addr).
+	Kernel(addr uint64) (Symbol, bool)
+	// User looks up an address of process pid (Plookup_by_addr and
+	// Pobjname, the object's base name).
+	User(pid, addr uint64) (Symbol, bool)
+}
+
+// StackIndent is the indentation of stack frames (_dtrace_stkindent).
+const StackIndent = 14
+
+// A Consumer prints the records of one enabling.
+type Consumer struct {
+	cfg     Config
+	desc    record.Describer
+	w       *bufio.Writer
+	heading bool
+	status  int
+	exited  bool
+	formats map[uint16]*printf.Format
+	only    func(record.Probe) bool // the probes whose firings are printed; nil: all
+
+	// Flow indentation (dt_flowindent): the EPID of the firing before,
+	// the indentation of the next line.
+	lastEPID uint32
+	indent   int
+}
+
+// New returns a consumer of the records desc describes.
+func New(desc record.Describer, cfg Config) *Consumer {
+	if cfg.ProgName == "" {
+		cfg.ProgName = "dtrace"
+	}
+	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format)}
+}
+
+// Exited reports whether an exit() record was consumed, and the last
+// status one gave: the status dtrace exits with.
+func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exited }
+
+// Finish writes the newline dtrace writes once tracing stops, before
+// the aggregations, and flushes the output.
+func (c *Consumer) Finish() error {
+	c.w.WriteString("\n")
+	return c.w.Flush()
+}
+
+// An Error is a buffer that cannot be printed: a libdtrace error
+// (EDT_*), in its words.
+type Error struct {
+	EPID   uint32
+	Rec    int // the record, from 0; -1 for none
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.Rec < 0 {
+		return fmt.Sprintf("EPID %d: %s", e.EPID, e.Reason)
+	}
+	return fmt.Sprintf("EPID %d, record #%d: %s", e.EPID, e.Rec+1, e.Reason)
+}
+
+// libdtrace's error messages.
+const (
+	errDMismatch  = "Data record list does not match statement"
+	errDOffset    = "Data record offset exceeds buffer boundary"
+	errDAlign     = "Data record has inappropriate alignment"
+	errBadStackPC = "Invalid stack program counter size"
+)
+
+// Consume prints the records of one CPU's buffer, data being the bytes
+// the backend (or DTRACEIOC_BUFSNAP) gave and drops the firings it
+// dropped, as dt_consume_cpu does with dtrace(1)'s callbacks. The output
+// is flushed before Consume returns.
+func (c *Consumer) Consume(cpu int, data []byte, drops uint64) error {
+	return c.consumeBuf(Buf{CPU: cpu, Data: data, Drops: drops}, nil)
+}
+
+// A Buf is one CPU's buffer as a backend snapshots it
+// (dtrace_bufdesc_t): its records and the firings it dropped.
+type Buf struct {
+	CPU   int
+	Data  []byte
+	Drops uint64
+}
+
+// ConsumeRound prints one round of buffers, one per CPU, in the order
+// dtrace_consume prints them without the temporal option: CPU by CPU,
+// except that the BEGIN probe's records come first and the END probe's
+// last. beganOn is the CPU that ran BEGIN, in the first round after
+// tracing started, and -1 after it; endedOn is the CPU that ran END,
+// once tracing stopped, and -1 before. When both are the same CPU, its
+// buffer is read twice, as dt_consume_begin reads it: its BEGIN
+// records (and the errors they caused) first, the rest after every
+// other CPU's.
+func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
+	byCPU := make(map[int]*Buf, len(bufs))
+	var cpus []int
+	for i := range bufs {
+		if _, dup := byCPU[bufs[i].CPU]; dup {
+			return fmt.Errorf("two buffers of CPU %d in one round", bufs[i].CPU)
+		}
+		byCPU[bufs[i].CPU] = &bufs[i]
+		cpus = append(cpus, bufs[i].CPU)
+	}
+	slices.Sort(cpus)
+	done := map[int]bool{}
+	if b := byCPU[beganOn]; beganOn >= 0 && b != nil {
+		done[beganOn] = true
+		if beganOn != endedOn {
+			if err := c.consumeBuf(*b, nil); err != nil {
+				return err
+			}
+		} else {
+			isBegin := func(p record.Probe) bool { return p.Provider == "dtrace" && p.Name == "BEGIN" }
+			if err := c.consumeBuf(*b, isBegin); err != nil {
+				return err
+			}
+			for _, cpu := range cpus {
+				if cpu != beganOn {
+					if err := c.consumeBuf(*byCPU[cpu], nil); err != nil {
+						return err
+					}
+				}
+			}
+			rest := *b
+			rest.Drops = 0 // reported with the first pass
+			return c.consumeBuf(rest, func(p record.Probe) bool { return !isBegin(p) })
+		}
+	}
+	for _, cpu := range cpus {
+		if done[cpu] || cpu == endedOn {
+			continue
+		}
+		// Each CPU's lines start unindented, as in dtrace_consume.
+		c.indent = 0
+		if err := c.consumeBuf(*byCPU[cpu], nil); err != nil {
+			return err
+		}
+	}
+	if b := byCPU[endedOn]; endedOn >= 0 && b != nil && !done[endedOn] {
+		return c.consumeBuf(*b, nil)
+	}
+	return nil
+}
+
+// consumeBuf prints a buffer's firings whose probe only accepts (all
+// when nil; for the errors libdtrace's ERROR clause reports, the probe
+// that faulted), then reports its drops.
+func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
+	cpu, drops := b.CPU, b.Drops
+	c.only = only
+	err := c.consume(cpu, b.Data)
+	c.only = nil
+	if ferr := c.w.Flush(); err == nil {
+		err = ferr
+	}
+	if err == nil && drops != 0 && c.cfg.Err != nil {
+		s := ""
+		if drops > 1 {
+			s = "s"
+		}
+		fmt.Fprintf(c.cfg.Err, "%s: %d drop%s on CPU %d\n", c.cfg.ProgName, drops, s, cpu)
+	}
+	return err
+}
+
+func (c *Consumer) consume(cpu int, data []byte) error {
+	fs, err := record.Decode(data, c.desc)
+	if err != nil {
+		return err
+	}
+	for i := range fs {
+		var next *record.Firing
+		if i+1 < len(fs) {
+			next = &fs[i+1]
+		}
+		err := c.firing(cpu, &fs[i], next)
+		c.lastEPID = fs[i].EProbe.EPID
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The kinds of flow of a firing.
+const (
+	flowNone = iota
+	flowEntry
+	flowReturn
+)
+
+// flow tells how a firing moves the indentation of flowindent, and the
+// prefix of its line, as dt_flowindent does: a probe named "entry" or
+// "…-entry" indents (unless the firing before was another ECB of the
+// same probe), one named "return" or "…-return" unindents (unless the
+// next is another ECB of the same probe); syscalls have their own
+// arrows.
+func (c *Consumer) flow(p record.Probe, ep *record.EProbe, next *record.Firing) (int, string) {
+	is := func(kind string) bool {
+		i := strings.Index(p.Name, kind)
+		return i >= 0 && i+len(kind) == len(p.Name) && (i == 0 || p.Name[i-1] == '-')
+	}
+	syscall := p.Provider == "syscall"
+	switch {
+	case is("entry"):
+		if c.lastEPID != record.EPIDNone && c.lastEPID != ep.EPID {
+			if last, err := c.desc.EProbe(c.lastEPID); err == nil && last.ProbeID == p.ID {
+				return flowNone, "| "
+			}
+		}
+		if syscall {
+			return flowEntry, " => "
+		}
+		return flowEntry, " -> "
+	case is("return"):
+		if next != nil && next.EProbe.EPID != ep.EPID && next.EProbe.ProbeID == p.ID {
+			return flowNone, "| "
+		}
+		if syscall {
+			return flowReturn, " <= "
+		}
+		return flowReturn, " <- "
+	}
+	return flowNone, "| "
+}
+
+// firing prints one firing: chew, then each record (chewrec and
+// dt_consume_cpu's printing), then chewrec's final newline.
+func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error {
+	ep := f.EProbe
+	p, err := c.desc.Probe(ep.ProbeID)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
+	}
+	if ep.UArg == dof.ECBError {
+		return c.fault(f, p)
+	}
+	flow, prefix := flowNone, ""
+	if c.cfg.Flowindent {
+		flow, prefix = c.flow(p, ep, next)
+		if flow == flowReturn && c.indent > 0 {
+			c.indent -= 2
+		}
+	}
+	indent := c.indent
+	if flow == flowEntry {
+		c.indent += 2
+	}
+	if c.only != nil && !c.only(p) {
+		return nil
+	}
+	if !c.heading {
+		switch {
+		case c.cfg.Flowindent:
+			// Even with quiet, as dtrace(1) prints it.
+			fmt.Fprintf(c.w, "%3s %s\n", "CPU", padRight("FUNCTION", 41))
+		case !c.cfg.Quiet:
+			fmt.Fprintf(c.w, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
+		}
+		c.heading = true
+	}
+	switch {
+	case c.cfg.Flowindent:
+		name := strings.Repeat(" ", indent) + prefix + p.Function
+		if flow == flowNone {
+			name += ":" + p.Name
+		}
+		fmt.Fprintf(c.w, "%3d %s ", cpu, padRight(name, 41))
+	case !c.cfg.Quiet:
+		fmt.Fprintf(c.w, "%3d %6d %s ", cpu, p.ID, padLeft(p.Function+":"+p.Name, 32))
+	}
+	var tracememsize uint64
+	for i := 0; i < len(ep.Recs); i++ {
+		rec := &ep.Recs[i]
+		addr := f.Data[rec.Offset : rec.Offset+rec.Size]
+		fail := func(reason string) error { return &Error{EPID: ep.EPID, Rec: i, Reason: reason} }
+		if uint64(rec.Size) < minSize(rec) {
+			return fail(errDMismatch)
+		}
+		switch rec.Action {
+		case dof.ActLibAct:
+			if rec.Arg == check.ActFtruncate {
+				if err := c.ftruncate(); err != nil {
+					return fail(err.Error())
+				}
+			}
+			// clear(), normalize(), setopt() and their kin act on
+			// aggregations and options, which come later.
+			continue
+		case dof.ActTraceMemDynSize:
+			if rec.Size == 8 {
+				tracememsize = binary.LittleEndian.Uint64(addr)
+			}
+			continue
+		case dof.ActExit:
+			c.status, c.exited = int(int32(binary.LittleEndian.Uint32(addr))), true
+			continue
+		case dof.ActStack:
+			if rec.Arg == 0 {
+				return fail(errBadStackPC)
+			}
+			if err := c.stack(c.w, plain, addr, int(rec.Arg), int(rec.Size/uint32(rec.Arg)), StackIndent); err != nil {
+				return fail(err.Error())
+			}
+			continue
+		case dof.ActUStack, dof.ActJStack:
+			c.ustack(c.w, plain, addr, rec.Arg, StackIndent)
+			continue
+		case dof.ActSym:
+			c.w.WriteString("  " + padRight(c.sym(le64(addr), false), 50))
+			continue
+		case dof.ActMod:
+			c.w.WriteString("  " + padRight(c.sym(le64(addr), true), 50))
+			continue
+		case dof.ActUSym, dof.ActUAddr:
+			c.w.WriteString("  " + padRight(c.usym(addr, rec.Action), 50))
+			continue
+		case dof.ActUMod:
+			c.w.WriteString("  " + padRight(c.umod(addr), 50))
+			continue
+		case dof.ActPrintm:
+			n := le64(addr)
+			if n > uint64(len(addr)-8) {
+				return fail(errDOffset)
+			}
+			c.bytes(addr[8:8+n], 50, true)
+			continue
+		case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen:
+			if rec.Format == 0 {
+				if rec.Action == dof.ActPrinta {
+					return fail("printa() of aggregations is not supported yet")
+				}
+				break
+			}
+			n, err := c.printfLike(f, i)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if n > 0 {
+				i += n - 1
+			}
+			continue
+		case dof.ActTraceMem:
+			if tracememsize == 0 || tracememsize > uint64(rec.Size) {
+				tracememsize = uint64(rec.Size)
+			}
+			c.bytes(addr[:tracememsize], -33, true)
+			tracememsize = 0
+			continue
+		}
+		switch rec.Size {
+		case 8:
+			c.printf(c.quietOr("%d", " %16d"), int64(le64(addr)))
+		case 4:
+			c.printf(c.quietOr("%d", " %8d"), int32(binary.LittleEndian.Uint32(addr)))
+		case 2:
+			c.printf(c.quietOr("%d", " %5d"), binary.LittleEndian.Uint16(addr))
+		case 1:
+			c.printf(c.quietOr("%d", " %3d"), addr[0])
+		default:
+			c.bytes(addr, -33, false)
+		}
+	}
+	if !c.cfg.Quiet {
+		c.w.WriteString("\n")
+	}
+	return nil
+}
+
+// ErrorClause is the clause libdtrace enables for the ERROR probe once
+// the program is enabled (dtrace_go), with the ECB user argument
+// dof.ECBError: its records, which the consumer turns into dtrace's
+// error messages, are the faulting EPID, the action (0 for the
+// predicate), the DIF offset (-1 for none), the fault and the address.
+const ErrorClause = "dtrace:::ERROR{trace(arg1);trace(arg2);trace(arg3);trace(arg4);trace(arg5);}"
+
+// faults are dtrace's words for its faults (DTRACEFLT_*).
+var faults = map[uint64]string{
+	1: "invalid address", 2: "invalid alignment", 3: "illegal operation", 4: "divide-by-zero",
+	5: "out of scratch space", 6: "invalid kernel access", 7: "invalid user access",
+	8: "tuple stack overflow", 9: "bad stack", 1000: "library-level fault",
+}
+
+// fault reports a firing of ErrorClause on Config.Err, as dt_handle_err
+// and dtrace(1)'s error handler do.
+func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
+	ep := f.EProbe
+	if len(ep.Recs) != 5 || p.Provider != "dtrace" || p.Name != "ERROR" {
+		return &Error{EPID: ep.EPID, Rec: -1, Reason: "Abnormal program termination: malformed ERROR records"}
+	}
+	var v [5]uint64
+	for i := range v {
+		if ep.Recs[i].Size != 8 {
+			return &Error{EPID: ep.EPID, Rec: i, Reason: "Abnormal program termination: malformed ERROR records"}
+		}
+		v[i] = le64(f.Rec(i))
+	}
+	epid := uint32(v[0])
+	fep, err := c.desc.EProbe(epid)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: 0, Reason: err.Error()}
+	}
+	fp, err := c.desc.Probe(fep.ProbeID)
+	if err != nil {
+		return &Error{EPID: ep.EPID, Rec: 0, Reason: err.Error()}
+	}
+	if c.only != nil && !c.only(fp) {
+		return nil
+	}
+	where := "predicate"
+	if a := int32(v[1]); a != 0 {
+		where = fmt.Sprintf("action #%d", a)
+	}
+	offinfo := ""
+	if off := int32(v[2]); off != -1 {
+		offinfo = fmt.Sprintf(" at DIF offset %d", off)
+	}
+	fault, ok := faults[uint64(int32(v[3]))]
+	if !ok {
+		fault = "unknown fault"
+	}
+	details := ""
+	switch int32(v[3]) {
+	case 1, 2, 9: // DTRACEFLT_BADADDR, BADALIGN, BADSTACK
+		details = fmt.Sprintf(" (0x%x)", v[4])
+	}
+	if c.cfg.Err != nil {
+		fmt.Fprintf(c.cfg.Err, "%s: error on enabled probe ID %d (ID %d: %s:%s:%s:%s): %s%s in %s%s\n",
+			c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
+	}
+	return nil
+}
+
+// ftruncate empties the output, when it is a file, as ftruncate()
+// does; on other outputs it does nothing, as dtrace's does nothing
+// without one.
+func (c *Consumer) ftruncate() error {
+	f, ok := c.cfg.Out.(interface {
+		Truncate(int64) error
+		Seek(int64, int) (int64, error)
+	})
+	if !ok {
+		return nil
+	}
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.Seek(0, io.SeekStart)
+	return err
+}
+
+// minSize is the least size of a record of the action that the
+// consumer reads: a description that says less is wrong.
+func minSize(r *record.Rec) uint64 {
+	switch r.Action {
+	case dof.ActExit:
+		return 4
+	case dof.ActSym, dof.ActMod, dof.ActPrintm:
+		return 8
+	case dof.ActUSym, dof.ActUAddr, dof.ActUMod:
+		return 16
+	case dof.ActUStack, dof.ActJStack:
+		nframes, _ := dof.UStackParams(r.Arg)
+		return (uint64(nframes) + 1) * 8
+	}
+	return 0
+}
+
+func (c *Consumer) quietOr(quiet, loud string) string {
+	if c.cfg.Quiet {
+		return quiet
+	}
+	return loud
+}
+
+// printf writes with Go's fmt the few fixed formats that Go and C
+// print alike: integers, and strings of ASCII only (Go pads by runes, C
+// by bytes; padLeft and padRight pad other strings).
+func (c *Consumer) printf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
+
+// padLeft and padRight pad s with spaces to n bytes, as %*s and %-*s do.
+func padLeft(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat(" ", n-len(s)) + s
+}
+
+func padRight(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// isprint and isspace are the C library's in the C locale, for a char
+// that is signed: bytes above 0x7f are neither.
+func isprint(b byte) bool { return b >= 0x20 && b < 0x7f }
+func isspace(b byte) bool { return b == ' ' || b >= '\t' && b <= '\r' }
+
+// bytes prints data as dt_print_bytes does: as a string when every
+// byte is printable up to a NUL followed by NULs only (or to the end),
+// else, or with the rawbytes option or raw, as a hex dump.
+func (c *Consumer) bytes(b []byte, width int, raw bool) {
+	if len(b) == 0 {
+		return
+	}
+	if !raw && !c.cfg.RawBytes {
+		i := 0
+		for ; i < len(b); i++ {
+			ch := b[i]
+			if isprint(ch) || isspace(ch) || ch == '\b' || ch == '\a' {
+				continue
+			}
+			if ch == 0 && i > 0 {
+				// A string, if nothing but NULs follow.
+				j := i + 1
+				for j < len(b) && b[j] == 0 {
+					j++
+				}
+				if j != len(b) {
+					break
+				}
+				s := string(b[:i])
+				switch {
+				case c.cfg.Quiet:
+					c.w.WriteString(s)
+				case width < 0:
+					c.w.WriteString("  " + padRight(s, -width))
+				default:
+					c.w.WriteString(" " + padLeft(s, width))
+				}
+				return
+			}
+			break
+		}
+		if i == len(b) {
+			// All printable, and no NUL: a string all the same,
+			// left-justified whatever the width's sign.
+			c.w.WriteString("  " + padRight(string(b), max(width, -width)))
+			return
+		}
+	}
+	const margin = 5
+	c.printf("\n%*s      ", margin, "")
+	for i := 0; i < 16; i++ {
+		c.printf("  %c", "0123456789abcdef"[i])
+	}
+	c.w.WriteString("  0123456789abcdef\n")
+	for i := 0; i < len(b); i += 16 {
+		c.printf("%*s%5x:", margin, "", i)
+		j := i
+		for ; j < i+16 && j < len(b); j++ {
+			c.printf(" %02x", b[j])
+		}
+		for ; j%16 != 0; j++ {
+			c.w.WriteString("   ")
+		}
+		c.w.WriteString("  ")
+		for j = i; j < i+16 && j < len(b); j++ {
+			ch := b[j]
+			if ch < ' ' || ch > '~' {
+				ch = '.'
+			}
+			c.w.WriteByte(ch)
+		}
+		c.w.WriteString("\n")
+	}
+}
+
+// sym formats a kernel address as sym() (or, with mod, mod()) shows it.
+func (c *Consumer) sym(pc uint64, mod bool) string {
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.Kernel(pc); ok {
+			switch {
+			case mod:
+				return s.Object
+			case s.Name != "":
+				return s.Object + "`" + s.Name
+			}
+			return fmt.Sprintf("%s`0x%x", s.Object, pc)
+		}
+	}
+	return fmt.Sprintf("0x%x", pc)
+}
+
+// addr2str formats a kernel address as %a does (dtrace_addr2str).
+func (c *Consumer) addr2str(addr uint64) string {
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.Kernel(addr); ok {
+			switch {
+			case s.Name == "":
+				return fmt.Sprintf("%s`0x%x", s.Object, addr)
+			case addr != s.Value:
+				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
+			}
+			return s.Object + "`" + s.Name
+		}
+	}
+	return fmt.Sprintf("0x%x", addr)
+}
+
+// uaddr2str formats a user address as %A and uaddr() do
+// (dtrace_uaddr2str).
+func (c *Consumer) uaddr2str(pid, addr uint64) string {
+	if pid != 0 && c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, addr); ok {
+			switch {
+			case s.Name == "":
+				return fmt.Sprintf("%s`0x%x", s.Object, addr)
+			case addr > s.Value:
+				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
+			}
+			return s.Object + "`" + s.Name
+		}
+	}
+	return fmt.Sprintf("0x%x", addr)
+}
+
+// usym formats a usym() or uaddr() record: the pid, then the address;
+// usym() shows the symbol without its offset.
+func (c *Consumer) usym(addr []byte, act dof.ActKind) string {
+	pid, pc := le64(addr), le64(addr[8:])
+	if act == dof.ActUSym && c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, pc); ok && s.Name != "" {
+			pc = s.Value
+		}
+	}
+	return c.uaddr2str(pid, pc)
+}
+
+// umod formats a umod() record.
+func (c *Consumer) umod(addr []byte) string {
+	pid, pc := le64(addr), le64(addr[8:])
+	if c.cfg.Symbols != nil {
+		if s, ok := c.cfg.Symbols.User(pid, pc); ok {
+			return s.Object
+		}
+	}
+	return fmt.Sprintf("0x%x", pc)
+}
+
+// stack prints a stack() record of depth frames of size bytes each,
+// each on its own line (dt_print_stack).
+func (c *Consumer) stack(w io.StringWriter, format func(string) string, addr []byte, depth, size, indent int) error {
+	w.WriteString("\n")
+	for i := 0; i < depth; i++ {
+		var pc uint64
+		switch size {
+		case 4:
+			pc = uint64(binary.LittleEndian.Uint32(addr))
+		case 8:
+			pc = le64(addr)
+		default:
+			return fmt.Errorf("%s", errBadStackPC)
+		}
+		if pc == 0 {
+			break
+		}
+		addr = addr[size:]
+		w.WriteString(strings.Repeat(" ", indent))
+		s := fmt.Sprintf("0x%x", pc)
+		if c.cfg.Symbols != nil {
+			if sym, ok := c.cfg.Symbols.Kernel(pc); ok {
+				switch {
+				case sym.Name == "":
+					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
+				case pc > sym.Value:
+					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
+				default:
+					s = sym.Object + "`" + sym.Name
+				}
+			}
+		}
+		w.WriteString(format(s) + "\n")
+	}
+	return nil
+}
+
+// ustack prints a ustack() record: the pid, the frames, then the
+// helpers' strings (dt_print_ustack).
+func (c *Consumer) ustack(w io.StringWriter, format func(string) string, addr []byte, arg uint64, indent int) {
+	depth, strsize := dof.UStackParams(arg)
+	if depth == 0 {
+		return
+	}
+	pid := le64(addr)
+	pcs := addr[8 : 8+8*int(depth)]
+	strs := addr[8+8*int(depth):]
+	strs = strs[:min(len(strs), int(strsize))]
+	w.WriteString("\n")
+	for i := 0; i < int(depth); i++ {
+		pc := le64(pcs[8*i:])
+		if pc == 0 {
+			break
+		}
+		w.WriteString(strings.Repeat(" ", indent))
+		str := ""
+		if len(strs) > 0 {
+			str = cstring(strs)
+		}
+		s := fmt.Sprintf("0x%x", pc)
+		if c.cfg.Symbols != nil {
+			if sym, ok := c.cfg.Symbols.User(pid, pc); ok {
+				switch {
+				case sym.Name == "":
+					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
+				case pc > sym.Value:
+					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
+				default:
+					s = sym.Object + "`" + sym.Name
+				}
+			}
+		}
+		w.WriteString(format(s) + "\n")
+		if strings.HasPrefix(str, "@") {
+			// An annotation, beneath the frame.
+			w.WriteString(strings.Repeat(" ", indent) + format("  [ "+str[1:]+" ]") + "\n")
+		}
+		if len(strs) > 0 {
+			strs = strs[min(len(strs), len(str)+1):]
+		}
+	}
+}
+
+// plain formats a stack frame as "%s" does.
+func plain(s string) string { return s }
+
+// cstring returns b up to its first NUL.
+func cstring(b []byte) string {
+	if i := strings.IndexByte(string(b), 0); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
+}

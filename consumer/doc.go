@@ -1,0 +1,39 @@
+// Package consumer is dtrace(1)'s consumer: it reads the buffers a
+// tracing backend fills in DTrace's record format (package record) and
+// prints what they hold the way dtrace prints it, byte for byte.
+//
+// # Data flow
+//
+//	backend ──► record.Buffer bytes of a CPU ──► Consumer.Consume ──► record.Decode ──► firings
+//	                                                   │
+//	     record.Describer (EPIDs, formats, probes) ────┤
+//	                                                   ▼
+//	        the CPU/ID/FUNCTION:NAME header and each firing's line (without quiet),
+//	        trace() by record size, strings and bytes, printf() formats,
+//	        exit() ──► Consumer.Exited ──► Finish ──► io.Writer
+//
+// Consume does what libdtrace's dt_consume_cpu does with dtrace(1)'s
+// callbacks chew and chewrec: each firing starts, unless the quiet
+// option is set, with "%3d %6d %32s " (CPU, probe ID, FUNCTION:NAME),
+// printed after a heading the first time; each record is then printed
+// by its action: an integer of 1, 2, 4 or 8 bytes as dtrace prints it
+// (" %3d", " %5d", " %8d", " %16lld", or bare with quiet), other data
+// as dt_print_bytes does (a string when the bytes are printable up to
+// their NUL and nothing but NULs follow, else a hex dump with the
+// printable characters beside it), printf() through its format
+// (dt_printf_format: every printf(3) conversion plus dtrace's %a %A %S
+// %C %k %Y %T %P %I), sym()/mod()/usym()/umod()/uaddr(), stack() and
+// ustack() through Symbols, system() through Config.System, and exit()'s
+// status kept for Exited. The firing ends with a newline unless quiet.
+// With Config.Flowindent (-F) the lines are dtrace's "%3d %-41s ": the
+// function, indented and unindented by the probes named entry and
+// return, as dt_flowindent decides.
+// Finish writes the newline dtrace writes when it stops.
+//
+// ConsumeRound takes one buffer per CPU and prints them in
+// dtrace_consume's order: the BEGIN probe's records first, then CPU by
+// CPU, the END probe's CPU last. The firings of libdtrace's ERROR clause
+// (ErrorClause, user argument dof.ECBError) are not printed but reported
+// on Config.Err in dtrace's words, as dt_handle_err reports them; drops
+// likewise.
+package consumer

@@ -1,0 +1,55 @@
+package consumer_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// FuzzConsume feeds the consumer buffers of any bytes: it must print
+// them or fail with an error, never panic.
+func FuzzConsume(f *testing.F) {
+	l := record.NewLayout(record.DefaultOptions)
+	p := record.Probe{ID: record.ProbeBegin, Provider: "dtrace", Name: "BEGIN"}
+	for _, acts := range [][]kernel.Action{
+		nil,
+		{{Kind: dof.ActPrintf, Format: "%d %s %*.*s %c %a %A %k %S %e\n", DIFO: &dif.Object{Ret: i4}}},
+		{{Kind: dof.ActPrintf, Format: "%s %p %Y\n", DIFO: &dif.Object{Ret: str}}, {Kind: dof.ActPrintf, Format: "%s %p %Y\n", DIFO: &dif.Object{Ret: i8}}},
+		{{Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i1}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: ws}}, {Kind: dof.ActExit, DIFO: &dif.Object{Ret: i4}}},
+		{{Kind: dof.ActStack, Arg: 3}, {Kind: dof.ActUStack, Arg: dof.UStackArg(2, 8)}, {Kind: dof.ActUSym, DIFO: &dif.Object{Ret: i8}}},
+		{{Kind: dof.ActTraceMem, DIFO: &dif.Object{Ret: ws}}, {Kind: dof.ActTraceMemDynSize, DIFO: &dif.Object{Ret: i8}}},
+		{{Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}},
+	} {
+		if _, err := l.Add(&kernel.ECB{Actions: acts}, []record.Probe{p}); err != nil {
+			f.Fatal(err)
+		}
+	}
+	// The last ECB as libdtrace's ERROR clause.
+	errEPs, _ := l.Add(&kernel.ECB{UArg: dof.ECBError, Actions: []kernel.Action{
+		{Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}},
+		{Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}}},
+		[]record.Probe{{ID: record.ProbeError, Provider: "dtrace", Name: "ERROR"}})
+	for _, ep := range l.EProbes() {
+		b := make([]byte, ep.Size+4)
+		if ep.Size != 0 {
+			record.PutHeader(b[4:], ep.EPID, 7)
+		}
+		f.Add(b)
+	}
+	e := make([]byte, errEPs[0].Size)
+	record.PutHeader(e, errEPs[0].EPID, 0)
+	binary.LittleEndian.PutUint64(e[16:], 2)
+	f.Add(e)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out, errs bytes.Buffer
+		c := consumer.New(l, consumer.Config{Out: &out, Err: &errs, Symbols: fakeSymbols{}})
+		c.Consume(0, data, 1)
+		c.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
+	})
+}
