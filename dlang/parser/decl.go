@@ -110,14 +110,36 @@ func (p *parser) parseProbeDesc() *ast.ProbeDesc {
 		text = p.expandSpec(text)
 	}
 	fields := strings.Split(text, ":")
-	if len(fields) > 4 {
-		p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lex.lit))
-	}
+	// dtrace_xstr2desc takes the fields from the right, name first, and
+	// refuses each that does not fit its dtrace_probedesc_t member
+	// before it finds that there are too many.
 	dst := []*string{&d.Name, &d.Function, &d.Module, &d.Provider}
 	for i := range fields {
-		*dst[i] = fields[len(fields)-1-i]
+		if i == len(dst) {
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lex.lit))
+		}
+		f := fields[len(fields)-1-i]
+		if len(f) >= p.componentLen(i) {
+			// ENAMETOOLONG, which dtrace_errmsg words as strerror does.
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": File name too long", p.lex.lit))
+		}
+		*dst[i] = f
 	}
 	return d
+}
+
+// componentLen returns the size, with its terminating NUL, of the
+// kernel's field for probe description component i counted from the
+// right: DTRACE_NAMELEN, DTRACE_FUNCNAMELEN, DTRACE_MODNAMELEN,
+// DTRACE_PROVNAMELEN.
+func (p *parser) componentLen(i int) int {
+	if i == 1 {
+		if p.cfg.FuncNameLen > 0 {
+			return p.cfg.FuncNameLen
+		}
+		return 192 // FreeBSD 14 and later
+	}
+	return 64
 }
 
 // expandSpec substitutes $N and $name references in a probe specifier.

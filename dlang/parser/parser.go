@@ -29,6 +29,10 @@ type Config struct {
 	// ArgRefs skips the check that every argument is referenced (-x
 	// argref).
 	ArgRefs bool
+	// FuncNameLen is the kernel's DTRACE_FUNCNAMELEN, which bounds the
+	// function component of probe descriptions: 0 means 192, FreeBSD 14's
+	// (FreeBSD 13 and illumos have 128).
+	FuncNameLen int
 	// CommandLine marks a program given on the command line (-n, -P, …):
 	// a probe description needs no predicate or actions, and errors carry
 	// no line number, as in dtrace.
