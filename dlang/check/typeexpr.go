@@ -159,7 +159,7 @@ func (c *Checker) DefineTag(st *ast.StructType) error {
 	}
 	if t, _ := c.d.LookupType(kw + st.Name); t != nil {
 		if old, ok := t.(*types.Struct); ok && !old.Incomplete {
-			return diag.Errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s", kw, st.Name)
+			return diag.Errorf(ast.DiagPos(st), diag.D_DECL_TYPERED, "type redeclared: %s%s", kw, st.Name)
 		}
 	}
 	return nil
@@ -184,7 +184,7 @@ func (c *Checker) structType(st *ast.StructType) types.Type {
 		if t, _ := c.d.LookupType(kw + st.Name); t != nil {
 			if old, ok := t.(*types.Struct); ok {
 				if !old.Incomplete {
-					c.errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s\n", kw, st.Name)
+					c.errorf(ast.DiagPos(st), diag.D_DECL_TYPERED, "type redeclared: %s%s\n", kw, st.Name)
 				}
 				s = old
 			}
@@ -232,37 +232,37 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				c.errorf(m.Spec.SpecPos, diag.D_DECL_MNAME, "member declaration requires a name\n")
 			}
 			if strings.Contains(d.Name, "`") {
-				c.errorf(d.NamePos, diag.D_DECL_SCOPE, "D scoping operator may not be used in a member name (%s)\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_SCOPE, "D scoping operator may not be used in a member name (%s)\n", d.Name)
 			}
 			t := c.derive(base, d, "member")
 			if t == types.Dyn {
-				c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
 			}
 			if r, ok := types.Resolve(t).(*types.Struct); ok && (r.Incomplete || r.Bytes == 0 && len(r.Members()) == 0) {
-				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+				c.errorf(declPos(d), diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
 			}
 			if r, ok := types.Resolve(t).(*types.Enum); ok && r.Incomplete {
-				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+				c.errorf(declPos(d), diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
 			}
 			if t.Size() == 0 && !types.IsArray(t) {
-				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot have void member: %s\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_VOIDOBJ, "cannot have void member: %s\n", d.Name)
 			}
 			var bits int64
 			if d.BitWidth != nil {
 				w := c.expr(d.BitWidth, FlagRef)
 				named := d.Name != ""
 				if !w.Const || (int64(w.Int) <= 0 && named) || int64(w.Int) < 0 {
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFCONST, "positive integral constant expression expected as bit-field size\n")
+					c.errorf(declPos(d), diag.D_DECL_BFCONST, "positive integral constant expression expected as bit-field size\n")
 				}
 				if !types.IsInteger(t) {
 					name := d.Name
 					if name == "" {
 						name = "(anon)"
 					}
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFTYPE, "invalid type for bit-field: %s\n", name)
+					c.errorf(declPos(d), diag.D_DECL_BFTYPE, "invalid type for bit-field: %s\n", name)
 				}
 				if int64(w.Int) > t.Size()*8 {
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFSIZE, "bit-field too big for type: %s\n", d.Name)
+					c.errorf(declPos(d), diag.D_DECL_BFSIZE, "bit-field too big for type: %s\n", d.Name)
 				}
 				bits = int64(w.Int)
 				if bits == 0 {
@@ -270,7 +270,7 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				}
 			}
 			if seen[d.Name] && d.Name != "" {
-				c.errorf(d.NamePos, diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
+				c.errorf(declPos(d), diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
 			}
 			seen[d.Name] = true
 			a := t.Align() * 8
@@ -319,7 +319,7 @@ func (c *Checker) enumType(et *ast.EnumType) types.Type {
 		if t, _ := c.d.LookupType("enum " + et.Name); t != nil {
 			if old, ok := t.(*types.Enum); ok {
 				if !old.Incomplete {
-					c.errorf(et.Pos(), diag.D_DECL_TYPERED, "type redeclared: enum %s\n", et.Name)
+					c.errorf(ast.DiagPos(et), diag.D_DECL_TYPERED, "type redeclared: enum %s\n", et.Name)
 				}
 				e = old
 			}
@@ -336,22 +336,22 @@ func (c *Checker) enumType(et *ast.EnumType) types.Type {
 	for _, en := range et.Enumerators {
 		name := en.Name.Name
 		if strings.Contains(name, "`") {
-			c.errorf(en.Name.Pos(), diag.D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)\n", name)
+			c.errorf(enumPos(en), diag.D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)\n", name)
 		}
 		if en.Value != nil {
 			v := c.enumValue(en, values)
 			next = v
 		}
 		if next < -1<<31 || next > 1<<31-1 {
-			c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", name, int32(1<<31-1))
+			c.errorf(enumPos(en), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", name, int32(1<<31-1))
 		}
 		for _, old := range values {
 			if old.Name == name {
-				c.errorf(en.Name.Pos(), diag.D_UNKNOWN, "failed to define enumerator '%s': %s\n", name, "Duplicate member or variable name")
+				c.errorf(enumPos(en), diag.D_UNKNOWN, "failed to define enumerator '%s': %s\n", name, "Duplicate member or variable name")
 			}
 		}
 		if c.globals.lookup(name) != nil {
-			c.errorf(en.Name.Pos(), diag.D_DECL_IDRED, "identifier redeclared: %s\n", name)
+			c.errorf(enumPos(en), diag.D_DECL_IDRED, "identifier redeclared: %s\n", name)
 		}
 		values = append(values, types.Enumerator{Name: name, Value: next})
 		c.globals.insert(&Ident{Name: name, Kind: Enumerator, Flags: FlagInline | FlagRef, Type: e, Value: next})
@@ -371,13 +371,13 @@ func (c *Checker) enumValue(en *ast.Enumerator, earlier []types.Enumerator) int6
 	}
 	v := c.expr(en.Value, FlagRef)
 	if !v.Const || !types.IsInteger(v.Type) {
-		c.errorf(en.Name.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression\n", en.Name.Name)
+		c.errorf(enumPos(en), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression\n", en.Name.Name)
 	}
 	if v.Flags&Signed != 0 {
 		return int64(v.Int)
 	}
 	if v.Int > 1<<63-1 {
-		c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", en.Name.Name, int32(1<<31-1))
+		c.errorf(enumPos(en), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", en.Name.Name, int32(1<<31-1))
 	}
 	return int64(v.Int)
 }

@@ -75,7 +75,7 @@ func (p *parser) parseClause() *ast.Clause {
 		}
 		p.next()
 		if p.lex.tok != token.LBRACE {
-			p.fail(diag.Errorf(c.Pred.Pos(), diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
+			p.fail(diag.Errorf(ast.DiagPos(c.Pred), diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
 		}
 	}
 	if p.lex.tok != token.LBRACE {
@@ -90,6 +90,7 @@ func (p *parser) parseClause() *ast.Clause {
 	p.next()
 	c.Body = p.parseStmtList()
 	p.expectClosing(token.RBRACE, scopeClause)
+	c.DiagPos = p.prevEnd
 	return c
 }
 
@@ -196,6 +197,7 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 	if p.lex.tok != token.SEMI {
 		for {
 			dd := p.parseDeclarator(declNamed)
+			dd.DiagPos = p.lex.end // dt_node_decl runs once yacc sees what follows
 			switch {
 			case d.Spec.Class == ast.Typedef:
 				p.declareType(dd.Name)
@@ -219,6 +221,7 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 		}
 	}
 	p.expectClosing(token.SEMI, scopeClause)
+	d.DiagPos = p.prevEnd
 	return d
 }
 
@@ -256,17 +259,20 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 				s.Type = words
 			}
 			words.Words = append(words.Words, p.lex.lit)
-		case token.STRUCT, token.UNION:
-			if s.Type != nil {
-				p.badCombo(p.lex.pos, wordsOf(words))
+		case token.STRUCT, token.UNION, token.ENUM:
+			// dtrace checks the specifiers when it declares the tag:
+			// at the "{" of a definition, or once it sees that none
+			// follows the name.
+			combo := func(pos token.Pos) {
+				if s.Type != nil {
+					p.badCombo(pos, wordsOf(words))
+				}
 			}
-			s.Type = p.parseStruct()
-			continue
-		case token.ENUM:
-			if s.Type != nil {
-				p.badCombo(p.lex.pos, wordsOf(words))
+			if p.lex.tok == token.ENUM {
+				s.Type = p.parseEnum(combo)
+			} else {
+				s.Type = p.parseStruct(combo)
 			}
-			s.Type = p.parseEnum()
 			continue
 		case token.TNAME:
 			if s.Type != nil {
@@ -384,7 +390,9 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 	return s
 }
 
-func (p *parser) parseStruct() *ast.StructType {
+// parseStruct parses a struct or union reference or definition; tagged
+// is called where dtrace declares it.
+func (p *parser) parseStruct(tagged func(token.Pos)) *ast.StructType {
 	t := &ast.StructType{Keyword: p.lex.pos, Union: p.lex.tok == token.UNION}
 	p.next()
 	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
@@ -395,8 +403,14 @@ func (p *parser) parseStruct() *ast.StructType {
 		if t.Name == "" {
 			p.syntaxError()
 		}
+		// yacc ends a reference once it sees that no "{" follows.
+		t.DiagPos = p.lex.end
+		tagged(t.DiagPos)
 		return t
 	}
+	// dt_decl_sou runs once the "{" is shifted.
+	t.DiagPos = p.lex.end
+	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
 		p.syntaxError() // a scoped name refers to a type; it cannot define one
 	}
@@ -430,6 +444,7 @@ func (p *parser) parseStruct() *ast.StructType {
 				p.next()
 				d.BitWidth = p.parseCond()
 			}
+			d.DiagPos = p.lex.end // where dt_decl_member runs
 			m.Decls = append(m.Decls, d)
 			if p.lex.tok != token.COMMA {
 				break
@@ -443,7 +458,9 @@ func (p *parser) parseStruct() *ast.StructType {
 	return t
 }
 
-func (p *parser) parseEnum() *ast.EnumType {
+// parseEnum parses an enum reference or definition; tagged is called
+// where dtrace declares it.
+func (p *parser) parseEnum(tagged func(token.Pos)) *ast.EnumType {
 	t := &ast.EnumType{Keyword: p.lex.pos}
 	p.next()
 	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
@@ -454,8 +471,12 @@ func (p *parser) parseEnum() *ast.EnumType {
 		if t.Name == "" {
 			p.syntaxError()
 		}
+		t.DiagPos = p.lex.end
+		tagged(t.DiagPos)
 		return t
 	}
+	t.DiagPos = p.lex.end // dt_decl_enum runs once the "{" is shifted
+	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
 		p.syntaxError() // a scoped name refers to a type; it cannot define one
 	}
@@ -473,10 +494,12 @@ func (p *parser) parseEnum() *ast.EnumType {
 			e.Value = p.parseCond()
 			c, ok := e.Value.(*ast.IntLit)
 			if !ok {
-				p.fail(diag.Errorf(e.Value.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", e.Name.Name))
+				p.fail(diag.Errorf(p.lex.end, diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", e.Name.Name))
 			}
 			next = c.Value
 		}
+		// dt_decl_enumerator runs once yacc sees what follows.
+		e.DiagPos = p.lex.end
 		// An enumerator is an int constant wherever it is named, as
 		// dtrace's enumerator identifiers are.
 		p.declareIdent(e.Name.Name)
@@ -669,6 +692,7 @@ func (p *parser) parseInline() *ast.InlineDecl {
 		}
 	}
 	p.expectClosing(token.SEMI, scopeClause)
+	d.DiagPos = p.prevEnd
 	return d
 }
 
@@ -694,6 +718,7 @@ func (p *parser) parseTranslator() *ast.Translator {
 	}
 	p.next()
 	p.expectClosing(token.SEMI, scopeClause)
+	x.DiagPos = p.prevEnd
 	return x
 }
 

@@ -45,6 +45,12 @@ type lexer struct {
 	ityp ast.IntType
 	ineg bool // a macro argument's "-" prefix, for INT
 	ipos bool // a macro argument's "+" prefix, for INT
+	// end is where dt_lex.l's yylineno stands once it has returned the
+	// token: after the token, and after the blanks that follow it when
+	// the lexer looked past them for the next character (after "/", and
+	// after a type name in an expression).
+	end    token.Pos
+	peeked bool
 }
 
 func (l *lexer) init(p *parser, file, src string) {
@@ -137,6 +143,12 @@ func (l *lexer) next() {
 	l.skip()
 	l.pos = l.here()
 	l.ineg, l.ipos = false, false
+	l.peeked = false
+	defer func() {
+		if !l.peeked {
+			l.end = l.here()
+		}
+	}()
 	if l.off >= len(l.src) {
 		l.tok, l.lit = token.EOF, ""
 		return
@@ -146,6 +158,25 @@ func (l *lexer) next() {
 		return
 	}
 	l.scanExpr()
+}
+
+// peekPast records that dt_lex.l has read the blanks after the current
+// token to see the next character, counting the newlines among them.
+func (l *lexer) peekPast() {
+	l.peeked = true
+	l.end = l.here()
+	for i := l.off; i < len(l.src); i++ {
+		switch l.src[i] {
+		case '\n':
+			l.end.Line++
+			l.end.Col = 1
+			continue
+		case ' ', '\t', '\r', '\f', '\v':
+			l.end.Col++
+			continue
+		}
+		break
+	}
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
@@ -270,6 +301,11 @@ func (l *lexer) scanExpr() {
 	case '$':
 		l.scanMacro()
 	case '/':
+		if l.scope == scopeExpr && l.peekByte() != '=' {
+			// dt_lex.l reads ahead to tell division from the end of
+			// a predicate.
+			l.peekPast()
+		}
 		if l.scope == scopeExpr && l.endsPredicate() {
 			l.tok, l.lit = token.EPRED, "/"
 			return
