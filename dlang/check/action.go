@@ -497,8 +497,8 @@ func (c *Checker) printf(call *ast.CallExpr, fn *Ident) {
 	}
 	f, err := printf.CheckCall(printf.Action{Name: fn.Name, Target: c.cfg.Target}, args)
 	if err != nil {
-		// dtrace reports these at the call, whichever argument is at
-		// fault.
+		// dt_action_printflike sets dtrace's line to the call's before
+		// it checks the format, whichever argument is at fault.
 		pos := ast.DiagPos(call)
 		var pe *printf.Error
 		if errors.As(err, &pe) {
