@@ -63,3 +63,30 @@ func TestErrorLines(t *testing.T) {
 		})
 	}
 }
+
+// TestTypeWording checks that types are named in messages as dt_decl_type
+// names them, in its fixed order of keywords, and that a name that is no
+// type where only a type may stand is a syntax error, as in dtrace's
+// grammar.
+func TestTypeWording(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"long short x;", `[D_UNKNOWN] line 1: failed to resolve type short long : Invalid type name`},
+		{"short long int x;", `[D_UNKNOWN] line 1: failed to resolve type short long : Invalid type name`},
+		{"long unsigned short int y;", `[D_UNKNOWN] line 1: failed to resolve type unsigned short long : Invalid type name`},
+		{"long long short w;", `[D_UNKNOWN] line 1: failed to resolve type short long long : Invalid type name`},
+		{"BEGIN\n{\n\ttrace(offsetof(vnode_t, v_no_such_member));\n}", `[D_SYNTAX] line 3: syntax error near "vnode_t"`},
+		{"BEGIN { trace(xlate<nosuch_t>(0)); }", `[D_SYNTAX] line 1: syntax error near "nosuch_t"`},
+		{"struct s { int a; };\nBEGIN { trace(offsetof(struct s,\n b)); }", `[D_UNKNOWN] line 3: failed to determine offset of b: Member name not found`},
+	}
+	for _, tt := range tests {
+		_, err := checkSource(tt.src)
+		de, ok := err.(*diag.Error)
+		if !ok {
+			t.Errorf("%q: got %v (%T), want %s", tt.src, err, err, tt.want)
+			continue
+		}
+		if got := de.Format("t.d", true); got != tt.want {
+			t.Errorf("%q:\ngot  %s\nwant %s", tt.src, got, tt.want)
+		}
+	}
+}

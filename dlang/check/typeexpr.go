@@ -122,7 +122,35 @@ func (c *Checker) basicType(b *ast.BasicType) types.Type {
 	default:
 		name = strings.TrimPrefix(name, "signed ")
 	}
-	return c.lookupType(b.Pos(), name, strings.Join(b.Words, " "))
+	return c.lookupType(b.Pos(), name, declName(sign, short, longs, base))
+}
+
+// declName words a type as dt_decl_type names it in its messages,
+// whatever order the script wrote the keywords in: sign, short, long or
+// long long, then the base word, which a size drops from integer types
+// (leaving the space after the size): "short long " for long short.
+func declName(sign string, short bool, longs int, base string) string {
+	var b strings.Builder
+	if sign != "" {
+		b.WriteString(sign + " ")
+	}
+	if short {
+		b.WriteString("short ")
+	}
+	switch longs {
+	case 1:
+		b.WriteString("long ")
+	case 2:
+		b.WriteString("long long ")
+	}
+	sized := short || longs > 0
+	switch {
+	case base == "" && b.Len() == 0:
+		b.WriteString("int")
+	case base == "float" || base == "double" || base != "" && !sized:
+		b.WriteString(base)
+	}
+	return b.String()
 }
 
 // lookupType finds a named type; written is the name as the script

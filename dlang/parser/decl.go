@@ -666,6 +666,12 @@ func (p *parser) parseTypeName() *ast.TypeName {
 // taken as a type name.
 func (p *parser) parseTypeNameIn(typeOnly bool) *ast.TypeName {
 	if typeOnly && p.lex.tok == token.IDENT && !p.idents[p.lex.lit] {
+		// With the type checker's types at hand the parser knows every
+		// type, and a name that is none is a syntax error there, as in
+		// dtrace's grammar: offsetof(nosuch_t, m), xlate<nosuch_t>.
+		if p.cfg.Types != nil && !p.isType(p.lex.lit) {
+			p.syntaxError()
+		}
 		p.lex.tok = token.TNAME
 	}
 	s := p.parseDeclSpecs(false)
