@@ -230,12 +230,13 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 	s := &ast.DeclSpec{SpecPos: p.lex.pos}
 	var words *ast.BasicType
+	var ends []token.Pos // where dtrace takes each of words
 	for {
 		switch p.lex.tok {
 		case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
 			token.SELF, token.THIS:
 			if !classes {
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			if s.Class != ast.NoClass {
 				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only one storage class allowed in a declaration"))
@@ -252,13 +253,14 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 		case token.CHAR, token.SHORT, token.INTKW, token.LONG, token.FLOAT,
 			token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID, token.STRINGKW:
 			if s.Type != nil && words == nil {
-				p.badCombo(s.Type.Pos(), []string{p.lex.lit})
+				p.badCombo(p.lex.end, []string{p.lex.lit})
 			}
 			if words == nil {
 				words = &ast.BasicType{WordPos: p.lex.pos}
 				s.Type = words
 			}
 			words.Words = append(words.Words, p.lex.lit)
+			ends = append(ends, p.lex.end)
 		case token.STRUCT, token.UNION, token.ENUM:
 			// dtrace checks the specifiers when it declares the tag:
 			// at the "{" of a definition, or once it sees that none
@@ -278,18 +280,18 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 			if s.Type != nil {
 				// A type name after the base type is the declarator's
 				// name, as id_or_type decides once a type is shifted.
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		case token.IDENT:
 			// An unknown name followed by a declarator is taken as a type
 			// (see declaratorFollows), but a typedef must name a known one.
 			if s.Type != nil || s.Class == ast.Typedef || p.idents[p.lex.lit] || !p.declaratorFollows(p.lex.off) {
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		default:
-			return p.endSpecs(s, words)
+			return p.endSpecs(s, words, ends)
 		}
 		// Once the base type is known, a name that follows is the
 		// declarator's, whether or not it also names a type (see the
@@ -331,39 +333,52 @@ func wordsOf(b *ast.BasicType) []string {
 	return b.Words
 }
 
-// endSpecs checks the combination of type keywords, as dt_decl_attr
-// does while the specifiers are shifted.
-func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
+// endSpecs checks the combination of type keywords as dt_decl_spec and
+// dt_decl_attr do while the specifiers are shifted: after each word, so
+// that an error is reported where dtrace takes the word that makes the
+// combination invalid (ends[i] for words.Words[i]).
+func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType, ends []token.Pos) *ast.DeclSpec {
 	if words == nil {
 		return s
 	}
+	for i := range words.Words {
+		if err := comboError(words.Words[:i+1], ends[i]); err != nil {
+			p.fail(err)
+		}
+	}
+	return s
+}
+
+// comboError returns the error of a combination of type keywords, or
+// nil when it is valid so far.
+func comboError(words []string, pos token.Pos) *diag.Error {
 	var sign, size, base string
 	longs := 0
-	for _, w := range words.Words {
+	for _, w := range words {
 		switch w {
 		case "signed", "unsigned":
 			if sign == w {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w)
 			}
 			if sign != "" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 			}
 			sign = w
 		case "short":
 			// short with long is refused later, when no type of that
 			// name is found, as dt_decl_type does.
 			if size == w {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w)
 			}
 			size = w
 		case "long":
 			if longs++; longs > 2 {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration")
 			}
 			size = w
 		default:
 			if base != "" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 			}
 			base = w
 		}
@@ -372,22 +387,22 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 	case "", "int":
 	case "char":
 		if size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type"))
+			return diag.Errorf(pos, diag.D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type")
 		}
 	case "void":
 		if sign != "" || size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type"))
+			return diag.Errorf(pos, diag.D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type")
 		}
 	case "double":
 		if sign != "" || size == "short" || longs > 1 {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 		}
 	default:
 		if sign != "" || size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type"))
+			return diag.Errorf(pos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type")
 		}
 	}
-	return s
+	return nil
 }
 
 // parseStruct parses a struct or union reference or definition; tagged
@@ -412,7 +427,7 @@ func (p *parser) parseStruct(tagged func(token.Pos)) *ast.StructType {
 	t.DiagPos = p.lex.end
 	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
-		p.syntaxError() // a scoped name refers to a type; it cannot define one
+		p.scopedDefinition()
 	}
 	if t.Name != "" && p.cfg.DefineTag != nil {
 		if err := p.cfg.DefineTag(t); err != nil {
@@ -458,6 +473,19 @@ func (p *parser) parseStruct(tagged func(token.Pos)) *ast.StructType {
 	return t
 }
 
+// scopedDefinition refuses the definition of a scoped name (struct
+// mod`name { … }), which refers to a type and cannot define one, with
+// a syntax error near its "{". dtrace's grammar takes the name, so an
+// empty member list is first a syntax error near its "}".
+func (p *parser) scopedDefinition() {
+	lbrace := diag.Errorf(p.lex.end, diag.D_SYNTAX, "syntax error %s", p.near())
+	p.next()
+	if p.lex.tok == token.RBRACE {
+		p.syntaxError()
+	}
+	p.fail(lbrace)
+}
+
 // parseEnum parses an enum reference or definition; tagged is called
 // where dtrace declares it.
 func (p *parser) parseEnum(tagged func(token.Pos)) *ast.EnumType {
@@ -478,7 +506,7 @@ func (p *parser) parseEnum(tagged func(token.Pos)) *ast.EnumType {
 	t.DiagPos = p.lex.end // dt_decl_enum runs once the "{" is shifted
 	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
-		p.syntaxError() // a scoped name refers to a type; it cannot define one
+		p.scopedDefinition()
 	}
 	p.next()
 	t.Enumerators = []*ast.Enumerator{}

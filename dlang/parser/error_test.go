@@ -46,6 +46,31 @@ func TestErrors(t *testing.T) {
 		{"char newline", "BEGIN\n{\n\th = '\n\t\t';\n}", `[D_CHR_NL] line 4: newline encountered in character constant`},
 		{"string at end of input", "BEGIN\n{\n\ttrace(\"abc)}", `[D_SYNTAX] line 3: unterminated string literal: end of input before its closing quote`},
 		{"char at end of input", "BEGIN { trace('a", `[D_SYNTAX] line 1: unterminated character constant: end of input before its closing quote`},
+
+		// Type keywords are checked as dtrace takes each one, so the
+		// error is on the line of the word that spoils the combination.
+		{"type combination", "int\nchar x;", `[D_DECL_COMBO] line 2: invalid type combination`},
+		{"char attribute", "char\nlong\nx;", `[D_DECL_CHARATTR] line 2: invalid type declaration: short and long may not be used with char type`},
+		{"void attribute", "long\n\nvoid x;", `[D_DECL_VOIDATTR] line 3: invalid type declaration: attributes may not be used with void type`},
+
+		// Syntax errors are on the line of the token yacc could not
+		// take, and after the blanks the lexer read past.
+		{"syntax error", "BEGIN\n{\n\tx = 1 +\n\t;\n}", `[D_SYNTAX] line 4: syntax error near ";"`},
+		{"syntax error at end", "BEGIN\n{\n\tx = 1 +\n", `[D_SYNTAX] line 4: syntax error near end of input`},
+		{"predicate bracket", "BEGIN\n/args[0/\n{\n}", `[D_SYNTAX] line 3: closing ] expected in predicate before /`},
+		{"extra paren", "BEGIN\n{\n\tx = (1))\n;\n}", `[D_SYNTAX] line 3: extra ) in input stream`},
+		// dtrace's grammar takes a scoped tag, so an empty member
+		// list is first a syntax error near its "}".
+		{"scoped struct tag", "struct foo`bar {\n\n};", `[D_SYNTAX] line 3: syntax error near "}"`},
+		{"scoped enum tag", "enum foo`bar\n{\n\n};", `[D_SYNTAX] line 4: syntax error near "}"`},
+		{"scoped struct definition", "struct foo`bar\n{ int a; };", `[D_SYNTAX] line 2: syntax error near "{"`},
+		{"division by zero", "BEGIN\n{\n\tx = 1 /\n\n\t0;\n}", `[D_DIV_ZERO] line 5: expression contains division by zero`},
+		{"enumerator constant", "enum e {\n\tTAG = \"x\"\n};", `[D_DECL_ENCONST] line 3: enumerator 'TAG' must be assigned to an integral constant expression`},
+		// dnerror on the predicate: its ">" ended when yacc saw the
+		// "/", whose lexing read to the end of the input.
+		{"expected actions", "BEGIN\n/x >\n 1/\n\n", `[D_SYNTAX] line 5: expected actions { } following probe description and predicate`},
+		{"expected actions constant", "BEGIN\n/1\n/\n\n", `[D_SYNTAX] line 2: expected actions { } following probe description and predicate`},
+		{"division not predicate end", "BEGIN\n/1/\n\nEND {}", `[D_SYNTAX] line 4: syntax error near "{"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
