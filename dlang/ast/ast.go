@@ -2,7 +2,9 @@
 //
 // The parser (package parser) builds a *Program; the sugar pass (package
 // sugar) rewrites its clauses; the -d printer (package printer) prints
-// them. Every node carries the position of its first token.
+// them. Every node carries the position of its first token, and
+// expressions, clauses and declarations also where dtrace reports errors
+// about them (DiagPos).
 //
 // The tree stays close to libdtrace's parse tree so that the passes can
 // follow dtrace's rules: integer constants are folded as they are parsed
