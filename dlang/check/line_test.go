@@ -74,6 +74,13 @@ func TestTypeWording(t *testing.T) {
 		{"short long int x;", `[D_UNKNOWN] line 1: failed to resolve type short long : Invalid type name`},
 		{"long unsigned short int y;", `[D_UNKNOWN] line 1: failed to resolve type unsigned short long : Invalid type name`},
 		{"long long short w;", `[D_UNKNOWN] line 1: failed to resolve type short long long : Invalid type name`},
+		// dt_open.c's C container has signed, unsigned, signed int …
+		// as types of their own, named as written.
+		{"unsigned x; BEGIN { x = \"a\"; }", `[D_OP_INCOMPAT] line 1: operands have incompatible types: "unsigned" = "string"`},
+		{"signed short y; BEGIN { y = \"a\"; }", `[D_OP_INCOMPAT] line 1: operands have incompatible types: "signed short" = "string"`},
+		{"unsigned long int z; BEGIN { z = \"a\"; }", `[D_OP_INCOMPAT] line 1: operands have incompatible types: "unsigned long" = "string"`},
+		{"long int q; BEGIN { q = \"a\"; }", `[D_OP_INCOMPAT] line 1: operands have incompatible types: "long" = "string"`},
+		{"int x;\nsigned int x;", "[D_DECL_IDRED] line 2: identifier redeclared: x\n\t current: scalar signed int\n\tprevious: scalar int"},
 		{"BEGIN\n{\n\ttrace(offsetof(vnode_t, v_no_such_member));\n}", `[D_SYNTAX] line 3: syntax error near "vnode_t"`},
 		{"BEGIN { trace(xlate<nosuch_t>(0)); }", `[D_SYNTAX] line 1: syntax error near "nosuch_t"`},
 		{"struct s { int a; };\nBEGIN { trace(offsetof(struct s,\n b)); }", `[D_UNKNOWN] line 3: failed to determine offset of b: Member name not found`},

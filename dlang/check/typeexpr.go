@@ -76,8 +76,8 @@ func qual(aq ast.Qualifier) types.Qual {
 	return q
 }
 
-// basicType builds the name dt_decl_type looks up for C's type keywords:
-// sign, then size, then the base word unless a size replaces it.
+// basicType looks up the type C's type keywords name, by the name
+// dt_decl_type builds for them.
 func (c *Checker) basicType(b *ast.BasicType) types.Type {
 	var sign, base string
 	short, longs := false, 0
@@ -93,36 +93,10 @@ func (c *Checker) basicType(b *ast.BasicType) types.Type {
 			base = w
 		}
 	}
-	var parts []string
-	if sign != "" {
-		parts = append(parts, sign)
-	}
-	if short {
-		parts = append(parts, "short")
-	}
-	for range longs {
-		parts = append(parts, "long")
-	}
-	if base != "" && !(base == "int" && (short || longs > 0)) {
-		if !(base == "int" && sign == "unsigned") {
-			parts = append(parts, base)
-		}
-	}
-	name := strings.Join(parts, " ")
-	switch name {
-	case "":
-		name = "int"
-	case "unsigned":
-		name = "unsigned int"
-	case "signed":
-		name = "int"
-	case "signed int":
-		name = "int"
-	case "signed char":
-	default:
-		name = strings.TrimPrefix(name, "signed ")
-	}
-	return c.lookupType(b.Pos(), name, declName(sign, short, longs, base))
+	// dt_decl_type looks the type up by the name it builds, whose
+	// trailing blank ctf_lookup_by_name ignores.
+	written := declName(sign, short, longs, base)
+	return c.lookupType(b.Pos(), strings.TrimSpace(written), written)
 }
 
 // declName words a type as dt_decl_type names it in its messages,
