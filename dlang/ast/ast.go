@@ -450,6 +450,7 @@ type (
 		Len      Expr
 		Keys     []*Param
 		Variadic bool
+		DiagPos  token.Pos // after the "]", where dt_decl_array runs
 	}
 
 	// Func derives a function type.

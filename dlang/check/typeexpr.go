@@ -403,22 +403,22 @@ func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.
 			}
 			if dv.Keys != nil {
 				if i != 0 {
-					c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")
 				}
 				c.prototype(dv.Keys, "array", false)
 				return types.Dyn
 			}
 			if types.IsVoid(t) {
-				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot declare array of void\n")
+				c.errorf(arrayPos(d, dv), diag.D_DECL_VOIDOBJ, "cannot declare array of void\n")
 			}
 			var n int64
 			if dv.Len != nil {
 				v := c.expr(dv.Len, FlagRef)
 				if !v.Const || !types.IsInteger(v.Type) || v.Int == 0 || v.Flags&Signed != 0 && int64(v.Int) < 0 {
-					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript\n")
 				}
 				if v.Int > 1<<32-1 {
-					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRBIG, "array dimension too big\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_ARRBIG, "array dimension too big\n")
 				}
 				n = int64(v.Int)
 			}
@@ -471,4 +471,13 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 		return nil
 	}
 	return list
+}
+
+// arrayPos returns where dt_decl_array reports errors about an array
+// declarator: after its "]".
+func arrayPos(d *ast.Declarator, a *ast.Array) token.Pos {
+	if a.DiagPos.IsValid() {
+		return a.DiagPos
+	}
+	return d.NamePos
 }

@@ -647,6 +647,7 @@ func (p *parser) parseArray() *ast.Array {
 		a.Len = p.parseCond()
 	}
 	p.expect(token.RBRACK)
+	a.DiagPos = p.prevEnd
 	return a
 }
 
