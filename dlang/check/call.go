@@ -164,7 +164,7 @@ func (c *Checker) aggAssign(e *ast.BinaryExpr, l *Value) *Value {
 			agg.Name, agg.Name, fn.Ident.Name, agg.Name, agg.AggFunc.Name, agg.AggLine)
 	}
 	if agg.AggFunc == nil {
-		agg.AggFunc, agg.AggLine = fn.Ident, int(e.OpPos.Line)
+		agg.AggFunc = fn.Ident
 	}
 	var keys []*Value
 	if ix, ok := e.X.(*ast.IndexExpr); ok {

@@ -542,7 +542,7 @@ func (c *Checker) assign(e *ast.BinaryExpr) *Value {
 	pos := ast.DiagPos(e)
 	if id, ok := e.X.(*ast.Ident); ok {
 		if strings.HasPrefix(id.Name, "@") {
-			c.createAgg(id.Name[1:])
+			c.createAgg(id.Name[1:], pos)
 		} else {
 			c.createGlobal(id.Name)
 		}
@@ -604,11 +604,15 @@ func (c *Checker) createGlobal(name string) {
 	c.globals.create(name, Scalar, FlagWrite)
 }
 
-func (c *Checker) createAgg(name string) *Ident {
+// createAgg returns aggregation @name, creating it at pos, the node
+// being checked, where dt_xcook_ident creates it (its di_lineno).
+func (c *Checker) createAgg(name string, pos token.Pos) *Ident {
 	if id := c.aggs.lookup(name); id != nil {
 		return id
 	}
-	return c.aggs.create(name, Agg, FlagWrite)
+	id := c.aggs.create(name, Agg, FlagWrite)
+	id.AggLine = int(pos.Line)
+	return id
 }
 
 // ----------------------------------------------------------------------------
@@ -657,7 +661,7 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 	}
 	if id, ok := e.X.(*ast.Ident); ok && !strings.Contains(id.Name, "`") {
 		if strings.HasPrefix(id.Name, "@") {
-			agg := c.createAgg(id.Name[1:])
+			agg := c.createAgg(id.Name[1:], ast.DiagPos(e))
 			c.keys(e.Index)
 			v := c.aggRef(e, agg, idflags)
 			c.record(id, v)

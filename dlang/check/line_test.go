@@ -100,3 +100,27 @@ func TestTypeWording(t *testing.T) {
 		}
 	}
 }
+
+// TestAggRedefLine checks the line an aggregation redefinition names for
+// the first definition: where dtrace created the aggregation's
+// identifier, which is the line of the node that first used it.
+func TestAggRedefLine(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"BEGIN\n{\n\t@a[1] = count();\n}\nEND\n{\n\t@a[2] = sum(1);\n}",
+			"[D_AGG_REDEF] line 7: aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 3"},
+		// The assignment @a = count() ends at the ";" after it.
+		{"BEGIN\n{\n\t@a = count()\n\t;\n\t@a = sum(1);\n}",
+			"[D_AGG_REDEF] line 5: aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 4"},
+	}
+	for _, tt := range tests {
+		_, err := checkSource(tt.src)
+		de, ok := err.(*diag.Error)
+		if !ok {
+			t.Errorf("%q: got %v (%T), want %s", tt.src, err, err, tt.want)
+			continue
+		}
+		if got := de.Format("t.d", true); got != tt.want {
+			t.Errorf("%q:\ngot  %s\nwant %s", tt.src, got, tt.want)
+		}
+	}
+}
