@@ -469,6 +469,9 @@ func (*Func) derivation()    {}
 type Param struct {
 	Spec *DeclSpec
 	Decl *Declarator
+	// DiagPos is where dtrace builds the parameter's node: once yacc
+	// sees the "," or ")" after it.
+	DiagPos token.Pos
 }
 
 // TypeName is a type written in an expression or a definition: (T)x,

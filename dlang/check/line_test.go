@@ -37,6 +37,9 @@ func TestErrorLines(t *testing.T) {
 		// dt_decl_array runs once the "]" is shifted.
 		{"array dimension", "int x[\n0\n];", `[D_DECL_ARRSUB] line 3: positive integral constant expression or tuple signature expected as array declaration subscript`},
 		{"array of void", "void\nx[\n2\n]\n;", `[D_DECL_VOIDOBJ] line 4: cannot declare array of void`},
+		// dt_decl_prototype's dnerror names the parameter's node, built
+		// once yacc sees the "," or the closing bracket after it.
+		{"key prototype", "int a[string,\n void\n];", `[D_DECL_PROTO_TYPE] line 3: array prototype may not use parameter of type void: (anonymous), parameter #2`},
 		{"useless declaration", "int\n;\nBEGIN {}", `[D_DECL_USELESS] line 2: useless declaration`},
 		{"struct member", "struct s {\n\tint a;\n\tvoid\n\t  b\n\t;\n};", `[D_DECL_VOIDOBJ] line 5: cannot have void member: b`},
 		{"struct specifiers", "long struct mystruct\n{\n\tint i;\n};", `[D_DECL_LONGINT] line 2: invalid type declaration: long and long long may only be used with integer or floating-point type`},

@@ -439,7 +439,7 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 	void := false
 	for i, p := range params {
 		if p.Spec.Class != ast.NoClass && p.Spec.Class != ast.Register {
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter\n")
+			c.errorf(paramPos(p), diag.D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter\n")
 		}
 		t := c.specType(p.Spec)
 		name := ""
@@ -453,11 +453,11 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 		}
 		switch {
 		case t == types.Dyn:
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
 		case types.IsVoid(t) && !allowVoid:
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
 		case types.IsVoid(t) && name != "":
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_NAME, "void parameter may not have a name: %s\n", name)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_NAME, "void parameter may not have a name: %s\n", name)
 		}
 		if types.IsVoid(t) {
 			void = true
@@ -480,4 +480,13 @@ func arrayPos(d *ast.Declarator, a *ast.Array) token.Pos {
 		return a.DiagPos
 	}
 	return d.NamePos
+}
+
+// paramPos returns where dtrace reports errors about a parameter: the
+// line of its node (dnerror in dt_decl_prototype).
+func paramPos(p *ast.Param) token.Pos {
+	if p.DiagPos.IsValid() {
+		return p.DiagPos
+	}
+	return p.Spec.SpecPos
 }

@@ -681,7 +681,9 @@ func (p *parser) parseParam() *ast.Param {
 	if !p.startsDeclSpec() || p.lex.tok == token.SELF || p.lex.tok == token.THIS {
 		p.syntaxError()
 	}
-	return &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
+	prm := &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
+	prm.DiagPos = p.lex.end
+	return prm
 }
 
 // parseTypeName parses a type name: specifiers and an abstract
