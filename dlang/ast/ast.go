@@ -2,7 +2,9 @@
 //
 // The parser (package parser) builds a *Program; the sugar pass (package
 // sugar) rewrites its clauses; the -d printer (package printer) prints
-// them. Every node carries the position of its first token.
+// them. Every node carries the position of its first token, and
+// expressions, clauses and declarations also where dtrace reports errors
+// about them (DiagPos).
 //
 // The tree stays close to libdtrace's parse tree so that the passes can
 // follow dtrace's rules: integer constants are folded as they are parsed
@@ -17,6 +19,63 @@ import "github.com/kdtrace/kdtrace/dlang/token"
 // Node is implemented by every node of the tree.
 type Node interface {
 	Pos() token.Pos
+}
+
+// Expressions, clauses, declarations and the parts of definitions also
+// record in a DiagPos field where dtrace reports errors about them: the
+// position its lexer had reached when its parser built the node (the
+// dn_line of dt_node_t, yylineno at the yacc reduction), which is after
+// the node's last token and, when yacc needed the next token to end the
+// node, after that one too. It is often on a later line than Pos.
+
+// DiagPos returns where dtrace reports errors about n: its DiagPos when
+// the parser set one, else its position.
+func DiagPos(n Node) token.Pos {
+	var p token.Pos
+	switch n := n.(type) {
+	case *IntLit:
+		p = n.DiagPos
+	case *StringLit:
+		p = n.DiagPos
+	case *Ident:
+		p = n.DiagPos
+	case *UnaryExpr:
+		p = n.DiagPos
+	case *BinaryExpr:
+		p = n.DiagPos
+	case *CondExpr:
+		p = n.DiagPos
+	case *IndexExpr:
+		p = n.DiagPos
+	case *SelectorExpr:
+		p = n.DiagPos
+	case *CallExpr:
+		p = n.DiagPos
+	case *CastExpr:
+		p = n.DiagPos
+	case *SizeofExpr:
+		p = n.DiagPos
+	case *OffsetofExpr:
+		p = n.DiagPos
+	case *XlateExpr:
+		p = n.DiagPos
+	case *Clause:
+		p = n.DiagPos
+	case *Declaration:
+		p = n.DiagPos
+	case *InlineDecl:
+		p = n.DiagPos
+	case *Translator:
+		p = n.DiagPos
+	case *StructType:
+		p = n.DiagPos
+	case *EnumType:
+		p = n.DiagPos
+	}
+	if p.IsValid() {
+		return p
+	}
+	return n.Pos()
 }
 
 // Expr is an expression node.
@@ -78,6 +137,7 @@ type (
 	// folding constants. Value holds the 64-bit two's complement bits.
 	IntLit struct {
 		ValuePos token.Pos
+		DiagPos  token.Pos
 		Value    uint64
 		Type     IntType
 	}
@@ -86,6 +146,7 @@ type (
 	// processing.
 	StringLit struct {
 		ValuePos token.Pos
+		DiagPos  token.Pos
 		Value    string
 	}
 
@@ -93,6 +154,7 @@ type (
 	// aggregation (@name), or a kernel symbol (`sym or mod`sym).
 	Ident struct {
 		NamePos token.Pos
+		DiagPos token.Pos
 		Name    string
 	}
 
@@ -100,60 +162,68 @@ type (
 	// of LNEG, BNEG, PREINC, PREDEC, POSTINC, POSTDEC, IPOS, INEG, DEREF,
 	// ADDROF or STRINGOF.
 	UnaryExpr struct {
-		OpPos token.Pos
-		Op    token.Token
-		X     Expr
+		OpPos   token.Pos
+		DiagPos token.Pos
+		Op      token.Token
+		X       Expr
 	}
 
 	// BinaryExpr is X Op Y, including assignments and the comma operator.
 	BinaryExpr struct {
-		X     Expr
-		OpPos token.Pos
-		Op    token.Token
-		Y     Expr
+		X       Expr
+		OpPos   token.Pos
+		Op      token.Token
+		Y       Expr
+		DiagPos token.Pos
 	}
 
 	// CondExpr is Cond ? X : Y.
 	CondExpr struct {
-		Cond Expr
-		X, Y Expr
+		Cond    Expr
+		X, Y    Expr
+		DiagPos token.Pos
 	}
 
 	// IndexExpr is X[Index...]: an array, associative array or
 	// aggregation reference with one or more keys.
 	IndexExpr struct {
-		X      Expr
-		Lbrack token.Pos
-		Index  []Expr
+		X       Expr
+		Lbrack  token.Pos
+		Index   []Expr
+		DiagPos token.Pos
 	}
 
 	// SelectorExpr is X.Sel or X->Sel (Op DOT or ARROW).
 	SelectorExpr struct {
-		X   Expr
-		Op  token.Token
-		Sel *Ident
+		X       Expr
+		Op      token.Token
+		Sel     *Ident
+		DiagPos token.Pos
 	}
 
 	// CallExpr is Fun(Args...): a subroutine, action or aggregating
 	// function.
 	CallExpr struct {
-		Fun    *Ident
-		Lparen token.Pos
-		Args   []Expr
+		Fun     *Ident
+		Lparen  token.Pos
+		Args    []Expr
+		DiagPos token.Pos
 	}
 
 	// CastExpr is (Type)X.
 	CastExpr struct {
-		Lparen token.Pos
-		Type   *TypeName
-		X      Expr
+		Lparen  token.Pos
+		Type    *TypeName
+		X       Expr
+		DiagPos token.Pos
 	}
 
 	// SizeofExpr is sizeof(Type) or sizeof X; exactly one is set.
 	SizeofExpr struct {
-		Sizeof token.Pos
-		Type   *TypeName
-		X      Expr
+		Sizeof  token.Pos
+		Type    *TypeName
+		X       Expr
+		DiagPos token.Pos
 	}
 
 	// OffsetofExpr is offsetof(Type, Member).
@@ -161,13 +231,15 @@ type (
 		Offsetof token.Pos
 		Type     *TypeName
 		Member   *Ident
+		DiagPos  token.Pos
 	}
 
 	// XlateExpr is xlate<Type>(X).
 	XlateExpr struct {
-		Xlate token.Pos
-		Type  *TypeName
-		X     Expr
+		Xlate   token.Pos
+		Type    *TypeName
+		X       Expr
+		DiagPos token.Pos
 	}
 )
 
@@ -307,6 +379,9 @@ type (
 		Union   bool
 		Name    string
 		Members []*Member
+		// DiagPos is after the "{" of a definition, where dt_decl_sou
+		// checks the specifiers, else where the reference ends.
+		DiagPos token.Pos
 	}
 
 	// EnumType is an enum reference or definition. Enumerators is nil for
@@ -315,6 +390,7 @@ type (
 		Keyword     token.Pos
 		Name        string
 		Enumerators []*Enumerator
+		DiagPos     token.Pos
 	}
 )
 
@@ -327,8 +403,9 @@ type Member struct {
 
 // Enumerator is NAME [= Value] in an enum definition.
 type Enumerator struct {
-	Name  *Ident
-	Value Expr
+	Name    *Ident
+	Value   Expr
+	DiagPos token.Pos // where dt_decl_enumerator runs
 }
 
 func (t *BasicType) Pos() token.Pos  { return t.WordPos }
@@ -350,6 +427,9 @@ type Declarator struct {
 	Name     string // empty in abstract declarators
 	Derived  []Derivation
 	BitWidth Expr // a bit-field's width, or nil
+	// DiagPos is where dtrace declares the name (dt_node_decl,
+	// dt_decl_member): after the token that follows the declarator.
+	DiagPos token.Pos
 }
 
 // Derivation is one step of a declarator.
@@ -370,6 +450,7 @@ type (
 		Len      Expr
 		Keys     []*Param
 		Variadic bool
+		DiagPos  token.Pos // after the "]", where dt_decl_array runs
 	}
 
 	// Func derives a function type.
@@ -388,6 +469,9 @@ func (*Func) derivation()    {}
 type Param struct {
 	Spec *DeclSpec
 	Decl *Declarator
+	// DiagPos is where dtrace builds the parameter's node: once yacc
+	// sees the "," or ")" after it.
+	DiagPos token.Pos
 }
 
 // TypeName is a type written in an expression or a definition: (T)x,
@@ -431,20 +515,25 @@ type (
 		Probes []*ProbeDesc
 		Pred   Expr // nil when there is none
 		Body   []Stmt
+		// DiagPos is after the closing "}", where dtrace checks the
+		// clause.
+		DiagPos token.Pos
 	}
 
 	// Declaration declares variables, types or typedef names.
 	Declaration struct {
-		Spec  *DeclSpec
-		Decls []*Declarator
+		Spec    *DeclSpec
+		Decls   []*Declarator
+		DiagPos token.Pos // after the ";"
 	}
 
 	// InlineDecl is inline T name = Value;.
 	InlineDecl struct {
-		Inline token.Pos
-		Spec   *DeclSpec
-		Decl   *Declarator
-		Value  Expr
+		Inline  token.Pos
+		Spec    *DeclSpec
+		Decl    *Declarator
+		Value   Expr
+		DiagPos token.Pos // after the ";"
 	}
 
 	// Translator is translator To < From Arg > { members };.
@@ -454,6 +543,7 @@ type (
 		From    *TypeName
 		Arg     *Ident
 		Members []*XlateMember
+		DiagPos token.Pos // after the ";" that ends it
 	}
 
 	// ProviderDecl is a provider definition for USDT: provider name {

@@ -33,7 +33,7 @@ const (
 // statement checks one statement of an action list, whose types are
 // checked, as dtrace compiles it into actions.
 func (c *Checker) statement(x ast.Expr) {
-	pos := x.Pos()
+	pos := ast.DiagPos(x)
 	v := c.value(x)
 	switch e := x.(type) {
 	case *ast.Ident:
@@ -100,7 +100,7 @@ func (c *Checker) programContext(stmt ast.Expr) {
 			return true
 		}
 		if v := c.value(call); v != nil && v.Ident != nil && (v.Ident.Kind == ActFunc || v.Ident.Kind == AggFunc) {
-			c.errorf(call.Pos(), diag.D_CG_EXPR, "%s %s( ) may not be called from a D expression (D program context required)\n", v.Ident.Kind, v.Ident.Name)
+			c.errorf(ast.DiagPos(call), diag.D_CG_EXPR, "%s %s( ) may not be called from a D expression (D program context required)\n", v.Ident.Kind, v.Ident.Name)
 		}
 		return true
 	})
@@ -201,11 +201,11 @@ func (c *Checker) aggregation(b *ast.BinaryExpr) {
 	call := b.Y.(*ast.CallExpr)
 	fn := c.value(call).Ident
 	args := call.Args
-	pos := call.Pos()
+	pos := ast.DiagPos(call)
 	argv := func(i int) *Value { return c.value(args[i]) }
 	if len(args) > 0 && fn.ID != AggCount {
 		if !types.IsScalar(argv(0).Type) {
-			c.errorf(args[0].Pos(), diag.D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type\n", fn.Name)
+			c.errorf(ast.DiagPos(args[0]), diag.D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type\n", fn.Name)
 		}
 	}
 	incr := -1
@@ -222,7 +222,7 @@ func (c *Checker) aggregation(b *ast.BinaryExpr) {
 	if incr >= 0 {
 		if len(args) > incr {
 			if !types.IsScalar(argv(incr).Type) {
-				c.errorf(args[incr].Pos(), diag.D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type\n", fn.Name, incr+1)
+				c.errorf(ast.DiagPos(args[incr]), diag.D_PROTO_ARG, "%s( ) increment value (argument #%d) must be of scalar type\n", fn.Name, incr+1)
 			}
 		}
 		if len(args) > incr+1 {
@@ -243,17 +243,17 @@ func (c *Checker) intConst(e ast.Expr) (int64, bool) {
 func (c *Checker) lquantize(pos token.Pos, b *ast.BinaryExpr, args []ast.Expr) {
 	base, ok := c.intConst(args[1])
 	if !ok {
-		c.errorf(args[1].Pos(), diag.D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant\n")
+		c.errorf(ast.DiagPos(args[1]), diag.D_LQUANT_BASETYPE, "lquantize( ) argument #1 must be an integer constant\n")
 	}
 	if base != int64(int32(base)) {
-		c.errorf(args[1].Pos(), diag.D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity\n")
+		c.errorf(ast.DiagPos(args[1]), diag.D_LQUANT_BASEVAL, "lquantize( ) argument #1 must be a 32-bit quantity\n")
 	}
 	limit, ok := c.intConst(args[2])
 	if !ok {
-		c.errorf(args[2].Pos(), diag.D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant\n")
+		c.errorf(ast.DiagPos(args[2]), diag.D_LQUANT_LIMTYPE, "lquantize( ) argument #2 must be an integer constant\n")
 	}
 	if limit != int64(int32(limit)) {
-		c.errorf(args[2].Pos(), diag.D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity\n")
+		c.errorf(ast.DiagPos(args[2]), diag.D_LQUANT_LIMVAL, "lquantize( ) argument #2 must be a 32-bit quantity\n")
 	}
 	if limit < base {
 		c.errorf(pos, diag.D_LQUANT_MISMATCH, "lquantize( ) base (argument #1) must be less than limit (argument #2)\n")
@@ -263,10 +263,10 @@ func (c *Checker) lquantize(pos token.Pos, b *ast.BinaryExpr, args []ast.Expr) {
 		var ok bool
 		step, ok = c.intConst(args[3])
 		if !ok || step <= 0 {
-			c.errorf(args[3].Pos(), diag.D_LQUANT_STEPTYPE, "lquantize( ) argument #3 must be a non-zero positive integer constant\n")
+			c.errorf(ast.DiagPos(args[3]), diag.D_LQUANT_STEPTYPE, "lquantize( ) argument #3 must be a non-zero positive integer constant\n")
 		}
 		if step > 1<<16-1 {
-			c.errorf(args[3].Pos(), diag.D_LQUANT_STEPVAL, "lquantize( ) argument #3 must be a 16-bit quantity\n")
+			c.errorf(ast.DiagPos(args[3]), diag.D_LQUANT_STEPVAL, "lquantize( ) argument #3 must be a 16-bit quantity\n")
 		}
 	}
 	levels := (limit - base) / step
@@ -298,10 +298,10 @@ func (c *Checker) llquantize(pos token.Pos, b *ast.BinaryExpr, args []ast.Expr) 
 	for i := range 4 {
 		v, ok := c.intConst(args[i+1])
 		if !ok {
-			c.errorf(args[i+1].Pos(), typeTags[i], "llquantize( ) argument #%d (%s) must be an integer constant\n", i+1, names[i])
+			c.errorf(ast.DiagPos(args[i+1]), typeTags[i], "llquantize( ) argument #%d (%s) must be an integer constant\n", i+1, names[i])
 		}
 		if v < 0 || v > 1<<16-1 {
-			c.errorf(args[i+1].Pos(), valTags[i], "llquantize( ) argument #%d (%s) must be an unsigned 16-bit quantity\n", i+1, names[i])
+			c.errorf(ast.DiagPos(args[i+1]), valTags[i], "llquantize( ) argument #%d (%s) must be an unsigned 16-bit quantity\n", i+1, names[i])
 		}
 		p[i] = v
 	}
@@ -358,7 +358,7 @@ func evenSteps(factor, nsteps int64) bool {
 // dt_compile_fun does, and returns its kind for the ordering rules.
 func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 	args := call.Args
-	pos := call.Pos()
+	pos := ast.DiagPos(call)
 	argv := func(i int) *Value { return c.value(args[i]) }
 	kind := actData
 	if fn.Flags&FlagDestruct != 0 {
@@ -373,25 +373,25 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		}
 		switch {
 		case types.IsVoid(a.Type):
-			c.errorf(args[0].Pos(), voidTag, "%s( ) may not be applied to a void expression\n", fn.Name)
+			c.errorf(ast.DiagPos(args[0]), voidTag, "%s( ) may not be applied to a void expression\n", fn.Name)
 		case a.Ident != nil && a.Ident.Kind == XlatePtr:
-			c.errorf(args[0].Pos(), dynTag, "%s( ) may not be applied to a translated pointer\n", fn.Name)
+			c.errorf(ast.DiagPos(args[0]), dynTag, "%s( ) may not be applied to a translated pointer\n", fn.Name)
 		case a.Ident != nil && a.Ident.Kind == Agg:
-			c.errorf(args[0].Pos(), aggTag, "%s( ) may not be applied to an aggregation%s\n", fn.Name, hint)
+			c.errorf(ast.DiagPos(args[0]), aggTag, "%s( ) may not be applied to an aggregation%s\n", fn.Name, hint)
 		}
 	case ActTracemem:
 		a := argv(0)
 		if !types.IsInteger(a.Type) && !isPointer(a.Type) {
-			c.errorf(args[0].Pos(), diag.D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s\n", typeName(a))
+			c.errorf(ast.DiagPos(args[0]), diag.D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s\n", typeName(a))
 		}
 		if n, ok := c.intConst(args[1]); !ok || n <= 0 {
-			c.errorf(args[1].Pos(), diag.D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression\n")
+			c.errorf(ast.DiagPos(args[1]), diag.D_TRACEMEM_SIZE, "tracemem( ) argument #2 must be a non-zero positive integral constant expression\n")
 		}
 		if len(args) > 3 {
 			c.errorf(pos, diag.D_TRACEMEM_ARGS, "tracemem ( ) prototype mismatch: expected at most 3 args\n")
 		}
 		if len(args) == 3 && !types.IsScalar(argv(2).Type) {
-			c.errorf(args[2].Pos(), diag.D_TRACEMEM_DYNSIZE, "tracemem ( ) dynamic size (argument #3) must be of scalar type\n")
+			c.errorf(ast.DiagPos(args[2]), diag.D_TRACEMEM_DYNSIZE, "tracemem ( ) dynamic size (argument #3) must be of scalar type\n")
 		}
 	case ActPrintf, ActSystem, ActFreopen, ActPrinta:
 		c.printf(call, fn)
@@ -401,7 +401,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		}
 		if len(args) == 1 {
 			if n, ok := c.intConst(args[0]); !ok || n <= 0 {
-				c.errorf(args[0].Pos(), diag.D_STACK_SIZE, "stack( ) size must be a non-zero positive integral constant expression\n")
+				c.errorf(ast.DiagPos(args[0]), diag.D_STACK_SIZE, "stack( ) size must be a non-zero positive integral constant expression\n")
 			}
 		}
 	case ActUstack, ActJstack:
@@ -410,12 +410,12 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		}
 		if len(args) > 0 {
 			if n, ok := c.intConst(args[0]); !ok || n <= 0 {
-				c.errorf(args[0].Pos(), diag.D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant\n", fn.Name)
+				c.errorf(ast.DiagPos(args[0]), diag.D_USTACK_FRAMES, "%s( ) argument #1 must be a non-zero positive integer constant\n", fn.Name)
 			}
 		}
 		if len(args) > 1 {
 			if n, ok := c.intConst(args[1]); !ok || n < 0 {
-				c.errorf(args[1].Pos(), diag.D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant\n", fn.Name)
+				c.errorf(ast.DiagPos(args[1]), diag.D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant\n", fn.Name)
 			}
 		}
 	case ActClear:
@@ -433,7 +433,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		}
 		c.aggArg(args[0], fn, diag.D_NORMALIZE_AGGARG, diag.D_NORMALIZE_AGGBAD)
 		if want == 2 && !types.IsScalar(argv(1).Type) {
-			c.errorf(args[1].Pos(), diag.D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
+			c.errorf(ast.DiagPos(args[1]), diag.D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
 		}
 	case ActTrunc:
 		switch {
@@ -444,7 +444,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		}
 		c.aggArg(args[0], fn, diag.D_TRUNC_AGGARG, diag.D_TRUNC_AGGBAD)
 		if len(args) == 2 && !types.IsScalar(argv(1).Type) {
-			c.errorf(args[1].Pos(), diag.D_TRUNC_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
+			c.errorf(ast.DiagPos(args[1]), diag.D_TRUNC_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
 		}
 	case ActSpeculate:
 		kind = actSpeculate
@@ -466,10 +466,10 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 func (c *Checker) aggArg(arg ast.Expr, fn *Ident, argTag, badTag diag.Tag) {
 	v := c.value(arg)
 	if v.Ident == nil || v.Ident.Kind != Agg {
-		c.errorf(arg.Pos(), argTag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s\n", fn.Name, typeName(v))
+		c.errorf(ast.DiagPos(arg), argTag, "%s( ) argument #1 is incompatible with prototype:\n\tprototype: aggregation\n\t argument: %s\n", fn.Name, typeName(v))
 	}
 	if v.Ident.AggFunc == nil {
-		c.errorf(arg.Pos(), badTag, "undefined aggregation: @%s\n", v.Ident.Name)
+		c.errorf(ast.DiagPos(arg), badTag, "undefined aggregation: @%s\n", v.Ident.Name)
 	}
 }
 
@@ -497,9 +497,9 @@ func (c *Checker) printf(call *ast.CallExpr, fn *Ident) {
 	}
 	f, err := printf.CheckCall(printf.Action{Name: fn.Name, Target: c.cfg.Target}, args)
 	if err != nil {
-		// dtrace reports these at the call, whichever argument is at
-		// fault.
-		pos := call.Pos()
+		// dt_action_printflike sets dtrace's line to the call's before
+		// it checks the format, whichever argument is at fault.
+		pos := ast.DiagPos(call)
 		var pe *printf.Error
 		if errors.As(err, &pe) {
 			c.errorf(pos, pe.Tag, "%s", pe.Msg)

@@ -13,18 +13,18 @@ func (c *Checker) call(e *ast.CallExpr, idflags IdentFlags) *Value {
 	name := e.Fun.Name
 	id := c.lookupGlobal(name)
 	if id == nil {
-		c.errorf(e.Fun.Pos(), diag.D_FUNC_UNDEF, "undefined function name: %s%s\n", name,
+		c.errorf(ast.DiagPos(e), diag.D_FUNC_UNDEF, "undefined function name: %s%s\n", name,
 			suggestion(name, c.globalNames(Func, ActFunc, AggFunc)))
 	}
 	if id.Kind != Func && id.Kind != AggFunc && id.Kind != ActFunc {
-		c.errorf(e.Fun.Pos(), diag.D_FUNC_IDKIND, "%s '%s' may not be referenced as a function\n", id.Kind, name)
+		c.errorf(ast.DiagPos(e), diag.D_FUNC_IDKIND, "%s '%s' may not be referenced as a function\n", id.Kind, name)
 	}
 	args := make([]*Value, len(e.Args))
 	for i, a := range e.Args {
 		args[i] = c.expr(a, FlagRef)
 	}
-	p := c.funcProto(e.Fun.Pos(), id)
-	c.checkArgs(e.Fun.Pos(), id, p, args)
+	p := c.funcProto(ast.DiagPos(e), id)
+	c.checkArgs(ast.DiagPos(e), id, p, args)
 	v := typed(id.Type, false)
 	v.Ident = id
 	c.record(e.Fun, v)
@@ -70,7 +70,7 @@ func (c *Checker) checkArgs(pos token.Pos, id *Ident, p *Proto, args []*Value) {
 // builtinArray checks args[N], regs[N] and uregs[N].
 func (c *Checker) builtinArray(e *ast.IndexExpr, id *Ident) *Value {
 	keys := c.keys(e.Index)
-	pos := e.Lbrack
+	pos := ast.DiagPos(e)
 	if len(keys) != 1 {
 		s := "s "
 		if len(keys) == 1 {
@@ -118,7 +118,7 @@ func (c *Checker) builtinArray(e *ast.IndexExpr, id *Ident) *Value {
 // dt_idcook_args does: by the type itself when the two are compatible,
 // else through the translator from one to the other.
 func (c *Checker) translatedArg(e *ast.IndexExpr, id *Ident, n int64, t types.Type, xname string) *Value {
-	pos := e.Lbrack
+	pos := ast.DiagPos(e)
 	xt, err := c.parseType(xname)
 	if err != nil {
 		c.errorf(pos, diag.D_ARGS_TYPE, "failed to resolve translated type for %s[%d]\n", id.Name, n)
@@ -157,14 +157,14 @@ func (c *Checker) aggAssign(e *ast.BinaryExpr, l *Value) *Value {
 		if !ok {
 			c.expr(e.Y, FlagRef)
 		}
-		c.errorf(e.OpPos, diag.D_AGG_FUNC, "@%s must be assigned the result of an aggregating function\n", agg.Name)
+		c.errorf(ast.DiagPos(e), diag.D_AGG_FUNC, "@%s must be assigned the result of an aggregating function\n", agg.Name)
 	}
 	if agg.AggFunc != nil && agg.AggFunc != fn.Ident {
-		c.errorf(e.OpPos, diag.D_AGG_REDEF, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d\n",
+		c.errorf(ast.DiagPos(e), diag.D_AGG_REDEF, "aggregation redefined: @%s\n\t current: @%s = %s( )\n\tprevious: @%s = %s( ) : line %d\n",
 			agg.Name, agg.Name, fn.Ident.Name, agg.Name, agg.AggFunc.Name, agg.AggLine)
 	}
 	if agg.AggFunc == nil {
-		agg.AggFunc, agg.AggLine = fn.Ident, int(e.OpPos.Line)
+		agg.AggFunc = fn.Ident
 	}
 	var keys []*Value
 	if ix, ok := e.X.(*ast.IndexExpr); ok {

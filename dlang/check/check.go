@@ -179,6 +179,9 @@ type Checker struct {
 	clauseActs clauseActions
 	inlineArgs map[string]*Ident // an inline's or translator's parameters
 	inClause   bool
+	// clausePos is where dtrace reports errors about the clause being
+	// checked: after its closing brace.
+	clausePos  token.Pos
 	prog       *ast.Program
 	undefined  func(name string) bool // OnUndefined
 	defining   bool                   // undefined is running
@@ -342,6 +345,7 @@ func (c *Checker) errorf(pos token.Pos, tag diag.Tag, format string, args ...any
 // hashes.
 func (c *Checker) clause(cl *ast.Clause) {
 	c.inClause = true
+	c.clausePos = ast.DiagPos(cl)
 	defer func() {
 		c.inClause = false
 		c.values, c.formats = c.info.Values, c.info.Formats
@@ -437,7 +441,7 @@ func (c *Checker) predicate(e ast.Expr) {
 	c.label = "predicate"
 	v := c.expr(e, FlagRef)
 	if !types.IsScalar(v.Type) {
-		c.errorf(e.Pos(), diag.D_PRED_SCALAR, "predicate result must be of scalar type\n")
+		c.errorf(c.clausePos, diag.D_PRED_SCALAR, "predicate result must be of scalar type\n")
 	}
 }
 

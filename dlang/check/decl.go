@@ -5,6 +5,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -18,7 +19,7 @@ func (c *Checker) declaration(d *ast.Declaration) {
 		case *ast.StructType, *ast.EnumType:
 			return
 		}
-		c.errorf(d.Pos(), diag.D_DECL_USELESS, "useless declaration\n")
+		c.errorf(ast.DiagPos(d), diag.D_DECL_USELESS, "useless declaration\n")
 	}
 	for _, dd := range d.Decls {
 		c.declarator(d.Spec, base, dd)
@@ -26,7 +27,7 @@ func (c *Checker) declaration(d *ast.Declaration) {
 }
 
 func (c *Checker) declarator(spec *ast.DeclSpec, base types.Type, dd *ast.Declarator) {
-	pos := dd.NamePos
+	pos := declPos(dd)
 	name := dd.Name
 	if strings.Contains(name, "`") {
 		c.errorf(pos, diag.D_DECL_SCOPE, "D scoping operator may not be used in a declaration name (%s)\n", name)
@@ -140,13 +141,13 @@ func (c *Checker) declarator(spec *ast.DeclSpec, base types.Type, dd *ast.Declar
 
 // inline checks inline T name = expr; and defines name.
 func (c *Checker) inline(d *ast.InlineDecl) {
-	pos := d.Decl.NamePos
+	pos := ast.DiagPos(d) // dt_node_inline runs after the ";"
 	if d.Spec.Class != ast.NoClass {
-		c.errorf(d.Pos(), diag.D_DECL_BADCLASS, "specified storage class not appropriate for inline declaration\n")
+		c.errorf(pos, diag.D_DECL_BADCLASS, "specified storage class not appropriate for inline declaration\n")
 	}
 	name := d.Decl.Name
 	if name == "" {
-		c.errorf(d.Pos(), diag.D_DECL_USELESS, "inline declaration requires a name\n")
+		c.errorf(pos, diag.D_DECL_USELESS, "inline declaration requires a name\n")
 	}
 	if old := c.lookupGlobal(name); old != nil {
 		prev := ""
@@ -248,15 +249,15 @@ func (c *Checker) translator(d *ast.Translator) {
 	to, _ := c.typeName(d.To)
 	from, _ := c.typeName(d.From)
 	if old := c.exactXlator(from, to); old != nil {
-		c.errorf(d.Pos(), diag.D_XLATE_REDECL, "translator from %s to %s has already been declared\n", typeString(from), typeString(to))
+		c.errorf(ast.DiagPos(d), diag.D_XLATE_REDECL, "translator from %s to %s has already been declared\n", typeString(from), typeString(to))
 	}
 	r := types.Resolve(to)
 	s, ok := r.(*types.Struct)
 	switch {
 	case ok && s.Incomplete:
-		c.errorf(d.Pos(), diag.D_XLATE_SOU, "incomplete struct/union/enum %s\n", typeString(to))
+		c.errorf(ast.DiagPos(d), diag.D_XLATE_SOU, "incomplete struct/union/enum %s\n", typeString(to))
 	case !ok:
-		c.errorf(d.Pos(), diag.D_XLATE_SOU, "translator output type must be a struct or union\n")
+		c.errorf(ast.DiagPos(d), diag.D_XLATE_SOU, "translator output type must be a struct or union\n")
 	}
 	xl := &Translator{Decl: d, To: s, From: from}
 	argName := "T"
@@ -270,11 +271,11 @@ func (c *Checker) translator(d *ast.Translator) {
 	for _, m := range d.Members {
 		mem, ok := c.member(m.Name.Pos(), s, m.Name.Name)
 		if !ok {
-			c.errorf(m.Name.Pos(), diag.D_XLATE_MEMB, "translator member %s is not a member of %s\n", m.Name.Name, s)
+			c.errorf(ast.DiagPos(d), diag.D_XLATE_MEMB, "translator member %s is not a member of %s\n", m.Name.Name, s)
 		}
 		v := c.expr(m.Value, FlagRef)
 		if !c.argCompat(typed(mem.Type, false), v) {
-			c.errorf(m.Name.Pos(), diag.D_XLATE_INCOMPAT, "translator member %s definition uses incompatible types: \"%s\" = \"%s\"\n",
+			c.errorf(ast.DiagPos(d), diag.D_XLATE_INCOMPAT, "translator member %s definition uses incompatible types: \"%s\" = \"%s\"\n",
 				m.Name.Name, typeString(mem.Type), typeName(v))
 		}
 	}
@@ -318,4 +319,22 @@ func (c *Checker) lookupXlator(from, to types.Type) *Translator {
 		}
 	}
 	return nil
+}
+
+// declPos returns where dtrace reports errors about a declarator: where
+// it declares the name, once yacc has seen the token after it.
+func declPos(d *ast.Declarator) token.Pos {
+	if d.DiagPos.IsValid() {
+		return d.DiagPos
+	}
+	return d.NamePos
+}
+
+// enumPos returns where dt_decl_enumerator reports errors about an
+// enumerator: once yacc has seen the token after it.
+func enumPos(e *ast.Enumerator) token.Pos {
+	if e.DiagPos.IsValid() {
+		return e.DiagPos
+	}
+	return e.Name.Pos()
 }

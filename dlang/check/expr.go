@@ -102,7 +102,7 @@ func (c *Checker) expr(e ast.Expr, idflags IdentFlags) *Value {
 	case *ast.XlateExpr:
 		return c.record(e, c.xlate(e))
 	}
-	c.errorf(e.Pos(), diag.D_UNKNOWN, "invalid expression node\n")
+	c.errorf(ast.DiagPos(e), diag.D_UNKNOWN, "invalid expression node\n")
 	return nil
 }
 
@@ -154,9 +154,9 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 	if strings.HasPrefix(name, "@") {
 		id := c.aggs.lookup(name[1:])
 		if id == nil {
-			c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s: %s\n", name, errNoVar)
+			c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s\n", name, errNoVar)
 		}
-		v := c.varValue(e.Pos(), id, 0)
+		v := c.varValue(ast.DiagPos(e), id, 0)
 		v.setType(types.Dyn, false)
 		return v
 	}
@@ -168,19 +168,19 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 		id = c.lookupGlobal(name)
 	}
 	if id == nil {
-		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
 			suggestion(name, c.globalNames(Scalar, Enumerator, Array)))
 	}
 	if id.Kind != Scalar && id.Kind != Enumerator {
-		c.errorf(e.Pos(), diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", id.Kind, name, Scalar)
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", id.Kind, name, Scalar)
 	}
 	if id.Inline != nil {
 		return c.inlineValue(e, id)
 	}
 	if id.Builtin {
-		c.builtinType(e.Pos(), id)
+		c.builtinType(ast.DiagPos(e), id)
 	}
-	return c.varValue(e.Pos(), id, idflags)
+	return c.varValue(ast.DiagPos(e), id, idflags)
 }
 
 // errNoVar is dtrace's message for EDT_NOVAR.
@@ -237,14 +237,14 @@ func (c *Checker) symbol(e *ast.Ident) *Value {
 	if c.cfg.Symbols == nil || mark == "``" && mod == "" {
 		// No symbol table; or the user modules of a process, of which
 		// the checker has none.
-		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %s\n", mod, mark, name, errNoSym)
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %s\n", mod, mark, name, errNoSym)
 	}
 	sym, err := c.cfg.Symbols.Symbol(mod, name)
 	if err != nil {
-		c.errorf(e.Pos(), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %v\n", mod, mark, name, err)
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s%s%s: %v\n", mod, mark, name, err)
 	}
 	if mark == "``" {
-		c.errorf(e.Pos(), diag.D_SYM_BADREF, "kernel module '%s' symbol '%s' may not be referenced as a user symbol\n", sym.Module, sym.Name)
+		c.errorf(ast.DiagPos(e), diag.D_SYM_BADREF, "kernel module '%s' symbol '%s' may not be referenced as a user symbol\n", sym.Module, sym.Name)
 	}
 	t := sym.Type
 	switch {
@@ -254,7 +254,7 @@ func (c *Checker) symbol(e *ast.Ident) *Value {
 		t = types.Void{}
 	case t == nil:
 		// dtrace's text for CTF's ECTF_NOTYPEDAT.
-		c.errorf(e.Pos(), diag.D_SYM_NOTYPES, "no symbolic type information is available for %s%s%s: %s\n",
+		c.errorf(ast.DiagPos(e), diag.D_SYM_NOTYPES, "no symbolic type information is available for %s%s%s: %s\n",
 			sym.Module, mark, sym.Name, "No type information available for symbol")
 	}
 	v := typed(t, false)
@@ -289,7 +289,7 @@ func (c *Checker) unary(e *ast.UnaryExpr) *Value {
 		}
 		x.Ident.Flags |= idflags
 	}
-	pos := e.OpPos
+	pos := ast.DiagPos(e)
 	switch op {
 	case token.DEREF:
 		return c.deref(pos, x)
@@ -383,7 +383,7 @@ func (c *Checker) deref(pos token.Pos, x *Value) *Value {
 // Binary operators
 
 func (c *Checker) binary(e *ast.BinaryExpr, idflags IdentFlags) *Value {
-	op, pos := e.Op, e.OpPos
+	op, pos := e.Op, ast.DiagPos(e)
 	switch op {
 	case token.BAND, token.XOR, token.BOR, token.SHL, token.SHR, token.MOD:
 		l, r := c.expr(e.X, FlagRef), c.expr(e.Y, FlagRef)
@@ -467,7 +467,7 @@ func (c *Checker) incompatible(pos token.Pos, op token.Token, l, r *Value) {
 }
 
 func (c *Checker) compare(e *ast.BinaryExpr) *Value {
-	op, pos := e.Op, e.OpPos
+	op, pos := e.Op, ast.DiagPos(e)
 	l := c.expr(e.X, FlagRef)
 	var r *Value
 	// An enum on the left lets the right name one of its enumerators.
@@ -539,10 +539,10 @@ func (c *Checker) assignCommon(pos token.Pos, op token.Token, l *Value) *Value {
 
 // assign checks x = y, including @a[k] = f(args).
 func (c *Checker) assign(e *ast.BinaryExpr) *Value {
-	pos := e.OpPos
+	pos := ast.DiagPos(e)
 	if id, ok := e.X.(*ast.Ident); ok {
 		if strings.HasPrefix(id.Name, "@") {
-			c.createAgg(id.Name[1:])
+			c.createAgg(id.Name[1:], pos)
 		} else {
 			c.createGlobal(id.Name)
 		}
@@ -604,11 +604,15 @@ func (c *Checker) createGlobal(name string) {
 	c.globals.create(name, Scalar, FlagWrite)
 }
 
-func (c *Checker) createAgg(name string) *Ident {
+// createAgg returns aggregation @name, creating it at pos, the node
+// being checked, where dt_xcook_ident creates it (its di_lineno).
+func (c *Checker) createAgg(name string, pos token.Pos) *Ident {
 	if id := c.aggs.lookup(name); id != nil {
 		return id
 	}
-	return c.aggs.create(name, Agg, FlagWrite)
+	id := c.aggs.create(name, Agg, FlagWrite)
+	id.AggLine = int(pos.Line)
+	return id
 }
 
 // ----------------------------------------------------------------------------
@@ -618,7 +622,7 @@ func (c *Checker) cond(e *ast.CondExpr) *Value {
 	x := c.expr(e.Cond, FlagRef)
 	l := c.expr(e.X, FlagRef)
 	r := c.expr(e.Y, FlagRef)
-	pos := e.Cond.Pos()
+	pos := ast.DiagPos(e)
 	if !types.IsScalar(x.Type) {
 		c.errorf(pos, diag.D_OP_SCALAR, "operator ?: expression must be of scalar type\n")
 	}
@@ -652,12 +656,12 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 	if inner, ok := e.X.(*ast.IndexExpr); ok {
 		if id, ok := inner.X.(*ast.Ident); ok && strings.HasPrefix(id.Name, "@") {
 			c.expr(inner, 0)
-			c.errorf(e.Lbrack, diag.D_AGG_MDIM, "improper attempt to reference %s as a multi-dimensional array\n", id.Name)
+			c.errorf(ast.DiagPos(e), diag.D_AGG_MDIM, "improper attempt to reference %s as a multi-dimensional array\n", id.Name)
 		}
 	}
 	if id, ok := e.X.(*ast.Ident); ok && !strings.Contains(id.Name, "`") {
 		if strings.HasPrefix(id.Name, "@") {
-			agg := c.createAgg(id.Name[1:])
+			agg := c.createAgg(id.Name[1:], ast.DiagPos(e))
 			c.keys(e.Index)
 			v := c.aggRef(e, agg, idflags)
 			c.record(id, v)
@@ -685,7 +689,7 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 			id := c.selfThis(sel, base.Name)
 			if id.Kind == Scalar && id.unref() {
 				if id.Space == ClauseLocal {
-					c.errorf(e.Lbrack, diag.D_ARR_LOCAL, "local variables may not be used as associative arrays: %s\n", id.Name)
+					c.errorf(ast.DiagPos(e), diag.D_ARR_LOCAL, "local variables may not be used as associative arrays: %s\n", id.Name)
 				}
 				id.Kind = Array
 			}
@@ -698,14 +702,14 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 	// x[i] on a pointer or array is *(x + i).
 	x := c.expr(e.X, 0)
 	i := c.expr(e.Index[0], FlagRef)
-	sum := c.addSub(e.Lbrack, token.ADD, x, i)
+	sum := c.addSub(ast.DiagPos(e), token.ADD, x, i)
 	if len(e.Index) > 1 {
-		c.errorf(e.Lbrack, diag.D_ARR_BADREF, "cannot access %s as an associative array\n", c.nodeName(e.X, x))
+		c.errorf(ast.DiagPos(e), diag.D_ARR_BADREF, "cannot access %s as an associative array\n", c.nodeName(e.X, x))
 	}
 	if x.Flags&Writable != 0 {
 		sum.Flags |= Writable
 	}
-	return c.deref(e.Lbrack, sum)
+	return c.deref(ast.DiagPos(e), sum)
 }
 
 // keys checks the keys of a subscript.
@@ -721,9 +725,9 @@ func (c *Checker) keys(list []ast.Expr) []*Value {
 func (c *Checker) arrayRef(e *ast.IndexExpr, id *Ident, idflags IdentFlags) *Value {
 	keys := c.keys(e.Index)
 	if idflags&FlagRef != 0 && id.unref() {
-		c.errorf(e.Pos(), diag.D_VAR_UNDEF, "%s%s has not yet been declared or assigned\n", spacePrefix(id), id.Name)
+		c.errorf(ast.DiagPos(e), diag.D_VAR_UNDEF, "%s%s has not yet been declared or assigned\n", spacePrefix(id), id.Name)
 	}
-	c.signature(e.Pos(), id, keys, "", "[ ]")
+	c.signature(ast.DiagPos(e), id, keys, "", "[ ]")
 	var v *Value
 	if id.Type != nil {
 		v = typed(id.Type, id.Flags&FlagUser != 0)
@@ -788,12 +792,12 @@ func (c *Checker) selector(e *ast.SelectorExpr, idflags IdentFlags) *Value {
 	op := e.Op
 	if base, ok := e.X.(*ast.Ident); ok && op == token.ARROW && (base.Name == "self" || base.Name == "this") {
 		id := c.selfThis(e, base.Name)
-		v := c.varValue(e.Sel.Pos(), id, idflags)
+		v := c.varValue(ast.DiagPos(e), id, idflags)
 		c.record(e.Sel, v)
 		return v
 	}
 	x := c.expr(e.X, FlagRef)
-	pos := e.Sel.Pos()
+	pos := ast.DiagPos(e)
 	var base types.Type
 	user := x.Flags&Userland != 0
 	if x.Ident != nil && (x.Ident.Kind == XlateSOU || x.Ident.Kind == XlatePtr) {
@@ -892,7 +896,7 @@ func (c *Checker) cast(e *ast.CastExpr) *Value {
 		types.IsPointer(t) && isPointer(x.Type) ||
 		types.IsString(t) && (types.IsScalar(x.Type) || isPointer(x.Type) || isStrCompat(x.Type))
 	if !ok {
-		c.errorf(e.Lparen, diag.D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"\n", typeName(x), typeName(tv))
+		c.errorf(ast.DiagPos(e), diag.D_CAST_INVAL, "invalid cast expression: \"%s\" to \"%s\"\n", typeName(x), typeName(tv))
 	}
 	if types.IsPointer(t) {
 		tv.Flags |= Writable
@@ -908,16 +912,16 @@ func (c *Checker) sizeof(e *ast.SizeofExpr) *Value {
 	if e.Type != nil {
 		t, _ := c.typeName(e.Type)
 		if !types.IsComplete(t) && !types.IsString(t) {
-			c.errorf(e.Sizeof, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size\n")
+			c.errorf(ast.DiagPos(e), diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size\n")
 		}
 		return c.intValue(sizeT, uint64(t.Size()))
 	}
 	x := c.expr(e.X, FlagRef)
 	if x.Flags&BitField != 0 {
-		c.errorf(e.Sizeof, diag.D_SIZEOF_BITFIELD, "cannot apply sizeof to a bit-field\n")
+		c.errorf(ast.DiagPos(e), diag.D_SIZEOF_BITFIELD, "cannot apply sizeof to a bit-field\n")
 	}
 	if c.sizeOf(x) == 0 {
-		c.errorf(e.Sizeof, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size\n")
+		c.errorf(ast.DiagPos(e), diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size\n")
 	}
 	return c.intValue(sizeT, uint64(c.sizeOf(x)))
 }
@@ -948,14 +952,14 @@ func (c *Checker) offsetof(e *ast.OffsetofExpr) *Value {
 	t, _ := c.typeName(e.Type)
 	s, ok := types.Resolve(t).(*types.Struct)
 	if !ok || s.Incomplete {
-		c.errorf(e.Offsetof, diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type\n")
+		c.errorf(ast.DiagPos(e), diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type\n")
 	}
 	m, ok := c.member(e.Offsetof, s, e.Member.Name)
 	if !ok {
-		c.errorf(e.Offsetof, diag.D_UNKNOWN, "failed to determine offset of %s: %s\n", e.Member.Name, "Member name not found")
+		c.errorf(ast.DiagPos(e), diag.D_UNKNOWN, "failed to determine offset of %s: %s\n", e.Member.Name, "Member name not found")
 	}
 	if m.BitSize != 0 || isBitFieldType(m.Type) {
-		c.errorf(e.Offsetof, diag.D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s\n", e.Member.Name)
+		c.errorf(ast.DiagPos(e), diag.D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s\n", e.Member.Name)
 	}
 	return c.intValue(litTypeFor(uint64(m.Offset/8)), uint64(m.Offset/8))
 }
@@ -980,7 +984,7 @@ func (c *Checker) xlate(e *ast.XlateExpr) *Value {
 	x := c.expr(e.X, FlagRef)
 	xl := c.lookupXlator(x.Type, to)
 	if xl == nil {
-		c.errorf(e.Xlate, diag.D_XLATE_NONE, "cannot translate from \"%s\" to \"%s\"\n", typeName(x), typeString(to))
+		c.errorf(ast.DiagPos(e), diag.D_XLATE_NONE, "cannot translate from \"%s\" to \"%s\"\n", typeName(x), typeString(to))
 	}
 	kind := XlateSOU
 	if types.IsPointer(to) {

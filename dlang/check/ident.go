@@ -111,7 +111,8 @@ type Ident struct {
 	// Proto is a function's prototype.
 	Proto *Proto
 	// AggFunc is the aggregating function an aggregation was first
-	// assigned, and AggLine the line of that assignment.
+	// assigned, and AggLine the line where dtrace created the
+	// aggregation, which its redefinition error names.
 	AggFunc *Ident
 	AggLine int
 	// aggParams are the parameters of an aggregation's lquantize or

@@ -76,8 +76,8 @@ func qual(aq ast.Qualifier) types.Qual {
 	return q
 }
 
-// basicType builds the name dt_decl_type looks up for C's type keywords:
-// sign, then size, then the base word unless a size replaces it.
+// basicType looks up the type C's type keywords name, by the name
+// dt_decl_type builds for them.
 func (c *Checker) basicType(b *ast.BasicType) types.Type {
 	var sign, base string
 	short, longs := false, 0
@@ -93,36 +93,38 @@ func (c *Checker) basicType(b *ast.BasicType) types.Type {
 			base = w
 		}
 	}
-	var parts []string
+	// dt_decl_type looks the type up by the name it builds, whose
+	// trailing blank ctf_lookup_by_name ignores.
+	written := declName(sign, short, longs, base)
+	return c.lookupType(b.Pos(), strings.TrimSpace(written), written)
+}
+
+// declName words a type as dt_decl_type names it in its messages,
+// whatever order the script wrote the keywords in: sign, short, long or
+// long long, then the base word, which a size drops from integer types
+// (leaving the space after the size): "short long " for long short.
+func declName(sign string, short bool, longs int, base string) string {
+	var b strings.Builder
 	if sign != "" {
-		parts = append(parts, sign)
+		b.WriteString(sign + " ")
 	}
 	if short {
-		parts = append(parts, "short")
+		b.WriteString("short ")
 	}
-	for range longs {
-		parts = append(parts, "long")
+	switch longs {
+	case 1:
+		b.WriteString("long ")
+	case 2:
+		b.WriteString("long long ")
 	}
-	if base != "" && !(base == "int" && (short || longs > 0)) {
-		if !(base == "int" && sign == "unsigned") {
-			parts = append(parts, base)
-		}
+	sized := short || longs > 0
+	switch {
+	case base == "" && b.Len() == 0:
+		b.WriteString("int")
+	case base == "float" || base == "double" || base != "" && !sized:
+		b.WriteString(base)
 	}
-	name := strings.Join(parts, " ")
-	switch name {
-	case "":
-		name = "int"
-	case "unsigned":
-		name = "unsigned int"
-	case "signed":
-		name = "int"
-	case "signed int":
-		name = "int"
-	case "signed char":
-	default:
-		name = strings.TrimPrefix(name, "signed ")
-	}
-	return c.lookupType(b.Pos(), name, strings.Join(b.Words, " "))
+	return b.String()
 }
 
 // lookupType finds a named type; written is the name as the script
@@ -159,7 +161,7 @@ func (c *Checker) DefineTag(st *ast.StructType) error {
 	}
 	if t, _ := c.d.LookupType(kw + st.Name); t != nil {
 		if old, ok := t.(*types.Struct); ok && !old.Incomplete {
-			return diag.Errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s", kw, st.Name)
+			return diag.Errorf(ast.DiagPos(st), diag.D_DECL_TYPERED, "type redeclared: %s%s", kw, st.Name)
 		}
 	}
 	return nil
@@ -184,7 +186,7 @@ func (c *Checker) structType(st *ast.StructType) types.Type {
 		if t, _ := c.d.LookupType(kw + st.Name); t != nil {
 			if old, ok := t.(*types.Struct); ok {
 				if !old.Incomplete {
-					c.errorf(st.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s%s\n", kw, st.Name)
+					c.errorf(ast.DiagPos(st), diag.D_DECL_TYPERED, "type redeclared: %s%s\n", kw, st.Name)
 				}
 				s = old
 			}
@@ -232,37 +234,37 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				c.errorf(m.Spec.SpecPos, diag.D_DECL_MNAME, "member declaration requires a name\n")
 			}
 			if strings.Contains(d.Name, "`") {
-				c.errorf(d.NamePos, diag.D_DECL_SCOPE, "D scoping operator may not be used in a member name (%s)\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_SCOPE, "D scoping operator may not be used in a member name (%s)\n", d.Name)
 			}
 			t := c.derive(base, d, "member")
 			if t == types.Dyn {
-				c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_DYNOBJ, "cannot have dynamic member: %s\n", d.Name)
 			}
 			if r, ok := types.Resolve(t).(*types.Struct); ok && (r.Incomplete || r.Bytes == 0 && len(r.Members()) == 0) {
-				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+				c.errorf(declPos(d), diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
 			}
 			if r, ok := types.Resolve(t).(*types.Enum); ok && r.Incomplete {
-				c.errorf(d.NamePos, diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
+				c.errorf(declPos(d), diag.D_DECL_INCOMPLETE, "incomplete struct/union/enum %s: %s\n", typeString(t), d.Name)
 			}
 			if t.Size() == 0 && !types.IsArray(t) {
-				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot have void member: %s\n", d.Name)
+				c.errorf(declPos(d), diag.D_DECL_VOIDOBJ, "cannot have void member: %s\n", d.Name)
 			}
 			var bits int64
 			if d.BitWidth != nil {
 				w := c.expr(d.BitWidth, FlagRef)
 				named := d.Name != ""
 				if !w.Const || (int64(w.Int) <= 0 && named) || int64(w.Int) < 0 {
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFCONST, "positive integral constant expression expected as bit-field size\n")
+					c.errorf(declPos(d), diag.D_DECL_BFCONST, "positive integral constant expression expected as bit-field size\n")
 				}
 				if !types.IsInteger(t) {
 					name := d.Name
 					if name == "" {
 						name = "(anon)"
 					}
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFTYPE, "invalid type for bit-field: %s\n", name)
+					c.errorf(declPos(d), diag.D_DECL_BFTYPE, "invalid type for bit-field: %s\n", name)
 				}
 				if int64(w.Int) > t.Size()*8 {
-					c.errorf(d.BitWidth.Pos(), diag.D_DECL_BFSIZE, "bit-field too big for type: %s\n", d.Name)
+					c.errorf(declPos(d), diag.D_DECL_BFSIZE, "bit-field too big for type: %s\n", d.Name)
 				}
 				bits = int64(w.Int)
 				if bits == 0 {
@@ -270,7 +272,7 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				}
 			}
 			if seen[d.Name] && d.Name != "" {
-				c.errorf(d.NamePos, diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
+				c.errorf(declPos(d), diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
 			}
 			seen[d.Name] = true
 			a := t.Align() * 8
@@ -319,7 +321,7 @@ func (c *Checker) enumType(et *ast.EnumType) types.Type {
 		if t, _ := c.d.LookupType("enum " + et.Name); t != nil {
 			if old, ok := t.(*types.Enum); ok {
 				if !old.Incomplete {
-					c.errorf(et.Pos(), diag.D_DECL_TYPERED, "type redeclared: enum %s\n", et.Name)
+					c.errorf(ast.DiagPos(et), diag.D_DECL_TYPERED, "type redeclared: enum %s\n", et.Name)
 				}
 				e = old
 			}
@@ -336,22 +338,22 @@ func (c *Checker) enumType(et *ast.EnumType) types.Type {
 	for _, en := range et.Enumerators {
 		name := en.Name.Name
 		if strings.Contains(name, "`") {
-			c.errorf(en.Name.Pos(), diag.D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)\n", name)
+			c.errorf(enumPos(en), diag.D_DECL_SCOPE, "D scoping operator may not be used in an enumerator name (%s)\n", name)
 		}
 		if en.Value != nil {
 			v := c.enumValue(en, values)
 			next = v
 		}
 		if next < -1<<31 || next > 1<<31-1 {
-			c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", name, int32(1<<31-1))
+			c.errorf(enumPos(en), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", name, int32(1<<31-1))
 		}
 		for _, old := range values {
 			if old.Name == name {
-				c.errorf(en.Name.Pos(), diag.D_UNKNOWN, "failed to define enumerator '%s': %s\n", name, "Duplicate member or variable name")
+				c.errorf(enumPos(en), diag.D_UNKNOWN, "failed to define enumerator '%s': %s\n", name, "Duplicate member or variable name")
 			}
 		}
 		if c.globals.lookup(name) != nil {
-			c.errorf(en.Name.Pos(), diag.D_DECL_IDRED, "identifier redeclared: %s\n", name)
+			c.errorf(enumPos(en), diag.D_DECL_IDRED, "identifier redeclared: %s\n", name)
 		}
 		values = append(values, types.Enumerator{Name: name, Value: next})
 		c.globals.insert(&Ident{Name: name, Kind: Enumerator, Flags: FlagInline | FlagRef, Type: e, Value: next})
@@ -371,13 +373,13 @@ func (c *Checker) enumValue(en *ast.Enumerator, earlier []types.Enumerator) int6
 	}
 	v := c.expr(en.Value, FlagRef)
 	if !v.Const || !types.IsInteger(v.Type) {
-		c.errorf(en.Name.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression\n", en.Name.Name)
+		c.errorf(enumPos(en), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression\n", en.Name.Name)
 	}
 	if v.Flags&Signed != 0 {
 		return int64(v.Int)
 	}
 	if v.Int > 1<<63-1 {
-		c.errorf(en.Name.Pos(), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", en.Name.Name, int32(1<<31-1))
+		c.errorf(enumPos(en), diag.D_DECL_ENOFLOW, "enumerator '%s' value overflows INT_MAX (%d)\n", en.Name.Name, int32(1<<31-1))
 	}
 	return int64(v.Int)
 }
@@ -401,22 +403,22 @@ func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.
 			}
 			if dv.Keys != nil {
 				if i != 0 {
-					c.errorf(d.NamePos, diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_DYNOBJ, "cannot declare array of associative arrays\n")
 				}
 				c.prototype(dv.Keys, "array", false)
 				return types.Dyn
 			}
 			if types.IsVoid(t) {
-				c.errorf(d.NamePos, diag.D_DECL_VOIDOBJ, "cannot declare array of void\n")
+				c.errorf(arrayPos(d, dv), diag.D_DECL_VOIDOBJ, "cannot declare array of void\n")
 			}
 			var n int64
 			if dv.Len != nil {
 				v := c.expr(dv.Len, FlagRef)
 				if !v.Const || !types.IsInteger(v.Type) || v.Int == 0 || v.Flags&Signed != 0 && int64(v.Int) < 0 {
-					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_ARRSUB, "positive integral constant expression or tuple signature expected as array declaration subscript\n")
 				}
 				if v.Int > 1<<32-1 {
-					c.errorf(dv.Len.Pos(), diag.D_DECL_ARRBIG, "array dimension too big\n")
+					c.errorf(arrayPos(d, dv), diag.D_DECL_ARRBIG, "array dimension too big\n")
 				}
 				n = int64(v.Int)
 			}
@@ -437,7 +439,7 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 	void := false
 	for i, p := range params {
 		if p.Spec.Class != ast.NoClass && p.Spec.Class != ast.Register {
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter\n")
+			c.errorf(paramPos(p), diag.D_DECL_PARMCLASS, "inappropriate storage class for function or associative array parameter\n")
 		}
 		t := c.specType(p.Spec)
 		name := ""
@@ -451,11 +453,11 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 		}
 		switch {
 		case t == types.Dyn:
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
 		case types.IsVoid(t) && !allowVoid:
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_TYPE, "%s prototype may not use parameter of type %s: %s, parameter #%d\n", kind, typeString(t), shown, i+1)
 		case types.IsVoid(t) && name != "":
-			c.errorf(p.Spec.SpecPos, diag.D_DECL_PROTO_NAME, "void parameter may not have a name: %s\n", name)
+			c.errorf(paramPos(p), diag.D_DECL_PROTO_NAME, "void parameter may not have a name: %s\n", name)
 		}
 		if types.IsVoid(t) {
 			void = true
@@ -469,4 +471,22 @@ func (c *Checker) prototype(params []*ast.Param, kind string, allowVoid bool) []
 		return nil
 	}
 	return list
+}
+
+// arrayPos returns where dt_decl_array reports errors about an array
+// declarator: after its "]".
+func arrayPos(d *ast.Declarator, a *ast.Array) token.Pos {
+	if a.DiagPos.IsValid() {
+		return a.DiagPos
+	}
+	return d.NamePos
+}
+
+// paramPos returns where dtrace reports errors about a parameter: the
+// line of its node (dnerror in dt_decl_prototype).
+func paramPos(p *ast.Param) token.Pos {
+	if p.DiagPos.IsValid() {
+		return p.DiagPos
+	}
+	return p.Spec.SpecPos
 }

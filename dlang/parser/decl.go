@@ -75,7 +75,7 @@ func (p *parser) parseClause() *ast.Clause {
 		}
 		p.next()
 		if p.lex.tok != token.LBRACE {
-			p.fail(diag.Errorf(c.Pred.Pos(), diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
+			p.fail(diag.Errorf(ast.DiagPos(c.Pred), diag.D_SYNTAX, "expected actions { } following probe description and predicate"))
 		}
 	}
 	if p.lex.tok != token.LBRACE {
@@ -90,6 +90,7 @@ func (p *parser) parseClause() *ast.Clause {
 	p.next()
 	c.Body = p.parseStmtList()
 	p.expectClosing(token.RBRACE, scopeClause)
+	c.DiagPos = p.prevEnd
 	return c
 }
 
@@ -110,14 +111,36 @@ func (p *parser) parseProbeDesc() *ast.ProbeDesc {
 		text = p.expandSpec(text)
 	}
 	fields := strings.Split(text, ":")
-	if len(fields) > 4 {
-		p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lex.lit))
-	}
+	// dtrace_xstr2desc takes the fields from the right, name first, and
+	// refuses each that does not fit its dtrace_probedesc_t member
+	// before it finds that there are too many.
 	dst := []*string{&d.Name, &d.Function, &d.Module, &d.Provider}
 	for i := range fields {
-		*dst[i] = fields[len(fields)-1-i]
+		if i == len(dst) {
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": Overspecified probe description", p.lex.lit))
+		}
+		f := fields[len(fields)-1-i]
+		if len(f) >= p.componentLen(i) {
+			// ENAMETOOLONG, which dtrace_errmsg words as strerror does.
+			p.fail(diag.Errorf(p.lex.pos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": File name too long", p.lex.lit))
+		}
+		*dst[i] = f
 	}
 	return d
+}
+
+// componentLen returns the size, with its terminating NUL, of the
+// kernel's field for probe description component i counted from the
+// right: DTRACE_NAMELEN, DTRACE_FUNCNAMELEN, DTRACE_MODNAMELEN,
+// DTRACE_PROVNAMELEN.
+func (p *parser) componentLen(i int) int {
+	if i == 1 {
+		if p.cfg.FuncNameLen > 0 {
+			return p.cfg.FuncNameLen
+		}
+		return 192 // FreeBSD 14 and later
+	}
+	return 64
 }
 
 // expandSpec substitutes $N and $name references in a probe specifier.
@@ -174,6 +197,7 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 	if p.lex.tok != token.SEMI {
 		for {
 			dd := p.parseDeclarator(declNamed)
+			dd.DiagPos = p.lex.end // dt_node_decl runs once yacc sees what follows
 			switch {
 			case d.Spec.Class == ast.Typedef:
 				p.declareType(dd.Name)
@@ -197,6 +221,7 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 		}
 	}
 	p.expectClosing(token.SEMI, scopeClause)
+	d.DiagPos = p.prevEnd
 	return d
 }
 
@@ -205,12 +230,13 @@ func (p *parser) parseDeclaration() *ast.Declaration {
 func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 	s := &ast.DeclSpec{SpecPos: p.lex.pos}
 	var words *ast.BasicType
+	var ends []token.Pos // where dtrace takes each of words
 	for {
 		switch p.lex.tok {
 		case token.AUTO, token.REGISTER, token.STATIC, token.EXTERN, token.TYPEDEF,
 			token.SELF, token.THIS:
 			if !classes {
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			if s.Class != ast.NoClass {
 				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only one storage class allowed in a declaration"))
@@ -227,41 +253,45 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 		case token.CHAR, token.SHORT, token.INTKW, token.LONG, token.FLOAT,
 			token.DOUBLE, token.SIGNED, token.UNSIGNED, token.VOID, token.STRINGKW:
 			if s.Type != nil && words == nil {
-				p.badCombo(s.Type.Pos(), []string{p.lex.lit})
+				p.badCombo(p.lex.end, []string{p.lex.lit})
 			}
 			if words == nil {
 				words = &ast.BasicType{WordPos: p.lex.pos}
 				s.Type = words
 			}
 			words.Words = append(words.Words, p.lex.lit)
-		case token.STRUCT, token.UNION:
-			if s.Type != nil {
-				p.badCombo(p.lex.pos, wordsOf(words))
+			ends = append(ends, p.lex.end)
+		case token.STRUCT, token.UNION, token.ENUM:
+			// dtrace checks the specifiers when it declares the tag:
+			// at the "{" of a definition, or once it sees that none
+			// follows the name.
+			combo := func(pos token.Pos) {
+				if s.Type != nil {
+					p.badCombo(pos, wordsOf(words))
+				}
 			}
-			s.Type = p.parseStruct()
-			continue
-		case token.ENUM:
-			if s.Type != nil {
-				p.badCombo(p.lex.pos, wordsOf(words))
+			if p.lex.tok == token.ENUM {
+				s.Type = p.parseEnum(combo)
+			} else {
+				s.Type = p.parseStruct(combo)
 			}
-			s.Type = p.parseEnum()
 			continue
 		case token.TNAME:
 			if s.Type != nil {
 				// A type name after the base type is the declarator's
 				// name, as id_or_type decides once a type is shifted.
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		case token.IDENT:
 			// An unknown name followed by a declarator is taken as a type
 			// (see declaratorFollows), but a typedef must name a known one.
 			if s.Type != nil || s.Class == ast.Typedef || p.idents[p.lex.lit] || !p.declaratorFollows(p.lex.off) {
-				return p.endSpecs(s, words)
+				return p.endSpecs(s, words, ends)
 			}
 			s.Type = &ast.NamedType{NamePos: p.lex.pos, Name: p.lex.lit}
 		default:
-			return p.endSpecs(s, words)
+			return p.endSpecs(s, words, ends)
 		}
 		// Once the base type is known, a name that follows is the
 		// declarator's, whether or not it also names a type (see the
@@ -303,39 +333,52 @@ func wordsOf(b *ast.BasicType) []string {
 	return b.Words
 }
 
-// endSpecs checks the combination of type keywords, as dt_decl_attr
-// does while the specifiers are shifted.
-func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
+// endSpecs checks the combination of type keywords as dt_decl_spec and
+// dt_decl_attr do while the specifiers are shifted: after each word, so
+// that an error is reported where dtrace takes the word that makes the
+// combination invalid (ends[i] for words.Words[i]).
+func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType, ends []token.Pos) *ast.DeclSpec {
 	if words == nil {
 		return s
 	}
+	for i := range words.Words {
+		if err := comboError(words.Words[:i+1], ends[i]); err != nil {
+			p.fail(err)
+		}
+	}
+	return s
+}
+
+// comboError returns the error of a combination of type keywords, or
+// nil when it is valid so far.
+func comboError(words []string, pos token.Pos) *diag.Error {
 	var sign, size, base string
 	longs := 0
-	for _, w := range words.Words {
+	for _, w := range words {
 		switch w {
 		case "signed", "unsigned":
 			if sign == w {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w)
 			}
 			if sign != "" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 			}
 			sign = w
 		case "short":
 			// short with long is refused later, when no type of that
 			// name is found, as dt_decl_type does.
 			if size == w {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute '%s' may only be used at most once in a declaration", w)
 			}
 			size = w
 		case "long":
 			if longs++; longs > 2 {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "the attribute 'long' may only be used at most twice in a declaration")
 			}
 			size = w
 		default:
 			if base != "" {
-				p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+				return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 			}
 			base = w
 		}
@@ -344,25 +387,27 @@ func (p *parser) endSpecs(s *ast.DeclSpec, words *ast.BasicType) *ast.DeclSpec {
 	case "", "int":
 	case "char":
 		if size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type"))
+			return diag.Errorf(pos, diag.D_DECL_CHARATTR, "invalid type declaration: short and long may not be used with char type")
 		}
 	case "void":
 		if sign != "" || size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type"))
+			return diag.Errorf(pos, diag.D_DECL_VOIDATTR, "invalid type declaration: attributes may not be used with void type")
 		}
 	case "double":
 		if sign != "" || size == "short" || longs > 1 {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_COMBO, "invalid type combination"))
+			return diag.Errorf(pos, diag.D_DECL_COMBO, "invalid type combination")
 		}
 	default:
 		if sign != "" || size != "" {
-			p.fail(diag.Errorf(words.WordPos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type"))
+			return diag.Errorf(pos, diag.D_DECL_SIGNINT, "invalid type declaration: signed and unsigned may only be used with integer type")
 		}
 	}
-	return s
+	return nil
 }
 
-func (p *parser) parseStruct() *ast.StructType {
+// parseStruct parses a struct or union reference or definition; tagged
+// is called where dtrace declares it.
+func (p *parser) parseStruct(tagged func(token.Pos)) *ast.StructType {
 	t := &ast.StructType{Keyword: p.lex.pos, Union: p.lex.tok == token.UNION}
 	p.next()
 	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
@@ -373,10 +418,16 @@ func (p *parser) parseStruct() *ast.StructType {
 		if t.Name == "" {
 			p.syntaxError()
 		}
+		// yacc ends a reference once it sees that no "{" follows.
+		t.DiagPos = p.lex.end
+		tagged(t.DiagPos)
 		return t
 	}
+	// dt_decl_sou runs once the "{" is shifted.
+	t.DiagPos = p.lex.end
+	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
-		p.syntaxError() // a scoped name refers to a type; it cannot define one
+		p.scopedDefinition()
 	}
 	if t.Name != "" && p.cfg.DefineTag != nil {
 		if err := p.cfg.DefineTag(t); err != nil {
@@ -408,6 +459,7 @@ func (p *parser) parseStruct() *ast.StructType {
 				p.next()
 				d.BitWidth = p.parseCond()
 			}
+			d.DiagPos = p.lex.end // where dt_decl_member runs
 			m.Decls = append(m.Decls, d)
 			if p.lex.tok != token.COMMA {
 				break
@@ -421,7 +473,22 @@ func (p *parser) parseStruct() *ast.StructType {
 	return t
 }
 
-func (p *parser) parseEnum() *ast.EnumType {
+// scopedDefinition refuses the definition of a scoped name (struct
+// mod`name { … }), which refers to a type and cannot define one, with
+// a syntax error near its "{". dtrace's grammar takes the name, so an
+// empty member list is first a syntax error near its "}".
+func (p *parser) scopedDefinition() {
+	lbrace := diag.Errorf(p.lex.end, diag.D_SYNTAX, "syntax error %s", p.near())
+	p.next()
+	if p.lex.tok == token.RBRACE {
+		p.syntaxError()
+	}
+	p.fail(lbrace)
+}
+
+// parseEnum parses an enum reference or definition; tagged is called
+// where dtrace declares it.
+func (p *parser) parseEnum(tagged func(token.Pos)) *ast.EnumType {
 	t := &ast.EnumType{Keyword: p.lex.pos}
 	p.next()
 	if p.lex.tok == token.IDENT || p.lex.tok == token.TNAME {
@@ -432,10 +499,14 @@ func (p *parser) parseEnum() *ast.EnumType {
 		if t.Name == "" {
 			p.syntaxError()
 		}
+		t.DiagPos = p.lex.end
+		tagged(t.DiagPos)
 		return t
 	}
+	t.DiagPos = p.lex.end // dt_decl_enum runs once the "{" is shifted
+	tagged(t.DiagPos)
 	if strings.IndexByte(t.Name, '`') >= 0 {
-		p.syntaxError() // a scoped name refers to a type; it cannot define one
+		p.scopedDefinition()
 	}
 	p.next()
 	t.Enumerators = []*ast.Enumerator{}
@@ -451,10 +522,12 @@ func (p *parser) parseEnum() *ast.EnumType {
 			e.Value = p.parseCond()
 			c, ok := e.Value.(*ast.IntLit)
 			if !ok {
-				p.fail(diag.Errorf(e.Value.Pos(), diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", e.Name.Name))
+				p.fail(diag.Errorf(p.lex.end, diag.D_DECL_ENCONST, "enumerator '%s' must be assigned to an integral constant expression", e.Name.Name))
 			}
 			next = c.Value
 		}
+		// dt_decl_enumerator runs once yacc sees what follows.
+		e.DiagPos = p.lex.end
 		// An enumerator is an int constant wherever it is named, as
 		// dtrace's enumerator identifiers are.
 		p.declareIdent(e.Name.Name)
@@ -574,6 +647,7 @@ func (p *parser) parseArray() *ast.Array {
 		a.Len = p.parseCond()
 	}
 	p.expect(token.RBRACK)
+	a.DiagPos = p.prevEnd
 	return a
 }
 
@@ -607,7 +681,9 @@ func (p *parser) parseParam() *ast.Param {
 	if !p.startsDeclSpec() || p.lex.tok == token.SELF || p.lex.tok == token.THIS {
 		p.syntaxError()
 	}
-	return &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
+	prm := &ast.Param{Spec: p.parseDeclSpecs(true), Decl: p.parseDeclarator(declEither)}
+	prm.DiagPos = p.lex.end
+	return prm
 }
 
 // parseTypeName parses a type name: specifiers and an abstract
@@ -621,6 +697,12 @@ func (p *parser) parseTypeName() *ast.TypeName {
 // taken as a type name.
 func (p *parser) parseTypeNameIn(typeOnly bool) *ast.TypeName {
 	if typeOnly && p.lex.tok == token.IDENT && !p.idents[p.lex.lit] {
+		// With the type checker's types at hand the parser knows every
+		// type, and a name that is none is a syntax error there, as in
+		// dtrace's grammar: offsetof(nosuch_t, m), xlate<nosuch_t>.
+		if p.cfg.Types != nil && !p.isType(p.lex.lit) {
+			p.syntaxError()
+		}
 		p.lex.tok = token.TNAME
 	}
 	s := p.parseDeclSpecs(false)
@@ -647,6 +729,7 @@ func (p *parser) parseInline() *ast.InlineDecl {
 		}
 	}
 	p.expectClosing(token.SEMI, scopeClause)
+	d.DiagPos = p.prevEnd
 	return d
 }
 
@@ -672,6 +755,7 @@ func (p *parser) parseTranslator() *ast.Translator {
 	}
 	p.next()
 	p.expectClosing(token.SEMI, scopeClause)
+	x.DiagPos = p.prevEnd
 	return x
 }
 

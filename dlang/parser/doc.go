@@ -22,6 +22,13 @@
 //     substituted as they are scanned, also inside probe specifiers.
 //   - Integer constants are typed as dt_node_int types them and folded
 //     as dt_node_op1 and dt_node_op2 fold them (package constant).
+//   - Errors are reported on the line dtrace reports them: the line its
+//     lexer has reached, which is after the token at fault and, after
+//     "/" and type names, after the blanks dt_lex.l reads past. Nodes
+//     record that position as dtrace's yacc parser would have it when it
+//     builds them (ast.DiagPos): after the node's last token, or after
+//     the next token when yacc needs that token to end the node. The
+//     type checker reports its errors there.
 //
 // Errors stop the parse at the first one, as in dtrace, and come back
 // as a *diag.Error with dtrace's tag and message; no input makes the

@@ -164,7 +164,8 @@ func (p *parser) parseUnary() ast.Expr {
 			op = token.PREDEC
 		}
 		p.next()
-		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: op, X: p.parseUnary()})
+		x := p.parseUnary()
+		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: op, X: x, DiagPos: p.lex.end})
 	case token.BAND, token.MUL, token.ADD, token.SUB, token.BNEG, token.LNEG:
 		op := unaryOps[p.lex.tok]
 		p.next()
@@ -176,15 +177,18 @@ func (p *parser) parseUnary() ast.Expr {
 			if p.startsTypeName() {
 				t := p.parseTypeName()
 				p.expect(token.RPAREN)
-				return p.unaryResult(p.sizeof(pos, t, nil))
+				// yacc ends sizeof(T) at its ")".
+				return p.unaryResult(p.sizeof(pos, p.prevEnd, t, nil))
 			}
 			x := p.parsePostfix(p.parseParenRest())
-			return p.unaryResult(p.sizeof(pos, nil, x))
+			return p.unaryResult(p.sizeof(pos, p.lex.end, nil, x))
 		}
-		return p.unaryResult(p.sizeof(pos, nil, p.parseUnary()))
+		x := p.parseUnary()
+		return p.unaryResult(p.sizeof(pos, p.lex.end, nil, x))
 	case token.STRINGOF:
 		p.next()
-		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: token.STRINGOF, X: p.parseUnary()})
+		x := p.parseUnary()
+		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: token.STRINGOF, X: x, DiagPos: p.lex.end})
 	}
 	return p.parsePostfix(p.parsePrimary())
 }
@@ -212,17 +216,17 @@ func (p *parser) parsePrimary() ast.Expr {
 			// An integer inline is replaced by its value where it is
 			// named, as dt_node_ident does.
 			v := *c
-			v.ValuePos = pos
+			v.ValuePos, v.DiagPos = pos, p.lex.end
 			x = &v
 			break
 		}
-		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit, DiagPos: p.lex.end}
 	case token.AGG:
-		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit, DiagPos: p.lex.end}
 	case token.SELF, token.THIS:
-		x = &ast.Ident{NamePos: pos, Name: p.lex.lit}
+		x = &ast.Ident{NamePos: pos, Name: p.lex.lit, DiagPos: p.lex.end}
 	case token.INT:
-		lit := &ast.IntLit{ValuePos: pos, Value: p.lex.ival, Type: p.lex.ityp}
+		lit := &ast.IntLit{ValuePos: pos, Value: p.lex.ival, Type: p.lex.ityp, DiagPos: p.lex.end}
 		switch {
 		case p.lex.ineg:
 			x = p.unary(pos, token.INEG, lit)
@@ -232,7 +236,7 @@ func (p *parser) parsePrimary() ast.Expr {
 			x = lit
 		}
 	case token.STRING:
-		x = &ast.StringLit{ValuePos: pos, Value: p.lex.lit}
+		x = &ast.StringLit{ValuePos: pos, Value: p.lex.lit, DiagPos: p.lex.end}
 	case token.LPAREN:
 		p.next()
 		return p.parseParenRest()
@@ -243,7 +247,7 @@ func (p *parser) parsePrimary() ast.Expr {
 		p.expect(token.COMMA)
 		m := p.parseMemberName()
 		p.expect(token.RPAREN)
-		return p.unaryResult(p.offsetof(pos, t, m))
+		return p.unaryResult(p.offsetof(pos, p.prevEnd, t, m))
 	case token.XLATE:
 		p.next()
 		p.expect(token.LT)
@@ -252,7 +256,7 @@ func (p *parser) parsePrimary() ast.Expr {
 		p.expect(token.LPAREN)
 		x := p.parseExpr()
 		p.expect(token.RPAREN)
-		return p.unaryResult(&ast.XlateExpr{Xlate: pos, Type: t, X: x})
+		return p.unaryResult(&ast.XlateExpr{Xlate: pos, Type: t, X: x, DiagPos: p.prevEnd})
 	default:
 		p.syntaxError()
 	}
@@ -274,7 +278,7 @@ func (p *parser) parseMemberName() *ast.Ident {
 		// structs use them as member names (atomic_t's counter), so
 		// kdtrace accepts them here where dtrace does not.
 		token.COUNTER, token.IMPORT:
-		id := &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit}
+		id := &ast.Ident{NamePos: p.lex.pos, Name: p.lex.lit, DiagPos: p.lex.end}
 		p.next()
 		return id
 	}
@@ -297,7 +301,7 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 				p.next()
 			}
 			p.expect(token.RBRACK)
-			x = &ast.IndexExpr{X: x, Lbrack: lbrack, Index: index}
+			x = &ast.IndexExpr{X: x, Lbrack: lbrack, Index: index, DiagPos: p.prevEnd}
 		case token.LPAREN:
 			lparen := p.lex.pos
 			fun, ok := x.(*ast.Ident)
@@ -316,17 +320,18 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 				}
 			}
 			p.expect(token.RPAREN)
-			x = &ast.CallExpr{Fun: fun, Lparen: lparen, Args: args}
+			x = &ast.CallExpr{Fun: fun, Lparen: lparen, Args: args, DiagPos: p.prevEnd}
 		case token.DOT, token.ARROW:
 			op := p.lex.tok
 			p.next()
-			x = &ast.SelectorExpr{X: x, Op: op, Sel: p.parseMemberName()}
+			sel := p.parseMemberName()
+			x = &ast.SelectorExpr{X: x, Op: op, Sel: sel, DiagPos: sel.DiagPos}
 		case token.INC, token.DEC:
 			op := token.POSTINC
 			if p.lex.tok == token.DEC {
 				op = token.POSTDEC
 			}
-			x = &ast.UnaryExpr{OpPos: p.lex.pos, Op: op, X: x}
+			x = &ast.UnaryExpr{OpPos: p.lex.pos, Op: op, X: x, DiagPos: p.lex.end}
 			p.next()
 		default:
 			p.lastUnary = x

@@ -13,11 +13,12 @@ import (
 func (p *parser) unary(pos token.Pos, op token.Token, x ast.Expr) ast.Expr {
 	if c, ok := x.(*ast.IntLit); ok {
 		if v, ok := constant.Unary(op, c); ok {
-			v.ValuePos = pos
+			// dt_node_op1 folds into the operand's node.
+			v.ValuePos, v.DiagPos = pos, c.DiagPos
 			return v
 		}
 	}
-	return &ast.UnaryExpr{OpPos: pos, Op: op, X: x}
+	return &ast.UnaryExpr{OpPos: pos, Op: op, X: x, DiagPos: p.lex.end}
 }
 
 // binary builds x op y, refusing a constant zero divisor and folding
@@ -26,17 +27,18 @@ func (p *parser) binary(x ast.Expr, pos token.Pos, op token.Token, y ast.Expr) a
 	if c, ok := y.(*ast.IntLit); ok && c.Value == 0 {
 		switch op {
 		case token.DIV, token.MOD, token.DIV_ASGN, token.MOD_ASGN:
-			p.fail(diag.Errorf(pos, diag.D_DIV_ZERO, "expression contains division by zero"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_DIV_ZERO, "expression contains division by zero"))
 		}
 	}
 	if l, ok := x.(*ast.IntLit); ok {
 		if r, ok := y.(*ast.IntLit); ok {
 			if v, ok := constant.Binary(op, l, r); ok {
+				v.DiagPos = p.lex.end
 				return v
 			}
 		}
 	}
-	return &ast.BinaryExpr{X: x, OpPos: pos, Op: op, Y: y}
+	return &ast.BinaryExpr{X: x, OpPos: pos, Op: op, Y: y, DiagPos: p.lex.end}
 }
 
 // cond builds c ? x : y; a constant condition selects its branch at once,
@@ -48,7 +50,7 @@ func (p *parser) cond(c, x, y ast.Expr) ast.Expr {
 		}
 		return y
 	}
-	return &ast.CondExpr{Cond: c, X: x, Y: y}
+	return &ast.CondExpr{Cond: c, X: x, Y: y, DiagPos: p.lex.end}
 }
 
 // cast builds (t)x, folding a cast of an integer constant to an integer
@@ -56,15 +58,17 @@ func (p *parser) cond(c, x, y ast.Expr) ast.Expr {
 func (p *parser) cast(lparen token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 	if c, ok := x.(*ast.IntLit); ok && len(t.Decl.Derived) == 0 {
 		if to, ok := p.intTypeOf(t.Spec); ok {
-			return &ast.IntLit{ValuePos: lparen, Value: constant.Convert(c, to), Type: to}
+			// dt_node_op2 casts the constant's own node.
+			return &ast.IntLit{ValuePos: lparen, Value: constant.Convert(c, to), Type: to, DiagPos: c.DiagPos}
 		}
 	}
-	return &ast.CastExpr{Lparen: lparen, Type: t, X: x}
+	return &ast.CastExpr{Lparen: lparen, Type: t, X: x, DiagPos: p.lex.end}
 }
 
 // sizeof builds sizeof(t) or sizeof x, folding the size of a string
 // constant or of a type whose size the parser knows, as dt_node_op1 does.
-func (p *parser) sizeof(pos token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
+// end is where yacc ends it.
+func (p *parser) sizeof(pos, end token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 	size, known := uint64(0), false
 	switch {
 	case x != nil:
@@ -76,13 +80,17 @@ func (p *parser) sizeof(pos token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 		l, known = p.typeLayout(t.Spec, t.Decl.Derived)
 		size = l.size
 		if known && size == 0 {
-			p.fail(diag.Errorf(pos, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size"))
+			p.fail(diag.Errorf(end, diag.D_SIZEOF_TYPE, "cannot apply sizeof to an operand of unknown size"))
 		}
 	}
 	if known {
-		return &ast.IntLit{ValuePos: pos, Value: size, Type: ast.Ulong}
+		// dt_node_op1 folds into the operand's node.
+		if x != nil {
+			end = ast.DiagPos(x)
+		}
+		return &ast.IntLit{ValuePos: pos, Value: size, Type: ast.Ulong, DiagPos: end}
 	}
-	return &ast.SizeofExpr{Sizeof: pos, Type: t, X: x}
+	return &ast.SizeofExpr{Sizeof: pos, Type: t, X: x, DiagPos: end}
 }
 
 // intTypeOf returns the integer type named by specifiers, when it is one

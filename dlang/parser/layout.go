@@ -159,9 +159,10 @@ func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool
 }
 
 // offsetof folds offsetof(t, member) for a struct or union the script
-// defines; other types are left for the type checker.
-func (p *parser) offsetof(pos token.Pos, t *ast.TypeName, member *ast.Ident) ast.Expr {
-	unfolded := &ast.OffsetofExpr{Offsetof: pos, Type: t, Member: member}
+// defines; other types are left for the type checker. end is after its
+// ")", where dt_node_offsetof runs.
+func (p *parser) offsetof(pos, end token.Pos, t *ast.TypeName, member *ast.Ident) ast.Expr {
+	unfolded := &ast.OffsetofExpr{Offsetof: pos, Type: t, Member: member, DiagPos: end}
 	st, ok := t.Spec.Type.(*ast.StructType)
 	if n, isNamed := t.Spec.Type.(*ast.NamedType); isNamed {
 		if td, known := p.typedefDecls[n.Name]; known && len(td.derived) == 0 {
@@ -173,7 +174,7 @@ func (p *parser) offsetof(pos token.Pos, t *ast.TypeName, member *ast.Ident) ast
 	}
 	if !ok {
 		if p.knownLayout(t) {
-			p.fail(diag.Errorf(pos, diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type"))
+			p.fail(diag.Errorf(end, diag.D_OFFSETOF_TYPE, "offsetof operand must be a struct or union type"))
 		}
 		return unfolded
 	}
@@ -189,11 +190,11 @@ func (p *parser) offsetof(pos token.Pos, t *ast.TypeName, member *ast.Ident) ast
 	f, ok := fields[member.Name]
 	switch {
 	case !ok:
-		p.fail(diag.Errorf(pos, diag.D_UNKNOWN, "failed to determine offset of %s: Member name not found", member.Name))
+		p.fail(diag.Errorf(end, diag.D_UNKNOWN, "failed to determine offset of %s: Member name not found", member.Name))
 	case f.bitField:
-		p.fail(diag.Errorf(pos, diag.D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s", member.Name))
+		p.fail(diag.Errorf(end, diag.D_OFFSETOF_BITFIELD, "cannot take offset of a bit-field: %s", member.Name))
 	}
-	return &ast.IntLit{ValuePos: pos, Value: f.offset, Type: ast.Int}
+	return &ast.IntLit{ValuePos: pos, Value: f.offset, Type: ast.Int, DiagPos: end}
 }
 
 // knownLayout reports whether the parser knows the type completely, so

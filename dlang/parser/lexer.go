@@ -1,12 +1,14 @@
 package parser
 
 import (
-	"github.com/kdtrace/kdtrace/dlang/constant"
+	"fmt"
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/constant"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
 )
@@ -43,6 +45,12 @@ type lexer struct {
 	ityp ast.IntType
 	ineg bool // a macro argument's "-" prefix, for INT
 	ipos bool // a macro argument's "+" prefix, for INT
+	// end is where dt_lex.l's yylineno stands once it has returned the
+	// token: after the token, and after the blanks that follow it when
+	// the lexer looked past them for the next character (after "/", and
+	// after a type name in an expression).
+	end    token.Pos
+	peeked bool
 }
 
 func (l *lexer) init(p *parser, file, src string) {
@@ -135,6 +143,12 @@ func (l *lexer) next() {
 	l.skip()
 	l.pos = l.here()
 	l.ineg, l.ipos = false, false
+	l.peeked = false
+	defer func() {
+		if !l.peeked {
+			l.end = l.here()
+		}
+	}()
 	if l.off >= len(l.src) {
 		l.tok, l.lit = token.EOF, ""
 		return
@@ -144,6 +158,25 @@ func (l *lexer) next() {
 		return
 	}
 	l.scanExpr()
+}
+
+// peekPast records that dt_lex.l has read the blanks after the current
+// token to see the next character, counting the newlines among them.
+func (l *lexer) peekPast() {
+	l.peeked = true
+	l.end = l.here()
+	for i := l.off; i < len(l.src); i++ {
+		switch l.src[i] {
+		case '\n':
+			l.end.Line++
+			l.end.Col = 1
+			continue
+		case ' ', '\t', '\r', '\f', '\v':
+			l.end.Col++
+			continue
+		}
+		break
+	}
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
@@ -214,7 +247,7 @@ func (l *lexer) scanClause() {
 	}
 	// The outer scope has no other tokens: dt_lex.l's catch-all rule
 	// names the one character.
-	l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"%s\"", l.src[l.off:l.off+1])
+	l.badChar(l.off)
 }
 
 // outerKeywords are the keywords dt_lex.l recognises in the outer scope
@@ -268,6 +301,11 @@ func (l *lexer) scanExpr() {
 	case '$':
 		l.scanMacro()
 	case '/':
+		if l.scope == scopeExpr && l.peekByte() != '=' {
+			// dt_lex.l reads ahead to tell division from the end of
+			// a predicate.
+			l.peekPast()
+		}
 		if l.scope == scopeExpr && l.endsPredicate() {
 			l.tok, l.lit = token.EPRED, "/"
 			return
@@ -391,11 +429,31 @@ func (l *lexer) scanExpr() {
 			l.tok = token.GT
 		}
 	default:
-		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"%s\"", l.src[l.off-1:l.off])
+		l.badChar(l.off - 1)
 	}
 	if l.tok.IsOperator() {
 		l.lit = l.tok.String()
 	}
+}
+
+// badChar reports the character at offset i, which starts no token. As
+// dt_lex.l's catch-all rule it is a syntax error near that character,
+// but where dtrace would print a raw control byte this names the byte by
+// its escape, and says when the script is not text at all (it holds a
+// NUL byte or is not UTF-8: a binary given to -s).
+func (l *lexer) badChar(i int) {
+	r, n := utf8.DecodeRuneInString(l.src[i:])
+	if r >= 0x20 && r != 0x7f && (r != utf8.RuneError || n > 1) {
+		l.errorf(l.pos, diag.D_SYNTAX, "syntax error near \"%s\"", l.src[i:i+n])
+	}
+	esc := fmt.Sprintf("\\x%02x", l.src[i])
+	if r == 0 {
+		esc = "\\0"
+	}
+	if strings.IndexByte(l.src, 0) >= 0 || !utf8.ValidString(l.src) {
+		l.errorf(l.pos, diag.D_SYNTAX, "invalid character '%s': the script is not text", esc)
+	}
+	l.errorf(l.pos, diag.D_SYNTAX, "invalid character '%s'", esc)
 }
 
 func (l *lexer) peekByte() byte {
@@ -646,7 +704,22 @@ func (l *lexer) scanString() {
 		}
 		break
 	}
-	l.errorf(l.pos, diag.D_STR_NL, "newline encountered in string literal")
+	l.unterminated(diag.D_STR_NL, "string literal")
+}
+
+// unterminated reports a string or character constant that the line
+// ends, or the input. dt_lex.l's rule for the first matches the newline
+// as trailing context, and flex counts it, so dtrace reports the line
+// after it. For the second dtrace has no rule and reports a syntax
+// error near the quote.
+func (l *lexer) unterminated(tag diag.Tag, what string) {
+	if l.off < len(l.src) && l.src[l.off] == '\n' {
+		pos := l.here()
+		pos.Line++
+		pos.Col = 1
+		l.errorf(pos, tag, "newline encountered in %s", what)
+	}
+	l.errorf(l.here(), diag.D_SYNTAX, "unterminated %s: end of input before its closing quote", what)
 }
 
 // scanChar scans a character constant after its opening quote.
@@ -684,7 +757,7 @@ func (l *lexer) scanChar() {
 		}
 		break
 	}
-	l.errorf(l.pos, diag.D_CHR_NL, "newline encountered in character constant")
+	l.unterminated(diag.D_CHR_NL, "character constant")
 }
 
 // cString cuts s at its first NUL byte: dtrace keeps strings as C strings.

@@ -29,6 +29,10 @@ type Config struct {
 	// ArgRefs skips the check that every argument is referenced (-x
 	// argref).
 	ArgRefs bool
+	// FuncNameLen is the kernel's DTRACE_FUNCNAMELEN, which bounds the
+	// function component of probe descriptions: 0 means 192, FreeBSD 14's
+	// (FreeBSD 13 and illumos have 128).
+	FuncNameLen int
 	// CommandLine marks a program given on the command line (-n, -P, …):
 	// a probe description needs no predicate or actions, and errors carry
 	// no line number, as in dtrace.
@@ -93,6 +97,11 @@ type parser struct {
 	nameIsDeclarator bool
 
 	parens, brackets, braces int
+
+	// prevEnd is the lexer's end (dtrace's yylineno) after the token
+	// before the current one: where dtrace builds a node that ends in
+	// that token when yacc needs no lookahead to end it.
+	prevEnd token.Pos
 }
 
 // ParseFile parses a D program. The file name is used in positions and
@@ -135,7 +144,7 @@ func (p *parser) fail(err *diag.Error) {
 // syntaxError reports a syntax error at the current token, naming it as
 // yacc's yyerror does.
 func (p *parser) syntaxError() {
-	p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "syntax error %s", p.near()))
+	p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "syntax error %s", p.near()))
 }
 
 func (p *parser) near() string {
@@ -161,6 +170,7 @@ func (p *parser) rawText() string {
 }
 
 func (p *parser) next() {
+	p.prevEnd = p.lex.end
 	scope := p.lex.scope
 	p.lex.next()
 	if scope != scopeExpr && p.lex.tok != token.LBRACE {
@@ -171,26 +181,26 @@ func (p *parser) next() {
 		p.parens++
 	case token.RPAREN:
 		if p.parens--; p.parens < 0 {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra ) in input stream"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "extra ) in input stream"))
 		}
 	case token.LBRACK:
 		p.brackets++
 	case token.RBRACK:
 		if p.brackets--; p.brackets < 0 {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra ] in input stream"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "extra ] in input stream"))
 		}
 	case token.LBRACE:
 		p.braces++
 	case token.RBRACE:
 		if p.braces--; p.braces < 0 {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "extra } in input stream"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "extra } in input stream"))
 		}
 	case token.EPRED:
 		if p.parens != 0 {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "closing ) expected in predicate before /"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "closing ) expected in predicate before /"))
 		}
 		if p.brackets != 0 {
-			p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "closing ] expected in predicate before /"))
+			p.fail(diag.Errorf(p.lex.end, diag.D_SYNTAX, "closing ] expected in predicate before /"))
 		}
 	}
 }
@@ -328,6 +338,11 @@ func (p *parser) identOrType(name string) token.Token {
 	if p.idents[name] || p.nameIsDeclarator {
 		return token.IDENT
 	}
+	// id_or_type reads past the blanks after a type name in an
+	// expression, which moves dtrace's line on when they hold a newline.
+	if p.lex.scope == scopeExpr && p.newlineFollows() && p.isType(name) {
+		p.lex.peekPast()
+	}
 	// In an expression, a name followed by = [ ++ or -- is a variable
 	// even when it names a type, and dt_lex.l registers such a type
 	// name as one from here on; registering every such name is the
@@ -347,6 +362,22 @@ func (p *parser) identOrType(name string) token.Token {
 		return token.IDENT
 	}
 	return token.TNAME
+}
+
+// newlineFollows reports whether the blanks after the current token hold
+// a newline.
+func (p *parser) newlineFollows() bool {
+	src := p.lex.src
+	for i := p.lex.off; i < len(src); i++ {
+		switch src[i] {
+		case '\n':
+			return true
+		case ' ', '\t', '\r', '\f', '\v':
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 // followedBy returns what follows the current token when it is one of

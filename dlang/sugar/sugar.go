@@ -68,7 +68,7 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 		}
 	}
 	if !hasIf(c.Body) {
-		return []*ast.Clause{{Probes: probes, Pred: c.Pred, Body: c.Body}}, nil
+		return []*ast.Clause{{Probes: probes, Pred: c.Pred, Body: c.Body, DiagPos: c.DiagPos}}, nil
 	}
 	s := &splitter{probes: probes, pos: c.Pos()}
 	cond := 0

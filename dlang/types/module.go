@@ -187,11 +187,14 @@ func Builtin(strsize int64) (c, d *Scope) {
 	for _, t := range []*Int{Char, SChar, UChar, Short, UShort, IntType, UInt, Long, ULong, LongLong, ULongLong, Bool} {
 		c.Insert(t.Name, t)
 	}
-	for name, t := range map[string]*Int{
-		"signed short": Short, "signed": IntType, "signed int": IntType, "unsigned": UInt,
-		"signed long": Long, "signed long long": LongLong,
+	// dt_open.c's C container also has these as types of their own,
+	// which dtrace names as written: "unsigned" for unsigned x.
+	for _, t := range []*Int{
+		{Name: "signed", Bytes: 4, Signed: true}, {Name: "unsigned", Bytes: 4},
+		{Name: "signed short", Bytes: 2, Signed: true}, {Name: "signed int", Bytes: 4, Signed: true},
+		{Name: "signed long", Bytes: 8, Signed: true}, {Name: "signed long long", Bytes: 8, Signed: true},
 	} {
-		c.Insert(name, t)
+		c.Insert(t.Name, t)
 	}
 	c.Insert("float", FloatType)
 	c.Insert("double", Double)
