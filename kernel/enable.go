@@ -42,7 +42,7 @@ func (l *loader) enable(n int) error {
 			if st.commit || st.speculate {
 				return fail(ReasonAggAfterSpec)
 			}
-			size, reason := aggSize(a)
+			size, reason := AggregationSize(a)
 			if reason != "" {
 				return fail(reason)
 			}
@@ -222,9 +222,9 @@ func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
 	return 0, ReasonActKind
 }
 
-// aggSize returns the size of an aggregation's data, or why the kernel
-// refuses it (dtrace_ecb_aggregation_create).
-func aggSize(a *Action) (uint64, string) {
+// AggregationSize returns the size of an aggregation's data, or why the
+// kernel refuses it (dtrace_ecb_aggregation_create).
+func AggregationSize(a *Action) (uint64, string) {
 	switch a.Kind {
 	case dof.AggMin, dof.AggMax, dof.AggCount, dof.AggSum:
 		return 8, ""

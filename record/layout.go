@@ -393,39 +393,11 @@ func (l *Layout) actSize(a *kernel.Action) (size uint32, arg uint64, reason stri
 	return 0, 0, fmt.Sprintf("unknown action %v", a.Kind)
 }
 
-// aggSize returns the size of an aggregation's data
-// (dtrace_ecb_aggregation_create), or why the kernel refuses it.
+// aggSize returns the size of an aggregation's data, or why the kernel
+// refuses it.
 func aggSize(a *kernel.Action) (uint32, string) {
-	switch a.Kind {
-	case dof.AggMin, dof.AggMax, dof.AggCount, dof.AggSum:
-		return 8, ""
-	case dof.AggAvg:
-		return 16, ""
-	case dof.AggStddev:
-		return 32, ""
-	case dof.AggQuantize:
-		return QuantizeBuckets * 8, ""
-	case dof.AggLQuantize:
-		_, step, levels := dof.LQuantizeParams(a.Arg)
-		if step == 0 || levels == 0 {
-			return 0, "bad lquantize() parameters"
-		}
-		return (uint32(levels) + 3) * 8, ""
-	case dof.AggLLQuantize:
-		factor, low, high, nsteps := dof.LLQuantizeParams(a.Arg)
-		if factor < 2 || low >= high || nsteps < factor {
-			return 0, "bad llquantize() parameters"
-		}
-		v := uint64(factor)
-		for v < uint64(nsteps) {
-			v *= uint64(factor)
-		}
-		if v%uint64(nsteps) != 0 || nsteps%factor != 0 {
-			return 0, "bad llquantize() parameters"
-		}
-		return uint32(LLQuantizeBuckets(factor, low, high, nsteps)+2) * 8, ""
-	}
-	return 0, fmt.Sprintf("unknown aggregation %v", a.Kind)
+	size, reason := kernel.AggregationSize(a)
+	return uint32(size), reason
 }
 
 // QuantizeBuckets is the number of quantize() buckets
