@@ -340,3 +340,44 @@ func TestAssembleDestructiveAndXlate(t *testing.T) {
 		t.Errorf("xlate: %v %+v", o.Code, o.Xlate)
 	}
 }
+
+// TestReset: an IR reused after Reset assembles what a new IR would, and
+// the objects assembled before keep their contents; tables past the
+// size that is searched linearly intern as before.
+func TestReset(t *testing.T) {
+	build := func(ir *IR, n int) {
+		ir.Ret = i64
+		l := ir.NewLabel()
+		ir.Emit(Mov(0, 3))
+		ir.LoadVar(LDGS, vExec, 1)
+		ir.Sets("sshd", 2)
+		ir.Emit(Cmp(SCMP, 1, 2))
+		ir.Branch(BE, l)
+		for i := range n {
+			ir.Setx(uint64(1000+i%(n/2+1)), 3)
+			ir.Sets(strings.Repeat("s", 1+i%(n/2+1)), 4)
+		}
+		ir.StoreVar(STTS, vSelfTS, 3)
+		ir.LoadVar(LDGS, vTS, 3)
+		ir.StoreVar(STGS, vGlob, 3)
+		ir.Mark(l)
+		ir.Emit(Ret(3))
+	}
+	var reused IR
+	var kept []*Object
+	var want []*Object
+	for _, n := range []int{40, 3, 0, 2 * smallTable, 5} {
+		reused.Reset()
+		build(&reused, n)
+		kept = append(kept, assemble(t, &reused))
+		var fresh IR
+		build(&fresh, n)
+		want = append(want, assemble(t, &fresh))
+	}
+	if diff := cmp.Diff(want, kept); diff != "" {
+		t.Errorf("objects of a reused IR differ from a new IR's (-new +reused):\n%s", diff)
+	}
+	if n := len(want[0].Ints); n != 21 {
+		t.Errorf("40 setx of 21 values made %d integer table entries", n)
+	}
+}
