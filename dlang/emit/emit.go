@@ -47,11 +47,12 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 type emitter struct {
 	info    *check.Info
 	strsize int64
+	ir      dif.IR // the DIFO being generated (newGen)
 }
 
 // difo generates a DIFO that returns the value of x.
 func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		v := g.value(x)
@@ -67,7 +68,7 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 // of size bytes, what the kernel requires of the actions that take an
 // integer: exit()'s status (32 bits), sym()'s address (64).
 func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		return g.finish(r, dif.IntType(size))
@@ -81,7 +82,7 @@ func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
 // effect generates a DIFO for a statement whose value is not recorded
 // (an assignment): it returns a value of size 0.
 func (e *emitter) effect(x ast.Expr) (*dof.DIFO, error) {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		return g.finish(r, dif.Type{Kind: dif.TypeCTF})
@@ -99,7 +100,7 @@ func (e *emitter) constant(n uint64) *dof.DIFO { return e.constantOf(n, 8) }
 func (e *emitter) constant32(n uint64) *dof.DIFO { return e.constantOf(n, 4) }
 
 func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		return g.finish(g.setInt(n), dif.IntType(size))
 	})
@@ -451,7 +452,7 @@ func (e *emitter) setopt(args []ast.Expr) ([]dof.Action, error) {
 
 // str generates a DIFO that returns a string constant.
 func (e *emitter) str(s string) *dof.DIFO {
-	g := newGen(e.info, e.strsize)
+	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.regs.alloc()
 		g.ir.Sets(s, r)
@@ -470,8 +471,16 @@ func toDOF(o *dif.Object) *dof.DIFO {
 		Ints: o.Ints,
 		Strs: o.Strs,
 	}
-	for _, in := range o.Code {
-		d.Code = append(d.Code, uint32(in))
+	// The program keeps every DIFO until its DOF is written: the
+	// tables are made to size.
+	if len(o.Code) > 0 {
+		d.Code = make([]uint32, len(o.Code))
+		for i, in := range o.Code {
+			d.Code[i] = uint32(in)
+		}
+	}
+	if len(o.Vars) > 0 {
+		d.Vars = make([]dof.DIFVar, 0, len(o.Vars))
 	}
 	for _, v := range o.Vars {
 		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: dofType(v.Type)})
