@@ -47,7 +47,8 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 type emitter struct {
 	info    *check.Info
 	strsize int64
-	ir      dif.IR // the DIFO being generated (newGen)
+	ir      dif.IR   // the DIFO being generated (newGen)
+	difos   dof.Pool // the program's DIFOs (toDOF)
 }
 
 // difo generates a DIFO that returns the value of x.
@@ -61,7 +62,7 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // difoSized generates a DIFO that returns the value of x as an integer
@@ -76,7 +77,7 @@ func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // effect generates a DIFO for a statement whose value is not recorded
@@ -90,7 +91,7 @@ func (e *emitter) effect(x ast.Expr) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // constant generates a DIFO that returns n (dt_action_difconst).
@@ -107,7 +108,7 @@ func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
 	if err != nil {
 		panic(err) // a constant always assembles
 	}
-	return toDOF(obj)
+	return e.toDOF(obj)
 }
 
 func (e *emitter) clause(cl *ast.Clause) ([]dof.ECB, error) {
@@ -461,11 +462,12 @@ func (e *emitter) str(s string) *dof.DIFO {
 	if err != nil {
 		panic(err) // a string constant always assembles
 	}
-	return toDOF(obj)
+	return e.toDOF(obj)
 }
 
-// toDOF converts an assembled DIFO to the form DOF carries.
-func toDOF(o *dif.Object) *dof.DIFO {
+// toDOF converts an assembled DIFO to the form DOF carries, shared with
+// an equal one the program has already.
+func (e *emitter) toDOF(o *dif.Object) *dof.DIFO {
 	d := &dof.DIFO{
 		Ret:  dofType(o.Ret),
 		Ints: o.Ints,
@@ -491,7 +493,7 @@ func toDOF(o *dif.Object) *dof.DIFO {
 	for _, r := range o.URelo {
 		d.URelo = append(d.URelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
 	}
-	return d
+	return e.difos.Intern(d)
 }
 
 func dofType(t dif.Type) dof.DIFType {
