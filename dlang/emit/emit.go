@@ -29,7 +29,13 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 		strsize = 256
 	}
 	e := &emitter{info: info, strsize: strsize}
-	p := &dof.Program{}
+	n := 0 // ECBs, so that a program of many clauses grows no list
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			n += len(cl.Probes)
+		}
+	}
+	p := &dof.Program{ECBs: make([]dof.ECB, 0, n)}
 	for _, d := range prog.Decls {
 		cl, ok := d.(*ast.Clause)
 		if !ok {
@@ -49,6 +55,7 @@ type emitter struct {
 	strsize int64
 	ir      dif.IR   // the DIFO being generated (newGen)
 	difos   dof.Pool // the program's DIFOs (toDOF)
+	consts  map[[2]uint64]*dof.DIFO
 }
 
 // difo generates a DIFO that returns the value of x.
@@ -101,6 +108,20 @@ func (e *emitter) constant(n uint64) *dof.DIFO { return e.constantOf(n, 8) }
 func (e *emitter) constant32(n uint64) *dof.DIFO { return e.constantOf(n, 4) }
 
 func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
+	// Aggregations and actions need the same few constants in every
+	// clause: each is generated once.
+	key := [2]uint64{n, uint64(size)}
+	if d, ok := e.consts[key]; ok {
+		return d
+	}
+	if e.consts == nil {
+		e.consts = make(map[[2]uint64]*dof.DIFO)
+	}
+	e.consts[key] = e.genConstant(n, size)
+	return e.consts[key]
+}
+
+func (e *emitter) genConstant(n uint64, size uint32) *dof.DIFO {
 	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		return g.finish(g.setInt(n), dif.IntType(size))
@@ -131,7 +152,7 @@ func (e *emitter) clause(cl *ast.Clause) ([]dof.ECB, error) {
 		}
 		acts = append(acts, as...)
 	}
-	var ecbs []dof.ECB
+	ecbs := make([]dof.ECB, 0, len(cl.Probes))
 	for _, d := range cl.Probes {
 		ecbs = append(ecbs, dof.ECB{
 			Probe:   dof.ProbeSpec{ID: d.ID, Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name},
