@@ -130,6 +130,10 @@ type writer struct {
 	// xlsec maps a translator's index to its XLIMPORT or XLEXPORT
 	// section, once written.
 	xlsec map[int]uint32
+	// scratch holds a section's data while it is encoded, and acts an
+	// ECB's action descriptions: lsect copies the data, so the memory
+	// serves every section of a DOF of millions.
+	scratch, acts []byte
 }
 
 // area is a part of the file that grows as sections are added: its
@@ -329,7 +333,8 @@ func (w *writer) ecb(e *ECB) error {
 	}
 	d := ProbeDesc{StrTab: 0, Provider: w.str(pd.Provider), Mod: w.str(pd.Module),
 		Func: w.str(pd.Function), Name: w.str(pd.Name), ID: pd.ID}
-	probes := w.lsect(d.Append(nil), SectProbeDesc, 4, ProbeDescSize)
+	w.scratch = d.Append(w.scratch[:0])
+	probes := w.lsect(w.scratch, SectProbeDesc, 4, ProbeDescSize)
 
 	ed := ECBDesc{Probes: probes, Pred: SecIdxNone, Actions: SecIdxNone, UArg: e.UArg}
 	if e.Pred != nil {
@@ -338,7 +343,7 @@ func (w *writer) ecb(e *ECB) error {
 			return fmt.Errorf("predicate: %w", err)
 		}
 	}
-	var acts []byte
+	acts := w.acts[:0]
 	for i := range e.Actions {
 		a := &e.Actions[i]
 		ad := ActDesc{DIFO: SecIdxNone, StrTab: SecIdxNone, Kind: a.Kind, NTuple: a.NTuple,
@@ -361,28 +366,33 @@ func (w *writer) ecb(e *ECB) error {
 		}
 		acts = ad.Append(acts)
 	}
+	w.acts = acts
 	if len(e.Actions) > 0 {
 		ed.Actions = w.lsect(acts, SectActDesc, 8, ActDescSize)
 	}
-	w.lsect(ed.Append(nil), SectECBDesc, 8, 0)
+	w.scratch = ed.Append(w.scratch[:0])
+	w.lsect(w.scratch, SectECBDesc, 8, 0)
 	return nil
 }
 
 func (w *writer) difo(d *DIFO) (uint32, error) {
-	var links []uint32
+	var own [5]uint32 // DIF, INTTAB, STRTAB, VARTAB, XLTAB
+	links := own[:0]
 	strsec, intsec := uint32(SecIdxNone), uint32(SecIdxNone)
 	if len(d.Code) > 0 {
-		b := make([]byte, 0, 4*len(d.Code))
+		b := w.scratch[:0]
 		for _, in := range d.Code {
 			b = le.AppendUint32(b, in)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectDIF, InstrSize, InstrSize))
 	}
 	if len(d.Ints) > 0 {
-		b := make([]byte, 0, 8*len(d.Ints))
+		b := w.scratch[:0]
 		for _, v := range d.Ints {
 			b = le.AppendUint64(b, v)
 		}
+		w.scratch = b
 		intsec = w.lsect(b, SectIntTab, 8, 8)
 		links = append(links, intsec)
 	}
@@ -391,14 +401,15 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 		links = append(links, strsec)
 	}
 	if len(d.Vars) > 0 {
-		var b []byte
+		b := w.scratch[:0]
 		for i := range d.Vars {
 			b = d.Vars[i].Append(b)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectVarTab, 4, DIFVarSize))
 	}
 	if len(d.XlRefs) > 0 {
-		var b []byte
+		b := w.scratch[:0]
 		for _, x := range d.XlRefs {
 			t := int(x.Xlator)
 			if t >= len(w.p.Translators) || w.p.Translators[t].Export {
@@ -411,15 +422,17 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 			x.Xlator = sec
 			b = x.Append(b)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectXLTab, 4, XlRefSize))
 	}
-	hdr := d.Ret.Append(nil)
+	hdr := d.Ret.Append(w.scratch[:0])
 	for _, l := range links {
 		hdr = le.AppendUint32(hdr, l)
 	}
+	w.scratch = hdr
 	hdrsec := w.lsect(hdr, SectDIFOHdr, 4, 0)
 
-	for _, r := range []struct {
+	for _, r := range [...]struct {
 		rels []RelDesc
 		t    SectType
 	}{{d.KRelo, SectKRelHdr}, {d.URelo, SectURelHdr}} {
@@ -429,12 +442,14 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 		if intsec == SecIdxNone || strsec == SecIdxNone {
 			return 0, errors.New("relocations need the DIFO's integer and string tables")
 		}
-		var b []byte
+		b := w.scratch[:0]
 		for i := range r.rels {
 			b = r.rels[i].Append(b)
 		}
+		w.scratch = b
 		rh := RelHdr{StrTab: strsec, RelSec: w.lsect(b, SectRelTab, 8, RelDescSize), TgtSec: intsec}
-		w.lsect(rh.Append(nil), r.t, 4, 0)
+		w.scratch = rh.Append(w.scratch[:0])
+		w.lsect(w.scratch, r.t, 4, 0)
 	}
 	return hdrsec, nil
 }
