@@ -1,9 +1,11 @@
 package dif
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // ErrIntTableFull and ErrStrTableFull are the assembler's refusals when a
@@ -320,9 +322,13 @@ func (t *strtab) lookup(s string) (uint32, bool) {
 	return 0, false
 }
 
-// clone returns a copy of the table with room for extra bytes more.
-func (t *strtab) clone(extra int) strtab {
-	c := strtab{buf: append(make([]byte, 0, len(t.buf)+extra), t.buf...), ends: append([]uint32(nil), t.ends...)}
+// clone returns a copy of the table with room for extra bytes and
+// names more strings.
+func (t *strtab) clone(extra, names int) strtab {
+	c := strtab{buf: append(make([]byte, 0, len(t.buf)+extra), t.buf...)}
+	if t.off == nil {
+		c.ends = append(make([]uint32, 0, len(t.ends)+names), t.ends...)
+	}
 	if t.off != nil {
 		c.off = make(map[string]uint32, len(t.off))
 		for k, v := range t.off {
@@ -478,16 +484,17 @@ func Assemble(ir *IR) (*Object, error) {
 	}
 	// The names of variables and relocated symbols join the string
 	// table; room is made for them at once, as the table is kept.
-	extra := 0
+	extra, names := 1, len(ir.vars) // the leading NUL, if the table is empty
 	for i := range ir.vars {
 		extra += len(ir.vars[i].ref.Name) + 1
 	}
 	for _, n := range ir.nodes {
 		if n.sym != nil {
 			extra += len(n.sym.Name) + 1
+			names++
 		}
 	}
-	strs := ir.strs.clone(extra)
+	strs := ir.strs.clone(extra, names)
 	if _, err := strs.insert(""); err != nil {
 		return nil, err
 	}
@@ -528,9 +535,10 @@ func Assemble(ir *IR) (*Object, error) {
 		o.Code[i] = Branch(op, uint32(at))
 	}
 
-	uses := make([]*varUse, len(ir.vars))
+	var own [smallTable]*varUse
+	uses := own[:0]
 	for i := range ir.vars {
-		uses[i] = &ir.vars[i]
+		uses = append(uses, &ir.vars[i])
 	}
 	group := func(scope uint8) int {
 		switch scope {
@@ -541,15 +549,15 @@ func Assemble(ir *IR) (*Object, error) {
 		}
 		return 2
 	}
-	sort.Slice(uses, func(i, j int) bool {
-		a, b := uses[i].ref, uses[j].ref
-		if ga, gb := group(a.Scope), group(b.Scope); ga != gb {
-			return ga < gb
+	slices.SortFunc(uses, func(u, v *varUse) int {
+		a, b := u.ref, v.ref
+		if c := cmp.Compare(group(a.Scope), group(b.Scope)); c != 0 {
+			return c
 		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
 		}
-		return a.Name < b.Name
+		return strings.Compare(a.Name, b.Name)
 	})
 	if len(uses) > 0 {
 		o.Vars = make([]Var, 0, len(uses))
