@@ -13,6 +13,13 @@
 // (dof-MB). The scripts run with --btf none -Z, so that they compile
 // alike on any machine, with or without the kernel's probes and types.
 //
+// By hand, the same runs are
+//
+//	go build -o /tmp/kdtrace ./cmd/kdtrace
+//	go run ./bench/gensrc -clauses 120419 /tmp
+//	/usr/bin/time -v /tmp/kdtrace --btf none -Z -e -s /tmp/scale.d
+//	/usr/bin/time -v /tmp/kdtrace --btf none -Z -G -o /tmp/scale.dof -s /tmp/scale.d
+//
 // For profiles of the same work in-process, see the ScaleE and ScaleG
 // benchmarks of cmd/kdtrace:
 //
