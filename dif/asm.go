@@ -94,8 +94,9 @@ type IR struct {
 	nlabels Label
 	marked  []bool // by label
 	ints    []uint64
-	// interned holds the indices of the integers Int shared (not those
-	// of symbol addresses), shared the same once there are many.
+	// interned holds the indices of the entries Int shares (not the
+	// symbol addresses of SetxSym); once there are more than
+	// smallTable, shared maps their values to them.
 	interned []uint16
 	shared   map[uint64]uint16
 	strs     strtab
@@ -328,8 +329,7 @@ func (t *strtab) clone(extra, names int) strtab {
 	c := strtab{buf: append(make([]byte, 0, len(t.buf)+extra), t.buf...)}
 	if t.off == nil {
 		c.ends = append(make([]uint32, 0, len(t.ends)+names), t.ends...)
-	}
-	if t.off != nil {
+	} else {
 		c.off = make(map[string]uint32, len(t.off))
 		for k, v := range t.off {
 			c.off[k] = v

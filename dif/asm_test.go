@@ -2,6 +2,7 @@ package dif
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -360,6 +361,16 @@ func TestReset(t *testing.T) {
 		ir.StoreVar(STTS, vSelfTS, 3)
 		ir.LoadVar(LDGS, vTS, 3)
 		ir.StoreVar(STGS, vGlob, 3)
+		for pass := range 2 {
+			for i := range n / 2 {
+				g := VarRef{Name: fmt.Sprint("g", i), ID: VarOtherUBase + 2 + uint32(i), Kind: KindScalar, Scope: ScopeGlobal, Type: i64}
+				if pass == 0 {
+					ir.StoreVar(STGS, g, 3)
+				} else {
+					ir.LoadVar(LDGS, g, 3)
+				}
+			}
+		}
 		ir.Mark(l)
 		ir.Emit(Ret(3))
 	}
@@ -379,5 +390,13 @@ func TestReset(t *testing.T) {
 	}
 	if n := len(want[0].Ints); n != 21 {
 		t.Errorf("40 setx of 21 values made %d integer table entries", n)
+	}
+	if n := len(want[0].Vars); n != 24 {
+		t.Errorf("24 variables made %d variable table entries", n)
+	}
+	for _, v := range want[0].Vars {
+		if v.ID >= VarOtherUBase+2 && v.Flags != FlagRef|FlagMod {
+			t.Errorf("variable %d stored and loaded has flags %#x", v.ID, v.Flags)
+		}
 	}
 }
