@@ -1,9 +1,11 @@
 package dif
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // ErrIntTableFull and ErrStrTableFull are the assembler's refusals when a
@@ -90,13 +92,24 @@ type IR struct {
 	nodes   []irNode
 	ninstr  int
 	nlabels Label
-	marked  map[Label]bool
+	marked  []bool // by label
 	ints    []uint64
-	shared  map[uint64]uint16
-	strs    strtab
-	vars    map[varKey]*varUse
-	err     error
+	// interned holds the indices of the entries Int shares (not the
+	// symbol addresses of SetxSym); once there are more than
+	// smallTable, shared maps their values to them.
+	interned []uint16
+	shared   map[uint64]uint16
+	strs     strtab
+	vars     []varUse
+	varIdx   map[varKey]int // index in vars, once there are many
+	err      error
 }
+
+// smallTable is the size up to which the IR finds an integer, a string
+// or a variable by looking through its table rather than in a map: a
+// DIFO's tables hold a few entries, and a compiler making one DIFO per
+// action of a large program would spend more on maps than on the code.
+const smallTable = 16
 
 type irNode struct {
 	decl  bool  // a label declaration, not an instruction
@@ -122,6 +135,20 @@ func (ir *IR) fail(err error) {
 	}
 }
 
+// Reset empties the IR for another DIFO, keeping the memory of its
+// instruction list and tables: a compiler makes a DIFO for every
+// predicate and action, and can make them all in one IR.
+func (ir *IR) Reset() {
+	*ir = IR{
+		nodes:    ir.nodes[:0],
+		marked:   ir.marked[:0],
+		ints:     ir.ints[:0],
+		interned: ir.interned[:0],
+		strs:     strtab{buf: ir.strs.buf[:0], ends: ir.strs.ends[:0]},
+		vars:     ir.vars[:0],
+	}
+}
+
 // Err returns the first error met while building the IR, which Assemble
 // also returns.
 func (ir *IR) Err() error { return ir.err }
@@ -143,8 +170,8 @@ func (ir *IR) Mark(l Label) {
 		ir.fail(fmt.Errorf("dif: label %d was not made by NewLabel", l))
 		return
 	}
-	if ir.marked == nil {
-		ir.marked = make(map[Label]bool)
+	if int(l) >= len(ir.marked) {
+		ir.marked = append(ir.marked, make([]bool, int(ir.nlabels)+1-len(ir.marked))...)
 	}
 	if ir.marked[l] {
 		ir.fail(fmt.Errorf("dif: label %d placed twice", l))
@@ -179,13 +206,30 @@ func (ir *IR) Branch(op Op, l Label) {
 // Int interns x in the integer table, sharing one entry among equal
 // values, and returns its index.
 func (ir *IR) Int(x uint64) uint16 {
-	if i, ok := ir.shared[x]; ok {
-		return i
+	if ir.shared != nil {
+		if i, ok := ir.shared[x]; ok {
+			return i
+		}
+	} else {
+		for _, i := range ir.interned {
+			if ir.ints[i] == x {
+				return i
+			}
+		}
 	}
 	i, ok := ir.addInt(x)
-	if ok {
-		if ir.shared == nil {
-			ir.shared = make(map[uint64]uint16)
+	if !ok {
+		return i
+	}
+	switch {
+	case ir.shared != nil:
+		ir.shared[x] = i
+	case len(ir.interned) < smallTable:
+		ir.interned = append(ir.interned, i)
+	default:
+		ir.shared = make(map[uint64]uint16, 2*smallTable)
+		for _, j := range ir.interned {
+			ir.shared[ir.ints[j]] = j
 		}
 		ir.shared[x] = i
 	}
@@ -227,19 +271,19 @@ func (ir *IR) String(s string) uint16 {
 // 0 for the empty string, then each distinct string once, NUL-terminated,
 // in order of first insertion.
 type strtab struct {
-	buf []byte
-	off map[string]uint32
+	buf  []byte
+	ends []uint32          // where each string's NUL is, after the first
+	off  map[string]uint32 // the strings' offsets, once there are many
 }
 
 func (t *strtab) insert(s string) (uint32, error) {
-	if t.buf == nil {
-		t.buf = []byte{0}
-		t.off = make(map[string]uint32)
+	if len(t.buf) == 0 {
+		t.buf = append(t.buf, 0)
 	}
 	if s == "" {
 		return 0, nil
 	}
-	if off, ok := t.off[s]; ok {
+	if off, ok := t.lookup(s); ok {
 		return off, nil
 	}
 	off := uint32(len(t.buf))
@@ -247,14 +291,49 @@ func (t *strtab) insert(s string) (uint32, error) {
 		return 0, ErrStrTableFull
 	}
 	t.buf = append(append(t.buf, s...), 0)
-	t.off[s] = off
+	switch {
+	case t.off != nil:
+		t.off[s] = off
+	case len(t.ends) < smallTable:
+		t.ends = append(t.ends, uint32(len(t.buf)-1))
+	default:
+		t.off = make(map[string]uint32, 2*smallTable)
+		start := uint32(1)
+		for _, end := range t.ends {
+			t.off[string(t.buf[start:end])] = start
+			start = end + 1
+		}
+		t.off[s] = off
+	}
 	return off, nil
 }
 
-func (t *strtab) clone() strtab {
-	c := strtab{buf: append([]byte(nil), t.buf...), off: make(map[string]uint32, len(t.off))}
-	for k, v := range t.off {
-		c.off[k] = v
+func (t *strtab) lookup(s string) (uint32, bool) {
+	if t.off != nil {
+		off, ok := t.off[s]
+		return off, ok
+	}
+	start := uint32(1)
+	for _, end := range t.ends {
+		if string(t.buf[start:end]) == s {
+			return start, true
+		}
+		start = end + 1
+	}
+	return 0, false
+}
+
+// clone returns a copy of the table with room for extra bytes and
+// names more strings.
+func (t *strtab) clone(extra, names int) strtab {
+	c := strtab{buf: append(make([]byte, 0, len(t.buf)+extra), t.buf...)}
+	if t.off == nil {
+		c.ends = append(make([]uint32, 0, len(t.ends)+names), t.ends...)
+	} else {
+		c.off = make(map[string]uint32, len(t.off))
+		for k, v := range t.off {
+			c.off[k] = v
+		}
 	}
 	return c
 }
@@ -266,20 +345,41 @@ func (ir *IR) Sets(s string, rd uint8) { ir.Emit(Sets(ir.String(s), rd)) }
 // FlagRef and/or FlagMod.
 func (ir *IR) Touch(v VarRef, flags uint16) {
 	k := varKey{v.Scope, v.ID}
-	if ir.vars == nil {
-		ir.vars = make(map[varKey]*varUse)
+	at := -1
+	if ir.varIdx != nil {
+		if i, ok := ir.varIdx[k]; ok {
+			at = i
+		}
+	} else {
+		for i := range ir.vars {
+			if ir.vars[i].key() == k {
+				at = i
+				break
+			}
+		}
 	}
-	u, ok := ir.vars[k]
-	if !ok {
-		ir.vars[k] = &varUse{ref: v, flags: flags}
+	if at < 0 {
+		ir.vars = append(ir.vars, varUse{ref: v, flags: flags})
+		switch {
+		case ir.varIdx != nil:
+			ir.varIdx[k] = len(ir.vars) - 1
+		case len(ir.vars) > smallTable:
+			ir.varIdx = make(map[varKey]int, 2*len(ir.vars))
+			for i := range ir.vars {
+				ir.varIdx[ir.vars[i].key()] = i
+			}
+		}
 		return
 	}
+	u := &ir.vars[at]
 	if u.ref != v {
 		ir.fail(fmt.Errorf("dif: variable %d in scope %d named both %+v and %+v", v.ID, v.Scope, u.ref, v))
 		return
 	}
 	u.flags |= flags
 }
+
+func (u *varUse) key() varKey { return varKey{u.ref.Scope, u.ref.ID} }
 
 func (ir *IR) access(op Op, v VarRef) bool {
 	scope, ok := op.Scope()
@@ -382,7 +482,19 @@ func Assemble(ir *IR) (*Object, error) {
 	if ir.err != nil {
 		return nil, ir.err
 	}
-	strs := ir.strs.clone()
+	// The names of variables and relocated symbols join the string
+	// table; room is made for them at once, as the table is kept.
+	extra, names := 1, len(ir.vars) // the leading NUL, if the table is empty
+	for i := range ir.vars {
+		extra += len(ir.vars[i].ref.Name) + 1
+	}
+	for _, n := range ir.nodes {
+		if n.sym != nil {
+			extra += len(n.sym.Name) + 1
+			names++
+		}
+	}
+	strs := ir.strs.clone(extra, names)
 	if _, err := strs.insert(""); err != nil {
 		return nil, err
 	}
@@ -390,7 +502,10 @@ func Assemble(ir *IR) (*Object, error) {
 	if ir.ninstr > 0 {
 		o.Code = make([]Instr, 0, ir.ninstr)
 	}
-	labels := make(map[Label]int)
+	labels := make([]int, ir.nlabels+1) // by label: its instruction, or -1
+	for i := range labels {
+		labels[i] = -1
+	}
 	for _, n := range ir.nodes {
 		if n.decl {
 			labels[n.label] = len(o.Code)
@@ -407,8 +522,11 @@ func Assemble(ir *IR) (*Object, error) {
 			continue
 		}
 		l := Label(in.Label())
-		at, ok := labels[l]
-		if !ok {
+		at := -1
+		if l < Label(len(labels)) {
+			at = labels[l]
+		}
+		if at < 0 {
 			return nil, fmt.Errorf("dif: %v at %d branches to label %d, which is never placed", op, i, l)
 		}
 		if at > MaxLabel {
@@ -417,9 +535,10 @@ func Assemble(ir *IR) (*Object, error) {
 		o.Code[i] = Branch(op, uint32(at))
 	}
 
-	uses := make([]*varUse, 0, len(ir.vars))
-	for _, u := range ir.vars {
-		uses = append(uses, u)
+	var own [smallTable]*varUse
+	uses := own[:0]
+	for i := range ir.vars {
+		uses = append(uses, &ir.vars[i])
 	}
 	group := func(scope uint8) int {
 		switch scope {
@@ -430,16 +549,19 @@ func Assemble(ir *IR) (*Object, error) {
 		}
 		return 2
 	}
-	sort.Slice(uses, func(i, j int) bool {
-		a, b := uses[i].ref, uses[j].ref
-		if ga, gb := group(a.Scope), group(b.Scope); ga != gb {
-			return ga < gb
+	slices.SortFunc(uses, func(u, v *varUse) int {
+		a, b := u.ref, v.ref
+		if c := cmp.Compare(group(a.Scope), group(b.Scope)); c != 0 {
+			return c
 		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
+		if c := cmp.Compare(a.ID, b.ID); c != 0 {
+			return c
 		}
-		return a.Name < b.Name
+		return strings.Compare(a.Name, b.Name)
 	})
+	if len(uses) > 0 {
+		o.Vars = make([]Var, 0, len(uses))
+	}
 	for _, u := range uses {
 		off, err := strs.insert(u.ref.Name)
 		if err != nil {

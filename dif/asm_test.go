@@ -2,6 +2,7 @@ package dif
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -338,5 +339,64 @@ func TestAssembleDestructiveAndXlate(t *testing.T) {
 	if o.Code[2] != Xlate(XLATE, 0, 2) || o.Code[3] != Xlate(XLARG, 1, 3) || len(o.Xlate) != 2 ||
 		o.Xlate[1].Name != "pr_ppid" {
 		t.Errorf("xlate: %v %+v", o.Code, o.Xlate)
+	}
+}
+
+// TestReset: an IR reused after Reset assembles what a new IR would, and
+// the objects assembled before keep their contents; tables past the
+// size that is searched linearly intern as before.
+func TestReset(t *testing.T) {
+	build := func(ir *IR, n int) {
+		ir.Ret = i64
+		l := ir.NewLabel()
+		ir.Emit(Mov(0, 3))
+		ir.LoadVar(LDGS, vExec, 1)
+		ir.Sets("sshd", 2)
+		ir.Emit(Cmp(SCMP, 1, 2))
+		ir.Branch(BE, l)
+		for i := range n {
+			ir.Setx(uint64(1000+i%(n/2+1)), 3)
+			ir.Sets(strings.Repeat("s", 1+i%(n/2+1)), 4)
+		}
+		ir.StoreVar(STTS, vSelfTS, 3)
+		ir.LoadVar(LDGS, vTS, 3)
+		ir.StoreVar(STGS, vGlob, 3)
+		for pass := range 2 {
+			for i := range n / 2 {
+				g := VarRef{Name: fmt.Sprint("g", i), ID: VarOtherUBase + 2 + uint32(i), Kind: KindScalar, Scope: ScopeGlobal, Type: i64}
+				if pass == 0 {
+					ir.StoreVar(STGS, g, 3)
+				} else {
+					ir.LoadVar(LDGS, g, 3)
+				}
+			}
+		}
+		ir.Mark(l)
+		ir.Emit(Ret(3))
+	}
+	var reused IR
+	var kept []*Object
+	var want []*Object
+	for _, n := range []int{40, 3, 0, 2 * smallTable, 5} {
+		reused.Reset()
+		build(&reused, n)
+		kept = append(kept, assemble(t, &reused))
+		var fresh IR
+		build(&fresh, n)
+		want = append(want, assemble(t, &fresh))
+	}
+	if diff := cmp.Diff(want, kept); diff != "" {
+		t.Errorf("objects of a reused IR differ from a new IR's (-new +reused):\n%s", diff)
+	}
+	if n := len(want[0].Ints); n != 21 {
+		t.Errorf("40 setx of 21 values made %d integer table entries", n)
+	}
+	if n := len(want[0].Vars); n != 24 {
+		t.Errorf("24 variables made %d variable table entries", n)
+	}
+	for _, v := range want[0].Vars {
+		if v.ID >= VarOtherUBase+2 && v.Flags != FlagRef|FlagMod {
+			t.Errorf("variable %d stored and loaded has flags %#x", v.ID, v.Flags)
+		}
 	}
 }

@@ -36,11 +36,22 @@ func Write(p *Program, opts *Options) ([]byte, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	w := &writer{opts: opts, p: p}
+	// The first pass measures the file; the second writes it into one
+	// buffer of that size, as a program of many ECBs makes a DOF of
+	// hundreds of megabytes that would cost several times its size to
+	// grow and copy.
+	m := &writer{opts: opts, p: p}
+	if err := m.program(); err != nil {
+		return nil, err
+	}
+	w := m.layout()
 	if err := w.program(); err != nil {
 		return nil, err
 	}
-	return w.assemble(), nil
+	if w.nsecs != m.nsecs || !w.ldata.full() || !w.strs.full() || !w.udata.full() || len(w.hdrs) != cap(w.hdrs) {
+		panic("dof: the passes of Write disagree")
+	}
+	return w.buf, nil
 }
 
 // OptionsDOF returns the DOF dtrace sends just before it starts tracing
@@ -103,63 +114,137 @@ func header(opts *Options) Header {
 }
 
 type writer struct {
-	opts  *Options
-	p     *Program
-	secs  []Sec
-	ldata []byte
-	udata []byte
-	strs  []byte
+	opts *Options
+	p    *Program
+	// nsecs counts the sections. The areas hold the loadable data, the
+	// global string table and the non-loadable data; on the measuring
+	// pass they only count bytes.
+	nsecs              int
+	ldata, strs, udata area
+	// On the writing pass, buf is the file, hdrs its section headers
+	// as they are written, and loff and uoff the offsets in the file of
+	// the loadable and the non-loadable data.
+	buf        []byte
+	hdrs       []byte
+	loff, uoff uint64
 	// xlsec maps a translator's index to its XLIMPORT or XLEXPORT
 	// section, once written.
 	xlsec map[int]uint32
+	// scratch holds a section's data while it is encoded, and acts an
+	// ECB's action descriptions: lsect copies the data, so the memory
+	// serves every section of a DOF of millions.
+	scratch, acts []byte
 }
 
-func pad(b []byte, align uint32) []byte {
+// area is a part of the file that grows as sections are added: its
+// length, and on the writing pass its bytes, in the file's buffer with
+// the capacity the measuring pass found.
+type area struct {
+	n int
+	b []byte
+}
+
+// align pads the area to a multiple of align and returns its length.
+func (a *area) align(align uint32) int {
 	if align > 1 {
-		for uint32(len(b))%align != 0 {
-			b = append(b, 0)
+		a.n = (a.n + int(align) - 1) / int(align) * int(align)
+		if a.b != nil {
+			a.b = a.b[:a.n] // the buffer is zeroed
 		}
 	}
-	return b
+	return a.n
+}
+
+func (a *area) write(data []byte) {
+	a.n += len(data)
+	if a.b != nil {
+		a.b = append(a.b, data...)
+	}
+}
+
+func (a *area) writeString(s string) {
+	a.n += len(s) + 1
+	if a.b != nil {
+		a.b = append(append(a.b, s...), 0)
+	}
+}
+
+// full reports whether the writing pass filled the area as measured.
+func (a *area) full() bool { return a.b == nil && a.n == 0 || len(a.b) == cap(a.b) }
+
+// layout returns the writer of the second pass, with the file's buffer
+// of the size the first measured, its header written.
+func (m *writer) layout() *writer {
+	h := header(m.opts)
+	h.SecNum = uint32(m.nsecs)
+	ssize := uint64(HeaderSize + SecHeaderSize*m.nsecs)
+	h.LoadSz = ssize + uint64(m.ldata.n) + uint64(m.strs.n)
+	lsize := h.LoadSz
+	h.FileSz = h.LoadSz
+	if m.udata.n > 0 {
+		lsize = (h.LoadSz + 7) &^ 7
+		h.FileSz = lsize + uint64(m.udata.n)
+	}
+	buf := make([]byte, h.FileSz)
+	h.Append(buf[:0])
+	part := func(off, n uint64) []byte { return buf[off : off : off+n] }
+	return &writer{opts: m.opts, p: m.p, buf: buf,
+		hdrs:  part(HeaderSize, ssize-HeaderSize),
+		ldata: area{b: part(ssize, uint64(m.ldata.n))},
+		strs:  area{b: part(ssize+uint64(m.ldata.n), uint64(m.strs.n))},
+		udata: area{b: part(lsize, uint64(m.udata.n))},
+		loff:  ssize,
+		uoff:  lsize,
+	}
+}
+
+// sect adds a section's header; s.Offset is in its area.
+func (w *writer) sect(s Sec) uint32 {
+	if w.buf != nil {
+		if s.Loaded() {
+			s.Offset += w.loff
+		} else {
+			s.Offset += w.uoff
+		}
+		w.hdrs = s.Append(w.hdrs)
+	}
+	w.nsecs++
+	return uint32(w.nsecs - 1)
 }
 
 // lsect adds a loadable section whose data is data.
 func (w *writer) lsect(data []byte, t SectType, align, entsize uint32) uint32 {
-	w.ldata = pad(w.ldata, align)
-	w.secs = append(w.secs, Sec{Type: t, Align: align, Flags: SecFlagLoad, EntSize: entsize,
-		Offset: uint64(len(w.ldata)), Size: uint64(len(data))})
-	w.ldata = append(w.ldata, data...)
-	return uint32(len(w.secs) - 1)
+	off := w.ldata.align(align)
+	w.ldata.write(data)
+	return w.sect(Sec{Type: t, Align: align, Flags: SecFlagLoad, EntSize: entsize,
+		Offset: uint64(off), Size: uint64(len(data))})
 }
 
 // usect adds a non-loadable section.
 func (w *writer) usect(data []byte, t SectType, align, entsize uint32) uint32 {
-	w.udata = pad(w.udata, align)
-	w.secs = append(w.secs, Sec{Type: t, Align: align, EntSize: entsize,
-		Offset: uint64(len(w.udata)), Size: uint64(len(data))})
-	w.udata = append(w.udata, data...)
-	return uint32(len(w.secs) - 1)
+	off := w.udata.align(align)
+	w.udata.write(data)
+	return w.sect(Sec{Type: t, Align: align, EntSize: entsize,
+		Offset: uint64(off), Size: uint64(len(data))})
 }
 
 // str adds s to the global string table and returns its offset; the
 // empty string is the one at offset 0.
 func (w *writer) str(s string) uint32 {
-	if len(w.strs) != 0 && s == "" {
+	if w.strs.n != 0 && s == "" {
 		return 0
 	}
-	off := uint32(len(w.strs))
-	w.strs = append(w.strs, s...)
-	w.strs = append(w.strs, 0)
+	off := uint32(w.strs.n)
+	w.strs.writeString(s)
 	return off
 }
 
 // strs adds strings back to back, as argument type lists are, and
 // returns the offset of the first.
 func (w *writer) strList(list []string) uint32 {
-	off := uint32(len(w.strs))
+	off := uint32(w.strs.n)
 	for _, s := range list {
-		w.strs = append(w.strs, s...)
-		w.strs = append(w.strs, 0)
+		w.strs.writeString(s)
 	}
 	return off
 }
@@ -177,7 +262,10 @@ func checkName(what, s string, max int) error {
 func (w *writer) program() error {
 	p := w.p
 	w.xlsec = make(map[int]uint32)
-	w.secs = append(w.secs, Sec{Type: SectStrTab, Align: 1, Flags: SecFlagLoad})
+	// The global string table is section 0; its data comes after all
+	// other loadable data.
+	w.sect(Sec{Type: SectStrTab, Align: 1, Flags: SecFlagLoad,
+		Offset: uint64(cap(w.ldata.b)), Size: uint64(cap(w.strs.b))})
 	w.str("")
 
 	for i := range p.Translators {
@@ -221,7 +309,7 @@ func (w *writer) program() error {
 	if len(w.opts.UTSName) > 0 {
 		w.usect(w.opts.UTSName, SectUTSName, 1, 0)
 	}
-	if len(w.secs) > 0xfffffffe {
+	if w.nsecs > 0xfffffffe {
 		return errors.New("dof: too many sections")
 	}
 	return nil
@@ -245,7 +333,8 @@ func (w *writer) ecb(e *ECB) error {
 	}
 	d := ProbeDesc{StrTab: 0, Provider: w.str(pd.Provider), Mod: w.str(pd.Module),
 		Func: w.str(pd.Function), Name: w.str(pd.Name), ID: pd.ID}
-	probes := w.lsect(d.Append(nil), SectProbeDesc, 4, ProbeDescSize)
+	w.scratch = d.Append(w.scratch[:0])
+	probes := w.lsect(w.scratch, SectProbeDesc, 4, ProbeDescSize)
 
 	ed := ECBDesc{Probes: probes, Pred: SecIdxNone, Actions: SecIdxNone, UArg: e.UArg}
 	if e.Pred != nil {
@@ -254,7 +343,7 @@ func (w *writer) ecb(e *ECB) error {
 			return fmt.Errorf("predicate: %w", err)
 		}
 	}
-	var acts []byte
+	acts := w.acts[:0]
 	for i := range e.Actions {
 		a := &e.Actions[i]
 		ad := ActDesc{DIFO: SecIdxNone, StrTab: SecIdxNone, Kind: a.Kind, NTuple: a.NTuple,
@@ -277,28 +366,33 @@ func (w *writer) ecb(e *ECB) error {
 		}
 		acts = ad.Append(acts)
 	}
+	w.acts = acts
 	if len(e.Actions) > 0 {
 		ed.Actions = w.lsect(acts, SectActDesc, 8, ActDescSize)
 	}
-	w.lsect(ed.Append(nil), SectECBDesc, 8, 0)
+	w.scratch = ed.Append(w.scratch[:0])
+	w.lsect(w.scratch, SectECBDesc, 8, 0)
 	return nil
 }
 
 func (w *writer) difo(d *DIFO) (uint32, error) {
-	var links []uint32
+	var own [5]uint32 // DIF, INTTAB, STRTAB, VARTAB, XLTAB
+	links := own[:0]
 	strsec, intsec := uint32(SecIdxNone), uint32(SecIdxNone)
 	if len(d.Code) > 0 {
-		b := make([]byte, 0, 4*len(d.Code))
+		b := w.scratch[:0]
 		for _, in := range d.Code {
 			b = le.AppendUint32(b, in)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectDIF, InstrSize, InstrSize))
 	}
 	if len(d.Ints) > 0 {
-		b := make([]byte, 0, 8*len(d.Ints))
+		b := w.scratch[:0]
 		for _, v := range d.Ints {
 			b = le.AppendUint64(b, v)
 		}
+		w.scratch = b
 		intsec = w.lsect(b, SectIntTab, 8, 8)
 		links = append(links, intsec)
 	}
@@ -307,14 +401,15 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 		links = append(links, strsec)
 	}
 	if len(d.Vars) > 0 {
-		var b []byte
+		b := w.scratch[:0]
 		for i := range d.Vars {
 			b = d.Vars[i].Append(b)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectVarTab, 4, DIFVarSize))
 	}
 	if len(d.XlRefs) > 0 {
-		var b []byte
+		b := w.scratch[:0]
 		for _, x := range d.XlRefs {
 			t := int(x.Xlator)
 			if t >= len(w.p.Translators) || w.p.Translators[t].Export {
@@ -327,15 +422,17 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 			x.Xlator = sec
 			b = x.Append(b)
 		}
+		w.scratch = b
 		links = append(links, w.lsect(b, SectXLTab, 4, XlRefSize))
 	}
-	hdr := d.Ret.Append(nil)
+	hdr := d.Ret.Append(w.scratch[:0])
 	for _, l := range links {
 		hdr = le.AppendUint32(hdr, l)
 	}
+	w.scratch = hdr
 	hdrsec := w.lsect(hdr, SectDIFOHdr, 4, 0)
 
-	for _, r := range []struct {
+	for _, r := range [...]struct {
 		rels []RelDesc
 		t    SectType
 	}{{d.KRelo, SectKRelHdr}, {d.URelo, SectURelHdr}} {
@@ -345,12 +442,14 @@ func (w *writer) difo(d *DIFO) (uint32, error) {
 		if intsec == SecIdxNone || strsec == SecIdxNone {
 			return 0, errors.New("relocations need the DIFO's integer and string tables")
 		}
-		var b []byte
+		b := w.scratch[:0]
 		for i := range r.rels {
 			b = r.rels[i].Append(b)
 		}
+		w.scratch = b
 		rh := RelHdr{StrTab: strsec, RelSec: w.lsect(b, SectRelTab, 8, RelDescSize), TgtSec: intsec}
-		w.lsect(rh.Append(nil), r.t, 4, 0)
+		w.scratch = rh.Append(w.scratch[:0])
+		w.lsect(w.scratch, r.t, 4, 0)
 	}
 	return hdrsec, nil
 }
@@ -491,37 +590,4 @@ func (w *writer) provider(pv *Provider) error {
 		w.lsect(b, SectPrExport, 4, 4)
 	}
 	return nil
-}
-
-func (w *writer) assemble() []byte {
-	h := header(w.opts)
-	h.SecNum = uint32(len(w.secs))
-	ssize := uint64(HeaderSize + SecHeaderSize*len(w.secs))
-	h.LoadSz = ssize + uint64(len(w.ldata)) + uint64(len(w.strs))
-	lsize := h.LoadSz
-	h.FileSz = h.LoadSz
-	if len(w.udata) > 0 {
-		lsize = (h.LoadSz + 7) &^ 7
-		h.FileSz = lsize + uint64(len(w.udata))
-	}
-	w.secs[0].Offset = ssize + uint64(len(w.ldata))
-	w.secs[0].Size = uint64(len(w.strs))
-	for i := 1; i < len(w.secs); i++ {
-		if w.secs[i].Loaded() {
-			w.secs[i].Offset += ssize
-		} else {
-			w.secs[i].Offset += lsize
-		}
-	}
-	b := h.Append(make([]byte, 0, h.FileSz))
-	for i := range w.secs {
-		b = w.secs[i].Append(b)
-	}
-	b = append(b, w.ldata...)
-	b = append(b, w.strs...)
-	if len(w.udata) > 0 {
-		b = pad(b, 8)
-		b = append(b, w.udata...)
-	}
-	return b
 }

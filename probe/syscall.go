@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,18 @@ type syscallProvider struct {
 	events string // the events/syscalls directory found, or ""
 	names  []string
 	err    error
+
+	// entry caches entryArgs by system call: each description that
+	// names a call asks again (a probe is made anew for each walk), and
+	// a script of many clauses on read:entry would read and parse its
+	// format file as many times.
+	mu    sync.Mutex
+	entry map[string]argTypes
+}
+
+type argTypes struct {
+	types []types.Type
+	err   error
 }
 
 func (*syscallProvider) Name() string           { return "syscall" }
@@ -138,7 +151,18 @@ func (s *syscallProvider) probeArgs(p *Probe) ([]types.Type, error) {
 	if p.Name == "return" {
 		return []types.Type{types.Long, types.Long}, nil
 	}
-	return s.entryArgs(p.Function)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.entry[p.Function]
+	if !ok {
+		a.types, a.err = s.entryArgs(p.Function)
+		if s.entry == nil {
+			s.entry = make(map[string]argTypes)
+		}
+		s.entry[p.Function] = a
+	}
+	// Each probe has its own slice, which its user may change.
+	return slices.Clone(a.types), a.err
 }
 
 // entryArgs returns the types of the arguments of the system call name.

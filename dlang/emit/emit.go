@@ -29,7 +29,13 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 		strsize = 256
 	}
 	e := &emitter{info: info, strsize: strsize}
-	p := &dof.Program{}
+	n := 0 // ECBs, so that a program of many clauses grows no list
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			n += len(cl.Probes)
+		}
+	}
+	p := &dof.Program{ECBs: make([]dof.ECB, 0, n)}
 	for _, d := range prog.Decls {
 		cl, ok := d.(*ast.Clause)
 		if !ok {
@@ -50,6 +56,9 @@ type emitter struct {
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
+	ir      dif.IR   // the DIFO being generated (newGen)
+	difos   dof.Pool // the program's DIFOs (toDOF)
+	consts  map[[2]uint64]*dof.DIFO
 }
 
 // value returns what the checker gave x in the clause being generated.
@@ -66,7 +75,7 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // difoSized generates a DIFO that returns the value of x as an integer
@@ -81,7 +90,7 @@ func (e *emitter) difoSized(x ast.Expr, size uint32) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // effect generates a DIFO for a statement whose value is not recorded
@@ -95,7 +104,7 @@ func (e *emitter) effect(x ast.Expr) (*dof.DIFO, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDOF(obj), nil
+	return e.toDOF(obj), nil
 }
 
 // constant generates a DIFO that returns n (dt_action_difconst).
@@ -105,6 +114,20 @@ func (e *emitter) constant(n uint64) *dof.DIFO { return e.constantOf(n, 8) }
 func (e *emitter) constant32(n uint64) *dof.DIFO { return e.constantOf(n, 4) }
 
 func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
+	// Aggregations and actions need the same few constants in every
+	// clause: each is generated once.
+	key := [2]uint64{n, uint64(size)}
+	if d, ok := e.consts[key]; ok {
+		return d
+	}
+	if e.consts == nil {
+		e.consts = make(map[[2]uint64]*dof.DIFO)
+	}
+	e.consts[key] = e.genConstant(n, size)
+	return e.consts[key]
+}
+
+func (e *emitter) genConstant(n uint64, size uint32) *dof.DIFO {
 	g := e.newGen()
 	obj, err := g.build(func() (*dif.Object, error) {
 		return g.finish(g.setInt(n), dif.IntType(size))
@@ -112,7 +135,7 @@ func (e *emitter) constantOf(n uint64, size uint32) *dof.DIFO {
 	if err != nil {
 		panic(err) // a constant always assembles
 	}
-	return toDOF(obj)
+	return e.toDOF(obj)
 }
 
 // clause generates the ECBs of a clause, one per probe description, as
@@ -496,18 +519,27 @@ func (e *emitter) str(s string) *dof.DIFO {
 	if err != nil {
 		panic(err) // a string constant always assembles
 	}
-	return toDOF(obj)
+	return e.toDOF(obj)
 }
 
-// toDOF converts an assembled DIFO to the form DOF carries.
-func toDOF(o *dif.Object) *dof.DIFO {
+// toDOF converts an assembled DIFO to the form DOF carries, shared with
+// an equal one the program has already.
+func (e *emitter) toDOF(o *dif.Object) *dof.DIFO {
 	d := &dof.DIFO{
 		Ret:  dofType(o.Ret),
 		Ints: o.Ints,
 		Strs: o.Strs,
 	}
-	for _, in := range o.Code {
-		d.Code = append(d.Code, uint32(in))
+	// The program keeps every DIFO until its DOF is written: the
+	// tables are made to size.
+	if len(o.Code) > 0 {
+		d.Code = make([]uint32, len(o.Code))
+		for i, in := range o.Code {
+			d.Code[i] = uint32(in)
+		}
+	}
+	if len(o.Vars) > 0 {
+		d.Vars = make([]dof.DIFVar, 0, len(o.Vars))
 	}
 	for _, v := range o.Vars {
 		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: dofType(v.Type)})
@@ -518,7 +550,7 @@ func toDOF(o *dif.Object) *dof.DIFO {
 	for _, r := range o.URelo {
 		d.URelo = append(d.URelo, dof.RelDesc{Name: r.Name, Type: dof.RelType(r.Type), Offset: r.Offset, Data: r.Data})
 	}
-	return d
+	return e.difos.Intern(d)
 }
 
 func dofType(t dif.Type) dof.DIFType {

@@ -62,8 +62,12 @@ func (g *gen) spillSlot() dif.VarRef {
 // bailout unwinds a DIFO's generation at its first error.
 type bailout struct{}
 
+// newGen returns the generator of the emitter's next DIFO. The DIFOs
+// are made one at a time, in one IR: each is assembled into memory of
+// its own before the next starts.
 func (e *emitter) newGen() *gen {
-	g := &gen{ir: &dif.IR{}, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal}
+	e.ir.Reset()
+	g := &gen{ir: &e.ir, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal}
 	g.regs.g = g
 	return g
 }
