@@ -170,8 +170,6 @@ var suiteFailing = map[string]string{
 	"aggs/tst.trunc0.d":           aggAgain,
 	"aggs/tst.truncquant.d":       aggAgain,
 	"aggs/tst.valsortkeypos.d":    aggAgain,
-	"arithmetic/tst.compcast.d":   castBug,
-	"arithmetic/tst.execcast.d":   castBug,
 	"buffering/tst.fill1.d":       "bufpolicy=fill: the driver's buffers switch; a fill buffer that fills and stops tracing is the runtime's to do",
 	"buffering/tst.ring3.d":       "curthread's type needs the kernel's types, which the driver does not load",
 	"funcs/tst.index.d":           structBug,
@@ -219,7 +217,6 @@ var suiteFailing = map[string]string{
 
 const (
 	aggAgain   = "aggregations: the aggregation buffer, its snapshots and printa() are not consumed yet"
-	castBug    = "the compiler's casts: (int32_t)(uint16_t) of 0xfff0 gives -16, not 65520 as FreeBSD's dt_cg_typecast makes it"
 	printAgain = "print() prints by the value's type (dtrace_print), which the consumer does not do yet"
 	freebsdSym = "names FreeBSD kernel symbols (`malloc, `ostype, `kmem_flags, …)"
 	structBug  = "the VM or compiler: storing a string member of a struct held in an associative array faults (invalid address in action #1 of BEGIN)"

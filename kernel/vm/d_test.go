@@ -322,6 +322,21 @@ func TestD(t *testing.T) {
 		{`struct s { int a; int b; }; struct s st[int]; BEGIN { st[1].a = 3; st[1].b = 4; trace(st[1].a + st[1].b); trace(st[2].a); }`,
 			[]record{n(7, 4), n(0, 4)}},
 		{`BEGIN { trace(basename(copyinstr(arg4))); }`, []record{s("passwd")}},
+
+		// Casts of casts, folded (dt_cast, and dt_assign_common's cast
+		// to the variable's type) and at run time (dt_cg_typecast), as
+		// the suite's arithmetic/tst.compcast.d and tst.execcast.d.
+		{`int64_t x; BEGIN { x = (int32_t)(int16_t)0xfff0; trace(x); x = (int32_t)(uint16_t)0xfff0; trace(x); x = (uint32_t)(int16_t)0xfff0; trace(x); x = (int16_t)(uint32_t)0xfff0; trace(x); x = (uint16_t)(int32_t)0xfff0; trace(x); }`,
+			[]record{n(-16, 8), n(0xfff0, 8), n(0xfffffff0, 8), n(-16, 8), n(0xfff0, 8)}},
+		{`int64_t x; BEGIN { z = 0xfff0; x = (int32_t)(int16_t)z; trace(x); x = (int32_t)(uint16_t)z; trace(x); x = (uint32_t)(int16_t)z; trace(x); x = (int16_t)(uint32_t)z; trace(x); x = (uint16_t)(int32_t)z; trace(x); }`,
+			[]record{n(-16, 8), n(0xfff0, 8), n(0xfffffff0, 8), n(-16, 8), n(0xfff0, 8)}},
+		// An int64_t takes a negative int constant sign-extended; an
+		// unsigned one zero-extended.
+		{`int64_t x; uint64_t y; BEGIN { x = -1; y = 0xffffffff; trace(x); trace(y); x = 0xfffffff0U; trace(x); }`,
+			[]record{n(-1, 8), n(0xffffffff, 8), n(0xfffffff0, 8)}},
+		// dt_cg_asgn_op stores the register as it is: a char variable
+		// assigned a wider int keeps it whole, as dtrace's does.
+		{`char c; BEGIN { i = 300; c = i; trace(c + 0); }`, []record{n(300, 4)}},
 	}
 	user := vm.Segments{{Addr: 0x7fff0000, Data: []byte("/etc/passwd\x00")}}
 	for _, tt := range tests {
