@@ -323,6 +323,10 @@ func TestD(t *testing.T) {
 			[]record{n(7, 4), n(0, 4)}},
 		{`BEGIN { trace(basename(copyinstr(arg4))); }`, []record{s("passwd")}},
 
+		// A string member of a struct in an associative array: copys
+		// copies strsize bytes from the string table (dt_cg_store).
+		{`struct s { string a; string b; int n; } st[int]; BEGIN { st[1].a = "foo"; st[1].b = strjoin("x", "y"); st[1].n = 3; trace(st[1].a); trace(st[1].b); trace(st[1].n); trace(st[2].a); }`,
+			[]record{s("foo"), s("xy"), n(3, 4), s("")}},
 		// Casts of casts, folded (dt_cast, and dt_assign_common's cast
 		// to the variable's type) and at run time (dt_cg_typecast), as
 		// the suite's arithmetic/tst.compcast.d and tst.execcast.d.
