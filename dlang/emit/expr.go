@@ -470,13 +470,11 @@ func (g *gen) assignTo(e ast.Expr, r uint8) {
 }
 
 // storeBitfield stores the value in r into a bit-field member: the unit
-// of the member's type that holds it is read, the field's bits are
-// replaced, and the unit is written back.
+// that holds it (fieldUnit) is read, the field's bits are replaced, and
+// the unit is written back.
 func (g *gen) storeBitfield(e *ast.SelectorExpr, r uint8) {
 	addr, m := g.member(e)
-	size := m.Type.Size()
-	unit := size * 8
-	start := m.Offset / unit * unit
+	start, size := fieldUnit(m)
 	if off := uint64(start / 8); off != 0 {
 		n := g.setInt(off)
 		g.ir.Emit(dif.ALU(dif.ADD, addr, n, addr))
@@ -685,17 +683,34 @@ func (g *gen) input(x ast.Expr) uint8 {
 	return g.expr(x)
 }
 
-// bitfield loads a bit-field member from the struct at r: the unit of
-// the member's type that holds it, shifted and masked.
-func (g *gen) bitfield(r uint8, m types.Member, user bool) uint8 {
+// fieldUnit returns where the memory that holds bit-field m starts, in
+// bits, and its size in bytes: as dt_cg_field_get loads it, the power of
+// two bytes that hold the field from the byte it starts in (a field of
+// a D struct starts a byte: ctf_add_member); a field that such a load
+// cannot hold is loaded by the unit of its type that holds it.
+func fieldUnit(m types.Member) (start, size int64) {
+	span := (m.Offset%8 + m.BitSize + 7) / 8
+	size = 1
+	for size < span {
+		size *= 2
+	}
+	if size <= 8 {
+		return m.Offset / 8 * 8, size
+	}
 	unit := m.Type.Size() * 8
-	start := m.Offset / unit * unit
+	return m.Offset / unit * unit, m.Type.Size()
+}
+
+// bitfield loads a bit-field member from the struct at r: the unit that
+// holds it (fieldUnit), shifted and masked.
+func (g *gen) bitfield(r uint8, m types.Member, user bool) uint8 {
+	start, size := fieldUnit(m)
 	if off := uint64(start / 8); off != 0 {
 		n := g.setInt(off)
 		g.ir.Emit(dif.ALU(dif.ADD, r, n, r))
 		g.regs.free(n)
 	}
-	u := &types.Int{Name: "unit", Bytes: m.Type.Size()}
+	u := &types.Int{Name: "unit", Bytes: size}
 	g.load(u, user, r)
 	// Move the field to the top of the register, then down to bit 0,
 	// extending its sign when its type is signed.
