@@ -65,8 +65,6 @@ var statusFailing = map[string]string{
 	"buffering/tst.resize2.d":               aggAgain,
 	"buffering/tst.resize3.d":               specAgain,
 	"builtinvar/tst.hpriority.d":            kernelTypes,
-	"builtinvar/tst.ipl.d":                  "the VM faults on ipl",
-	"builtinvar/tst.ipl1.d":                 "the VM faults on ipl",
 	"builtinvar/tst.lwpsinfo.d":             kernelTypes,
 	"builtinvar/tst.lwpsinfo1.d":            kernelTypes,
 	"builtinvar/tst.psinfo.d":               kernelTypes,
