@@ -100,7 +100,6 @@ var statusFailing = map[string]string{
 	"speculation/tst.SpeculationCommit.d":   specAgain,
 	"speculation/tst.SpeculationDiscard.d":  specAgain,
 	"speculation/tst.SpeculationWithZero.d": specAgain,
-	"speculation/tst.TwoSpecBuffers.d":      "speculation(): the VM counts IDs without nspec's limit",
 	"speculation/tst.negcommit.d":           specAgain,
 	"speculation/tst.negspec.d":             specAgain,
 	"speculation/tst.zerosize.d":            specAgain,

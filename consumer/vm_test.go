@@ -260,6 +260,10 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 		n, _ := option.ParseSize(v)
 		vcfg.DynVarSize = n
 	}
+	if v, ok := p.opts["nspec"]; ok {
+		n, _ := strconv.ParseUint(v, 0, 32)
+		vcfg.NSpec = uint32(n)
+	}
 	m := vm.New(vcfg)
 	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000,
 		wall: uint64(time.Now().UnixNano())}
