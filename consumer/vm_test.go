@@ -128,7 +128,14 @@ func compile(name string, src []byte, pcfg *parser.Config, useCPP bool) (*progra
 	opts := map[string]string{}
 	cfg := *pcfg
 	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
-	cfg.SetOption = func(name, value string) error { opts[name] = value; return nil }
+	cfg.SetOption = func(name, value string) error {
+		opts[name] = value
+		if name == "version" {
+			// As the command (dtrace.Handle) applies it, while parsing.
+			return c.SetVersion(value)
+		}
+		return nil
+	}
 	prog, err := parser.ParseFile(name, src, &cfg)
 	if err != nil {
 		return nil, err
