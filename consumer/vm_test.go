@@ -128,7 +128,14 @@ func compile(name string, src []byte, pcfg *parser.Config, useCPP bool) (*progra
 	opts := map[string]string{}
 	cfg := *pcfg
 	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
-	cfg.SetOption = func(name, value string) error { opts[name] = value; return nil }
+	cfg.SetOption = func(name, value string) error {
+		opts[name] = value
+		if name == "version" {
+			// As the command (dtrace.Handle) applies it, while parsing.
+			return c.SetVersion(value)
+		}
+		return nil
+	}
 	prog, err := parser.ParseFile(name, src, &cfg)
 	if err != nil {
 		return nil, err
@@ -259,6 +266,10 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 	if v, ok := p.opts["dynvarsize"]; ok {
 		n, _ := option.ParseSize(v)
 		vcfg.DynVarSize = n
+	}
+	if v, ok := p.opts["nspec"]; ok {
+		n, _ := strconv.ParseUint(v, 0, 32)
+		vcfg.NSpec = uint32(n)
 	}
 	m := vm.New(vcfg)
 	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000,

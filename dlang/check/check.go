@@ -167,7 +167,7 @@ type Checker struct {
 	locals  *scope // the clause being checked
 
 	xlators    []*Translator
-	probeArgs  []types.Type // the argument types of the clause's probes
+	probeArgs  []types.Type // the argument types of the clause's probes; nil when untyped
 	probeXArgs []string     // the types they are translated to
 	probeDesc  string       // the probe description being checked
 	// values and formats are where checking records its results:
@@ -381,6 +381,12 @@ func (c *Checker) clause(cl *ast.Clause) {
 			}
 			if m.Typed {
 				c.probeArgs, c.probeXArgs = m.Args, m.XArgs
+				if c.probeArgs == nil {
+					// A probe with no typed arguments has an argc of
+					// 0: args[N] is out of range (D_ARGS_IDX), as
+					// dt_idcook_args says; nil is for an unstable set.
+					c.probeArgs = []types.Type{}
+				}
 			}
 		}
 		c.clauseFor(cl)

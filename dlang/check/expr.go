@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/constant"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -424,7 +425,7 @@ func (c *Checker) binary(e *ast.BinaryExpr, idflags IdentFlags) *Value {
 		} else if !types.IsInteger(l.Type) || !types.IsInteger(r.Type) {
 			c.errorf(pos, diag.D_OP_INT, "operator %s requires operands of integral type\n", op)
 		}
-		return c.assignCommon(pos, op, l)
+		return c.assignCommon(pos, op, l, e.Y, r)
 	case token.ADD_ASGN, token.SUB_ASGN:
 		if id, ok := e.X.(*ast.Ident); ok {
 			c.createGlobal(id.Name)
@@ -441,7 +442,7 @@ func (c *Checker) binary(e *ast.BinaryExpr, idflags IdentFlags) *Value {
 				c.incompatible(pos, op, l, r)
 			}
 		}
-		return c.assignCommon(pos, op, l)
+		return c.assignCommon(pos, op, l, e.Y, r)
 	case token.ASGN:
 		return c.assign(e)
 	case token.COMMA:
@@ -526,8 +527,16 @@ func (c *Checker) addSub(pos token.Pos, op token.Token, l, r *Value) *Value {
 }
 
 // assignCommon ends every assignment: the left side must be a writable
-// lvalue, and the result has its type.
-func (c *Checker) assignCommon(pos token.Pos, op token.Token, l *Value) *Value {
+// lvalue, and the result has its type. An integer constant on the right,
+// y, is cast to the left's type as dt_assign_common folds it (dt_cast),
+// so that the register holds the value the left's width and the
+// constant's sign make of it.
+func (c *Checker) assignCommon(pos token.Pos, op token.Token, l *Value, y ast.Expr, r *Value) *Value {
+	if r != nil && r.Const && types.IsInteger(r.Type) && types.IsScalar(l.Type) {
+		nr := *r
+		nr.Int = castConst(r, l.Type)
+		c.record(y, &nr)
+	}
 	if l.Flags&LValue == 0 {
 		c.errorf(pos, diag.D_OP_LVAL, "operator %s requires modifiable lvalue as an operand\n", op)
 	}
@@ -573,12 +582,12 @@ func (c *Checker) assign(e *ast.BinaryExpr) *Value {
 		c.errorf(pos, diag.D_OP_ARRFUN, "operator %s may not be applied to operand of type \"%s\"\n", token.ASGN, typeName(l))
 	}
 	if r.Ident != nil && r.Ident.Kind == XlateSOU && types.Compatible(l.Type, cand) {
-		return c.assignCommon(pos, token.ASGN, l)
+		return c.assignCommon(pos, token.ASGN, l, e.Y, r)
 	}
 	if !c.argCompat(l, r) {
 		c.incompatible(pos, token.ASGN, l, r)
 	}
-	return c.assignCommon(pos, token.ASGN, l)
+	return c.assignCommon(pos, token.ASGN, l, e.Y, r)
 }
 
 // assignType gives a variable that has none the type of its first
@@ -902,9 +911,18 @@ func (c *Checker) cast(e *ast.CastExpr) *Value {
 		tv.Flags |= Writable
 	}
 	if x.Const && types.IsInteger(t) {
-		tv.Const, tv.Int = true, x.Int
+		tv.Const, tv.Int = true, castConst(x, t)
 	}
 	return tv
+}
+
+// castConst is dt_cast: the integer constant v converted to type to.
+func castConst(v *Value, to types.Type) uint64 {
+	from, size := v.Type.Size(), to.Size()
+	if from < 1 || from > 8 || size < 1 || size > 8 {
+		return v.Int
+	}
+	return constant.Cast(v.Int, int(8*from), v.Flags&Signed != 0, int(8*size))
 }
 
 func (c *Checker) sizeof(e *ast.SizeofExpr) *Value {

@@ -221,11 +221,16 @@ func (c *Checker) tagType(name string, forward func() types.Type) types.Type {
 	return t
 }
 
-// layout lays out a struct or union definition as the LP64 C ABI does.
+// layout lays out a struct or union definition as libctf's
+// ctf_add_member lays out the members dt_decl_member adds, which is not
+// C's layout: a member starts at the first byte after the end of the one
+// before it (a bit-field too), rounded up to its alignment, and a struct
+// ends where its last member ends, unpadded; a union is as large as its
+// largest member. A bit-field's type is an integer of its width, as
+// large and as aligned as the power of two bytes that hold it.
 func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 	var members []types.Member
-	var off, size int64 // in bits
-	align := int64(1)
+	var end, size int64 // the end of the last member in bits; the size in bytes
 	seen := map[string]bool{}
 	for _, m := range st.Members {
 		base := c.specType(m.Spec)
@@ -275,37 +280,64 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				c.errorf(declPos(d), diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
 			}
 			seen[d.Name] = true
-			a := t.Align() * 8
-			align = max(align, t.Align())
-			var moff int64
-			switch {
-			case s.Union:
-				moff = 0
-			case bits != 0:
-				// A bit-field goes at the next bit unless it would
-				// straddle a unit of its type.
-				if (off+bits-1)/a != off/a {
-					off = (off + a - 1) / a * a
-				}
-				moff = off
-				off += bits
-			default:
-				off = (off + a - 1) / a * a
-				moff = off
-				off += t.Size() * 8
-			}
-			msize := t.Size() * 8
+			msize, malign := t.Size(), ctfAlign(t)
+			mbits := msize * 8
 			if bits != 0 {
-				msize = bits
+				msize = bitFieldBytes(bits)
+				malign, mbits = msize, bits
 			}
-			size = max(size, moff+msize, off)
+			var moff int64
+			if s.Union || len(members) == 0 {
+				size = max(size, msize)
+			} else {
+				off := (end + 7) / 8
+				off = (off + malign - 1) / max(malign, 1) * max(malign, 1)
+				moff = off * 8
+				size = off + msize
+			}
+			end = moff + mbits
 			members = append(members, types.Member{Name: d.Name, Type: t, Offset: moff, BitSize: bits})
 		}
 	}
-	bytes := (size + 7) / 8
-	bytes = (bytes + align - 1) / align * align
 	s.SetMembers(members)
-	s.Bytes, s.Incomplete = bytes, false
+	s.Bytes, s.Incomplete = size, false
+}
+
+// bitFieldBytes is the size of dt_decl_member's integer type of a
+// bit-field of the given width: its bytes rounded up to a power of two
+// (ctf_add_encoded).
+func bitFieldBytes(bits int64) int64 {
+	n := int64(1)
+	for n*8 < bits {
+		n *= 2
+	}
+	return n
+}
+
+// ctfAlign is ctf_type_align: a scalar is aligned to its size, an array
+// to its element, a union to its most aligned member, and a struct to
+// its first member only.
+func ctfAlign(t types.Type) int64 {
+	switch r := types.Resolve(t).(type) {
+	case *types.Array:
+		return ctfAlign(r.Elem)
+	case *types.Struct:
+		var a int64
+		for _, m := range r.Members() {
+			ma := ctfAlign(m.Type)
+			if m.BitSize != 0 {
+				ma = bitFieldBytes(m.BitSize)
+			}
+			a = max(a, ma)
+			if !r.Union {
+				break
+			}
+		}
+		return a
+	case *types.String, *types.Func, types.Void:
+		return 1
+	}
+	return t.Size()
 }
 
 // enumType resolves an enum reference, or defines one and its

@@ -145,23 +145,27 @@ func b2u(b bool) uint64 {
 }
 
 // Convert returns the value of constant c converted to type to, as
-// libdtrace folds a cast of a constant: narrowing keeps the low bits,
-// widening extends the source's sign up to the new width, and a cast
-// between types of one width changes only the type.
+// libdtrace folds a cast of a constant (see Cast).
 func Convert(c *ast.IntLit, to ast.IntType) uint64 {
-	v := c.Value
-	sw, dw := c.Type.Bits(), to.Bits()
+	return Cast(c.Value, c.Type.Bits(), c.Type.Signed(), to.Bits())
+}
+
+// Cast returns v, a constant of width from bits and signedness signed,
+// converted to width to bits as dt_cast folds it: narrowing keeps the low
+// bits, widening extends the source's sign up to the new width (and no
+// further), and a cast between types of one width changes nothing.
+func Cast(v uint64, from int, signed bool, to int) uint64 {
 	switch {
-	case dw < sw:
-		v &= mask(dw)
-	case dw > sw:
-		if c.Type.Signed() {
-			shift := 64 - sw
+	case to < from:
+		v &= mask(to)
+	case to > from:
+		if signed {
+			shift := 64 - from
 			v = uint64(int64(v<<shift) >> shift)
 		} else {
-			v &= mask(sw)
+			v &= mask(from)
 		}
-		v &= mask(dw)
+		v &= mask(to)
 	}
 	return v
 }

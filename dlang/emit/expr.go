@@ -116,22 +116,38 @@ func storeOp(id *check.Ident) dif.Op {
 }
 
 // cast converts the scalar in r from type from to type to, as
-// dt_cg_typecast does: when the destination is narrower, or the
-// signedness changes, the value is shifted to the top of the register
-// and back, extending by the destination's sign.
+// dt_cg_typecast does. Widening a signed value extends its sign up to
+// the destination's width (and no further when the destination is
+// unsigned); widening an unsigned value keeps it. Narrowing, or a change
+// of signedness at one width, shifts the value to the top of the
+// register and back, extending by the destination's sign.
 func (g *gen) cast(from, to types.Type, r uint8) {
 	if from == nil || !types.IsScalar(to) || !types.IsScalar(from) {
 		return
 	}
 	fs, ts := from.Size(), to.Size()
-	n := 64 - 8*min(fs, ts)
-	if n == 0 || ts >= fs && signed(from) == signed(to) {
+	switch {
+	case fs == ts && signed(from) == signed(to), ts > fs && !signed(from):
 		return
+	case ts > fs:
+		n, s := 64-8*fs, 8*(ts-fs)
+		nr := g.setInt(uint64(n))
+		g.ir.Emit(dif.ALU(dif.SLL, r, nr, r))
+		if signed(to) || n == s {
+			g.ir.Emit(dif.ALU(dif.SRA, r, nr, r))
+		} else {
+			g.ir.Setx(uint64(s), nr)
+			g.ir.Emit(dif.ALU(dif.SRA, r, nr, r))
+			g.ir.Setx(uint64(n-s), nr)
+			g.ir.Emit(dif.ALU(dif.SRL, r, nr, r))
+		}
+		g.regs.free(nr)
+	case ts != 8:
+		nr := g.setInt(uint64(64 - 8*ts))
+		g.ir.Emit(dif.ALU(dif.SLL, r, nr, r))
+		g.ir.Emit(dif.ALU(pick(signed(to), dif.SRA, dif.SRL), r, nr, r))
+		g.regs.free(nr)
 	}
-	nr := g.setInt(uint64(n))
-	g.ir.Emit(dif.ALU(dif.SLL, r, nr, r))
-	g.ir.Emit(dif.ALU(pick(signed(to), dif.SRA, dif.SRL), r, nr, r))
-	g.regs.free(nr)
 }
 
 // signed is DT_NF_SIGNED: a signed integer (not an enum or pointer).
@@ -225,9 +241,9 @@ func (g *gen) binary(e *ast.BinaryExpr, v *check.Value) uint8 {
 		if v.Ident != nil && v.Ident.Kind == check.Agg {
 			g.fail(diag.D_UNKNOWN, "internal error: aggregation in an expression")
 		}
+		// As dt_cg_asgn_op, the value is stored as it is: dt_assign_common
+		// folded a constant to the left's type, and no other value is cast.
 		r := g.expr(e.Y)
-		lt := g.value(e.X).Type
-		g.cast(g.value(e.Y).Type, lt, r)
 		g.assignTo(e.X, r)
 		return r
 	case token.COMMA:
@@ -454,13 +470,11 @@ func (g *gen) assignTo(e ast.Expr, r uint8) {
 }
 
 // storeBitfield stores the value in r into a bit-field member: the unit
-// of the member's type that holds it is read, the field's bits are
-// replaced, and the unit is written back.
+// that holds it (fieldUnit) is read, the field's bits are replaced, and
+// the unit is written back.
 func (g *gen) storeBitfield(e *ast.SelectorExpr, r uint8) {
 	addr, m := g.member(e)
-	size := m.Type.Size()
-	unit := size * 8
-	start := m.Offset / unit * unit
+	start, size := fieldUnit(m)
 	if off := uint64(start / 8); off != 0 {
 		n := g.setInt(off)
 		g.ir.Emit(dif.ALU(dif.ADD, addr, n, addr))
@@ -669,17 +683,34 @@ func (g *gen) input(x ast.Expr) uint8 {
 	return g.expr(x)
 }
 
-// bitfield loads a bit-field member from the struct at r: the unit of
-// the member's type that holds it, shifted and masked.
-func (g *gen) bitfield(r uint8, m types.Member, user bool) uint8 {
+// fieldUnit returns where the memory that holds bit-field m starts, in
+// bits, and its size in bytes: as dt_cg_field_get loads it, the power of
+// two bytes that hold the field from the byte it starts in (a field of
+// a D struct starts a byte: ctf_add_member); a field that such a load
+// cannot hold is loaded by the unit of its type that holds it.
+func fieldUnit(m types.Member) (start, size int64) {
+	span := (m.Offset%8 + m.BitSize + 7) / 8
+	size = 1
+	for size < span {
+		size *= 2
+	}
+	if size <= 8 {
+		return m.Offset / 8 * 8, size
+	}
 	unit := m.Type.Size() * 8
-	start := m.Offset / unit * unit
+	return m.Offset / unit * unit, m.Type.Size()
+}
+
+// bitfield loads a bit-field member from the struct at r: the unit that
+// holds it (fieldUnit), shifted and masked.
+func (g *gen) bitfield(r uint8, m types.Member, user bool) uint8 {
+	start, size := fieldUnit(m)
 	if off := uint64(start / 8); off != 0 {
 		n := g.setInt(off)
 		g.ir.Emit(dif.ALU(dif.ADD, r, n, r))
 		g.regs.free(n)
 	}
-	u := &types.Int{Name: "unit", Bytes: m.Type.Size()}
+	u := &types.Int{Name: "unit", Bytes: size}
 	g.load(u, user, r)
 	// Move the field to the top of the register, then down to bit 0,
 	// extending its sign when its type is signed.

@@ -11,7 +11,7 @@ import (
 // dtrace folds sizeof(type) and offsetof(type, member) while it parses,
 // because it knows every type's layout then. The parser knows the layout
 // of C's basic types, D's typedefs, and the structs, unions, enums and
-// typedefs the script defines, laid out as the LP64 C ABI lays them out;
+// typedefs the script defines, laid out as libctf lays out D's types;
 // sizeof and offsetof of other types (the kernel's) are left for the
 // type checker.
 
@@ -111,12 +111,18 @@ type field struct {
 }
 
 // structLayout lays out a struct or union definition, returning its
-// layout and its members' places.
+// layout and its members' places. The layout is libctf's, as the type
+// checker's (check.Checker's layout): each member starts at the first
+// byte after the previous one ends, rounded up to its alignment; a
+// bit-field is an integer of the power of two bytes that hold it; a
+// struct ends where its last member ends, and is aligned as its first
+// member (ctf_type_align).
 func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool) {
 	var (
-		bits   uint64 // offset of the next member, in bits
-		align  uint64 = 1
+		end    uint64 // where the last member ends, in bits
+		align  uint64
 		size   uint64
+		first  = true
 		fields = make(map[string]field)
 	)
 	for _, m := range t.Members {
@@ -125,37 +131,38 @@ func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool
 			if !ok || l.size == 0 {
 				return layout{}, nil, false
 			}
-			align = max(align, l.align)
-			if t.Union {
-				bits = 0
-			}
+			mbits := l.size * 8
 			if d.BitWidth != nil {
 				w, ok := d.BitWidth.(*ast.IntLit)
 				if !ok {
 					return layout{}, nil, false
 				}
-				// A bit-field goes in the current storage unit of its
-				// type unless it would cross the unit's end.
-				unit := l.size * 8
-				if w.Value > 0 && bits/unit != (bits+w.Value-1)/unit {
-					bits = (bits + unit - 1) / unit * unit
-				}
 				if w.Value == 0 {
-					bits = (bits + unit - 1) / unit * unit
+					continue // dt_decl_member ignores it
 				}
-				fields[d.Name] = field{offset: bits / 8, bitField: true}
-				bits += w.Value
-			} else {
-				off := (bits + 7) / 8
-				off = (off + l.align - 1) / l.align * l.align
-				fields[d.Name] = field{offset: off}
-				bits = (off + l.size) * 8
+				n := uint64(1)
+				for n*8 < w.Value {
+					n *= 2
+				}
+				l, mbits = layout{n, n}, w.Value
 			}
-			size = max(size, (bits+7)/8)
+			if t.Union || first {
+				align = max(align, l.align)
+			}
+			var off uint64
+			if t.Union || first {
+				size = max(size, l.size)
+			} else {
+				a := max(l.align, 1)
+				off = ((end+7)/8 + a - 1) / a * a
+				size = off + l.size
+			}
+			first = false
+			fields[d.Name] = field{offset: off, bitField: d.BitWidth != nil}
+			end = off*8 + mbits
 		}
 	}
-	size = (size + align - 1) / align * align
-	return layout{size, align}, fields, true
+	return layout{size, max(align, 1)}, fields, true
 }
 
 // offsetof folds offsetof(t, member) for a struct or union the script

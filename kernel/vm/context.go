@@ -28,6 +28,7 @@ type Context struct {
 	Zonename string // zonename: the jail's name on FreeBSD
 	Errno    uint64 // errno
 	CPU      uint64 // cpu
+	IPL      uint64 // ipl: the interrupt priority level the probe fires at
 
 	Curthread uint64 // curthread: the address of the thread
 
@@ -114,8 +115,14 @@ func (m *Machine) variable(ctx *Context, id uint32, ndx uint64) (uint64, error) 
 		return ctx.Errno, nil
 	case dif.VarCPU:
 		return ctx.CPU, nil
+	case dif.VarIPL:
+		// As illumos's dtrace_dif_variable (FreeBSD's faults ILLOP
+		// on it): 0 without kernel privilege (dtrace_priv_kernel).
+		if m.cfg.Restricted {
+			return 0, nil
+		}
+		return ctx.IPL, nil
 	}
-	// ipl is illumos's; FreeBSD knows no other ids either.
 	return 0, fault(FaultIllOp, 0)
 }
 

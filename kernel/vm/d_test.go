@@ -242,8 +242,10 @@ func TestD(t *testing.T) {
 		// Structures through alloca, with a bit-field.
 		{`struct s { int a; char b; int c : 3; int d : 5; }; BEGIN { this->p = (struct s *)alloca(sizeof (struct s)); this->p->a = 5; this->p->c = -2; this->p->d = 9; trace(this->p->a + this->p->c); trace(this->p->d); trace(this->p->c); }`,
 			[]record{n(3, 4), n(9, 4), n(-2, 4)}},
-		{`struct s { unsigned a : 3; unsigned b : 5; }; BEGIN { this->p = (struct s *)alloca(4); this->p->a = 7; this->p->b = 31; this->p->a = 2; trace(this->p->a); trace(this->p->b); trace(*(unsigned char *)this->p); }`,
-			[]record{n(2, 4), n(31, 4), n(2|31<<3, 1)}},
+		// ctf_add_member starts each member, a bit-field too, at the
+		// byte after the one before it ends.
+		{`struct s { unsigned a : 3; unsigned b : 5; }; BEGIN { this->p = (struct s *)alloca(4); this->p->a = 7; this->p->b = 31; this->p->a = 2; trace(this->p->a); trace(this->p->b); trace(*(unsigned char *)this->p); trace(*((unsigned char *)this->p + 1)); trace(sizeof (struct s)); }`,
+			[]record{n(2, 4), n(31, 4), n(2, 1), n(31, 1), n(2, 8)}},
 		{`struct s { int a; long b; }; BEGIN { this->p = (struct s *)alloca(sizeof (struct s)); this->p->b = 1LL << 40; trace(this->p->b); trace(sizeof (struct s)); }`,
 			[]record{n(1<<40, 8), n(16, 8)}},
 
@@ -322,6 +324,34 @@ func TestD(t *testing.T) {
 		{`struct s { int a; int b; }; struct s st[int]; BEGIN { st[1].a = 3; st[1].b = 4; trace(st[1].a + st[1].b); trace(st[2].a); }`,
 			[]record{n(7, 4), n(0, 4)}},
 		{`BEGIN { trace(basename(copyinstr(arg4))); }`, []record{s("passwd")}},
+
+		// A string member of a struct in an associative array: copys
+		// copies strsize bytes from the string table (dt_cg_store).
+		{`struct s { string a; string b; int n; } st[int]; BEGIN { st[1].a = "foo"; st[1].b = strjoin("x", "y"); st[1].n = 3; trace(st[1].a); trace(st[1].b); trace(st[1].n); trace(st[2].a); }`,
+			[]record{s("foo"), s("xy"), n(3, 4), s("")}},
+		// Layouts as libctf makes them: bit-fields of the power of two
+		// bytes that hold them (bitfields/tst.SizeofBitField.d), no
+		// padding after the last member, a struct aligned as its first.
+		{`struct b1 { int a : 1; int b : 3; int c : 3; }; struct b5 { int c : 12; int a : 10; int b : 3; }; struct b6 { int a : 20; int b : 3; int c : 12; }; struct b7 { long c : 32; long long d : 9; int e : 1; }; struct b8 { char a : 2; short b : 12; long c : 32; }; struct b12 { int a : 30; int b : 30; int c : 32; }; BEGIN { trace(sizeof (struct b1)); trace(sizeof (struct b5)); trace(sizeof (struct b6)); trace(sizeof (struct b7)); trace(sizeof (struct b8)); trace(sizeof (struct b12)); }`,
+			[]record{n(3, 8), n(5, 8), n(6, 8), n(7, 8), n(8, 8), n(12, 8)}},
+		{`struct s { long a; char b; }; struct t { char c; struct s s; }; union u { char c; int i : 20; }; BEGIN { trace(sizeof (struct s)); trace(offsetof(struct t, s)); trace(sizeof (struct t)); trace(sizeof (union u)); }`,
+			[]record{n(9, 8), n(8, 8), n(17, 8), n(4, 8)}},
+		{`struct s { int a : 4; int b : 7; int c : 1; int d : 2; }; struct s g; BEGIN { g.a = 1; g.b = -5; g.c = 0; g.d = 2; trace(g.a); trace(g.b); trace(g.c); trace(g.d); trace(sizeof (g)); }`,
+			[]record{n(1, 4), n(-5, 4), n(0, 4), n(-2, 4), n(4, 8)}},
+		// Casts of casts, folded (dt_cast, and dt_assign_common's cast
+		// to the variable's type) and at run time (dt_cg_typecast), as
+		// the suite's arithmetic/tst.compcast.d and tst.execcast.d.
+		{`int64_t x; BEGIN { x = (int32_t)(int16_t)0xfff0; trace(x); x = (int32_t)(uint16_t)0xfff0; trace(x); x = (uint32_t)(int16_t)0xfff0; trace(x); x = (int16_t)(uint32_t)0xfff0; trace(x); x = (uint16_t)(int32_t)0xfff0; trace(x); }`,
+			[]record{n(-16, 8), n(0xfff0, 8), n(0xfffffff0, 8), n(-16, 8), n(0xfff0, 8)}},
+		{`int64_t x; BEGIN { z = 0xfff0; x = (int32_t)(int16_t)z; trace(x); x = (int32_t)(uint16_t)z; trace(x); x = (uint32_t)(int16_t)z; trace(x); x = (int16_t)(uint32_t)z; trace(x); x = (uint16_t)(int32_t)z; trace(x); }`,
+			[]record{n(-16, 8), n(0xfff0, 8), n(0xfffffff0, 8), n(-16, 8), n(0xfff0, 8)}},
+		// An int64_t takes a negative int constant sign-extended; an
+		// unsigned one zero-extended.
+		{`int64_t x; uint64_t y; BEGIN { x = -1; y = 0xffffffff; trace(x); trace(y); x = 0xfffffff0U; trace(x); }`,
+			[]record{n(-1, 8), n(0xffffffff, 8), n(0xfffffff0, 8)}},
+		// dt_cg_asgn_op stores the register as it is: a char variable
+		// assigned a wider int keeps it whole, as dtrace's does.
+		{`char c; BEGIN { i = 300; c = i; trace(c + 0); }`, []record{n(300, 4)}},
 	}
 	user := vm.Segments{{Addr: 0x7fff0000, Data: []byte("/etc/passwd\x00")}}
 	for _, tt := range tests {

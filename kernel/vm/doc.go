@@ -38,7 +38,7 @@
 // basename, dirname, cleanpath, json), byte order (htons … ntohll),
 // inet_ntop, inet_ntoa, inet_ntoa6, rand, alloca, bcopy, memref,
 // memstr, copyin, copyinstr, copyinto, copyout, copyoutstr,
-// speculation (a counter) and progenyof (the thread's process and its
+// speculation (ids up to the nspec option) and progenyof (the thread's process and its
 // parent). The others (mutex_owned, rw_read_held, ddi_pathname, …) and
 // translator references stop the DIFO with an *UnsupportedError.
 //

@@ -27,6 +27,9 @@ type Config struct {
 	// (associative arrays and thread-locals) may take, keys included,
 	// 1 MiB when zero. A store beyond it is dropped, as dtrace drops it.
 	DynVarSize uint64
+	// NSpec is the nspec option: how many speculations speculation()
+	// may hand out, 1 when zero.
+	NSpec uint32
 	// Restricted runs DIF without kernel privilege: rld* and the
 	// subroutines may read only the machine's own memory, and fault
 	// KPRIV elsewhere.
@@ -74,7 +77,8 @@ type Machine struct {
 
 	strtok, strtokLimit uint64
 	rng                 [2]uint64
-	spec                uint64
+	specs               []bool // whether each speculation is active
+	specUnavail         uint64
 }
 
 type varKey struct {
@@ -133,6 +137,10 @@ func New(cfg *Config) *Machine {
 	if m.cfg.DynVarSize == 0 {
 		m.cfg.DynVarSize = DefaultDynVarSize
 	}
+	if m.cfg.NSpec == 0 {
+		m.cfg.NSpec = 1
+	}
+	m.specs = make([]bool, m.cfg.NSpec)
 	m.val = dif.NewValidator(dif.Limits{KernelOnly: true, StrSize: m.cfg.StrSize})
 	// Seed xoroshiro128+ through splitmix64, never with all zeroes.
 	s := m.cfg.Seed
@@ -323,6 +331,26 @@ func (m *Machine) dynvar(key string, size uint64, op dynOp) *dynvar {
 	m.dyn[key] = d
 	return d
 }
+
+// speculation makes the first inactive speculation active and returns
+// its id, or returns 0 and counts the failure when all nspec are active
+// (dtrace_speculation). Only commit() and discard(), which the machine
+// does not run, make one inactive again.
+func (m *Machine) speculation() uint64 {
+	for i, active := range m.specs {
+		if !active {
+			m.specs[i] = true
+			return uint64(i) + 1
+		}
+	}
+	m.specUnavail++
+	return 0
+}
+
+// SpecUnavail returns how many speculation() calls found no inactive
+// speculation (dts_speculations_unavail), which dtrace reports as
+// "speculative buffers unavailable".
+func (m *Machine) SpecUnavail() uint64 { return m.specUnavail }
 
 // Scratch memory.
 

@@ -163,6 +163,24 @@ func (m *Machine) read(addr, n uint64) ([]byte, error) {
 	return readFrom(m.cfg.Kernel, addr, n)
 }
 
+// readPast is read for a copy that may run past the end of one of the
+// machine's regions: dt_cg_store copies a string by its type's size
+// (copys), from a string table or a variable that holds fewer bytes.
+// With kernel privilege the kernel copies whatever memory follows; the
+// machine has none there, and gives zeroes for it. canload has already
+// refused such a copy without kernel privilege.
+func (m *Machine) readPast(addr, n uint64) ([]byte, error) {
+	rem, ok := m.mem.remain(addr)
+	if !ok || rem >= n {
+		return m.read(addr, n)
+	}
+	b, err := m.read(addr, rem)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, make([]byte, n-rem)...), nil
+}
+
 // readUser reads a process's memory (dtrace_fuword*, dtrace_copyin).
 func (m *Machine) readUser(addr, n uint64) ([]byte, error) {
 	return readFrom(m.cfg.User, addr, n)

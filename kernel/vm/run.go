@@ -473,7 +473,7 @@ func (m *Machine) copys(src, n, dst uint64) error {
 	if err := m.canload(src, n); err != nil {
 		return err
 	}
-	b, err := m.read(src, n)
+	b, err := m.readPast(src, n)
 	if err != nil {
 		return err
 	}

@@ -115,10 +115,7 @@ func (m *Machine) call(subr uint16, rd *uint64, args []tuple, ctx *Context) erro
 		}
 
 	case dif.SubrSpeculation:
-		// Speculations are numbered; none is ever committed or
-		// discarded here.
-		m.spec++
-		*rd = m.spec
+		*rd = m.speculation()
 
 	case dif.SubrCopyout:
 		kaddr, uaddr, size := arg(0), arg(1), arg(2)

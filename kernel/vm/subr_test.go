@@ -3,6 +3,7 @@ package vm_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,15 +330,28 @@ func TestStateSubroutines(t *testing.T) {
 		t.Errorf("rand: %#x, %#x", x1, x2)
 	}
 
-	// speculation: 1, 2, 3.
-	m := vm.New(nil)
-	for want := uint64(1); want <= 3; want++ {
-		if got := run(t, m, callObject(t, dif.SubrSpeculation), nil); got != want {
-			t.Errorf("speculation() = %d, want %d", got, want)
+	// speculation: ids 1 to nspec (1 by default), then 0, each 0
+	// counted unavailable.
+	for _, c := range []struct {
+		nspec uint32
+		want  []uint64
+	}{
+		{0, []uint64{1, 0, 0}},
+		{2, []uint64{1, 2, 0}},
+		{3, []uint64{1, 2, 3, 0}},
+	} {
+		m := vm.New(&vm.Config{NSpec: c.nspec})
+		var got []uint64
+		for range c.want {
+			got = append(got, run(t, m, callObject(t, dif.SubrSpeculation), nil))
+		}
+		if !slices.Equal(got, c.want) || m.SpecUnavail() != uint64(len(c.want))-uint64(max(c.nspec, 1)) {
+			t.Errorf("nspec %d: speculation() gave %v, %d unavailable; want %v", c.nspec, got, m.SpecUnavail(), c.want)
 		}
 	}
 
 	// progenyof: the process and its parent.
+	m := vm.New(nil)
 	ctx := &vm.Context{PID: 500, PPID: 1}
 	for _, c := range []struct {
 		pid  int

@@ -879,7 +879,7 @@ func TestBuiltins(t *testing.T) {
 	ctx := &vm.Context{
 		Args: []uint64{10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20},
 		Regs: []uint64{100, 101}, URegs: []uint64{200},
-		EPID: 3, ID: 4, PID: 5, PPID: 6, TID: 7, UID: 8, GID: 9, Errno: 10, CPU: 11,
+		EPID: 3, ID: 4, PID: 5, PPID: 6, TID: 7, UID: 8, GID: 9, Errno: 10, CPU: 11, IPL: 19,
 		Curthread: 0xfffff80012345678, Timestamp: 12, Vtimestamp: 13, Walltimestamp: 14,
 		Caller: 15, UCaller: 16, StackDepth: 17, UStackDepth: 18,
 		Execname: "sh", Execargs: "sh -c true", Zonename: "jail1",
@@ -894,7 +894,7 @@ func TestBuiltins(t *testing.T) {
 		{dif.VarCurthread, 0xfffff80012345678}, {dif.VarTimestamp, 12}, {dif.VarVtimestamp, 13},
 		{dif.VarWalltimestamp, 14}, {dif.VarCaller, 15}, {dif.VarUcaller, 16},
 		{dif.VarStackdepth, 17}, {dif.VarUstackdepth, 18},
-		{dif.VarArg0, 10}, {dif.VarArg0 + 5, 15}, {dif.VarArg9, 19},
+		{dif.VarArg0, 10}, {dif.VarArg0 + 5, 15}, {dif.VarArg9, 19}, {dif.VarIPL, 19},
 	}
 	m := vm.New(nil)
 	for _, c := range ints {
@@ -952,21 +952,23 @@ func TestBuiltins(t *testing.T) {
 		}
 	}
 
+	// ipl is 0 without kernel privilege (dtrace_priv_kernel).
+	o := build(t, i64, func(ir *dif.IR) {
+		ir.LoadVar(dif.LDGS, scalar("ipl", dif.VarIPL, dif.ScopeGlobal, i64), 1)
+		ir.Emit(dif.Ret(1))
+	})
+	if got := run(t, vm.New(&vm.Config{Restricted: true}), o, ctx); got != 0 {
+		t.Errorf("ipl without kernel privilege = %d, want 0", got)
+	}
+
 	// regs[] without a trap frame faults BADADDR at 0; unknown ids and
 	// ldta ILLOP.
-	o := build(t, i64, func(ir *dif.IR) {
+	o = build(t, i64, func(ir *dif.IR) {
 		ir.LoadArray(dif.LDGA, array("regs", dif.VarRegs, dif.ScopeGlobal, i64), 0, 2)
 		ir.Emit(dif.Ret(2))
 	})
 	if f := faultOf(t, m, o, nil); f.Code != vm.FaultBadAddr || f.Addr != 0 {
 		t.Errorf("regs[0] with no frame: %v", f)
-	}
-	o = build(t, i64, func(ir *dif.IR) {
-		ir.LoadVar(dif.LDGS, scalar("ipl", dif.VarIPL, dif.ScopeGlobal, i64), 1)
-		ir.Emit(dif.Ret(1))
-	})
-	if f := faultOf(t, m, o, nil); f.Code != vm.FaultIllOp {
-		t.Errorf("ipl: %v", f)
 	}
 	o = &dif.Object{Code: []dif.Instr{dif.Lda(dif.LDTA, 0x80, 0, 1), dif.Ret(1)}, Strs: []byte{0}, Ret: i64}
 	if f := faultOf(t, m, o, nil); f.Code != vm.FaultIllOp {
