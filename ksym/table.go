@@ -3,6 +3,7 @@ package ksym
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 )
@@ -192,6 +193,17 @@ func (t *Table) Lookup(mod, name string) ([]Symbol, error) {
 	// The table's order is the modules' order: the kernel's symbols
 	// come first in kallsyms and in an image's symbol table.
 	return out, nil
+}
+
+// All yields the table's symbols in the order its source lists them.
+func (t *Table) All() iter.Seq[Symbol] {
+	return func(yield func(Symbol) bool) {
+		for i := range t.ents {
+			if !yield(t.symbol(i)) {
+				return
+			}
+		}
+	}
 }
 
 func (t *Table) symbol(i int) Symbol {

@@ -13,6 +13,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // testKallsyms is a small kernel: functions of vmlinux and of module
@@ -74,7 +75,13 @@ var testKernelTypes = testTypes{
 func testCatalog(t testing.TB) *Catalog {
 	k := &kernel{
 		syscallPrefix: "__x64_sys_",
-		load:          func() ([]*funcList, error) { return loadKallsyms(strings.NewReader(testKallsyms)) },
+		load: func() ([]*funcList, error) {
+			t, err := ksym.ReadKallsyms(strings.NewReader(testKallsyms))
+			if err != nil {
+				return nil, err
+			}
+			return tableFuncs(t), nil
+		},
 		types: func(module string) (KernelTypes, error) {
 			if module == KernelModule {
 				return testKernelTypes, nil

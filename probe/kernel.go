@@ -1,16 +1,14 @@
 package probe
 
 import (
-	"github.com/kdtrace/kdtrace/internal/mmap"
-
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/mmap"
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // KernelTypes gives the types of a kernel's or kernel module's
@@ -161,59 +159,29 @@ func loadBTFFuncs(path, module string, baseStrs uint32) (*funcList, uint32, erro
 	return l, strLen, nil
 }
 
-// loadKallsyms lists the text symbols of /proc/kallsyms (or a file of
-// its format), by module: the kernel's are in KernelModule. Addresses
-// are those the file shows (zero without the privilege to see them);
-// sizes are unknown.
-func loadKallsyms(r io.Reader) ([]*funcList, error) {
+// tableFuncs lists the functions of a kernel's symbol table by module,
+// the kernel's first. Addresses are those the table has (zero without
+// the privilege to see them); sizes are left unknown.
+func tableFuncs(t *ksym.Table) []*funcList {
 	builders := map[string]*funcListBuilder{KernelModule: {}}
 	order := []string{KernelModule}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		// ffffffff81000000 T _stext [module]
-		f := bytes.Fields(sc.Bytes())
-		if len(f) < 3 || len(f[1]) != 1 || f[1][0] != 'T' && f[1][0] != 't' && f[1][0] != 'W' && f[1][0] != 'w' {
+	for s := range t.All() {
+		if !s.Func {
 			continue
 		}
-		mod := KernelModule
-		if len(f) >= 4 && len(f[3]) > 2 && f[3][0] == '[' {
-			mod = string(f[3][1 : len(f[3])-1])
-		}
-		b, ok := builders[mod]
+		b, ok := builders[s.Module]
 		if !ok {
 			b = &funcListBuilder{}
-			builders[mod] = b
-			order = append(order, mod)
+			builders[s.Module] = b
+			order = append(order, s.Module)
 		}
-		addr, _ := parseHex(f[0])
-		b.addSym(f[2], symRange{addr: addr})
+		b.addSym([]byte(s.Name), symRange{addr: s.Addr})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	var ls []*funcList
+	ls := make([]*funcList, 0, len(order))
 	for _, m := range order {
 		ls = append(ls, builders[m].build(m))
 	}
-	return ls, nil
-}
-
-func parseHex(b []byte) (uint64, bool) {
-	var v uint64
-	for _, c := range b {
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | uint64(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | uint64(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			v = v<<4 | uint64(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, len(b) > 0
+	return ls
 }
 
 // mapFile maps the file at path read-only, or reads it where it cannot

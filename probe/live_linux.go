@@ -27,13 +27,13 @@ func Live(cfg Config) (*Catalog, error) {
 	k := &kernel{types: cfg.Types, syscallPrefix: syscallPrefix(runtime.GOARCH)}
 	btfDir := cfg.path("/sys/kernel/btf")
 	kallsyms := cfg.path("/proc/kallsyms")
-	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, kallsyms) }
 	syms := cfg.Symbols
 	if syms == nil {
 		syms = sync.OnceValues(func() (*ksym.Table, error) {
 			return ksym.Kallsyms(kallsyms, cfg.path("/proc/kcore"))
 		})
 	}
+	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, syms) }
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	sys := &syscallProvider{k: k, eventDirs: []string{
 		cfg.path("/sys/kernel/tracing/events/syscalls"),
@@ -50,21 +50,16 @@ func Live(cfg Config) (*Catalog, error) {
 }
 
 // liveFuncs lists the running kernel's functions from its BTF, or from
-// kallsyms when it has none.
-func liveFuncs(btfDir, kallsyms string) ([]*funcList, error) {
+// its symbol table when it has none.
+func liveFuncs(btfDir string, syms func() (*ksym.Table, error)) ([]*funcList, error) {
 	vmlinux := filepath.Join(btfDir, KernelModule)
 	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		f, err := os.Open(kallsyms)
+		t, err := syms()
 		if err != nil {
 			return nil, fmt.Errorf("the kernel has no BTF (%s) and its symbols cannot be read: %w", vmlinux, err)
 		}
-		defer f.Close()
-		ls, err := loadKallsyms(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", kallsyms, err)
-		}
-		return ls, nil
+		return tableFuncs(t), nil
 	}
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // liveCatalog returns the running system's catalog, skipping the test
@@ -96,7 +98,7 @@ func BenchmarkLiveLoad(b *testing.B) {
 		b.Skipf("the running kernel has no BTF: %v", err)
 	}
 	for b.Loop() {
-		ls, err := liveFuncs("/sys/kernel/btf", "/proc/kallsyms")
+		ls, err := liveFuncs("/sys/kernel/btf", func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "") })
 		if err != nil || ls[0].len() == 0 {
 			b.Fatal(ls, err)
 		}
