@@ -400,36 +400,6 @@ func aggSize(a *kernel.Action) (uint32, string) {
 	return uint32(size), reason
 }
 
-// QuantizeBuckets is the number of quantize() buckets
-// (DTRACE_QUANTIZE_NBUCKETS): negative powers of two, zero, positive
-// powers of two.
-const QuantizeBuckets = 63*2 + 1
-
-// LLQuantizeBuckets counts the buckets of a log-linear quantization
-// below its top one, as dtrace_aggregate_llquantize_bucket does for
-// INT64_MAX: one for values under factor^low, then for each order of
-// magnitude from low to high, nsteps buckets less those that fall in
-// the previous order.
-func LLQuantizeBuckets(factor, low, high, nsteps uint16) uint64 {
-	this := uint64(1)
-	for range low {
-		this *= uint64(factor)
-		if this > math.MaxInt64/uint64(factor) {
-			break
-		}
-	}
-	base := uint64(1)
-	this *= uint64(factor)
-	for order := uint64(low); order <= uint64(high); order++ {
-		nb := min(this, uint64(nsteps))
-		base += nb - nb/uint64(factor)
-		if this > math.MaxInt64/uint64(factor) {
-			break
-		}
-		this *= uint64(factor)
-	}
-	return base
-}
 
 // resize places the records of an ECB as dtrace_ecb_resize does and
 // returns its aggregations' descriptions.
