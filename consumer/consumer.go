@@ -50,6 +50,19 @@ type Symbol struct {
 	Value  uint64 // the symbol's address
 }
 
+// at formats addr by the symbol that holds it, as dtrace's address
+// formats do: object`name+0xoff, object`name at the symbol itself, or
+// object`0xaddr when only the object is known.
+func (s Symbol) at(addr uint64) string {
+	switch {
+	case s.Name == "":
+		return fmt.Sprintf("%s`0x%x", s.Object, addr)
+	case addr > s.Value:
+		return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
+	}
+	return s.Object + "`" + s.Name
+}
+
 // Symbols looks addresses up.
 type Symbols interface {
 	// Kernel looks up a kernel address (dtrace_lookup_by_addr).
@@ -648,13 +661,7 @@ func (c *Consumer) sym(pc uint64, mod bool) string {
 func (c *Consumer) addr2str(addr uint64) string {
 	if c.cfg.Symbols != nil {
 		if s, ok := c.cfg.Symbols.Kernel(addr); ok {
-			switch {
-			case s.Name == "":
-				return fmt.Sprintf("%s`0x%x", s.Object, addr)
-			case addr != s.Value:
-				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
-			}
-			return s.Object + "`" + s.Name
+			return s.at(addr)
 		}
 	}
 	return fmt.Sprintf("0x%x", addr)
@@ -665,13 +672,7 @@ func (c *Consumer) addr2str(addr uint64) string {
 func (c *Consumer) uaddr2str(pid, addr uint64) string {
 	if pid != 0 && c.cfg.Symbols != nil {
 		if s, ok := c.cfg.Symbols.User(pid, addr); ok {
-			switch {
-			case s.Name == "":
-				return fmt.Sprintf("%s`0x%x", s.Object, addr)
-			case addr > s.Value:
-				return fmt.Sprintf("%s`%s+0x%x", s.Object, s.Name, addr-s.Value)
-			}
-			return s.Object + "`" + s.Name
+			return s.at(addr)
 		}
 	}
 	return fmt.Sprintf("0x%x", addr)
@@ -722,14 +723,7 @@ func (c *Consumer) stack(w io.StringWriter, format func(string) string, addr []b
 		s := fmt.Sprintf("0x%x", pc)
 		if c.cfg.Symbols != nil {
 			if sym, ok := c.cfg.Symbols.Kernel(pc); ok {
-				switch {
-				case sym.Name == "":
-					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
-				case pc > sym.Value:
-					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
-				default:
-					s = sym.Object + "`" + sym.Name
-				}
+				s = sym.at(pc)
 			}
 		}
 		w.WriteString(format(s) + "\n")
@@ -762,14 +756,7 @@ func (c *Consumer) ustack(w io.StringWriter, format func(string) string, addr []
 		s := fmt.Sprintf("0x%x", pc)
 		if c.cfg.Symbols != nil {
 			if sym, ok := c.cfg.Symbols.User(pid, pc); ok {
-				switch {
-				case sym.Name == "":
-					s = fmt.Sprintf("%s`0x%x", sym.Object, pc)
-				case pc > sym.Value:
-					s = fmt.Sprintf("%s`%s+0x%x", sym.Object, sym.Name, pc-sym.Value)
-				default:
-					s = sym.Object + "`" + sym.Name
-				}
+				s = sym.at(pc)
 			}
 		}
 		w.WriteString(format(s) + "\n")
