@@ -378,6 +378,8 @@ func (p *parser) parseStruct() *ast.StructType {
 	if strings.IndexByte(t.Name, '`') >= 0 {
 		p.syntaxError() // a scoped name refers to a type; it cannot define one
 	}
+	p.nest()
+	defer func() { p.depth-- }()
 	if t.Name != "" && p.cfg.DefineTag != nil {
 		if err := p.cfg.DefineTag(t); err != nil {
 			de, ok := err.(*diag.Error)
@@ -482,8 +484,11 @@ const (
 
 // parseDeclarator parses a C declarator. Derivations are collected from
 // the name outwards: the suffixes of the direct declarator, then the
-// pointers that precede it, nearest first.
+// pointers that precede it, nearest first. Each derivation is a level of
+// nesting: the type it makes nests as deeply.
 func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
+	p.nest()
+	defer func() { p.depth-- }()
 	var ptrs []ast.Derivation
 	for p.lex.tok == token.MUL {
 		p.next()
@@ -503,6 +508,9 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 		}
 	done:
 		ptrs = append(ptrs, ptr)
+		if p.depth+len(ptrs) > MaxNesting {
+			p.tooDeep()
+		}
 	}
 	d := &ast.Declarator{NamePos: p.lex.pos}
 	var suffixes []ast.Derivation
@@ -531,6 +539,9 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 		p.syntaxError()
 	}
 	for {
+		if p.depth+len(ptrs)+len(suffixes) > MaxNesting {
+			p.tooDeep()
+		}
 		switch p.lex.tok {
 		case token.LBRACK:
 			suffixes = append(suffixes, p.parseArray())
