@@ -108,6 +108,18 @@ var nestingShapes = []nestingShape{
 	{name: "else-if", per: 1, src: func(n int) string { return decls + "BEGIN { " + repeat("if (y) x = 1; else ", n) + "x = 2; }\n" }},
 	{name: "struct", per: 1, src: func(n int) string { return nestedSOU("struct", n) }},
 	{name: "union", per: 1, src: func(n int) string { return nestedSOU("union", n) }},
+	// Structs that each hold the one before by value nest through
+	// their definitions, not their syntax: no limit applies, and the
+	// layout must take linear time.
+	{name: "struct-chain", per: 0, over: 20_000, src: func(n int) string {
+		var b strings.Builder
+		b.WriteString("struct s0 { int a; };\n")
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "struct s%d { struct s%d a; char c; };\n", i, i-1)
+		}
+		fmt.Fprintf(&b, "struct s%d v;\nBEGIN { x = sizeof(v); }\n", n)
+		return b.String()
+	}},
 	{name: "pointer-declarator", per: 1, src: func(n int) string { return "int " + repeat("*", n) + "q;\nBEGIN { x = q; }\n" }},
 	{name: "pointer-cast", per: 1, src: func(n int) string { return clause("(int " + repeat("*", n) + ")0") }},
 	{name: "array-declarator", per: 1, src: func(n int) string {
