@@ -380,6 +380,20 @@ func (p *parser) parseStruct() *ast.StructType {
 	}
 	p.nest()
 	defer func() { p.depth-- }()
+	if t.Name != "" {
+		// The tag is declared at its '{', as dt_decl_sou declares it:
+		// a definition of the same tag inside it is a redefinition,
+		// not a struct that contains itself.
+		key := structKey(t)
+		if p.defining[key] {
+			p.fail(diag.Errorf(t.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s", key))
+		}
+		if p.defining == nil {
+			p.defining = make(map[string]bool)
+		}
+		p.defining[key] = true
+		defer delete(p.defining, key)
+	}
 	if t.Name != "" && p.cfg.DefineTag != nil {
 		if err := p.cfg.DefineTag(t); err != nil {
 			de, ok := err.(*diag.Error)

@@ -82,6 +82,7 @@ type parser struct {
 	inlineInts   map[string]*ast.IntLit // inlines whose value is a constant
 	typedefDecls map[string]typedefDecl // the script's typedefs
 	structs      map[string]*ast.StructType
+	defining     map[string]bool // the tags of the definitions open
 	enums        map[string]bool
 	layoutDepth  int
 	idents       map[string]bool // declared variables and inlines

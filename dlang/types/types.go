@@ -145,6 +145,10 @@ func (t *Struct) Align() int64 {
 	// otherwise recompute theirs each time it is laid out, in time
 	// quadratic in the nesting.
 	if t.align == 0 {
+		// A struct that reaches itself by value, which only a broken
+		// definition can make, sees 1 here rather than recursing
+		// without end.
+		t.align = 1
 		a := int64(1)
 		for _, m := range t.Members() {
 			a = max(a, m.Type.Align())
