@@ -154,7 +154,7 @@ func roundTrip(t *testing.T, name string, prog *ast.Program, types parser.TypeNa
 		return a.Value == b.Value && a.Type.Signed() == b.Type.Signed()
 	})
 	opts := cmp.Options{cmpopts.IgnoreTypes(token.Pos{}), cmpopts.EquateEmpty(), sameConst}
-	// go-cmp compares nested slices (a[b[c[…]]], f(g(h(…)))) in time
+	// go-cmp compares nested slices (a[b[…]], f(g(…)), if blocks) in time
 	// exponential in their nesting: deep trees are compared by their
 	// second printing only.
 	if bracketDepth(out.String()) <= 16 {
@@ -170,16 +170,16 @@ func roundTrip(t *testing.T, name string, prog *ast.Program, types parser.TypeNa
 	}
 }
 
-// bracketDepth returns the deepest nesting of brackets and parentheses
-// in s.
+// bracketDepth returns the deepest nesting of brackets, braces and
+// parentheses in s.
 func bracketDepth(s string) int {
 	d, deepest := 0, 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
-		case '(', '[':
+		case '(', '[', '{':
 			d++
 			deepest = max(deepest, d)
-		case ')', ']':
+		case ')', ']', '}':
 			d--
 		}
 	}
