@@ -15,9 +15,9 @@ package fuzznest
 
 import "bytes"
 
-// maxLen bounds an expansion, so that one input costs at most a few
-// megabytes.
-const maxLen = 4 << 20
+// maxLen bounds an expansion, so that one input costs at most a
+// megabyte, and a fuzzer a fraction of a second on it.
+const maxLen = 1 << 20
 
 // Expand expands src's nesting directive, if it has one.
 func Expand(src []byte) []byte {
