@@ -183,9 +183,10 @@ type Checker struct {
 	// checked: after its closing brace.
 	clausePos  token.Pos
 	prog       *ast.Program
-	undefined  func(name string) bool // OnUndefined
-	defining   bool                   // undefined is running
-	declValues map[ast.Expr]*Value    // Info.Declared
+	undefined  func(name string) bool  // OnUndefined
+	defining   bool                    // undefined is running
+	declValues map[ast.Expr]*Value     // Info.Declared
+	aligns     map[*types.Struct]int64 // ctf_type_align of structs laid out so far
 	declared   map[ast.Decl]bool
 	cdefs      *types.Scope // C's container: declarations of #included files
 	file       string       // the program's file

@@ -280,7 +280,7 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 				c.errorf(declPos(d), diag.D_UNKNOWN, "failed to define member '%s': %s\n", d.Name, "Duplicate member or variable name")
 			}
 			seen[d.Name] = true
-			msize, malign := t.Size(), ctfAlign(t)
+			msize, malign := t.Size(), c.ctfAlign(t)
 			mbits := msize * 8
 			if bits != 0 {
 				msize = bitFieldBytes(bits)
@@ -316,15 +316,27 @@ func bitFieldBytes(bits int64) int64 {
 
 // ctfAlign is ctf_type_align: a scalar is aligned to its size, an array
 // to its element, a union to its most aligned member, and a struct to
-// its first member only.
-func ctfAlign(t types.Type) int64 {
+// its first member only. A struct's is kept once computed, as structs
+// nesting others by value would otherwise recompute theirs each time,
+// in time quadratic in the nesting.
+func (c *Checker) ctfAlign(t types.Type) int64 {
 	switch r := types.Resolve(t).(type) {
 	case *types.Array:
-		return ctfAlign(r.Elem)
+		return c.ctfAlign(r.Elem)
 	case *types.Struct:
+		if a, ok := c.aligns[r]; ok {
+			return a
+		}
+		if c.aligns == nil {
+			c.aligns = make(map[*types.Struct]int64)
+		}
+		// A struct that reaches itself by value, which only a broken
+		// definition can make, sees 1 here rather than recursing
+		// without end.
+		c.aligns[r] = 1
 		var a int64
 		for _, m := range r.Members() {
-			ma := ctfAlign(m.Type)
+			ma := c.ctfAlign(m.Type)
 			if m.BitSize != 0 {
 				ma = bitFieldBytes(m.BitSize)
 			}
@@ -332,6 +344,12 @@ func ctfAlign(t types.Type) int64 {
 			if !r.Union {
 				break
 			}
+		}
+		if r.Incomplete {
+			// Its members may yet be defined.
+			delete(c.aligns, r)
+		} else {
+			c.aligns[r] = a
 		}
 		return a
 	case *types.String, *types.Func, types.Void:

@@ -5,14 +5,42 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
+
+// maxDepth bounds the nesting of the expressions gen generates: twice
+// the parser's limit leaves room for a tree at that limit and the levels
+// the sugar pass adds, and stops a chain of inlines or translators each
+// expanding the next, which no parser limit sees.
+const maxDepth = 2 * parser.MaxNesting
+
+// maxInstrs bounds the instructions of one DIFO: sixteen times what the
+// kernel accepts by default (dtrace_difo_maxsize, 256 KiB), so that only
+// inlines that expand exponentially (i1 = i0 + i0, i2 = i1 + i1, …) reach
+// it, before they exhaust memory.
+const maxInstrs = 16 * dif.DefaultMaxSize / 4
 
 // expr generates code that leaves the value of e in a register it
 // returns; the caller frees it. By-reference values (strings, structs,
 // arrays) are left as their address, as in dt_cg_node.
 func (g *gen) expr(e ast.Expr) uint8 {
+	if g.depth++; g.depth > maxDepth {
+		g.pos = e.Pos()
+		g.fail(diag.D_SYNTAX, "expression nests more than %d levels once its inlines and translators are expanded", maxDepth)
+	}
+	if g.ir.Len() > maxInstrs {
+		g.pos = e.Pos()
+		g.fail(diag.D_UNKNOWN, "DIF program exceeds maximum program size: more than %d instructions", maxInstrs)
+	}
+	r := g.node(e)
+	g.depth--
+	return r
+}
+
+// node generates the code of e, at its nesting level.
+func (g *gen) node(e ast.Expr) uint8 {
 	v := g.value(e)
 	g.pos = e.Pos()
 	if v.Const && types.IsInteger(v.Type) {

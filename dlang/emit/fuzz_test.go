@@ -12,6 +12,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/fuzznest"
 )
 
 // FuzzCompile runs arbitrary text through the whole compiler — parser,
@@ -32,7 +33,13 @@ func FuzzCompile(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Deep nesting of every construct, which inputs reach through
+	// fuzznest's directive.
+	for _, s := range fuzznest.Seeds() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		src = fuzznest.Expand(src)
 		c := check.NewChecker(&check.Config{})
 		prog, err := parser.ParseFile("fuzz.d", src, &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag,
 			AllowEmpty: true, DefaultArgs: true, ArgRefs: true})

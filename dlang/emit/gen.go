@@ -27,6 +27,7 @@ type gen struct {
 	// spillBase.
 	spills    int
 	spillBase uint32
+	depth     int // nesting of the expression being generated
 }
 
 // spillReserve is how many registers an operand may need before the

@@ -429,6 +429,22 @@ func (p *parser) parseStruct(tagged func(token.Pos)) *ast.StructType {
 	if strings.IndexByte(t.Name, '`') >= 0 {
 		p.scopedDefinition()
 	}
+	p.nest()
+	defer func() { p.depth-- }()
+	if t.Name != "" {
+		// The tag is declared at its '{', as dt_decl_sou declares it:
+		// a definition of the same tag inside it is a redefinition,
+		// not a struct that contains itself.
+		key := structKey(t)
+		if p.defining[key] {
+			p.fail(diag.Errorf(t.Pos(), diag.D_DECL_TYPERED, "type redeclared: %s", key))
+		}
+		if p.defining == nil {
+			p.defining = make(map[string]bool)
+		}
+		p.defining[key] = true
+		defer delete(p.defining, key)
+	}
 	if t.Name != "" && p.cfg.DefineTag != nil {
 		if err := p.cfg.DefineTag(t); err != nil {
 			de, ok := err.(*diag.Error)
@@ -555,8 +571,11 @@ const (
 
 // parseDeclarator parses a C declarator. Derivations are collected from
 // the name outwards: the suffixes of the direct declarator, then the
-// pointers that precede it, nearest first.
+// pointers that precede it, nearest first. Each derivation is a level of
+// nesting: the type it makes nests as deeply.
 func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
+	p.nest()
+	defer func() { p.depth-- }()
 	var ptrs []ast.Derivation
 	for p.lex.tok == token.MUL {
 		p.next()
@@ -576,6 +595,9 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 		}
 	done:
 		ptrs = append(ptrs, ptr)
+		if p.depth+len(ptrs) > MaxNesting {
+			p.tooDeep()
+		}
 	}
 	d := &ast.Declarator{NamePos: p.lex.pos}
 	var suffixes []ast.Derivation
@@ -604,6 +626,9 @@ func (p *parser) parseDeclarator(kind declKind) *ast.Declarator {
 		p.syntaxError()
 	}
 	for {
+		if p.depth+len(ptrs)+len(suffixes) > MaxNesting {
+			p.tooDeep()
+		}
 		switch p.lex.tok {
 		case token.LBRACK:
 			suffixes = append(suffixes, p.parseArray())

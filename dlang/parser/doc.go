@@ -33,4 +33,19 @@
 // Errors stop the parse at the first one, as in dtrace, and come back
 // as a *diag.Error with dtrace's tag and message; no input makes the
 // parser panic.
+//
+// Nesting is bounded by MaxNesting, 10000 levels: the stack byacc gives
+// dtrace's yacc grammar (YYMAXDEPTH in its skeleton), beyond which dtrace
+// fails with "yacc stack overflow". Each parenthesis, cast, unary or
+// conditional operator, assignment, index or call bracket, if statement,
+// struct or union body, declarator and derivation (*, [n], (params))
+// is a level, and so is each level of an expression tree's height, so
+// that a left-associative chain (a + a + … + a), which yacc reduces as it
+// goes but which every later pass recurses over, is bounded as well. The
+// limit is checked before the recursion it guards, so input of any depth
+// ends in the D_SYNTAX error
+//
+//	yacc stack overflow near "(": nesting exceeds 10000 levels
+//
+// at once, and no pass after the parser recurses deeper than the tree.
 package parser

@@ -37,6 +37,8 @@ func (p *parser) parseStmtList() []ast.Stmt {
 
 func (p *parser) parseIf() *ast.IfStmt {
 	s := &ast.IfStmt{If: p.lex.pos}
+	p.nest()
+	defer func() { p.depth-- }()
 	p.next()
 	p.expect(token.LPAREN)
 	s.Cond = p.parseExpr()
@@ -72,14 +74,23 @@ func (p *parser) parseStmtOrBlock() *ast.Block {
 // ----------------------------------------------------------------------------
 // Expressions
 
+// Each method that parses an expression leaves the height of the tree it
+// returns in p.height, so that the left-associative chains built in loops
+// (a + b + c …, a, b, c …, a[0][0] …), which need no recursion to parse
+// but make trees that every later pass recurses over, are bounded too.
+
 // parseExpr parses an expression, including the comma operator.
 func (p *parser) parseExpr() ast.Expr {
 	x := p.parseAssign()
+	h := p.height
 	for p.lex.tok == token.COMMA {
 		pos := p.lex.pos
 		p.next()
-		x = p.binary(x, pos, token.COMMA, p.parseAssign())
+		y := p.parseAssign()
+		x = p.binary(x, pos, token.COMMA, y)
+		h = p.grow(x, h, p.height)
 	}
+	p.height = h
 	return x
 }
 
@@ -95,8 +106,14 @@ func (p *parser) parseAssign() ast.Expr {
 		p.syntaxError()
 	}
 	op, pos := p.lex.tok, p.lex.pos
+	h := p.height
+	p.nest()
 	p.next()
-	return p.binary(x, pos, op, p.parseAssign())
+	y := p.parseAssign()
+	p.depth--
+	x = p.binary(x, pos, op, y)
+	p.height = p.grow(x, h, p.height)
+	return x
 }
 
 func (p *parser) parseCond() ast.Expr {
@@ -104,26 +121,42 @@ func (p *parser) parseCond() ast.Expr {
 	if p.lex.tok != token.QUESTION {
 		return c
 	}
+	hc := p.height
+	p.nest()
 	p.next()
 	x := p.parseExpr()
+	hx := p.height
 	p.expect(token.COLON)
 	y := p.parseCond()
+	p.depth--
 	p.lastUnary = nil // a conditional, folded or not, is not assignable
-	return p.cond(c, x, y)
+	e := p.cond(c, x, y)
+	switch e {
+	case x:
+		p.height = hx
+	case y:
+	default:
+		p.height = p.grow(e, hc, hx, p.height)
+	}
+	return e
 }
 
 // parseBinary parses binary operators of precedence prec and higher by
 // precedence climbing.
 func (p *parser) parseBinary(prec int) ast.Expr {
 	x := p.parseCast()
+	h := p.height
 	for {
 		oprec := p.lex.tok.Precedence()
 		if oprec < prec {
+			p.height = h
 			return x
 		}
 		op, pos := p.lex.tok, p.lex.pos
 		p.next()
-		x = p.binary(x, pos, op, p.parseBinary(oprec+1))
+		y := p.parseBinary(oprec + 1)
+		x = p.binary(x, pos, op, y)
+		h = p.grow(x, h, p.height)
 	}
 }
 
@@ -134,6 +167,7 @@ func (p *parser) parseCast() ast.Expr {
 		return p.parseUnary()
 	}
 	lparen := p.lex.pos
+	p.nest()
 	p.next()
 	if p.lex.tok == token.IDENT && !p.idents[p.lex.lit] && p.castFollows(p.lex.off) {
 		p.lex.tok = token.TNAME
@@ -141,9 +175,15 @@ func (p *parser) parseCast() ast.Expr {
 	if p.startsTypeName() {
 		t := p.parseTypeName()
 		p.expect(token.RPAREN)
-		return p.cast(lparen, t, p.parseCast())
+		x := p.parseCast()
+		p.depth--
+		e := p.cast(lparen, t, x)
+		p.height = p.grow(e, p.height)
+		return e
 	}
-	return p.parsePostfix(p.parseParenRest())
+	x := p.parseParenRest()
+	p.depth--
+	return p.parsePostfix(x)
 }
 
 // parseParenRest parses the expression and ")" of a parenthesised
@@ -158,6 +198,20 @@ func (p *parser) parseParenRest() ast.Expr {
 func (p *parser) parseUnary() ast.Expr {
 	pos := p.lex.pos
 	switch p.lex.tok {
+	case token.INC, token.DEC, token.BAND, token.MUL, token.ADD, token.SUB, token.BNEG, token.LNEG,
+		token.SIZEOF, token.STRINGOF:
+		p.nest()
+		x := p.parseUnaryOp(pos)
+		p.depth--
+		p.height = p.grow(x, p.height)
+		return p.unaryResult(x)
+	}
+	return p.parsePostfix(p.parsePrimary())
+}
+
+// parseUnaryOp parses a unary operator and its operand.
+func (p *parser) parseUnaryOp(pos token.Pos) ast.Expr {
+	switch p.lex.tok {
 	case token.INC, token.DEC:
 		op := token.PREINC
 		if p.lex.tok == token.DEC {
@@ -165,11 +219,7 @@ func (p *parser) parseUnary() ast.Expr {
 		}
 		p.next()
 		x := p.parseUnary()
-		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: op, X: x, DiagPos: p.lex.end})
-	case token.BAND, token.MUL, token.ADD, token.SUB, token.BNEG, token.LNEG:
-		op := unaryOps[p.lex.tok]
-		p.next()
-		return p.unaryResult(p.unary(pos, op, p.parseCast()))
+		return &ast.UnaryExpr{OpPos: pos, Op: op, X: x, DiagPos: p.lex.end}
 	case token.SIZEOF:
 		p.next()
 		if p.lex.tok == token.LPAREN {
@@ -177,20 +227,23 @@ func (p *parser) parseUnary() ast.Expr {
 			if p.startsTypeName() {
 				t := p.parseTypeName()
 				p.expect(token.RPAREN)
+				p.height = 0
 				// yacc ends sizeof(T) at its ")".
-				return p.unaryResult(p.sizeof(pos, p.prevEnd, t, nil))
+				return p.sizeof(pos, p.prevEnd, t, nil)
 			}
 			x := p.parsePostfix(p.parseParenRest())
-			return p.unaryResult(p.sizeof(pos, p.lex.end, nil, x))
+			return p.sizeof(pos, p.lex.end, nil, x)
 		}
 		x := p.parseUnary()
-		return p.unaryResult(p.sizeof(pos, p.lex.end, nil, x))
+		return p.sizeof(pos, p.lex.end, nil, x)
 	case token.STRINGOF:
 		p.next()
 		x := p.parseUnary()
-		return p.unaryResult(&ast.UnaryExpr{OpPos: pos, Op: token.STRINGOF, X: x, DiagPos: p.lex.end})
+		return &ast.UnaryExpr{OpPos: pos, Op: token.STRINGOF, X: x, DiagPos: p.lex.end}
 	}
-	return p.parsePostfix(p.parsePrimary())
+	op := unaryOps[p.lex.tok]
+	p.next()
+	return p.unary(pos, op, p.parseCast())
 }
 
 var unaryOps = map[token.Token]token.Token{
@@ -238,8 +291,11 @@ func (p *parser) parsePrimary() ast.Expr {
 	case token.STRING:
 		x = &ast.StringLit{ValuePos: pos, Value: p.lex.lit, DiagPos: p.lex.end}
 	case token.LPAREN:
+		p.nest()
 		p.next()
-		return p.parseParenRest()
+		x := p.parseParenRest()
+		p.depth--
+		return x
 	case token.OFFSETOF:
 		p.next()
 		p.expect(token.LPAREN)
@@ -247,8 +303,10 @@ func (p *parser) parsePrimary() ast.Expr {
 		p.expect(token.COMMA)
 		m := p.parseMemberName()
 		p.expect(token.RPAREN)
+		p.height = 1
 		return p.unaryResult(p.offsetof(pos, p.prevEnd, t, m))
 	case token.XLATE:
+		p.nest()
 		p.next()
 		p.expect(token.LT)
 		t := p.parseTypeNameIn(true)
@@ -256,11 +314,15 @@ func (p *parser) parsePrimary() ast.Expr {
 		p.expect(token.LPAREN)
 		x := p.parseExpr()
 		p.expect(token.RPAREN)
-		return p.unaryResult(&ast.XlateExpr{Xlate: pos, Type: t, X: x, DiagPos: p.prevEnd})
+		p.depth--
+		e := &ast.XlateExpr{Xlate: pos, Type: t, X: x, DiagPos: p.prevEnd}
+		p.height = p.grow(e, p.height)
+		return p.unaryResult(e)
 	default:
 		p.syntaxError()
 	}
 	p.next()
+	p.height = p.grow(x)
 	return p.unaryResult(x)
 }
 
@@ -287,32 +349,39 @@ func (p *parser) parseMemberName() *ast.Ident {
 }
 
 func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
+	h := p.height
 	for {
 		switch p.lex.tok {
 		case token.LBRACK:
 			lbrack := p.lex.pos
+			p.nest()
 			p.next()
 			var index []ast.Expr
 			for {
 				index = append(index, p.parseAssign())
+				h = max(h, p.height)
 				if p.lex.tok != token.COMMA {
 					break
 				}
 				p.next()
 			}
 			p.expect(token.RBRACK)
+			p.depth--
 			x = &ast.IndexExpr{X: x, Lbrack: lbrack, Index: index, DiagPos: p.prevEnd}
+			h = p.grow(x, h)
 		case token.LPAREN:
 			lparen := p.lex.pos
 			fun, ok := x.(*ast.Ident)
 			if !ok {
 				p.fail(diag.Errorf(lparen, diag.D_FUNC_IDENT, "function designator is not of function type"))
 			}
+			p.nest()
 			p.next()
 			var args []ast.Expr
 			if p.lex.tok != token.RPAREN {
 				for {
 					args = append(args, p.parseAssign())
+					h = max(h, p.height)
 					if p.lex.tok != token.COMMA {
 						break
 					}
@@ -320,20 +389,25 @@ func (p *parser) parsePostfix(x ast.Expr) ast.Expr {
 				}
 			}
 			p.expect(token.RPAREN)
+			p.depth--
 			x = &ast.CallExpr{Fun: fun, Lparen: lparen, Args: args, DiagPos: p.prevEnd}
+			h = p.grow(x, h)
 		case token.DOT, token.ARROW:
 			op := p.lex.tok
 			p.next()
 			sel := p.parseMemberName()
 			x = &ast.SelectorExpr{X: x, Op: op, Sel: sel, DiagPos: sel.DiagPos}
+			h = p.grow(x, h)
 		case token.INC, token.DEC:
 			op := token.POSTINC
 			if p.lex.tok == token.DEC {
 				op = token.POSTDEC
 			}
 			x = &ast.UnaryExpr{OpPos: p.lex.pos, Op: op, X: x, DiagPos: p.lex.end}
+			h = p.grow(x, h)
 			p.next()
 		default:
+			p.height = h
 			p.lastUnary = x
 			return x
 		}

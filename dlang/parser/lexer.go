@@ -51,6 +51,11 @@ type lexer struct {
 	// after a type name in an expression).
 	end    token.Pos
 	peeked bool
+
+	// The run of name characters and dots scanIdent last scanned ends at
+	// runEnd, its last backquote at runTick: the names a run of dots
+	// splits into (s.a.a.a …) are scanned in one pass, not one each.
+	runEnd, runTick int
 }
 
 func (l *lexer) init(p *parser, file, src string) {
@@ -491,22 +496,28 @@ func (l *lexer) endsPredicate() bool {
 // names with backquote scoping, whose module part may contain dots.
 func (l *lexer) scanIdent() {
 	start := l.off
-	end := start
-	lastTick := -1
-	for end < len(l.src) {
-		c := l.src[end]
-		if isIdentChar(c) {
-			if c == '`' {
-				lastTick = end
+	end, lastTick := l.runEnd, l.runTick
+	if start >= end {
+		end, lastTick = start, -1
+		for end < len(l.src) {
+			c := l.src[end]
+			if isIdentChar(c) {
+				if c == '`' {
+					lastTick = end
+				}
+				end++
+				continue
 			}
-			end++
-			continue
+			if c == '.' {
+				end++
+				continue
+			}
+			break
 		}
-		if c == '.' {
-			end++
-			continue
-		}
-		break
+		l.runEnd, l.runTick = end, lastTick
+	}
+	if lastTick < start {
+		lastTick = -1
 	}
 	// Dots are allowed only before the last backquote.
 	cut := end

@@ -86,6 +86,7 @@ type parser struct {
 	inlineInts   map[string]*ast.IntLit // inlines whose value is a constant
 	typedefDecls map[string]typedefDecl // the script's typedefs
 	structs      map[string]*ast.StructType
+	defining     map[string]bool // the tags of the definitions open
 	enums        map[string]bool
 	layoutDepth  int
 	idents       map[string]bool // declared variables and inlines
@@ -102,6 +103,53 @@ type parser struct {
 	// before the current one: where dtrace builds a node that ends in
 	// that token when yacc needs no lookahead to end it.
 	prevEnd token.Pos
+	// depth is the nesting of the construct being parsed (see
+	// MaxNesting); height is the height of the expression tree the last
+	// expression parsing method returned.
+	depth, height int
+}
+
+// MaxNesting bounds how deeply a program may nest: parentheses, casts,
+// unary operators, conditionals, assignments, index and call brackets,
+// if statements, struct and union definitions, declarators, and the
+// height of every expression tree, left-associative operator chains
+// included. It is the stack depth byacc's parser gives dtrace's grammar
+// (YYMAXDEPTH, 10000 in the skeleton FreeBSD builds dt_grammar.y with),
+// so kdtrace refuses nesting at the scale dtrace does, with its message,
+// and every later pass, which recurses over the tree, runs in a small
+// bounded stack: deeper input would otherwise end in Go's unrecoverable
+// stack overflow.
+const MaxNesting = 10000
+
+// nest enters one level of nesting; the caller leaves it with
+// p.depth--. The limit is checked before the recursion it guards.
+func (p *parser) nest() {
+	if p.depth++; p.depth > MaxNesting {
+		p.tooDeep()
+	}
+}
+
+// tooDeep reports nesting beyond MaxNesting as dtrace reports byacc's
+// stack overflow, saying the limit.
+func (p *parser) tooDeep() {
+	p.fail(diag.Errorf(p.lex.pos, diag.D_SYNTAX, "yacc stack overflow %s: nesting exceeds %d levels", p.near(), MaxNesting))
+}
+
+// grow returns the height of x, a node built over children of the
+// heights given, and fails when it exceeds MaxNesting. A node that folded
+// into a constant is a leaf.
+func (p *parser) grow(x ast.Expr, heights ...int) int {
+	if _, ok := x.(*ast.IntLit); ok {
+		return 1
+	}
+	h := 0
+	for _, c := range heights {
+		h = max(h, c)
+	}
+	if h++; h > MaxNesting {
+		p.tooDeep()
+	}
+	return h
 }
 
 // ParseFile parses a D program. The file name is used in positions and

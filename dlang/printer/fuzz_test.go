@@ -8,11 +8,13 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/internal/fuzznest"
 )
 
 // FuzzRoundTrip feeds arbitrary text to the lexer and parser: they must
 // never panic, must fail only with a *diag.Error, and whatever parses
-// must print as -d prints it and read back as the same tree.
+// must print as -d prints it and read back as the same tree, unless the
+// printed form, parenthesised throughout, nests past parser.MaxNesting.
 func FuzzRoundTrip(f *testing.F) {
 	scripts, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "scripts", "*.d"))
 	for _, s := range scripts {
@@ -31,7 +33,13 @@ func FuzzRoundTrip(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Deep nesting of every construct, which inputs reach through
+	// fuzznest's directive.
+	for _, s := range fuzznest.Seeds() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		src = fuzznest.Expand(src)
 		prog, types, err := parseTwice("fuzz.d", src)
 		if err != nil {
 			var de *diag.Error

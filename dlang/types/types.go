@@ -77,6 +77,7 @@ type (
 		members []Member
 		load    func() ([]Member, error) // until the members are loaded
 		err     error                    // the loader's failure
+		align   int64                    // once computed; 0 before
 	}
 
 	// Enum is an enumeration. A forward declaration has Incomplete set.
@@ -140,11 +141,21 @@ func (*Pointer) Align() int64 { return 8 }
 func (t *Array) Align() int64 { return t.Elem.Align() }
 func (*Func) Align() int64    { return 1 }
 func (t *Struct) Align() int64 {
-	a := int64(1)
-	for _, m := range t.Members() {
-		a = max(a, m.Type.Align())
+	// Kept once computed: a struct that nests others by value would
+	// otherwise recompute theirs each time it is laid out, in time
+	// quadratic in the nesting.
+	if t.align == 0 {
+		// A struct that reaches itself by value, which only a broken
+		// definition can make, sees 1 here rather than recursing
+		// without end.
+		t.align = 1
+		a := int64(1)
+		for _, m := range t.Members() {
+			a = max(a, m.Type.Align())
+		}
+		t.align = a
 	}
-	return a
+	return t.align
 }
 func (t *Enum) Align() int64      { return max(t.Bytes, 1) }
 func (t *Typedef) Align() int64   { return t.Type.Align() }
@@ -239,13 +250,13 @@ func (t *Struct) Members() []Member {
 
 // SetMembers sets the members of t.
 func (t *Struct) SetMembers(ms []Member) {
-	t.members, t.load, t.err = ms, nil, nil
+	t.members, t.load, t.err, t.align = ms, nil, nil, 0
 }
 
 // LoadMembers leaves the members of t to load, which Members calls the
 // first time they are needed.
 func (t *Struct) LoadMembers(load func() ([]Member, error)) {
-	t.members, t.load, t.err = nil, load, nil
+	t.members, t.load, t.err, t.align = nil, load, nil, 0
 }
 
 // Err returns the error that loading the members of t met, if any.
