@@ -140,7 +140,8 @@ type Info struct {
 	// probe description (Variant).
 	variants map[*ast.Clause][]*Variant
 	// NextLocal is the first clause-local variable id the program
-	// does not use, where the code generator's own may start.
+	// does not use, where the code generator's own may start; 0 while
+	// CheckClauses hands out clauses, as later clauses may use more.
 	NextLocal uint32
 	// Declared maps the expressions of the declarations of every
 	// program the checker has seen (inlines, translators' members),
@@ -241,6 +242,24 @@ func (c *Checker) IsType(name string) bool {
 // expression, applying dtrace's rules, and returns the results, or the
 // first error as a *diag.Error.
 func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
+	return c.check(prog, nil)
+}
+
+// CheckClauses checks prog as Check does, but hands over each clause's
+// results as soon as the clause is checked, as dtrace's
+// dt_compile_one_clause cooks a clause and generates its code before
+// the next: yield is called with the clause and an Info whose Values,
+// Formats and Variant hold that clause's results only, which are valid
+// until yield returns. Declared and Destructive are the program's so
+// far; NextLocal is 0 until the Info returned, which is the program's
+// without any clause's values. A program of many clauses so never holds
+// the results of all. An error yield returns stops checking and is
+// returned; else the first error of checking, a *diag.Error.
+func (c *Checker) CheckClauses(prog *ast.Program, yield func(cl *ast.Clause, info *Info) error) (*Info, error) {
+	return c.check(prog, yield)
+}
+
+func (c *Checker) check(prog *ast.Program, yield func(*ast.Clause, *Info) error) (info *Info, err error) {
 	c.begin(prog)
 	defer func() {
 		if r := recover(); r != nil {
@@ -255,9 +274,25 @@ func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
 			continue
 		}
 		c.declare(d)
+		cl, ok := d.(*ast.Clause)
+		if !ok || yield == nil {
+			continue
+		}
+		if err := yield(cl, c.info); err != nil {
+			return nil, err
+		}
+		// The maps are kept for the next clause: they are as large as
+		// the largest clause needs, and not grown again.
+		clear(c.info.Values)
+		clear(c.info.Formats)
+		c.info.variants = nil
 	}
 	if !c.cfg.AllowEmpty && empty(prog) {
 		c.errorf(prog.End, diag.D_EMPTY, "empty D program translation unit\n")
+	}
+	if yield != nil {
+		c.info.Values, c.info.Formats = map[ast.Expr]*Value{}, map[*ast.CallExpr]*printf.Format{}
+		c.values, c.formats = c.info.Values, c.info.Formats
 	}
 	c.info.NextLocal = c.locals.nextID
 	return c.info, nil

@@ -27,6 +27,7 @@ type gen struct {
 	// spillBase.
 	spills    int
 	spillBase uint32
+	spilled   *bool // emitter.spilled
 }
 
 // spillReserve is how many registers an operand may need before the
@@ -43,6 +44,7 @@ func (g *gen) hold(r uint8, gen func() uint8) (uint8, uint8) {
 	}
 	slot := g.spillSlot()
 	g.spills++
+	*g.spilled = true
 	g.ir.StoreVar(dif.STLS, slot, r)
 	g.regs.free(r)
 	o := gen()
@@ -67,7 +69,7 @@ type bailout struct{}
 // its own before the next starts.
 func (e *emitter) newGen() *gen {
 	e.ir.Reset()
-	g := &gen{ir: &e.ir, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal}
+	g := &gen{ir: &e.ir, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
 	g.regs.g = g
 	return g
 }
