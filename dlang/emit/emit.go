@@ -112,8 +112,10 @@ type emitter struct {
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
-	ir      dif.IR   // the DIFO being generated (newGen)
-	difos   dof.Pool // the program's DIFOs (toDOF)
+	ir      dif.IR     // the DIFO being generated (newGen)
+	obj     dif.Object // the DIFO assembled (gen.finish)
+	conv    dof.DIFO   // the DIFO converted (toDOF)
+	difos   dof.Pool   // the program's DIFOs (toDOF)
 	consts  map[[2]uint64]*dof.DIFO
 	// spilled is set when the clause being generated uses a spill slot.
 	spilled bool
@@ -581,23 +583,22 @@ func (e *emitter) str(s string) *dof.DIFO {
 }
 
 // toDOF converts an assembled DIFO to the form DOF carries, shared with
-// an equal one the program has already.
+// the equal DIFOs of the program: most of a large program's are alike.
+// It is converted into e.conv, whose tables serve every DIFO, and the
+// pool keeps a copy only of one it does not have.
 func (e *emitter) toDOF(o *dif.Object) *dof.DIFO {
-	d := &dof.DIFO{
-		Ret:  dofType(o.Ret),
-		Ints: o.Ints,
-		Strs: o.Strs,
+	d := &e.conv
+	*d = dof.DIFO{
+		Ret:   dofType(o.Ret),
+		Ints:  o.Ints,
+		Strs:  o.Strs,
+		Code:  d.Code[:0],
+		Vars:  d.Vars[:0],
+		KRelo: d.KRelo[:0],
+		URelo: d.URelo[:0],
 	}
-	// The program keeps every DIFO until its DOF is written: the
-	// tables are made to size.
-	if len(o.Code) > 0 {
-		d.Code = make([]uint32, len(o.Code))
-		for i, in := range o.Code {
-			d.Code[i] = uint32(in)
-		}
-	}
-	if len(o.Vars) > 0 {
-		d.Vars = make([]dof.DIFVar, 0, len(o.Vars))
+	for _, in := range o.Code {
+		d.Code = append(d.Code, uint32(in))
 	}
 	for _, v := range o.Vars {
 		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: dofType(v.Type)})

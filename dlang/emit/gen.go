@@ -14,6 +14,7 @@ import (
 // gen builds one DIFO.
 type gen struct {
 	ir      *dif.IR
+	obj     *dif.Object // emitter.obj
 	info    *check.Info
 	variant *check.Variant // the clause's variant (emitter.variant)
 	regs    regset
@@ -69,7 +70,7 @@ type bailout struct{}
 // its own before the next starts.
 func (e *emitter) newGen() *gen {
 	e.ir.Reset()
-	g := &gen{ir: &e.ir, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
+	g := &gen{ir: &e.ir, obj: &e.obj, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
 	g.regs.g = g
 	return g
 }
@@ -239,11 +240,15 @@ func (g *gen) setInt(v uint64) uint8 {
 	return r
 }
 
-// finish assembles the DIFO, returning the value in reg.
+// finish assembles the DIFO, returning the value in reg, into the
+// emitter's object, valid until the next DIFO is assembled.
 func (g *gen) finish(reg uint8, ret dif.Type) (*dif.Object, error) {
 	g.ir.Emit(dif.Ret(reg))
 	g.ir.Ret = ret
-	return dif.Assemble(g.ir)
+	if err := dif.AssembleTo(g.obj, g.ir); err != nil {
+		return nil, err
+	}
+	return g.obj, nil
 }
 
 // build runs f, which generates code, and turns a failure into an error.
