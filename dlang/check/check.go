@@ -182,8 +182,11 @@ type Checker struct {
 	inClause   bool
 	// clausePos is where dtrace reports errors about the clause being
 	// checked: after its closing brace.
-	clausePos  token.Pos
-	prog       *ast.Program
+	clausePos token.Pos
+	prog      *ast.Program
+	// matches holds what the program's probe descriptions matched: a
+	// large program names the same few probes again and again.
+	matches    map[matchKey]ProbeMatch
 	undefined  func(name string) bool // OnUndefined
 	defining   bool                   // undefined is running
 	declValues map[ast.Expr]*Value    // Info.Declared
@@ -195,6 +198,13 @@ type Checker struct {
 	info  *Info
 	err   *diag.Error
 	label string // "predicate" or "action list", for errors without a line
+}
+
+// matchKey is a probe description: a probe's ID (dtrace -i), or its
+// names.
+type matchKey struct {
+	id   uint32
+	desc string
 }
 
 // bailout unwinds the checker at its first error: dtrace reports only
@@ -310,6 +320,7 @@ func (c *Checker) begin(prog *ast.Program) {
 	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}, Declared: c.declValues}
 	c.values, c.formats = c.info.Values, c.info.Formats
 	c.declared = map[ast.Decl]bool{}
+	c.matches = map[matchKey]ProbeMatch{}
 	// this-> variables belong to the program: every clause for a probe
 	// sees the values earlier clauses gave them.
 	c.locals = newScope(ClauseLocal, userBase)
@@ -402,14 +413,20 @@ func (c *Checker) clause(cl *ast.Clause) {
 		c.probeDesc = d.String()
 		c.label = "" // matching the description is no part of the clause
 		if c.cfg.Probes != nil {
-			m, err := c.cfg.Probes.Match(d)
-			var de *diag.Error
-			switch {
-			case errors.As(err, &de):
-				c.err = de
-				panic(bailout{})
-			case err != nil:
-				c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
+			key := matchKey{d.ID, c.probeDesc}
+			m, ok := c.matches[key]
+			if !ok {
+				var err error
+				m, err = c.cfg.Probes.Match(d)
+				var de *diag.Error
+				switch {
+				case errors.As(err, &de):
+					c.err = de
+					panic(bailout{})
+				case err != nil:
+					c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
+				}
+				c.matches[key] = m
 			}
 			if m.Count == 0 && !c.cfg.ZeroMatch {
 				c.errorf(d.Pos(), diag.D_PDESC_ZERO, "probe description %s does not match any probes\n", d)
