@@ -112,6 +112,7 @@ type emitter struct {
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
+	gen     gen        // the DIFO's generator (newGen)
 	ir      dif.IR     // the DIFO being generated (newGen)
 	obj     dif.Object // the DIFO assembled (gen.finish)
 	conv    dof.DIFO   // the DIFO converted (toDOF)

@@ -66,11 +66,12 @@ func (g *gen) spillSlot() dif.VarRef {
 type bailout struct{}
 
 // newGen returns the generator of the emitter's next DIFO. The DIFOs
-// are made one at a time, in one IR: each is assembled into memory of
-// its own before the next starts.
+// are made one at a time, in one IR and one gen: each is assembled and
+// converted before the next starts.
 func (e *emitter) newGen() *gen {
 	e.ir.Reset()
-	g := &gen{ir: &e.ir, obj: &e.obj, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
+	g := &e.gen
+	*g = gen{ir: &e.ir, obj: &e.obj, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
 	g.regs.g = g
 	return g
 }
