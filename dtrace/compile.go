@@ -146,9 +146,10 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	}
 	// As dtrace, each clause is checked, then its DIF generated, before
 	// the next: what checking a clause gave is dropped once its code is
-	// made, which keeps a program of many clauses small. Only -l, -h
-	// and Print need the syntax tree after.
-	if flags&Sugar == 0 {
+	// made, and its syntax tree once only -l, -h and Print would need
+	// it, which keeps a program of many clauses small.
+	keepAST := flags&Sugar != 0
+	if !keepAST {
 		p.AST = nil
 	}
 	ecbs := 0
@@ -158,7 +159,20 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 		}
 	}
 	em := emit.NewEmitter(&emit.Config{StringSize: h.checker.StringSize()}, ecbs)
-	if p.Info, err = h.checker.CheckClauses(prog, em.Clause); err != nil {
+	i := 0 // where the clause is in prog.Decls
+	if p.Info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
+		if err := em.Clause(cl, info); err != nil {
+			return err
+		}
+		if keepAST {
+			return nil
+		}
+		for prog.Decls[i] != cl {
+			i++
+		}
+		prog.Decls[i] = nil
+		return nil
+	}); err != nil {
 		return nil, h.failure(spec, text, err)
 	}
 	if p.Object, err = em.Finish(p.Info); err != nil {

@@ -263,8 +263,11 @@ func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
 // until yield returns. Declared and Destructive are the program's so
 // far; NextLocal is 0 until the Info returned, which is the program's
 // without any clause's values. A program of many clauses so never holds
-// the results of all. An error yield returns stops checking and is
-// returned; else the first error of checking, a *diag.Error.
+// the results of all; as each element of prog.Decls is read once, before
+// it is checked, yield may also set the clause's element to nil once it
+// needs the clause no more, to free its syntax tree. An error yield
+// returns stops checking and is returned; else the first error of
+// checking, a *diag.Error.
 func (c *Checker) CheckClauses(prog *ast.Program, yield func(cl *ast.Clause, info *Info) error) (*Info, error) {
 	return c.check(prog, yield)
 }
@@ -279,6 +282,7 @@ func (c *Checker) check(prog *ast.Program, yield func(*ast.Clause, *Info) error)
 			info, err = nil, c.err
 		}
 	}()
+	isEmpty := empty(prog) // before yield may drop clauses
 	for _, d := range prog.Decls {
 		if c.declared[d] {
 			continue
@@ -297,7 +301,7 @@ func (c *Checker) check(prog *ast.Program, yield func(*ast.Clause, *Info) error)
 		clear(c.info.Formats)
 		c.info.variants = nil
 	}
-	if !c.cfg.AllowEmpty && empty(prog) {
+	if !c.cfg.AllowEmpty && isEmpty {
 		c.errorf(prog.End, diag.D_EMPTY, "empty D program translation unit\n")
 	}
 	if yield != nil {
