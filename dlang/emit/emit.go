@@ -112,11 +112,12 @@ type emitter struct {
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
-	gen     gen        // the DIFO's generator (newGen)
-	ir      dif.IR     // the DIFO being generated (newGen)
-	obj     dif.Object // the DIFO assembled (gen.finish)
-	conv    dof.DIFO   // the DIFO converted (toDOF)
-	difos   dof.Pool   // the program's DIFOs (toDOF)
+	gen     gen          // the DIFO's generator (newGen)
+	ir      dif.IR       // the DIFO being generated (newGen)
+	obj     dif.Object   // the DIFO assembled (gen.finish)
+	conv    dof.DIFO     // the DIFO converted (toDOF)
+	acts    []dof.Action // the clause's actions (body)
+	difos   dof.Pool     // the program's DIFOs (toDOF)
 	consts  map[[2]uint64]*dof.DIFO
 	// spilled is set when the clause being generated uses a spill slot.
 	spilled bool
@@ -245,7 +246,9 @@ func (e *emitter) body(cl *ast.Clause) (*dof.DIFO, []dof.Action, error) {
 			return nil, nil, err
 		}
 	}
-	var acts []dof.Action
+	// The actions are gathered in a list that serves every clause; the
+	// clause keeps a copy made to size.
+	acts := e.acts[:0]
 	for _, s := range cl.Body {
 		es, ok := s.(*ast.ExprStmt)
 		if !ok {
@@ -257,7 +260,11 @@ func (e *emitter) body(cl *ast.Clause) (*dof.DIFO, []dof.Action, error) {
 		}
 		acts = append(acts, as...)
 	}
-	return pred, acts, nil
+	e.acts = acts
+	if len(acts) == 0 {
+		return pred, nil, nil
+	}
+	return pred, append(make([]dof.Action, 0, len(acts)), acts...), nil
 }
 
 // statement generates the actions of one statement, as
