@@ -131,7 +131,8 @@ type Value struct {
 // hold what checking each clause for its first description gave; where
 // checking it for a later one gave other results, Variant has them.
 type Info struct {
-	// Values maps every checked expression to its type and flags.
+	// Values maps every checked expression to its type and flags;
+	// with CheckClauses, those of the clause handed over.
 	Values map[ast.Expr]*Value
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
