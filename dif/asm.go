@@ -323,10 +323,10 @@ func (t *strtab) lookup(s string) (uint32, bool) {
 	return 0, false
 }
 
-// clone returns a copy of the table with room for extra bytes and
-// names more strings.
-func (t *strtab) clone(extra, names int) strtab {
-	c := strtab{buf: append(make([]byte, 0, len(t.buf)+extra), t.buf...)}
+// clone returns a copy of the table in buf, with room for extra bytes
+// and names more strings.
+func (t *strtab) clone(buf []byte, extra, names int) strtab {
+	c := strtab{buf: append(slices.Grow(buf, len(t.buf)+extra), t.buf...)}
 	if t.off == nil {
 		c.ends = append(make([]uint32, 0, len(t.ends)+names), t.ends...)
 	} else {
@@ -479,8 +479,20 @@ func (m LinkMode) relocates(sym *Symbol) (reloc, kernel bool) {
 // references; and copies the integer and string tables and the return
 // type. It checks nothing that Validate checks.
 func Assemble(ir *IR) (*Object, error) {
+	o := new(Object)
+	if err := AssembleTo(o, ir); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// AssembleTo assembles the IR as Assemble does, into o, whose tables it
+// reuses: a code generator that copies or drops each object before the
+// next (most of a large program's DIFOs are alike, and shared) so makes
+// no new ones. o's earlier contents are overwritten.
+func AssembleTo(o *Object, ir *IR) error {
 	if ir.err != nil {
-		return nil, ir.err
+		return ir.err
 	}
 	// The names of variables and relocated symbols join the string
 	// table; room is made for them at once, as the table is kept.
@@ -494,14 +506,12 @@ func Assemble(ir *IR) (*Object, error) {
 			names++
 		}
 	}
-	strs := ir.strs.clone(extra, names)
+	strs := ir.strs.clone(o.Strs[:0], extra, names)
 	if _, err := strs.insert(""); err != nil {
-		return nil, err
+		return err
 	}
-	o := &Object{Ret: ir.Ret}
-	if ir.ninstr > 0 {
-		o.Code = make([]Instr, 0, ir.ninstr)
-	}
+	*o = Object{Ret: ir.Ret, Code: slices.Grow(o.Code[:0], ir.ninstr), Ints: o.Ints[:0],
+		Vars: o.Vars[:0], KRelo: o.KRelo[:0], URelo: o.URelo[:0], Xlate: o.Xlate[:0]}
 	labels := make([]int, ir.nlabels+1) // by label: its instruction, or -1
 	for i := range labels {
 		labels[i] = -1
@@ -527,10 +537,10 @@ func Assemble(ir *IR) (*Object, error) {
 			at = labels[l]
 		}
 		if at < 0 {
-			return nil, fmt.Errorf("dif: %v at %d branches to label %d, which is never placed", op, i, l)
+			return fmt.Errorf("dif: %v at %d branches to label %d, which is never placed", op, i, l)
 		}
 		if at > MaxLabel {
-			return nil, fmt.Errorf("dif: %v at %d branches to instruction %d, beyond 24 bits", op, i, at)
+			return fmt.Errorf("dif: %v at %d branches to instruction %d, beyond 24 bits", op, i, at)
 		}
 		o.Code[i] = Branch(op, uint32(at))
 	}
@@ -559,13 +569,11 @@ func Assemble(ir *IR) (*Object, error) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	if len(uses) > 0 {
-		o.Vars = make([]Var, 0, len(uses))
-	}
+	o.Vars = slices.Grow(o.Vars, len(uses))
 	for _, u := range uses {
 		off, err := strs.insert(u.ref.Name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		o.Vars = append(o.Vars, Var{
 			Name: off, ID: u.ref.ID, Kind: u.ref.Kind, Scope: u.ref.Scope,
@@ -596,11 +604,11 @@ func Assemble(ir *IR) (*Object, error) {
 			nodef = ir.KNoDefs
 		}
 		if !nodef {
-			return nil, &RelocError{Sym: *n.sym, Offset: uint32(pc)}
+			return &RelocError{Sym: *n.sym, Offset: uint32(pc)}
 		}
 		off, err := strs.insert(n.sym.Name)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r := Relo{Name: off, Type: RelocSetx, Offset: uint64(n.in.Index()) * IntSize}
 		if kernel {
@@ -610,12 +618,10 @@ func Assemble(ir *IR) (*Object, error) {
 		}
 	}
 	if len(o.Xlate) > MaxIntIndex+1 {
-		return nil, fmt.Errorf("dif: %d translator references, more than 16 bits can index", len(o.Xlate))
+		return fmt.Errorf("dif: %d translator references, more than 16 bits can index", len(o.Xlate))
 	}
 
 	o.Strs = strs.buf
-	if len(ir.ints) > 0 {
-		o.Ints = append([]uint64(nil), ir.ints...)
-	}
-	return o, nil
+	o.Ints = append(o.Ints, ir.ints...)
+	return nil
 }

@@ -13,29 +13,49 @@ import (
 // keeps one copy of each until its DOF is written takes a fraction of
 // the memory. Write still writes each use as a DIFO of its own, as
 // dtrace does, so sharing changes nothing in the file. The zero Pool is
-// ready to use; DIFOs given to it must not be changed after.
+// ready to use; the DIFOs it returns must not be changed.
 type Pool struct {
 	seed maphash.Seed
 	m    map[uint64]*DIFO
 	buf  []byte
 }
 
-// Intern returns the DIFO of the pool equal to d, or adds d and returns
-// it.
+// Intern returns the DIFO of the pool equal to d, or adds a copy of d,
+// with tables of its own, and returns it. It keeps nothing of d, whose
+// tables the caller may fill again for the next DIFO: a program whose
+// DIFOs are mostly alike so allocates only the ones that differ.
 func (p *Pool) Intern(d *DIFO) *DIFO {
 	if p.m == nil {
 		p.seed = maphash.MakeSeed()
 		p.m = make(map[uint64]*DIFO)
 	}
 	h := p.hash(d)
-	if o, ok := p.m[h]; ok {
-		if sameDIFO(o, d) {
-			return o
-		}
-		return d // a collision: d is kept, not shared
+	o, ok := p.m[h]
+	if ok && sameDIFO(o, d) {
+		return o
 	}
-	p.m[h] = d
-	return d
+	c := d.clone()
+	if !ok {
+		p.m[h] = c
+	}
+	return c // on a collision, c is kept and not shared
+}
+
+// clone returns a copy of d with tables of its own; empty tables are
+// nil, as a DIFO made for itself has them.
+func (d *DIFO) clone() *DIFO {
+	c := *d
+	c.Code, c.Ints, c.Strs = own(d.Code), own(d.Ints), own(d.Strs)
+	c.Vars, c.XlRefs, c.KRelo, c.URelo = own(d.Vars), own(d.XlRefs), own(d.KRelo), own(d.URelo)
+	return &c
+}
+
+// own returns a copy of s, nil if s is empty.
+func own[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 func (p *Pool) hash(d *DIFO) uint64 {

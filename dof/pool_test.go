@@ -3,8 +3,8 @@ package dof
 import "testing"
 
 // TestPool: equal DIFOs are shared, DIFOs that differ in any part are
-// not, and a program of shared DIFOs writes the same file as one of
-// copies.
+// not, the pool keeps copies of what it is given, and a program of
+// shared DIFOs writes the same file as one of copies.
 func TestPool(t *testing.T) {
 	base := func() *DIFO {
 		return &DIFO{
@@ -28,14 +28,19 @@ func TestPool(t *testing.T) {
 		func(d *DIFO) { d.URelo = []RelDesc{{Name: 1, Type: RelSetX}} },
 	}
 	var p Pool
-	first := p.Intern(base())
+	given := base()
+	first := p.Intern(given)
+	if first == given || !sameDIFO(first, base()) {
+		t.Error("the pool keeps the DIFO given, not a copy of it")
+	}
+	given.Code[0], given.Strs[1], given.Vars[0].ID = 0, 'X', 1 // the caller reuses its tables
 	if got := p.Intern(base()); got != first {
 		t.Error("an equal DIFO is not shared")
 	}
 	for i, change := range changes {
 		d := base()
 		change(d)
-		if got := p.Intern(d); got != d {
+		if got := p.Intern(d); got == first || !sameDIFO(got, d) {
 			t.Errorf("change %d: a different DIFO is shared with an earlier one", i)
 		}
 	}

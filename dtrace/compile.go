@@ -56,16 +56,21 @@ type Program struct {
 	Spec Spec
 	// Source is the script's path for a Script, else the text given.
 	Source string
-	// AST is the program after the syntactic rewrites.
+	// AST is the program after the syntactic rewrites, kept for what
+	// needs it after compiling (-l, -h, Print): nil unless compiled
+	// with NoCode, Header or Sugar.
 	AST *ast.Program
-	// Info is what checking learned of its types and identifiers.
+	// Info is what checking learned of its types and identifiers; as
+	// clauses are checked one at a time and their code generated, it
+	// keeps no clause's Values unless compiled with NoCode or Header.
 	Info *check.Info
 	// Object is the program's ECBs, with their DIF; nil with NoCode.
 	Object *dof.Program
 }
 
 // Print writes the program after the syntactic rewrites, in dtrace
-// -d's format.
+// -d's format; the program must have kept its AST (NoCode, Header,
+// Sugar).
 func (p *Program) Print(w io.Writer) error { return printer.Fprint(w, p.AST) }
 
 // ListDIF writes the DIF of each of the program's clauses, as dtrace -S
@@ -133,15 +138,44 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 			return nil, fmt.Errorf("failed to write output: %v", err)
 		}
 	}
-	if p.Info, err = h.checker.Check(prog); err != nil {
-		return nil, h.failure(spec, text, err)
-	}
 	if flags&(NoCode|Header) != 0 {
+		if p.Info, err = h.checker.Check(prog); err != nil {
+			return nil, h.failure(spec, text, err)
+		}
 		return p, nil
 	}
-	// Compiling ends with the DIF of every clause.
-	p.Object, err = emit.Program(prog, p.Info, &emit.Config{StringSize: h.checker.StringSize()})
-	if err != nil {
+	// As dtrace, each clause is checked, then its DIF generated, before
+	// the next: what checking a clause gave is dropped once its code is
+	// made, and its syntax tree once only -l, -h and Print would need
+	// it, which keeps a program of many clauses small.
+	keepAST := flags&Sugar != 0
+	if !keepAST {
+		p.AST = nil
+	}
+	ecbs := 0
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			ecbs += len(cl.Probes)
+		}
+	}
+	em := emit.NewEmitter(&emit.Config{StringSize: h.checker.StringSize()}, ecbs)
+	i := 0 // where the clause is in prog.Decls
+	if p.Info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
+		if err := em.Clause(cl, info); err != nil {
+			return err
+		}
+		if keepAST {
+			return nil
+		}
+		for prog.Decls[i] != cl {
+			i++
+		}
+		prog.Decls[i] = nil
+		return nil
+	}); err != nil {
+		return nil, h.failure(spec, text, err)
+	}
+	if p.Object, err = em.Finish(p.Info); err != nil {
 		return nil, h.failure(spec, text, err)
 	}
 	if flags&DIFV != 0 {

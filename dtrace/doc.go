@@ -27,6 +27,12 @@
 //	inline entry/return) ─► [Sugar: -d text] ─► checker ─► emit (DIF,
 //	ECBs) ─► [DIFV: -S listing]
 //
+// The checker and the code generator take one clause at a time, as
+// dtrace's dt_compile_one_clause: a clause is checked, its ECBs are
+// generated, and what checking it gave, then its syntax tree, are
+// dropped before the next, so that a script of a hundred thousand
+// clauses never holds all of them in every form at once.
+//
 // Declarations, variables and aggregations carry over from program to
 // program, as they share dtrace's handle. The Flags say what else to do:
 // Sugar writes the program after the rewrites to Config.Stdout, as
@@ -36,8 +42,9 @@
 // ("failed to compile script FILE: …", "invalid probe specifier TEXT:
 // …"), with the D error, its tag and position, inside.
 //
-// A compiled Program carries its syntax tree, what checking learned and
-// its ECBs. DOF writes programs as one DOF object (-G), the contract
+// A compiled Program carries what checking learned and its ECBs, and its
+// syntax tree when something needs it after (NoCode for -l, Header for
+// -h, Sugar for Print). DOF writes programs as one DOF object (-G), the contract
 // with whatever runs them; WriteHeader writes the C header of their
 // USDT providers (-h); ListProbes lists the probes their descriptions
 // match (-l, -lv).

@@ -102,8 +102,14 @@ func TestCompileOutput(t *testing.T) {
 		t.Errorf("Print and ListDIF:\n%s%s\ndiffer from what Sugar and DIFV wrote:\n%s%s", &text, &dif, &stdout, &stderr)
 	}
 	p, err = h.Compile(dtrace.Name, "BEGIN { y = 2; }", dtrace.NoCode)
-	if err != nil || p.Object != nil || p.Info == nil {
-		t.Errorf("NoCode: %v, Object %v, Info %v; want checked and no code", err, p.Object, p.Info)
+	if err != nil || p.Object != nil || p.Info == nil || p.AST == nil {
+		t.Errorf("NoCode: %v, Object %v, Info %v, AST %v; want checked, its tree and no code", err, p.Object, p.Info, p.AST)
+	}
+	// A program compiled to code alone keeps no syntax tree: a large one
+	// would hold it to no end.
+	p, err = h.Compile(dtrace.Name, "BEGIN { z = 3; }", 0)
+	if err != nil || p.Object == nil || p.AST != nil {
+		t.Errorf("code only: %v, Object %v, AST %v; want code and no tree", err, p.Object, p.AST)
 	}
 }
 

@@ -12,7 +12,13 @@ import (
 // DOF returns the programs' ECBs as one DOF object, as dtrace -G
 // writes it.
 func DOF(progs ...*Program) ([]byte, error) {
-	var all dof.Program
+	n := 0
+	for _, p := range progs {
+		if p.Object != nil {
+			n += len(p.Object.ECBs)
+		}
+	}
+	all := dof.Program{ECBs: make([]dof.ECB, 0, n)}
 	for _, p := range progs {
 		if p.Object != nil {
 			all.ECBs = append(all.ECBs, p.Object.ECBs...)

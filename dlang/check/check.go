@@ -131,7 +131,8 @@ type Value struct {
 // hold what checking each clause for its first description gave; where
 // checking it for a later one gave other results, Variant has them.
 type Info struct {
-	// Values maps every checked expression to its type and flags.
+	// Values maps every checked expression to its type and flags;
+	// with CheckClauses, those of the clause handed over.
 	Values map[ast.Expr]*Value
 	// Formats maps the calls of printf, printa, system and freopen to
 	// their checked formats.
@@ -140,7 +141,8 @@ type Info struct {
 	// probe description (Variant).
 	variants map[*ast.Clause][]*Variant
 	// NextLocal is the first clause-local variable id the program
-	// does not use, where the code generator's own may start.
+	// does not use, where the code generator's own may start; 0 while
+	// CheckClauses hands out clauses, as later clauses may use more.
 	NextLocal uint32
 	// Declared maps the expressions of the declarations of every
 	// program the checker has seen (inlines, translators' members),
@@ -181,8 +183,11 @@ type Checker struct {
 	inClause   bool
 	// clausePos is where dtrace reports errors about the clause being
 	// checked: after its closing brace.
-	clausePos  token.Pos
-	prog       *ast.Program
+	clausePos token.Pos
+	prog      *ast.Program
+	// matches holds what the program's probe descriptions matched: a
+	// large program names the same few probes again and again.
+	matches    map[matchKey]ProbeMatch
 	undefined  func(name string) bool  // OnUndefined
 	defining   bool                    // undefined is running
 	declValues map[ast.Expr]*Value     // Info.Declared
@@ -195,6 +200,13 @@ type Checker struct {
 	info  *Info
 	err   *diag.Error
 	label string // "predicate" or "action list", for errors without a line
+}
+
+// matchKey is a probe description: a probe's ID (dtrace -i), or its
+// names.
+type matchKey struct {
+	id   uint32
+	desc string
 }
 
 // bailout unwinds the checker at its first error: dtrace reports only
@@ -242,6 +254,27 @@ func (c *Checker) IsType(name string) bool {
 // expression, applying dtrace's rules, and returns the results, or the
 // first error as a *diag.Error.
 func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
+	return c.check(prog, nil)
+}
+
+// CheckClauses checks prog as Check does, but hands over each clause's
+// results as soon as the clause is checked, as dtrace's
+// dt_compile_one_clause cooks a clause and generates its code before
+// the next: yield is called with the clause and an Info whose Values,
+// Formats and Variant hold that clause's results only, which are valid
+// until yield returns. Declared and Destructive are the program's so
+// far; NextLocal is 0 until the Info returned, which is the program's
+// without any clause's values. A program of many clauses so never holds
+// the results of all; as each element of prog.Decls is read once, before
+// it is checked, yield may also set the clause's element to nil once it
+// needs the clause no more, to free its syntax tree. An error yield
+// returns stops checking and is returned; else the first error of
+// checking, a *diag.Error.
+func (c *Checker) CheckClauses(prog *ast.Program, yield func(cl *ast.Clause, info *Info) error) (*Info, error) {
+	return c.check(prog, yield)
+}
+
+func (c *Checker) check(prog *ast.Program, yield func(*ast.Clause, *Info) error) (info *Info, err error) {
 	c.begin(prog)
 	defer func() {
 		if r := recover(); r != nil {
@@ -251,14 +284,31 @@ func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
 			info, err = nil, c.err
 		}
 	}()
+	isEmpty := empty(prog) // before yield may drop clauses
 	for _, d := range prog.Decls {
 		if c.declared[d] {
 			continue
 		}
 		c.declare(d)
+		cl, ok := d.(*ast.Clause)
+		if !ok || yield == nil {
+			continue
+		}
+		if err := yield(cl, c.info); err != nil {
+			return nil, err
+		}
+		// The maps are kept for the next clause: they are as large as
+		// the largest clause needs, and not grown again.
+		clear(c.info.Values)
+		clear(c.info.Formats)
+		c.info.variants = nil
 	}
-	if !c.cfg.AllowEmpty && empty(prog) {
+	if !c.cfg.AllowEmpty && isEmpty {
 		c.errorf(prog.End, diag.D_EMPTY, "empty D program translation unit\n")
+	}
+	if yield != nil {
+		c.info.Values, c.info.Formats = map[ast.Expr]*Value{}, map[*ast.CallExpr]*printf.Format{}
+		c.values, c.formats = c.info.Values, c.info.Formats
 	}
 	c.info.NextLocal = c.locals.nextID
 	return c.info, nil
@@ -276,6 +326,7 @@ func (c *Checker) begin(prog *ast.Program) {
 	c.info = &Info{Values: map[ast.Expr]*Value{}, Formats: map[*ast.CallExpr]*printf.Format{}, Declared: c.declValues}
 	c.values, c.formats = c.info.Values, c.info.Formats
 	c.declared = map[ast.Decl]bool{}
+	c.matches = map[matchKey]ProbeMatch{}
 	// this-> variables belong to the program: every clause for a probe
 	// sees the values earlier clauses gave them.
 	c.locals = newScope(ClauseLocal, userBase)
@@ -368,14 +419,20 @@ func (c *Checker) clause(cl *ast.Clause) {
 		c.probeDesc = d.String()
 		c.label = "" // matching the description is no part of the clause
 		if c.cfg.Probes != nil {
-			m, err := c.cfg.Probes.Match(d)
-			var de *diag.Error
-			switch {
-			case errors.As(err, &de):
-				c.err = de
-				panic(bailout{})
-			case err != nil:
-				c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
+			key := matchKey{d.ID, c.probeDesc}
+			m, ok := c.matches[key]
+			if !ok {
+				var err error
+				m, err = c.cfg.Probes.Match(d)
+				var de *diag.Error
+				switch {
+				case errors.As(err, &de):
+					c.err = de
+					panic(bailout{})
+				case err != nil:
+					c.errorf(d.Pos(), diag.D_PDESC_INVAL, "%s\n", err)
+				}
+				c.matches[key] = m
 			}
 			if m.Count == 0 && !c.cfg.ZeroMatch {
 				c.errorf(d.Pos(), diag.D_PDESC_ZERO, "probe description %s does not match any probes\n", d)

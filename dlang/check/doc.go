@@ -27,7 +27,19 @@
 //     signs) is kept as a Variant of the clause, and descriptions that
 //     check alike share one, so that a clause of many descriptions of
 //     one prototype costs one set of results;
-//   - the results come back in an Info for the code generator.
+//   - the results come back in an Info for the code generator: for the
+//     whole program from Check, or clause by clause from CheckClauses,
+//     which hands each clause's results to a function (the code
+//     generator's emit.Emitter.Clause) and drops them before checking
+//     the next, as dtrace cooks a clause and generates its code before
+//     the next one. A program of a hundred thousand clauses so holds
+//     one clause's results at a time, not a Value for every expression
+//     of the program; errors come in the same order, the first clause's
+//     first, and those raised once all clauses are checked (D_EMPTY)
+//     after the last. Clause-local variables are numbered across the
+//     whole program either way: Info.NextLocal, which the code
+//     generator numbers its own after, is known once the last clause
+//     is checked.
 //
 // Only the first error is reported, as a *diag.Error, as in dtrace.
 package check

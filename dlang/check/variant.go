@@ -166,3 +166,11 @@ func sameType(a, b types.Type, depth int) bool {
 	}
 	return false
 }
+
+// Clone returns a copy of info with maps of its own, for results needed
+// after CheckClauses has moved on to the next clause.
+func (info *Info) Clone() *Info {
+	c := *info
+	c.Values, c.Formats, c.variants = maps.Clone(info.Values), maps.Clone(info.Formats), maps.Clone(info.variants)
+	return &c
+}

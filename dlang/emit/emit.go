@@ -21,6 +21,46 @@ type Config struct {
 // probe description, in program order. It returns the first error, a
 // *diag.Error.
 func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, error) {
+	n := 0 // ECBs, so that a program of many clauses grows no list
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			n += len(cl.Probes)
+		}
+	}
+	e := NewEmitter(cfg, n)
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			if err := e.Clause(cl, info); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return e.Finish(info)
+}
+
+// An Emitter generates a program's ECBs clause by clause, in the order
+// the clauses are given, so that code can be generated as each clause is
+// checked (check.Checker.CheckClauses) and a large program never holds
+// the checker's results for all its clauses at once.
+type Emitter struct {
+	e    emitter
+	prog *dof.Program
+	// deferred are the clauses whose code spilled registers before the
+	// program's clause-local variables were all known: spill slots are
+	// numbered after them (check.Info.NextLocal), so these are
+	// generated again by Finish. Few expressions need a spill.
+	deferred []deferredClause
+}
+
+type deferredClause struct {
+	cl   *ast.Clause
+	info *check.Info // the clause's results, kept (check.Info.Clone)
+	ecb  int         // its first ECB in the program
+}
+
+// NewEmitter returns an emitter of a program; ecbs is how many ECBs
+// are expected (0 if not known), for the list to be made to size.
+func NewEmitter(cfg *Config, ecbs int) *Emitter {
 	if cfg == nil {
 		cfg = &Config{}
 	}
@@ -28,26 +68,42 @@ func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, er
 	if strsize == 0 {
 		strsize = 256
 	}
-	e := &emitter{info: info, strsize: strsize}
-	n := 0 // ECBs, so that a program of many clauses grows no list
-	for _, d := range prog.Decls {
-		if cl, ok := d.(*ast.Clause); ok {
-			n += len(cl.Probes)
-		}
+	return &Emitter{e: emitter{strsize: strsize}, prog: &dof.Program{ECBs: make([]dof.ECB, 0, ecbs)}}
+}
+
+// Clause generates the ECBs of clause cl, checked with the results in
+// info, and adds them to the program. It returns the first error, a
+// *diag.Error.
+func (m *Emitter) Clause(cl *ast.Clause, info *check.Info) error {
+	e := &m.e
+	e.info, e.spilled = info, false
+	ecbs, err := e.clause(cl)
+	e.info = nil
+	if err != nil {
+		return err
 	}
-	p := &dof.Program{ECBs: make([]dof.ECB, 0, n)}
-	for _, d := range prog.Decls {
-		cl, ok := d.(*ast.Clause)
-		if !ok {
-			continue
-		}
-		ecbs, err := e.clause(cl)
+	if e.spilled && info.NextLocal == 0 {
+		m.deferred = append(m.deferred, deferredClause{cl, info.Clone(), len(m.prog.ECBs)})
+	}
+	m.prog.ECBs = append(m.prog.ECBs, ecbs...)
+	return nil
+}
+
+// Finish returns the program, once info, the checker's results for the
+// whole program, gives its clause-local variables.
+func (m *Emitter) Finish(info *check.Info) (*dof.Program, error) {
+	e := &m.e
+	for _, d := range m.deferred {
+		d.info.NextLocal = info.NextLocal
+		e.info = d.info
+		ecbs, err := e.clause(d.cl)
 		if err != nil {
 			return nil, err
 		}
-		p.ECBs = append(p.ECBs, ecbs...)
+		copy(m.prog.ECBs[d.ecb:], ecbs)
 	}
-	return p, nil
+	e.info, m.deferred = nil, nil
+	return m.prog, nil
 }
 
 type emitter struct {
@@ -56,9 +112,15 @@ type emitter struct {
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
-	ir      dif.IR   // the DIFO being generated (newGen)
-	difos   dof.Pool // the program's DIFOs (toDOF)
+	gen     gen          // the DIFO's generator (newGen)
+	ir      dif.IR       // the DIFO being generated (newGen)
+	obj     dif.Object   // the DIFO assembled (gen.finish)
+	conv    dof.DIFO     // the DIFO converted (toDOF)
+	acts    []dof.Action // the clause's actions (body)
+	difos   dof.Pool     // the program's DIFOs (toDOF)
 	consts  map[[2]uint64]*dof.DIFO
+	// spilled is set when the clause being generated uses a spill slot.
+	spilled bool
 }
 
 // value returns what the checker gave x in the clause being generated.
@@ -184,7 +246,9 @@ func (e *emitter) body(cl *ast.Clause) (*dof.DIFO, []dof.Action, error) {
 			return nil, nil, err
 		}
 	}
-	var acts []dof.Action
+	// The actions are gathered in a list that serves every clause; the
+	// clause keeps a copy made to size.
+	acts := e.acts[:0]
 	for _, s := range cl.Body {
 		es, ok := s.(*ast.ExprStmt)
 		if !ok {
@@ -196,7 +260,11 @@ func (e *emitter) body(cl *ast.Clause) (*dof.DIFO, []dof.Action, error) {
 		}
 		acts = append(acts, as...)
 	}
-	return pred, acts, nil
+	e.acts = acts
+	if len(acts) == 0 {
+		return pred, nil, nil
+	}
+	return pred, append(make([]dof.Action, 0, len(acts)), acts...), nil
 }
 
 // statement generates the actions of one statement, as
@@ -523,23 +591,22 @@ func (e *emitter) str(s string) *dof.DIFO {
 }
 
 // toDOF converts an assembled DIFO to the form DOF carries, shared with
-// an equal one the program has already.
+// the equal DIFOs of the program: most of a large program's are alike.
+// It is converted into e.conv, whose tables serve every DIFO, and the
+// pool keeps a copy only of one it does not have.
 func (e *emitter) toDOF(o *dif.Object) *dof.DIFO {
-	d := &dof.DIFO{
-		Ret:  dofType(o.Ret),
-		Ints: o.Ints,
-		Strs: o.Strs,
+	d := &e.conv
+	*d = dof.DIFO{
+		Ret:   dofType(o.Ret),
+		Ints:  o.Ints,
+		Strs:  o.Strs,
+		Code:  d.Code[:0],
+		Vars:  d.Vars[:0],
+		KRelo: d.KRelo[:0],
+		URelo: d.URelo[:0],
 	}
-	// The program keeps every DIFO until its DOF is written: the
-	// tables are made to size.
-	if len(o.Code) > 0 {
-		d.Code = make([]uint32, len(o.Code))
-		for i, in := range o.Code {
-			d.Code[i] = uint32(in)
-		}
-	}
-	if len(o.Vars) > 0 {
-		d.Vars = make([]dof.DIFVar, 0, len(o.Vars))
+	for _, in := range o.Code {
+		d.Code = append(d.Code, uint32(in))
 	}
 	for _, v := range o.Vars {
 		d.Vars = append(d.Vars, dof.DIFVar{Name: v.Name, ID: v.ID, Kind: v.Kind, Scope: v.Scope, Flags: v.Flags, Type: dofType(v.Type)})

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
@@ -114,4 +116,56 @@ func TestList(t *testing.T) {
 			t.Errorf("listing lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+// TestEmitterClauses checks that generating each clause as the checker
+// hands it over (check.Checker.CheckClauses) gives the program that
+// generating it after checking the whole gives: spill slots, numbered
+// after every clause-local variable of the program, are numbered so
+// even in a clause before the last variable is known.
+func TestEmitterClauses(t *testing.T) {
+	const src = `BEGIN { this->a = 1; }
+BEGIN { a = 4; trace((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * ((a + a) * (a + a))))))); }
+BEGIN { this->b = 2; this->c = 3; trace(this->b + this->c); }
+BEGIN { printf("%d %s\n", a, execname); @[execname] = count(); }
+`
+	stream := func() (*dof.Program, *check.Info) {
+		c := check.NewChecker(&check.Config{})
+		prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		em := emit.NewEmitter(nil, 0)
+		info, err := c.CheckClauses(prog, em.Clause)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := em.Finish(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, info
+	}
+	got, info := stream()
+	want := compile(t, src)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("clause by clause (-whole +clauses):\n%s", diff)
+	}
+	// The test is worth something only if the second clause spills
+	// past the locals the third defines.
+	spilled := false
+	for _, a := range got.ECBs[1].Actions {
+		if a.DIFO == nil {
+			continue
+		}
+		for _, v := range a.DIFO.Vars {
+			if v.Scope == dif.ScopeLocal && v.ID >= info.NextLocal && info.NextLocal > 0x501 {
+				spilled = true
+			}
+		}
+	}
+	if !spilled {
+		t.Errorf("the second clause has no spill slot after the program's locals (NextLocal %#x)", info.NextLocal)
+	}
+	validate(t, src, got)
 }

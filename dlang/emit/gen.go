@@ -14,6 +14,7 @@ import (
 // gen builds one DIFO.
 type gen struct {
 	ir      *dif.IR
+	obj     *dif.Object // emitter.obj
 	info    *check.Info
 	variant *check.Variant // the clause's variant (emitter.variant)
 	regs    regset
@@ -27,7 +28,8 @@ type gen struct {
 	// spillBase.
 	spills    int
 	spillBase uint32
-	depth     int // nesting of the expression being generated
+	depth     int   // nesting of the expression being generated
+	spilled   *bool // emitter.spilled
 }
 
 // spillReserve is how many registers an operand may need before the
@@ -44,6 +46,7 @@ func (g *gen) hold(r uint8, gen func() uint8) (uint8, uint8) {
 	}
 	slot := g.spillSlot()
 	g.spills++
+	*g.spilled = true
 	g.ir.StoreVar(dif.STLS, slot, r)
 	g.regs.free(r)
 	o := gen()
@@ -64,11 +67,12 @@ func (g *gen) spillSlot() dif.VarRef {
 type bailout struct{}
 
 // newGen returns the generator of the emitter's next DIFO. The DIFOs
-// are made one at a time, in one IR: each is assembled into memory of
-// its own before the next starts.
+// are made one at a time, in one IR and one gen: each is assembled and
+// converted before the next starts.
 func (e *emitter) newGen() *gen {
 	e.ir.Reset()
-	g := &gen{ir: &e.ir, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal}
+	g := &e.gen
+	*g = gen{ir: &e.ir, obj: &e.obj, info: e.info, variant: e.variant, strsize: e.strsize, spillBase: e.info.NextLocal, spilled: &e.spilled}
 	g.regs.g = g
 	return g
 }
@@ -238,11 +242,15 @@ func (g *gen) setInt(v uint64) uint8 {
 	return r
 }
 
-// finish assembles the DIFO, returning the value in reg.
+// finish assembles the DIFO, returning the value in reg, into the
+// emitter's object, valid until the next DIFO is assembled.
 func (g *gen) finish(reg uint8, ret dif.Type) (*dif.Object, error) {
 	g.ir.Emit(dif.Ret(reg))
 	g.ir.Ret = ret
-	return dif.Assemble(g.ir)
+	if err := dif.AssembleTo(g.obj, g.ir); err != nil {
+		return nil, err
+	}
+	return g.obj, nil
 }
 
 // build runs f, which generates code, and turns a failure into an error.
