@@ -400,7 +400,6 @@ func aggSize(a *kernel.Action) (uint32, string) {
 	return uint32(size), reason
 }
 
-
 // resize places the records of an ECB as dtrace_ecb_resize does and
 // returns its aggregations' descriptions.
 func resize(ep *EProbe) ([]*AggDesc, string) {
