@@ -1,0 +1,107 @@
+package bpf
+
+import (
+	"fmt"
+
+	"github.com/kdtrace/kdtrace/dif"
+)
+
+// The state map's value, one per CPU: what a translated DIFO leaves for
+// the caller, at these byte offsets.
+const (
+	StateRet       = 0  // the DIFO's return value (an address for a by-reference type)
+	StateFault     = 8  // DTRACEFLT_* code of the fault that stopped the DIFO, 0 if none
+	StateFaultPC   = 16 // index of the faulting DIF instruction (DIF offset / 4)
+	StateFaultAddr = 24 // address at fault, for faults of memory
+	StateDrops     = 32 // stores to thread-locals the map had no room for (dynamic variable drops)
+	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
+	StateSize      = 64
+)
+
+// Names of the maps translated code refers to (asm.Instruction.Reference);
+// Runtime associates its maps with them.
+const (
+	MapState   = "kd_state"   // per-CPU array, 1 entry of StateSize bytes
+	MapGlobals = "kd_globals" // array, 1 entry: the global scalars, 8 bytes each
+	MapLocals  = "kd_locals"  // per-CPU array, 1 entry: the clause-local scalars
+	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
+	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
+)
+
+// ThreadKey is the key of a thread-local variable in MapThreads.
+type ThreadKey struct {
+	ID  uint32 // variable id
+	_   uint32
+	TID uint64 // the thread's id (bpf_get_current_pid_tgid's low 32 bits)
+}
+
+// Layout places the variables and the string tables of a program's DIFOs
+// in the runtime's maps. Every DIFO must be added before the maps are
+// made (NewRuntime) and before it is translated.
+type Layout struct {
+	globals map[uint32]int16 // variable id → byte offset in MapGlobals
+	locals  map[uint32]int16 // variable id → byte offset in MapLocals
+	strs    []byte
+	strBase map[*dif.Object]uint32
+}
+
+// NewLayout returns an empty layout.
+func NewLayout() *Layout {
+	return &Layout{globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
+}
+
+// maxSlots bounds the scalar variables of a scope: a BPF load or store
+// offset is 16 bits.
+const maxSlots = 4095
+
+// Add gives o's scalar globals and clause-locals a slot each (the
+// variable ids are shared among a program's DIFOs, as the kernel shares
+// them) and appends its string table to the string map.
+func (l *Layout) Add(o *dif.Object) error {
+	if _, ok := l.strBase[o]; ok {
+		return nil
+	}
+	for i := range o.Vars {
+		v := &o.Vars[i]
+		if v.Kind != dif.KindScalar || v.ID < dif.VarOtherUBase {
+			continue
+		}
+		var m map[uint32]int16
+		switch v.Scope {
+		case dif.ScopeGlobal:
+			m = l.globals
+		case dif.ScopeLocal:
+			m = l.locals
+		default:
+			continue
+		}
+		if _, ok := m[v.ID]; ok {
+			continue
+		}
+		if len(m) == maxSlots {
+			return fmt.Errorf("bpf: more than %d variables of one scope", maxSlots)
+		}
+		m[v.ID] = int16(8 * len(m))
+	}
+	if len(l.strs)+len(o.Strs) > 1<<31 {
+		return fmt.Errorf("bpf: string tables too large")
+	}
+	l.strBase[o] = uint32(len(l.strs))
+	l.strs = append(l.strs, o.Strs...)
+	return nil
+}
+
+// Strings returns the bytes of the string map's value: the string tables
+// of the DIFOs added, one after another.
+func (l *Layout) Strings() []byte { return l.strs }
+
+// StringBase returns the offset of o's string table in the string map.
+func (l *Layout) StringBase(o *dif.Object) (uint32, bool) {
+	b, ok := l.strBase[o]
+	return b, ok
+}
+
+func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) }
+func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
+
+func slotsSize(n int) uint32 { return uint32(8 * max(n, 1)) }
