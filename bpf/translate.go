@@ -78,15 +78,6 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 			return nil, err
 		}
 	}
-	// Falling off the end returns 0, as dtrace_dif_emulate does. The
-	// verifier refuses unreachable code, so only if it is reached.
-	if !t.reach[len(o.Code)] {
-		return t.out, nil
-	}
-	t.mark(difLabel(uint32(len(o.Code))))
-	t.emit(storeImm64(rState, StateRet, 0))
-	t.emit(asm.Mov.Imm(asm.R0, 0))
-	t.emit(asm.Return())
 	return t.out, nil
 }
 
@@ -95,7 +86,7 @@ type translator struct {
 	l       *Layout
 	strBase uint32
 	targets map[uint32]bool // DIF instructions that are branch targets
-	reach   []bool          // DIF instructions that can run; [len(Code)]: falling off the end
+	reach   []bool          // DIF instructions that can run
 	uses    struct{ globals, locals, strings bool }
 	out     asm.Instructions
 	label   string // symbol for the next instruction emitted
@@ -107,20 +98,25 @@ func difLabel(pc uint32) string { return fmt.Sprintf("dif%d", pc) }
 // range, branches forward, the maps it uses, and which instructions can
 // run, as the verifier refuses code that cannot.
 func (t *translator) scan() error {
-	t.reach = make([]bool, len(t.o.Code)+1)
+	// As the kernel requires, the last instruction is a ret, so no
+	// path falls off the end.
+	if n := len(t.o.Code); n == 0 || t.o.Code[n-1].Op() != dif.RET {
+		return &Error{PC: -1, Reason: "the last DIF instruction is not ret"}
+	}
+	t.reach = make([]bool, len(t.o.Code))
 	t.reach[0] = true
 	for pc, in := range t.o.Code {
 		if !t.reach[pc] {
 			continue
 		}
 		op := in.Op()
-		if op != dif.RET && op != dif.BA {
+		if op != dif.RET && op != dif.BA && pc+1 < len(t.o.Code) {
 			t.reach[pc+1] = true
 		}
 		switch op.Form() {
 		case dif.FormBranch:
 			target := in.Label()
-			if target <= uint32(pc) || target > uint32(len(t.o.Code)) {
+			if target <= uint32(pc) || target >= uint32(len(t.o.Code)) {
 				return &Error{pc, in, fmt.Sprintf("branch to %d is not forward within the DIFO", target)}
 			}
 			t.targets[target] = true
@@ -218,7 +214,9 @@ func (t *translator) prologue() {
 	for r := uint8(1); r < dif.NRegs; r++ {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
 	}
-	t.emit(storeImm64(asm.R10, ccA, 0))
+	// No condition holds before the first cmp or tst: (1, 0) is
+	// neither equal, nor negative in difference, nor unsigned less.
+	t.emit(storeImm64(asm.R10, ccA, 1))
 	t.emit(storeImm64(asm.R10, ccB, 0))
 	t.emit(storeImm64(rState, StateFault, 0))
 	t.emit(storeImm64(rState, StateFaultPC, 0))
