@@ -257,7 +257,7 @@ var aluOps = map[dif.Op]asm.ALUOp{
 	dif.OR: asm.Or, dif.XOR: asm.Xor, dif.AND: asm.And, dif.SUB: asm.Sub,
 	dif.ADD: asm.Add, dif.MUL: asm.Mul,
 	dif.SLL: asm.LSh, dif.SRL: asm.RSh, dif.SRA: asm.ArSh,
-	dif.SDIV: asm.SDiv, dif.UDIV: asm.Div, dif.SREM: asm.SMod, dif.UREM: asm.Mod,
+	dif.UDIV: asm.Div, dif.UREM: asm.Mod,
 }
 
 var loadSizes = map[dif.Op]struct {
@@ -289,14 +289,40 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.set(rd, asm.R1)
 	case dif.SDIV, dif.UDIV, dif.SREM, dif.UREM:
 		// BPF divides by zero giving 0 (or the dividend); DIF faults.
-		// BPF's signed division gives INT64_MIN / -1 = INT64_MIN and
-		// INT64_MIN % -1 = 0, as the kernel's amd64 code does.
 		t.get(asm.R2, r2)
 		t.emit(asm.JNE.Imm(asm.R2, 0, local("div")))
 		t.fault(pc, FaultDivZero, 0, false)
 		t.mark(local("div"))
 		t.get(asm.R1, r1)
-		t.emit(aluOps[op].Reg(asm.R1, asm.R2))
+		if op == dif.UDIV || op == dif.UREM {
+			t.emit(aluOps[op].Reg(asm.R1, asm.R2))
+			t.set(rd, asm.R1)
+			break
+		}
+		// Signed division on magnitudes, as BPF's signed division
+		// needs Linux 6.6 and the test guests run 6.1. The quotient is
+		// negative if the signs differ, the remainder if the dividend
+		// is; INT64_MIN / -1 gives INT64_MIN and INT64_MIN % -1 gives
+		// 0, as amd64's kernel and kernel/vm give them.
+		t.emit(asm.Mov.Imm(asm.R3, 0))
+		t.emit(asm.JSGE.Imm(asm.R1, 0, local("pos1")))
+		t.emit(asm.Neg.Imm(asm.R1, 0))
+		t.emit(asm.Mov.Imm(asm.R3, 1))
+		t.mark(local("pos1"))
+		t.emit(asm.JSGE.Imm(asm.R2, 0, local("pos2")))
+		t.emit(asm.Neg.Imm(asm.R2, 0))
+		if op == dif.SDIV {
+			t.emit(asm.Xor.Imm(asm.R3, 1))
+		}
+		t.mark(local("pos2"))
+		if op == dif.SDIV {
+			t.emit(asm.Div.Reg(asm.R1, asm.R2))
+		} else {
+			t.emit(asm.Mod.Reg(asm.R1, asm.R2))
+		}
+		t.emit(asm.JEq.Imm(asm.R3, 0, local("sign")))
+		t.emit(asm.Neg.Imm(asm.R1, 0))
+		t.mark(local("sign"))
 		t.set(rd, asm.R1)
 	case dif.NOT:
 		t.get(asm.R1, r1)
