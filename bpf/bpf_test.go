@@ -2,6 +2,7 @@ package bpf_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
@@ -83,13 +85,13 @@ func (r result) String() string {
 
 // onVM runs the DIFOs in order on one machine, as one firing, and
 // stops at the first fault.
-func onVM(t *testing.T, objs []*dif.Object) []result {
+func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []result {
 	t.Helper()
-	m := vm.New(nil)
+	m := vm.New(cfg)
 	m.BeginFiring()
 	var out []result
 	for _, o := range objs {
-		v, err := m.Run(o, nil)
+		v, err := m.Run(o, ctx)
 		var f *vm.Fault
 		switch {
 		case errors.As(err, &f):
@@ -110,11 +112,10 @@ func onVM(t *testing.T, objs []*dif.Object) []result {
 }
 
 // inKernel translates the DIFOs, loads each as a raw tracepoint program
-// and test-runs them in order on CPU 0 and one thread, as one firing.
-func inKernel(t *testing.T, objs []*dif.Object) []result {
+// and test-runs them in order on CPU 0 and one thread, as one firing of
+// a probe with the given arguments. The caller locks the OS thread.
+func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	l := bpf.NewLayout()
 	for _, o := range objs {
 		if err := l.Add(o); err != nil {
@@ -150,6 +151,7 @@ func inKernel(t *testing.T, objs []*dif.Object) []result {
 	if err := rt.ResetLocals(); err != nil {
 		t.Fatal(err)
 	}
+	setArgs(t, rt, args)
 	var out []result
 	for i, p := range progs {
 		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
@@ -181,6 +183,66 @@ func inKernel(t *testing.T, objs []*dif.Object) []result {
 		out = append(out, result{Str: string(s), IsStr: true})
 	}
 	return out
+}
+
+// setArgs writes a firing's arguments into CPU 0's state, as the
+// prologue of a probe's program will.
+func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
+	t.Helper()
+	var vals [][]byte
+	if err := rt.State.Lookup(uint32(0), &vals); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args[:min(len(args), bpf.NArgs)] {
+		binary.NativeEndian.PutUint64(vals[0][bpf.StateArgs+8*i:], a)
+	}
+	if err := rt.State.Put(uint32(0), vals); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// thisThread is the context of a firing on CPU 0 in this thread, which
+// must be locked to its OS thread.
+func thisThread(args ...uint64) *vm.Context {
+	return &vm.Context{PID: uint64(os.Getpid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
+		GID: uint64(os.Getgid()), CPU: 0, Args: args}
+}
+
+// differ runs objs on kernel/vm and in the kernel, and reports where
+// they differ.
+func differ(t *testing.T, name string, objs []*dif.Object, args ...uint64) {
+	t.Helper()
+	differCtx(t, name, objs, nil, args...)
+}
+
+// differCfg is differ with a configured VM.
+func differCfg(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config) {
+	t.Helper()
+	differCtx(t, name, objs, cfg)
+}
+
+func differCtx(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, args ...uint64) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// BPF_F_TEST_RUN_ON_CPU runs the program in an interrupt on CPU 0
+	// when called from another CPU, where the current task is any
+	// task: the thread runs on CPU 0, so that the task is this thread.
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	var cpu0 unix.CPUSet
+	cpu0.Set(0)
+	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.SchedSetaffinity(0, &old)
+	want := onVM(t, objs, thisThread(args...), cfg)
+	got := inKernel(t, objs, args)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: kernel %v, vm %v", name, got, want)
+	}
 }
 
 // difos returns the DIFOs of p's clauses in the order a firing runs
@@ -235,15 +297,13 @@ func TestD(t *testing.T) {
 		`BEGIN { x = 5; y = 0; trace(x); trace(x / y); trace(x); }`,
 		`BEGIN { a = 0xdeadbeefcafeLL; b = 123456789; trace(a * b); trace(a - b); trace(b - a); trace(a / b); trace(a % b); }`,
 		`BEGIN { c = (char)0x80; trace(c < 0); u = (unsigned char)0x80; trace(u < 0); }`,
+		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
+		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
+		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,
 	}
 	for _, src := range tests {
 		t.Run(src, func(t *testing.T) {
-			objs := difos(compileD(t, src))
-			want := onVM(t, objs)
-			got := inKernel(t, objs)
-			if !slices.Equal(got, want) {
-				t.Errorf("kernel %v, vm %v", got, want)
-			}
+			differ(t, src, difos(compileD(t, src)), 7, ^uint64(2), 0x1234, 200, 1<<63)
 		})
 	}
 }

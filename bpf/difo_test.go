@@ -2,13 +2,19 @@ package bpf_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // TestDIFO runs hand-written DIFOs, for what D rarely generates: loads of
@@ -53,12 +59,17 @@ func TestDIFO(t *testing.T) {
 		&dif.Object{Ints: []uint64{7, 8}, Ret: i64, Code: []dif.Instr{
 			dif.Setx(0, 1), dif.Tst(1), dif.Branch(dif.BNE, 5), dif.Branch(dif.BE, 5), dif.Setx(1, 1), dif.Ret(1)}},
 	)
+	// args[i], in range and not; built-in variables the checker's
+	// types do not reach yet.
+	for _, i := range []uint64{0, 3, 9, 10, 1 << 63} {
+		tests = append(tests, &dif.Object{Ints: []uint64{i}, Ret: i64, Code: []dif.Instr{
+			dif.Setx(0, 1), dif.Lda(dif.LDGA, uint8(dif.VarArgs), 1, 2), dif.Ret(2)}})
+	}
+	for _, v := range []uint16{dif.VarUID, dif.VarGID, dif.VarArg0, dif.VarArg9} {
+		tests = append(tests, &dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, v, 3), dif.Ret(3)}})
+	}
 	for i, o := range tests {
-		want := onVM(t, []*dif.Object{o})
-		got := inKernel(t, []*dif.Object{o})
-		if !slices.Equal(got, want) {
-			t.Errorf("%d: %v: kernel %v, vm %v", i, o.Code, got, want)
-		}
+		differ(t, fmt.Sprintf("%d: %v", i, o.Code), []*dif.Object{o}, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 	}
 	t.Logf("%d DIFOs", len(tests))
 }
@@ -103,11 +114,7 @@ func TestRandom(t *testing.T) {
 			}
 		}
 		o.Code = append(o.Code, dif.Ret(reg()))
-		want := onVM(t, []*dif.Object{o})
-		got := inKernel(t, []*dif.Object{o})
-		if !slices.Equal(got, want) {
-			t.Errorf("%d: %v: kernel %v, vm %v", i, o.Code, got, want)
-		}
+		differ(t, fmt.Sprintf("%d: %v", i, o.Code), []*dif.Object{o})
 	}
 }
 
@@ -121,8 +128,10 @@ func TestRefuse(t *testing.T) {
 	}{
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 0 (call"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Cmp(dif.SCMP, 1, 2), dif.Ret(1)}}, "instruction 0 (scmp"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.Load(dif.ULDX, 1, 2), dif.Ret(2)}}, "instruction 1 (uldx"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarTimestamp, 1), dif.Ret(1)}}, "built-in variable"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.Store(dif.STX, 1, 2), dif.Ret(2)}}, "instruction 1 (stx"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarExecname, 1), dif.Ret(1)}}, "built-in variable 0x118 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDTS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Branch(dif.BA, 0), dif.Ret(1)}}, "not forward"},
@@ -143,5 +152,46 @@ func TestRefuse(t *testing.T) {
 		if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: got %v, want an *Error containing %q", tt.o.Code, err, tt.want)
 		}
+	}
+}
+
+// TestUserLoad reads this process's memory with uld* (bpf_probe_read_user,
+// the test run's current task being this thread) and kernel/vm reading
+// the same bytes as the traced process's memory; rld* reads as ld*.
+func TestUserLoad(t *testing.T) {
+	needBPF(t)
+	buf := []byte{0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0xf0, 1, 2, 3, 4, 5, 6, 7}
+	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
+	cfg := &vm.Config{User: vm.Segments{{Addr: addr, Data: buf}}}
+	i64 := dif.IntType(8)
+	n := 0
+	for op := dif.ULDSB; op <= dif.ULDX; op++ {
+		for _, a := range []uint64{addr, addr + 8, 0, 1 << 63} {
+			o := &dif.Object{Ints: []uint64{a}, Ret: i64, Code: []dif.Instr{dif.Setx(0, 1), dif.Load(op, 1, 2), dif.Ret(2)}}
+			differCfg(t, fmt.Sprintf("%v at %#x", op, a), []*dif.Object{o}, cfg)
+			n++
+		}
+	}
+	strs := []byte("\x00\x80\x81\x82\x83\x84\x85\x86\x87\x00")
+	for op := dif.RLDSB; op <= dif.RLDX; op++ {
+		o := &dif.Object{Strs: strs, Ret: i64, Code: []dif.Instr{dif.Sets(1, 1), dif.Load(op, 1, 2), dif.Ret(2)}}
+		differCfg(t, op.String(), []*dif.Object{o}, nil)
+		n++
+	}
+	runtime.KeepAlive(buf)
+	t.Logf("%d DIFOs", n)
+}
+
+// TestTimestamp checks timestamp against CLOCK_MONOTONIC read around
+// the run: the VM has no clock to compare with.
+func TestTimestamp(t *testing.T) {
+	needBPF(t)
+	o := &dif.Object{Ret: dif.IntType(8), Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarTimestamp, 1), dif.Ret(1)}}
+	var before, after unix.Timespec
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &before)
+	got := inKernel(t, []*dif.Object{o}, nil)
+	unix.ClockGettime(unix.CLOCK_MONOTONIC, &after)
+	if len(got) != 1 || got[0].Fault != 0 || got[0].Value < uint64(before.Nano()) || got[0].Value > uint64(after.Nano()) {
+		t.Errorf("timestamp %v, not within [%d, %d]", got, before.Nano(), after.Nano())
 	}
 }

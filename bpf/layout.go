@@ -15,7 +15,9 @@ const (
 	StateFaultAddr = 24 // address at fault, for faults of memory
 	StateDrops     = 32 // stores to thread-locals the map had no room for (dynamic variable drops)
 	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
-	StateSize      = 64
+	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
+	NArgs          = 10
+	StateSize      = StateArgs + 8*NArgs
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);

@@ -270,6 +270,20 @@ var loadSizes = map[dif.Op]struct {
 	dif.LDX: {asm.DWord, 8, false},
 }
 
+// loadOf returns the plain load a user (uld*) or restricted (rld*) load
+// reads as, and whether it reads user memory. The runtime is privileged,
+// so rld* reads as ld* does (dtrace_canload lets a privileged consumer
+// read anything).
+func loadOf(op dif.Op) (dif.Op, bool) {
+	switch {
+	case op >= dif.ULDSB && op <= dif.ULDX:
+		return dif.LDSB + (op - dif.ULDSB), true
+	case op >= dif.RLDSB && op <= dif.RLDX:
+		return dif.LDSB + (op - dif.RLDSB), false
+	}
+	return op, false
+}
+
 func (t *translator) instr(pc int, in dif.Instr) error {
 	r1, r2, rd := in.R1(), in.R2(), in.RD()
 	local := func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) }
@@ -365,13 +379,20 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		j := map[dif.Op]asm.JumpOp{dif.BG: asm.JSGT, dif.BGE: asm.JSGE, dif.BL: asm.JSLT, dif.BLE: asm.JSLE}[op]
 		t.emit(j.Imm(asm.R1, 0, difLabel(in.Label())))
 
-	case dif.LDSB, dif.LDSH, dif.LDSW, dif.LDUB, dif.LDUH, dif.LDUW, dif.LDX:
-		w := loadSizes[op]
+	case dif.LDSB, dif.LDSH, dif.LDSW, dif.LDUB, dif.LDUH, dif.LDUW, dif.LDX,
+		dif.ULDSB, dif.ULDSH, dif.ULDSW, dif.ULDUB, dif.ULDUH, dif.ULDUW, dif.ULDX,
+		dif.RLDSB, dif.RLDSH, dif.RLDSW, dif.RLDUB, dif.RLDUH, dif.RLDUW, dif.RLDX:
+		plain, user := loadOf(op)
+		w := loadSizes[plain]
+		read := asm.FnProbeReadKernel
+		if user {
+			read = asm.FnProbeReadUser
+		}
 		t.get(asm.R3, r1)
 		t.emit(asm.Mov.Reg(asm.R1, asm.R10))
 		t.emit(asm.Add.Imm(asm.R1, bufSlot))
 		t.emit(asm.Mov.Imm(asm.R2, w.bytes))
-		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(read.Call())
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("ld")))
 		t.get(asm.R1, r1)
 		t.fault(pc, FaultBadAddr, asm.R1, true)
@@ -410,6 +431,19 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 
 	case dif.LDGS, dif.STGS, dif.LDLS, dif.STLS:
 		return t.static(pc, in)
+	case dif.LDGA:
+		if uint32(r1) != dif.VarArgs {
+			return &Error{pc, in, fmt.Sprintf("built-in array %s not translated yet", t.varName(uint32(r1), dif.ScopeGlobal))}
+		}
+		// args[i] beyond the tenth reads 0, as kernel/vm reads it.
+		t.get(asm.R2, r2)
+		t.emit(asm.Mov.Imm(asm.R1, 0))
+		t.emit(asm.JGE.Imm(asm.R2, NArgs, local("args")))
+		t.emit(asm.LSh.Imm(asm.R2, 3))
+		t.emit(asm.Add.Reg(asm.R2, rState))
+		t.emit(asm.LoadMem(asm.R1, asm.R2, StateArgs, asm.DWord))
+		t.mark(local("args"))
+		t.set(rd, asm.R1)
 	case dif.LDTS, dif.STTS:
 		return t.thread(pc, in, local)
 
@@ -434,7 +468,10 @@ func (t *translator) static(pc int, in dif.Instr) error {
 			t.set(in.RD(), asm.R1)
 			return nil
 		}
-		return &Error{pc, in, fmt.Sprintf("built-in variable %s not translated yet", t.varName(id, scope))}
+		if op != dif.LDGS {
+			return &Error{pc, in, fmt.Sprintf("built-in variable %s cannot be assigned", t.varName(id, scope))}
+		}
+		return t.builtin(pc, in, id)
 	}
 	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
 		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
@@ -523,4 +560,40 @@ func (t *translator) varName(id uint32, scope uint8) string {
 // constant could be wider than the instruction's immediate.
 func storeImm64(dst asm.Register, off int16, imm int32) asm.Instruction {
 	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(imm)}
+}
+
+// builtin translates a load of a built-in scalar variable.
+func (t *translator) builtin(pc int, in dif.Instr, id uint32) error {
+	switch {
+	case id >= dif.VarArg0 && id <= dif.VarArg9:
+		t.emit(asm.LoadMem(asm.R0, rState, int16(StateArgs+8*(id-dif.VarArg0)), asm.DWord))
+	case id == dif.VarPID || id == dif.VarTID:
+		// The ids of the initial PID namespace, as dtrace reports them
+		// for the whole system.
+		t.emit(asm.FnGetCurrentPidTgid.Call())
+		if id == dif.VarPID {
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		}
+	case id == dif.VarUID || id == dif.VarGID:
+		t.emit(asm.FnGetCurrentUidGid.Call())
+		if id == dif.VarGID {
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		}
+	case id == dif.VarCPU:
+		t.emit(asm.FnGetSmpProcessorId.Call())
+	case id == dif.VarTimestamp:
+		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
+		// suspend, as dtrace's gethrtime counts them.
+		t.emit(asm.FnKtimeGetNs.Call())
+	default:
+		return &Error{pc, in, fmt.Sprintf("built-in variable %s not translated yet", t.varName(id, dif.ScopeGlobal))}
+	}
+	t.set(in.RD(), asm.R0)
+	return nil
 }
