@@ -113,7 +113,8 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 
 // inKernel translates the DIFOs, loads each as a raw tracepoint program
 // and test-runs them in order on CPU 0 and one thread, as one firing of
-// a probe with the given arguments. The caller locks the OS thread.
+// a probe with the given arguments. The caller runs on CPU 0 (onCPU0)
+// if the programs depend on the current task.
 func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 	t.Helper()
 	l := bpf.NewLayout()
@@ -208,6 +209,28 @@ func thisThread(args ...uint64) *vm.Context {
 		GID: uint64(os.Getgid()), CPU: 0, Args: args}
 }
 
+// onCPU0 locks the goroutine to its thread and the thread to CPU 0, and
+// returns what undoes it. BPF_F_TEST_RUN_ON_CPU runs the program in an
+// interrupt on CPU 0 when called from another CPU, where the current
+// task is any task; on CPU 0 the task is this thread, whose pid, tid and
+// thread-locals the programs see.
+func onCPU0(t *testing.T) func() {
+	t.Helper()
+	runtime.LockOSThread()
+	var old, cpu0 unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	cpu0.Set(0)
+	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}
+}
+
 // differ runs objs on kernel/vm and in the kernel, and reports where
 // they differ.
 func differ(t *testing.T, name string, objs []*dif.Object, args ...uint64) {
@@ -223,21 +246,7 @@ func differCfg(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config) {
 
 func differCtx(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, args ...uint64) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	// BPF_F_TEST_RUN_ON_CPU runs the program in an interrupt on CPU 0
-	// when called from another CPU, where the current task is any
-	// task: the thread runs on CPU 0, so that the task is this thread.
-	var old unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		t.Fatal(err)
-	}
-	var cpu0 unix.CPUSet
-	cpu0.Set(0)
-	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.SchedSetaffinity(0, &old)
+	defer onCPU0(t)()
 	want := onVM(t, objs, thisThread(args...), cfg)
 	got := inKernel(t, objs, args)
 	if !slices.Equal(got, want) {

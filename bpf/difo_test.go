@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/kernel/vm"
@@ -193,5 +195,52 @@ func TestTimestamp(t *testing.T) {
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &after)
 	if len(got) != 1 || got[0].Fault != 0 || got[0].Value < uint64(before.Nano()) || got[0].Value > uint64(after.Nano()) {
 		t.Errorf("timestamp %v, not within [%d, %d]", got, before.Nano(), after.Nano())
+	}
+}
+
+// TestThreadDrops fills a thread map of one entry: the second
+// thread-local finds no room, reads 0 and is counted as a drop, as dtrace
+// counts dynamic variable drops; freeing the first makes room again.
+func TestThreadDrops(t *testing.T) {
+	needBPF(t)
+	objs := difos(compileD(t, `BEGIN { self->a = 1; self->b = 2; trace(self->b); self->a = 0; self->b = 3; trace(self->b); }`))
+	l := bpf.NewLayout()
+	for _, o := range objs {
+		if err := l.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := bpf.NewRuntime(l, &bpf.Config{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	defer onCPU0(t)()
+	var vals []uint64
+	for i, o := range objs {
+		insns, err := bpf.Translate(o, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := rt.Load(fmt.Sprintf("difo%d", i), insns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := rt.ReadState(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, st.Ret)
+		if i == 1 && st.Drops != 1 {
+			t.Errorf("after self->b = 2: %d drops, want 1", st.Drops)
+		}
+	}
+	// The actions: a = 1, b = 2 (dropped), trace(b), a = 0, b = 3, trace(b).
+	if want := []uint64{1, 2, 0, 0, 3, 3}; !slices.Equal(vals, want) {
+		t.Errorf("values %v, want %v", vals, want)
 	}
 }
