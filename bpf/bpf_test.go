@@ -30,7 +30,7 @@ const testRunOnCPU = 1
 
 // needBPF skips the test unless this process may load BPF programs and
 // test-run raw tracepoint programs.
-func needBPF(t *testing.T) {
+func needBPF(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("not root: loading BPF programs needs CAP_BPF and CAP_PERFMON")
@@ -41,7 +41,7 @@ func needBPF(t *testing.T) {
 }
 
 // compileD parses, checks and generates src as kdtrace does.
-func compileD(t *testing.T, src string) *dof.Program {
+func compileD(t testing.TB, src string) *dof.Program {
 	t.Helper()
 	c := check.NewChecker(&check.Config{})
 	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
