@@ -40,6 +40,15 @@ func needBPF(t testing.TB) {
 	}
 }
 
+func newLayout(t testing.TB, cfg *bpf.Config) *bpf.Layout {
+	t.Helper()
+	l, err := bpf.NewLayout(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // compileD parses, checks and generates src as kdtrace does.
 func compileD(t testing.TB, src string) *dof.Program {
 	t.Helper()
@@ -117,13 +126,13 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 // if the programs depend on the current task.
 func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 	t.Helper()
-	l := bpf.NewLayout()
+	l := newLayout(t, nil)
 	for _, o := range objs {
 		if err := l.Add(o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rt, err := bpf.NewRuntime(l, nil)
+	rt, err := bpf.NewRuntime(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +158,7 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 		}
 		progs = append(progs, p)
 	}
-	if err := rt.ResetLocals(); err != nil {
+	if err := rt.BeginFiring(); err != nil {
 		t.Fatal(err)
 	}
 	setArgs(t, rt, args)
@@ -242,6 +251,24 @@ func differ(t *testing.T, name string, objs []*dif.Object, args ...uint64) {
 func differCfg(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config) {
 	t.Helper()
 	differCtx(t, name, objs, cfg)
+}
+
+// differAddr is differCfg comparing the addresses of faults or not.
+func differAddr(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, addrs bool) {
+	t.Helper()
+	defer onCPU0(t)()
+	want := onVM(t, objs, thisThread(), cfg)
+	got := inKernel(t, objs, nil)
+	if !addrs {
+		for _, r := range [][]result{want, got} {
+			for i := range r {
+				r[i].Addr = 0
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: kernel %v, vm %v", name, got, want)
+	}
 }
 
 func differCtx(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, args ...uint64) {

@@ -31,13 +31,13 @@ func TestCorpus(t *testing.T) {
 		if len(objs) == 0 {
 			continue
 		}
-		l := bpf.NewLayout()
+		l := newLayout(t, nil)
 		for _, o := range objs {
 			if err := l.Add(o); err != nil {
 				t.Fatalf("%s: %v", dtracetest.Rel(t, f), err)
 			}
 		}
-		rt, err := bpf.NewRuntime(l, nil)
+		rt, err := bpf.NewRuntime(l)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestCorpusRun(t *testing.T) {
 // comparable reports whether every DIFO translates and reads neither
 // the clock nor kernel memory.
 func comparable(objs []*dif.Object) bool {
-	l := bpf.NewLayout()
+	l, _ := bpf.NewLayout(nil)
 	for _, o := range objs {
 		if l.Add(o) != nil {
 			return false

@@ -130,13 +130,14 @@ func TestRefuse(t *testing.T) {
 	}{
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 0 (call"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Cmp(dif.SCMP, 1, 2), dif.Ret(1)}}, "instruction 0 (scmp"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.Store(dif.STX, 1, 2), dif.Ret(2)}}, "instruction 1 (stx"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarExecname, 1), dif.Ret(1)}}, "built-in variable 0x118 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDTS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Branch(dif.BA, 0), dif.Ret(1)}}, "not forward"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Store(dif.STB, 1, 0), dif.Ret(1)}}, "store to %r0"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ret(1), dif.Nop()}}, "last DIF instruction is not ret"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Setx(3, 1), dif.Ret(1)}}, "integer table index 3"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.ALU(dif.ADD, 9, 1, 2), dif.Ret(2)}}, "register %r9"},
@@ -145,7 +146,7 @@ func TestRefuse(t *testing.T) {
 			"by-reference variable a"},
 	}
 	for _, tt := range tests {
-		l := bpf.NewLayout()
+		l := newLayout(t, nil)
 		if err := l.Add(tt.o); err != nil {
 			t.Fatal(err)
 		}
@@ -204,13 +205,13 @@ func TestTimestamp(t *testing.T) {
 func TestThreadDrops(t *testing.T) {
 	needBPF(t)
 	objs := difos(compileD(t, `BEGIN { self->a = 1; self->b = 2; trace(self->b); self->a = 0; self->b = 3; trace(self->b); }`))
-	l := bpf.NewLayout()
+	l := newLayout(t, &bpf.Config{Threads: 1})
 	for _, o := range objs {
 		if err := l.Add(o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rt, err := bpf.NewRuntime(l, &bpf.Config{Threads: 1})
+	rt, err := bpf.NewRuntime(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,4 +244,53 @@ func TestThreadDrops(t *testing.T) {
 	if want := []uint64{1, 2, 0, 0, 3, 3}; !slices.Equal(vals, want) {
 		t.Errorf("values %v, want %v", vals, want)
 	}
+}
+
+// TestScratch checks allocs and the stores against kernel/vm with the
+// same scratch size: values stored and loaded back, zeroed allocations,
+// alignment, the distance between allocations (their addresses differ),
+// and the faults: NOSCRATCH, BADADDR outside scratch, BADALIGN.
+func TestScratch(t *testing.T) {
+	needBPF(t)
+	i64 := dif.IntType(8)
+	cfg := &vm.Config{ScratchSize: bpf.DefaultScratch}
+	// ints: 0 16, 1 value, 2 offset, 3 3, 4 size too large, 5 scratch size, 6 8
+	ints := []uint64{16, 0x8182838485868788, 0, 3, bpf.DefaultScratch + 1, bpf.DefaultScratch, 8}
+	var tests []*dif.Object
+	stores := []dif.Op{dif.STB, dif.STH, dif.STW, dif.STX}
+	loads := []dif.Op{dif.LDUB, dif.LDSH, dif.LDUW, dif.LDX}
+	for i, st := range stores {
+		for _, off := range []uint64{0, 1, 2, 4, 8, bpf.DefaultScratch - 8, bpf.DefaultScratch - 1, bpf.DefaultScratch, 1 << 63} {
+			is := slices.Clone(ints)
+			is[2] = off
+			// allocs 16 → r1; r1 + off → r4; st value → [r4]; ld [r4] → r5; ret r5
+			tests = append(tests, &dif.Object{Ints: is, Ret: i64, Code: []dif.Instr{
+				dif.Setx(0, 2), dif.Fmt(dif.ALLOCS, 2, 0, 1), dif.Setx(2, 3), dif.ALU(dif.ADD, 1, 3, 4),
+				dif.Setx(1, 6), dif.Store(st, 6, 4), dif.Load(loads[i], 4, 5), dif.Ret(5)}})
+		}
+		// A store to a string.
+		tests = append(tests,
+			&dif.Object{Ints: ints, Strs: []byte("\x00abcdefgh\x00"), Ret: i64, Code: []dif.Instr{
+				dif.Sets(1, 1), dif.Setx(1, 2), dif.Store(st, 2, 1), dif.Ret(2)}})
+	}
+	tests = append(tests,
+		// Allocations are zeroed and 8-aligned: allocs 3, allocs 8, distance.
+		&dif.Object{Ints: ints, Ret: i64, Code: []dif.Instr{
+			dif.Setx(3, 1), dif.Fmt(dif.ALLOCS, 1, 0, 2), dif.Setx(6, 1), dif.Fmt(dif.ALLOCS, 1, 0, 3),
+			dif.Load(dif.LDX, 3, 4), dif.ALU(dif.SUB, 3, 2, 5), dif.ALU(dif.ADD, 4, 5, 5), dif.Ret(5)}},
+		// All of scratch, then one byte more.
+		&dif.Object{Ints: ints, Ret: i64, Code: []dif.Instr{
+			dif.Setx(5, 1), dif.Fmt(dif.ALLOCS, 1, 0, 2), dif.Setx(1, 3), dif.Store(dif.STX, 3, 2),
+			dif.Load(dif.LDX, 2, 4), dif.Ret(4)}},
+		&dif.Object{Ints: ints, Ret: i64, Code: []dif.Instr{
+			dif.Setx(5, 1), dif.Fmt(dif.ALLOCS, 1, 0, 2), dif.Setx(3, 1), dif.Fmt(dif.ALLOCS, 1, 0, 2), dif.Ret(2)}},
+		&dif.Object{Ints: ints, Ret: i64, Code: []dif.Instr{dif.Setx(4, 1), dif.Fmt(dif.ALLOCS, 1, 0, 2), dif.Ret(2)}},
+		&dif.Object{Ints: ints, Ret: i64, Code: []dif.Instr{dif.Fmt(dif.ALLOCS, 0, 0, 2), dif.Fmt(dif.ALLOCS, 0, 0, 3), dif.ALU(dif.SUB, 3, 2, 4), dif.Ret(4)}},
+	)
+	for i, o := range tests {
+		// The addresses of faults differ: scratch and strings are at
+		// the machine's addresses in the VM, in maps in the kernel.
+		differAddr(t, fmt.Sprintf("%d: %v", i, o.Code), []*dif.Object{o}, cfg, false)
+	}
+	t.Logf("%d DIFOs", len(tests))
 }

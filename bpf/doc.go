@@ -25,9 +25,9 @@
 //
 // # Machine state
 //
-// BPF registers hold what lives throughout a program: R6 the context, R7
-// this CPU's MapState value, R8 MapGlobals' value, R9 this CPU's
-// MapLocals value. R0–R5 are scratch within one DIF instruction: helper
+// BPF registers hold what lives throughout a program: R6 this CPU's
+// MapScratch value, R7 this CPU's MapState value, R8 MapGlobals' value,
+// R9 this CPU's MapLocals value; the context is kept at R10-112. R0–R5 are scratch within one DIF instruction: helper
 // calls clobber them, so nothing is kept there across instructions.
 //
 // The DIF registers %r1–%r7 live in the stack frame, 8 bytes each at
@@ -46,8 +46,17 @@
 // address of the string in MapStrings: the prologue stores the map value's
 // pointer at StateStrBase and reads it back as a scalar, which a
 // privileged program may do (dtrace-utils' "scalarizer" does the same).
-// Loads (ld*) read any address through bpf_probe_read_kernel into the
-// stack and sign-extend by shifts.
+// Loads (ld*, and rld* alike: the runtime is privileged) read any address
+// through bpf_probe_read_kernel, uld* through bpf_probe_read_user, into
+// the stack, and sign-extend by shifts; a refused read is
+// DTRACEFLT_BADADDR. Scratch memory (MapScratch) is addressed the same
+// way, its address at StateScrBase: allocs hands out 8-aligned, zeroed
+// pieces of it (DTRACEFLT_NOSCRATCH when it is used up), and stb … stx
+// store to it alone, anywhere in it, as the kernel checks (elsewhere
+// DTRACEFLT_BADADDR, misaligned DTRACEFLT_BADALIGN). The map's value is
+// twice the scratch size and its upper half is never written: allocs
+// copies its zeroes from there, so that the verifier can bound both
+// ends of the copy.
 //
 // # Maps
 //
@@ -58,13 +67,16 @@
 //     slots. Shared by all CPUs, unlocked, as DTrace's globals are.
 //   - MapLocals, per CPU: the clause-local scalars. They live for one
 //     probe firing: whoever fires the clauses zeroes them at the start of
-//     a firing (Runtime.ResetLocals from user space for now).
+//     a firing (Runtime.BeginFiring from user space for now).
 //   - MapThreads, a hash: thread-local scalars under (variable id,
 //     thread id). A load of a missing one reads 0, a store of 0 deletes
 //     it, as the kernel frees a dynamic variable set to zero; a store the
 //     map has no room for is counted at StateDrops (dtrace's dynamic
 //     variable drops).
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
+//   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
+//     as many zero bytes. The bytes allocated so far are at StateScratch;
+//     a new firing starts from none (Runtime.BeginFiring for now).
 //
 // # Faults
 //
@@ -78,13 +90,19 @@
 // # What is translated
 //
 // The ALU (or, xor, and, sll, srl, sra with the count taken modulo 64,
-// sub, add, mul, sdiv, udiv, srem, urem, not, mov), cmp, tst, every
-// branch (forward only, inside the DIFO), nop, ret, setx, sets, the
-// kernel loads ldsb … ldx, and the scalar variables ldgs/stgs, ldls/stls
-// and ldts/stts. Everything else — scmp, the tuple stack, call, built-in
-// variables, arrays and associative arrays, by-reference variables,
-// uld*/rld*, stores, allocs, copys, translators — is refused with an
-// *Error naming the instruction: never translated wrongly.
+// sub, add, mul, sdiv and srem on magnitudes — BPF's signed division
+// needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, every branch
+// (forward only, inside the DIFO), nop, ret, setx, sets, the loads
+// ld*, rld* and uld*, allocs and the stores stb … stx to scratch, the
+// scalar variables ldgs/stgs, ldls/stls and ldts/stts, and the built-in
+// variables arg0 … arg9 and args[] (from StateArgs, which the probe's
+// prologue is to fill), pid, tid (of the initial PID namespace), uid,
+// gid, cpu and timestamp (CLOCK_MONOTONIC). Everything else — scmp, the
+// tuple stack, call, the other built-in variables, associative arrays,
+// by-reference variables, copys, translators — is refused with an *Error
+// naming the instruction: never translated wrongly. As the kernel does,
+// Translate also refuses a DIFO whose last instruction is not ret, a
+// branch that does not go forward, a store to %r0.
 //
 // # Next
 //

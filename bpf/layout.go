@@ -17,7 +17,9 @@ const (
 	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
 	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
 	NArgs          = 10
-	StateSize      = StateArgs + 8*NArgs
+	StateScratch   = StateArgs + 8*NArgs // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	StateScrBase   = StateScratch + 8    // kernel address of this CPU's scratch, as a scalar
+	StateSize      = StateScrBase + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -28,6 +30,7 @@ const (
 	MapLocals  = "kd_locals"  // per-CPU array, 1 entry: the clause-local scalars
 	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
 	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
+	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -41,15 +44,49 @@ type ThreadKey struct {
 // in the runtime's maps. Every DIFO must be added before the maps are
 // made (NewRuntime) and before it is translated.
 type Layout struct {
+	threads uint32           // entries of MapThreads
+	scratch uint32           // bytes of scratch memory per CPU
 	globals map[uint32]int16 // variable id → byte offset in MapGlobals
 	locals  map[uint32]int16 // variable id → byte offset in MapLocals
 	strs    []byte
 	strBase map[*dif.Object]uint32
 }
 
-// NewLayout returns an empty layout.
-func NewLayout() *Layout {
-	return &Layout{globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
+// Config sizes the runtime's maps.
+type Config struct {
+	// Threads is the number of thread-local variables the thread map
+	// holds (dtrace's dynvarsize decides it); 0 means 4096.
+	Threads uint32
+	// Scratch is the bytes of scratch memory of a CPU: a power of two
+	// from 8 to MaxScratch; 0 means DefaultScratch.
+	Scratch uint32
+}
+
+// Scratch sizes. A per-CPU map value holds at most 32 KiB, and the
+// scratch map's value is twice the scratch size.
+const (
+	DefaultScratch = 4096
+	MaxScratch     = 16384
+)
+
+// NewLayout returns an empty layout for maps of the given sizes (nil:
+// the defaults).
+func NewLayout(cfg *Config) (*Layout, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch,
+		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
+	if l.threads == 0 {
+		l.threads = 4096
+	}
+	if l.scratch == 0 {
+		l.scratch = DefaultScratch
+	}
+	if l.scratch < 8 || l.scratch > MaxScratch || l.scratch&(l.scratch-1) != 0 {
+		return nil, fmt.Errorf("bpf: scratch size %d is not a power of two from 8 to %d", cfg.Scratch, MaxScratch)
+	}
+	return l, nil
 }
 
 // maxSlots bounds the scalar variables of a scope: a BPF load or store

@@ -12,34 +12,21 @@ import (
 // Runtime holds the maps translated DIFOs share: the state each leaves
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
-	State, Globals, Locals, Threads, Strings *ebpf.Map
-}
-
-// Config sizes a Runtime.
-type Config struct {
-	// Threads is the number of thread-local variables the thread map
-	// holds (dtrace's dynvarsize decides it); 0 means 4096.
-	Threads uint32
+	State, Globals, Locals, Threads, Strings, Scratch *ebpf.Map
 }
 
 // NewRuntime makes the maps for the DIFOs added to l and fills the
 // string map. Close releases them.
-func NewRuntime(l *Layout, cfg *Config) (*Runtime, error) {
-	if cfg == nil {
-		cfg = &Config{}
-	}
-	threads := cfg.Threads
-	if threads == 0 {
-		threads = 4096
-	}
+func NewRuntime(l *Layout) (*Runtime, error) {
 	specs := []*ebpf.MapSpec{
 		{Name: MapState, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: StateSize, MaxEntries: 1},
 		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
 		{Name: MapLocals, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.localsSize(), MaxEntries: 1},
-		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: threads},
+		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
 		{Name: MapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
+		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
 	}
-	var maps [5]*ebpf.Map
+	var maps [6]*ebpf.Map
 	r := &Runtime{}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
@@ -48,7 +35,7 @@ func NewRuntime(l *Layout, cfg *Config) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating map %s: %w", spec.Name, err)
 		}
 		maps[i] = m
-		r.State, r.Globals, r.Locals, r.Threads, r.Strings = maps[0], maps[1], maps[2], maps[3], maps[4]
+		r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5]
 	}
 	strs := make([]byte, specs[4].ValueSize)
 	copy(strs, l.strs)
@@ -62,7 +49,7 @@ func NewRuntime(l *Layout, cfg *Config) (*Runtime, error) {
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -78,7 +65,7 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 	for _, m := range []struct {
 		name string
 		m    *ebpf.Map
-	}{{MapState, r.State}, {MapGlobals, r.Globals}, {MapLocals, r.Locals}, {MapThreads, r.Threads}, {MapStrings, r.Strings}} {
+	}{{MapState, r.State}, {MapGlobals, r.Globals}, {MapLocals, r.Locals}, {MapThreads, r.Threads}, {MapStrings, r.Strings}, {MapScratch, r.Scratch}} {
 		if err := insns.AssociateMap(m.name, m.m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
 			return nil, fmt.Errorf("bpf: %w", err)
 		}
@@ -120,16 +107,36 @@ func (r *Runtime) ReadState(cpu int) (State, error) {
 		FaultAddr: u(StateFaultAddr), Drops: u(StateDrops), StrBase: u(StateStrBase)}, nil
 }
 
-// ResetLocals zeroes the clause-local variables on every CPU, as a new
-// probe firing starts them.
-func (r *Runtime) ResetLocals() error {
+// BeginFiring starts a probe firing on every CPU as kernel/vm's
+// BeginFiring does: clause-locals and scratch memory zeroed, no scratch
+// allocated. The clause programs will do it in BPF.
+func (r *Runtime) BeginFiring() error {
 	n, err := ebpf.PossibleCPU()
 	if err != nil {
 		return err
 	}
-	vals := make([][]byte, n)
-	for i := range vals {
-		vals[i] = make([]byte, r.Locals.ValueSize())
+	zero := func(m *ebpf.Map) error {
+		vals := make([][]byte, n)
+		for i := range vals {
+			vals[i] = make([]byte, m.ValueSize())
+		}
+		return m.Put(uint32(0), vals)
 	}
-	return r.Locals.Put(uint32(0), vals)
+	if err := zero(r.Locals); err != nil {
+		return fmt.Errorf("bpf: zeroing clause-locals: %w", err)
+	}
+	if err := zero(r.Scratch); err != nil {
+		return fmt.Errorf("bpf: zeroing scratch: %w", err)
+	}
+	var vals [][]byte
+	if err := r.State.Lookup(uint32(0), &vals); err != nil {
+		return fmt.Errorf("bpf: reading the state map: %w", err)
+	}
+	for _, v := range vals {
+		binary.NativeEndian.PutUint64(v[StateScratch:], 0)
+	}
+	if err := r.State.Put(uint32(0), vals); err != nil {
+		return fmt.Errorf("bpf: writing the state map: %w", err)
+	}
+	return nil
 }

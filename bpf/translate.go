@@ -11,8 +11,10 @@ import (
 // Fault codes a translated DIFO writes at StateFault, numbered as dtrace.h
 // numbers them (DTRACEFLT_*).
 const (
-	FaultBadAddr = 1 // DTRACEFLT_BADADDR
-	FaultDivZero = 4 // DTRACEFLT_DIVZERO
+	FaultBadAddr   = 1 // DTRACEFLT_BADADDR
+	FaultBadAlign  = 2 // DTRACEFLT_BADALIGN
+	FaultDivZero   = 4 // DTRACEFLT_DIVZERO
+	FaultNoScratch = 5 // DTRACEFLT_NOSCRATCH
 )
 
 // An Error is the translator's refusal of a DIFO: the instruction it
@@ -33,19 +35,19 @@ func (e *Error) Error() string {
 // The stack frame of a translated DIFO, offsets from R10. DIF register
 // %ri lives at regSlot(i); %r0 always reads zero and has no slot.
 const (
-	ccA       = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
-	ccB       = -72  //
-	bufSlot   = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
-	keySlot   = -96  // ThreadKey, 16 bytes
-	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
-	frameSize = 104
+	ccA      = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
+	ccB      = -72  //
+	bufSlot  = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
+	keySlot  = -96  // ThreadKey, 16 bytes
+	zeroSlot = -104 // the 4-byte key 0 of the single-entry maps
+	ctxSlot  = -112 // the program's context
 )
 
 func regSlot(r uint8) int16 { return -8 * int16(r) }
 
 // BPF registers that hold the same thing throughout a program.
 const (
-	rCtx     = asm.R6 // the program's context, kept for arguments
+	rScratch = asm.R6 // MapScratch's value on this CPU
 	rState   = asm.R7 // MapState's value on this CPU
 	rGlobals = asm.R8 // MapGlobals' value
 	rLocals  = asm.R9 // MapLocals' value on this CPU
@@ -87,7 +89,7 @@ type translator struct {
 	strBase uint32
 	targets map[uint32]bool // DIF instructions that are branch targets
 	reach   []bool          // DIF instructions that can run
-	uses    struct{ globals, locals, strings bool }
+	uses    struct{ globals, locals, strings, scratch bool }
 	out     asm.Instructions
 	label   string // symbol for the next instruction emitted
 }
@@ -121,6 +123,12 @@ func (t *translator) scan() error {
 			}
 			t.targets[target] = true
 			t.reach[target] = true
+		case dif.FormStore:
+			// As the kernel's dtrace_difo_validate refuses it.
+			if in.RD() == 0 {
+				return &Error{pc, in, "store to %r0, address 0"}
+			}
+			fallthrough
 		default:
 			for _, r := range regsOf(in) {
 				if r >= dif.NRegs {
@@ -135,6 +143,8 @@ func (t *translator) scan() error {
 			t.uses.locals = true
 		case dif.SETS:
 			t.uses.strings = true
+		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
+			t.uses.scratch = true
 		}
 	}
 	return nil
@@ -145,7 +155,7 @@ func regsOf(in dif.Instr) []uint8 {
 	switch in.Op().Form() {
 	case dif.FormALU:
 		return []uint8{in.R1(), in.R2(), in.RD()}
-	case dif.FormR1RD, dif.FormLoad:
+	case dif.FormR1RD, dif.FormLoad, dif.FormStore:
 		return []uint8{in.R1(), in.RD()}
 	case dif.FormCmp:
 		return []uint8{in.R1(), in.R2()}
@@ -195,7 +205,7 @@ func (t *translator) lookup(dst asm.Register, name string) {
 }
 
 func (t *translator) prologue() {
-	t.emit(asm.Mov.Reg(rCtx, asm.R1))
+	t.emit(asm.StoreMem(asm.R10, ctxSlot, asm.R1, asm.DWord))
 	t.emit(storeImm64(asm.R10, zeroSlot, 0))
 	t.lookup(rState, MapState)
 	if t.uses.globals {
@@ -210,6 +220,10 @@ func (t *translator) prologue() {
 		// back, which a privileged program may do.
 		t.lookup(asm.R1, MapStrings)
 		t.emit(asm.StoreMem(rState, StateStrBase, asm.R1, asm.DWord))
+	}
+	if t.uses.scratch {
+		t.lookup(rScratch, MapScratch)
+		t.emit(asm.StoreMem(rState, StateScrBase, rScratch, asm.DWord))
 	}
 	for r := uint8(1); r < dif.NRegs; r++ {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
@@ -431,6 +445,10 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 
 	case dif.LDGS, dif.STGS, dif.LDLS, dif.STLS:
 		return t.static(pc, in)
+	case dif.ALLOCS:
+		t.allocs(pc, in, local)
+	case dif.STB, dif.STH, dif.STW, dif.STX:
+		t.store(pc, in, local)
 	case dif.LDGA:
 		if uint32(r1) != dif.VarArgs {
 			return &Error{pc, in, fmt.Sprintf("built-in array %s not translated yet", t.varName(uint32(r1), dif.ScopeGlobal))}
@@ -596,4 +614,61 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32) error {
 	}
 	t.set(in.RD(), asm.R0)
 	return nil
+}
+
+// allocs translates allocs: size bytes of scratch, 8-aligned, zeroed,
+// or DTRACEFLT_NOSCRATCH. The scratch map's value is twice the scratch
+// size and its upper half is never written, so that the zeroes are
+// copied from there and the verifier can bound both ends of the copy.
+func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
+	size := int32(t.l.scratch)
+	t.get(asm.R1, in.R1())
+	t.emit(asm.JGT.Imm(asm.R1, size, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R3, 7))
+	t.emit(asm.And.Imm(asm.R3, -8))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Reg(asm.R4, asm.R1))
+	t.emit(asm.JGT.Imm(asm.R4, size, local("noscratch")))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R3))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.And.Imm(asm.R3, size-1))
+	t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, size))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("noscratch"))
+	t.fault(pc, FaultNoScratch, 0, false)
+	t.mark(local("done"))
+}
+
+// store translates stb … stx: DIF stores only to scratch (anywhere in
+// it, as the kernel checks), aligned; elsewhere DTRACEFLT_BADADDR, then
+// DTRACEFLT_BADALIGN, as the kernel checks them.
+func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
+	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
+	n := int32(size.Sizeof())
+	t.get(asm.R2, in.RD())
+	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+	t.emit(asm.JGT.Imm(asm.R2, int32(t.l.scratch)-n, local("badaddr")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+	t.emit(asm.And.Imm(asm.R3, n-1))
+	t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
+	t.get(asm.R1, in.R1())
+	t.emit(asm.Add.Reg(asm.R2, rScratch))
+	t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("badaddr"))
+	t.get(asm.R1, in.RD())
+	t.fault(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("badalign"))
+	t.get(asm.R1, in.RD())
+	t.fault(pc, FaultBadAlign, asm.R1, true)
+	t.mark(local("done"))
 }
