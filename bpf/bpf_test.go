@@ -333,6 +333,8 @@ func TestD(t *testing.T) {
 		`BEGIN { x = 5; y = 0; trace(x); trace(x / y); trace(x); }`,
 		`BEGIN { a = 0xdeadbeefcafeLL; b = 123456789; trace(a * b); trace(a - b); trace(b - a); trace(a / b); trace(a % b); }`,
 		`BEGIN { c = (char)0x80; trace(c < 0); u = (unsigned char)0x80; trace(u < 0); }`,
+		`BEGIN { trace("abc" == "abd"); trace("abc" < "abd"); trace("b" > "abc"); trace("" == ""); trace("abc" != "abc"); trace("ab" >= "abc"); }`,
+		`BEGIN { x = 2; trace((x > 1 ? "yes" : "no") == "yes"); }`,
 		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
 		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
 		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,

@@ -129,7 +129,7 @@ func TestRefuse(t *testing.T) {
 		want string
 	}{
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 0 (call"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Cmp(dif.SCMP, 1, 2), dif.Ret(1)}}, "instruction 0 (scmp"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Fmt(dif.PUSHTV, 0, 0, 1), dif.Ret(1)}}, "instruction 0 (pushtv"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
@@ -291,6 +291,47 @@ func TestScratch(t *testing.T) {
 		// The addresses of faults differ: scratch and strings are at
 		// the machine's addresses in the VM, in maps in the kernel.
 		differAddr(t, fmt.Sprintf("%d: %v", i, o.Code), []*dif.Object{o}, cfg, false)
+	}
+	t.Logf("%d DIFOs", len(tests))
+}
+
+// TestScmp compares strings of the string table, of scratch, address 0
+// and unreadable addresses, with every branch on the result.
+func TestScmp(t *testing.T) {
+	needBPF(t)
+	i64 := dif.IntType(8)
+	// Offsets: 1 "abc", 5 "abd", 9 "ab", 12 "", 13 "\xff", 15 "b".
+	strs := []byte("\x00abc\x00abd\x00ab\x00\x00\xff\x00b\x00")
+	offs := []uint16{1, 5, 9, 12, 13, 15}
+	ints := []uint64{0, 1 << 63, 111, 222, 0x636261, 0x646261, 8}
+	var tests []*dif.Object
+	str := func(i int, rd uint8) []dif.Instr {
+		switch {
+		case i < len(offs):
+			return []dif.Instr{dif.Sets(offs[i], rd)}
+		case i == len(offs):
+			return []dif.Instr{dif.Setx(0, rd)} // address 0: ""
+		case i == len(offs)+1:
+			return []dif.Instr{dif.Setx(1, rd)} // unreadable
+		}
+		// "abc" or "abd" built in scratch.
+		return []dif.Instr{dif.Setx(uint16(4+i-len(offs)-2), 7), dif.Setx(6, 6),
+			dif.Fmt(dif.ALLOCS, 6, 0, rd), dif.Store(dif.STX, 7, rd)}
+	}
+	n := len(offs) + 4
+	for _, br := range []dif.Op{dif.BE, dif.BNE, dif.BG, dif.BGE, dif.BL, dif.BLE, dif.BGU, dif.BLU} {
+		for a := range n {
+			for b := range n {
+				code := append(str(a, 1), str(b, 2)...)
+				at := uint32(len(code))
+				code = append(code, dif.Cmp(dif.SCMP, 1, 2), dif.Branch(br, at+4), dif.Setx(2, 3), dif.Ret(3), dif.Setx(3, 3), dif.Ret(3))
+				tests = append(tests, &dif.Object{Strs: strs, Ints: ints, Ret: i64, Code: code})
+			}
+		}
+	}
+	for i, o := range tests {
+		// Fault addresses differ for strings in scratch; none faults there.
+		differAddr(t, fmt.Sprintf("%d: %v", i, o.Code), []*dif.Object{o}, &vm.Config{ScratchSize: bpf.DefaultScratch}, true)
 	}
 	t.Logf("%d DIFOs", len(tests))
 }

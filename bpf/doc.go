@@ -27,7 +27,8 @@
 //
 // BPF registers hold what lives throughout a program: R6 this CPU's
 // MapScratch value, R7 this CPU's MapState value, R8 MapGlobals' value,
-// R9 this CPU's MapLocals value; the context is kept at R10-112. R0–R5 are scratch within one DIF instruction: helper
+// R9 this CPU's MapLocals value; the context is kept at R10-112 and
+// MapStrBuf's value at R10-120. R0–R5 are scratch within one DIF instruction: helper
 // calls clobber them, so nothing is kept there across instructions.
 //
 // The DIF registers %r1–%r7 live in the stack frame, 8 bytes each at
@@ -74,6 +75,9 @@
 //     map has no room for is counted at StateDrops (dtrace's dynamic
 //     variable drops).
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
+//   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
+//     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
+//     compared in a bounded loop the verifier walks once per byte.
 //   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
 //     as many zero bytes. The bytes allocated so far are at StateScratch;
 //     a new firing starts from none (Runtime.BeginFiring for now).
@@ -95,9 +99,9 @@
 // (forward only, inside the DIFO), nop, ret, setx, sets, the loads
 // ld*, rld* and uld*, allocs and the stores stb … stx to scratch, the
 // scalar variables ldgs/stgs, ldls/stls and ldts/stts, and the built-in
-// variables arg0 … arg9 and args[] (from StateArgs, which the probe's
+// string compare scmp, the variables arg0 … arg9 and args[] (from StateArgs, which the probe's
 // prologue is to fill), pid, tid (of the initial PID namespace), uid,
-// gid, cpu and timestamp (CLOCK_MONOTONIC). Everything else — scmp, the
+// gid, cpu and timestamp (CLOCK_MONOTONIC). Everything else — the
 // tuple stack, call, the other built-in variables, associative arrays,
 // by-reference variables, copys, translators — is refused with an *Error
 // naming the instruction: never translated wrongly. As the kernel does,

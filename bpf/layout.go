@@ -31,6 +31,7 @@ const (
 	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
 	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
 	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
+	MapStrBuf  = "kd_strbuf"  // per-CPU array, 1 entry: the two strings scmp compares
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -46,6 +47,7 @@ type ThreadKey struct {
 type Layout struct {
 	threads uint32           // entries of MapThreads
 	scratch uint32           // bytes of scratch memory per CPU
+	strsize uint32           // the strsize option
 	globals map[uint32]int16 // variable id → byte offset in MapGlobals
 	locals  map[uint32]int16 // variable id → byte offset in MapLocals
 	strs    []byte
@@ -60,7 +62,13 @@ type Config struct {
 	// Scratch is the bytes of scratch memory of a CPU: a power of two
 	// from 8 to MaxScratch; 0 means DefaultScratch.
 	Scratch uint32
+	// StrSize is the strsize option, at most MaxStrSize; 0 means 256.
+	StrSize uint32
 }
+
+// MaxStrSize bounds the strsize option: scmp compares in a loop the
+// verifier walks once per byte.
+const MaxStrSize = 4096
 
 // Scratch sizes. A per-CPU map value holds at most 32 KiB, and the
 // scratch map's value is twice the scratch size.
@@ -75,13 +83,19 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch,
+	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
 	if l.threads == 0 {
 		l.threads = 4096
 	}
 	if l.scratch == 0 {
 		l.scratch = DefaultScratch
+	}
+	if l.strsize == 0 {
+		l.strsize = 256
+	}
+	if l.strsize > MaxStrSize {
+		return nil, fmt.Errorf("bpf: strsize %d is over %d", l.strsize, MaxStrSize)
 	}
 	if l.scratch < 8 || l.scratch > MaxScratch || l.scratch&(l.scratch-1) != 0 {
 		return nil, fmt.Errorf("bpf: scratch size %d is not a power of two from 8 to %d", cfg.Scratch, MaxScratch)
@@ -142,5 +156,9 @@ func (l *Layout) StringBase(o *dif.Object) (uint32, bool) {
 
 func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) }
 func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
+
+// strBufHalf is where the second string starts in MapStrBuf: each holds
+// strsize bytes and a NUL.
+func (l *Layout) strBufHalf() uint32 { return (l.strsize + 1 + 7) &^ 7 }
 
 func slotsSize(n int) uint32 { return uint32(8 * max(n, 1)) }

@@ -12,7 +12,7 @@ import (
 // Runtime holds the maps translated DIFOs share: the state each leaves
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
-	State, Globals, Locals, Threads, Strings, Scratch *ebpf.Map
+	State, Globals, Locals, Threads, Strings, Scratch, StrBuf *ebpf.Map
 }
 
 // NewRuntime makes the maps for the DIFOs added to l and fills the
@@ -25,8 +25,9 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
 		{Name: MapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
 		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
+		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.strBufHalf(), MaxEntries: 1},
 	}
-	var maps [6]*ebpf.Map
+	var maps [7]*ebpf.Map
 	r := &Runtime{}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
@@ -35,7 +36,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating map %s: %w", spec.Name, err)
 		}
 		maps[i] = m
-		r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5]
+		r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5], maps[6]
 	}
 	strs := make([]byte, specs[4].ValueSize)
 	copy(strs, l.strs)
@@ -49,7 +50,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -65,7 +66,7 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 	for _, m := range []struct {
 		name string
 		m    *ebpf.Map
-	}{{MapState, r.State}, {MapGlobals, r.Globals}, {MapLocals, r.Locals}, {MapThreads, r.Threads}, {MapStrings, r.Strings}, {MapScratch, r.Scratch}} {
+	}{{MapState, r.State}, {MapGlobals, r.Globals}, {MapLocals, r.Locals}, {MapThreads, r.Threads}, {MapStrings, r.Strings}, {MapScratch, r.Scratch}, {MapStrBuf, r.StrBuf}} {
 		if err := insns.AssociateMap(m.name, m.m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
 			return nil, fmt.Errorf("bpf: %w", err)
 		}

@@ -35,12 +35,13 @@ func (e *Error) Error() string {
 // The stack frame of a translated DIFO, offsets from R10. DIF register
 // %ri lives at regSlot(i); %r0 always reads zero and has no slot.
 const (
-	ccA      = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
-	ccB      = -72  //
-	bufSlot  = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
-	keySlot  = -96  // ThreadKey, 16 bytes
-	zeroSlot = -104 // the 4-byte key 0 of the single-entry maps
-	ctxSlot  = -112 // the program's context
+	ccA       = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
+	ccB       = -72  //
+	bufSlot   = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
+	keySlot   = -96  // ThreadKey, 16 bytes
+	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
+	ctxSlot   = -112 // the program's context
+	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
 )
 
 func regSlot(r uint8) int16 { return -8 * int16(r) }
@@ -89,7 +90,7 @@ type translator struct {
 	strBase uint32
 	targets map[uint32]bool // DIF instructions that are branch targets
 	reach   []bool          // DIF instructions that can run
-	uses    struct{ globals, locals, strings, scratch bool }
+	uses    struct{ globals, locals, strings, scratch, strbuf bool }
 	out     asm.Instructions
 	label   string // symbol for the next instruction emitted
 }
@@ -145,6 +146,8 @@ func (t *translator) scan() error {
 			t.uses.strings = true
 		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
 			t.uses.scratch = true
+		case dif.SCMP:
+			t.uses.strbuf = true
 		}
 	}
 	return nil
@@ -224,6 +227,10 @@ func (t *translator) prologue() {
 	if t.uses.scratch {
 		t.lookup(rScratch, MapScratch)
 		t.emit(asm.StoreMem(rState, StateScrBase, rScratch, asm.DWord))
+	}
+	if t.uses.strbuf {
+		t.lookup(asm.R1, MapStrBuf)
+		t.emit(asm.StoreMem(asm.R10, strBufPtr, asm.R1, asm.DWord))
 	}
 	for r := uint8(1); r < dif.NRegs; r++ {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
@@ -374,6 +381,9 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.mark(local("tst"))
 		t.emit(asm.StoreMem(asm.R10, ccA, asm.R1, asm.DWord))
 		t.emit(storeImm64(asm.R10, ccB, 0))
+
+	case dif.SCMP:
+		t.scmp(pc, in, local)
 
 	case dif.BA:
 		t.emit(asm.Ja.Label(difLabel(in.Label())))
@@ -671,4 +681,54 @@ func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 	t.get(asm.R1, in.RD())
 	t.fault(pc, FaultBadAlign, asm.R1, true)
 	t.mark(local("done"))
+}
+
+// scmp translates scmp: the strings at r1 and r2 compared as unsigned
+// bytes up to strsize, address 0 being the empty string and equal
+// addresses equal strings without a read; the condition codes take the
+// sign of the difference of the first bytes that differ, as (d, 0).
+// Each string is copied into MapStrBuf by bpf_probe_read_kernel_str,
+// strsize bytes and a NUL, and a string it cannot read faults BADADDR at
+// the string's address (the kernel faults at the byte it cannot read).
+func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
+	half := int16(t.l.strBufHalf())
+	t.get(asm.R1, in.R1())
+	t.get(asm.R2, in.R2())
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.JEq.Reg(asm.R1, asm.R2, local("set")))
+	for i, r := range []uint8{in.R1(), in.R2()} {
+		off := int32(i) * int32(half)
+		name := fmt.Sprintf("str%d", i)
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R1, off))
+		t.emit(asm.StoreImm(asm.R1, 0, 0, asm.Byte))
+		t.get(asm.R3, r)
+		t.emit(asm.JEq.Imm(asm.R3, 0, local(name)))
+		t.emit(asm.Mov.Imm(asm.R2, int32(t.l.strsize)+1))
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local(name)))
+		t.get(asm.R1, r)
+		t.fault(pc, FaultBadAddr, asm.R1, true)
+		t.mark(local(name))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	// R0 is 0 here. A bounded loop: the verifier walks it once per byte.
+	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R5, 0))
+	t.mark(local("loop"))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R4))
+	t.emit(asm.Add.Reg(asm.R1, asm.R5))
+	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
+	t.emit(asm.LoadMem(asm.R3, asm.R1, half, asm.Byte))
+	t.emit(asm.JNE.Reg(asm.R2, asm.R3, local("diff")))
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("set")))
+	t.emit(asm.Add.Imm(asm.R5, 1))
+	t.emit(asm.JLT.Imm(asm.R5, int32(t.l.strsize), local("loop")))
+	t.emit(asm.Ja.Label(local("set")))
+	t.mark(local("diff"))
+	t.emit(asm.Mov.Reg(asm.R0, asm.R2))
+	t.emit(asm.Sub.Reg(asm.R0, asm.R3))
+	t.mark(local("set"))
+	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
+	t.emit(storeImm64(asm.R10, ccB, 0))
 }
