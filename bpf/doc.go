@@ -95,18 +95,19 @@
 //
 // The ALU (or, xor, and, sll, srl, sra with the count taken modulo 64,
 // sub, add, mul, sdiv and srem on magnitudes — BPF's signed division
-// needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, every branch
-// (forward only, inside the DIFO), nop, ret, setx, sets, the loads
-// ld*, rld* and uld*, allocs and the stores stb … stx to scratch, the
-// scalar variables ldgs/stgs, ldls/stls and ldts/stts, and the built-in
-// string compare scmp, the variables arg0 … arg9 and args[] (from StateArgs, which the probe's
-// prologue is to fill), pid, tid (of the initial PID namespace), uid,
-// gid, cpu and timestamp (CLOCK_MONOTONIC). Everything else — the
-// tuple stack, call, the other built-in variables, associative arrays,
-// by-reference variables, copys, translators — is refused with an *Error
-// naming the instruction: never translated wrongly. As the kernel does,
-// Translate also refuses a DIFO whose last instruction is not ret, a
-// branch that does not go forward, a store to %r0.
+// needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, the string
+// compare scmp, every branch (forward only, inside the DIFO), nop, ret,
+// setx, sets, the loads ld*, rld* and uld*, allocs and the stores stb …
+// stx to scratch, the scalar variables ldgs/stgs, ldls/stls and
+// ldts/stts, and the built-in variables arg0 … arg9 and args[] (from
+// StateArgs, which the probe's prologue is to fill), pid, tid (of the
+// initial PID namespace), uid, gid, cpu and timestamp (CLOCK_MONOTONIC).
+// Everything else — the tuple stack, call, the other built-in
+// variables, associative arrays, by-reference variables, copys,
+// translators — is refused with an *Error naming the instruction: never
+// translated wrongly. As the kernel does, Translate also refuses a DIFO
+// whose last instruction is not ret, a branch that does not go forward,
+// a store to %r0.
 //
 // # Next
 //
