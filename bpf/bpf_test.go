@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -178,13 +179,21 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 			out = append(out, result{Value: st.Ret})
 			continue
 		}
+		// The string is in the string map or in this CPU's scratch.
 		var strs []byte
 		if err := rt.Strings.Lookup(uint32(0), &strs); err != nil {
 			t.Fatal(err)
 		}
 		off := st.Ret - st.StrBase
 		if st.Ret < st.StrBase || off >= uint64(len(strs)) {
-			t.Fatalf("string at %#x is outside the string map (%#x, %d bytes)", st.Ret, st.StrBase, len(strs))
+			var scratch [][]byte
+			if err := rt.Scratch.Lookup(uint32(0), &scratch); err != nil {
+				t.Fatal(err)
+			}
+			strs, off = scratch[0], st.Ret-st.ScrBase
+			if st.Ret < st.ScrBase || off >= uint64(len(strs)) {
+				t.Fatalf("string at %#x is in neither the string map nor scratch", st.Ret)
+			}
 		}
 		s := strs[off:]
 		if i := bytes.IndexByte(s, 0); i >= 0 {
@@ -214,8 +223,9 @@ func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 // thisThread is the context of a firing on CPU 0 in this thread, which
 // must be locked to its OS thread.
 func thisThread(args ...uint64) *vm.Context {
+	comm, _ := os.ReadFile("/proc/thread-self/comm")
 	return &vm.Context{PID: uint64(os.Getpid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
-		GID: uint64(os.Getgid()), CPU: 0, Args: args}
+		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n")}
 }
 
 // onCPU0 locks the goroutine to its thread and the thread to CPU 0, and
@@ -335,6 +345,7 @@ func TestD(t *testing.T) {
 		`BEGIN { c = (char)0x80; trace(c < 0); u = (unsigned char)0x80; trace(u < 0); }`,
 		`BEGIN { trace("abc" == "abd"); trace("abc" < "abd"); trace("b" > "abc"); trace("" == ""); trace("abc" != "abc"); trace("ab" >= "abc"); }`,
 		`BEGIN { x = 2; trace((x > 1 ? "yes" : "no") == "yes"); }`,
+		`BEGIN { trace(execname); trace(execname == "bpf.test"); trace(execname != "sshd"); }`,
 		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
 		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
 		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,

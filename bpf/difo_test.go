@@ -133,7 +133,7 @@ func TestRefuse(t *testing.T) {
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarExecname, 1), dif.Ret(1)}}, "built-in variable 0x118 not translated yet"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarProbefunc, 1), dif.Ret(1)}}, "built-in variable 0x114 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDTS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Branch(dif.BA, 0), dif.Ret(1)}}, "not forward"},

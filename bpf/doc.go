@@ -101,7 +101,8 @@
 // stx to scratch, the scalar variables ldgs/stgs, ldls/stls and
 // ldts/stts, and the built-in variables arg0 … arg9 and args[] (from
 // StateArgs, which the probe's prologue is to fill), pid, tid (of the
-// initial PID namespace), uid, gid, cpu and timestamp (CLOCK_MONOTONIC).
+// initial PID namespace), uid, gid, cpu, timestamp (CLOCK_MONOTONIC)
+// and execname (copied into scratch).
 // Everything else — the tuple stack, call, the other built-in
 // variables, associative arrays, by-reference variables, copys,
 // translators — is refused with an *Error naming the instruction: never
@@ -112,12 +113,13 @@
 // # Next
 //
 // A clause program that runs a predicate and its actions in one BPF
-// program (each DIFO's value kept in a register instead of StateRet,
-// the fault jumping to one ERROR path that fires the ERROR clauses as
-// dtrace-utils' dt_probe_error does); built-in variables (arg0–arg9 from
-// the context, pid, tid, timestamp, cpu, execname, …); strings of
-// strsize in per-CPU scratch with scmp and the string subroutines; the
-// tuple stack and associative arrays in hash maps keyed as dtrace keys
-// them; aggregations; records written in DTrace's buffer format (package
-// record) through a ring buffer or perf buffer.
+// program (each DIFO's value kept in a register instead of StateRet, the
+// fault jumping to one ERROR path that fires the ERROR clauses as
+// dtrace-utils' dt_probe_error does), with a prologue per provider that
+// fills StateArgs and resets clause-locals and scratch; the other
+// built-in variables (probeprov … probename, ppid, curthread, errno,
+// epid, id, stack depths); by-reference variables; the tuple stack, the
+// subroutines and associative arrays in hash maps keyed as dtrace keys
+// them; aggregations; records written in DTrace's buffer format
+// (package record) through a ring buffer or perf buffer.
 package bpf

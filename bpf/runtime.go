@@ -91,6 +91,8 @@ type State struct {
 	FaultAddr uint64
 	Drops     uint64
 	StrBase   uint64 // address of the string map's value
+	Scratch   uint64 // bytes of scratch allocated
+	ScrBase   uint64 // address of this CPU's scratch
 }
 
 // ReadState returns the state the last DIFO run on cpu left.
@@ -105,7 +107,8 @@ func (r *Runtime) ReadState(cpu int) (State, error) {
 	b := vals[cpu]
 	u := func(off int) uint64 { return binary.NativeEndian.Uint64(b[off:]) }
 	return State{Ret: u(StateRet), Fault: u(StateFault), FaultPC: u(StateFaultPC),
-		FaultAddr: u(StateFaultAddr), Drops: u(StateDrops), StrBase: u(StateStrBase)}, nil
+		FaultAddr: u(StateFaultAddr), Drops: u(StateDrops), StrBase: u(StateStrBase),
+		Scratch: u(StateScratch), ScrBase: u(StateScrBase)}, nil
 }
 
 // BeginFiring starts a probe firing on every CPU as kernel/vm's

@@ -140,12 +140,16 @@ func (t *translator) scan() error {
 		switch op {
 		case dif.LDGS, dif.STGS:
 			t.uses.globals = true
+			if in.Var() == dif.VarExecname {
+				t.uses.scratch = true
+			}
 		case dif.LDLS, dif.STLS:
 			t.uses.locals = true
 		case dif.SETS:
 			t.uses.strings = true
 		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
 			t.uses.scratch = true
+
 		case dif.SCMP:
 			t.uses.strbuf = true
 		}
@@ -499,7 +503,7 @@ func (t *translator) static(pc int, in dif.Instr) error {
 		if op != dif.LDGS {
 			return &Error{pc, in, fmt.Sprintf("built-in variable %s cannot be assigned", t.varName(id, scope))}
 		}
-		return t.builtin(pc, in, id)
+		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) })
 	}
 	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
 		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
@@ -591,7 +595,7 @@ func storeImm64(dst asm.Register, off int16, imm int32) asm.Instruction {
 }
 
 // builtin translates a load of a built-in scalar variable.
-func (t *translator) builtin(pc int, in dif.Instr, id uint32) error {
+func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string) string) error {
 	switch {
 	case id >= dif.VarArg0 && id <= dif.VarArg9:
 		t.emit(asm.LoadMem(asm.R0, rState, int16(StateArgs+8*(id-dif.VarArg0)), asm.DWord))
@@ -615,6 +619,8 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32) error {
 		}
 	case id == dif.VarCPU:
 		t.emit(asm.FnGetSmpProcessorId.Call())
+	case id == dif.VarExecname:
+		t.execname(pc, local)
 	case id == dif.VarTimestamp:
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.
@@ -731,4 +737,32 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 	t.mark(local("set"))
 	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
 	t.emit(storeImm64(asm.R10, ccB, 0))
+}
+
+// commLen is TASK_COMM_LEN, the size of a task's name with its NUL.
+const commLen = 16
+
+// execname copies the current task's name (bpf_get_current_comm) into
+// scratch and leaves its address in R0, or faults NOSCRATCH. It takes
+// the whole commLen bytes of scratch, where kernel/vm takes the name's
+// length and a NUL: only the scratch left differs.
+func (t *translator) execname(pc int, local func(string) string) {
+	size := int32(t.l.scratch)
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, size-commLen, local("nocomm")))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, commLen))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.Mov.Imm(asm.R2, commLen))
+	t.emit(asm.FnGetCurrentComm.Call())
+	t.emit(asm.LoadMem(asm.R0, rState, StateScratch, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R0, -commLen))
+	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.emit(asm.Ja.Label(local("comm")))
+	t.mark(local("nocomm"))
+	t.fault(pc, FaultNoScratch, 0, false)
+	t.mark(local("comm"))
 }
