@@ -1,0 +1,360 @@
+//go:build linux
+
+package bpf_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/rlimit"
+	"golang.org/x/sys/unix"
+
+	"github.com/kdtrace/kdtrace/bpf"
+	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/emit"
+	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel/vm"
+)
+
+// testRunOnCPU is BPF_F_TEST_RUN_ON_CPU: the run happens on RunOptions.CPU,
+// so the per-CPU state is read from a known CPU.
+const testRunOnCPU = 1
+
+// needBPF skips the test unless this process may load BPF programs and
+// test-run raw tracepoint programs.
+func needBPF(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("not root: loading BPF programs needs CAP_BPF and CAP_PERFMON")
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		t.Skipf("BPF unavailable: %v", err)
+	}
+}
+
+func newLayout(t testing.TB, cfg *bpf.Config) *bpf.Layout {
+	t.Helper()
+	l, err := bpf.NewLayout(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// compileD parses, checks and generates src as kdtrace does.
+func compileD(t testing.TB, src string) *dof.Program {
+	t.Helper()
+	c := check.NewChecker(&check.Config{})
+	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	if err := (&sugar.Expander{}).Expand(prog); err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	info, err := c.Check(prog)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	p, err := emit.Program(prog, info, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	return p
+}
+
+// result is what one DIFO gave: its value (for a string, the string it
+// points to) or the fault that stopped it.
+type result struct {
+	Value uint64
+	Str   string
+	IsStr bool
+	Fault uint64
+	PC    uint64
+	Addr  uint64
+}
+
+func (r result) String() string {
+	switch {
+	case r.Fault != 0:
+		return fmt.Sprintf("fault %d at %d (addr %#x)", r.Fault, r.PC, r.Addr)
+	case r.IsStr:
+		return fmt.Sprintf("%q", r.Str)
+	}
+	return fmt.Sprintf("%#x", r.Value)
+}
+
+// onVM runs the DIFOs in order on one machine, as one firing, and
+// stops at the first fault.
+func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []result {
+	t.Helper()
+	m := vm.New(cfg)
+	m.BeginFiring()
+	var out []result
+	for _, o := range objs {
+		v, err := m.Run(o, ctx)
+		var f *vm.Fault
+		switch {
+		case errors.As(err, &f):
+			return append(out, result{Fault: uint64(f.Code), PC: uint64(f.PC), Addr: f.Addr})
+		case err != nil:
+			t.Fatalf("vm: %v", err)
+		case o.Ret.Kind == dif.TypeString:
+			s, err := m.ReadString(v)
+			if err != nil {
+				t.Fatalf("vm: %v", err)
+			}
+			out = append(out, result{Str: s, IsStr: true})
+		default:
+			out = append(out, result{Value: v})
+		}
+	}
+	return out
+}
+
+// inKernel translates the DIFOs, loads each as a raw tracepoint program
+// and test-runs them in order on CPU 0 and one thread, as one firing of
+// a probe with the given arguments. The caller runs on CPU 0 (onCPU0)
+// if the programs depend on the current task.
+func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
+	t.Helper()
+	l := newLayout(t, nil)
+	for _, o := range objs {
+		if err := l.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := bpf.NewRuntime(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	var progs []*ebpf.Program
+	defer func() {
+		for _, p := range progs {
+			p.Close()
+		}
+	}()
+	for i, o := range objs {
+		insns, err := bpf.Translate(o, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := rt.Load(fmt.Sprintf("difo%d", i), insns)
+		if err != nil {
+			var ve *ebpf.VerifierError
+			if errors.As(err, &ve) {
+				t.Fatalf("%v\n%+v\n%v", err, ve, insns)
+			}
+			t.Fatal(err)
+		}
+		progs = append(progs, p)
+	}
+	if err := rt.BeginFiring(); err != nil {
+		t.Fatal(err)
+	}
+	setArgs(t, rt, args)
+	var out []result
+	for i, p := range progs {
+		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
+			t.Fatalf("test run: %v", err)
+		}
+		st, err := rt.ReadState(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Fault != 0 {
+			return append(out, result{Fault: st.Fault, PC: st.FaultPC, Addr: st.FaultAddr})
+		}
+		if objs[i].Ret.Kind != dif.TypeString {
+			out = append(out, result{Value: st.Ret})
+			continue
+		}
+		// The string is in the string map or in this CPU's scratch.
+		var strs []byte
+		if err := rt.Strings.Lookup(uint32(0), &strs); err != nil {
+			t.Fatal(err)
+		}
+		off := st.Ret - st.StrBase
+		if st.Ret < st.StrBase || off >= uint64(len(strs)) {
+			var scratch [][]byte
+			if err := rt.Scratch.Lookup(uint32(0), &scratch); err != nil {
+				t.Fatal(err)
+			}
+			strs, off = scratch[0], st.Ret-st.ScrBase
+			if st.Ret < st.ScrBase || off >= uint64(len(strs)) {
+				t.Fatalf("string at %#x is in neither the string map nor scratch", st.Ret)
+			}
+		}
+		s := strs[off:]
+		if i := bytes.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
+		}
+		out = append(out, result{Str: string(s), IsStr: true})
+	}
+	return out
+}
+
+// setArgs writes a firing's arguments into CPU 0's state, as the
+// prologue of a probe's program will.
+func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
+	t.Helper()
+	var vals [][]byte
+	if err := rt.State.Lookup(uint32(0), &vals); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args[:min(len(args), bpf.NArgs)] {
+		binary.NativeEndian.PutUint64(vals[0][bpf.StateArgs+8*i:], a)
+	}
+	if err := rt.State.Put(uint32(0), vals); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// thisThread is the context of a firing on CPU 0 in this thread, which
+// must be locked to its OS thread.
+func thisThread(args ...uint64) *vm.Context {
+	comm, _ := os.ReadFile("/proc/thread-self/comm")
+	return &vm.Context{PID: uint64(os.Getpid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
+		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n")}
+}
+
+// onCPU0 locks the goroutine to its thread and the thread to CPU 0, and
+// returns what undoes it. BPF_F_TEST_RUN_ON_CPU runs the program in an
+// interrupt on CPU 0 when called from another CPU, where the current
+// task is any task; on CPU 0 the task is this thread, whose pid, tid and
+// thread-locals the programs see.
+func onCPU0(t *testing.T) func() {
+	t.Helper()
+	runtime.LockOSThread()
+	var old, cpu0 unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		t.Fatal(err)
+	}
+	cpu0.Set(0)
+	if err := unix.SchedSetaffinity(0, &cpu0); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}
+}
+
+// differ runs objs on kernel/vm and in the kernel, and reports where
+// they differ.
+func differ(t *testing.T, name string, objs []*dif.Object, args ...uint64) {
+	t.Helper()
+	differCtx(t, name, objs, nil, args...)
+}
+
+// differCfg is differ with a configured VM.
+func differCfg(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config) {
+	t.Helper()
+	differCtx(t, name, objs, cfg)
+}
+
+// differAddr is differCfg comparing the addresses of faults or not.
+func differAddr(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, addrs bool) {
+	t.Helper()
+	defer onCPU0(t)()
+	want := onVM(t, objs, thisThread(), cfg)
+	got := inKernel(t, objs, nil)
+	if !addrs {
+		for _, r := range [][]result{want, got} {
+			for i := range r {
+				r[i].Addr = 0
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: kernel %v, vm %v", name, got, want)
+	}
+}
+
+func differCtx(t *testing.T, name string, objs []*dif.Object, cfg *vm.Config, args ...uint64) {
+	t.Helper()
+	defer onCPU0(t)()
+	want := onVM(t, objs, thisThread(args...), cfg)
+	got := inKernel(t, objs, args)
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: kernel %v, vm %v", name, got, want)
+	}
+}
+
+// difos returns the DIFOs of p's clauses in the order a firing runs
+// them: each ECB's predicate, then its actions.
+func difos(p *dof.Program) []*dif.Object {
+	var objs []*dif.Object
+	for _, ecb := range p.ECBs {
+		if ecb.Pred != nil {
+			objs = append(objs, emit.Object(ecb.Pred))
+		}
+		for _, a := range ecb.Actions {
+			if a.DIFO != nil {
+				objs = append(objs, emit.Object(a.DIFO))
+			}
+		}
+	}
+	return objs
+}
+
+// TestD runs D compiled through the pipeline both on kernel/vm and,
+// translated, in the kernel, and compares every DIFO's value.
+func TestD(t *testing.T) {
+	needBPF(t)
+	tests := []string{
+		`BEGIN { trace(1 + 2); }`,
+		`BEGIN { x = 3; y = x * 7 + 1; trace(y); }`,
+		`BEGIN { x = -7; trace(x / 2); trace(x % 3); trace(x >> 1); }`,
+		`BEGIN { x = -7LL; trace(x / 2); trace(x >> 60); trace((uint64_t)x >> 60); }`,
+		`BEGIN { x = (unsigned)-7; trace(x / 2); trace(x % 5); }`,
+		`BEGIN { x = 1; trace(x << 31); trace(1LL << 40); trace(~x); trace(-x); trace(!x); }`,
+		`BEGIN { x = 0x0f; trace(x & 6); trace(x | 0x30); trace(x ^ 0xff); }`,
+		`BEGIN { x = -1; trace(x < 0); trace(x > 0); trace((unsigned)x > 0); trace(x <= -1); trace(x >= 0); trace(x == -1); trace(x != -1); }`,
+		`BEGIN { x = 3; trace(x > 2 ? 10 : 20); trace(x > 5 ? 10 : 20); }`,
+		`BEGIN { x = 0; y = 2; trace(x && y); trace(x || y); trace(y && y); trace(x || x); trace(x ^^ y); trace(y ^^ y); }`,
+		`BEGIN { x = 0x7fffffffffffffffLL; y = -1LL; trace(x > y); trace(x < y); trace((uint64_t)x < (uint64_t)y); }`,
+		// The sign of the difference decides: INT64_MIN > 1 because
+		// INT64_MIN - 1 overflows to a positive number.
+		`BEGIN { x = 0x8000000000000000LL; trace(x > 1); trace(x < 1); trace(x >= 1); trace(x <= 1); }`,
+		`BEGIN { x = 0x8000000000000000LL; y = -1LL; trace(x / y); trace(x % y); }`,
+		`BEGIN { x = 1LL; n = 64; trace(x << n); n = 65; trace(x << n); trace(-8LL >> n); trace(0xf0LL >> 68); }`,
+		`BEGIN { x = 10; y = 0; trace(x / y); }`,
+		`BEGIN { x = 10; y = 0; trace(x % y); }`,
+		`BEGIN { x = 10U; y = 0U; trace(x / y); }`,
+		`BEGIN { trace(*(int *)0); }`,
+		`BEGIN { trace(*(char *)8); }`,
+		`BEGIN { trace("hello"); }`,
+		`BEGIN { x = 4; trace(x > 2 ? "big" : "small"); }`,
+		`BEGIN { self->x = 5; trace(self->x * 2); self->x = 0; trace(self->x); }`,
+		`BEGIN { self->n = 1; self->n += 41; trace(self->n); }`,
+		`BEGIN { this->a = 7; this->b = this->a * 6; trace(this->b); }`,
+		`BEGIN { x = 1; } BEGIN { x += 10; trace(x); } BEGIN /x > 5/ { trace(x * 3); } BEGIN /x > 100/ { trace(x); }`,
+		`BEGIN { x = 5; y = 0; trace(x); trace(x / y); trace(x); }`,
+		`BEGIN { a = 0xdeadbeefcafeLL; b = 123456789; trace(a * b); trace(a - b); trace(b - a); trace(a / b); trace(a % b); }`,
+		`BEGIN { c = (char)0x80; trace(c < 0); u = (unsigned char)0x80; trace(u < 0); }`,
+		`BEGIN { trace("abc" == "abd"); trace("abc" < "abd"); trace("b" > "abc"); trace("" == ""); trace("abc" != "abc"); trace("ab" >= "abc"); }`,
+		`BEGIN { x = 2; trace((x > 1 ? "yes" : "no") == "yes"); }`,
+		`BEGIN { trace(execname); trace(execname == "bpf.test"); trace(execname != "sshd"); }`,
+		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
+		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
+		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,
+	}
+	for _, src := range tests {
+		t.Run(src, func(t *testing.T) {
+			differ(t, src, difos(compileD(t, src)), 7, ^uint64(2), 0x1234, 200, 1<<63)
+		})
+	}
+}

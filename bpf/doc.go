@@ -1,0 +1,125 @@
+// Package bpf translates DIF, the code of DTrace's D programs, into BPF
+// programs for the Linux kernel: kdtrace's Linux runtime runs a clause's
+// predicate and actions as BPF where FreeBSD's kernel would run their
+// DIF. The translation is built with cilium/ebpf's asm package and
+// loaded by its loader; no C compiler is involved.
+//
+// # Data flow
+//
+//	*dif.Object ──► Layout.Add (variable slots, string tables) ──► NewRuntime (maps)
+//	     │                                                             │
+//	     └──────────► Translate ──► asm.Instructions ──► Runtime.Load ─┴─► *ebpf.Program
+//	                                                                        │ run (probe firing,
+//	        ReadState ◄── kd_state: return value or fault ◄─────────────────┘  or BPF_PROG_RUN)
+//
+// A Layout is built first from every DIFO of a program, because the maps
+// are sized by it: each scalar global and clause-local variable gets an
+// 8-byte slot (ids are shared among a program's DIFOs, as in the kernel)
+// and each DIFO's string table a place in the string map. Translate then
+// turns one DIFO into a whole raw tracepoint program, and Runtime.Load
+// ties the program's map references (MapState, MapGlobals, …) to the
+// runtime's maps and loads it. kernel/vm runs the same DIFOs in-process;
+// the tests run both on the same DIFOs — D compiled through the
+// pipeline, hand-written DIFOs and random ones — with BPF_PROG_RUN and
+// compare values and faults.
+//
+// # Machine state
+//
+// BPF registers hold what lives throughout a program: R6 this CPU's
+// MapScratch value, R7 this CPU's MapState value, R8 MapGlobals' value,
+// R9 this CPU's MapLocals value; the context is kept at R10-112 and
+// MapStrBuf's value at R10-120. R0–R5 are scratch within one DIF instruction: helper
+// calls clobber them, so nothing is kept there across instructions.
+//
+// The DIF registers %r1–%r7 live in the stack frame, 8 bytes each at
+// R10-8·i (%r0 reads as 0 and writes to it are lost); then the condition
+// codes as the two operands of the last cmp (R10-64, R10-72), from which
+// each branch recomputes its condition: unsigned conditions compare the
+// operands, signed conditions look at the sign of their difference only,
+// as the kernel sets cc_n from the difference and cc_v to 0. tst stores
+// (r1 != 0, 0); before any cmp or tst the pair is (1, 0), for which no
+// condition holds. A load's destination (R10-80), a thread-local's key
+// (R10-96, a ThreadKey) and the key 0 of the single-entry maps (R10-104)
+// follow. The prologue zeroes the DIF registers, as the verifier wants
+// every stack slot written before it is read.
+//
+// DIF values are all scalars, addresses included. sets yields the kernel
+// address of the string in MapStrings: the prologue stores the map value's
+// pointer at StateStrBase and reads it back as a scalar, which a
+// privileged program may do (dtrace-utils' "scalarizer" does the same).
+// Loads (ld*, and rld* alike: the runtime is privileged) read any address
+// through bpf_probe_read_kernel, uld* through bpf_probe_read_user, into
+// the stack, and sign-extend by shifts; a refused read is
+// DTRACEFLT_BADADDR. Scratch memory (MapScratch) is addressed the same
+// way, its address at StateScrBase: allocs hands out 8-aligned, zeroed
+// pieces of it (DTRACEFLT_NOSCRATCH when it is used up), and stb … stx
+// store to it alone, anywhere in it, as the kernel checks (elsewhere
+// DTRACEFLT_BADADDR, misaligned DTRACEFLT_BADALIGN). The map's value is
+// twice the scratch size and its upper half is never written: allocs
+// copies its zeroes from there, so that the verifier can bound both
+// ends of the copy.
+//
+// # Maps
+//
+//   - MapState, per CPU: the return value (StateRet), the fault (code,
+//     DIF instruction index, address), the count of thread-local stores
+//     dropped for want of room, the string map's address.
+//   - MapGlobals: one value holding the global scalars, at their Layout
+//     slots. Shared by all CPUs, unlocked, as DTrace's globals are.
+//   - MapLocals, per CPU: the clause-local scalars. They live for one
+//     probe firing: whoever fires the clauses zeroes them at the start of
+//     a firing (Runtime.BeginFiring from user space for now).
+//   - MapThreads, a hash: thread-local scalars under (variable id,
+//     thread id). A load of a missing one reads 0, a store of 0 deletes
+//     it, as the kernel frees a dynamic variable set to zero; a store the
+//     map has no room for is counted at StateDrops (dtrace's dynamic
+//     variable drops).
+//   - MapStrings: the string tables of all DIFOs, read-only by use.
+//   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
+//     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
+//     compared in a bounded loop the verifier walks once per byte.
+//   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
+//     as many zero bytes. The bytes allocated so far are at StateScratch;
+//     a new firing starts from none (Runtime.BeginFiring for now).
+//
+// # Faults
+//
+// A fault stops the program where the kernel would stop the DIFO: the
+// code (DTRACEFLT_DIVZERO for a division or remainder by zero,
+// DTRACEFLT_BADADDR for a load bpf_probe_read_kernel refuses), the
+// index of the faulting DIF instruction (×4 is the DIF offset dtrace
+// reports) and the address are written to MapState and the program
+// returns 1. These are the arg3, arg4 and arg5 of dtrace:::ERROR.
+//
+// # What is translated
+//
+// The ALU (or, xor, and, sll, srl, sra with the count taken modulo 64,
+// sub, add, mul, sdiv and srem on magnitudes — BPF's signed division
+// needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, the string
+// compare scmp, every branch (forward only, inside the DIFO), nop, ret,
+// setx, sets, the loads ld*, rld* and uld*, allocs and the stores stb …
+// stx to scratch, the scalar variables ldgs/stgs, ldls/stls and
+// ldts/stts, and the built-in variables arg0 … arg9 and args[] (from
+// StateArgs, which the probe's prologue is to fill), pid, tid (of the
+// initial PID namespace), uid, gid, cpu, timestamp (CLOCK_MONOTONIC)
+// and execname (copied into scratch).
+// Everything else — the tuple stack, call, the other built-in
+// variables, associative arrays, by-reference variables, copys,
+// translators — is refused with an *Error naming the instruction: never
+// translated wrongly. As the kernel does, Translate also refuses a DIFO
+// whose last instruction is not ret, a branch that does not go forward,
+// a store to %r0.
+//
+// # Next
+//
+// A clause program that runs a predicate and its actions in one BPF
+// program (each DIFO's value kept in a register instead of StateRet, the
+// fault jumping to one ERROR path that fires the ERROR clauses as
+// dtrace-utils' dt_probe_error does), with a prologue per provider that
+// fills StateArgs and resets clause-locals and scratch; the other
+// built-in variables (probeprov … probename, ppid, curthread, errno,
+// epid, id, stack depths); by-reference variables; the tuple stack, the
+// subroutines and associative arrays in hash maps keyed as dtrace keys
+// them; aggregations; records written in DTrace's buffer format
+// (package record) through a ring buffer or perf buffer.
+package bpf

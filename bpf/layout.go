@@ -1,0 +1,164 @@
+package bpf
+
+import (
+	"fmt"
+
+	"github.com/kdtrace/kdtrace/dif"
+)
+
+// The state map's value, one per CPU: what a translated DIFO leaves for
+// the caller, at these byte offsets.
+const (
+	StateRet       = 0  // the DIFO's return value (an address for a by-reference type)
+	StateFault     = 8  // DTRACEFLT_* code of the fault that stopped the DIFO, 0 if none
+	StateFaultPC   = 16 // index of the faulting DIF instruction (DIF offset / 4)
+	StateFaultAddr = 24 // address at fault, for faults of memory
+	StateDrops     = 32 // stores to thread-locals the map had no room for (dynamic variable drops)
+	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
+	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
+	NArgs          = 10
+	StateScratch   = StateArgs + 8*NArgs // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	StateScrBase   = StateScratch + 8    // kernel address of this CPU's scratch, as a scalar
+	StateSize      = StateScrBase + 8
+)
+
+// Names of the maps translated code refers to (asm.Instruction.Reference);
+// Runtime associates its maps with them.
+const (
+	MapState   = "kd_state"   // per-CPU array, 1 entry of StateSize bytes
+	MapGlobals = "kd_globals" // array, 1 entry: the global scalars, 8 bytes each
+	MapLocals  = "kd_locals"  // per-CPU array, 1 entry: the clause-local scalars
+	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
+	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
+	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
+	MapStrBuf  = "kd_strbuf"  // per-CPU array, 1 entry: the two strings scmp compares
+)
+
+// ThreadKey is the key of a thread-local variable in MapThreads.
+type ThreadKey struct {
+	ID  uint32 // variable id
+	_   uint32
+	TID uint64 // the thread's id (bpf_get_current_pid_tgid's low 32 bits)
+}
+
+// Layout places the variables and the string tables of a program's DIFOs
+// in the runtime's maps. Every DIFO must be added before the maps are
+// made (NewRuntime) and before it is translated.
+type Layout struct {
+	threads uint32           // entries of MapThreads
+	scratch uint32           // bytes of scratch memory per CPU
+	strsize uint32           // the strsize option
+	globals map[uint32]int16 // variable id → byte offset in MapGlobals
+	locals  map[uint32]int16 // variable id → byte offset in MapLocals
+	strs    []byte
+	strBase map[*dif.Object]uint32
+}
+
+// Config sizes the runtime's maps.
+type Config struct {
+	// Threads is the number of thread-local variables the thread map
+	// holds (dtrace's dynvarsize decides it); 0 means 4096.
+	Threads uint32
+	// Scratch is the bytes of scratch memory of a CPU: a power of two
+	// from 8 to MaxScratch; 0 means DefaultScratch.
+	Scratch uint32
+	// StrSize is the strsize option, at most MaxStrSize; 0 means 256.
+	StrSize uint32
+}
+
+// MaxStrSize bounds the strsize option: scmp compares in a loop the
+// verifier walks once per byte.
+const MaxStrSize = 4096
+
+// Scratch sizes. A per-CPU map value holds at most 32 KiB, and the
+// scratch map's value is twice the scratch size.
+const (
+	DefaultScratch = 4096
+	MaxScratch     = 16384
+)
+
+// NewLayout returns an empty layout for maps of the given sizes (nil:
+// the defaults).
+func NewLayout(cfg *Config) (*Layout, error) {
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
+		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
+	if l.threads == 0 {
+		l.threads = 4096
+	}
+	if l.scratch == 0 {
+		l.scratch = DefaultScratch
+	}
+	if l.strsize == 0 {
+		l.strsize = 256
+	}
+	if l.strsize > MaxStrSize {
+		return nil, fmt.Errorf("bpf: strsize %d is over %d", l.strsize, MaxStrSize)
+	}
+	if l.scratch < 8 || l.scratch > MaxScratch || l.scratch&(l.scratch-1) != 0 {
+		return nil, fmt.Errorf("bpf: scratch size %d is not a power of two from 8 to %d", cfg.Scratch, MaxScratch)
+	}
+	return l, nil
+}
+
+// maxSlots bounds the scalar variables of a scope: a BPF load or store
+// offset is 16 bits.
+const maxSlots = 4095
+
+// Add gives o's scalar globals and clause-locals a slot each (the
+// variable ids are shared among a program's DIFOs, as the kernel shares
+// them) and appends its string table to the string map.
+func (l *Layout) Add(o *dif.Object) error {
+	if _, ok := l.strBase[o]; ok {
+		return nil
+	}
+	for i := range o.Vars {
+		v := &o.Vars[i]
+		if v.Kind != dif.KindScalar || v.ID < dif.VarOtherUBase {
+			continue
+		}
+		var m map[uint32]int16
+		switch v.Scope {
+		case dif.ScopeGlobal:
+			m = l.globals
+		case dif.ScopeLocal:
+			m = l.locals
+		default:
+			continue
+		}
+		if _, ok := m[v.ID]; ok {
+			continue
+		}
+		if len(m) == maxSlots {
+			return fmt.Errorf("bpf: more than %d variables of one scope", maxSlots)
+		}
+		m[v.ID] = int16(8 * len(m))
+	}
+	if len(l.strs)+len(o.Strs) > 1<<31 {
+		return fmt.Errorf("bpf: string tables too large")
+	}
+	l.strBase[o] = uint32(len(l.strs))
+	l.strs = append(l.strs, o.Strs...)
+	return nil
+}
+
+// Strings returns the bytes of the string map's value: the string tables
+// of the DIFOs added, one after another.
+func (l *Layout) Strings() []byte { return l.strs }
+
+// StringBase returns the offset of o's string table in the string map.
+func (l *Layout) StringBase(o *dif.Object) (uint32, bool) {
+	b, ok := l.strBase[o]
+	return b, ok
+}
+
+func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) }
+func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
+
+// strBufHalf is where the second string starts in MapStrBuf: each holds
+// strsize bytes and a NUL.
+func (l *Layout) strBufHalf() uint32 { return (l.strsize + 1 + 7) &^ 7 }
+
+func slotsSize(n int) uint32 { return uint32(8 * max(n, 1)) }

@@ -1,0 +1,768 @@
+package bpf
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/kdtrace/kdtrace/dif"
+)
+
+// Fault codes a translated DIFO writes at StateFault, numbered as dtrace.h
+// numbers them (DTRACEFLT_*).
+const (
+	FaultBadAddr   = 1 // DTRACEFLT_BADADDR
+	FaultBadAlign  = 2 // DTRACEFLT_BADALIGN
+	FaultDivZero   = 4 // DTRACEFLT_DIVZERO
+	FaultNoScratch = 5 // DTRACEFLT_NOSCRATCH
+)
+
+// An Error is the translator's refusal of a DIFO: the instruction it
+// cannot translate (yet), and why.
+type Error struct {
+	PC     int // index of the instruction, -1 for the DIFO as a whole
+	Instr  dif.Instr
+	Reason string
+}
+
+func (e *Error) Error() string {
+	if e.PC < 0 {
+		return "bpf: " + e.Reason
+	}
+	return fmt.Sprintf("bpf: cannot translate DIF instruction %d (%v): %s", e.PC, e.Instr, e.Reason)
+}
+
+// The stack frame of a translated DIFO, offsets from R10. DIF register
+// %ri lives at regSlot(i); %r0 always reads zero and has no slot.
+const (
+	ccA       = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
+	ccB       = -72  //
+	bufSlot   = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
+	keySlot   = -96  // ThreadKey, 16 bytes
+	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
+	ctxSlot   = -112 // the program's context
+	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
+)
+
+func regSlot(r uint8) int16 { return -8 * int16(r) }
+
+// BPF registers that hold the same thing throughout a program.
+const (
+	rScratch = asm.R6 // MapScratch's value on this CPU
+	rState   = asm.R7 // MapState's value on this CPU
+	rGlobals = asm.R8 // MapGlobals' value
+	rLocals  = asm.R9 // MapLocals' value on this CPU
+)
+
+// Translate returns a whole BPF program that runs o, as a raw tracepoint
+// program (its context unused for now): it writes o's return value at
+// StateRet of MapState, or the fault that stopped it at StateFault,
+// StateFaultPC and StateFaultAddr, and returns 0, or 1 after a fault.
+// o must have been added to l. An instruction the translator cannot
+// translate yet is refused with an *Error naming it.
+func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
+	base, ok := l.StringBase(o)
+	if !ok {
+		return nil, &Error{PC: -1, Reason: "DIFO not added to the layout"}
+	}
+	t := &translator{o: o, l: l, strBase: base, targets: map[uint32]bool{}}
+	if err := t.scan(); err != nil {
+		return nil, err
+	}
+	t.prologue()
+	for pc, in := range o.Code {
+		if !t.reach[pc] {
+			continue
+		}
+		if t.targets[uint32(pc)] {
+			t.mark(difLabel(uint32(pc)))
+		}
+		if err := t.instr(pc, in); err != nil {
+			return nil, err
+		}
+	}
+	return t.out, nil
+}
+
+type translator struct {
+	o       *dif.Object
+	l       *Layout
+	strBase uint32
+	targets map[uint32]bool // DIF instructions that are branch targets
+	reach   []bool          // DIF instructions that can run
+	uses    struct{ globals, locals, strings, scratch, strbuf bool }
+	out     asm.Instructions
+	label   string // symbol for the next instruction emitted
+}
+
+func difLabel(pc uint32) string { return fmt.Sprintf("dif%d", pc) }
+
+// scan checks what the code needs before any is emitted: registers in
+// range, branches forward, the maps it uses, and which instructions can
+// run, as the verifier refuses code that cannot.
+func (t *translator) scan() error {
+	// As the kernel requires, the last instruction is a ret, so no
+	// path falls off the end.
+	if n := len(t.o.Code); n == 0 || t.o.Code[n-1].Op() != dif.RET {
+		return &Error{PC: -1, Reason: "the last DIF instruction is not ret"}
+	}
+	t.reach = make([]bool, len(t.o.Code))
+	t.reach[0] = true
+	for pc, in := range t.o.Code {
+		if !t.reach[pc] {
+			continue
+		}
+		op := in.Op()
+		if op != dif.RET && op != dif.BA && pc+1 < len(t.o.Code) {
+			t.reach[pc+1] = true
+		}
+		switch op.Form() {
+		case dif.FormBranch:
+			target := in.Label()
+			if target <= uint32(pc) || target >= uint32(len(t.o.Code)) {
+				return &Error{pc, in, fmt.Sprintf("branch to %d is not forward within the DIFO", target)}
+			}
+			t.targets[target] = true
+			t.reach[target] = true
+		case dif.FormStore:
+			// As the kernel's dtrace_difo_validate refuses it.
+			if in.RD() == 0 {
+				return &Error{pc, in, "store to %r0, address 0"}
+			}
+			fallthrough
+		default:
+			for _, r := range regsOf(in) {
+				if r >= dif.NRegs {
+					return &Error{pc, in, fmt.Sprintf("register %%r%d out of range", r)}
+				}
+			}
+		}
+		switch op {
+		case dif.LDGS, dif.STGS:
+			t.uses.globals = true
+			if in.Var() == dif.VarExecname {
+				t.uses.scratch = true
+			}
+		case dif.LDLS, dif.STLS:
+			t.uses.locals = true
+		case dif.SETS:
+			t.uses.strings = true
+		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
+			t.uses.scratch = true
+
+		case dif.SCMP:
+			t.uses.strbuf = true
+		}
+	}
+	return nil
+}
+
+// regsOf returns the register fields of an instruction.
+func regsOf(in dif.Instr) []uint8 {
+	switch in.Op().Form() {
+	case dif.FormALU:
+		return []uint8{in.R1(), in.R2(), in.RD()}
+	case dif.FormR1RD, dif.FormLoad, dif.FormStore:
+		return []uint8{in.R1(), in.RD()}
+	case dif.FormCmp:
+		return []uint8{in.R1(), in.R2()}
+	case dif.FormTst:
+		return []uint8{in.R1()}
+	case dif.FormRet, dif.FormSetx, dif.FormSets, dif.FormLdv, dif.FormStv:
+		return []uint8{in.RD()}
+	}
+	return nil
+}
+
+// emit appends ins, carrying the pending label.
+func (t *translator) emit(ins asm.Instruction) {
+	if t.label != "" {
+		ins = ins.WithSymbol(t.label)
+		t.label = ""
+	}
+	t.out = append(t.out, ins)
+}
+
+// mark labels the next instruction emitted. Two labels at one place
+// are separated by a harmless instruction: R0 is dead between DIF
+// instructions.
+func (t *translator) mark(label string) {
+	if t.label != "" {
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	t.label = label
+}
+
+func (t *translator) mapPtr(dst asm.Register, name string) {
+	t.emit(asm.LoadMapPtr(dst, 0).WithReference(name))
+}
+
+// lookup puts the value of entry 0 of the named map in dst, or ends the
+// program if it has none.
+func (t *translator) lookup(dst asm.Register, name string) {
+	t.mapPtr(asm.R1, name)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JNE.Imm(asm.R0, 0, "have_"+name))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.Return())
+	t.mark("have_" + name)
+	t.emit(asm.Mov.Reg(dst, asm.R0))
+}
+
+func (t *translator) prologue() {
+	t.emit(asm.StoreMem(asm.R10, ctxSlot, asm.R1, asm.DWord))
+	t.emit(storeImm64(asm.R10, zeroSlot, 0))
+	t.lookup(rState, MapState)
+	if t.uses.globals {
+		t.lookup(rGlobals, MapGlobals)
+	}
+	if t.uses.locals {
+		t.lookup(rLocals, MapLocals)
+	}
+	if t.uses.strings {
+		// sets yields the string's address as a scalar, as DIF
+		// addresses are: the map value's address is stored and read
+		// back, which a privileged program may do.
+		t.lookup(asm.R1, MapStrings)
+		t.emit(asm.StoreMem(rState, StateStrBase, asm.R1, asm.DWord))
+	}
+	if t.uses.scratch {
+		t.lookup(rScratch, MapScratch)
+		t.emit(asm.StoreMem(rState, StateScrBase, rScratch, asm.DWord))
+	}
+	if t.uses.strbuf {
+		t.lookup(asm.R1, MapStrBuf)
+		t.emit(asm.StoreMem(asm.R10, strBufPtr, asm.R1, asm.DWord))
+	}
+	for r := uint8(1); r < dif.NRegs; r++ {
+		t.emit(storeImm64(asm.R10, regSlot(r), 0))
+	}
+	// No condition holds before the first cmp or tst: (1, 0) is
+	// neither equal, nor negative in difference, nor unsigned less.
+	t.emit(storeImm64(asm.R10, ccA, 1))
+	t.emit(storeImm64(asm.R10, ccB, 0))
+	t.emit(storeImm64(rState, StateFault, 0))
+	t.emit(storeImm64(rState, StateFaultPC, 0))
+	t.emit(storeImm64(rState, StateFaultAddr, 0))
+}
+
+// get loads DIF register r into dst.
+func (t *translator) get(dst asm.Register, r uint8) {
+	if r == 0 {
+		t.emit(asm.Mov.Imm(dst, 0))
+		return
+	}
+	t.emit(asm.LoadMem(dst, asm.R10, regSlot(r), asm.DWord))
+}
+
+// set stores src into DIF register r; a write to %r0 is lost, as
+// %r0 always reads zero.
+func (t *translator) set(r uint8, src asm.Register) {
+	if r == 0 {
+		return
+	}
+	t.emit(asm.StoreMem(asm.R10, regSlot(r), src, asm.DWord))
+}
+
+// fault records a fault of instruction pc with the address in addr if
+// hasAddr (0 otherwise), and ends the program.
+func (t *translator) fault(pc int, code int32, addr asm.Register, hasAddr bool) {
+	t.emit(storeImm64(rState, StateFault, code))
+	t.emit(storeImm64(rState, StateFaultPC, int32(pc)))
+	if hasAddr {
+		t.emit(asm.StoreMem(rState, StateFaultAddr, addr, asm.DWord))
+	}
+	t.emit(asm.Mov.Imm(asm.R0, 1))
+	t.emit(asm.Return())
+}
+
+var aluOps = map[dif.Op]asm.ALUOp{
+	dif.OR: asm.Or, dif.XOR: asm.Xor, dif.AND: asm.And, dif.SUB: asm.Sub,
+	dif.ADD: asm.Add, dif.MUL: asm.Mul,
+	dif.SLL: asm.LSh, dif.SRL: asm.RSh, dif.SRA: asm.ArSh,
+	dif.UDIV: asm.Div, dif.UREM: asm.Mod,
+}
+
+var loadSizes = map[dif.Op]struct {
+	size   asm.Size
+	bytes  int32
+	signed bool
+}{
+	dif.LDSB: {asm.Byte, 1, true}, dif.LDSH: {asm.Half, 2, true}, dif.LDSW: {asm.Word, 4, true},
+	dif.LDUB: {asm.Byte, 1, false}, dif.LDUH: {asm.Half, 2, false}, dif.LDUW: {asm.Word, 4, false},
+	dif.LDX: {asm.DWord, 8, false},
+}
+
+// loadOf returns the plain load a user (uld*) or restricted (rld*) load
+// reads as, and whether it reads user memory. The runtime is privileged,
+// so rld* reads as ld* does (dtrace_canload lets a privileged consumer
+// read anything).
+func loadOf(op dif.Op) (dif.Op, bool) {
+	switch {
+	case op >= dif.ULDSB && op <= dif.ULDX:
+		return dif.LDSB + (op - dif.ULDSB), true
+	case op >= dif.RLDSB && op <= dif.RLDX:
+		return dif.LDSB + (op - dif.RLDSB), false
+	}
+	return op, false
+}
+
+func (t *translator) instr(pc int, in dif.Instr) error {
+	r1, r2, rd := in.R1(), in.R2(), in.RD()
+	local := func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) }
+	switch op := in.Op(); op {
+	case dif.OR, dif.XOR, dif.AND, dif.SUB, dif.ADD, dif.MUL:
+		t.get(asm.R1, r1)
+		t.get(asm.R2, r2)
+		t.emit(aluOps[op].Reg(asm.R1, asm.R2))
+		t.set(rd, asm.R1)
+	case dif.SLL, dif.SRL, dif.SRA:
+		// The count is taken modulo 64, as the amd64 kernel's shifts
+		// take it; BPF leaves larger counts undefined.
+		t.get(asm.R1, r1)
+		t.get(asm.R2, r2)
+		t.emit(asm.And.Imm(asm.R2, 63))
+		t.emit(aluOps[op].Reg(asm.R1, asm.R2))
+		t.set(rd, asm.R1)
+	case dif.SDIV, dif.UDIV, dif.SREM, dif.UREM:
+		// BPF divides by zero giving 0 (or the dividend); DIF faults.
+		t.get(asm.R2, r2)
+		t.emit(asm.JNE.Imm(asm.R2, 0, local("div")))
+		t.fault(pc, FaultDivZero, 0, false)
+		t.mark(local("div"))
+		t.get(asm.R1, r1)
+		if op == dif.UDIV || op == dif.UREM {
+			t.emit(aluOps[op].Reg(asm.R1, asm.R2))
+			t.set(rd, asm.R1)
+			break
+		}
+		// Signed division on magnitudes, as BPF's signed division
+		// needs Linux 6.6 and the test guests run 6.1. The quotient is
+		// negative if the signs differ, the remainder if the dividend
+		// is; INT64_MIN / -1 gives INT64_MIN and INT64_MIN % -1 gives
+		// 0, as amd64's kernel and kernel/vm give them.
+		t.emit(asm.Mov.Imm(asm.R3, 0))
+		t.emit(asm.JSGE.Imm(asm.R1, 0, local("pos1")))
+		t.emit(asm.Neg.Imm(asm.R1, 0))
+		t.emit(asm.Mov.Imm(asm.R3, 1))
+		t.mark(local("pos1"))
+		t.emit(asm.JSGE.Imm(asm.R2, 0, local("pos2")))
+		t.emit(asm.Neg.Imm(asm.R2, 0))
+		if op == dif.SDIV {
+			t.emit(asm.Xor.Imm(asm.R3, 1))
+		}
+		t.mark(local("pos2"))
+		if op == dif.SDIV {
+			t.emit(asm.Div.Reg(asm.R1, asm.R2))
+		} else {
+			t.emit(asm.Mod.Reg(asm.R1, asm.R2))
+		}
+		t.emit(asm.JEq.Imm(asm.R3, 0, local("sign")))
+		t.emit(asm.Neg.Imm(asm.R1, 0))
+		t.mark(local("sign"))
+		t.set(rd, asm.R1)
+	case dif.NOT:
+		t.get(asm.R1, r1)
+		t.emit(asm.Xor.Imm(asm.R1, -1))
+		t.set(rd, asm.R1)
+	case dif.MOV:
+		t.get(asm.R1, r1)
+		t.set(rd, asm.R1)
+
+	case dif.CMP:
+		t.get(asm.R1, r1)
+		t.get(asm.R2, r2)
+		t.emit(asm.StoreMem(asm.R10, ccA, asm.R1, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, ccB, asm.R2, asm.DWord))
+	case dif.TST:
+		// tst sets only Z: kept as (r1 != 0, 0), whose difference is
+		// never negative and whose unsigned order never "less".
+		t.get(asm.R1, r1)
+		t.emit(asm.JEq.Imm(asm.R1, 0, local("tst")))
+		t.emit(asm.Mov.Imm(asm.R1, 1))
+		t.mark(local("tst"))
+		t.emit(asm.StoreMem(asm.R10, ccA, asm.R1, asm.DWord))
+		t.emit(storeImm64(asm.R10, ccB, 0))
+
+	case dif.SCMP:
+		t.scmp(pc, in, local)
+
+	case dif.BA:
+		t.emit(asm.Ja.Label(difLabel(in.Label())))
+	case dif.BE, dif.BNE, dif.BGU, dif.BGEU, dif.BLU, dif.BLEU:
+		t.emit(asm.LoadMem(asm.R1, asm.R10, ccA, asm.DWord))
+		t.emit(asm.LoadMem(asm.R2, asm.R10, ccB, asm.DWord))
+		j := map[dif.Op]asm.JumpOp{dif.BE: asm.JEq, dif.BNE: asm.JNE, dif.BGU: asm.JGT,
+			dif.BGEU: asm.JGE, dif.BLU: asm.JLT, dif.BLEU: asm.JLE}[op]
+		t.emit(j.Reg(asm.R1, asm.R2, difLabel(in.Label())))
+	case dif.BG, dif.BGE, dif.BL, dif.BLE:
+		// The kernel takes the signed conditions from the sign of
+		// the difference alone (cc_v is always 0), which differs from
+		// a signed compare when the subtraction overflows.
+		t.emit(asm.LoadMem(asm.R1, asm.R10, ccA, asm.DWord))
+		t.emit(asm.LoadMem(asm.R2, asm.R10, ccB, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R1, asm.R2))
+		j := map[dif.Op]asm.JumpOp{dif.BG: asm.JSGT, dif.BGE: asm.JSGE, dif.BL: asm.JSLT, dif.BLE: asm.JSLE}[op]
+		t.emit(j.Imm(asm.R1, 0, difLabel(in.Label())))
+
+	case dif.LDSB, dif.LDSH, dif.LDSW, dif.LDUB, dif.LDUH, dif.LDUW, dif.LDX,
+		dif.ULDSB, dif.ULDSH, dif.ULDSW, dif.ULDUB, dif.ULDUH, dif.ULDUW, dif.ULDX,
+		dif.RLDSB, dif.RLDSH, dif.RLDSW, dif.RLDUB, dif.RLDUH, dif.RLDUW, dif.RLDX:
+		plain, user := loadOf(op)
+		w := loadSizes[plain]
+		read := asm.FnProbeReadKernel
+		if user {
+			read = asm.FnProbeReadUser
+		}
+		t.get(asm.R3, r1)
+		t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		t.emit(asm.Add.Imm(asm.R1, bufSlot))
+		t.emit(asm.Mov.Imm(asm.R2, w.bytes))
+		t.emit(read.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("ld")))
+		t.get(asm.R1, r1)
+		t.fault(pc, FaultBadAddr, asm.R1, true)
+		t.mark(local("ld"))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, w.size))
+		if w.signed {
+			shift := int32(64 - 8*w.bytes)
+			t.emit(asm.LSh.Imm(asm.R1, shift))
+			t.emit(asm.ArSh.Imm(asm.R1, shift))
+		}
+		t.set(rd, asm.R1)
+
+	case dif.RET:
+		t.get(asm.R1, rd)
+		t.emit(asm.StoreMem(rState, StateRet, asm.R1, asm.DWord))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.emit(asm.Return())
+	case dif.NOP:
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	case dif.SETX:
+		i := int(in.Index())
+		if i >= len(t.o.Ints) {
+			return &Error{pc, in, fmt.Sprintf("integer table index %d out of range", i)}
+		}
+		t.emit(asm.LoadImm(asm.R1, int64(t.o.Ints[i]), asm.DWord))
+		t.set(rd, asm.R1)
+	case dif.SETS:
+		off := uint32(in.Index())
+		if off >= uint32(len(t.o.Strs)) {
+			return &Error{pc, in, fmt.Sprintf("string table offset %d out of range", off)}
+		}
+		t.emit(asm.LoadMem(asm.R1, rState, StateStrBase, asm.DWord))
+		t.emit(asm.LoadImm(asm.R2, int64(t.strBase+off), asm.DWord))
+		t.emit(asm.Add.Reg(asm.R1, asm.R2))
+		t.set(rd, asm.R1)
+
+	case dif.LDGS, dif.STGS, dif.LDLS, dif.STLS:
+		return t.static(pc, in)
+	case dif.ALLOCS:
+		t.allocs(pc, in, local)
+	case dif.STB, dif.STH, dif.STW, dif.STX:
+		t.store(pc, in, local)
+	case dif.LDGA:
+		if uint32(r1) != dif.VarArgs {
+			return &Error{pc, in, fmt.Sprintf("built-in array %s not translated yet", t.varName(uint32(r1), dif.ScopeGlobal))}
+		}
+		// args[i] beyond the tenth reads 0, as kernel/vm reads it.
+		t.get(asm.R2, r2)
+		t.emit(asm.Mov.Imm(asm.R1, 0))
+		t.emit(asm.JGE.Imm(asm.R2, NArgs, local("args")))
+		t.emit(asm.LSh.Imm(asm.R2, 3))
+		t.emit(asm.Add.Reg(asm.R2, rState))
+		t.emit(asm.LoadMem(asm.R1, asm.R2, StateArgs, asm.DWord))
+		t.mark(local("args"))
+		t.set(rd, asm.R1)
+	case dif.LDTS, dif.STTS:
+		return t.thread(pc, in, local)
+
+	default:
+		return &Error{pc, in, "not translated yet"}
+	}
+	return nil
+}
+
+// static translates a load or store of a scalar global or clause-local.
+func (t *translator) static(pc int, in dif.Instr) error {
+	op := in.Op()
+	id := uint32(in.Var())
+	scope, slots, base := uint8(dif.ScopeGlobal), t.l.globals, rGlobals
+	if op == dif.LDLS || op == dif.STLS {
+		scope, slots, base = dif.ScopeLocal, t.l.locals, rLocals
+	}
+	if id < dif.VarOtherUBase {
+		if op == dif.LDLS {
+			// No built-in clause-local exists; the kernel reads 0.
+			t.emit(asm.Mov.Imm(asm.R1, 0))
+			t.set(in.RD(), asm.R1)
+			return nil
+		}
+		if op != dif.LDGS {
+			return &Error{pc, in, fmt.Sprintf("built-in variable %s cannot be assigned", t.varName(id, scope))}
+		}
+		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) })
+	}
+	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
+		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	}
+	off, ok := slots[id]
+	if !ok {
+		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
+	}
+	if op == dif.LDGS || op == dif.LDLS {
+		t.emit(asm.LoadMem(asm.R1, base, off, asm.DWord))
+		t.set(in.RD(), asm.R1)
+	} else {
+		t.get(asm.R1, in.RS())
+		t.emit(asm.StoreMem(base, off, asm.R1, asm.DWord))
+	}
+	return nil
+}
+
+// thread translates a load or store of a scalar thread-local, kept in
+// MapThreads under (id, tid); a store of zero deletes it, as the
+// kernel frees a dynamic variable set to zero, and a store the map has
+// no room for is counted as a drop.
+func (t *translator) thread(pc int, in dif.Instr, local func(string) string) error {
+	id := uint32(in.Var())
+	if v, ok := t.o.LookupVar(id, dif.ScopeThread); !ok {
+		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
+	} else if v.Type.ByRef() {
+		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	}
+	t.emit(asm.StoreImm(asm.R10, keySlot, int64(id), asm.Word))
+	t.emit(asm.StoreImm(asm.R10, keySlot+4, 0, asm.Word))
+	t.emit(asm.FnGetCurrentPidTgid.Call())
+	t.emit(asm.LSh.Imm(asm.R0, 32))
+	t.emit(asm.RSh.Imm(asm.R0, 32))
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R0, asm.DWord))
+	key := func() {
+		t.mapPtr(asm.R1, MapThreads)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		t.emit(asm.Add.Imm(asm.R2, keySlot))
+	}
+	if in.Op() == dif.LDTS {
+		key()
+		t.emit(asm.FnMapLookupElem.Call())
+		t.emit(asm.Mov.Imm(asm.R1, 0))
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("ldts")))
+		t.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord))
+		t.mark(local("ldts"))
+		t.emit(asm.Mov.Reg(asm.R0, asm.R1))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R1, in.RS())
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("del")))
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
+	key()
+	t.emit(asm.Mov.Reg(asm.R3, asm.R10))
+	t.emit(asm.Add.Imm(asm.R3, bufSlot))
+	t.emit(asm.Mov.Imm(asm.R4, 0)) // BPF_ANY
+	t.emit(asm.FnMapUpdateElem.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("del"))
+	key()
+	t.emit(asm.FnMapDeleteElem.Call())
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// varName names a variable for a message: its name in the variable
+// table, or its id.
+func (t *translator) varName(id uint32, scope uint8) string {
+	if v, ok := t.o.LookupVar(id, scope); ok {
+		if n := t.o.VarName(v); n != "" {
+			return n
+		}
+	}
+	return fmt.Sprintf("%#x", id)
+}
+
+// storeImm64 is *(u64 *)(dst + off) = imm, the immediate sign-extended
+// from 32 bits; cilium's asm.StoreImm refuses the DWord size because its
+// constant could be wider than the instruction's immediate.
+func storeImm64(dst asm.Register, off int16, imm int32) asm.Instruction {
+	return asm.Instruction{OpCode: asm.StoreImmOp(asm.DWord), Dst: dst, Offset: off, Constant: int64(imm)}
+}
+
+// builtin translates a load of a built-in scalar variable.
+func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string) string) error {
+	switch {
+	case id >= dif.VarArg0 && id <= dif.VarArg9:
+		t.emit(asm.LoadMem(asm.R0, rState, int16(StateArgs+8*(id-dif.VarArg0)), asm.DWord))
+	case id == dif.VarPID || id == dif.VarTID:
+		// The ids of the initial PID namespace, as dtrace reports them
+		// for the whole system.
+		t.emit(asm.FnGetCurrentPidTgid.Call())
+		if id == dif.VarPID {
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		}
+	case id == dif.VarUID || id == dif.VarGID:
+		t.emit(asm.FnGetCurrentUidGid.Call())
+		if id == dif.VarGID {
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		} else {
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+		}
+	case id == dif.VarCPU:
+		t.emit(asm.FnGetSmpProcessorId.Call())
+	case id == dif.VarExecname:
+		t.execname(pc, local)
+	case id == dif.VarTimestamp:
+		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
+		// suspend, as dtrace's gethrtime counts them.
+		t.emit(asm.FnKtimeGetNs.Call())
+	default:
+		return &Error{pc, in, fmt.Sprintf("built-in variable %s not translated yet", t.varName(id, dif.ScopeGlobal))}
+	}
+	t.set(in.RD(), asm.R0)
+	return nil
+}
+
+// allocs translates allocs: size bytes of scratch, 8-aligned, zeroed,
+// or DTRACEFLT_NOSCRATCH. The scratch map's value is twice the scratch
+// size and its upper half is never written, so that the zeroes are
+// copied from there and the verifier can bound both ends of the copy.
+func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
+	size := int32(t.l.scratch)
+	t.get(asm.R1, in.R1())
+	t.emit(asm.JGT.Imm(asm.R1, size, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R3, 7))
+	t.emit(asm.And.Imm(asm.R3, -8))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Reg(asm.R4, asm.R1))
+	t.emit(asm.JGT.Imm(asm.R4, size, local("noscratch")))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R3))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.And.Imm(asm.R3, size-1))
+	t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, size))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("noscratch"))
+	t.fault(pc, FaultNoScratch, 0, false)
+	t.mark(local("done"))
+}
+
+// store translates stb … stx: DIF stores only to scratch (anywhere in
+// it, as the kernel checks), aligned; elsewhere DTRACEFLT_BADADDR, then
+// DTRACEFLT_BADALIGN, as the kernel checks them.
+func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
+	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
+	n := int32(size.Sizeof())
+	t.get(asm.R2, in.RD())
+	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+	t.emit(asm.JGT.Imm(asm.R2, int32(t.l.scratch)-n, local("badaddr")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+	t.emit(asm.And.Imm(asm.R3, n-1))
+	t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
+	t.get(asm.R1, in.R1())
+	t.emit(asm.Add.Reg(asm.R2, rScratch))
+	t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("badaddr"))
+	t.get(asm.R1, in.RD())
+	t.fault(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("badalign"))
+	t.get(asm.R1, in.RD())
+	t.fault(pc, FaultBadAlign, asm.R1, true)
+	t.mark(local("done"))
+}
+
+// scmp translates scmp: the strings at r1 and r2 compared as unsigned
+// bytes up to strsize, address 0 being the empty string and equal
+// addresses equal strings without a read; the condition codes take the
+// sign of the difference of the first bytes that differ, as (d, 0).
+// Each string is copied into MapStrBuf by bpf_probe_read_kernel_str,
+// strsize bytes and a NUL, and a string it cannot read faults BADADDR at
+// the string's address (the kernel faults at the byte it cannot read).
+func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
+	half := int16(t.l.strBufHalf())
+	t.get(asm.R1, in.R1())
+	t.get(asm.R2, in.R2())
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.JEq.Reg(asm.R1, asm.R2, local("set")))
+	for i, r := range []uint8{in.R1(), in.R2()} {
+		off := int32(i) * int32(half)
+		name := fmt.Sprintf("str%d", i)
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R1, off))
+		t.emit(asm.StoreImm(asm.R1, 0, 0, asm.Byte))
+		t.get(asm.R3, r)
+		t.emit(asm.JEq.Imm(asm.R3, 0, local(name)))
+		t.emit(asm.Mov.Imm(asm.R2, int32(t.l.strsize)+1))
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local(name)))
+		t.get(asm.R1, r)
+		t.fault(pc, FaultBadAddr, asm.R1, true)
+		t.mark(local(name))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	// R0 is 0 here. A bounded loop: the verifier walks it once per byte.
+	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R5, 0))
+	t.mark(local("loop"))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R4))
+	t.emit(asm.Add.Reg(asm.R1, asm.R5))
+	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
+	t.emit(asm.LoadMem(asm.R3, asm.R1, half, asm.Byte))
+	t.emit(asm.JNE.Reg(asm.R2, asm.R3, local("diff")))
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("set")))
+	t.emit(asm.Add.Imm(asm.R5, 1))
+	t.emit(asm.JLT.Imm(asm.R5, int32(t.l.strsize), local("loop")))
+	t.emit(asm.Ja.Label(local("set")))
+	t.mark(local("diff"))
+	t.emit(asm.Mov.Reg(asm.R0, asm.R2))
+	t.emit(asm.Sub.Reg(asm.R0, asm.R3))
+	t.mark(local("set"))
+	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
+	t.emit(storeImm64(asm.R10, ccB, 0))
+}
+
+// commLen is TASK_COMM_LEN, the size of a task's name with its NUL.
+const commLen = 16
+
+// execname copies the current task's name (bpf_get_current_comm) into
+// scratch and leaves its address in R0, or faults NOSCRATCH. It takes
+// the whole commLen bytes of scratch, where kernel/vm takes the name's
+// length and a NUL: only the scratch left differs.
+func (t *translator) execname(pc int, local func(string) string) {
+	size := int32(t.l.scratch)
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, size-commLen, local("nocomm")))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, commLen))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.Mov.Imm(asm.R2, commLen))
+	t.emit(asm.FnGetCurrentComm.Call())
+	t.emit(asm.LoadMem(asm.R0, rState, StateScratch, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R0, -commLen))
+	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.emit(asm.Ja.Label(local("comm")))
+	t.mark(local("nocomm"))
+	t.fault(pc, FaultNoScratch, 0, false)
+	t.mark(local("comm"))
+}
