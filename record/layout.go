@@ -75,6 +75,9 @@ type Action struct {
 	Rec
 	// AggID is an aggregating action's aggregation (dtag_id, from 1).
 	AggID uint32
+	// AggBase is where an aggregating action's entry starts, beyond
+	// the firing's size: its dtrace_aggid_t, then the key's records.
+	AggBase uint32
 	// InTuple says the action computes part of an aggregation's key;
 	// its record lies beyond the firing's Size and is not written to the
 	// principal buffer.
@@ -416,7 +419,7 @@ func resize(ep *EProbe) ([]*AggDesc, string) {
 		switch {
 		case a.IsAgg():
 			cur = roundup(cur, a.Alignment)
-			a.Offset = uint32(cur)
+			a.Offset, a.AggBase = uint32(cur), uint32(base)
 			cur += uint64(a.Size)
 			needed = max(needed, cur)
 			ag := &AggDesc{ID: a.AggID, EPID: ep.EPID, Size: uint32(cur - base)}

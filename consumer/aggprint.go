@@ -1,0 +1,363 @@
+package consumer
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// histHeader is the line above a quantization's rows (dt_print_quanthdr).
+var histHeader = fmt.Sprintf("\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count")
+
+const (
+	ats    = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@"
+	spaces = "                                        "
+)
+
+// A histogram is a quantization's rows to print: each row's label and
+// count.
+type histogram struct {
+	labels []string
+	counts []int64
+}
+
+// write prints the histogram as dt_print_quantize and its kin do: the
+// header, then a row per bucket, each with its bar scaled to the total
+// of the counts shown (dt_print_quantline), the counts divided by
+// normal.
+func (h *histogram) write(sb *strings.Builder, normal uint64) {
+	var total float64
+	positives, negatives := false, false
+	for _, n := range h.counts {
+		positives = positives || n > 0
+		negatives = negatives || n < 0
+		total += float64(absInt(n))
+	}
+	sb.WriteString(histHeader)
+	for i, n := range h.counts {
+		fmt.Fprintf(sb, "%16s ", h.labels[i])
+		count := int64(uint64(n) / normal)
+		depth := func(l int) int {
+			if total == 0 {
+				return 0
+			}
+			return int(float64(absInt(n))*float64(l)/total + 0.5)
+		}
+		switch {
+		case !negatives:
+			d := 0
+			if positives {
+				d = depth(40)
+			}
+			fmt.Fprintf(sb, "|%s%s %-9d\n", ats[40-d:], spaces[d:], count)
+		case !positives:
+			d := depth(40)
+			fmt.Fprintf(sb, "%s%s| %-9d\n", spaces[d:], ats[40-d:], count)
+		default:
+			// Both signs: half bars either side of a centre line.
+			d := depth(20)
+			if n <= 0 {
+				fmt.Fprintf(sb, "%s%s|%20s %-9d\n", spaces[20+d:], ats[40-d:], "", count)
+			} else {
+				fmt.Fprintf(sb, "%20s|%s%s %-9d\n", "", ats[40-d:], spaces[20+d:], count)
+			}
+		}
+	}
+}
+
+func absInt(n int64) uint64 {
+	if n < 0 {
+		return -uint64(n)
+	}
+	return uint64(n)
+}
+
+// shown returns the range of buckets dtrace shows of counts: from the
+// one before the first non-zero to the one after the last, or, when all
+// are zero, the ones from empty to empty+2.
+func shown(counts []int64, empty int) (first, last int) {
+	first, last = 0, len(counts)-1
+	for first < len(counts) && counts[first] == 0 {
+		first++
+	}
+	if first == len(counts) {
+		return empty, empty + 2
+	}
+	if first > 0 {
+		first--
+	}
+	for last > 0 && counts[last] == 0 {
+		last--
+	}
+	if last < len(counts)-1 {
+		last++
+	}
+	return first, last
+}
+
+// quantizeHist is the histogram dt_print_quantize prints.
+func quantizeHist(w []int64) (*histogram, error) {
+	if len(w) != record.QuantizeNBuckets {
+		return nil, fmt.Errorf("%s", errDMismatch)
+	}
+	// quantize's last bucket counts too, but the search for the last
+	// non-zero bucket stops short of the array's end, as dtrace's does.
+	first := 0
+	for first < len(w)-1 && w[first] == 0 {
+		first++
+	}
+	last := len(w) - 1
+	if first == len(w)-1 {
+		first, last = record.QuantizeZeroBucket-1, record.QuantizeZeroBucket+1
+	} else {
+		if first > 0 {
+			first--
+		}
+		for last > 0 && w[last] == 0 {
+			last--
+		}
+		if last < len(w)-1 {
+			last++
+		}
+	}
+	h := &histogram{}
+	for i := first; i <= last; i++ {
+		h.labels = append(h.labels, fmt.Sprint(record.QuantizeBucketValue(i)))
+		h.counts = append(h.counts, w[i])
+	}
+	return h, nil
+}
+
+// lquantizeHist is the histogram dt_print_lquantize prints.
+func lquantizeHist(w []int64) (*histogram, error) {
+	if len(w) < 1 {
+		return nil, fmt.Errorf("%s", errDMismatch)
+	}
+	base, step, levels := dof.LQuantizeParams(uint64(w[0]))
+	b := w[1:]
+	if len(b) != int(levels)+2 {
+		return nil, fmt.Errorf("%s", errDMismatch)
+	}
+	first, last := shown(b, 0)
+	h := &histogram{}
+	for i := first; i <= last; i++ {
+		var label string
+		switch i {
+		case 0:
+			label = fmt.Sprintf("< %d", base)
+		case int(levels) + 1:
+			label = fmt.Sprintf(">= %d", int32(int64(base)+int64(levels)*int64(step)))
+		default:
+			label = fmt.Sprint(int32(int64(base) + int64(i-1)*int64(step)))
+		}
+		h.labels = append(h.labels, label)
+		h.counts = append(h.counts, b[i])
+	}
+	return h, nil
+}
+
+// llquantizeHist is the histogram dt_print_llquantize prints.
+func llquantizeHist(w []int64) (*histogram, error) {
+	if len(w) < 1 {
+		return nil, fmt.Errorf("%s", errDMismatch)
+	}
+	factor, low, high, nsteps := dof.LLQuantizeParams(uint64(w[0]))
+	b := w[1:]
+	if factor < 2 || low >= high || nsteps == 0 || factor > nsteps {
+		return nil, fmt.Errorf("%s", errDMismatch)
+	}
+	first, last := 0, len(b)-1
+	for first < len(b) && b[first] == 0 {
+		first++
+	}
+	if first == len(b) {
+		first, last = 0, 1
+	} else {
+		if first > 0 {
+			first--
+		}
+		for last > 0 && b[last] == 0 {
+			last--
+		}
+		if last < len(b)-1 {
+			last++
+		}
+	}
+	h := &histogram{}
+	value := int64(1)
+	for range low {
+		value *= int64(factor)
+	}
+	if first == 0 {
+		h.labels = append(h.labels, fmt.Sprintf("< %d", value))
+		h.counts = append(h.counts, b[0])
+	}
+	next := value * int64(factor)
+	step := int64(1)
+	if next > int64(nsteps) {
+		step = next / int64(nsteps)
+	}
+	bin := 1
+	for order := int(low); order <= int(high); {
+		if bin >= first && bin <= last && bin < len(b) {
+			h.labels = append(h.labels, fmt.Sprint(value))
+			h.counts = append(h.counts, b[bin])
+		}
+		bin++
+		if value += step; value != next {
+			continue
+		}
+		next = value * int64(factor)
+		step = 1
+		if next > int64(nsteps) {
+			step = next / int64(nsteps)
+		}
+		order++
+	}
+	if last >= bin && bin < len(b) {
+		h.labels = append(h.labels, fmt.Sprintf(">= %d", value))
+		h.counts = append(h.counts, b[bin])
+	}
+	return h, nil
+}
+
+// hist returns the histogram of a quantizing aggregation's data.
+func hist(act dof.ActKind, data []byte) (*histogram, error) {
+	w := words(data)
+	switch act {
+	case dof.AggQuantize:
+		return quantizeHist(w)
+	case dof.AggLQuantize:
+		return lquantizeHist(w)
+	}
+	return llquantizeHist(w)
+}
+
+// aggDatum formats one record of an aggregation's entry without a
+// format, as dt_print_datum does: keys and values by their action, or
+// by their size (" %3d", " %5d", " %8d", " %16lld", strings left in
+// 50 columns), divided by normal.
+func (c *Consumer) aggDatum(sb *strings.Builder, r *record.Rec, b []byte, normal uint64) error {
+	switch r.Action {
+	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
+		h, err := hist(r.Action, b)
+		if err != nil {
+			return err
+		}
+		h.write(sb, normal)
+		return nil
+	case dof.AggAvg:
+		w := words(b)
+		var avg int64
+		if w[0] != 0 {
+			avg = w[1] / int64(normal) / w[0]
+		}
+		fmt.Fprintf(sb, " %16d", avg)
+		return nil
+	case dof.AggStddev:
+		fmt.Fprintf(sb, " %16d", stddev(words(b), normal))
+		return nil
+	case dof.ActStack:
+		if r.Arg == 0 {
+			return fmt.Errorf("%s", errBadStackPC)
+		}
+		return c.stack(sb, plain, b, int(r.Arg), int(r.Size/uint32(r.Arg)), StackIndent)
+	case dof.ActUStack, dof.ActJStack:
+		c.ustack(sb, plain, b, r.Arg, StackIndent)
+		return nil
+	case dof.ActSym:
+		sb.WriteString("  " + padRight(c.sym(le64(b), false), 50))
+		return nil
+	case dof.ActMod:
+		sb.WriteString("  " + padRight(c.sym(le64(b), true), 50))
+		return nil
+	case dof.ActUSym, dof.ActUAddr:
+		sb.WriteString("  " + padRight(c.usym(b, r.Action), 50))
+		return nil
+	case dof.ActUMod:
+		sb.WriteString("  " + padRight(c.umod(b), 50))
+		return nil
+	}
+	switch len(b) {
+	case 8:
+		fmt.Fprintf(sb, " %16d", int64(le64(b)/normal))
+	case 4:
+		fmt.Fprintf(sb, " %8d", int32(binary.LittleEndian.Uint32(b)/uint32(normal)))
+	case 2:
+		fmt.Fprintf(sb, " %5d", uint32(binary.LittleEndian.Uint16(b))/uint32(normal))
+	case 1:
+		fmt.Fprintf(sb, " %3d", uint32(b[0])/uint32(normal))
+	default:
+		c.dump(sb, b, -50, false, false)
+	}
+	return nil
+}
+
+// aggLine formats one entry without a format (dt_print_aggs): its keys,
+// its value, a newline.
+func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry) error {
+	recs := e.desc.Recs
+	for i := 1; i < len(recs)-1; i++ {
+		r := &recs[i]
+		if err := c.aggDatum(sb, r, e.data[r.Offset:r.Offset+r.Size], 1); err != nil {
+			return err
+		}
+	}
+	r, b := e.value()
+	if err := c.aggDatum(sb, r, b, e.normal); err != nil {
+		return err
+	}
+	sb.WriteString("\n")
+	return nil
+}
+
+// printAggs prints the entries of aggregation variable varid (0: every
+// one not printed by printa() yet) without a format, in dtrace's order.
+func (c *Consumer) printAggs(varid uint32) error {
+	var sb strings.Builder
+	for _, e := range c.sorted(varid, c.sortOpts) {
+		if varid == 0 && c.aggs.printed[e.desc] {
+			continue
+		}
+		if varid != 0 {
+			c.aggs.printed[e.desc] = true
+		}
+		if err := c.aggLine(&sb, e); err != nil {
+			return err
+		}
+	}
+	c.w.WriteString(sb.String())
+	return nil
+}
+
+// printa runs printa() of aggregation variable varid, with format n (0
+// for none): without a format a newline, then each entry as the exit
+// prints it; with one, the format for each entry, its conversions
+// taking the keys in turn and %@ the value (dtrace_fprinta).
+func (c *Consumer) printa(varid uint32, n uint16) error {
+	if c.aggs.byKey == nil {
+		c.aggs.byKey = make(map[string]*aggEntry)
+		c.aggs.printed = make(map[*record.AggDesc]bool)
+	}
+	if n == 0 {
+		c.w.WriteString("\n")
+		return c.printAggs(varid)
+	}
+	pf, err := c.format(n)
+	if err != nil {
+		return err
+	}
+	for _, e := range c.sorted(varid, c.sortOpts) {
+		c.aggs.printed[e.desc] = true
+		recs := e.desc.Recs
+		var out strings.Builder
+		if _, err := c.sprintf(&out, pf, recs[1:len(recs)-1], e.data, 0, e); err != nil {
+			return err
+		}
+		c.w.WriteString(out.String())
+	}
+	return nil
+}
