@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -102,12 +103,21 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 // merge aggregates src into dst, both an aggregation's data, as the
 // consumer's dt_aggregate_* functions do: min and max word by word,
 // the quantizations but for lquantize's and llquantize's parameters,
-// everything else (count, sum, avg, stddev, quantize) summed word by
-// word.
+// stddev's sum of squares as a 128-bit number, everything else (count,
+// sum, avg, quantize) summed word by word.
 func merge(act dof.ActKind, dst, src []byte) {
 	start := 0
-	if act == dof.AggLQuantize || act == dof.AggLLQuantize {
+	switch act {
+	case dof.AggLQuantize, dof.AggLLQuantize:
 		start = 8
+	case dof.AggStddev:
+		// The count and the sum, then the sum of squares in 128 bits
+		// (dt_aggregate_stddev).
+		lo, carry := bits.Add64(le64(dst[16:]), le64(src[16:]), 0)
+		hi, _ := bits.Add64(le64(dst[24:]), le64(src[24:]), carry)
+		binary.LittleEndian.PutUint64(dst[16:], lo)
+		binary.LittleEndian.PutUint64(dst[24:], hi)
+		dst = dst[:16]
 	}
 	for i := start; i+8 <= len(dst); i += 8 {
 		d, s := int64(le64(dst[i:])), int64(le64(src[i:]))
@@ -330,7 +340,8 @@ func llquantizeValues(arg uint64, n int) []int64 {
 
 // stddev is dt_stddev: the standard deviation of a stddev()'s data
 // normalized by normal, in integers: the square root, rounded down, of
-// the average of the squares less the square of the average.
+// the average of the squares (each divided by normal²) less the square
+// of the average (divided by normal).
 func stddev(w []int64, normal uint64) uint64 {
 	if w[0] == 0 {
 		return 0
@@ -342,7 +353,8 @@ func stddev(w []int64, normal uint64) uint64 {
 	sq := new(big.Int).Mul(big.NewInt(avg), big.NewInt(avg))
 	sumsq := new(big.Int).Lsh(new(big.Int).SetUint64(uint64(w[3])), 64)
 	sumsq.Or(sumsq, new(big.Int).SetUint64(uint64(w[2])))
-	sumsq.Quo(sumsq, new(big.Int).SetUint64(normal))
+	n := new(big.Int).SetUint64(normal)
+	sumsq.Quo(sumsq, n.Mul(n, n))
 	sumsq.Quo(sumsq, new(big.Int).SetUint64(uint64(w[0])))
 	sumsq.Sub(sumsq, sq)
 	if sumsq.Sign() < 0 {

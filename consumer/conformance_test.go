@@ -130,8 +130,6 @@ var suiteFailing = map[string]string{
 	"aggs/tst.quantmany.d":        aggAgain,
 	"aggs/tst.quantround.d":       aggAgain,
 	"aggs/tst.quantzero.d":        aggAgain,
-	"aggs/tst.stddev.d":           aggAgain,
-	"aggs/tst.stddev.normalize.d": aggAgain,
 	"buffering/tst.fill1.d":       "bufpolicy=fill: the driver's buffers switch; a fill buffer that fills and stops tracing is the runtime's to do",
 	"buffering/tst.ring3.d":       "curthread's type needs the kernel's types, which the driver does not load",
 	"funcs/tst.index.d":           "its .out names /usr/perl5/bin/perl, the test prints /usr/bin/perl (FreeBSD skips the test); the rest matches",

@@ -67,7 +67,8 @@ func (b *AggBuffer) Reset() {
 // Aggregate runs aggregating action i of ep, as dtrace_probe does when
 // it reaches it: vals are the values of the firing's actions so far
 // (as Write takes them; the key is the values of the tuple actions
-// before i, the aggregated value vals[i].Int). The entry for the key is
+// before i, the aggregated value vals[i].Int, and, when the last tuple
+// action records nothing, its value is the increment). The entry for the key is
 // made, with the function's initial data, if the buffer has none; if
 // the buffer has no room for it, the aggregation is dropped.
 func (b *AggBuffer) Aggregate(ep *EProbe, i int, vals []Value) error {
@@ -114,7 +115,14 @@ func (b *AggBuffer) Aggregate(ep *EProbe, i int, vals []Value) error {
 		b.off = start + size
 		b.index[string(key)] = off
 	}
-	aggregate(a, b.data[off:off+int(a.Size)], int64(vals[i].Int), 1)
+	// A key's last record of no size is the function's argument, not
+	// part of the key: quantize's increment, lquantize's and
+	// llquantize's weight (dtag_hasarg).
+	incr := int64(1)
+	if t := &ep.Actions[i-1]; t.Size == 0 {
+		incr = int64(vals[i-1].Int)
+	}
+	aggregate(a, b.data[off:off+int(a.Size)], int64(vals[i].Int), incr)
 	return nil
 }
 
