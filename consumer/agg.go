@@ -147,6 +147,7 @@ type sortOpts struct {
 	key    bool // aggsortkey
 	rev    bool // aggsortrev
 	keypos int  // aggsortkeypos
+	pos    int  // aggsortpos: the aggregation of a printa() of several compared first
 }
 
 // sorted returns the entries of aggregation variable varid (all, for
@@ -471,25 +472,42 @@ func (c *Consumer) trunc(id uint32, n int64) {
 // (dt_setopt); a value of "" sets a boolean option. Another option is
 // reported as dtrace reports one it cannot set.
 func (c *Consumer) setopt(name, value string) {
-	on := value != "no"
-	switch name {
-	case "quiet":
+	on, ok := optionBool(value)
+	var n int
+	isInt := false
+	if _, err := fmt.Sscan(value, &n); err == nil && n >= 0 {
+		isInt = true
+	}
+	switch {
+	case name == "quiet" && ok:
 		c.cfg.Quiet = on
-	case "aggsortkey":
+	case name == "aggsortkey" && ok:
 		c.sortOpts.key = on
-	case "aggsortrev":
+	case name == "aggsortrev" && ok:
 		c.sortOpts.rev = on
-	case "aggsortkeypos":
-		var n int
-		if _, err := fmt.Sscan(value, &n); err == nil && n >= 0 {
-			c.sortOpts.keypos = n
-			return
-		}
-		fallthrough
+	case name == "aggsortkeypos" && isInt:
+		c.sortOpts.keypos = n
+	case name == "aggsortpos" && isInt:
+		c.sortOpts.pos = n
 	default:
 		if c.cfg.Err != nil {
 			fmt.Fprintf(c.cfg.Err, "%s: couldn't set option \"%s\" to \"%s\": not an option this consumer sets at run time\n",
 				c.cfg.ProgName, name, value)
 		}
 	}
+}
+
+// optionBool reads a boolean option's value as dt_opt_runtime does:
+// "" (setopt's default), yes, enable(d), true, on, set or a number set
+// it; no, disable(d), false, off and unset clear it.
+func optionBool(v string) (on, ok bool) {
+	switch strings.ToLower(v) {
+	case "", "yes", "enable", "enabled", "true", "on", "set":
+		return true, true
+	case "no", "disable", "disabled", "false", "off", "unset":
+		return false, true
+	}
+	var n uint64
+	_, err := fmt.Sscan(v, &n)
+	return true, err == nil
 }

@@ -3,8 +3,10 @@ package consumer
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
 )
@@ -333,31 +335,198 @@ func (c *Consumer) printAggs(varid uint32) error {
 	return nil
 }
 
-// printa runs printa() of aggregation variable varid, with format n (0
-// for none): without a format a newline, then each entry as the exit
-// prints it; with one, the format for each entry, its conversions
-// taking the keys in turn and %@ the value (dtrace_fprinta).
-func (c *Consumer) printa(varid uint32, n uint16) error {
+// printa runs printa() of the aggregation variables varids, with
+// format n (0 for none): without a format a newline, then each entry as
+// the exit prints them; with one, the format for each key, its
+// conversions taking the key's records in turn and each %@ the next
+// aggregation's value (dtrace_fprinta). With more than one variable,
+// every key any of them has is printed, with zeroes for the variables
+// that lack it (dtrace_aggregate_walk_joined).
+func (c *Consumer) printa(varids []uint32, n uint16) error {
 	if c.aggs.byKey == nil {
 		c.aggs.byKey = make(map[string]*aggEntry)
 		c.aggs.printed = make(map[*record.AggDesc]bool)
 	}
 	if n == 0 {
 		c.w.WriteString("\n")
-		return c.printAggs(varid)
 	}
-	pf, err := c.format(n)
+	if n == 0 && len(varids) == 1 {
+		return c.printAggs(varids[0])
+	}
+	var out strings.Builder
+	rows, err := c.joined(varids)
 	if err != nil {
 		return err
 	}
-	for _, e := range c.sorted(varid, c.sortOpts) {
-		c.aggs.printed[e.desc] = true
-		recs := e.desc.Recs
-		var out strings.Builder
-		if _, err := c.sprintf(&out, pf, recs[1:len(recs)-1], e.data, 0, e); err != nil {
+	for _, row := range rows {
+		if n == 0 {
+			// Keys once, then each variable's value (dt_print_aggs).
+			recs := row.key.desc.Recs
+			for i := 1; i < len(recs)-1; i++ {
+				r := &recs[i]
+				if err := c.aggDatum(&out, r, row.key.data[r.Offset:r.Offset+r.Size], 1); err != nil {
+					return err
+				}
+			}
+			for _, e := range row.vals {
+				r, b := e.value()
+				if err := c.aggDatum(&out, r, b, e.normal); err != nil {
+					return err
+				}
+			}
+			out.WriteString("\n")
+			continue
+		}
+		pf, err := c.format(n)
+		if err != nil {
 			return err
 		}
-		c.w.WriteString(out.String())
+		recs := row.key.desc.Recs
+		if _, err := c.sprintf(&out, pf, recs[1:len(recs)-1], row.key.data, 0, row.vals); err != nil {
+			return err
+		}
 	}
+	c.w.WriteString(out.String())
 	return nil
+}
+
+// A joinedRow is one key of a printa() of several aggregations: the
+// entry whose key is printed, and each variable's entry for the key.
+type joinedRow struct {
+	key  *aggEntry
+	vals []*aggEntry
+}
+
+// joined returns the rows printa() prints for varids, in dtrace's order
+// (dt_aggregate_bundlecmp): by the values, from the aggsortpos'th
+// variable's on, then the key; or by the key first with aggsortkey. A
+// variable without the key gets an entry of zeroes (lquantize's and
+// llquantize's parameters kept).
+func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
+	var rows []*joinedRow
+	byKey := map[string]*joinedRow{}
+	proto := make([]*aggEntry, len(varids))
+	for _, e := range c.aggs.entries {
+		for j, id := range varids {
+			if e.varid != id {
+				continue
+			}
+			c.aggs.printed[e.desc] = true
+			if proto[j] == nil {
+				proto[j] = e
+			}
+			k := keyString(e)
+			row, ok := byKey[k]
+			if !ok {
+				row = &joinedRow{key: e, vals: make([]*aggEntry, len(varids))}
+				byKey[k] = row
+				rows = append(rows, row)
+			}
+			row.vals[j] = e
+		}
+	}
+	for j, id := range varids {
+		if proto[j] == nil {
+			// A variable without data: its description makes the zeroes.
+			for n := uint32(1); ; n++ {
+				d, err := c.desc.Agg(n)
+				if err != nil {
+					break
+				}
+				if d.VarID == id && len(d.Recs) >= 2 {
+					proto[j] = &aggEntry{desc: d, varid: id, data: make([]byte, d.Size), normal: 1}
+					break
+				}
+			}
+		}
+	}
+	for _, row := range rows {
+		for j, e := range row.vals {
+			if e != nil {
+				continue
+			}
+			p := proto[j]
+			if p == nil {
+				return nil, fmt.Errorf("printa(): no aggregation with variable ID %d", varids[j])
+			}
+			z := &aggEntry{desc: p.desc, varid: p.varid, data: make([]byte, len(p.data)), normal: p.normal}
+			r, _ := z.value()
+			if r.Action == dof.AggLQuantize || r.Action == dof.AggLLQuantize {
+				binary.LittleEndian.PutUint64(z.data[r.Offset:], r.Arg)
+			}
+			row.vals[j] = z
+		}
+	}
+	o := c.sortOpts
+	pos := o.pos
+	if pos >= len(varids) {
+		pos = 0 // past the last aggregation: as if unset
+	}
+	slices.SortStableFunc(rows, func(l, r *joinedRow) int {
+		n := 0
+		if o.key {
+			n = keycmp(l.key, r.key, o.keypos)
+		}
+		for i := 0; n == 0 && i < len(varids); i++ {
+			j := (i + pos) % len(varids)
+			n = valcmp(l.vals[j], r.vals[j])
+		}
+		if n == 0 && !o.key {
+			n = keycmp(l.key, r.key, o.keypos)
+		}
+		if o.rev {
+			return -n
+		}
+		return n
+	})
+	return rows, nil
+}
+
+// keyString is an entry's key records, what rows are joined on.
+func keyString(e *aggEntry) string {
+	var sb strings.Builder
+	recs := e.desc.Recs
+	for _, r := range recs[1 : len(recs)-1] {
+		fmt.Fprintf(&sb, "%d:", r.Size)
+		sb.Write(e.data[r.Offset : r.Offset+r.Size])
+	}
+	return sb.String()
+}
+
+// printaGroup returns the aggregation variables of the printa() whose
+// first record is i: the one it names, and, for a format with more
+// than one %@ conversion, those of the PRINTA records with the same
+// format that follow, one per conversion (dt_consume_cpu groups them
+// by statement, which the records here do not carry).
+func (c *Consumer) printaGroup(ep *record.EProbe, f *record.Firing, i int) ([]uint32, error) {
+	rec := &ep.Recs[i]
+	varids := []uint32{uint32(recInt(f.Rec(i)))}
+	if rec.Format == 0 {
+		return varids, nil
+	}
+	pf, err := c.format(rec.Format)
+	if err != nil {
+		return nil, err
+	}
+	want := 0
+	for _, cv := range pf.Convs {
+		if cv.Flags&printf.AggValue != 0 {
+			want++
+		}
+	}
+	s, err := c.desc.Format(rec.Format)
+	if err != nil {
+		return nil, err
+	}
+	for j := i + 1; j < len(ep.Recs) && len(varids) < want; j++ {
+		r := &ep.Recs[j]
+		if r.Action != dof.ActPrinta || r.Format == 0 {
+			break
+		}
+		if t, err := c.desc.Format(r.Format); err != nil || t != s {
+			break
+		}
+		varids = append(varids, uint32(recInt(f.Rec(j))))
+	}
+	return varids, nil
 }

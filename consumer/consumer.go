@@ -46,6 +46,7 @@ type Config struct {
 	AggSortKey    bool
 	AggSortRev    bool
 	AggSortKeyPos int
+	AggSortPos    int // aggsortpos: the aggregation of several a printa() sorts on first
 }
 
 // A Symbol is what an address lookup finds.
@@ -106,7 +107,7 @@ func New(desc record.Describer, cfg Config) *Consumer {
 		cfg.ProgName = "dtrace"
 	}
 	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
-		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos}}
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last
@@ -406,9 +407,14 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			c.bytes(addr[8:8+n], 50, true)
 			continue
 		case dof.ActPrinta:
-			if err := c.printa(uint32(recInt(addr)), rec.Format); err != nil {
+			varids, err := c.printaGroup(ep, f, i)
+			if err != nil {
 				return fail(err.Error())
 			}
+			if err := c.printa(varids, rec.Format); err != nil {
+				return fail(err.Error())
+			}
+			i += len(varids) - 1
 			continue
 		case dof.ActPrintf, dof.ActSystem, dof.ActFreopen:
 			if rec.Format == 0 {

@@ -67,10 +67,11 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 
 // sprintf formats recs, records of data, which starts at offset off of
 // its buffer, with pf (dt_printf_format) and returns how many it
-// consumed. For printa(), agg is the entry whose keys recs are: %@
-// converts its value.
-func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []record.Rec, data []byte, off int, agg *aggEntry) (int, error) {
-	next := 0
+// consumed. For printa(), aggs are the entries of its aggregations for
+// the key recs hold: each %@ converts the next one's value (the one's,
+// when there is one).
+func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []record.Rec, data []byte, off int, aggs []*aggEntry) (int, error) {
+	next, nextAgg := 0, 0
 	take := func() (*record.Rec, []byte, error) {
 		if next == len(recs) {
 			return nil, nil, fmt.Errorf("%s", errDMismatch)
@@ -134,9 +135,12 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 		var b []byte
 		var err error
 		switch {
-		case cv.Flags&printf.AggValue != 0 && agg == nil:
+		case cv.Flags&printf.AggValue != 0 && nextAgg == len(aggs) && len(aggs) != 1:
 			return 0, fmt.Errorf("%s", errDMismatch)
 		case cv.Flags&printf.AggValue != 0:
+			// With one aggregation, each %@ converts its value.
+			agg := aggs[min(nextAgg, len(aggs)-1)]
+			nextAgg++
 			r, b = agg.value()
 			if s, ok, err := aggConv(r, b, agg.normal); ok || err != nil {
 				if err != nil {
@@ -146,7 +150,7 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 				continue
 			}
 			r, b = valueRec(r, b, agg.normal, cv.Verb)
-		case agg != nil && next == len(recs):
+		case aggs != nil && next == len(recs):
 			// A conversion beyond the keys prints nothing.
 			continue
 		default:

@@ -94,6 +94,10 @@ func (a *Action) IsAgg() bool { return a.Action.IsAgg() }
 type AggDesc struct {
 	ID   uint32 // dtagd_id
 	EPID uint32 // dtagd_epid
+	// VarID is the aggregation variable (dtagd_varid), which the
+	// compiler gives as the aggregating action's user argument and as
+	// the key's first record.
+	VarID uint32
 	// Size is the bytes of the aggregation's entry (dtagd_size): its
 	// dtrace_aggid_t, the key tuple and the data.
 	Size uint32
@@ -422,7 +426,7 @@ func resize(ep *EProbe) ([]*AggDesc, string) {
 			a.Offset, a.AggBase = uint32(cur), uint32(base)
 			cur += uint64(a.Size)
 			needed = max(needed, cur)
-			ag := &AggDesc{ID: a.AggID, EPID: ep.EPID, Size: uint32(cur - base)}
+			ag := &AggDesc{ID: a.AggID, EPID: ep.EPID, VarID: uint32(a.UArg), Size: uint32(cur - base)}
 			for j := first; j <= i; j++ {
 				r := ep.Actions[j].Rec
 				if r.Size == 0 {
