@@ -142,8 +142,10 @@ func words(b []byte) []int64 {
 	return w
 }
 
-// sortOpts are the options that order the aggregations' entries.
+// sortOpts are the options that order the aggregations' entries, and
+// aggzoom, which scales their histograms.
 type sortOpts struct {
+	zoom   bool // aggzoom
 	key    bool // aggsortkey
 	rev    bool // aggsortrev
 	keypos int  // aggsortkeypos
@@ -485,6 +487,8 @@ func (c *Consumer) setopt(name, value string) {
 		c.sortOpts.key = on
 	case name == "aggsortrev" && ok:
 		c.sortOpts.rev = on
+	case name == "aggzoom" && ok:
+		c.sortOpts.zoom = on
 	case name == "aggsortkeypos" && isInt:
 		c.sortOpts.keypos = n
 	case name == "aggsortpos" && isInt:

@@ -26,17 +26,26 @@ type histogram struct {
 	counts []int64
 }
 
+// aggZoomMax is the share of the bar the largest count fills with the
+// aggzoom option (DTRACE_AGGZOOM_MAX).
+const aggZoomMax = 0.95
+
 // write prints the histogram as dt_print_quantize and its kin do: the
 // header, then a row per bucket, each with its bar scaled to the total
-// of the counts shown (dt_print_quantline), the counts divided by
-// normal.
-func (h *histogram) write(sb *strings.Builder, normal uint64) {
+// of the counts shown (dt_print_quantline), or with zoom (aggzoom) to
+// the largest count over aggZoomMax (dt_quantize_total); the counts
+// divided by normal.
+func (h *histogram) write(sb *strings.Builder, normal uint64, zoom bool) {
 	var total float64
 	positives, negatives := false, false
 	for _, n := range h.counts {
 		positives = positives || n > 0
 		negatives = negatives || n < 0
-		total += float64(absInt(n))
+		if zoom {
+			total = max(total, float64(absInt(n))*(1/aggZoomMax))
+		} else {
+			total += float64(absInt(n))
+		}
 	}
 	sb.WriteString(histHeader)
 	for i, n := range h.counts {
@@ -249,7 +258,7 @@ func (c *Consumer) aggDatum(sb *strings.Builder, r *record.Rec, b []byte, normal
 		if err != nil {
 			return err
 		}
-		h.write(sb, normal)
+		h.write(sb, normal, c.sortOpts.zoom)
 		return nil
 	case dof.AggAvg:
 		w := words(b)

@@ -47,6 +47,9 @@ type Config struct {
 	AggSortRev    bool
 	AggSortKeyPos int
 	AggSortPos    int // aggsortpos: the aggregation of several a printa() sorts on first
+	// AggZoom is the aggzoom option: histograms' bars scaled to their
+	// largest count rather than their total.
+	AggZoom bool
 }
 
 // A Symbol is what an address lookup finds.
@@ -107,7 +110,7 @@ func New(desc record.Describer, cfg Config) *Consumer {
 		cfg.ProgName = "dtrace"
 	}
 	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
-		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos}}
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last
