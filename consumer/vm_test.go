@@ -369,9 +369,10 @@ func (k *kernelState) fire(id uint32, args []uint64) {
 	}
 	k.m.BeginFiring()
 	for _, ep := range k.byProbe[id] {
-		// Once exit() is recorded, the remaining BEGIN clauses do not
-		// run; END runs in any case.
-		if id == record.ProbeBegin && k.exiting {
+		// Once exit() is recorded the state drains: the remaining
+		// BEGIN clauses and other providers' clauses do not run (not
+		// even those of the firing that exited); END runs in any case.
+		if k.exiting && (id == record.ProbeBegin || p.Provider != "dtrace") {
 			continue
 		}
 		k.ts += 1000
