@@ -146,6 +146,7 @@ func words(b []byte) []int64 {
 // aggzoom, which scales their histograms.
 type sortOpts struct {
 	zoom   bool // aggzoom
+	hist   bool // agghist: sum() and count() drawn as bars
 	key    bool // aggsortkey
 	rev    bool // aggsortrev
 	keypos int  // aggsortkeypos
@@ -489,6 +490,8 @@ func (c *Consumer) setopt(name, value string) {
 		c.sortOpts.rev = on
 	case name == "aggzoom" && ok:
 		c.sortOpts.zoom = on
+	case name == "agghist" && ok:
+		c.sortOpts.hist = on
 	case name == "aggsortkeypos" && isInt:
 		c.sortOpts.keypos = n
 	case name == "aggsortpos" && isInt:

@@ -48,33 +48,42 @@ func (h *histogram) write(sb *strings.Builder, normal uint64, zoom bool) {
 		}
 	}
 	sb.WriteString(histHeader)
-	for i, n := range h.counts {
+	for i := range h.counts {
 		fmt.Fprintf(sb, "%16s ", h.labels[i])
-		count := int64(uint64(n) / normal)
-		depth := func(l int) int {
-			if total == 0 {
-				return 0
-			}
-			return int(float64(absInt(n))*float64(l)/total + 0.5)
+		h.line(sb, i, normal, total, positives, negatives)
+	}
+}
+
+// line prints row i's bar and count (dt_print_quantline): the bar's
+// length is the count's share of total, rounded; negative counts are
+// drawn left of the line, and with both signs each side has half the
+// width.
+func (h *histogram) line(sb *strings.Builder, i int, normal uint64, total float64, positives, negatives bool) {
+	n := h.counts[i]
+	count := int64(uint64(n) / normal)
+	depth := func(l int) int {
+		if total == 0 {
+			return 0
 		}
-		switch {
-		case !negatives:
-			d := 0
-			if positives {
-				d = depth(40)
-			}
-			fmt.Fprintf(sb, "|%s%s %-9d\n", ats[40-d:], spaces[d:], count)
-		case !positives:
-			d := depth(40)
-			fmt.Fprintf(sb, "%s%s| %-9d\n", spaces[d:], ats[40-d:], count)
-		default:
-			// Both signs: half bars either side of a centre line.
-			d := depth(20)
-			if n <= 0 {
-				fmt.Fprintf(sb, "%s%s|%20s %-9d\n", spaces[20+d:], ats[40-d:], "", count)
-			} else {
-				fmt.Fprintf(sb, "%20s|%s%s %-9d\n", "", ats[40-d:], spaces[20+d:], count)
-			}
+		return int(float64(absInt(n))*float64(l)/total + 0.5)
+	}
+	switch {
+	case !negatives:
+		d := 0
+		if positives {
+			d = depth(40)
+		}
+		fmt.Fprintf(sb, "|%s%s %-9d\n", ats[40-d:], spaces[d:], count)
+	case !positives:
+		d := depth(40)
+		fmt.Fprintf(sb, "%s%s| %-9d\n", spaces[d:], ats[40-d:], count)
+	default:
+		// Both signs: half bars either side of a centre line.
+		d := depth(20)
+		if n <= 0 {
+			fmt.Fprintf(sb, "%s%s|%20s %-9d\n", spaces[20+d:], ats[40-d:], "", count)
+		} else {
+			fmt.Fprintf(sb, "%20s|%s%s %-9d\n", "", ats[40-d:], spaces[20+d:], count)
 		}
 	}
 }
@@ -252,6 +261,30 @@ func hist(act dof.ActKind, data []byte) (*histogram, error) {
 // by their size (" %3d", " %5d", " %8d", " %16lld", strings left in
 // 50 columns), divided by normal.
 func (c *Consumer) aggDatum(sb *strings.Builder, r *record.Rec, b []byte, normal uint64) error {
+	return c.aggDatumWidth(sb, r, b, normal, false)
+}
+
+// fieldWidth is the width dt_print_datum gives a record of size bytes:
+// packed (agghist, aggpack) or not.
+func fieldWidth(size uint32, packed bool) int {
+	switch size {
+	case 1:
+		return 3
+	case 2:
+		return 5
+	case 4:
+		return 8
+	case 8:
+		return 16
+	}
+	if packed {
+		return 16
+	}
+	return -50
+}
+
+// aggDatumWidth is aggDatum with the packed widths when packed.
+func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, normal uint64, packed bool) error {
 	switch r.Action {
 	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
 		h, err := hist(r.Action, b)
@@ -292,32 +325,61 @@ func (c *Consumer) aggDatum(sb *strings.Builder, r *record.Rec, b []byte, normal
 		sb.WriteString("  " + padRight(c.umod(b), 50))
 		return nil
 	}
+	width := fieldWidth(uint32(len(b)), packed)
 	switch len(b) {
 	case 8:
-		fmt.Fprintf(sb, " %16d", int64(le64(b)/normal))
+		fmt.Fprintf(sb, " %*d", width, int64(le64(b)/normal))
 	case 4:
-		fmt.Fprintf(sb, " %8d", int32(binary.LittleEndian.Uint32(b)/uint32(normal)))
+		fmt.Fprintf(sb, " %*d", width, int32(binary.LittleEndian.Uint32(b)/uint32(normal)))
 	case 2:
-		fmt.Fprintf(sb, " %5d", uint32(binary.LittleEndian.Uint16(b))/uint32(normal))
+		fmt.Fprintf(sb, " %*d", width, uint32(binary.LittleEndian.Uint16(b))/uint32(normal))
 	case 1:
-		fmt.Fprintf(sb, " %3d", uint32(b[0])/uint32(normal))
+		fmt.Fprintf(sb, " %*d", width, uint32(b[0])/uint32(normal))
 	default:
-		c.dump(sb, b, -50, false, false)
+		c.dump(sb, b, width, false, false)
 	}
 	return nil
 }
 
 // aggLine formats one entry without a format (dt_print_aggs): its keys,
-// its value, a newline.
-func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry) error {
+// its value, a newline. With hist (the agghist option, for sum() and
+// count()), the value is a bar scaled to its variable's total, the keys
+// are 16 columns wide and a header comes before a variable's first
+// entry (hist.header tells which variable had the last).
+func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry, hist *histState) error {
 	recs := e.desc.Recs
+	r, b := e.value()
+	if hist != nil && (r.Action == dof.AggSum || r.Action == dof.AggCount) {
+		if hist.header != e.varid {
+			width := 0
+			for i := 1; i < len(recs)-1; i++ {
+				width += fieldWidth(recs[i].Size, true) + 1
+			}
+			if width == 0 {
+				sb.WriteString(histHeader)
+			} else {
+				fmt.Fprintf(sb, "\n%*s %41s %-9s\n", width, "key", "------------- Distribution -------------", "count")
+			}
+			hist.header = e.varid
+		}
+		for i := 1; i < len(recs)-1; i++ {
+			r := &recs[i]
+			if err := c.aggDatumWidth(sb, r, e.data[r.Offset:r.Offset+r.Size], 1, true); err != nil {
+				return err
+			}
+		}
+		t := hist.totals[e.varid]
+		h := &histogram{labels: []string{""}, counts: []int64{int64(le64(b))}}
+		sb.WriteString(" ")
+		h.line(sb, 0, e.normal, t.total, t.positives, t.negatives)
+		return nil
+	}
 	for i := 1; i < len(recs)-1; i++ {
 		r := &recs[i]
 		if err := c.aggDatum(sb, r, e.data[r.Offset:r.Offset+r.Size], 1); err != nil {
 			return err
 		}
 	}
-	r, b := e.value()
 	if err := c.aggDatum(sb, r, b, e.normal); err != nil {
 		return err
 	}
@@ -325,10 +387,54 @@ func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry) error {
 	return nil
 }
 
+// histState is what the agghist option needs through a walk: each
+// variable's total (dt_aggregate_total) and the variable whose header
+// was printed last.
+type histState struct {
+	totals map[uint32]histTotal
+	header uint32
+}
+
+// A histTotal is a variable's total of its sum() or count() values'
+// magnitudes, or with aggzoom its largest over aggZoomMax, and whether
+// any is positive or negative.
+type histTotal struct {
+	total                float64
+	positives, negatives bool
+}
+
+// histFor returns the state of a walk with the agghist option, or nil
+// without it.
+func (c *Consumer) histFor() *histState {
+	if !c.sortOpts.hist {
+		return nil
+	}
+	h := &histState{totals: map[uint32]histTotal{}}
+	for _, e := range c.aggs.entries {
+		r, b := e.value()
+		if r.Action != dof.AggSum && r.Action != dof.AggCount {
+			continue
+		}
+		v := int64(le64(b))
+		t := h.totals[e.varid]
+		t.positives = t.positives || v > 0
+		t.negatives = t.negatives || v < 0
+		if c.sortOpts.zoom {
+			// dtada_total is an integer: the quotient is truncated.
+			t.total = max(t.total, float64(int64(float64(absInt(v))*(1/aggZoomMax))))
+		} else {
+			t.total += float64(absInt(v))
+		}
+		h.totals[e.varid] = t
+	}
+	return h
+}
+
 // printAggs prints the entries of aggregation variable varid (0: every
 // one not printed by printa() yet) without a format, in dtrace's order.
 func (c *Consumer) printAggs(varid uint32) error {
 	var sb strings.Builder
+	hist := c.histFor()
 	for _, e := range c.sorted(varid, c.sortOpts) {
 		if varid == 0 && c.aggs.printed[e.desc] {
 			continue
@@ -336,7 +442,7 @@ func (c *Consumer) printAggs(varid uint32) error {
 		if varid != 0 {
 			c.aggs.printed[e.desc] = true
 		}
-		if err := c.aggLine(&sb, e); err != nil {
+		if err := c.aggLine(&sb, e, hist); err != nil {
 			return err
 		}
 	}

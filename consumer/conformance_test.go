@@ -116,7 +116,6 @@ func probeKinds(src []byte) int {
 // suiteFailing are the tests that do not print their .out yet, with why.
 var suiteFailing = map[string]string{
 	"aggs/tst.aggencoding.d":      "the encoding option (UTF-8 bars) is not applied yet",
-	"aggs/tst.agghist.d":          "the agghist option (scalar aggregations drawn as histograms) is not applied yet",
 	"aggs/tst.aggpack.d":          "the aggpack option (packed histograms) is not applied yet",
 	"aggs/tst.aggpackzoom.d":      aggIncr,
 	"aggs/tst.aggzoom.d":          aggIncr,

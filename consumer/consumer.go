@@ -50,6 +50,9 @@ type Config struct {
 	// AggZoom is the aggzoom option: histograms' bars scaled to their
 	// largest count rather than their total.
 	AggZoom bool
+	// AggHist is the agghist option: sum() and count() printed as bars
+	// of a histogram of their keys.
+	AggHist bool
 }
 
 // A Symbol is what an address lookup finds.
@@ -110,7 +113,7 @@ func New(desc record.Describer, cfg Config) *Consumer {
 		cfg.ProgName = "dtrace"
 	}
 	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
-		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom}}
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last
