@@ -275,10 +275,16 @@ func valcmp(l, r *aggEntry) int {
 // lquantizedzero): lquantize's underflow bucket weighs base-1 and its
 // overflow bucket the limit+1.
 func weighted(act dof.ActKind, w []int64) (*big.Float, int64) {
-	total := new(big.Float)
+	// In long double's 64-bit mantissa: float64 would make weights
+	// near 2^63 equal that dtrace tells apart.
+	ld := func(n int64) *big.Float { return new(big.Float).SetPrec(64).SetInt64(n) }
+	total := ld(0)
 	var zero int64
+	mulAdd := func(val, count int64) {
+		total.Add(total, ld(0).Mul(ld(val), ld(count)))
+	}
 	add := func(val, count int64) {
-		total.Add(total, new(big.Float).Mul(big.NewFloat(float64(val)), big.NewFloat(float64(count))))
+		mulAdd(val, count)
 		if val == 0 {
 			zero = count
 		}
@@ -292,7 +298,7 @@ func weighted(act dof.ActKind, w []int64) (*big.Float, int64) {
 		base32, step, levels := dof.LQuantizeParams(uint64(w[0]))
 		base := int64(base32)
 		b := w[1:]
-		total.Add(total, new(big.Float).Mul(big.NewFloat(float64(base-1)), big.NewFloat(float64(b[0]))))
+		mulAdd(base-1, b[0])
 		zero = 0
 		if base-1 == 0 {
 			zero = b[0]
@@ -301,7 +307,7 @@ func weighted(act dof.ActKind, w []int64) (*big.Float, int64) {
 			add(base, b[i+1])
 			base += int64(step)
 		}
-		total.Add(total, new(big.Float).Mul(big.NewFloat(float64(base+1)), big.NewFloat(float64(b[levels+1]))))
+		mulAdd(base+1, b[levels+1])
 		if base+1 == 0 {
 			zero = b[levels+1]
 		}
