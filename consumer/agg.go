@@ -143,10 +143,11 @@ func words(b []byte) []int64 {
 }
 
 // sortOpts are the options that order the aggregations' entries, and
-// aggzoom, which scales their histograms.
+// those that draw their histograms.
 type sortOpts struct {
 	zoom   bool // aggzoom
 	hist   bool // agghist: sum() and count() drawn as bars
+	utf8   bool // encoding=utf8: bars of UTF-8 block elements
 	key    bool // aggsortkey
 	rev    bool // aggsortrev
 	keypos int  // aggsortkeypos
@@ -498,6 +499,8 @@ func (c *Consumer) setopt(name, value string) {
 		c.sortOpts.zoom = on
 	case name == "agghist" && ok:
 		c.sortOpts.hist = on
+	case name == "encoding" && (value == "utf8" || value == "ascii"):
+		c.sortOpts.utf8 = value == "utf8"
 	case name == "aggsortkeypos" && isInt:
 		c.sortOpts.keypos = n
 	case name == "aggsortpos" && isInt:

@@ -20,10 +20,12 @@ const (
 )
 
 // A histogram is a quantization's rows to print: each row's label and
-// count.
+// count, and whether bars are drawn in UTF-8 block elements (the
+// encoding option set to utf8) rather than '@'.
 type histogram struct {
 	labels []string
 	counts []int64
+	utf8   bool
 }
 
 // aggZoomMax is the share of the bar the largest count fills with the
@@ -68,6 +70,8 @@ func (h *histogram) line(sb *strings.Builder, i int, normal uint64, total float6
 		return int(float64(absInt(n))*float64(l)/total + 0.5)
 	}
 	switch {
+	case !negatives && positives && h.utf8:
+		h.lineUTF8(sb, n, count, total)
 	case !negatives:
 		d := 0
 		if positives {
@@ -86,6 +90,22 @@ func (h *histogram) line(sb *strings.Builder, i int, normal uint64, total float6
 			fmt.Fprintf(sb, "%20s|%s%s %-9d\n", "", ats[40-d:], spaces[20+d:], count)
 		}
 	}
+}
+
+// lineUTF8 draws a bar of full blocks (U+2588) and one of the eighth
+// blocks U+2589 to U+258F for the rest, as dt_print_quantline_utf8
+// does.
+func (h *histogram) lineUTF8(sb *strings.Builder, n, count int64, total float64) {
+	f := float64(absInt(n)) * 40 / total
+	whole := int(f)
+	partial := int((f - float64(whole)) * 8)
+	sb.WriteString("|" + strings.Repeat("\u2588", whole))
+	i := whole
+	if partial != 0 {
+		sb.WriteRune(rune(0x258f - (partial - 1)))
+		i++
+	}
+	fmt.Fprintf(sb, "%s %-9d\n", spaces[min(i, 40):], count)
 }
 
 func absInt(n int64) uint64 {
@@ -291,6 +311,7 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 		if err != nil {
 			return err
 		}
+		h.utf8 = c.sortOpts.utf8
 		h.write(sb, normal, c.sortOpts.zoom)
 		return nil
 	case dof.AggAvg:

@@ -115,7 +115,6 @@ func probeKinds(src []byte) int {
 
 // suiteFailing are the tests that do not print their .out yet, with why.
 var suiteFailing = map[string]string{
-	"aggs/tst.aggencoding.d":      "the encoding option (UTF-8 bars) is not applied yet",
 	"aggs/tst.aggpack.d":          "the aggpack option (packed histograms) is not applied yet",
 	"aggs/tst.aggpackzoom.d":      "the aggpack option (packed histograms) is not applied yet",
 	"buffering/tst.fill1.d":       "bufpolicy=fill: the driver's buffers switch; a fill buffer that fills and stops tracing is the runtime's to do",

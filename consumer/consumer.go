@@ -53,6 +53,9 @@ type Config struct {
 	// AggHist is the agghist option: sum() and count() printed as bars
 	// of a histogram of their keys.
 	AggHist bool
+	// UTF8 is the encoding option set to utf8: histograms' bars are
+	// drawn with UTF-8 block elements, in eighths.
+	UTF8 bool
 }
 
 // A Symbol is what an address lookup finds.
@@ -113,7 +116,7 @@ func New(desc record.Describer, cfg Config) *Consumer {
 		cfg.ProgName = "dtrace"
 	}
 	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
-		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist}}
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last

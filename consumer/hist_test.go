@@ -183,6 +183,28 @@ func TestHistogram(t *testing.T) {
 	}
 }
 
+// TestHistogramUTF8 checks the bars of the encoding option's utf8: full
+// blocks, then the eighth block for the rest (dt_print_quantline_utf8).
+func TestHistogramUTF8(t *testing.T) {
+	h, err := hist(dof.AggQuantize, quantized([2]int64{1, 1}, [2]int64{2, 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.utf8 = true
+	var sb strings.Builder
+	h.write(&sb, 1, false)
+	// 1 of 3 is 13⅓ columns: 13 blocks and U+258E (two eighths); 2 of 3
+	// is 26⅔: 26 and U+258B (five eighths).
+	want := header +
+		"               0 |                                         0        \n" +
+		"               1 |" + strings.Repeat("\u2588", 13) + "\u258e" + strings.Repeat(" ", 26) + " 1        \n" +
+		"               2 |" + strings.Repeat("\u2588", 26) + "\u258b" + strings.Repeat(" ", 13) + " 2        \n" +
+		"               4 |                                         0        \n"
+	if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(sb.String(), "\n")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 // TestHistogramMismatch checks that data of the wrong size is refused
 // as libdtrace refuses it (EDT_DMISMATCH), not printed.
 func TestHistogramMismatch(t *testing.T) {

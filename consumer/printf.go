@@ -142,7 +142,7 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 			agg := aggs[min(nextAgg, len(aggs)-1)]
 			nextAgg++
 			r, b = agg.value()
-			if s, ok, err := aggConv(r, b, agg.normal, c.sortOpts.zoom); ok || err != nil {
+			if s, ok, err := aggConv(r, b, agg.normal, c.sortOpts); ok || err != nil {
 				if err != nil {
 					return 0, err
 				}
@@ -184,7 +184,7 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 
 // aggConv formats an aggregation's value that %@ prints whatever its
 // conversion: a quantization's histogram (pfprint_quantize and its kin).
-func aggConv(r *record.Rec, b []byte, normal uint64, zoom bool) (string, bool, error) {
+func aggConv(r *record.Rec, b []byte, normal uint64, o sortOpts) (string, bool, error) {
 	switch r.Action {
 	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
 		h, err := hist(r.Action, b)
@@ -192,7 +192,8 @@ func aggConv(r *record.Rec, b []byte, normal uint64, zoom bool) (string, bool, e
 			return "", true, err
 		}
 		var sb strings.Builder
-		h.write(&sb, normal, zoom)
+		h.utf8 = o.utf8
+		h.write(&sb, normal, o.zoom)
 		return sb.String(), true, nil
 	}
 	return "", false, nil

@@ -254,7 +254,7 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 	var stderr bytes.Buffer
 	cons := consumer.New(layout, consumer.Config{
 		Out: w, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
-		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist,
+		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8",
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = w
