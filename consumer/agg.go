@@ -148,6 +148,7 @@ type sortOpts struct {
 	zoom   bool // aggzoom
 	hist   bool // agghist: sum() and count() drawn as bars
 	utf8   bool // encoding=utf8: bars of UTF-8 block elements
+	pack   bool // aggpack: quantizations packed in a line
 	key    bool // aggsortkey
 	rev    bool // aggsortrev
 	keypos int  // aggsortkeypos
@@ -499,6 +500,8 @@ func (c *Consumer) setopt(name, value string) {
 		c.sortOpts.zoom = on
 	case name == "agghist" && ok:
 		c.sortOpts.hist = on
+	case name == "aggpack" && ok:
+		c.sortOpts.pack = on
 	case name == "encoding" && (value == "utf8" || value == "ascii"):
 		c.sortOpts.utf8 = value == "utf8"
 	case name == "aggsortkeypos" && isInt:

@@ -3,6 +3,7 @@ package consumer
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -370,7 +371,7 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry, hist *histState) error {
 	recs := e.desc.Recs
 	r, b := e.value()
-	if hist != nil && (r.Action == dof.AggSum || r.Action == dof.AggCount) {
+	if hist != nil && hist.totals != nil && !hist.pack && (r.Action == dof.AggSum || r.Action == dof.AggCount) {
 		if hist.header != e.varid {
 			width := 0
 			for i := 1; i < len(recs)-1; i++ {
@@ -395,6 +396,9 @@ func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry, hist *histState) er
 		h.line(sb, 0, e.normal, t.total, t.positives, t.negatives)
 		return nil
 	}
+	if hist != nil && hist.pack && (r.Action == dof.AggQuantize || r.Action == dof.AggLQuantize) {
+		return c.packedLine(sb, e, hist)
+	}
 	for i := 1; i < len(recs)-1; i++ {
 		r := &recs[i]
 		if err := c.aggDatum(sb, r, e.data[r.Offset:r.Offset+r.Size], 1); err != nil {
@@ -408,12 +412,131 @@ func (c *Consumer) aggLine(sb *strings.Builder, e *aggEntry, hist *histState) er
 	return nil
 }
 
+// packedLine formats a quantize() or lquantize() entry with the aggpack
+// option (dt_print_quantize_packed, dt_print_lquantize_packed): keys in
+// packed widths, then one character a bucket between the lowest and
+// highest values, from the first bucket any of the variable's entries
+// uses to the last (lquantize: all), then the count. A header comes
+// before a variable's first entry (dt_print_quanthdr_packed).
+func (c *Consumer) packedLine(sb *strings.Builder, e *aggEntry, hist *histState) error {
+	recs := e.desc.Recs
+	r, b := e.value()
+	w := words(b)
+	lo, hi := hist.bins[e.varid][0], hist.bins[e.varid][1]
+	if r.Action == dof.AggQuantize {
+		if len(w) != record.QuantizeNBuckets {
+			return fmt.Errorf("%s", errDMismatch)
+		}
+		if lo != 0 && lo != record.QuantizeZeroBucket {
+			lo--
+		}
+		if hi < record.QuantizeNBuckets-1 {
+			hi++
+		}
+	} else {
+		_, _, levels := dof.LQuantizeParams(uint64(w[0]))
+		w = w[1:]
+		if len(w) != int(levels)+2 {
+			return fmt.Errorf("%s", errDMismatch)
+		}
+		lo, hi = 0, int(levels)+1
+	}
+	if hist.header != e.varid {
+		width := 0
+		for i := 1; i < len(recs)-1; i++ {
+			width += fieldWidth(recs[i].Size, true) + 1
+		}
+		key := ""
+		if width > 0 {
+			key = "key"
+		}
+		minw, maxw := 7, 8
+		if r.Action == dof.AggQuantize {
+			minw, maxw = ndigits(record.QuantizeBucketValue(lo)), ndigits(record.QuantizeBucketValue(hi))
+		}
+		fmt.Fprintf(sb, "\n%*s %*s .%s. %-*s | count\n", width, key, minw, "min", strings.Repeat("-", hi-lo+1), maxw, "max")
+		hist.header = e.varid
+	}
+	for i := 1; i < len(recs)-1; i++ {
+		r := &recs[i]
+		if err := c.aggDatumWidth(sb, r, e.data[r.Offset:r.Offset+r.Size], 1, true); err != nil {
+			return err
+		}
+	}
+	var total float64
+	var count int64
+	for i := lo; i <= hi; i++ {
+		if hist.zoom {
+			total = max(total, float64(absInt(w[i]))*(1/aggZoomMax))
+		} else {
+			total += float64(absInt(w[i]))
+		}
+		count += w[i]
+	}
+	if r.Action == dof.AggQuantize {
+		minv, maxv := record.QuantizeBucketValue(lo), record.QuantizeBucketValue(hi)
+		fmt.Fprintf(sb, " %*d :", ndigits(minv), minv)
+		for i := lo; i <= hi; i++ {
+			sb.WriteString(packed(w[i], total, hist.utf8))
+		}
+		fmt.Fprintf(sb, ": %-*d | %d\n", ndigits(maxv), maxv, count)
+		return nil
+	}
+	base, step, levels := dof.LQuantizeParams(le64(b))
+	fmt.Fprintf(sb, "%8s :", fmt.Sprintf("< %d", base))
+	for i := lo; i <= hi; i++ {
+		sb.WriteString(packed(w[i], total, hist.utf8))
+	}
+	fmt.Fprintf(sb, ": %-8s | %d\n", fmt.Sprintf(">= %d", int32(int64(base)+int64(levels)*int64(step))), count)
+	return nil
+}
+
+// packed is one bucket of a packed histogram (dt_print_packed): a
+// space for none, else a character for its share of the total,
+// "__xxxxXX" (or the eighth blocks U+2581 to U+2588 in UTF-8) for
+// positive counts, "vvvvVV" for negative ones.
+func packed(n int64, total float64, utf8 bool) string {
+	const ascii, neg = "__xxxxXX", "vvvvVV"
+	switch {
+	case n == 0:
+		return " "
+	case n < 0:
+		return string(neg[int(float64(absInt(n))*float64(len(neg)-1)/total+0.5)])
+	case utf8:
+		return string(rune(0x2581 + int(float64(n)*7/total+0.5)))
+	}
+	return string(ascii[int(float64(n)*float64(len(ascii)-1)/total+0.5)])
+}
+
+// ndigits is the width dtrace gives a bucket's value in a packed
+// histogram (dt_ndigits): its digits and sign, at least 4.
+func ndigits(v int64) int {
+	n := 1
+	if v < 0 {
+		if v == math.MinInt64 {
+			v = math.MaxInt64
+		} else {
+			v = -v
+		}
+		n++
+	}
+	for cmp := int64(10); v > cmp && cmp > 0; cmp *= 10 {
+		n++
+	}
+	return max(n, 4)
+}
+
 // histState is what the agghist option needs through a walk: each
 // variable's total (dt_aggregate_total) and the variable whose header
 // was printed last.
 type histState struct {
 	totals map[uint32]histTotal
 	header uint32
+	// With aggpack: each variable's first and last quantize() buckets
+	// with counts (dt_aggregate_minmaxbin), and the drawing options.
+	pack       bool
+	bins       map[uint32][2]int
+	zoom, utf8 bool
 }
 
 // A histTotal is a variable's total of its sum() or count() values'
@@ -427,12 +550,34 @@ type histTotal struct {
 // histFor returns the state of a walk with the agghist option, or nil
 // without it.
 func (c *Consumer) histFor() *histState {
-	if !c.sortOpts.hist {
+	o := c.sortOpts
+	if !o.hist && !o.pack {
 		return nil
 	}
-	h := &histState{totals: map[uint32]histTotal{}}
+	h := &histState{totals: map[uint32]histTotal{}, pack: o.pack, bins: map[uint32][2]int{}, zoom: o.zoom, utf8: o.utf8}
 	for _, e := range c.aggs.entries {
 		r, b := e.value()
+		if r.Action == dof.AggQuantize && o.pack {
+			lo, hi := -1, -1
+			for i, n := range words(b) {
+				if n != 0 {
+					if lo < 0 {
+						lo = i
+					}
+					hi = i
+				}
+			}
+			if lo < 0 {
+				lo, hi = record.QuantizeZeroBucket, record.QuantizeZeroBucket
+			}
+			if m, ok := h.bins[e.varid]; ok {
+				lo, hi = min(lo, m[0]), max(hi, m[1])
+			}
+			h.bins[e.varid] = [2]int{lo, hi}
+		}
+		if !o.hist {
+			continue
+		}
 		if r.Action != dof.AggSum && r.Action != dof.AggCount {
 			continue
 		}

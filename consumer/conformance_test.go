@@ -115,8 +115,6 @@ func probeKinds(src []byte) int {
 
 // suiteFailing are the tests that do not print their .out yet, with why.
 var suiteFailing = map[string]string{
-	"aggs/tst.aggpack.d":          "the aggpack option (packed histograms) is not applied yet",
-	"aggs/tst.aggpackzoom.d":      "the aggpack option (packed histograms) is not applied yet",
 	"buffering/tst.fill1.d":       "bufpolicy=fill: the driver's buffers switch; a fill buffer that fills and stops tracing is the runtime's to do",
 	"buffering/tst.ring3.d":       "curthread's type needs the kernel's types, which the driver does not load",
 	"funcs/tst.index.d":           "its .out names /usr/perl5/bin/perl, the test prints /usr/bin/perl (FreeBSD skips the test); the rest matches",

@@ -56,6 +56,9 @@ type Config struct {
 	// UTF8 is the encoding option set to utf8: histograms' bars are
 	// drawn with UTF-8 block elements, in eighths.
 	UTF8 bool
+	// AggPack is the aggpack option: quantize() and lquantize() printed
+	// one line an entry.
+	AggPack bool
 }
 
 // A Symbol is what an address lookup finds.
@@ -116,7 +119,7 @@ func New(desc record.Describer, cfg Config) *Consumer {
 		cfg.ProgName = "dtrace"
 	}
 	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
-		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8}}
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8, pack: cfg.AggPack}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last

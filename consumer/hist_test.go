@@ -222,3 +222,32 @@ func TestHistogramMismatch(t *testing.T) {
 		}
 	}
 }
+
+// TestPacked checks the characters of a packed histogram's buckets and
+// the widths of its bounds (dt_print_packed, dt_ndigits).
+func TestPacked(t *testing.T) {
+	for _, tt := range []struct {
+		n     int64
+		total float64
+		utf8  bool
+		want  string
+	}{
+		{0, 10, false, " "}, {1, 100, false, "_"}, {50, 100, false, "x"}, {100, 100, false, "X"},
+		{-1, 100, false, "v"}, {-100, 100, false, "V"}, {100, 100, true, "\u2588"}, {1, 100, true, "\u2581"},
+	} {
+		if got := packed(tt.n, tt.total, tt.utf8); got != tt.want {
+			t.Errorf("packed(%d, %g, %v) = %q, want %q", tt.n, tt.total, tt.utf8, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		v    int64
+		want int
+	}{
+		{0, 4}, {2, 4}, {-1, 4}, {2147483648, 10}, {8589934592, 10}, {-4611686018427387904, 20},
+		{-9223372036854775808, 20},
+	} {
+		if got := ndigits(tt.v); got != tt.want {
+			t.Errorf("ndigits(%d) = %d, want %d", tt.v, got, tt.want)
+		}
+	}
+}

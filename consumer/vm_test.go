@@ -249,12 +249,13 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 	_, sortRev := p.opts["aggsortrev"]
 	_, zoom := p.opts["aggzoom"]
 	_, hist := p.opts["agghist"]
+	_, pack := p.opts["aggpack"]
 	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
 	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
 	var stderr bytes.Buffer
 	cons := consumer.New(layout, consumer.Config{
 		Out: w, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
-		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8",
+		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = w
