@@ -55,7 +55,10 @@
 // deviation, quantize's, lquantize's and llquantize's histograms with
 // dtrace's rows, bars and zero rows), or with one (%@ the value,
 // other conversions the keys); several variables are joined on their
-// keys, with zeroes where a variable lacks one. Finish prints, after
+// keys, with zeroes where a variable lacks one. The options that draw
+// them are dtrace's: aggzoom (bars scaled to the largest count),
+// agghist (sum() and count() as bars), aggpack (quantizations packed in
+// a line), encoding=utf8 (bars of block elements). Finish prints, after
 // its newline, every entry printa() has not printed, in one sorted
 // walk, as dtrace_aggregate_print does when dtrace exits.
 //
