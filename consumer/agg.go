@@ -64,6 +64,9 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 		if len(desc.Recs) < 2 || off+int(desc.Size) > len(data) {
 			return fmt.Errorf("aggregation buffer offset %d: %s", off, errDOffset)
 		}
+		if !aggSizeOK(&desc.Recs[len(desc.Recs)-1]) || desc.Recs[0].Size < 4 {
+			return fmt.Errorf("aggregation %d: %s", id, errDMismatch)
+		}
 		ent := data[off : off+int(desc.Size)]
 		off += int(desc.Size)
 		var key strings.Builder
@@ -98,6 +101,24 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 		fmt.Fprintf(c.cfg.Err, "%s: %d aggregation drop%s on CPU %d\n", c.cfg.ProgName, drops, s, cpu)
 	}
 	return nil
+}
+
+// aggSizeOK reports whether an aggregation's record has the size its
+// function's data takes.
+func aggSizeOK(r *record.Rec) bool {
+	switch r.Action {
+	case dof.AggCount, dof.AggSum, dof.AggMin, dof.AggMax:
+		return r.Size == 8
+	case dof.AggAvg:
+		return r.Size == 16
+	case dof.AggStddev:
+		return r.Size == 32
+	case dof.AggQuantize:
+		return r.Size == record.QuantizeNBuckets*8
+	case dof.AggLQuantize, dof.AggLLQuantize:
+		return r.Size >= 16 && r.Size%8 == 0
+	}
+	return false
 }
 
 // merge aggregates src into dst, both an aggregation's data, as the

@@ -100,3 +100,26 @@ BEGIN { @s[arg1] = sum(arg0); @lo[arg1] = min(arg0); @hi[arg1] = max(arg0); @a =
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+// TestAggregateBad checks that an aggregation buffer that does not hold
+// what its descriptions say is refused with an error.
+func TestAggregateBad(t *testing.T) {
+	p, err := compile("bad.d", []byte(`BEGIN { @[1] = sum(1); }`), &parser.Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := record.NewLayout(record.OptionsOf(p.prog))
+	if _, err := l.Add(&p.prog.ECBs[0], []record.Probe{dtraceProbes[0]}); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"truncated ID":    {1, 0},
+		"unknown ID":      {9, 0, 0, 0, 0, 0, 0, 0},
+		"truncated entry": {1, 0, 0, 0, 0, 0, 0, 0},
+	} {
+		c := consumer.New(l, consumer.Config{Out: &bytes.Buffer{}})
+		if err := c.Aggregate(0, b, 0); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
