@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
@@ -41,6 +40,25 @@ type Config struct {
 	// it when its lookups fail.
 	LookupHost func(addr string) (string, bool)
 	LookupPort func(port uint16) (string, bool)
+	// The options that order aggregations' entries: aggsortkey (by key
+	// rather than value), aggsortrev (reversed), aggsortkeypos (the key
+	// compared first). setopt() changes them as it runs.
+	AggSortKey    bool
+	AggSortRev    bool
+	AggSortKeyPos int
+	AggSortPos    int // aggsortpos: the aggregation of several a printa() sorts on first
+	// AggZoom is the aggzoom option: histograms' bars scaled to their
+	// largest count rather than their total.
+	AggZoom bool
+	// AggHist is the agghist option: sum() and count() printed as bars
+	// of a histogram of their keys.
+	AggHist bool
+	// UTF8 is the encoding option set to utf8: histograms' bars are
+	// drawn with UTF-8 block elements, in eighths.
+	UTF8 bool
+	// AggPack is the aggpack option: quantize() and lquantize() printed
+	// one line an entry.
+	AggPack bool
 }
 
 // A Symbol is what an address lookup finds.
@@ -86,6 +104,9 @@ type Consumer struct {
 	formats map[uint16]*printf.Format
 	only    func(record.Probe) bool // the probes whose firings are printed; nil: all
 
+	aggs     aggState
+	sortOpts sortOpts
+
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
 	lastEPID uint32
@@ -97,17 +118,23 @@ func New(desc record.Describer, cfg Config) *Consumer {
 	if cfg.ProgName == "" {
 		cfg.ProgName = "dtrace"
 	}
-	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format)}
+	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
+		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8, pack: cfg.AggPack}}
 }
 
 // Exited reports whether an exit() record was consumed, and the last
 // status one gave: the status dtrace exits with.
 func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exited }
 
-// Finish writes the newline dtrace writes once tracing stops, before
-// the aggregations, and flushes the output.
+// Finish writes the newline dtrace writes once tracing stops, then the
+// aggregations printa() has not printed, all in one sorted walk
+// (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
 	c.w.WriteString("\n")
+	if err := c.printAggs(0); err != nil {
+		c.w.Flush()
+		return err
+	}
 	return c.w.Flush()
 }
 
@@ -347,13 +374,11 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		}
 		switch rec.Action {
 		case dof.ActLibAct:
-			if rec.Arg == check.ActFtruncate {
-				if err := c.ftruncate(); err != nil {
-					return fail(err.Error())
-				}
+			n, err := c.libact(f, i)
+			if err != nil {
+				return fail(err.Error())
 			}
-			// clear(), normalize(), setopt() and their kin act on
-			// aggregations and options, which come later.
+			i += n - 1
 			continue
 		case dof.ActTraceMemDynSize:
 			if rec.Size == 8 {
@@ -393,11 +418,18 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			}
 			c.bytes(addr[8:8+n], 50, true)
 			continue
-		case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen:
+		case dof.ActPrinta:
+			varids, err := c.printaGroup(ep, f, i)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if err := c.printa(varids, rec.Format); err != nil {
+				return fail(err.Error())
+			}
+			i += len(varids) - 1
+			continue
+		case dof.ActPrintf, dof.ActSystem, dof.ActFreopen:
 			if rec.Format == 0 {
-				if rec.Action == dof.ActPrinta {
-					return fail("printa() of aggregations is not supported yet")
-				}
 				break
 			}
 			n, err := c.printfLike(f, i)
@@ -575,6 +607,13 @@ func isspace(b byte) bool { return b == ' ' || b >= '\t' && b <= '\r' }
 // byte is printable up to a NUL followed by NULs only (or to the end),
 // else, or with the rawbytes option or raw, as a hex dump.
 func (c *Consumer) bytes(b []byte, width int, raw bool) {
+	var sb strings.Builder
+	c.dump(&sb, b, width, raw, c.cfg.Quiet)
+	c.w.WriteString(sb.String())
+}
+
+// dump is bytes writing to sb, quiet or not.
+func (c *Consumer) dump(sb *strings.Builder, b []byte, width int, raw, quiet bool) {
 	if len(b) == 0 {
 		return
 	}
@@ -596,12 +635,12 @@ func (c *Consumer) bytes(b []byte, width int, raw bool) {
 				}
 				s := string(b[:i])
 				switch {
-				case c.cfg.Quiet:
-					c.w.WriteString(s)
+				case quiet:
+					sb.WriteString(s)
 				case width < 0:
-					c.w.WriteString("  " + padRight(s, -width))
+					sb.WriteString("  " + padRight(s, -width))
 				default:
-					c.w.WriteString(" " + padLeft(s, width))
+					sb.WriteString(" " + padLeft(s, width))
 				}
 				return
 			}
@@ -610,34 +649,34 @@ func (c *Consumer) bytes(b []byte, width int, raw bool) {
 		if i == len(b) {
 			// All printable, and no NUL: a string all the same,
 			// left-justified whatever the width's sign.
-			c.w.WriteString("  " + padRight(string(b), max(width, -width)))
+			sb.WriteString("  " + padRight(string(b), max(width, -width)))
 			return
 		}
 	}
 	const margin = 5
-	c.printf("\n%*s      ", margin, "")
+	fmt.Fprintf(sb, "\n%*s      ", margin, "")
 	for i := 0; i < 16; i++ {
-		c.printf("  %c", "0123456789abcdef"[i])
+		fmt.Fprintf(sb, "  %c", "0123456789abcdef"[i])
 	}
-	c.w.WriteString("  0123456789abcdef\n")
+	sb.WriteString("  0123456789abcdef\n")
 	for i := 0; i < len(b); i += 16 {
-		c.printf("%*s%5x:", margin, "", i)
+		fmt.Fprintf(sb, "%*s%5x:", margin, "", i)
 		j := i
 		for ; j < i+16 && j < len(b); j++ {
-			c.printf(" %02x", b[j])
+			fmt.Fprintf(sb, " %02x", b[j])
 		}
 		for ; j%16 != 0; j++ {
-			c.w.WriteString("   ")
+			sb.WriteString("   ")
 		}
-		c.w.WriteString("  ")
+		sb.WriteString("  ")
 		for j = i; j < i+16 && j < len(b); j++ {
 			ch := b[j]
 			if ch < ' ' || ch > '~' {
 				ch = '.'
 			}
-			c.w.WriteByte(ch)
+			sb.WriteByte(ch)
 		}
-		c.w.WriteString("\n")
+		sb.WriteString("\n")
 	}
 }
 

@@ -30,6 +30,38 @@
 // return, as dt_flowindent decides.
 // Finish writes the newline dtrace writes when it stops.
 //
+// # Aggregations
+//
+//	backend ──► record.AggBuffer bytes of a CPU ──► Consumer.Aggregate (a snapshot, then the backend resets its buffer)
+//	                                                   │ entries merged by variable and key across CPUs and snapshots
+//	                                                   ▼
+//	          printa() records, clear()/trunc()/normalize()/denormalize()/setopt() records, Finish
+//
+// Aggregate does what dt_aggregate_snap_cpu does with a CPU's
+// aggregation buffer: each entry (its aggregation ID, key records and
+// data, as record.AggDesc describes them) is merged into the
+// consumer's entry for the same variable and key with the aggregating
+// function (sum, min, max, stddev's 128-bit sum of squares, the
+// quantizations bucket by bucket), or added. dtrace snapshots before it
+// consumes a round of buffers; a backend calls Aggregate, then Consume.
+// The library actions act on those entries: clear() zeroes a variable's
+// data, trunc() keeps its n largest (or -n smallest) values, normalize()
+// and denormalize() set the divisor its values print with, setopt()
+// sets quiet and the sort options. printa() prints a variable's
+// entries, sorted as dt_aggregate_qsort sorts them (variable, value,
+// key; aggsortkey, aggsortrev, aggsortkeypos, aggsortpos), without a
+// format as dt_print_aggs does (a newline, then each entry's keys by
+// record size and its value: " %16lld", avg's average, stddev's
+// deviation, quantize's, lquantize's and llquantize's histograms with
+// dtrace's rows, bars and zero rows), or with one (%@ the value,
+// other conversions the keys); several variables are joined on their
+// keys, with zeroes where a variable lacks one. The options that draw
+// them are dtrace's: aggzoom (bars scaled to the largest count),
+// agghist (sum() and count() as bars), aggpack (quantizations packed in
+// a line), encoding=utf8 (bars of block elements). Finish prints, after
+// its newline, every entry printa() has not printed, in one sorted
+// walk, as dtrace_aggregate_print does when dtrace exits.
+//
 // ConsumeRound takes one buffer per CPU and prints them in
 // dtrace_consume's order: the BEGIN probe's records first, then CPU by
 // CPU, the END probe's CPU last. The firings of libdtrace's ERROR clause

@@ -41,7 +41,7 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 		return 0, err
 	}
 	var out strings.Builder
-	n, err := c.sprintf(&out, pf, f, i)
+	n, err := c.sprintf(&out, pf, f.EProbe.Recs[i:], f.Data, f.Offset, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -65,24 +65,26 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 	return n, nil
 }
 
-// sprintf formats the records from i with pf (dt_printf_format for
-// printf()) and returns how many it consumed.
-func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, f *record.Firing, i int) (int, error) {
-	recs := f.EProbe.Recs[i:]
-	next := 0
+// sprintf formats recs, records of data, which starts at offset off of
+// its buffer, with pf (dt_printf_format) and returns how many it
+// consumed. For printa(), aggs are the entries of its aggregations for
+// the key recs hold: each %@ converts the next one's value (the one's,
+// when there is one).
+func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []record.Rec, data []byte, off int, aggs []*aggEntry) (int, error) {
+	next, nextAgg := 0, 0
 	take := func() (*record.Rec, []byte, error) {
 		if next == len(recs) {
 			return nil, nil, fmt.Errorf("%s", errDMismatch)
 		}
 		r := &recs[next]
 		next++
-		if uint64(r.Offset)+uint64(r.Size) > uint64(len(f.Data)) {
+		if uint64(r.Offset)+uint64(r.Size) > uint64(len(data)) {
 			return nil, nil, fmt.Errorf("%s", errDOffset)
 		}
-		if r.Alignment != 0 && (f.Offset+int(r.Offset))%int(r.Alignment) != 0 {
+		if r.Alignment != 0 && (off+int(r.Offset))%int(r.Alignment) != 0 {
 			return nil, nil, fmt.Errorf("%s", errDAlign)
 		}
-		return r, f.Data[r.Offset : r.Offset+r.Size], nil
+		return r, data[r.Offset : r.Offset+r.Size], nil
 	}
 	getint := func() (int, error) {
 		r, b, err := take()
@@ -129,10 +131,31 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, f *record.Fi
 			}
 			prec = p
 		}
-		if cv.Flags&printf.AggValue != 0 {
+		var r *record.Rec
+		var b []byte
+		var err error
+		switch {
+		case cv.Flags&printf.AggValue != 0 && nextAgg == len(aggs) && len(aggs) != 1:
 			return 0, fmt.Errorf("%s", errDMismatch)
+		case cv.Flags&printf.AggValue != 0:
+			// With one aggregation, each %@ converts its value.
+			agg := aggs[min(nextAgg, len(aggs)-1)]
+			nextAgg++
+			r, b = agg.value()
+			if s, ok, err := aggConv(r, b, agg.normal, c.sortOpts); ok || err != nil {
+				if err != nil {
+					return 0, err
+				}
+				out.WriteString(s)
+				continue
+			}
+			r, b = valueRec(r, b, agg.normal, cv.Verb)
+		case aggs != nil && next == len(recs):
+			// A conversion beyond the keys prints nothing.
+			continue
+		default:
+			r, b, err = take()
 		}
-		r, b, err := take()
 		if err != nil {
 			return 0, err
 		}
@@ -157,6 +180,48 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, f *record.Fi
 	}
 	out.WriteString(pf.Tail)
 	return next, nil
+}
+
+// aggConv formats an aggregation's value that %@ prints whatever its
+// conversion: a quantization's histogram (pfprint_quantize and its kin).
+func aggConv(r *record.Rec, b []byte, normal uint64, o sortOpts) (string, bool, error) {
+	switch r.Action {
+	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
+		h, err := hist(r.Action, b)
+		if err != nil {
+			return "", true, err
+		}
+		var sb strings.Builder
+		h.utf8 = o.utf8
+		h.write(&sb, normal, o.zoom)
+		return sb.String(), true, nil
+	}
+	return "", false, nil
+}
+
+// valueRec returns the value %@ converts, normalized, as an 8-byte
+// record: avg()'s average, stddev()'s deviation, the others' datum
+// (pfprint_average, pfprint_stddev, pfprint_sint and pfprint_uint).
+func valueRec(r *record.Rec, b []byte, normal uint64, verb byte) (*record.Rec, []byte) {
+	w := words(b)
+	var v uint64
+	switch r.Action {
+	case dof.AggAvg:
+		if w[0] != 0 {
+			v = uint64(w[1] / int64(normal) / w[0])
+		}
+	case dof.AggStddev:
+		v = stddev(w, normal)
+	default:
+		if strings.IndexByte("dic", verb) >= 0 {
+			v = uint64(w[0] / int64(normal))
+		} else {
+			v = uint64(w[0]) / normal
+		}
+	}
+	out := make([]byte, 8)
+	binary.LittleEndian.PutUint64(out, v)
+	return &record.Rec{Action: r.Action, Size: 8}, out
 }
 
 // convert prints one record with one conversion, as the conversion's

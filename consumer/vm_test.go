@@ -237,10 +237,7 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 			acts[ep] = &ecbs[i]
 		}
 		for _, a := range ecbs[i].Actions {
-			switch {
-			case a.Kind.IsAgg() || a.Kind == dof.ActPrinta:
-				return nil, errors.New("aggregations are not consumed yet")
-			case a.Kind.IsSpeculative():
+			if a.Kind.IsSpeculative() {
 				return nil, errors.New("speculations are not recorded yet")
 			}
 		}
@@ -248,9 +245,17 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 
 	_, quiet := p.opts["quiet"]
 	_, raw := p.opts["rawbytes"]
+	_, sortKey := p.opts["aggsortkey"]
+	_, sortRev := p.opts["aggsortrev"]
+	_, zoom := p.opts["aggzoom"]
+	_, hist := p.opts["agghist"]
+	_, pack := p.opts["aggpack"]
+	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
+	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
 	var stderr bytes.Buffer
 	cons := consumer.New(layout, consumer.Config{
 		Out: w, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
+		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = w
@@ -272,13 +277,12 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 		vcfg.NSpec = uint32(n)
 	}
 	m := vm.New(vcfg)
-	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), ts: 1_000_000_000,
+	k := &kernelState{m: m, probes: probes, byProbe: byProbe, acts: acts, buf: record.NewBuffer(4 << 20), aggs: record.NewAggBuffer(4 << 20), ts: 1_000_000_000,
 		wall: uint64(time.Now().UnixNano())}
 	k.fire(record.ProbeBegin, nil)
-	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+	if err := k.consume(cons); err != nil {
 		return nil, fmt.Errorf("BEGIN: %v", err)
 	}
-	k.buf.Reset()
 	// The timers fire in the order of their times, from BEGIN's, until
 	// a clause exits; one CPU fires them all.
 	next := make([]uint64, len(ticks))
@@ -302,16 +306,15 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 		// A timer interrupts the kernel here: arg0 is a kernel pc,
 		// arg1 (the user pc) is 0.
 		k.fire(ticks[i].probe.ID, []uint64{0xffffffff81000000, 0})
-		if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+		if err := k.consume(cons); err != nil {
 			return nil, fmt.Errorf("%s: %v", ticks[i].probe.Name, err)
 		}
-		k.buf.Reset()
 	}
 	if !k.exiting {
 		return nil, errNoExit
 	}
 	k.fire(record.ProbeEnd, nil)
-	if err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops()); err != nil {
+	if err := k.consume(cons); err != nil {
 		return nil, fmt.Errorf("END: %v", err)
 	}
 	if err := cons.Finish(); err != nil {
@@ -334,10 +337,24 @@ type kernelState struct {
 	byProbe map[uint32][]*record.EProbe
 	acts    map[*record.EProbe]*kernel.ECB
 	buf     *record.Buffer
+	aggs    *record.AggBuffer
 	ts      uint64
 	wall    uint64 // the wall clock when ts was 0
 	exiting bool   // an exit() was recorded: the state is draining
 	err     error  // what the VM could not run
+}
+
+// consume hands the consumer what the probes recorded since the last
+// time, as dtrace_work does: a snapshot of the aggregations, then the
+// principal buffer; both buffers are emptied.
+func (k *kernelState) consume(cons *consumer.Consumer) error {
+	if err := cons.Aggregate(0, k.aggs.Bytes(), k.aggs.Drops()); err != nil {
+		return err
+	}
+	k.aggs.Reset()
+	err := cons.Consume(0, k.buf.Bytes(), k.buf.Drops())
+	k.buf.Reset()
+	return err
 }
 
 // fire fires probe id as dtrace_probe does: each of its ECBs in turn,
@@ -354,9 +371,10 @@ func (k *kernelState) fire(id uint32, args []uint64) {
 	}
 	k.m.BeginFiring()
 	for _, ep := range k.byProbe[id] {
-		// Once exit() is recorded, the remaining BEGIN clauses do not
-		// run; END runs in any case.
-		if id == record.ProbeBegin && k.exiting {
+		// Once exit() is recorded the state drains: the remaining
+		// BEGIN clauses and other providers' clauses do not run (not
+		// even those of the firing that exited); END runs in any case.
+		if k.exiting && (id == record.ProbeBegin || p.Provider != "dtrace") {
 			continue
 		}
 		k.ts += 1000
@@ -377,6 +395,23 @@ func (k *kernelState) fire(id uint32, args []uint64) {
 		faulted := false
 		exit := false
 		for i, a := range ecb.Actions {
+			if a.Kind.IsAgg() {
+				// The kernel aggregates as it reaches the action:
+				// what a later action's fault discards stays.
+				if a.DIFO != nil {
+					v, err := k.m.Run(a.DIFO, ctx)
+					if err != nil {
+						k.fault(ep, i+1, err)
+						faulted = true
+						break
+					}
+					vals[i].Int = v
+				}
+				if err := k.aggs.Aggregate(ep, i, vals); err != nil && k.err == nil {
+					k.err = err
+				}
+				continue
+			}
 			if a.DIFO == nil {
 				continue
 			}

@@ -100,57 +100,65 @@ func (ep *EProbe) encode(rec []byte, vals []Value) error {
 		if a.IsAgg() || a.InTuple || a.Size == 0 {
 			continue
 		}
-		dst := rec[a.Offset : a.Offset+a.Size]
-		switch a.Action {
-		case dof.ActStack, dof.ActUStack, dof.ActJStack:
-			if len(v.Ref) > len(dst) {
-				return fmt.Errorf("record: action #%d: %d bytes of stack for a %d-byte record", i+1, len(v.Ref), len(dst))
-			}
-			copy(dst, v.Ref)
-			continue
-		case dof.ActUSym, dof.ActUMod, dof.ActUAddr:
-			binary.LittleEndian.PutUint64(dst, v.PID)
-			binary.LittleEndian.PutUint64(dst[8:], v.Int)
-			continue
-		case dof.ActPrintm:
-			// The size, then the memory (a memref).
-			if uint64(len(v.Ref))+8 > uint64(len(dst)) {
-				return fmt.Errorf("record: action #%d: %d bytes for a %d-byte printm record", i+1, len(v.Ref), len(dst))
-			}
-			binary.LittleEndian.PutUint64(dst, uint64(len(v.Ref)))
-			copy(dst[8:], v.Ref)
-			continue
-		case dof.ActTraceMemDynSize:
-			dynsize = v.Int
+		if err := a.encode(rec[a.Offset:a.Offset+a.Size], v, &dynsize, i); err != nil {
+			return err
 		}
-		switch {
-		case a.Type.Kind == dif.TypeString:
-			// Up to the NUL, then zeroes (dtrace_store_by_ref).
-			for j := 0; j < len(dst) && j < len(v.Ref) && v.Ref[j] != 0; j++ {
-				dst[j] = v.Ref[j]
-			}
-		case a.Type.ByRef():
-			n := len(dst)
-			if a.Action == dof.ActTraceMem && dynsize != 0 && dynsize < uint64(n) {
-				n, dynsize = int(dynsize), 0
-			}
-			if len(v.Ref) < n {
-				return fmt.Errorf("record: action #%d: %d bytes for a %d-byte record", i+1, len(v.Ref), n)
-			}
-			copy(dst, v.Ref[:n])
+	}
+	return nil
+}
+
+// encode writes the action's value v into its record dst; dynsize is
+// tracemem()'s size from the action before, i the action's index.
+func (a *Action) encode(dst []byte, v *Value, dynsize *uint64, i int) error {
+	switch a.Action {
+	case dof.ActStack, dof.ActUStack, dof.ActJStack:
+		if len(v.Ref) > len(dst) {
+			return fmt.Errorf("record: action #%d: %d bytes of stack for a %d-byte record", i+1, len(v.Ref), len(dst))
+		}
+		copy(dst, v.Ref)
+		return nil
+	case dof.ActUSym, dof.ActUMod, dof.ActUAddr:
+		binary.LittleEndian.PutUint64(dst, v.PID)
+		binary.LittleEndian.PutUint64(dst[8:], v.Int)
+		return nil
+	case dof.ActPrintm:
+		// The size, then the memory (a memref).
+		if uint64(len(v.Ref))+8 > uint64(len(dst)) {
+			return fmt.Errorf("record: action #%d: %d bytes for a %d-byte printm record", i+1, len(v.Ref), len(dst))
+		}
+		binary.LittleEndian.PutUint64(dst, uint64(len(v.Ref)))
+		copy(dst[8:], v.Ref)
+		return nil
+	case dof.ActTraceMemDynSize:
+		*dynsize = v.Int
+	}
+	switch {
+	case a.Type.Kind == dif.TypeString:
+		// Up to the NUL, then zeroes (dtrace_store_by_ref).
+		for j := 0; j < len(dst) && j < len(v.Ref) && v.Ref[j] != 0; j++ {
+			dst[j] = v.Ref[j]
+		}
+	case a.Type.ByRef():
+		n := len(dst)
+		if a.Action == dof.ActTraceMem && *dynsize != 0 && *dynsize < uint64(n) {
+			n, *dynsize = int(*dynsize), 0
+		}
+		if len(v.Ref) < n {
+			return fmt.Errorf("record: action #%d: %d bytes for a %d-byte record", i+1, len(v.Ref), n)
+		}
+		copy(dst, v.Ref[:n])
+	default:
+		switch a.Size {
+		case 1:
+			dst[0] = byte(v.Int)
+		case 2:
+			binary.LittleEndian.PutUint16(dst, uint16(v.Int))
+		case 4:
+			binary.LittleEndian.PutUint32(dst, uint32(v.Int))
+		case 8:
+			binary.LittleEndian.PutUint64(dst, v.Int)
 		default:
-			switch a.Size {
-			case 1:
-				dst[0] = byte(v.Int)
-			case 2:
-				binary.LittleEndian.PutUint16(dst, uint16(v.Int))
-			case 4:
-				binary.LittleEndian.PutUint32(dst, uint32(v.Int))
-			case 8:
-				binary.LittleEndian.PutUint64(dst, v.Int)
-			default:
-				return fmt.Errorf("record: action #%d: a %d-byte value returned by value", i+1, a.Size)
-			}
+			return fmt.Errorf("record: action #%d: a %d-byte value returned by value", i+1, a.Size)
 		}
 	}
 	return nil

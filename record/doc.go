@@ -34,4 +34,16 @@
 // to their NUL and zeroes to the record's end, other by-reference data
 // byte for byte. Decode walks a buffer back into firings, skipping the
 // padding words, with the descriptions a Describer gives; Layout is one.
+//
+// AggBuffer is a CPU's aggregation buffer, which the kernel fills as
+// dtrace_aggregate does: when a firing reaches an aggregating action,
+// the backend calls Aggregate with the values of the firing's actions
+// so far; the key is built from the tuple actions' values as their
+// records lay them out, the entry for it found or made (min and max
+// start at their extremes, lquantize and llquantize keep their
+// parameters in the first word) and the value added with the
+// function's dtrace_aggregate_* rule (a tuple action of no size is the
+// increment). Its bytes, entries of AggDesc.Size behind the aggregation
+// ID on 8-byte boundaries, are what DTRACEIOC_AGGSNAP hands the
+// consumer; a snapshot empties the buffer, the consumer keeps the sum.
 package record

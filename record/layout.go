@@ -75,6 +75,9 @@ type Action struct {
 	Rec
 	// AggID is an aggregating action's aggregation (dtag_id, from 1).
 	AggID uint32
+	// AggBase is where an aggregating action's entry starts, beyond
+	// the firing's size: its dtrace_aggid_t, then the key's records.
+	AggBase uint32
 	// InTuple says the action computes part of an aggregation's key;
 	// its record lies beyond the firing's Size and is not written to the
 	// principal buffer.
@@ -91,6 +94,10 @@ func (a *Action) IsAgg() bool { return a.Action.IsAgg() }
 type AggDesc struct {
 	ID   uint32 // dtagd_id
 	EPID uint32 // dtagd_epid
+	// VarID is the aggregation variable (dtagd_varid), which the
+	// compiler gives as the aggregating action's user argument and as
+	// the key's first record.
+	VarID uint32
 	// Size is the bytes of the aggregation's entry (dtagd_size): its
 	// dtrace_aggid_t, the key tuple and the data.
 	Size uint32
@@ -416,10 +423,10 @@ func resize(ep *EProbe) ([]*AggDesc, string) {
 		switch {
 		case a.IsAgg():
 			cur = roundup(cur, a.Alignment)
-			a.Offset = uint32(cur)
+			a.Offset, a.AggBase = uint32(cur), uint32(base)
 			cur += uint64(a.Size)
 			needed = max(needed, cur)
-			ag := &AggDesc{ID: a.AggID, EPID: ep.EPID, Size: uint32(cur - base)}
+			ag := &AggDesc{ID: a.AggID, EPID: ep.EPID, VarID: uint32(a.UArg), Size: uint32(cur - base)}
 			for j := first; j <= i; j++ {
 				r := ep.Actions[j].Rec
 				if r.Size == 0 {

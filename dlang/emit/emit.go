@@ -330,6 +330,16 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 			acts = append(acts, dof.Action{Kind: dof.ActDIFExpr, DIFO: d})
 		}
 	}
+	// quantize()'s increment and lquantize()'s and llquantize()'s
+	// weight end the tuple as an action of type void, whose value the
+	// kernel passes to the aggregating function (dt_compile_agg).
+	if n, ok := map[uint32]int{check.AggQuantize: 1, check.AggLquantize: 4, check.AggLlquantize: 5}[fn.ID]; ok && len(call.Args) > n {
+		d, err := e.effect(call.Args[n])
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, dof.Action{Kind: dof.ActDIFExpr, DIFO: d})
+	}
 	a := dof.Action{Kind: dof.ActKind(fn.ID), NTuple: uint32(len(acts)), UArg: aggID(agg)}
 	if len(call.Args) > 0 {
 		d, err := e.difo(call.Args[0])
