@@ -12,10 +12,6 @@ import (
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 
@@ -124,18 +120,7 @@ func compileFile(path string) []*dif.Object {
 	if err != nil {
 		return nil
 	}
-	c := check.NewChecker(&check.Config{})
-	cfg := dtracetest.ParserConfig(path)
-	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
-	prog, err := parser.ParseFile(path, src, cfg)
-	if err != nil || (&sugar.Expander{}).Expand(prog) != nil {
-		return nil
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		return nil
-	}
-	dp, err := emit.Program(prog, info, nil)
+	dp, err := dtracetest.Compile(path, src, dtracetest.ParserConfig(path))
 	if err != nil {
 		return nil
 	}

@@ -4,10 +4,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 	"github.com/kdtrace/kdtrace/kernel"
@@ -51,18 +47,7 @@ func load(path string) *kernel.Program {
 	if err != nil {
 		return nil
 	}
-	c := check.NewChecker(&check.Config{})
-	cfg := dtracetest.ParserConfig(path)
-	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
-	prog, err := parser.ParseFile(path, src, cfg)
-	if err != nil || (&sugar.Expander{}).Expand(prog) != nil {
-		return nil
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		return nil
-	}
-	dp, err := emit.Program(prog, info, nil)
+	dp, err := dtracetest.Compile(path, src, dtracetest.ParserConfig(path))
 	if err != nil {
 		return nil
 	}

@@ -10,26 +10,14 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 
 // compile parses, checks and generates src.
 func compile(t *testing.T, src string) *dof.Program {
 	t.Helper()
-	c := check.NewChecker(&check.Config{})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	if err := (&sugar.Expander{}).Expand(prog); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	p, err := emit.Program(prog, info, nil)
+	p, err := dtracetest.Compile("t.d", []byte(src), nil)
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}

@@ -1,6 +1,7 @@
 // Package dtracetest finds the DTrace test suite beside the repository
 // (../shared/corpus/dtrace-tst) and sets up a script the way its harness
-// runs it, for the conformance tests of the compiler's passes.
+// runs it, for the conformance tests of the compiler's passes, and
+// compiles D for the tests of the passes after them.
 package dtracetest
 
 import (
@@ -11,8 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dof"
 )
 
 // Dir returns the suite's common tests, skipping the test when the
@@ -84,4 +89,28 @@ func NeedsHelper(path string) bool {
 		}
 	}
 	return false
+}
+
+// Compile runs a program through the compiler's passes that need no
+// kernel, as kdtrace does: parse, sugar, check, and generate its ECBs.
+// cfg is the parser's configuration, nil for none; the checker's hooks
+// are set on it.
+func Compile(name string, src []byte, cfg *parser.Config) (*dof.Program, error) {
+	c := check.NewChecker(&check.Config{})
+	if cfg == nil {
+		cfg = &parser.Config{}
+	}
+	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
+	prog, err := parser.ParseFile(name, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := (&sugar.Expander{}).Expand(prog); err != nil {
+		return nil, err
+	}
+	info, err := c.Check(prog)
+	if err != nil {
+		return nil, err
+	}
+	return emit.Program(prog, info, nil)
 }

@@ -9,30 +9,16 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // compileD parses, checks and generates src.
 func compileD(t *testing.T, src string) *dof.Program {
 	t.Helper()
-	c := check.NewChecker(&check.Config{})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	if err := (&sugar.Expander{}).Expand(prog); err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		t.Fatalf("%s: %v", src, err)
-	}
-	p, err := emit.Program(prog, info, nil)
+	p, err := dtracetest.Compile("t.d", []byte(src), nil)
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
 	}
