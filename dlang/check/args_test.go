@@ -1,13 +1,11 @@
 package check_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -42,26 +40,13 @@ func TestArgsErrors(t *testing.T) {
 		{"syscall::read*:entry { trace(args[1]); }", diag.D_ARGS_IDX, "line 1: index 1 is out of range for syscall::read*:entry args[ ]"},
 	}
 	for _, tt := range tests {
-		c := check.NewChecker(&check.Config{Probes: probes})
-		prog, err := parser.ParseFile("t.d", []byte(tt.src), &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag})
-		if err == nil {
-			_, err = c.Check(prog)
-		}
-		var de *diag.Error
-		switch {
-		case !errors.As(err, &de):
-			t.Errorf("%s: got %v, want %s", tt.src, err, tt.tag)
-		case de.Tag != tt.tag || de.Format("t.d", false) != tt.msg:
-			t.Errorf("%s:\n got %s %q\nwant %s %q", tt.src, de.Tag, de.Format("t.d", false), tt.tag, tt.msg)
+		// Every case has its message, so isError compares it.
+		if _, err := checkWith(&check.Config{Probes: probes}, tt.src); !isError(err, tt.tag, tt.msg) {
+			t.Errorf("%s: got %v, want [%s] %s", tt.src, err, tt.tag, tt.msg)
 		}
 	}
 	for _, src := range []string{"fbt::f:entry { trace(args[0]); }", "syscall::read*:entry { trace(args[0]); }"} {
-		c := check.NewChecker(&check.Config{Probes: probes})
-		prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag})
-		if err == nil {
-			_, err = c.Check(prog)
-		}
-		if err != nil {
+		if _, err := checkWith(&check.Config{Probes: probes}, src); err != nil {
 			t.Errorf("%s: %v", src, err)
 		}
 	}

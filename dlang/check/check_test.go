@@ -13,12 +13,39 @@ import (
 
 // checkSource parses and checks src with D's builtin types only.
 func checkSource(src string) (*check.Info, error) {
-	c := check.NewChecker(&check.Config{})
+	return checkWith(&check.Config{}, src)
+}
+
+// checkWith parses and checks src with a checker configured by cfg.
+func checkWith(cfg *check.Config, src string) (*check.Info, error) {
+	c := check.NewChecker(cfg)
 	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag, AllowEmpty: true})
 	if err != nil {
 		return nil, err
 	}
 	return c.Check(prog)
+}
+
+// isError reports whether err is a diagnostic tagged tag and, unless msg
+// is empty, saying msg.
+func isError(err error, tag diag.Tag, msg string) bool {
+	var de *diag.Error
+	return errors.As(err, &de) && de.Tag == tag && (msg == "" || de.Format("t.d", false) == msg)
+}
+
+// wantFormatted checks that checking src fails with the diagnostic
+// want, formatted with its tag.
+func wantFormatted(t *testing.T, src, want string) {
+	t.Helper()
+	_, err := checkSource(src)
+	de, ok := err.(*diag.Error)
+	if !ok {
+		t.Errorf("%q: got %v (%T), want %s", src, err, err, want)
+		return
+	}
+	if got := de.Format("t.d", true); got != want {
+		t.Errorf("%q:\ngot  %s\nwant %s", src, got, want)
+	}
 }
 
 func TestErrors(t *testing.T) {

@@ -92,15 +92,7 @@ func TestTypeWording(t *testing.T) {
 		{"struct s { int a; };\nBEGIN { trace(offsetof(struct s,\n b)); }", `[D_UNKNOWN] line 3: failed to determine offset of b: Member name not found`},
 	}
 	for _, tt := range tests {
-		_, err := checkSource(tt.src)
-		de, ok := err.(*diag.Error)
-		if !ok {
-			t.Errorf("%q: got %v (%T), want %s", tt.src, err, err, tt.want)
-			continue
-		}
-		if got := de.Format("t.d", true); got != tt.want {
-			t.Errorf("%q:\ngot  %s\nwant %s", tt.src, got, tt.want)
-		}
+		wantFormatted(t, tt.src, tt.want)
 	}
 }
 
@@ -116,14 +108,6 @@ func TestAggRedefLine(t *testing.T) {
 			"[D_AGG_REDEF] line 5: aggregation redefined: @a\n\t current: @a = sum( )\n\tprevious: @a = count( ) : line 4"},
 	}
 	for _, tt := range tests {
-		_, err := checkSource(tt.src)
-		de, ok := err.(*diag.Error)
-		if !ok {
-			t.Errorf("%q: got %v (%T), want %s", tt.src, err, err, tt.want)
-			continue
-		}
-		if got := de.Format("t.d", true); got != tt.want {
-			t.Errorf("%q:\ngot  %s\nwant %s", tt.src, got, tt.want)
-		}
+		wantFormatted(t, tt.src, tt.want)
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -35,12 +34,7 @@ var kernelSymbols = symbolTable{
 }
 
 func checkWithSymbols(src string) (*check.Info, error) {
-	c := check.NewChecker(&check.Config{Symbols: kernelSymbols})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare})
-	if err != nil {
-		return nil, err
-	}
-	return c.Check(prog)
+	return checkWith(&check.Config{Symbols: kernelSymbols}, src)
 }
 
 func TestSymbolTypes(t *testing.T) {
@@ -89,9 +83,7 @@ func TestSymbolErrors(t *testing.T) {
 		{"BEGIN { `max_pfn = 1; }", diag.D_OP_WRITE, ""},
 		{"BEGIN { &`max_pfn = 0; }", diag.D_OP_LVAL, ""},
 	} {
-		_, err := checkWithSymbols(tt.src)
-		var de *diag.Error
-		if !errors.As(err, &de) || de.Tag != tt.tag || tt.msg != "" && de.Format("t.d", false) != tt.msg {
+		if _, err := checkWithSymbols(tt.src); !isError(err, tt.tag, tt.msg) {
 			t.Errorf("%s: %v, want [%s] %s", tt.src, err, tt.tag, tt.msg)
 		}
 	}

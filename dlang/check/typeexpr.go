@@ -283,15 +283,14 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 			msize, malign := t.Size(), c.ctfAlign(t)
 			mbits := msize * 8
 			if bits != 0 {
-				msize = bitFieldBytes(bits)
+				msize = types.BitFieldBytes(bits)
 				malign, mbits = msize, bits
 			}
 			var moff int64
 			if s.Union || len(members) == 0 {
 				size = max(size, msize)
 			} else {
-				off := (end + 7) / 8
-				off = (off + malign - 1) / max(malign, 1) * max(malign, 1)
+				off := types.CTFMemberOffset(end, malign)
 				moff = off * 8
 				size = off + msize
 			}
@@ -301,17 +300,6 @@ func (c *Checker) layout(s *types.Struct, st *ast.StructType) {
 	}
 	s.SetMembers(members)
 	s.Bytes, s.Incomplete = size, false
-}
-
-// bitFieldBytes is the size of dt_decl_member's integer type of a
-// bit-field of the given width: its bytes rounded up to a power of two
-// (ctf_add_encoded).
-func bitFieldBytes(bits int64) int64 {
-	n := int64(1)
-	for n*8 < bits {
-		n *= 2
-	}
-	return n
 }
 
 // ctfAlign is ctf_type_align: a scalar is aligned to its size, an array
@@ -338,7 +326,7 @@ func (c *Checker) ctfAlign(t types.Type) int64 {
 		for _, m := range r.Members() {
 			ma := c.ctfAlign(m.Type)
 			if m.BitSize != 0 {
-				ma = bitFieldBytes(m.BitSize)
+				ma = types.BitFieldBytes(m.BitSize)
 			}
 			a = max(a, ma)
 			if !r.Union {

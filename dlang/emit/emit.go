@@ -333,7 +333,7 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 	// quantize()'s increment and lquantize()'s and llquantize()'s
 	// weight end the tuple as an action of type void, whose value the
 	// kernel passes to the aggregating function (dt_compile_agg).
-	if n, ok := map[uint32]int{check.AggQuantize: 1, check.AggLquantize: 4, check.AggLlquantize: 5}[fn.ID]; ok && len(call.Args) > n {
+	if n := weightArg(fn.ID); n > 0 && len(call.Args) > n {
 		d, err := e.effect(call.Args[n])
 		if err != nil {
 			return nil, err
@@ -370,6 +370,20 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 }
 
 // aggID is an aggregation's id: dtrace numbers them from 1.
+// weightArg returns the index of the argument of an aggregating
+// function that is its increment or weight, 0 if it has none.
+func weightArg(id uint32) int {
+	switch id {
+	case check.AggQuantize:
+		return 1
+	case check.AggLquantize:
+		return 4
+	case check.AggLlquantize:
+		return 5
+	}
+	return 0
+}
+
 func aggID(agg *check.Ident) uint64 { return uint64(agg.ID) + 1 }
 
 func (e *emitter) intArg(x ast.Expr) (int64, bool) {

@@ -12,17 +12,10 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
-
-// tableProbes matches descriptions by their text, as a catalog would.
-type tableProbes map[string]check.ProbeMatch
-
-func (p tableProbes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) { return p[d.String()], nil }
 
 // structOf makes a struct whose members are at the given byte offsets.
 func structOf(name string, size int64, ms ...types.Member) *types.Struct {
@@ -44,7 +37,7 @@ func structOf(name string, size int64, ms ...types.Member) *types.Struct {
 //
 // fbt::f*:entry matches several of them, which dtrace does not vouch
 // are typed alike.
-func perDescProbes() tableProbes {
+func perDescProbes() dtracetest.Probes {
 	sa := structOf("a", 16, types.Member{Name: "x", Type: types.IntType}, types.Member{Name: "y", Type: types.Long, Offset: 8})
 	sb := structOf("b", 33, types.Member{Name: "pad", Type: &types.Array{Elem: types.Char, Len: 32}},
 		types.Member{Name: "y", Type: types.Char, Offset: 32})
@@ -54,7 +47,7 @@ func perDescProbes() tableProbes {
 		// Each probe gets its own pointer type, as a catalog makes them.
 		return check.ProbeMatch{Count: 1, Typed: true, Args: []types.Type{&types.Pointer{Elem: t}, types.Long}}
 	}
-	return tableProbes{
+	return dtracetest.Probes{
 		"fbt::fa:entry":  typed(sa),
 		"fbt::fa2:entry": typed(sa),
 		"fbt::fb:entry":  typed(sb),
@@ -69,20 +62,7 @@ func perDescProbes() tableProbes {
 // compileWith compiles src with probes, returning the checker's result
 // and the generated program.
 func compileWith(probes check.Probes, src string) (*check.Info, *ast.Program, *dof.Program, error) {
-	c := check.NewChecker(&check.Config{Probes: probes})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare, AllowEmpty: true})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if err := (&sugar.Expander{}).Expand(prog); err != nil {
-		return nil, nil, nil, err
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	p, err := emit.Program(prog, info, nil)
-	return info, prog, p, err
+	return dtracetest.CompileWith("t.d", []byte(src), nil, &check.Config{Probes: probes})
 }
 
 // loads describes how a DIFO reads memory: each load instruction and

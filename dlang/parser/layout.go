@@ -6,6 +6,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
+	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
 // dtrace folds sizeof(type) and offsetof(type, member) while it parses,
@@ -112,11 +113,9 @@ type field struct {
 
 // structLayout lays out a struct or union definition, returning its
 // layout and its members' places. The layout is libctf's, as the type
-// checker's (check.Checker's layout): each member starts at the first
-// byte after the previous one ends, rounded up to its alignment; a
-// bit-field is an integer of the power of two bytes that hold it; a
-// struct ends where its last member ends, and is aligned as its first
-// member (ctf_type_align).
+// checker's (check.Checker's layout), with its rules in
+// types.CTFMemberOffset and types.BitFieldBytes; a struct ends where its
+// last member ends, and is aligned as its first member (ctf_type_align).
 func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool) {
 	var (
 		end    uint64 // where the last member ends, in bits
@@ -140,10 +139,7 @@ func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool
 				if w.Value == 0 {
 					continue // dt_decl_member ignores it
 				}
-				n := uint64(1)
-				for n*8 < w.Value {
-					n *= 2
-				}
+				n := uint64(types.BitFieldBytes(int64(w.Value)))
 				l, mbits = layout{n, n}, w.Value
 			}
 			if t.Union || first {
@@ -153,8 +149,7 @@ func (p *parser) structLayout(t *ast.StructType) (layout, map[string]field, bool
 			if t.Union || first {
 				size = max(size, l.size)
 			} else {
-				a := max(l.align, 1)
-				off = ((end+7)/8 + a - 1) / a * a
+				off = uint64(types.CTFMemberOffset(int64(end), int64(l.align)))
 				size = off + l.size
 			}
 			first = false

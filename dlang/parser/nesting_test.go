@@ -139,13 +139,7 @@ var nestingShapes = []nestingShape{
 	// Each inline names the one before: the code generator expands
 	// them into one expression as deep as the chain is long.
 	{name: "inline-chain", per: 1, over: 100_000, expand: true, src: func(n int) string {
-		var b strings.Builder
-		b.WriteString(decls + "inline int i0 = y;\n")
-		for i := 1; i <= n; i++ {
-			fmt.Fprintf(&b, "inline int i%d = i%d + y;\n", i, i-1)
-		}
-		fmt.Fprintf(&b, "BEGIN { x = i%d; }\n", n)
-		return b.String()
+		return inlineChain(n, "i%[1]d + y")
 	}},
 	// Each translator's member translates with the one before; the
 	// registers that hold the inputs run out first.
@@ -161,14 +155,21 @@ var nestingShapes = []nestingShape{
 	// Each inline names the one before twice: expanded, the last one is
 	// 2^n leaves.
 	{name: "inline-doubling", per: 0, over: 100, expand: true, src: func(n int) string {
-		var b strings.Builder
-		b.WriteString(decls + "inline int i0 = y;\n")
-		for i := 1; i <= n; i++ {
-			fmt.Fprintf(&b, "inline int i%d = i%d + i%d;\n", i, i-1, i-1)
-		}
-		fmt.Fprintf(&b, "BEGIN { x = i%d; }\n", n)
-		return b.String()
+		return inlineChain(n, "i%[1]d + i%[1]d")
 	}},
+}
+
+// inlineChain defines inlines i0 = y and i1 … in, each as def, whose
+// %[1]d is the number of the inline before, and a BEGIN clause that
+// assigns in to x.
+func inlineChain(n int, def string) string {
+	var b strings.Builder
+	b.WriteString(decls + "inline int i0 = y;\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "inline int i%[2]d = "+def+";\n", i-1, i)
+	}
+	fmt.Fprintf(&b, "BEGIN { x = i%d; }\n", n)
+	return b.String()
 }
 
 // nestedSOU is kw s0 { kw s1 { … int x; } m1; … } nested n deep.

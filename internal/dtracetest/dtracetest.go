@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/emit"
@@ -96,21 +97,38 @@ func NeedsHelper(path string) bool {
 // cfg is the parser's configuration, nil for none; the checker's hooks
 // are set on it.
 func Compile(name string, src []byte, cfg *parser.Config) (*dof.Program, error) {
-	c := check.NewChecker(&check.Config{})
+	_, _, p, err := CompileWith(name, src, cfg, nil)
+	return p, err
+}
+
+// CompileWith is Compile with the checker configured by ccfg, nil for
+// none; it also returns the checked program and what the checker found.
+func CompileWith(name string, src []byte, cfg *parser.Config, ccfg *check.Config) (*check.Info, *ast.Program, *dof.Program, error) {
+	if ccfg == nil {
+		ccfg = &check.Config{}
+	}
+	c := check.NewChecker(ccfg)
 	if cfg == nil {
 		cfg = &parser.Config{}
 	}
 	cfg.Types, cfg.Declare, cfg.DefineTag, cfg.AllowEmpty = c, c.Declare, c.DefineTag, true
 	prog, err := parser.ParseFile(name, src, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if err := (&sugar.Expander{}).Expand(prog); err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	info, err := c.Check(prog)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return emit.Program(prog, info, nil)
+	p, err := emit.Program(prog, info, nil)
+	return info, prog, p, err
 }
+
+// Probes matches probe descriptions by their text, as a catalog would.
+type Probes map[string]check.ProbeMatch
+
+// Match returns the match of d's text.
+func (p Probes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) { return p[d.String()], nil }

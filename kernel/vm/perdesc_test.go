@@ -4,19 +4,12 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 	"github.com/kdtrace/kdtrace/kernel/vm"
 )
-
-// descProbes matches descriptions by their text, as a catalog would.
-type descProbes map[string]check.ProbeMatch
-
-func (p descProbes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) { return p[d.String()], nil }
 
 // TestPerDescriptionValues runs the ECBs of a clause with three probe
 // descriptions whose args[0] point to structs that lay out member y
@@ -35,22 +28,10 @@ func TestPerDescriptionValues(t *testing.T) {
 	probe := func(s *types.Struct) check.ProbeMatch {
 		return check.ProbeMatch{Count: 1, Typed: true, Args: []types.Type{&types.Pointer{Elem: s}}}
 	}
-	probes := descProbes{"fbt::fa:entry": probe(sa), "fbt::fb:entry": probe(sb), "fbt::fc:entry": probe(sc)}
+	probes := dtracetest.Probes{"fbt::fa:entry": probe(sa), "fbt::fb:entry": probe(sb), "fbt::fc:entry": probe(sc)}
 
 	src := "fbt::fa:entry, fbt::fb:entry, fbt::fc:entry { trace(args[0]->y); trace(args[0]->y + 1); }"
-	c := check.NewChecker(&check.Config{Probes: probes})
-	prog, err := parser.ParseFile("t.d", []byte(src), &parser.Config{Types: c, Declare: c.Declare})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&sugar.Expander{}).Expand(prog); err != nil {
-		t.Fatal(err)
-	}
-	info, err := c.Check(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := emit.Program(prog, info, nil)
+	_, _, p, err := dtracetest.CompileWith("t.d", []byte(src), nil, &check.Config{Probes: probes})
 	if err != nil {
 		t.Fatal(err)
 	}
