@@ -152,13 +152,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if !keepAST {
 		p.AST = nil
 	}
-	ecbs := 0
-	for _, d := range prog.Decls {
-		if cl, ok := d.(*ast.Clause); ok {
-			ecbs += len(cl.Probes)
-		}
-	}
-	em := emit.NewEmitter(&emit.Config{StringSize: h.checker.StringSize()}, ecbs)
+	em := emit.NewEmitter(prog, &emit.Config{StringSize: h.checker.StringSize()})
 	i := 0 // where the clause is in prog.Decls
 	if p.Info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
 		if err := em.Clause(cl, info); err != nil {

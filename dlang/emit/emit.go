@@ -21,13 +21,7 @@ type Config struct {
 // probe description, in program order. It returns the first error, a
 // *diag.Error.
 func Program(prog *ast.Program, info *check.Info, cfg *Config) (*dof.Program, error) {
-	n := 0 // ECBs, so that a program of many clauses grows no list
-	for _, d := range prog.Decls {
-		if cl, ok := d.(*ast.Clause); ok {
-			n += len(cl.Probes)
-		}
-	}
-	e := NewEmitter(cfg, n)
+	e := NewEmitter(prog, cfg)
 	for _, d := range prog.Decls {
 		if cl, ok := d.(*ast.Clause); ok {
 			if err := e.Clause(cl, info); err != nil {
@@ -58,9 +52,15 @@ type deferredClause struct {
 	ecb  int         // its first ECB in the program
 }
 
-// NewEmitter returns an emitter of a program; ecbs is how many ECBs
-// are expected (0 if not known), for the list to be made to size.
-func NewEmitter(cfg *Config, ecbs int) *Emitter {
+// NewEmitter returns an emitter of the clauses of prog, which it counts
+// so that the list of ECBs of a program of many clauses is made to size.
+func NewEmitter(prog *ast.Program, cfg *Config) *Emitter {
+	ecbs := 0
+	for _, d := range prog.Decls {
+		if cl, ok := d.(*ast.Clause); ok {
+			ecbs += len(cl.Probes)
+		}
+	}
 	if cfg == nil {
 		cfg = &Config{}
 	}

@@ -123,7 +123,7 @@ BEGIN { printf("%d %s\n", a, execname); @[execname] = count(); }
 		if err != nil {
 			t.Fatal(err)
 		}
-		em := emit.NewEmitter(nil, 0)
+		em := emit.NewEmitter(prog, nil)
 		info, err := c.CheckClauses(prog, em.Clause)
 		if err != nil {
 			t.Fatal(err)
