@@ -120,10 +120,10 @@ type Options struct {
 // (dtrace_state_create).
 var DefaultOptions = Options{
 	StrSize:       kernel.DefaultStrSize,
-	StackFrames:   20,
-	UStackFrames:  20,
-	JStackFrames:  50,
-	JStackStrSize: 512,
+	StackFrames:   kernel.DefaultStackFrames,
+	UStackFrames:  kernel.DefaultUStackFrames,
+	JStackFrames:  kernel.DefaultJStackFrames,
+	JStackStrSize: kernel.DefaultJStackStrSize,
 }
 
 // OptionsOf returns the defaults with the program's option settings
