@@ -66,7 +66,7 @@ func (l *loader) enable(n int) error {
 				recs[j].intuple = true
 			}
 			recs[first].align = max(recs[first].align, aggIDSize)
-			recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+			recs = append(recs, record{kind: a.Kind, size: size, align: AlignOf(size)})
 			st.data = true
 			continue
 		}
@@ -94,7 +94,7 @@ func (l *loader) enable(n int) error {
 		if (size != 0 || a.Kind == dof.ActSpeculate) && st.commit {
 			return fail(ReasonAfterCommit)
 		}
-		recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+		recs = append(recs, record{kind: a.Kind, size: size, align: AlignOf(size)})
 		st.data = st.data || size != 0
 		st.commit = st.commit || a.Kind == dof.ActCommit
 		st.speculate = st.speculate || a.Kind == dof.ActSpeculate
@@ -106,9 +106,9 @@ func (l *loader) enable(n int) error {
 	return nil
 }
 
-// alignOf is the alignment the kernel gives a record of that size: the
-// largest power of two up to 8 that divides it.
-func alignOf(size uint64) uint64 {
+// AlignOf is the alignment the kernel gives a record of that size: the
+// largest power of two up to 8 that divides it, 1 for no data.
+func AlignOf(size uint64) uint64 {
 	for mask := uint64(7); size != 0 && mask > 0; mask >>= 1 {
 		if size&mask == 0 {
 			return mask + 1

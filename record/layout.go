@@ -313,16 +313,9 @@ func dataBefore(acts []Action) bool {
 	return false
 }
 
-// alignOf is the alignment the kernel gives a record of that size: the
-// largest power of two up to 8 that divides it, 1 for no data.
-func alignOf(size uint32) uint16 {
-	for mask := uint32(7); size != 0 && mask > 0; mask >>= 1 {
-		if size&mask == 0 {
-			return uint16(mask + 1)
-		}
-	}
-	return 1
-}
+// alignOf is the kernel's alignment of a record of that size,
+// kernel.AlignOf.
+func alignOf(size uint32) uint16 { return uint16(kernel.AlignOf(uint64(size))) }
 
 // actSize returns the size of the record a non-aggregating action
 // writes and its argument as the kernel keeps it
