@@ -21,16 +21,7 @@ const benchSrc = `BEGIN { x = arg0 * 7 + 1; self->y = x > 3 ? x / 2 : x % 5; tra
 func BenchmarkKernel(b *testing.B) {
 	needBPF(b)
 	objs := difos(compileD(b, benchSrc))
-	l := newLayout(b, nil)
-	for _, o := range objs {
-		if err := l.Add(o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rt, err := bpf.NewRuntime(l)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l, rt := newRuntime(b, nil, objs)
 	defer rt.Close()
 	var progs []*ebpf.Program
 	for _, o := range objs {

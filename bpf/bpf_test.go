@@ -50,6 +50,23 @@ func newLayout(t testing.TB, cfg *bpf.Config) *bpf.Layout {
 	return l
 }
 
+// newRuntime lays out objs under cfg and makes a runtime for them; the
+// caller closes it.
+func newRuntime(t testing.TB, cfg *bpf.Config, objs []*dif.Object) (*bpf.Layout, *bpf.Runtime) {
+	t.Helper()
+	l := newLayout(t, cfg)
+	for _, o := range objs {
+		if err := l.Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rt, err := bpf.NewRuntime(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, rt
+}
+
 // compileD parses, checks and generates src as kdtrace does.
 func compileD(t testing.TB, src string) *dof.Program {
 	t.Helper()
@@ -115,16 +132,7 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 // if the programs depend on the current task.
 func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 	t.Helper()
-	l := newLayout(t, nil)
-	for _, o := range objs {
-		if err := l.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt, err := bpf.NewRuntime(l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, rt := newRuntime(t, nil, objs)
 	defer rt.Close()
 	var progs []*ebpf.Program
 	defer func() {

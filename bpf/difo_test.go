@@ -207,16 +207,7 @@ func TestTimestamp(t *testing.T) {
 func TestThreadDrops(t *testing.T) {
 	needBPF(t)
 	objs := difos(compileD(t, `BEGIN { self->a = 1; self->b = 2; trace(self->b); self->a = 0; self->b = 3; trace(self->b); }`))
-	l := newLayout(t, &bpf.Config{Threads: 1})
-	for _, o := range objs {
-		if err := l.Add(o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rt, err := bpf.NewRuntime(l)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, rt := newRuntime(t, &bpf.Config{Threads: 1}, objs)
 	defer rt.Close()
 	defer onCPU0(t)()
 	var vals []uint64

@@ -602,21 +602,9 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	case id == dif.VarPID || id == dif.VarTID:
 		// The ids of the initial PID namespace, as dtrace reports them
 		// for the whole system.
-		t.emit(asm.FnGetCurrentPidTgid.Call())
-		if id == dif.VarPID {
-			t.emit(asm.RSh.Imm(asm.R0, 32))
-		} else {
-			t.emit(asm.LSh.Imm(asm.R0, 32))
-			t.emit(asm.RSh.Imm(asm.R0, 32))
-		}
+		t.half(asm.FnGetCurrentPidTgid, id == dif.VarPID)
 	case id == dif.VarUID || id == dif.VarGID:
-		t.emit(asm.FnGetCurrentUidGid.Call())
-		if id == dif.VarGID {
-			t.emit(asm.RSh.Imm(asm.R0, 32))
-		} else {
-			t.emit(asm.LSh.Imm(asm.R0, 32))
-			t.emit(asm.RSh.Imm(asm.R0, 32))
-		}
+		t.half(asm.FnGetCurrentUidGid, id == dif.VarGID)
 	case id == dif.VarCPU:
 		t.emit(asm.FnGetSmpProcessorId.Call())
 	case id == dif.VarExecname:
@@ -630,6 +618,16 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	}
 	t.set(in.RD(), asm.R0)
 	return nil
+}
+
+// half calls fn, a helper that returns two 32-bit ids in one word, and
+// keeps the upper one in R0 if upper, else the lower one.
+func (t *translator) half(fn asm.BuiltinFunc, upper bool) {
+	t.emit(fn.Call())
+	if !upper {
+		t.emit(asm.LSh.Imm(asm.R0, 32))
+	}
+	t.emit(asm.RSh.Imm(asm.R0, 32))
 }
 
 // allocs translates allocs: size bytes of scratch, 8-aligned, zeroed,

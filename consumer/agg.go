@@ -335,7 +335,8 @@ func weighted(act dof.ActKind, w []int64) (*big.Float, int64) {
 			zero = b[levels+1]
 		}
 	case dof.AggLLQuantize:
-		for i, v := range llquantizeValues(uint64(w[0]), len(w)-1) {
+		vals, _ := llquantizeValues(uint64(w[0]), len(w)-1)
+		for i, v := range vals {
 			add(v, w[i+1])
 		}
 	}
@@ -343,10 +344,12 @@ func weighted(act dof.ActKind, w []int64) (*big.Float, int64) {
 }
 
 // llquantizeValues returns the lowest value of each of llquantize's n
-// buckets: 0 for the underflow bucket, then each step of each order.
-func llquantizeValues(arg uint64, n int) []int64 {
-	factor, low, _, nsteps := dof.LLQuantizeParams(arg)
-	vals := make([]int64, 0, n)
+// buckets: 0 for the underflow bucket, then each step of each order,
+// and the index of the overflow bucket, the one after the last step of
+// order high (n or more when there is none).
+func llquantizeValues(arg uint64, n int) (vals []int64, over int) {
+	factor, low, high, nsteps := dof.LLQuantizeParams(arg)
+	vals = make([]int64, 0, n)
 	vals = append(vals, 0)
 	value := int64(1)
 	for range low {
@@ -357,10 +360,15 @@ func llquantizeValues(arg uint64, n int) []int64 {
 	if next > int64(nsteps) {
 		step = next / int64(nsteps)
 	}
+	order := int(low)
+	over = n
 	for len(vals) < n {
 		vals = append(vals, value)
 		if value += step; value != next {
 			continue
+		}
+		if order++; order == int(high)+1 {
+			over = len(vals)
 		}
 		next = value * int64(factor)
 		step = 1
@@ -368,7 +376,7 @@ func llquantizeValues(arg uint64, n int) []int64 {
 			step = next / int64(nsteps)
 		}
 	}
-	return vals
+	return vals, over
 }
 
 // stddev is dt_stddev: the standard deviation of a stddev()'s data

@@ -118,14 +118,14 @@ func absInt(n int64) uint64 {
 
 // shown returns the range of buckets dtrace shows of counts: from the
 // one before the first non-zero to the one after the last, or, when all
-// are zero, the ones from empty to empty+2.
-func shown(counts []int64, empty int) (first, last int) {
+// are zero, the ones from zeroFirst to zeroLast.
+func shown(counts []int64, zeroFirst, zeroLast int) (first, last int) {
 	first, last = 0, len(counts)-1
 	for first < len(counts) && counts[first] == 0 {
 		first++
 	}
 	if first == len(counts) {
-		return empty, empty + 2
+		return zeroFirst, zeroLast
 	}
 	if first > 0 {
 		first--
@@ -182,7 +182,7 @@ func lquantizeHist(w []int64) (*histogram, error) {
 	if len(b) != int(levels)+2 {
 		return nil, fmt.Errorf("%s", errDMismatch)
 	}
-	first, last := shown(b, 0)
+	first, last := shown(b, 0, 2)
 	h := &histogram{}
 	for i := first; i <= last; i++ {
 		var label string
@@ -200,7 +200,9 @@ func lquantizeHist(w []int64) (*histogram, error) {
 	return h, nil
 }
 
-// llquantizeHist is the histogram dt_print_llquantize prints.
+// llquantizeHist is the histogram dt_print_llquantize prints: the
+// underflow bucket, each step of each order from low to high, and the
+// overflow bucket; buckets past it are not shown.
 func llquantizeHist(w []int64) (*histogram, error) {
 	if len(w) < 1 {
 		return nil, fmt.Errorf("%s", errDMismatch)
@@ -210,57 +212,27 @@ func llquantizeHist(w []int64) (*histogram, error) {
 	if factor < 2 || low >= high || nsteps == 0 || factor > nsteps {
 		return nil, fmt.Errorf("%s", errDMismatch)
 	}
-	first, last := 0, len(b)-1
-	for first < len(b) && b[first] == 0 {
-		first++
-	}
-	if first == len(b) {
-		first, last = 0, 1
-	} else {
-		if first > 0 {
-			first--
-		}
-		for last > 0 && b[last] == 0 {
-			last--
-		}
-		if last < len(b)-1 {
-			last++
-		}
+	first, last := shown(b, 0, 1)
+	vals, over := llquantizeValues(uint64(w[0]), len(b))
+	lowest := int64(1)
+	for range low {
+		lowest *= int64(factor)
 	}
 	h := &histogram{}
-	value := int64(1)
-	for range low {
-		value *= int64(factor)
-	}
-	if first == 0 {
-		h.labels = append(h.labels, fmt.Sprintf("< %d", value))
-		h.counts = append(h.counts, b[0])
-	}
-	next := value * int64(factor)
-	step := int64(1)
-	if next > int64(nsteps) {
-		step = next / int64(nsteps)
-	}
-	bin := 1
-	for order := int(low); order <= int(high); {
-		if bin >= first && bin <= last && bin < len(b) {
-			h.labels = append(h.labels, fmt.Sprint(value))
-			h.counts = append(h.counts, b[bin])
+	for i := first; i <= last && i < len(b); i++ {
+		var label string
+		switch {
+		case i == 0:
+			label = fmt.Sprintf("< %d", lowest)
+		case i < over:
+			label = fmt.Sprint(vals[i])
+		case i == over:
+			label = fmt.Sprintf(">= %d", vals[i])
+		default:
+			return h, nil
 		}
-		bin++
-		if value += step; value != next {
-			continue
-		}
-		next = value * int64(factor)
-		step = 1
-		if next > int64(nsteps) {
-			step = next / int64(nsteps)
-		}
-		order++
-	}
-	if last >= bin && bin < len(b) {
-		h.labels = append(h.labels, fmt.Sprintf(">= %d", value))
-		h.counts = append(h.counts, b[bin])
+		h.labels = append(h.labels, label)
+		h.counts = append(h.counts, b[i])
 	}
 	return h, nil
 }

@@ -66,14 +66,25 @@ func (l *loader) enable(n int) error {
 				recs[j].intuple = true
 			}
 			recs[first].align = max(recs[first].align, aggIDSize)
-			recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+			recs = append(recs, record{kind: a.Kind, size: size, align: AlignOf(size)})
 			st.data = true
 			continue
 		}
 		if a.Kind.IsDestructive() || (a.Kind == dof.ActDIFExpr && a.DIFO != nil && a.DIFO.Destructive) {
 			l.prog.Destructive = true
 		}
-		size, reason := actSize(a, &st, &opt)
+		// The checks of order come first, as dtrace_ecb_action_add
+		// makes them.
+		switch {
+		case a.Kind == dof.ActSpeculate && st.data:
+			// The kernel means to refuse a speculate after data was
+			// recorded (its check of dte_size), but sizes the ECB only
+			// once all actions are in; dtrace's compiler refuses it too.
+			return fail(ReasonSpecAfterData)
+		case a.Kind == dof.ActCommit && st.commit:
+			return fail(ReasonCommitTwice)
+		}
+		size, reason := ActionSize(a, &opt)
 		if reason != "" {
 			return fail(reason)
 		}
@@ -83,7 +94,7 @@ func (l *loader) enable(n int) error {
 		if (size != 0 || a.Kind == dof.ActSpeculate) && st.commit {
 			return fail(ReasonAfterCommit)
 		}
-		recs = append(recs, record{kind: a.Kind, size: size, align: alignOf(size)})
+		recs = append(recs, record{kind: a.Kind, size: size, align: AlignOf(size)})
 		st.data = st.data || size != 0
 		st.commit = st.commit || a.Kind == dof.ActCommit
 		st.speculate = st.speculate || a.Kind == dof.ActSpeculate
@@ -95,9 +106,9 @@ func (l *loader) enable(n int) error {
 	return nil
 }
 
-// alignOf is the alignment the kernel gives a record of that size: the
-// largest power of two up to 8 that divides it.
-func alignOf(size uint64) uint64 {
+// AlignOf is the alignment the kernel gives a record of that size: the
+// largest power of two up to 8 that divides it, 1 for no data.
+func AlignOf(size uint64) uint64 {
 	for mask := uint64(7); size != 0 && mask > 0; mask >>= 1 {
 		if size&mask == 0 {
 			return mask + 1
@@ -113,9 +124,12 @@ type chain struct {
 	data      bool // an action that records data, or an aggregation
 }
 
-// actSize returns the size of the record a non-aggregating action
-// writes, or why the kernel refuses it.
-func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
+// ActionSize returns the size of the record a non-aggregating action
+// writes under the option values opt (of which strsize, stackframes,
+// ustackframes, jstackframes and jstackstrsize are read), or why the
+// kernel refuses it (dtrace_ecb_action_add); the checks of the actions'
+// order are the caller's.
+func ActionSize(a *Action, opt *[dof.OptMax]int64) (uint64, string) {
 	dp := a.DIFO
 	switch a.Kind {
 	case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen, dof.ActDIFExpr,
@@ -175,7 +189,7 @@ func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
 	case dof.ActStop, dof.ActBreakpoint, dof.ActPanic:
 		return 0, ""
 
-	case dof.ActChill, dof.ActDiscard, dof.ActRaise:
+	case dof.ActChill, dof.ActDiscard, dof.ActRaise, dof.ActSpeculate, dof.ActCommit:
 		if dp == nil {
 			return 0, ReasonActNeedsDIFO
 		}
@@ -190,18 +204,6 @@ func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
 		}
 		return 4, ""
 
-	case dof.ActSpeculate:
-		// The kernel means to refuse a speculate after data was
-		// recorded (its check of dte_size), but sizes the ECB only once
-		// all actions are in; dtrace's compiler refuses it too.
-		if st.data {
-			return 0, ReasonSpecAfterData
-		}
-		if dp == nil {
-			return 0, ReasonActNeedsDIFO
-		}
-		return 0, ""
-
 	case dof.ActPrintm:
 		// The kernel reads the DIFO's type without looking whether
 		// there is one.
@@ -209,15 +211,6 @@ func actSize(a *Action, st *chain, opt *[dof.OptMax]int64) (uint64, string) {
 			return 0, ReasonActNeedsDIFO
 		}
 		return uint64(dp.Ret.Size), ""
-
-	case dof.ActCommit:
-		if st.commit {
-			return 0, ReasonCommitTwice
-		}
-		if dp == nil {
-			return 0, ReasonActNeedsDIFO
-		}
-		return 0, ""
 	}
 	return 0, ReasonActKind
 }

@@ -43,6 +43,14 @@ func (l *loader) options() error {
 	return nil
 }
 
+// Defaults of the options records are sized with (dtrace_state_create).
+const (
+	DefaultStackFrames   = 20
+	DefaultUStackFrames  = 20
+	DefaultJStackFrames  = 50
+	DefaultJStackStrSize = 512
+)
+
 // optValues returns the option values actions are sized with: the
 // kernel's defaults for a new consumer (dtrace_state_create), then the
 // program's settings.
@@ -57,14 +65,14 @@ func (l *loader) optValues() [dof.OptMax]int64 {
 	o[dof.OptSpecSize] = 32 << 10
 	o[dof.OptCPU] = -1
 	o[dof.OptStrSize] = int64(l.cfg.StrSize)
-	o[dof.OptStackFrames] = 20
-	o[dof.OptUStackFrames] = 20
+	o[dof.OptStackFrames] = DefaultStackFrames
+	o[dof.OptUStackFrames] = DefaultUStackFrames
 	o[dof.OptCleanRate] = 9900990
 	o[dof.OptAggRate] = 1e9
 	o[dof.OptSwitchRate] = 1e9
 	o[dof.OptStatusRate] = 1e9
-	o[dof.OptJStackFrames] = 50
-	o[dof.OptJStackStrSize] = 512
+	o[dof.OptJStackFrames] = DefaultJStackFrames
+	o[dof.OptJStackStrSize] = DefaultJStackStrSize
 	for _, s := range l.prog.Options {
 		o[s.ID] = s.Value
 	}

@@ -120,10 +120,10 @@ type Options struct {
 // (dtrace_state_create).
 var DefaultOptions = Options{
 	StrSize:       kernel.DefaultStrSize,
-	StackFrames:   20,
-	UStackFrames:  20,
-	JStackFrames:  50,
-	JStackStrSize: 512,
+	StackFrames:   kernel.DefaultStackFrames,
+	UStackFrames:  kernel.DefaultUStackFrames,
+	JStackFrames:  kernel.DefaultJStackFrames,
+	JStackStrSize: kernel.DefaultJStackStrSize,
 }
 
 // OptionsOf returns the defaults with the program's option settings
@@ -313,49 +313,31 @@ func dataBefore(acts []Action) bool {
 	return false
 }
 
-// alignOf is the alignment the kernel gives a record of that size: the
-// largest power of two up to 8 that divides it, 1 for no data.
-func alignOf(size uint32) uint16 {
-	for mask := uint32(7); size != 0 && mask > 0; mask >>= 1 {
-		if size&mask == 0 {
-			return uint16(mask + 1)
-		}
-	}
-	return 1
-}
+// alignOf is the kernel's alignment of a record of that size,
+// kernel.AlignOf.
+func alignOf(size uint32) uint16 { return uint16(kernel.AlignOf(uint64(size))) }
 
 // actSize returns the size of the record a non-aggregating action
 // writes and its argument as the kernel keeps it
-// (dtrace_ecb_action_add), or why the kernel refuses it.
+// (dtrace_ecb_action_add), or why the kernel refuses it: the size by the
+// kernel's rule, kernel.ActionSize.
 func (l *Layout) actSize(a *kernel.Action) (size uint32, arg uint64, reason string) {
-	dp, arg := a.DIFO, a.Arg
-	ret := func(s uint64) (uint32, uint64, string) {
-		if s > math.MaxUint32 {
-			return 0, 0, "record too large"
-		}
-		return uint32(s), arg, ""
+	opt := l.opt.values()
+	s, reason := kernel.ActionSize(a, &opt)
+	if reason != "" {
+		return 0, 0, reason
 	}
+	if s > math.MaxUint32 {
+		return 0, 0, kernel.ReasonActTooLarge
+	}
+	// The kernel keeps stack's and ustack's frames and strsize with
+	// their defaults filled in.
+	arg = a.Arg
 	switch a.Kind {
-	case dof.ActPrintf, dof.ActPrinta, dof.ActSystem, dof.ActFreopen, dof.ActDIFExpr,
-		dof.ActLibAct, dof.ActTraceMem, dof.ActTraceMemDynSize:
-		if dp == nil {
-			return 0, 0, "action without DIF"
-		}
-		if dp.Ret.Size != 0 {
-			return ret(uint64(dp.Ret.Size))
-		}
-		if dp.Ret.Kind == dif.TypeString {
-			if dp.Ret.Flags&dif.TFByRef == 0 {
-				return 0, 0, "string not by reference"
-			}
-			return ret(uint64(l.opt.StrSize))
-		}
-		return ret(0)
 	case dof.ActStack:
 		if arg == 0 {
 			arg = uint64(l.opt.StackFrames)
 		}
-		return ret(arg * 8)
 	case dof.ActJStack, dof.ActUStack:
 		nframes, strsize := dof.UStackParams(arg)
 		if a.Kind == dof.ActJStack {
@@ -369,35 +351,20 @@ func (l *Layout) actSize(a *kernel.Action) (size uint32, arg uint64, reason stri
 			nframes = l.opt.UStackFrames
 		}
 		arg = dof.UStackArg(nframes, strsize)
-		// A slot for the pid, the frames, then the strings.
-		return ret(((uint64(nframes)+1)*8 + uint64(strsize) + 7) &^ 7)
-	case dof.ActSym, dof.ActMod, dof.ActUSym, dof.ActUMod, dof.ActUAddr:
-		if dp == nil || dp.Ret.Size != 8 || dp.Ret.Flags&dif.TFByRef != 0 {
-			return 0, 0, "address not a 64-bit value"
-		}
-		if a.Kind == dof.ActSym || a.Kind == dof.ActMod {
-			return ret(8)
-		}
-		return ret(16) // the pid, then the address
-	case dof.ActStop, dof.ActBreakpoint, dof.ActPanic:
-		return ret(0)
-	case dof.ActChill, dof.ActDiscard, dof.ActRaise, dof.ActSpeculate, dof.ActCommit:
-		if dp == nil {
-			return 0, 0, "action without DIF"
-		}
-		return ret(0)
-	case dof.ActExit:
-		if dp == nil || dp.Ret.Size != 4 || dp.Ret.Flags&dif.TFByRef != 0 {
-			return 0, 0, "exit status not an int"
-		}
-		return ret(4)
-	case dof.ActPrintm:
-		if dp == nil {
-			return 0, 0, "action without DIF"
-		}
-		return ret(uint64(dp.Ret.Size))
 	}
-	return 0, 0, fmt.Sprintf("unknown action %v", a.Kind)
+	return uint32(s), arg, ""
+}
+
+// values returns the options as the kernel's option values, the ones
+// kernel.ActionSize reads.
+func (o *Options) values() [dof.OptMax]int64 {
+	var v [dof.OptMax]int64
+	v[dof.OptStrSize] = int64(o.StrSize)
+	v[dof.OptStackFrames] = int64(o.StackFrames)
+	v[dof.OptUStackFrames] = int64(o.UStackFrames)
+	v[dof.OptJStackFrames] = int64(o.JStackFrames)
+	v[dof.OptJStackStrSize] = int64(o.JStackStrSize)
+	return v
 }
 
 // aggSize returns the size of an aggregation's data, or why the kernel
