@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -64,6 +65,9 @@ type Handle struct {
 	target  int  // the process of -p, $target; 0 for none
 
 	modules []types.Module // the kernel's types
+
+	modBTFMu sync.Mutex
+	modBTF   map[string]loadedBTF // the modules' BTF read so far, by name
 
 	// Made by the first compile, once every option is set.
 	ready      bool
