@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -219,12 +218,7 @@ func TestPerDescriptionUSDT(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	pid := strconv.Itoa(cmd.Process.Pid)
-	waitMapped(t, pid)
+	pid := mappedPID(t, cmd)
 
 	var stdout, stderr bytes.Buffer
 	clause := "pd_prov$target::narrow:hit, pd_prov$target::wide:hit { trace(args[0]); }"
