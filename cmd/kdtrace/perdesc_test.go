@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
@@ -117,18 +116,7 @@ func TestPerDescription(t *testing.T) {
 
 	// The DOF the kernel would take, run over each struct's memory: y
 	// is -2 (a), -3 (b), 0xfffe (c), -4 (d); every other byte is 0x55.
-	out := filepath.Join(t.TempDir(), "p.dof")
-	if st := run([]string{"kdtrace", "--kernel", exe, "-G", "-o", out, "-n", clause}, &stdout, &stderr); st != 0 {
-		t.Fatalf("-G: exit %d: %s", st, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := kernel.Load(b, nil)
-	if err != nil {
-		t.Fatalf("the kernel's checks refuse -G's DOF: %v", err)
-	}
+	p := loadDOF(t, "--kernel", exe, "-n", clause)
 	mem := func(size, off int, put func([]byte)) []byte {
 		m := bytes.Repeat([]byte{0x55}, size)
 		put(m[off:])
