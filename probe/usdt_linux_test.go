@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // usdtProgram marks probes with <sys/sdt.h>: two points of one probe in
@@ -52,7 +53,7 @@ func startUSDT(t *testing.T, name, src string) (path, pid string) {
 			t.Skip("no <sys/sdt.h> (Debian's systemtap-sdt-dev)")
 		}
 	}
-	path = buildC(t, t.TempDir(), name, src)
+	path = gcctest.Build(t, t.TempDir(), name, src)
 	cmd := exec.Command(path)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
