@@ -294,10 +294,16 @@ func (h *Handle) btfKernel() (*btf.Module, bool) {
 	if h.cfg.BTF != "" || h.cfg.Kernel != "" {
 		return nil, false
 	}
+	k := h.kernelBTF()
+	return k, k != nil
+}
+
+// kernelBTF returns the kernel's types if they are BTF, else nil.
+func (h *Handle) kernelBTF() *btf.Module {
 	for _, m := range h.modules {
 		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
-			return k, true
+			return k
 		}
 	}
-	return nil, false
+	return nil
 }

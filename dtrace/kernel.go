@@ -151,14 +151,12 @@ func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
 	if h.cfg.Kernel != "" || h.cfg.BTF == "none" {
 		return nil, nil
 	}
-	for _, m := range h.modules {
-		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
-			mb, err := h.moduleBTF(k, module)
-			if err != nil {
-				return nil, err
-			}
-			return mb, nil
+	if k := h.kernelBTF(); k != nil {
+		mb, err := h.moduleBTF(k, module)
+		if err != nil {
+			return nil, err
 		}
+		return mb, nil
 	}
 	return nil, nil
 }
