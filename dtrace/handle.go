@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -64,6 +65,9 @@ type Handle struct {
 	target  int  // the process of -p, $target; 0 for none
 
 	modules []types.Module // the kernel's types
+
+	modBTFMu sync.Mutex
+	modBTF   map[string]loadedBTF // the modules' BTF read so far, by name
 
 	// Made by the first compile, once every option is set.
 	ready      bool
@@ -290,10 +294,16 @@ func (h *Handle) btfKernel() (*btf.Module, bool) {
 	if h.cfg.BTF != "" || h.cfg.Kernel != "" {
 		return nil, false
 	}
+	k := h.kernelBTF()
+	return k, k != nil
+}
+
+// kernelBTF returns the kernel's types if they are BTF, else nil.
+func (h *Handle) kernelBTF() *btf.Module {
 	for _, m := range h.modules {
 		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
-			return k, true
+			return k
 		}
 	}
-	return nil, false
+	return nil
 }

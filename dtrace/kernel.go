@@ -88,11 +88,34 @@ func (h *Handle) loadModule(name string) (types.Module, error) {
 	if !ok {
 		return nil, nil
 	}
-	m, err := btf.LoadModule(k, name)
+	m, err := h.moduleBTF(k, name)
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// moduleBTF reads the BTF of the running kernel's module name, split
+// from k, once per handle: the checker, the probe catalog and the
+// symbol resolver each ask for it, the resolver at every symbol.
+func (h *Handle) moduleBTF(k *btf.Module, name string) (*btf.Module, error) {
+	h.modBTFMu.Lock()
+	defer h.modBTFMu.Unlock()
+	if r, ok := h.modBTF[name]; ok {
+		return r.m, r.err
+	}
+	m, err := btf.LoadModule(k, name)
+	if h.modBTF == nil {
+		h.modBTF = make(map[string]loadedBTF)
+	}
+	h.modBTF[name] = loadedBTF{m, err}
+	return m, err
+}
+
+// loadedBTF is a module's BTF or the error of reading it.
+type loadedBTF struct {
+	m   *btf.Module
+	err error
 }
 
 // probes returns what the checker asks about probe descriptions: the
@@ -128,14 +151,12 @@ func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
 	if h.cfg.Kernel != "" || h.cfg.BTF == "none" {
 		return nil, nil
 	}
-	for _, m := range h.modules {
-		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
-			mb, err := btf.LoadModule(k, module)
-			if err != nil {
-				return nil, err
-			}
-			return mb, nil
+	if k := h.kernelBTF(); k != nil {
+		mb, err := h.moduleBTF(k, module)
+		if err != nil {
+			return nil, err
 		}
+		return mb, nil
 	}
 	return nil, nil
 }

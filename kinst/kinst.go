@@ -289,11 +289,6 @@ func (r *Resolver) checkOffsetSymtab(fn string, off uint64) error {
 		if err != nil {
 			return fmt.Errorf("cannot check that offset %d of %s is an instruction: reading its code: %w", off, fn, err)
 		}
-		if s.Padded {
-			if code, err = amd64.TrimPadding(code, s.Addr); err != nil {
-				return fmt.Errorf("%s: %w", fn, err)
-			}
-		}
 		d, err := amd64.NewFunction(code, s.Addr)
 		if err != nil {
 			return fmt.Errorf("%s: %w", fn, err)

@@ -3,6 +3,8 @@ package ksym
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kdtrace/kdtrace/amd64"
 )
 
 // ErrNoText is Code's error for a table that has no way to read code.
@@ -14,7 +16,8 @@ var ErrNoText = errors.New("the kernel's code cannot be read")
 const maxFunc = 1 << 20
 
 // Code returns the code of function symbol s, which Lookup returned:
-// Size bytes at Addr.
+// Size bytes at Addr, less the padding after its last instruction where
+// Size runs to the next symbol (Padded).
 func (t *Table) Code(s Symbol) ([]byte, error) {
 	switch {
 	case t.text == nil:
@@ -28,5 +31,12 @@ func (t *Table) Code(s Symbol) ([]byte, error) {
 	case s.Size > maxFunc:
 		return nil, fmt.Errorf("%s would be %d bytes long: its end is not known", s.Name, s.Size)
 	}
-	return t.text(s.Addr, s.Size)
+	code, err := t.text(s.Addr, s.Size)
+	if err != nil || !s.Padded {
+		return code, err
+	}
+	if code, err = amd64.TrimPadding(code, s.Addr); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	return code, nil
 }

@@ -1,11 +1,9 @@
 package ksym_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
+
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // kernelC stands for a kernel: a function, and data of the kinds D
@@ -24,22 +22,5 @@ int main(void) { return vfs_read_like(max_pfn_like) + linux_banner[0] + file_ops
 // the test where gcc cannot.
 func buildKernel(t *testing.T, flags ...string) string {
 	t.Helper()
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the fixture's code is decoded as amd64")
-	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skipf("no gcc: %v", err)
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "kernel.c")
-	if err := os.WriteFile(src, []byte(kernelC), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "vmlinux")
-	args := append([]string{"-O1", "-fno-pie", "-no-pie", "-fcf-protection=none", "-o", out, src}, flags...)
-	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-		t.Skipf("gcc %v: %v\n%s", args, err, b)
-	}
-	return out
+	return gcctest.Build(t, t.TempDir(), "vmlinux", kernelC, flags...)
 }

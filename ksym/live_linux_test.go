@@ -96,9 +96,6 @@ func TestLiveKcore(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if code, err = amd64.TrimPadding(code, s[0].Addr); err != nil {
-		t.Fatal(err)
-	}
 	f, err := amd64.NewFunction(code, s[0].Addr)
 	if err != nil {
 		t.Fatal(err)

@@ -164,14 +164,7 @@ func (t *Table) ZeroAddrs() bool { return t.zero }
 func (t *Table) Modules() []string { return append([]string(nil), t.mods...) }
 
 // HasModule reports whether the table has symbols of module mod.
-func (t *Table) HasModule(mod string) bool {
-	for _, m := range t.mods {
-		if m == mod {
-			return true
-		}
-	}
-	return false
-}
+func (t *Table) HasModule(mod string) bool { return slices.Contains(t.mods, mod) }
 
 // Lookup returns the symbols called name: of module mod, or of every
 // module when mod is "", the kernel's first and then the modules' in the

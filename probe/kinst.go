@@ -124,11 +124,6 @@ func symbolCode(syms func() (*ksym.Table, error), module, fn string) (uint64, []
 			if err != nil {
 				return 0, nil, fmt.Errorf("cannot list the instructions of %s: reading its code: %w", fn, err)
 			}
-			if s.Padded {
-				if code, err = amd64.TrimPadding(code, s.Addr); err != nil {
-					return 0, nil, fmt.Errorf("%s: %w", fn, err)
-				}
-			}
 			return s.Addr, code, nil
 		}
 	}

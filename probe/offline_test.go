@@ -7,12 +7,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kdtrace/kdtrace/amd64"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 func TestOffline(t *testing.T) {
 	dir := t.TempDir()
-	image := buildC(t, dir, "vmlinux", testProgram)
-	mod := buildC(t, dir, "my-mod.ko", testModule, "-c")
+	image := gcctest.Build(t, dir, "vmlinux", testProgram)
+	mod := gcctest.Build(t, dir, "my-mod.ko", testModule, "-c")
 	c, err := Offline(image, []string{mod}, Config{Types: func(module string) (KernelTypes, error) {
 		if module != KernelModule {
 			return nil, nil
@@ -92,7 +93,7 @@ func TestOfflineErrors(t *testing.T) {
 		t.Errorf("Offline(/nonexistent/vmlinux) error = %v", err)
 	}
 	dir := t.TempDir()
-	image := buildC(t, dir, "vmlinux", testProgram)
+	image := gcctest.Build(t, dir, "vmlinux", testProgram)
 	c, err := Offline(image, []string{dir + "/missing.ko"}, Config{})
 	if err != nil {
 		t.Fatal(err)

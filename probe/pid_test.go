@@ -14,13 +14,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // startProgram builds testProgram and runs it idle, returning its
 // process ID and executable's base name.
 func startProgram(t *testing.T) (pid string, exe string) {
 	dir := t.TempDir()
-	path := buildC(t, dir, "traced", testProgram)
+	path := gcctest.Build(t, dir, "traced", testProgram)
 	cmd := exec.Command(path, "idle")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // usdtProgram marks probes with <sys/sdt.h>: two points of one probe in
@@ -42,14 +43,17 @@ int main(int argc, char **argv) {
 }
 `
 
-func TestUSDT(t *testing.T) {
+// startUSDT builds src, a program marked with <sys/sdt.h>, as name and
+// runs it until the test ends, skipping the test without the header. It
+// returns the program's path and its pid once libc is mapped.
+func startUSDT(t *testing.T, name, src string) (path, pid string) {
+	t.Helper()
 	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
 		if _, err := os.Stat("/usr/include/sys/sdt.h"); err != nil {
 			t.Skip("no <sys/sdt.h> (Debian's systemtap-sdt-dev)")
 		}
 	}
-	dir := t.TempDir()
-	path := buildC(t, dir, "marked", usdtProgram)
+	path = gcctest.Build(t, t.TempDir(), name, src)
 	cmd := exec.Command(path)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -58,13 +62,18 @@ func TestUSDT(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	pid := strconv.Itoa(cmd.Process.Pid)
+	pid = strconv.Itoa(cmd.Process.Pid)
 	for range 200 {
 		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return path, pid
+}
+
+func TestUSDT(t *testing.T) {
+	path, pid := startUSDT(t, "marked", usdtProgram)
 	exe := filepath.Base(path)
 
 	tests := []struct {
@@ -103,7 +112,7 @@ func TestUSDT(t *testing.T) {
 		t.Fatalf("Match(test_prov:::place) = %v, %v", ps, err)
 	}
 	site, ok := ps[0].Detail.(*USDTSite)
-	if !ok || site.PID != cmd.Process.Pid || site.Path != path {
+	if !ok || strconv.Itoa(site.PID) != pid || site.Path != path {
 		t.Fatalf("Detail = %#v", ps[0].Detail)
 	}
 	var got []string
@@ -167,27 +176,7 @@ int main(int argc, char **argv) {
 // (dtrace's EDT_UNSTABLE, for D_ARGS_MULTI), while each probe alone, and
 // probes typed alike, have.
 func TestUSDTInfoDisagree(t *testing.T) {
-	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
-		if _, err := os.Stat("/usr/include/sys/sdt.h"); err != nil {
-			t.Skip("no <sys/sdt.h> (Debian's systemtap-sdt-dev)")
-		}
-	}
-	path := buildC(t, t.TempDir(), "typed", usdtTypedProgram)
-	cmd := exec.Command(path)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	pid := strconv.Itoa(cmd.Process.Pid)
-	for range 200 {
-		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	_, pid := startUSDT(t, "typed", usdtTypedProgram)
 	prov := "pd_prov" + pid
 	tests := []struct {
 		desc     Desc
@@ -203,7 +192,8 @@ func TestUSDTInfoDisagree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Grab(cmd.Process.Pid); err != nil {
+	n, _ := strconv.Atoi(pid)
+	if err := c.Grab(n); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func TestOptionsDocumented(t *testing.T) {
 			}
 		}
 		for o := range got {
-			if !contains(takes, o) {
+			if !slices.Contains(takes, o) {
 				t.Errorf("%s has %s, which the command does not take", where, o)
 			}
 		}
@@ -141,15 +142,6 @@ func optionsIn(s string) map[string]bool {
 		}
 	}
 	return got
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestManExamples runs the command lines of the manual page's EXAMPLES

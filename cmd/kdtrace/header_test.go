@@ -104,12 +104,7 @@ func TestHeaderNotes(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	pid := strconv.Itoa(cmd.Process.Pid)
-	waitMapped(t, pid)
+	pid := mappedPID(t, cmd)
 
 	// Two probes of one name in two functions; string, int32 and no
 	// arguments as declared.
@@ -150,14 +145,22 @@ func TestHeaderNotes(t *testing.T) {
 	}
 }
 
-// waitMapped waits until process pid has its C library mapped: until
-// then the dynamic linker is still loading its objects.
-func waitMapped(t *testing.T, pid string) {
+// mappedPID takes a started process, to be killed when the test ends,
+// and returns its pid once it has its C library mapped: until then the
+// dynamic linker is still loading its objects.
+func mappedPID(t *testing.T, cmd *exec.Cmd) string {
+	t.Helper()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	pid := strconv.Itoa(cmd.Process.Pid)
 	for range 400 {
 		if maps, _ := os.ReadFile("/proc/" + pid + "/maps"); strings.Contains(string(maps), "libc") {
-			return
+			return pid
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("process %s never mapped libc", pid)
+	return ""
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -126,12 +125,7 @@ func TestTarget(t *testing.T) {
 	if err := sleep.Start(); err != nil {
 		t.Skip(err)
 	}
-	defer func() {
-		sleep.Process.Kill()
-		sleep.Wait()
-	}()
-	pid := strconv.Itoa(sleep.Process.Pid)
-	waitMapped(t, pid)
+	pid := mappedPID(t, sleep)
 	var stdout, stderr bytes.Buffer
 	if st := run([]string{"kdtrace", "--btf", "none", "-e", "-d", "-p", pid, "-n", "BEGIN { trace($target); }"}, &stdout, &stderr); st != 0 {
 		t.Fatalf("exit %d: %s", st, stderr.String())

@@ -8,14 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
@@ -118,18 +116,7 @@ func TestPerDescription(t *testing.T) {
 
 	// The DOF the kernel would take, run over each struct's memory: y
 	// is -2 (a), -3 (b), 0xfffe (c), -4 (d); every other byte is 0x55.
-	out := filepath.Join(t.TempDir(), "p.dof")
-	if st := run([]string{"kdtrace", "--kernel", exe, "-G", "-o", out, "-n", clause}, &stdout, &stderr); st != 0 {
-		t.Fatalf("-G: exit %d: %s", st, stderr.String())
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := kernel.Load(b, nil)
-	if err != nil {
-		t.Fatalf("the kernel's checks refuse -G's DOF: %v", err)
-	}
+	p := loadDOF(t, "--kernel", exe, "-n", clause)
 	mem := func(size, off int, put func([]byte)) []byte {
 		m := bytes.Repeat([]byte{0x55}, size)
 		put(m[off:])
@@ -219,12 +206,7 @@ func TestPerDescriptionUSDT(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	}()
-	pid := strconv.Itoa(cmd.Process.Pid)
-	waitMapped(t, pid)
+	pid := mappedPID(t, cmd)
 
 	var stdout, stderr bytes.Buffer
 	clause := "pd_prov$target::narrow:hit, pd_prov$target::wide:hit { trace(args[0]); }"

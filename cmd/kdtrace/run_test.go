@@ -37,13 +37,13 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestDOF checks that -G writes DOF the kernel's checks accept, and
-// that -S lists the DIF.
-func TestDOF(t *testing.T) {
+// loadDOF runs kdtrace -G with args, into a file, and returns the DOF
+// written as the kernel's checks load it.
+func loadDOF(t *testing.T, args ...string) *kernel.Program {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "p.dof")
 	var stdout, stderr bytes.Buffer
-	prog := `BEGIN /pid != 0/ { @c[execname] = count(); printf("%d %s\n", pid, execname); exit(0); }`
-	if st := run([]string{"kdtrace", "-G", "-o", out, "-n", prog}, &stdout, &stderr); st != 0 {
+	if st := run(append([]string{"kdtrace", "-G", "-o", out}, args...), &stdout, &stderr); st != 0 {
 		t.Fatalf("kdtrace -G: status %d: %s", st, stderr.String())
 	}
 	b, err := os.ReadFile(out)
@@ -54,10 +54,18 @@ func TestDOF(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the kernel's checks refuse -G's DOF: %v", err)
 	}
+	return p
+}
+
+// TestDOF checks that -G writes DOF the kernel's checks accept, and
+// that -S lists the DIF.
+func TestDOF(t *testing.T) {
+	prog := `BEGIN /pid != 0/ { @c[execname] = count(); printf("%d %s\n", pid, execname); exit(0); }`
+	p := loadDOF(t, "-n", prog)
 	if len(p.ECBs) != 1 || p.ECBs[0].Pred == nil || len(p.ECBs[0].Actions) != 6 {
 		t.Errorf("DOF has %d ECBs; want 1 with a predicate and 6 actions (id and key, count, printf 2, exit): %+v", len(p.ECBs), p.ECBs)
 	}
-	stderr.Reset()
+	var stdout, stderr bytes.Buffer
 	if st := run([]string{"kdtrace", "-S", "-e", "-n", prog}, &stdout, &stderr); st != 0 || !strings.Contains(stderr.String(), "ldgs DT_VAR(278), %r1") {
 		t.Errorf("kdtrace -S: status %d:\n%s", st, stderr.String())
 	}

@@ -1,0 +1,35 @@
+// Package gcctest builds small C programs with gcc for tests that read
+// their symbols and decode their code as amd64.
+package gcctest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Build compiles src with gcc into dir/name, not position-independent
+// and without CET's endbr64, with the given flags added, and returns
+// its path. It skips the test off amd64 or when gcc cannot build it.
+func Build(t testing.TB, dir, name, src string, flags ...string) string {
+	t.Helper()
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the test programs' code is decoded as amd64")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skipf("no gcc: %v", err)
+	}
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	args := append([]string{"-O1", "-fno-pie", "-no-pie", "-fcf-protection=none", "-o", out, c}, flags...)
+	if b, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+		t.Skipf("gcc %v: %v\n%s", args, err, b)
+	}
+	return out
+}
