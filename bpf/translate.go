@@ -55,52 +55,100 @@ const (
 )
 
 // Translate returns a whole BPF program that runs o, as a raw tracepoint
-// program (its context unused for now): it writes o's return value at
-// StateRet of MapState, or the fault that stopped it at StateFault,
-// StateFaultPC and StateFaultAddr, and returns 0, or 1 after a fault.
-// o must have been added to l. An instruction the translator cannot
-// translate yet is refused with an *Error naming it.
+// program (its context unused): it writes o's return value at StateRet
+// of MapState, or the fault that stopped it at StateFault, StateFaultPC
+// and StateFaultAddr, and returns 0, or 1 after a fault. o must have
+// been added to l. An instruction the translator cannot translate yet is
+// refused with an *Error naming it.
 func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
-	base, ok := l.StringBase(o)
-	if !ok {
-		return nil, &Error{PC: -1, Reason: "DIFO not added to the layout"}
-	}
-	t := &translator{o: o, l: l, strBase: base, targets: map[uint32]bool{}}
-	if err := t.scan(); err != nil {
+	t := newTranslator(l)
+	if err := t.use(o); err != nil {
 		return nil, err
 	}
 	t.prologue()
+	if err := t.difo(o, "", "ret", "fault"); err != nil {
+		return nil, err
+	}
+	t.mark("ret")
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.Return())
+	if t.faults["fault"] {
+		t.mark("fault")
+		t.emit(asm.Mov.Imm(asm.R0, 1))
+		t.emit(asm.Return())
+	}
+	return t.out, nil
+}
+
+// A translator appends the BPF code of one program: its prologue, then
+// DIFOs, each translated in place where the program runs it.
+type translator struct {
+	l     *Layout
+	uses  struct{ globals, locals, strings, scratch, strbuf bool }
+	out   asm.Instructions
+	label string // symbol for the next instruction emitted
+
+	// The DIFO being translated.
+	o       *dif.Object
+	strBase uint32
+	targets map[uint32]bool // DIF instructions that are branch targets
+	reach   []bool          // DIF instructions that can run
+	prefix  string          // of the DIFO's labels, unique in the program
+	ret     string          // label a ret jumps to, its value at StateRet
+	fault   string          // label a fault jumps to, recorded in MapState
+
+	// faults are the fault labels jumped to: the verifier refuses
+	// code that cannot run, so a fault path is emitted only if used.
+	faults map[string]bool
+}
+
+func newTranslator(l *Layout) *translator { return &translator{l: l, faults: map[string]bool{}} }
+
+// use checks o as scan does and notes the maps it needs: every DIFO of
+// a program is used before the prologue is emitted.
+func (t *translator) use(o *dif.Object) error {
+	base, ok := t.l.StringBase(o)
+	if !ok {
+		return &Error{PC: -1, Reason: "DIFO not added to the layout"}
+	}
+	t.o, t.strBase = o, base
+	return t.scan()
+}
+
+// difo appends the code of o: its ret stores the value at StateRet and
+// jumps to ret, a fault records itself in MapState and jumps to fault.
+// prefix makes its labels unique in the program.
+func (t *translator) difo(o *dif.Object, prefix, ret, fault string) error {
+	if err := t.use(o); err != nil {
+		return err
+	}
+	t.prefix, t.ret, t.fault = prefix, ret, fault
+	// The condition codes start clear for each DIFO, as the kernel's
+	// dtrace_dif_emulate starts them: no condition holds for (1, 0),
+	// neither equal, nor negative in difference, nor unsigned less.
+	t.emit(storeImm64(asm.R10, ccA, 1))
+	t.emit(storeImm64(asm.R10, ccB, 0))
 	for pc, in := range o.Code {
 		if !t.reach[pc] {
 			continue
 		}
 		if t.targets[uint32(pc)] {
-			t.mark(difLabel(uint32(pc)))
+			t.mark(t.difLabel(uint32(pc)))
 		}
 		if err := t.instr(pc, in); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return t.out, nil
+	return nil
 }
 
-type translator struct {
-	o       *dif.Object
-	l       *Layout
-	strBase uint32
-	targets map[uint32]bool // DIF instructions that are branch targets
-	reach   []bool          // DIF instructions that can run
-	uses    struct{ globals, locals, strings, scratch, strbuf bool }
-	out     asm.Instructions
-	label   string // symbol for the next instruction emitted
-}
-
-func difLabel(pc uint32) string { return fmt.Sprintf("dif%d", pc) }
+func (t *translator) difLabel(pc uint32) string { return fmt.Sprintf("%sdif%d", t.prefix, pc) }
 
 // scan checks what the code needs before any is emitted: registers in
 // range, branches forward, the maps it uses, and which instructions can
 // run, as the verifier refuses code that cannot.
 func (t *translator) scan() error {
+	t.targets = map[uint32]bool{}
 	// As the kernel requires, the last instruction is a ret, so no
 	// path falls off the end.
 	if n := len(t.o.Code); n == 0 || t.o.Code[n-1].Op() != dif.RET {
@@ -239,10 +287,6 @@ func (t *translator) prologue() {
 	for r := uint8(1); r < dif.NRegs; r++ {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
 	}
-	// No condition holds before the first cmp or tst: (1, 0) is
-	// neither equal, nor negative in difference, nor unsigned less.
-	t.emit(storeImm64(asm.R10, ccA, 1))
-	t.emit(storeImm64(asm.R10, ccB, 0))
 	t.emit(storeImm64(rState, StateFault, 0))
 	t.emit(storeImm64(rState, StateFaultPC, 0))
 	t.emit(storeImm64(rState, StateFaultAddr, 0))
@@ -266,16 +310,16 @@ func (t *translator) set(r uint8, src asm.Register) {
 	t.emit(asm.StoreMem(asm.R10, regSlot(r), src, asm.DWord))
 }
 
-// fault records a fault of instruction pc with the address in addr if
-// hasAddr (0 otherwise), and ends the program.
-func (t *translator) fault(pc int, code int32, addr asm.Register, hasAddr bool) {
+// faultAt records a fault of instruction pc with the address in addr if
+// hasAddr (0 otherwise), and jumps to the DIFO's fault label.
+func (t *translator) faultAt(pc int, code int32, addr asm.Register, hasAddr bool) {
 	t.emit(storeImm64(rState, StateFault, code))
 	t.emit(storeImm64(rState, StateFaultPC, int32(pc)))
 	if hasAddr {
 		t.emit(asm.StoreMem(rState, StateFaultAddr, addr, asm.DWord))
 	}
-	t.emit(asm.Mov.Imm(asm.R0, 1))
-	t.emit(asm.Return())
+	t.emit(asm.Ja.Label(t.fault))
+	t.faults[t.fault] = true
 }
 
 var aluOps = map[dif.Op]asm.ALUOp{
@@ -311,7 +355,7 @@ func loadOf(op dif.Op) (dif.Op, bool) {
 
 func (t *translator) instr(pc int, in dif.Instr) error {
 	r1, r2, rd := in.R1(), in.R2(), in.RD()
-	local := func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) }
+	local := func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) }
 	switch op := in.Op(); op {
 	case dif.OR, dif.XOR, dif.AND, dif.SUB, dif.ADD, dif.MUL:
 		t.get(asm.R1, r1)
@@ -330,7 +374,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		// BPF divides by zero giving 0 (or the dividend); DIF faults.
 		t.get(asm.R2, r2)
 		t.emit(asm.JNE.Imm(asm.R2, 0, local("div")))
-		t.fault(pc, FaultDivZero, 0, false)
+		t.faultAt(pc, FaultDivZero, 0, false)
 		t.mark(local("div"))
 		t.get(asm.R1, r1)
 		if op == dif.UDIV || op == dif.UREM {
@@ -390,13 +434,13 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.scmp(pc, in, local)
 
 	case dif.BA:
-		t.emit(asm.Ja.Label(difLabel(in.Label())))
+		t.emit(asm.Ja.Label(t.difLabel(in.Label())))
 	case dif.BE, dif.BNE, dif.BGU, dif.BGEU, dif.BLU, dif.BLEU:
 		t.emit(asm.LoadMem(asm.R1, asm.R10, ccA, asm.DWord))
 		t.emit(asm.LoadMem(asm.R2, asm.R10, ccB, asm.DWord))
 		j := map[dif.Op]asm.JumpOp{dif.BE: asm.JEq, dif.BNE: asm.JNE, dif.BGU: asm.JGT,
 			dif.BGEU: asm.JGE, dif.BLU: asm.JLT, dif.BLEU: asm.JLE}[op]
-		t.emit(j.Reg(asm.R1, asm.R2, difLabel(in.Label())))
+		t.emit(j.Reg(asm.R1, asm.R2, t.difLabel(in.Label())))
 	case dif.BG, dif.BGE, dif.BL, dif.BLE:
 		// The kernel takes the signed conditions from the sign of
 		// the difference alone (cc_v is always 0), which differs from
@@ -405,7 +449,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.emit(asm.LoadMem(asm.R2, asm.R10, ccB, asm.DWord))
 		t.emit(asm.Sub.Reg(asm.R1, asm.R2))
 		j := map[dif.Op]asm.JumpOp{dif.BG: asm.JSGT, dif.BGE: asm.JSGE, dif.BL: asm.JSLT, dif.BLE: asm.JSLE}[op]
-		t.emit(j.Imm(asm.R1, 0, difLabel(in.Label())))
+		t.emit(j.Imm(asm.R1, 0, t.difLabel(in.Label())))
 
 	case dif.LDSB, dif.LDSH, dif.LDSW, dif.LDUB, dif.LDUH, dif.LDUW, dif.LDX,
 		dif.ULDSB, dif.ULDSH, dif.ULDSW, dif.ULDUB, dif.ULDUH, dif.ULDUW, dif.ULDX,
@@ -423,7 +467,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.emit(read.Call())
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("ld")))
 		t.get(asm.R1, r1)
-		t.fault(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
 		t.mark(local("ld"))
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, w.size))
 		if w.signed {
@@ -436,8 +480,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 	case dif.RET:
 		t.get(asm.R1, rd)
 		t.emit(asm.StoreMem(rState, StateRet, asm.R1, asm.DWord))
-		t.emit(asm.Mov.Imm(asm.R0, 0))
-		t.emit(asm.Return())
+		t.emit(asm.Ja.Label(t.ret))
 	case dif.NOP:
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	case dif.SETX:
@@ -503,7 +546,7 @@ func (t *translator) static(pc int, in dif.Instr) error {
 		if op != dif.LDGS {
 			return &Error{pc, in, fmt.Sprintf("built-in variable %s cannot be assigned", t.varName(id, scope))}
 		}
-		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("i%d_%s", pc, s) })
+		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) })
 	}
 	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
 		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
@@ -657,7 +700,7 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 	t.emit(asm.FnProbeReadKernel.Call())
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("noscratch"))
-	t.fault(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, FaultNoScratch, 0, false)
 	t.mark(local("done"))
 }
 
@@ -680,10 +723,10 @@ func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("badaddr"))
 	t.get(asm.R1, in.RD())
-	t.fault(pc, FaultBadAddr, asm.R1, true)
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
 	t.mark(local("badalign"))
 	t.get(asm.R1, in.RD())
-	t.fault(pc, FaultBadAlign, asm.R1, true)
+	t.faultAt(pc, FaultBadAlign, asm.R1, true)
 	t.mark(local("done"))
 }
 
@@ -712,7 +755,7 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 		t.emit(asm.FnProbeReadKernelStr.Call())
 		t.emit(asm.JSGE.Imm(asm.R0, 0, local(name)))
 		t.get(asm.R1, r)
-		t.fault(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
 		t.mark(local(name))
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
@@ -761,6 +804,6 @@ func (t *translator) execname(pc int, local func(string) string) {
 	t.emit(asm.Add.Reg(asm.R0, asm.R1))
 	t.emit(asm.Ja.Label(local("comm")))
 	t.mark(local("nocomm"))
-	t.fault(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, FaultNoScratch, 0, false)
 	t.mark(local("comm"))
 }
