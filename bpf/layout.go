@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/kdtrace/kdtrace/dif"
 )
@@ -19,7 +20,13 @@ const (
 	NArgs          = 10
 	StateScratch   = StateArgs + 8*NArgs // bytes of scratch allocated (dtms_scratch_ptr, from 0)
 	StateScrBase   = StateScratch + 8    // kernel address of this CPU's scratch, as a scalar
-	StateSize      = StateScrBase + 8
+	StateEPID      = StateScrBase + 8    // EPID of the clause running
+	StateProbeID   = StateEPID + 8       // ID of the probe that fired
+	StateBufDrops  = StateProbeID + 8    // firings the ring buffer had no room for, or that interrupted another
+	StateAggDrops  = StateBufDrops + 8   // aggregation entries the maps had no room for
+	StateBusy      = StateAggDrops + 8   // a probe program is running on this CPU
+	StateRegs      = StateBusy + 8       // the registers (pt_regs) of a system call
+	StateSize      = StateRegs + ptRegsSize
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -32,6 +39,11 @@ const (
 	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
 	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
 	MapStrBuf  = "kd_strbuf"  // per-CPU array, 1 entry: the two strings scmp compares
+	MapCtl     = "kd_ctl"     // array, 1 entry of CtlSize bytes: the tracing's activity
+	MapProbes  = "kd_probes"  // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
+	MapRec     = "kd_rec"     // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
+	MapRing    = "kd_ring"    // ring buffer: the firings' records, each behind its RecPrefix
+	MapZero    = "kd_zero"    // array, 1 entry of zeroes to copy from
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -52,7 +64,16 @@ type Layout struct {
 	locals  map[uint32]int16 // variable id → byte offset in MapLocals
 	strs    []byte
 	strBase map[*dif.Object]uint32
+
+	ring    uint32 // bytes of the ring buffer
+	aggSize uint32 // the aggsize option
+	recSize uint32 // bytes of MapRec's value
+	aggs    map[uint32]aggMap
 }
+
+// aggMap is the shape of an aggregation's map: its key (the
+// aggregation's ID and the key's records) and its data.
+type aggMap struct{ key, value uint32 }
 
 // Config sizes the runtime's maps.
 type Config struct {
@@ -64,6 +85,13 @@ type Config struct {
 	Scratch uint32
 	// StrSize is the strsize option, at most MaxStrSize; 0 means 256.
 	StrSize uint32
+	// Ring is the bytes of the ring buffer the firings' records go
+	// through (dtrace's bufsize decides it), rounded up to a power of
+	// two; 0 means 4 MiB.
+	Ring uint32
+	// AggSize is the bytes of aggregation entries each aggregation's
+	// map may hold (dtrace's aggsize); 0 means 4 MiB.
+	AggSize uint32
 }
 
 // MaxStrSize bounds the strsize option: scmp compares in a loop the
@@ -84,7 +112,15 @@ func NewLayout(cfg *Config) (*Layout, error) {
 		cfg = &Config{}
 	}
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
-		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{}}
+		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
+		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]aggMap{}}
+	if l.ring == 0 {
+		l.ring = 4 << 20
+	}
+	l.ring = max(4096, uint32(1)<<bits.Len32(l.ring-1))
+	if l.aggSize == 0 {
+		l.aggSize = 4 << 20
+	}
 	if l.threads == 0 {
 		l.threads = 4096
 	}
@@ -162,3 +198,38 @@ func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
 func (l *Layout) strBufHalf() uint32 { return (l.strsize + 1 + 7) &^ 7 }
 
 func slotsSize(n int) uint32 { return uint32(8 * max(n, 1)) }
+
+// AddProbe adds the DIFOs of p's clauses, and sizes the record buffer
+// and the aggregations' maps for their records.
+func (l *Layout) AddProbe(p *ProbeProgram) error {
+	for _, cs := range [][]Clause{p.Clauses, p.Error} {
+		for _, c := range cs {
+			for _, o := range difos(c.ECB) {
+				if err := l.Add(o); err != nil {
+					return err
+				}
+			}
+			ep := c.EP
+			need := ep.Needed
+			for _, a := range ep.Actions {
+				need = max(need, a.Offset+a.Size)
+				if a.IsAgg() {
+					l.aggs[a.AggID] = aggMap{key: a.Offset - a.AggBase, value: a.Size}
+				}
+			}
+			if need > maxRecord {
+				return fmt.Errorf("bpf: EPID %d: a firing of %d bytes is over %d", ep.EPID, need, maxRecord)
+			}
+			l.recSize = max(l.recSize, RecPrefix+(need+7)&^7)
+		}
+	}
+	return nil
+}
+
+// maxRecord bounds a firing's records: a per-CPU map value holds at most
+// 32 KiB.
+const maxRecord = 32<<10 - RecPrefix
+
+// zeroSize is the bytes of MapZero: as many as the largest copy of
+// zeroes, into the record buffer or the clause-locals.
+func (l *Layout) zeroSize() uint32 { return max(l.recSize, l.localsSize(), 8) }

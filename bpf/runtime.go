@@ -13,6 +13,10 @@ import (
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
 	State, Globals, Locals, Threads, Strings, Scratch, StrBuf *ebpf.Map
+	// Ctl holds the tracing's activity, Ring the firings' records,
+	// Aggs each aggregation's entries by aggregation ID.
+	Ctl, Rec, Ring, Zero *ebpf.Map
+	Aggs                 map[uint32]*ebpf.Map
 }
 
 // NewRuntime makes the maps for the DIFOs added to l and fills the
@@ -27,16 +31,32 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
 		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.strBufHalf(), MaxEntries: 1},
 	}
-	var maps [7]*ebpf.Map
-	r := &Runtime{}
+	specs = append(specs,
+		&ebpf.MapSpec{Name: MapCtl, Type: ebpf.Array, KeySize: 4, ValueSize: CtlSize, MaxEntries: 1},
+		&ebpf.MapSpec{Name: MapRec, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: 1},
+		&ebpf.MapSpec{Name: MapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
+		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
+	)
+	r := &Runtime{Aggs: map[uint32]*ebpf.Map{}}
+	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating map %s: %w", spec.Name, err)
 		}
-		maps[i] = m
-		r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5], maps[6]
+		*ptrs[i] = m
+	}
+	for id, a := range l.aggs {
+		// Entries of aggsize bytes: the key, the data and the hash
+		// table's own, counted as the kernel counts them (16 bytes).
+		n := max(1, l.aggSize/(a.key+a.value+16))
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: AggMapName(id), Type: ebpf.PerCPUHash, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating the map of aggregation %d: %w", id, err)
+		}
+		r.Aggs[id] = m
 	}
 	strs := make([]byte, specs[4].ValueSize)
 	copy(strs, l.strs)
@@ -50,10 +70,13 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
+	}
+	for _, m := range r.Aggs {
+		errs = append(errs, m.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -62,18 +85,30 @@ func (r *Runtime) Close() error {
 // raw tracepoint program. A verifier refusal carries the verifier's log
 // (ebpf.VerifierError).
 func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, error) {
+	return r.LoadProbe(name, CtxRun, insns, nil)
+}
+
+// LoadProbe associates insns, a program built for context ctx, with the
+// runtime's maps and probes (its MapProbes, nil if it has none) and
+// loads it.
+func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, probes *ebpf.Map) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
-	for _, m := range []struct {
-		name string
-		m    *ebpf.Map
-	}{{MapState, r.State}, {MapGlobals, r.Globals}, {MapLocals, r.Locals}, {MapThreads, r.Threads}, {MapStrings, r.Strings}, {MapScratch, r.Scratch}, {MapStrBuf, r.StrBuf}} {
-		if err := insns.AssociateMap(m.name, m.m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
+	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads,
+		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero}
+	if probes != nil {
+		maps[MapProbes] = probes
+	}
+	for id, m := range r.Aggs {
+		maps[AggMapName(id)] = m
+	}
+	for name, m := range maps {
+		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
 			return nil, fmt.Errorf("bpf: %w", err)
 		}
 	}
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         name,
-		Type:         ebpf.RawTracepoint,
+		Type:         ctx.ProgramType(),
 		Instructions: insns,
 		License:      "GPL", // bpf_probe_read_kernel is GPL-only
 	})
@@ -141,6 +176,73 @@ func (r *Runtime) BeginFiring() error {
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)
+	}
+	return nil
+}
+
+// A ProbeEntry is what a probe program finds in its MapProbes for a
+// probe: the probe's ID and the EPID of each of the program's clauses
+// for it, 0 for a clause that does not apply to it.
+type ProbeEntry struct {
+	ID    uint32
+	EPIDs []uint32
+}
+
+// NewProbeMap returns the MapProbes of a program of nclauses clauses,
+// holding entries by index.
+func NewProbeMap(nclauses int, entries map[uint32]ProbeEntry) (*ebpf.Map, error) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: MapProbes, Type: ebpf.Hash, KeySize: 4,
+		ValueSize: uint32(4 * (1 + nclauses)), MaxEntries: uint32(max(1, len(entries)))})
+	if err != nil {
+		return nil, fmt.Errorf("bpf: creating a probe map: %w", err)
+	}
+	v := make([]byte, 4*(1+nclauses))
+	for idx, e := range entries {
+		clear(v)
+		binary.NativeEndian.PutUint32(v, e.ID)
+		for i, epid := range e.EPIDs {
+			binary.NativeEndian.PutUint32(v[4+4*i:], epid)
+		}
+		if err := m.Put(idx, v); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("bpf: filling a probe map: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Counters are what the probe programs counted on one CPU.
+type Counters struct {
+	BufDrops, AggDrops, DynDrops uint64
+}
+
+// ReadCounters returns each CPU's counters.
+func (r *Runtime) ReadCounters() ([]Counters, error) {
+	var vals [][]byte
+	if err := r.State.Lookup(uint32(0), &vals); err != nil {
+		return nil, fmt.Errorf("bpf: reading the state map: %w", err)
+	}
+	cs := make([]Counters, len(vals))
+	for i, b := range vals {
+		u := func(off int) uint64 { return binary.NativeEndian.Uint64(b[off:]) }
+		cs[i] = Counters{BufDrops: u(StateBufDrops), AggDrops: u(StateAggDrops), DynDrops: u(StateDrops)}
+	}
+	return cs, nil
+}
+
+// Activity returns the tracing's activity (Activity*).
+func (r *Runtime) Activity() (uint64, error) {
+	var v uint64
+	if err := r.Ctl.Lookup(uint32(0), &v); err != nil {
+		return 0, fmt.Errorf("bpf: reading the control map: %w", err)
+	}
+	return v, nil
+}
+
+// SetActivity sets the tracing's activity.
+func (r *Runtime) SetActivity(a uint64) error {
+	if err := r.Ctl.Put(uint32(0), a); err != nil {
+		return fmt.Errorf("bpf: writing the control map: %w", err)
 	}
 	return nil
 }

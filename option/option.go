@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Kind says when an option takes effect, as dt_options.c's three tables.
@@ -215,4 +216,25 @@ func parseRate(s string) (uint64, error) {
 		return n, nil
 	}
 	return 0, ErrValue
+}
+
+// ParseInterval parses a rate option's value (aggrate, switchrate) as
+// the interval it gives: a bare number or one in hz is a frequency,
+// one with a time unit an interval.
+func ParseInterval(s string) (time.Duration, error) {
+	n, err := parseRate(s)
+	if err != nil {
+		return 0, err
+	}
+	unit := strings.TrimLeft(s, "0123456789")
+	per := map[string]time.Duration{"ns": 1, "nsec": 1, "us": time.Microsecond, "usec": time.Microsecond,
+		"ms": time.Millisecond, "msec": time.Millisecond, "s": time.Second, "sec": time.Second,
+		"m": time.Minute, "min": time.Minute, "h": time.Hour, "hour": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour}
+	if d, ok := per[unit]; ok {
+		return time.Duration(n) * d, nil
+	}
+	if n == 0 {
+		return 0, ErrValue
+	}
+	return time.Second / time.Duration(n), nil
 }

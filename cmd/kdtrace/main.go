@@ -16,7 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/kdtrace/kdtrace/dtrace"
 )
@@ -117,7 +119,68 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		// What the kernel answers dtrace when it enables them.
 		return c.fail("could not enable tracing: Destructive actions not allowed")
 	}
-	return c.fail("failed to enable probes: the tracing runtime is not available in this build (compile only with -e)")
+	return c.trace(progs)
+}
+
+// trace enables the programs and runs them until a clause exits, a
+// signal comes, or the traced process ends, as dtrace's main loop.
+func (c *command) trace(progs []*dtrace.Program) int {
+	tr, err := c.h.Enable(progs...)
+	if err != nil {
+		return c.fail("could not enable tracing: %v", err)
+	}
+	defer tr.Close()
+	for i, p := range c.progs {
+		n := tr.Matched(i)
+		s := "s"
+		if n == 1 {
+			s = ""
+		}
+		what := "description"
+		if p.spec == dtrace.Script {
+			what = "script"
+		}
+		// A notice, which quiet silences, as dtrace's.
+		if _, quiet := c.h.Option("quiet"); !quiet {
+			fmt.Fprintf(c.stderr, "%s: %s '%s' matched %d probe%s\n", c.name, what, describe(p), n, s)
+		}
+	}
+	out := c.stdout
+	if c.output != "" {
+		f, err := os.OpenFile(c.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return c.fail("failed to open output file '%s': %v", c.output, errors.Unwrap(err))
+		}
+		defer f.Close()
+		out = f
+	}
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			close(stop)
+		}
+	}()
+	status, err := tr.Run(dtrace.RunConfig{Out: out, Err: c.stderr, Stop: stop})
+	if err != nil {
+		return c.fail("%v", err)
+	}
+	return status
+}
+
+// describe is how dtrace names a program in its "matched" message: a
+// script by its path, a description by its text up to its predicate or
+// actions.
+func describe(p program) string {
+	if p.spec == dtrace.Script {
+		return p.arg
+	}
+	if i := strings.IndexAny(p.arg, "{/;"); i >= 0 {
+		return p.arg[:i]
+	}
+	return p.arg
 }
 
 // fail reports an error as dtrace does and returns exit status 1.

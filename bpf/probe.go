@@ -1,0 +1,794 @@
+package bpf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// A Context is what a probe program is attached to: it decides the
+// program's type, how the program finds which of its probes fired (the
+// index it looks up in MapProbes) and where the probe's arguments are.
+type Context uint8
+
+const (
+	// CtxRun is a raw tracepoint program run from user space by
+	// BPF_PROG_RUN (dtrace's BEGIN and END, tick-N): its context is an
+	// array of 64-bit words, the index then arg0 on.
+	CtxRun Context = iota
+	// CtxSysEnter is the raw tracepoint sys_enter: the index is the
+	// system call's number, the arguments are read from its pt_regs.
+	CtxSysEnter
+	// CtxSysExit is the raw tracepoint sys_exit: the index is the
+	// system call's number (orig_ax), arg0 and arg1 its return value.
+	CtxSysExit
+	// CtxPerf is a perf event program (profile-N): arg0 is the kernel's
+	// pc, arg1 the user pc, whichever the CPU was running.
+	CtxPerf
+	// CtxEntry is a kprobe or uprobe program at a function's entry or
+	// an instruction: the index is the attachment's cookie, the
+	// arguments the registers of the calling convention.
+	CtxEntry
+	// CtxReturn is a kretprobe or uretprobe program: the index is the
+	// cookie, arg1 the return value (arg0, the offset of the returning
+	// instruction, is not known and reads 0).
+	CtxReturn
+)
+
+// ProgramType is the BPF program type of a context.
+func (c Context) ProgramType() ebpf.ProgramType {
+	switch c {
+	case CtxPerf:
+		return ebpf.PerfEvent
+	case CtxEntry, CtxReturn:
+		return ebpf.Kprobe
+	}
+	return ebpf.RawTracepoint
+}
+
+// A Clause is an ECB as a probe program runs it: its predicate and
+// actions, and the layout of its records (any of the ECB's EProbes:
+// they differ only in their EPID, which the program finds in MapProbes).
+type Clause struct {
+	ECB *kernel.ECB
+	EP  *record.EProbe
+}
+
+// A ProbeProgram is the program of one attachment: it runs the clauses
+// of whichever of its probes fired, in order, as dtrace_probe runs a
+// probe's ECBs.
+type ProbeProgram struct {
+	Context Context
+	Clauses []Clause
+	// Error are the clauses of dtrace:::ERROR, run when an action of
+	// one of Clauses faults, with dtrace_probe_error's arguments. Their
+	// EPIDs are their EProbes'.
+	Error []Clause
+	// End is set for dtrace:::END's program, which runs when the
+	// tracing is draining; other programs run only while it is active.
+	End bool
+}
+
+// The control map's value, shared by all CPUs: the tracing's activity.
+const (
+	CtlActivity = 0 // ActivityInactive, ActivityActive or ActivityDraining
+	CtlSize     = 8
+)
+
+// Activities, as dtrace's DTRACE_ACTIVITY_*: probes other than BEGIN and
+// END fire only while the tracing is active; exit() makes it drain.
+const (
+	ActivityInactive = 0
+	ActivityActive   = 1
+	ActivityDraining = 2
+)
+
+// RecPrefix is what a sample in the ring buffer has before the firing's
+// records: the CPU it was made on (4 bytes) and 4 bytes of padding.
+const RecPrefix = 8
+
+// The stack frame of a probe program, beyond a DIFO's.
+const (
+	recPtr   = -128 // MapRec's value on this CPU
+	probePtr = -136 // the probe's MapProbes value
+	actSlot  = -144 // the action running, for ERROR's arg2: 0 the predicate
+	incrSlot = -152 // a quantization's weight
+	aggPtr   = -160 // the aggregation's data
+	idxSlot  = -168 // the probe's index, MapProbes' key
+	frameLow = -168
+)
+
+// Offsets in the pt_regs of x86-64.
+const (
+	regR10     = 56
+	regR9      = 64
+	regR8      = 72
+	regAX      = 80
+	regCX      = 88
+	regDX      = 96
+	regSI      = 104
+	regDI      = 112
+	regOrigAX  = 120
+	regIP      = 128
+	regCS      = 136
+	ptRegsSize = 168
+)
+
+// BuildProbe returns the program for p. Every DIFO of its clauses must
+// have been added to l (AddProbe).
+func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
+	t := newTranslator(l)
+	b := &builder{t: t, p: p, l: l}
+	return b.build()
+}
+
+type builder struct {
+	t *translator
+	p *ProbeProgram
+	l *Layout
+}
+
+func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
+func (b *builder) mark(label string)        { b.t.mark(label) }
+
+func (b *builder) build() (asm.Instructions, error) {
+	t := b.t
+	for _, cs := range [][]Clause{b.p.Clauses, b.p.Error} {
+		for _, c := range cs {
+			for _, o := range difos(c.ECB) {
+				if err := t.use(o); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	// The clauses' state is reset at each firing: clause-locals and
+	// scratch memory, as kernel/vm's BeginFiring.
+	t.uses.scratch = true
+	t.prologue()
+	// A program that interrupts another on its CPU (a profile probe
+	// in a system call's) would share its record buffer and state: it
+	// is dropped, and counted.
+	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
+	b.emit(asm.JEq.Imm(asm.R1, 0, "idle"))
+	b.count(StateBufDrops)
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	b.mark("idle")
+	b.emit(storeImm64(rState, StateBusy, 1))
+	b.lookup(asm.R1, MapCtl, "ctl")
+	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
+	if b.p.End {
+		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, "exit"))
+	} else {
+		// BEGIN runs before the tracing is active; the others only
+		// while it is.
+		if b.p.Context == CtxRun {
+			b.emit(asm.JEq.Imm(asm.R1, ActivityDraining, "exit"))
+		} else {
+			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, "exit"))
+		}
+	}
+	b.index()
+	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, idxSlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
+	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+	b.lookup(asm.R1, MapRec, "rec")
+	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R1, asm.DWord))
+	b.emit(asm.FnGetSmpProcessorId.Call())
+	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.Word))
+	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
+	b.args()
+	b.resetFiring()
+	for j := range b.p.Clauses {
+		if err := b.clause(j); err != nil {
+			return nil, err
+		}
+	}
+	b.mark("exit")
+	b.emit(storeImm64(rState, StateBusy, 0))
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	return t.out, nil
+}
+
+// difos returns an ECB's DIFOs.
+func difos(e *kernel.ECB) []*dif.Object {
+	var os []*dif.Object
+	if e.Pred != nil {
+		os = append(os, e.Pred)
+	}
+	for _, a := range e.Actions {
+		if a.DIFO != nil {
+			os = append(os, a.DIFO)
+		}
+	}
+	return os
+}
+
+// lookup puts entry 0 of the named map in dst, or ends the program.
+func (b *builder) lookup(dst asm.Register, name, label string) {
+	b.t.mapPtr(asm.R1, name)
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.Mov.Reg(dst, asm.R0))
+}
+
+// index leaves in R0 the index of the probe that fired.
+func (b *builder) index() {
+	b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+	switch b.p.Context {
+	case CtxRun, CtxSysEnter:
+		off := int16(0)
+		if b.p.Context == CtxSysEnter {
+			off = 8 // sys_enter(struct pt_regs *regs, long id)
+		}
+		b.emit(asm.LoadMem(asm.R0, asm.R1, off, asm.DWord))
+	case CtxSysExit:
+		// sys_exit(struct pt_regs *regs, long ret): the number is
+		// the registers' orig_ax.
+		b.emit(asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord))
+		b.emit(asm.Add.Imm(asm.R3, regOrigAX))
+		b.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		b.emit(asm.Add.Imm(asm.R1, bufSlot))
+		b.emit(asm.Mov.Imm(asm.R2, 8))
+		b.emit(asm.FnProbeReadKernel.Call())
+		b.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	case CtxPerf:
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+	case CtxEntry, CtxReturn:
+		b.emit(asm.FnGetAttachCookie.Call())
+	}
+}
+
+// args fills StateArgs (and StateRegs where the context has registers)
+// from the context.
+func (b *builder) args() {
+	for i := 0; i < NArgs; i++ {
+		b.emit(storeImm64(rState, int16(StateArgs+8*i), 0))
+	}
+	set := func(arg int, src asm.Register) {
+		b.emit(asm.StoreMem(rState, int16(StateArgs+8*arg), src, asm.DWord))
+	}
+	b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+	switch b.p.Context {
+	case CtxRun:
+		for i := 0; i < 6; i++ {
+			b.emit(asm.LoadMem(asm.R2, asm.R1, int16(8*(i+1)), asm.DWord))
+			set(i, asm.R2)
+		}
+	case CtxSysEnter, CtxSysExit:
+		// The registers of the system call, copied once.
+		b.emit(asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord))
+		b.emit(asm.Mov.Reg(asm.R1, rState))
+		b.emit(asm.Add.Imm(asm.R1, StateRegs))
+		b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
+		b.emit(asm.FnProbeReadKernel.Call())
+		if b.p.Context == CtxSysExit {
+			b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+			b.emit(asm.LoadMem(asm.R2, asm.R1, 8, asm.DWord))
+			set(0, asm.R2)
+			set(1, asm.R2)
+			return
+		}
+		for i, off := range []int16{regDI, regSI, regDX, regR10, regR8, regR9} {
+			b.emit(asm.LoadMem(asm.R2, rState, StateRegs+off, asm.DWord))
+			set(i, asm.R2)
+		}
+	case CtxPerf:
+		// bpf_perf_event_data starts with the pt_regs of the
+		// interrupted code: its pc is the kernel's or the user's,
+		// as the code segment's privilege level says.
+		b.emit(asm.LoadMem(asm.R2, asm.R1, regIP, asm.DWord))
+		b.emit(asm.LoadMem(asm.R3, asm.R1, regCS, asm.DWord))
+		b.emit(asm.And.Imm(asm.R3, 3))
+		b.emit(asm.JNE.Imm(asm.R3, 0, "user_pc"))
+		set(0, asm.R2)
+		b.emit(asm.Ja.Label("have_pc"))
+		b.mark("user_pc")
+		set(1, asm.R2)
+		b.mark("have_pc")
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+	case CtxEntry:
+		for i, off := range []int16{regDI, regSI, regDX, regCX, regR8, regR9} {
+			b.emit(asm.LoadMem(asm.R2, asm.R1, off, asm.DWord))
+			set(i, asm.R2)
+		}
+	case CtxReturn:
+		b.emit(asm.LoadMem(asm.R2, asm.R1, regAX, asm.DWord))
+		set(1, asm.R2)
+	}
+}
+
+// resetFiring zeroes the clause-locals and frees the scratch memory.
+func (b *builder) resetFiring() {
+	b.emit(storeImm64(rState, StateScratch, 0))
+	if !b.t.uses.locals {
+		return
+	}
+	b.emit(asm.Mov.Reg(asm.R1, rLocals))
+	b.zero(int32(b.l.localsSize()))
+}
+
+// zeroRec zeroes size bytes of the record buffer from off.
+func (b *builder) zeroRec(off, size int32) {
+	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.Add.Imm(asm.R1, off))
+	b.zero(size)
+}
+
+// zero copies size bytes of zeroes from MapZero to R1.
+func (b *builder) zero(size int32) {
+	b.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
+	b.lookup(asm.R3, MapZero, "")
+	b.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+	b.emit(asm.Mov.Imm(asm.R2, size))
+	b.emit(asm.FnProbeReadKernel.Call())
+}
+
+// clause appends the code of clause j: it runs when the probe's EPID
+// for it is not 0.
+func (b *builder) clause(j int) error {
+	c := b.p.Clauses[j]
+	next := fmt.Sprintf("c%d_end", j)
+	fault := fmt.Sprintf("c%d_fault", j)
+	b.emit(asm.LoadMem(asm.R1, asm.R10, probePtr, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(4+4*j), asm.Word))
+	b.emit(asm.JEq.Imm(asm.R1, 0, next))
+	b.emit(asm.StoreMem(rState, StateEPID, asm.R1, asm.DWord))
+	if err := b.body(c, fmt.Sprintf("c%d_", j), next, fault, false); err != nil {
+		return err
+	}
+	if b.t.faults[fault] {
+		b.mark(fault)
+		if err := b.faulted(j); err != nil {
+			return err
+		}
+	}
+	b.mark(next)
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// body appends a clause's predicate and actions; its EPID is at
+// StateEPID. It ends at next, or at fault after a fault.
+func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error {
+	t := b.t
+	e, ep := c.ECB, c.EP
+	b.emit(storeImm64(asm.R10, actSlot, 0))
+	if e.Pred != nil {
+		if err := t.difo(e.Pred, prefix+"p_", prefix+"pred", fault); err != nil {
+			return err
+		}
+		b.mark(prefix + "pred")
+		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+		b.emit(asm.JEq.Imm(asm.R1, 0, next))
+	}
+	if ep.Size > 0 {
+		b.emit(asm.FnKtimeGetNs.Call())
+		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.LoadMem(asm.R2, rState, StateEPID, asm.DWord))
+		b.emit(asm.StoreMem(asm.R1, RecPrefix, asm.R2, asm.Word))
+		b.emit(asm.Mov.Reg(asm.R2, asm.R0))
+		b.emit(asm.RSh.Imm(asm.R2, 32))
+		b.emit(asm.StoreMem(asm.R1, RecPrefix+4, asm.R2, asm.Word))
+		b.emit(asm.StoreMem(asm.R1, RecPrefix+8, asm.R0, asm.Word))
+	}
+	exits := false
+	for i := range e.Actions {
+		a, ra := &e.Actions[i], &ep.Actions[i]
+		b.emit(storeImm64(asm.R10, actSlot, int32(i+1)))
+		lp := fmt.Sprintf("%sa%d_", prefix, i)
+		if a.DIFO != nil {
+			if err := t.difo(a.DIFO, lp, lp+"ret", fault); err != nil {
+				return err
+			}
+			b.mark(lp + "ret")
+		}
+		switch {
+		case a.Kind.IsAgg():
+			if err := b.aggregate(ep, i, lp); err != nil {
+				return err
+			}
+			continue
+		case a.Kind.IsSpeculative():
+			return fmt.Errorf("bpf: %v is not supported by the Linux runtime yet", a.Kind)
+		case a.Kind == dof.ActExit:
+			exits = true
+		case a.Kind == dof.ActStop, a.Kind == dof.ActRaise:
+			sig := int32(19) // SIGSTOP
+			if a.Kind == dof.ActRaise {
+				b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+			} else {
+				b.emit(asm.Mov.Imm(asm.R1, sig))
+			}
+			b.emit(asm.FnSendSignal.Call())
+		case a.Kind == dof.ActBreakpoint, a.Kind == dof.ActPanic, a.Kind == dof.ActChill:
+			return fmt.Errorf("bpf: %v cannot be done by BPF programs", a.Kind)
+		}
+		if ra.InTuple && ra.Size == 0 {
+			// A quantization's weight, not part of its key.
+			b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+			b.emit(asm.StoreMem(asm.R10, incrSlot, asm.R1, asm.DWord))
+			continue
+		}
+		if ra.Size == 0 {
+			continue
+		}
+		if err := b.store(ra, lp); err != nil {
+			return err
+		}
+	}
+	if ep.Size > 0 {
+		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapRing))
+		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.Mov.Imm(asm.R3, int32(RecPrefix+ep.Size)))
+		b.emit(asm.Mov.Imm(asm.R4, 0))
+		b.emit(asm.FnRingbufOutput.Call())
+		b.emit(asm.JEq.Imm(asm.R0, 0, prefix+"out"))
+		b.count(StateBufDrops)
+		b.mark(prefix + "out")
+	}
+	if exits && !inError {
+		b.lookup(asm.R1, MapCtl, "")
+		b.emit(storeImm64(asm.R1, CtlActivity, ActivityDraining))
+	}
+	b.emit(asm.Ja.Label(next))
+	return nil
+}
+
+// count adds 1 to the per-CPU counter at off of the state map.
+func (b *builder) count(off int16) {
+	b.emit(asm.LoadMem(asm.R1, rState, off, asm.DWord))
+	b.emit(asm.Add.Imm(asm.R1, 1))
+	b.emit(asm.StoreMem(rState, off, asm.R1, asm.DWord))
+}
+
+// store writes the value of the action just run (StateRet) into its
+// record.
+func (b *builder) store(ra *record.Action, lp string) error {
+	off := int32(RecPrefix + ra.Offset)
+	recAt := func(dst asm.Register, extra int32) {
+		b.emit(asm.LoadMem(dst, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.Add.Imm(dst, off+extra))
+	}
+	switch ra.Action {
+	case dof.ActStack, dof.ActUStack, dof.ActJStack:
+		b.zeroRec(off, int32(ra.Size))
+		skip := int32(0)
+		flags := int32(0)
+		if ra.Action != dof.ActStack {
+			// The pid first, then the frames.
+			b.emit(asm.FnGetCurrentPidTgid.Call())
+			b.emit(asm.RSh.Imm(asm.R0, 32))
+			recAt(asm.R1, 0)
+			b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord))
+			skip, flags = 8, 1<<8 // BPF_F_USER_STACK
+		}
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+		recAt(asm.R2, skip)
+		b.emit(asm.Mov.Imm(asm.R3, int32(ra.Size)-skip))
+		b.emit(asm.Mov.Imm(asm.R4, flags))
+		b.emit(asm.FnGetStack.Call())
+		return nil
+	case dof.ActUSym, dof.ActUMod, dof.ActUAddr:
+		b.emit(asm.FnGetCurrentPidTgid.Call())
+		b.emit(asm.RSh.Imm(asm.R0, 32))
+		recAt(asm.R1, 0)
+		b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord))
+		b.emit(asm.LoadMem(asm.R2, rState, StateRet, asm.DWord))
+		b.emit(asm.StoreMem(asm.R1, 8, asm.R2, asm.DWord))
+		return nil
+	}
+	switch {
+	case ra.Type.Kind == dif.TypeString:
+		// Up to the NUL, then zeroes, as dtrace_store_by_ref.
+		b.zeroRec(off, int32(ra.Size))
+		recAt(asm.R1, 0)
+		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)))
+		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
+		b.emit(asm.FnProbeReadKernelStr.Call())
+	case ra.Type.ByRef():
+		read := asm.FnProbeReadKernel
+		if ra.Type.Flags&dif.TFByURef != 0 {
+			read = asm.FnProbeReadUser
+		}
+		recAt(asm.R1, 0)
+		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)))
+		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
+		b.emit(read.Call())
+		b.emit(asm.JEq.Imm(asm.R0, 0, lp+"copied"))
+		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+		b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
+		b.emit(storeImm64(rState, StateFault, FaultBadAddr))
+		b.emit(storeImm64(rState, StateFaultPC, -1))
+		b.emit(asm.Ja.Label(b.t.fault))
+		b.t.faults[b.t.fault] = true
+		b.mark(lp + "copied")
+	default:
+		size := map[uint32]asm.Size{1: asm.Byte, 2: asm.Half, 4: asm.Word, 8: asm.DWord}[ra.Size]
+		if size == asm.InvalidSize {
+			return fmt.Errorf("bpf: a %d-byte value returned by value", ra.Size)
+		}
+		b.emit(asm.LoadMem(asm.R2, rState, StateRet, asm.DWord))
+		recAt(asm.R1, 0)
+		b.emit(asm.StoreMem(asm.R1, 0, asm.R2, size))
+	}
+	return nil
+}
+
+// faulted appends what a fault in clause j does: the ERROR probe's
+// clauses run with dtrace_probe_error's arguments (the faulting EPID,
+// the action, the DIF offset, the fault and its address), then the
+// probe's arguments are restored for the clauses after j.
+func (b *builder) faulted(j int) error {
+	set := func(arg int, src asm.Register) {
+		b.emit(asm.StoreMem(rState, int16(StateArgs+8*arg), src, asm.DWord))
+	}
+	b.emit(storeImm64(rState, StateArgs, 0))
+	b.emit(asm.LoadMem(asm.R1, rState, StateEPID, asm.DWord))
+	set(1, asm.R1)
+	b.emit(asm.LoadMem(asm.R1, asm.R10, actSlot, asm.DWord))
+	set(2, asm.R1)
+	// The DIF offset: the instruction's index × 4, or -1 when the
+	// fault was no instruction's.
+	b.emit(asm.LoadMem(asm.R1, rState, StateFaultPC, asm.DWord))
+	b.emit(asm.JSLT.Imm(asm.R1, 0, fmt.Sprintf("c%d_nooff", j)))
+	b.emit(asm.LSh.Imm(asm.R1, 2))
+	b.mark(fmt.Sprintf("c%d_nooff", j))
+	set(3, asm.R1)
+	b.emit(asm.LoadMem(asm.R1, rState, StateFault, asm.DWord))
+	set(4, asm.R1)
+	b.emit(asm.LoadMem(asm.R1, rState, StateFaultAddr, asm.DWord))
+	set(5, asm.R1)
+	for k, c := range b.p.Error {
+		prefix := fmt.Sprintf("c%de%d_", j, k)
+		next := prefix + "end"
+		b.emit(storeImm64(rState, StateEPID, int32(c.EP.EPID)))
+		// A fault in an ERROR clause is not reported.
+		if err := b.body(c, prefix, next, next, true); err != nil {
+			return err
+		}
+		b.mark(next)
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	b.args()
+	return nil
+}
+
+// MinMaxWord is how an aggregation map keeps min()'s and max()'s value
+// v: an unsigned number that grows with max's values and shrinks with
+// min's, so that both keep the largest, and whose zero is the
+// function's identity (INT64_MIN for max, INT64_MAX for min). A
+// per-CPU hash entry made on one CPU is zero on the others: they then
+// hold the identity, not a value. MinMaxValue undoes it.
+func MinMaxWord(fn dof.ActKind, v int64) uint64 {
+	u := uint64(v) ^ 1<<63
+	if fn == dof.AggMin {
+		u = ^u
+	}
+	return u
+}
+
+// MinMaxValue returns the value MinMaxWord kept as w.
+func MinMaxValue(fn dof.ActKind, w uint64) int64 {
+	if fn == dof.AggMin {
+		w = ^w
+	}
+	return int64(w ^ 1<<63)
+}
+
+// AggMapName is the name of aggregation id's map.
+func AggMapName(id uint32) string { return fmt.Sprintf("kd_agg%d", id) }
+
+// aggregate appends aggregating action i of ep, as dtrace_aggregate
+// runs it: the key (the aggregation's ID, then the tuple's records,
+// written beyond the firing's records) finds this CPU's entry in the
+// aggregation's map, made with the function's initial data if missing;
+// the value just computed (StateRet) is added with the function's rule.
+// A full map counts an aggregation drop.
+func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
+	ra := &ep.Actions[i]
+	base := int32(RecPrefix + ra.AggBase)
+	data := int32(RecPrefix + ra.Offset)
+	name := AggMapName(ra.AggID)
+	if ra.Action == dof.AggLLQuantize {
+		return fmt.Errorf("bpf: llquantize() is not supported by the Linux runtime yet")
+	}
+	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.StoreImm(asm.R1, int16(base), int64(ra.AggID), asm.Word))
+	find := func(found string) {
+		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.Add.Imm(asm.R2, base))
+		b.emit(asm.FnMapLookupElem.Call())
+		b.emit(asm.JNE.Imm(asm.R0, 0, found))
+	}
+	find(lp + "found")
+	// A new entry: its initial data, built where the kernel builds it.
+	b.zeroRec(data, int32(ra.Size))
+	if ra.Action == dof.AggLQuantize {
+		b.emit(asm.LoadImm(asm.R2, int64(ra.Arg), asm.DWord))
+		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.StoreMem(asm.R1, int16(data), asm.R2, asm.DWord))
+	}
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+	b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.Mov.Reg(asm.R3, asm.R2))
+	b.emit(asm.Add.Imm(asm.R2, base))
+	b.emit(asm.Add.Imm(asm.R3, data))
+	b.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST: another firing may have made it
+	b.emit(asm.FnMapUpdateElem.Call())
+	find(lp + "found")
+	b.count(StateAggDrops)
+	b.emit(asm.Ja.Label(lp + "agg_done"))
+	b.mark(lp + "found")
+	// R0: the entry's data; R1: the value; R2: the weight.
+	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+	if t := &ep.Actions[i-1]; t.InTuple && t.Size == 0 {
+		b.emit(asm.LoadMem(asm.R2, asm.R10, incrSlot, asm.DWord))
+	} else {
+		b.emit(asm.Mov.Imm(asm.R2, 1))
+	}
+	add := func(word int16, src asm.Register) {
+		b.emit(asm.LoadMem(asm.R3, asm.R0, 8*word, asm.DWord))
+		b.emit(asm.Add.Reg(asm.R3, src))
+		b.emit(asm.StoreMem(asm.R0, 8*word, asm.R3, asm.DWord))
+	}
+	one := func(word int16) {
+		b.emit(asm.LoadMem(asm.R3, asm.R0, 8*word, asm.DWord))
+		b.emit(asm.Add.Imm(asm.R3, 1))
+		b.emit(asm.StoreMem(asm.R0, 8*word, asm.R3, asm.DWord))
+	}
+	switch ra.Action {
+	case dof.AggCount:
+		one(0)
+	case dof.AggSum:
+		add(0, asm.R1)
+	case dof.AggMin, dof.AggMax:
+		// Kept as MinMaxWord, whose zero is the function's identity.
+		b.emit(asm.LoadImm(asm.R3, math.MinInt64, asm.DWord))
+		b.emit(asm.Xor.Reg(asm.R1, asm.R3))
+		if ra.Action == dof.AggMin {
+			b.emit(asm.Xor.Imm(asm.R1, -1))
+		}
+		b.emit(asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord))
+		b.emit(asm.JLE.Reg(asm.R1, asm.R3, lp+"agg_done"))
+		b.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord))
+	case dof.AggAvg:
+		one(0)
+		add(1, asm.R1)
+	case dof.AggStddev:
+		one(0)
+		add(1, asm.R1)
+		b.square128(lp)
+	case dof.AggQuantize:
+		b.quantizeBucket(lp)
+		b.addBucket(0)
+	case dof.AggLQuantize:
+		base, step, levels := dof.LQuantizeParams(ra.Arg)
+		// On the value's low 32 bits, as dtrace_aggregate_lquantize.
+		b.emit(asm.LSh.Imm(asm.R1, 32))
+		b.emit(asm.ArSh.Imm(asm.R1, 32))
+		b.emit(asm.Mov.Imm(asm.R3, 0))
+		b.emit(asm.JSLT.Imm(asm.R1, base, lp+"lq"))
+		b.emit(asm.Sub.Imm(asm.R1, base))
+		b.emit(asm.Div.Imm(asm.R1, int32(step)))
+		b.emit(asm.Mov.Imm(asm.R3, int32(levels)+1))
+		b.emit(asm.JGE.Imm(asm.R1, int32(levels), lp+"lq"))
+		b.emit(asm.Mov.Reg(asm.R3, asm.R1))
+		b.emit(asm.Add.Imm(asm.R3, 1))
+		b.mark(lp + "lq")
+		b.addBucket(1)
+	default:
+		return fmt.Errorf("bpf: aggregating function %v not translated", ra.Action)
+	}
+	b.mark(lp + "agg_done")
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// addBucket adds the weight (R2) to word R3+skip of the entry's data
+// (R0). The bucket is bounded for the verifier by the data's size.
+func (b *builder) addBucket(skip int32) {
+	b.emit(asm.Add.Imm(asm.R3, skip))
+	b.emit(asm.LSh.Imm(asm.R3, 3))
+	b.emit(asm.Add.Reg(asm.R0, asm.R3))
+	b.emit(asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord))
+	b.emit(asm.Add.Reg(asm.R3, asm.R2))
+	b.emit(asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord))
+}
+
+// quantizeBucket leaves in R3 the bucket of quantize() that counts R1:
+// 63 for 0, 64 + log2(v) above, 62 - min(62, log2(-v)) below, as
+// record.QuantizeBucket. R4 and R5 are clobbered.
+func (b *builder) quantizeBucket(lp string) {
+	b.emit(asm.Mov.Imm(asm.R3, record.QuantizeZeroBucket))
+	b.emit(asm.JEq.Imm(asm.R1, 0, lp+"q_done"))
+	b.emit(asm.Mov.Reg(asm.R4, asm.R1))
+	b.emit(asm.JSGT.Imm(asm.R1, 0, lp+"q_log"))
+	b.emit(asm.Neg.Imm(asm.R4, 0))
+	b.mark(lp + "q_log")
+	// R3 = floor(log2(R4)), R4 unsigned and not 0.
+	b.emit(asm.Mov.Imm(asm.R3, 0))
+	for _, sh := range []int32{32, 16, 8, 4, 2, 1} {
+		l := fmt.Sprintf("%sq_%d", lp, sh)
+		b.emit(asm.Mov.Reg(asm.R5, asm.R4))
+		b.emit(asm.RSh.Imm(asm.R5, sh))
+		b.emit(asm.JEq.Imm(asm.R5, 0, l))
+		b.emit(asm.Mov.Reg(asm.R4, asm.R5))
+		b.emit(asm.Add.Imm(asm.R3, sh))
+		b.mark(l)
+	}
+	b.emit(asm.JSLT.Imm(asm.R1, 0, lp+"q_neg"))
+	b.emit(asm.Add.Imm(asm.R3, record.QuantizeZeroBucket+1))
+	b.emit(asm.Ja.Label(lp + "q_done"))
+	b.mark(lp + "q_neg")
+	b.emit(asm.JLE.Imm(asm.R3, record.QuantizeZeroBucket-1, lp+"q_min"))
+	b.emit(asm.Mov.Imm(asm.R3, record.QuantizeZeroBucket-1))
+	b.mark(lp + "q_min")
+	b.emit(asm.Neg.Imm(asm.R3, 0))
+	b.emit(asm.Add.Imm(asm.R3, record.QuantizeZeroBucket-1))
+	b.mark(lp + "q_done")
+	// The verifier's bound on the bucket.
+	b.emit(asm.And.Imm(asm.R3, 127))
+	b.emit(asm.JLT.Imm(asm.R3, record.QuantizeNBuckets, lp+"q_ok"))
+	b.emit(asm.Mov.Imm(asm.R3, record.QuantizeNBuckets-1))
+	b.mark(lp + "q_ok")
+}
+
+// square128 adds the square of |R1| to the 128-bit sum of squares at
+// words 2 (low) and 3 (high) of the entry's data (R0), as stddev keeps
+// it: the square from 32-bit halves, the low word's carry into the
+// high.
+func (b *builder) square128(lp string) {
+	// R1 = |v|; a = R4 (high half), c = R5 (low half).
+	b.emit(asm.JSGE.Imm(asm.R1, 0, lp+"sq_abs"))
+	b.emit(asm.Neg.Imm(asm.R1, 0))
+	b.mark(lp + "sq_abs")
+	b.emit(asm.Mov.Reg(asm.R4, asm.R1))
+	b.emit(asm.RSh.Imm(asm.R4, 32))
+	b.emit(asm.Mov.Reg(asm.R5, asm.R1))
+	b.emit(asm.LSh.Imm(asm.R5, 32))
+	b.emit(asm.RSh.Imm(asm.R5, 32))
+	// v² = a²·2⁶⁴ + 2ac·2³² + c²; 2ac < 2⁶⁵ is kept as ac and
+	// shifted by 33 and 31 bits.
+	b.emit(asm.Mov.Reg(asm.R2, asm.R4))
+	b.emit(asm.Mul.Reg(asm.R2, asm.R5)) // ac
+	b.emit(asm.Mul.Reg(asm.R4, asm.R4)) // a², high word
+	b.emit(asm.Mov.Reg(asm.R3, asm.R2))
+	b.emit(asm.RSh.Imm(asm.R3, 31))
+	b.emit(asm.Add.Reg(asm.R4, asm.R3)) // high += 2ac >> 32
+	b.emit(asm.LSh.Imm(asm.R2, 33))     // (2ac << 32) mod 2⁶⁴
+	b.emit(asm.Mul.Reg(asm.R5, asm.R5)) // c², low word
+	b.emit(asm.Add.Reg(asm.R5, asm.R2))
+	b.emit(asm.JGE.Reg(asm.R5, asm.R2, lp+"sq_c1"))
+	b.emit(asm.Add.Imm(asm.R4, 1))
+	b.mark(lp + "sq_c1")
+	// Add (R4, R5) to words (3, 2).
+	b.emit(asm.LoadMem(asm.R3, asm.R0, 16, asm.DWord))
+	b.emit(asm.Add.Reg(asm.R3, asm.R5))
+	b.emit(asm.StoreMem(asm.R0, 16, asm.R3, asm.DWord))
+	b.emit(asm.JGE.Reg(asm.R3, asm.R5, lp+"sq_c2"))
+	b.emit(asm.Add.Imm(asm.R4, 1))
+	b.mark(lp + "sq_c2")
+	b.emit(asm.LoadMem(asm.R3, asm.R0, 24, asm.DWord))
+	b.emit(asm.Add.Reg(asm.R3, asm.R4))
+	b.emit(asm.StoreMem(asm.R0, 24, asm.R3, asm.DWord))
+}

@@ -1,0 +1,185 @@
+package dtrace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/kernel/linux"
+	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// A Tracing is compiled programs enabled on their probes, as
+// dtrace_go leaves them: attached, not yet started.
+type Tracing struct {
+	h       *Handle
+	t       *linux.Tracing
+	progs   []*Program
+	matched []int // probes each program's ECBs were enabled on
+}
+
+// Enable enables the programs' ECBs on the probes they match, and
+// libdtrace's ERROR clause with them, as dtrace_program_exec and
+// dtrace_go do. Nothing runs until Run; Close undoes it.
+func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
+	errProg, err := h.Compile(Name, consumer.ErrorClause, 0)
+	if err != nil {
+		return nil, fmt.Errorf("libdtrace's ERROR clause: %v", err)
+	}
+	b, err := DOF(append(progs[:len(progs):len(progs)], errProg)...)
+	if err != nil {
+		return nil, err
+	}
+	k, err := kernel.Load(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	k.ECBs[len(k.ECBs)-1].UArg = dof.ECBError
+	if h.catalog == nil {
+		return nil, errors.New("no probes can be found on this system")
+	}
+	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k)}
+	size := func(name string) uint64 {
+		v, ok := h.opts.Value(name)
+		if !ok {
+			return 0
+		}
+		n, _ := option.ParseSize(v)
+		return n
+	}
+	if n := size("strsize"); n != 0 {
+		cfg.Records.StrSize = uint32(n)
+	}
+	cfg.BPF.StrSize = cfg.Records.StrSize
+	cfg.BPF.Ring = uint32(min(size("bufsize"), 1<<30))
+	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
+	if n := size("dynvarsize"); n != 0 {
+		cfg.BPF.Threads = uint32(max(1, min(n/64, 1<<24)))
+	}
+	t, err := linux.Enable(k.ECBs, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tr := &Tracing{h: h, t: t, progs: progs}
+	i := 0
+	for _, p := range progs {
+		n := 0
+		if p.Object != nil {
+			for range p.Object.ECBs {
+				n += t.Matched[i]
+				i++
+			}
+		}
+		tr.matched = append(tr.matched, n)
+	}
+	return tr, nil
+}
+
+// Matched returns the number of probes program i (in Enable's order)
+// was enabled on.
+func (tr *Tracing) Matched(i int) int { return tr.matched[i] }
+
+// RunConfig says where a tracing's output goes and when it stops.
+type RunConfig struct {
+	Out io.Writer // what the actions print
+	Err io.Writer // dtrace's messages: drops, errors
+	// Stop ends the tracing when it is closed (SIGINT, SIGTERM, the
+	// end of -c's command), as a clause's exit() does.
+	Stop <-chan struct{}
+}
+
+// Run starts the tracing (BEGIN) and consumes what the probes record
+// until a clause calls exit() or cfg.Stop is closed; then it stops it
+// (END), prints what is left and the aggregations not yet printed, and
+// returns exit()'s status (0 when stopped otherwise), as dtrace(1)'s
+// main loop.
+func (tr *Tracing) Run(cfg RunConfig) (int, error) {
+	h := tr.h
+	has := func(name string) bool { _, ok := h.opts.Value(name); return ok }
+	num := func(name string) int {
+		v, _ := h.opts.Value(name)
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	v, _ := h.opts.Value("encoding")
+	cons := consumer.New(tr.t.Describer(), consumer.Config{
+		Out: cfg.Out, Err: cfg.Err, ProgName: h.cfg.Name,
+		Quiet: has("quiet"), Flowindent: has("flowindent"), RawBytes: has("rawbytes"),
+		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),
+		AggZoom: has("aggzoom"), AggHist: has("agghist"), AggPack: has("aggpack"), UTF8: v == "utf8",
+		Target: uint64(h.target),
+		System: func(cmd string) error {
+			c := exec.Command("/bin/sh", "-c", cmd)
+			c.Stdout = cfg.Out
+			c.Stderr = cfg.Err
+			// system() reports only a command that cannot run.
+			var ee *exec.ExitError
+			if err := c.Run(); err != nil && !errors.As(err, &ee) {
+				return err
+			}
+			return nil
+		},
+	})
+	switchRate := time.Second
+	if v, ok := h.opts.Value("switchrate"); ok {
+		if d, err := option.ParseInterval(v); err == nil && d > 0 {
+			switchRate = d
+		}
+	}
+	if err := tr.t.Go(); err != nil {
+		return 1, err
+	}
+	stopped := false
+	work := time.Now()
+	for !stopped {
+		now := time.Now()
+		nextTick, err := tr.t.Tick(now)
+		if err != nil {
+			return 1, err
+		}
+		if !now.Before(work) {
+			if err := tr.t.Work(cons, false); err != nil {
+				return 1, err
+			}
+			work = now.Add(switchRate)
+			draining, err := tr.t.Draining()
+			if err != nil {
+				return 1, err
+			}
+			if _, exited := cons.Exited(); exited || draining {
+				break
+			}
+		}
+		wake := work
+		if !nextTick.IsZero() && nextTick.Before(wake) {
+			wake = nextTick
+		}
+		timer := time.NewTimer(time.Until(wake))
+		select {
+		case <-cfg.Stop:
+			stopped = true
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	err := tr.t.Stop()
+	if werr := tr.t.Work(cons, true); err == nil {
+		err = werr
+	}
+	if ferr := cons.Finish(); err == nil {
+		err = ferr
+	}
+	status, _ := cons.Exited()
+	return status, err
+}
+
+// Close detaches every probe and releases the tracing's programs and
+// maps.
+func (tr *Tracing) Close() error { return tr.t.Close() }

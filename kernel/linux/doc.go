@@ -1,0 +1,35 @@
+// Package linux is kdtrace's Linux backend: it plays the part FreeBSD's
+// kernel plays for dtrace(1). It takes a program's ECBs as kernel.Load
+// checked them, enables them on the probes they match, runs their
+// predicates and actions as BPF programs, and hands what they record to
+// a consumer in DTrace's record format.
+//
+// # Data flow
+//
+//	[]kernel.ECB ──► probe.Catalog (each description's probes) ──► record.Layout (EPIDs, records)
+//	      │
+//	      ▼  one group per attachment: BEGIN, END, each tick-N, each profile-N, sys_enter, sys_exit, …
+//	bpf.ProbeProgram ──► bpf.BuildProbe ──► bpf.Runtime.LoadProbe ──► attach (links, perf events)
+//	                                                                      │ probes fire
+//	      ring buffer (RecPrefix + a firing's records) ◄──────────────────┘
+//	      aggregation maps (per-CPU entries by key)
+//	      │
+//	      ▼  Tracing.Work, every switchrate
+//	per-CPU record buffers, aggregation snapshots ──► consumer.Consumer
+//
+// A group's program finds which of its probes fired by an index (the
+// system call's number, the attachment's cookie, 0) and, in its
+// MapProbes, the probe's ID and each clause's EPID for it: one raw
+// sys_enter attachment serves every syscall entry probe.
+//
+// BEGIN, END and tick-N run from user space, by BPF_PROG_RUN on CPU 0:
+// BEGIN before the tracing is made active, so before any other probe
+// runs a clause; END after every other attachment is closed; tick-N
+// from the work loop at its interval, which fires once a second on an
+// idle machine, where the CPU clock's perf events do not.
+//
+// An aggregation's entries are per-CPU; Work snapshots them and gives
+// the consumer what changed since the last snapshot (dtrace's
+// snapshots empty the kernel's buffer, the consumer keeps the sum): the
+// difference for counts, sums and buckets, the value for min and max.
+package linux

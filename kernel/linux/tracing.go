@@ -1,0 +1,601 @@
+package linux
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/kdtrace/kdtrace/bpf"
+	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// Config is what an enabling needs besides its ECBs.
+type Config struct {
+	// Catalog finds the probes the ECBs' descriptions match.
+	Catalog *probe.Catalog
+	// Records sizes the records (strsize, stackframes, …).
+	Records record.Options
+	// BPF sizes the maps: the ring buffer (bufsize), the aggregations'
+	// maps (aggsize), the thread-locals (dynvarsize), strsize.
+	BPF bpf.Config
+}
+
+// A Tracing is an enabling: the ECBs of a program on the probes they
+// match, their BPF programs loaded and attached.
+type Tracing struct {
+	layout  *record.Layout
+	rt      *bpf.Runtime
+	progs   []*ebpf.Program
+	maps    []*ebpf.Map
+	closers []io.Closer // attachments, closed first
+	ring    *ringbuf.Reader
+
+	begin, end *ebpf.Program
+	ticks      []*tick
+
+	// Matched is, for each ECB, the number of probes it was enabled on.
+	Matched []int
+
+	beganOn   int
+	pending   map[int][]byte // records read from the ring buffer, by CPU
+	counters  []bpf.Counters // as last read
+	aggs      map[uint32]*aggState
+	hasRecord bool
+}
+
+// A tick is a tick-N probe's program, run from the work loop.
+type tick struct {
+	prog     *ebpf.Program
+	interval time.Duration
+	next     time.Time
+}
+
+// aggState is what the last snapshot of an aggregation's map saw.
+type aggState struct {
+	m    *ebpf.Map
+	desc *record.AggDesc
+	act  *record.Action
+	prev map[string][][]byte // key → each CPU's data
+}
+
+// A group is the probes one BPF program serves.
+type group struct {
+	name    string
+	ctx     bpf.Context
+	clauses []bpf.Clause
+	ecbs    map[*kernel.ECB]int // ECB → its clause
+	entries map[uint32]*bpf.ProbeEntry
+	probes  []*probe.Probe // by index for the attachments that need them
+	end     bool
+	tick    time.Duration // a tick-N's interval
+	profile time.Duration // a profile-N's interval
+}
+
+// Enable enables ecbs on the probes their descriptions match, loads
+// their BPF programs and attaches them; the tracing stays inactive
+// (no clause but BEGIN's runs) until Go. Every error leaves nothing
+// attached.
+func Enable(ecbs []kernel.ECB, cfg *Config) (t *Tracing, err error) {
+	t = &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggs: map[uint32]*aggState{}, beganOn: -1}
+	defer func() {
+		if err != nil {
+			t.Close()
+			t = nil
+		}
+	}()
+	groups := map[string]*group{}
+	var order []*group
+	var errorClauses []bpf.Clause
+	t.Matched = make([]int, len(ecbs))
+	for i := range ecbs {
+		e := &ecbs[i]
+		var ps []*probe.Probe
+		d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
+		if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
+			return nil, err
+		}
+		rps := make([]record.Probe, len(ps))
+		for j, p := range ps {
+			rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
+		}
+		eps, err := t.layout.Add(e, rps)
+		if err != nil {
+			return nil, err
+		}
+		t.Matched[i] = len(eps)
+		for j, p := range ps {
+			ep := eps[j]
+			for _, a := range e.Actions {
+				if a.Kind.IsSpeculative() {
+					return nil, fmt.Errorf("speculations (%v) are not supported by the Linux runtime yet", a.Kind)
+				}
+			}
+			if p.Provider == "dtrace" && p.Name == "ERROR" {
+				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
+				continue
+			}
+			g, index, err := groupOf(p, groups, &order)
+			if err != nil {
+				return nil, err
+			}
+			c, ok := g.ecbs[e]
+			if !ok {
+				c = len(g.clauses)
+				g.ecbs[e] = c
+				g.clauses = append(g.clauses, bpf.Clause{ECB: e, EP: ep})
+			}
+			ent := g.entries[index]
+			if ent == nil {
+				ent = &bpf.ProbeEntry{ID: rps[j].ID}
+				g.entries[index] = ent
+			}
+			for len(ent.EPIDs) <= c {
+				ent.EPIDs = append(ent.EPIDs, 0)
+			}
+			ent.EPIDs[c] = ep.EPID
+		}
+	}
+	// The ERROR clauses need a program of their own only to be checked:
+	// each program runs them where its clauses fault.
+	lay, err := bpf.NewLayout(&cfg.BPF)
+	if err != nil {
+		return nil, err
+	}
+	pps := make([]*bpf.ProbeProgram, len(order))
+	for i, g := range order {
+		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end}
+		if err := lay.AddProbe(pps[i]); err != nil {
+			return nil, err
+		}
+	}
+	if t.rt, err = bpf.NewRuntime(lay); err != nil {
+		return nil, err
+	}
+	for id, m := range t.rt.Aggs {
+		desc, err := t.layout.Agg(id)
+		if err != nil {
+			return nil, err
+		}
+		t.aggs[id] = &aggState{m: m, desc: desc, act: aggAction(t.layout, desc), prev: map[string][][]byte{}}
+	}
+	if t.ring, err = ringbuf.NewReader(t.rt.Ring); err != nil {
+		return nil, fmt.Errorf("reading the ring buffer: %w", err)
+	}
+	for i, g := range order {
+		insns, err := bpf.BuildProbe(pps[i], lay)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", g.name, err)
+		}
+		entries := make(map[uint32]bpf.ProbeEntry, len(g.entries))
+		for idx, e := range g.entries {
+			entries[idx] = *e
+		}
+		pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+		if err != nil {
+			return nil, err
+		}
+		t.maps = append(t.maps, pm)
+		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, pm)
+		if err != nil {
+			return nil, verifierError(g, err)
+		}
+		t.progs = append(t.progs, prog)
+		switch {
+		case g.name == "BEGIN":
+			t.begin = prog
+		case g.end:
+			t.end = prog
+		case g.tick != 0:
+			t.ticks = append(t.ticks, &tick{prog: prog, interval: g.tick})
+		default:
+			c, err := attachGroup(g, prog)
+			if err != nil {
+				return nil, err
+			}
+			t.closers = append(t.closers, c)
+		}
+	}
+	return t, nil
+}
+
+// progName makes a BPF object name of a group's: at most 15 characters
+// of letters, digits and underscores.
+func progName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), 12)])
+}
+
+// verifierError says which clauses the verifier refused. A refusal is a
+// bug of the translation, reported with what it needs to be fixed.
+func verifierError(g *group, err error) error {
+	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) {
+		last := ""
+		if n := len(ve.Log); n > 0 {
+			last = ve.Log[n-1]
+		}
+		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses): %s", g.name, len(g.clauses), last)
+	}
+	return fmt.Errorf("loading the program of %s: %w", g.name, err)
+}
+
+// aggAction returns the aggregating action of an aggregation.
+func aggAction(l *record.Layout, d *record.AggDesc) *record.Action {
+	ep, err := l.EProbe(d.EPID)
+	if err != nil {
+		return nil
+	}
+	for i := range ep.Actions {
+		if a := &ep.Actions[i]; a.IsAgg() && a.AggID == d.ID {
+			return a
+		}
+	}
+	return nil
+}
+
+// groupOf returns the group of probe p, made if new, and p's index in it.
+func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group) (*group, uint32, error) {
+	get := func(name string, ctx bpf.Context) *group {
+		g := groups[name]
+		if g == nil {
+			g = &group{name: name, ctx: ctx, ecbs: map[*kernel.ECB]int{}, entries: map[uint32]*bpf.ProbeEntry{}}
+			groups[name] = g
+			*order = append(*order, g)
+		}
+		return g
+	}
+	switch d := p.Detail.(type) {
+	case nil:
+		if p.Provider == "dtrace" {
+			g := get(p.Name, bpf.CtxRun)
+			g.end = p.Name == "END"
+			return g, 0, nil
+		}
+	case *probe.Timer:
+		if d.Tick {
+			g := get(p.Name, bpf.CtxRun)
+			g.tick = d.Interval
+			return g, 0, nil
+		}
+		g := get(p.Name, bpf.CtxPerf)
+		g.profile = d.Interval
+		return g, 0, nil
+	}
+	return nil, 0, fmt.Errorf("%s: the %s provider is not supported by the Linux runtime yet", p, p.Provider)
+}
+
+// runOnCPU is BPF_F_TEST_RUN_ON_CPU.
+const runOnCPU = 1
+
+// run fires a program run from user space on CPU 0 with the given
+// arguments.
+func run(prog *ebpf.Program, args ...uint64) error {
+	ctx := make([]byte, 8*(1+6))
+	for i, a := range args {
+		binary.NativeEndian.PutUint64(ctx[8*(i+1):], a)
+	}
+	_, err := prog.Run(&ebpf.RunOptions{Context: ctx, Flags: runOnCPU, CPU: 0})
+	return err
+}
+
+// Go fires BEGIN, then makes the tracing active: every other probe
+// runs its clauses from then on, unless BEGIN called exit().
+func (t *Tracing) Go() error {
+	if t.begin != nil {
+		if err := run(t.begin); err != nil {
+			return fmt.Errorf("firing BEGIN: %w", err)
+		}
+		t.beganOn = 0
+	}
+	a, err := t.rt.Activity()
+	if err != nil {
+		return err
+	}
+	if a == bpf.ActivityInactive {
+		if err := t.rt.SetActivity(bpf.ActivityActive); err != nil {
+			return err
+		}
+	}
+	now := time.Now()
+	for _, k := range t.ticks {
+		k.next = now.Add(k.interval)
+	}
+	return nil
+}
+
+// Draining reports whether a clause called exit().
+func (t *Tracing) Draining() (bool, error) {
+	a, err := t.rt.Activity()
+	return a == bpf.ActivityDraining, err
+}
+
+// Tick fires the tick-N probes that are due, and returns when the
+// next one is.
+func (t *Tracing) Tick(now time.Time) (time.Time, error) {
+	var next time.Time
+	for _, k := range t.ticks {
+		if !now.Before(k.next) {
+			if err := run(k.prog); err != nil {
+				return next, fmt.Errorf("firing a tick: %w", err)
+			}
+			// As a cyclic, a late tick is not made up for.
+			k.next = k.next.Add(k.interval)
+			if k.next.Before(now) {
+				k.next = now.Add(k.interval)
+			}
+		}
+		if next.IsZero() || k.next.Before(next) {
+			next = k.next
+		}
+	}
+	return next, nil
+}
+
+// Stop detaches every probe and fires END: the tracing is over.
+func (t *Tracing) Stop() error {
+	var errs []error
+	if err := t.rt.SetActivity(bpf.ActivityDraining); err != nil {
+		errs = append(errs, err)
+	}
+	for _, c := range t.closers {
+		errs = append(errs, c.Close())
+	}
+	t.closers = nil
+	t.ticks = nil
+	if t.end != nil {
+		if err := run(t.end); err != nil {
+			errs = append(errs, fmt.Errorf("firing END: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// EndedOn is the CPU END ran on, -1 if none.
+func (t *Tracing) EndedOn() int {
+	if t.end == nil {
+		return -1
+	}
+	return 0
+}
+
+// Work hands cons what the probes recorded since the last time, as
+// dtrace_work: the aggregations' snapshot, then every CPU's records.
+// ended says END has fired: its records are printed last.
+func (t *Tracing) Work(cons *consumer.Consumer, ended bool) error {
+	if err := t.snapAggs(cons); err != nil {
+		return err
+	}
+	t.ring.SetDeadline(time.Now())
+	var rec ringbuf.Record
+	for {
+		if err := t.ring.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			return fmt.Errorf("reading the ring buffer: %w", err)
+		}
+		if err := t.take(rec.RawSample); err != nil {
+			return err
+		}
+	}
+	cs, err := t.rt.ReadCounters()
+	if err != nil {
+		return err
+	}
+	var bufs []consumer.Buf
+	for cpu := range cs {
+		data := t.pending[cpu]
+		var drops uint64
+		if cpu < len(t.counters) {
+			drops = cs[cpu].BufDrops - t.counters[cpu].BufDrops
+		} else {
+			drops = cs[cpu].BufDrops
+		}
+		if len(data) == 0 && drops == 0 {
+			continue
+		}
+		bufs = append(bufs, consumer.Buf{CPU: cpu, Data: data, Drops: drops})
+	}
+	t.counters = cs
+	endedOn := -1
+	if ended {
+		endedOn = t.EndedOn()
+	}
+	err = cons.ConsumeRound(bufs, t.beganOn, endedOn)
+	t.beganOn = -1
+	clear(t.pending)
+	return err
+}
+
+// take appends a sample of the ring buffer to its CPU's records, on the
+// firing's alignment as dtrace_probe places it.
+func (t *Tracing) take(sample []byte) error {
+	if len(sample) < bpf.RecPrefix+record.RecHdrSize {
+		return fmt.Errorf("a ring buffer sample of %d bytes", len(sample))
+	}
+	cpu := int(binary.NativeEndian.Uint32(sample))
+	rec := sample[bpf.RecPrefix:]
+	ep, err := t.layout.EProbe(binary.LittleEndian.Uint32(rec))
+	if err != nil {
+		return err
+	}
+	buf := t.pending[cpu]
+	for len(buf)%int(ep.Alignment) != 0 {
+		buf = binary.LittleEndian.AppendUint32(buf, record.EPIDNone)
+	}
+	t.pending[cpu] = append(buf, rec[:ep.Size]...)
+	return nil
+}
+
+// snapAggs gives the consumer each CPU's aggregation entries that
+// changed since the last snapshot, as what changed.
+func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
+	if len(t.aggs) == 0 {
+		return nil
+	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	bufs := make([][]byte, ncpu)
+	ids := make([]uint32, 0, len(t.aggs))
+	for id := range t.aggs {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		a := t.aggs[id]
+		if a.act == nil {
+			continue
+		}
+		var key []byte
+		var vals [][]byte
+		it := a.m.Iterate()
+		for it.Next(&key, &vals) {
+			prev := a.prev[string(key)]
+			changed := false
+			for cpu, v := range vals {
+				var p []byte
+				if prev != nil {
+					p = prev[cpu]
+				}
+				d, ok := delta(a.act.Action, v, p)
+				if !ok {
+					continue
+				}
+				changed = true
+				bufs[cpu] = appendAgg(bufs[cpu], key, d)
+			}
+			if changed || prev == nil {
+				a.prev[string(key)] = copyVals(vals)
+			}
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("reading aggregation %d: %w", id, err)
+		}
+	}
+	cs, err := t.rt.ReadCounters()
+	if err != nil {
+		return err
+	}
+	for cpu, b := range bufs {
+		var drops uint64
+		if cpu < len(cs) {
+			drops = cs[cpu].AggDrops
+			if cpu < len(t.counters) {
+				drops -= t.counters[cpu].AggDrops
+			}
+		}
+		if len(b) == 0 && drops == 0 {
+			continue
+		}
+		if err := cons.Aggregate(cpu, b, drops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyVals(vals [][]byte) [][]byte {
+	c := make([][]byte, len(vals))
+	for i, v := range vals {
+		c[i] = append([]byte(nil), v...)
+	}
+	return c
+}
+
+// delta returns what an entry's data v gained since prev (nil: none
+// before), and false if nothing changed: min and max as values, the
+// other functions' words less their previous values (stddev's 128-bit
+// sum of squares with its borrow), lquantize's parameters kept. A CPU
+// that never aggregated the key holds zeroes.
+func delta(fn dof.ActKind, v, prev []byte) ([]byte, bool) {
+	if prev != nil && string(prev) == string(v) {
+		return nil, false
+	}
+	zero := true
+	for _, c := range v {
+		zero = zero && c == 0
+	}
+	if zero {
+		return nil, false
+	}
+	d := append([]byte(nil), v...)
+	w := func(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	switch fn {
+	case dof.AggMin, dof.AggMax:
+		binary.LittleEndian.PutUint64(d, uint64(bpf.MinMaxValue(fn, w(v, 0))))
+		return d, true
+	}
+	if prev == nil {
+		return d, true
+	}
+	first := 0
+	if fn == dof.AggLQuantize || fn == dof.AggLLQuantize {
+		first = 1
+	}
+	for i := first; i < len(v)/8; i++ {
+		if fn == dof.AggStddev && i == 2 {
+			lo, borrow := bits.Sub64(w(v, 2), w(prev, 2), 0)
+			hi, _ := bits.Sub64(w(v, 3), w(prev, 3), borrow)
+			binary.LittleEndian.PutUint64(d[16:], lo)
+			binary.LittleEndian.PutUint64(d[24:], hi)
+			break
+		}
+		binary.LittleEndian.PutUint64(d[8*i:], w(v, i)-w(prev, i))
+	}
+	return d, true
+}
+
+// appendAgg appends an entry, its key (the aggregation's ID first) and
+// data, to an aggregation buffer, on 8 bytes as the kernel places them.
+func appendAgg(buf, key, data []byte) []byte {
+	for len(buf)%8 != 0 {
+		buf = binary.LittleEndian.AppendUint32(buf, record.AggIDNone)
+	}
+	buf = append(buf, key...)
+	return append(buf, data...)
+}
+
+// Describer describes the EPIDs, aggregations, formats and probes of
+// the records Work hands a consumer.
+func (t *Tracing) Describer() record.Describer { return t.layout }
+
+// Close detaches everything and releases the programs and maps.
+func (t *Tracing) Close() error {
+	var errs []error
+	for _, c := range t.closers {
+		errs = append(errs, c.Close())
+	}
+	t.closers = nil
+	if t.ring != nil {
+		errs = append(errs, t.ring.Close())
+	}
+	for _, p := range t.progs {
+		errs = append(errs, p.Close())
+	}
+	for _, m := range t.maps {
+		errs = append(errs, m.Close())
+	}
+	if t.rt != nil {
+		errs = append(errs, t.rt.Close())
+	}
+	return errors.Join(errs...)
+}
