@@ -14,9 +14,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
-	"os/signal"
 	"strings"
 	"syscall"
 
