@@ -3,6 +3,7 @@ package bpf
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/kdtrace/kdtrace/dif"
 )
@@ -68,11 +69,13 @@ type Layout struct {
 	ring    uint32 // bytes of the ring buffer
 	aggSize uint32 // the aggsize option
 	recSize uint32 // bytes of MapRec's value
-	aggs    map[uint32]aggMap
+	aggs    map[uint32]int // aggregation ID → its map, in shapes
+	shapes  []aggMap
 }
 
 // aggMap is the shape of an aggregation's map: its key (the
-// aggregation's ID and the key's records) and its data.
+// aggregation's ID and the key's records) and its value (the data,
+// then AggTouched bytes).
 type aggMap struct{ key, value uint32 }
 
 // Config sizes the runtime's maps.
@@ -113,7 +116,7 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	}
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
-		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]aggMap{}}
+		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}}
 	if l.ring == 0 {
 		l.ring = 4 << 20
 	}
@@ -199,6 +202,12 @@ func (l *Layout) strBufHalf() uint32 { return (l.strsize + 1 + 7) &^ 7 }
 
 func slotsSize(n int) uint32 { return uint32(8 * max(n, 1)) }
 
+// AggTouched is the bytes of an aggregation map's value after the
+// aggregation's data: a word a CPU sets when it aggregates the key. A
+// per-CPU hash entry made on one CPU is zero on the others; the word
+// tells them from a CPU whose data is zero (sum(0)).
+const AggTouched = 8
+
 // AddProbe adds the DIFOs of p's clauses, and sizes the record buffer
 // and the aggregations' maps for their records.
 func (l *Layout) AddProbe(p *ProbeProgram) error {
@@ -214,7 +223,20 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 			for _, a := range ep.Actions {
 				need = max(need, a.Offset+a.Size)
 				if a.IsAgg() {
-					l.aggs[a.AggID] = aggMap{key: a.Offset - a.AggBase, value: a.Size}
+					// The map's value is built after the data.
+					need = max(need, a.Offset+a.Size+AggTouched)
+				}
+				if _, ok := l.aggs[a.AggID]; a.IsAgg() && !ok {
+					// Aggregations of one shape share a map, their
+					// keys starting with their IDs: a program may use
+					// 64 maps at most.
+					shape := aggMap{key: a.Offset - a.AggBase, value: a.Size + AggTouched}
+					i := slices.Index(l.shapes, shape)
+					if i < 0 {
+						i = len(l.shapes)
+						l.shapes = append(l.shapes, shape)
+					}
+					l.aggs[a.AggID] = i
 				}
 			}
 			if need > maxRecord {

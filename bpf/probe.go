@@ -594,8 +594,8 @@ func MinMaxValue(fn dof.ActKind, w uint64) int64 {
 	return int64(w ^ 1<<63)
 }
 
-// AggMapName is the name of aggregation id's map.
-func AggMapName(id uint32) string { return fmt.Sprintf("kd_agg%d", id) }
+// aggMapName is the name of the i'th aggregation map.
+func aggMapName(i int) string { return fmt.Sprintf("kd_agg%d", i) }
 
 // aggregate appends aggregating action i of ep, as dtrace_aggregate
 // runs it: the key (the aggregation's ID, then the tuple's records,
@@ -607,7 +607,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	ra := &ep.Actions[i]
 	base := int32(RecPrefix + ra.AggBase)
 	data := int32(RecPrefix + ra.Offset)
-	name := AggMapName(ra.AggID)
+	name := aggMapName(b.l.aggs[ra.AggID])
 	if ra.Action == dof.AggLLQuantize {
 		return fmt.Errorf("bpf: llquantize() is not supported by the Linux runtime yet")
 	}
@@ -622,7 +622,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	}
 	find(lp + "found")
 	// A new entry: its initial data, built where the kernel builds it.
-	b.zeroRec(data, int32(ra.Size))
+	b.zeroRec(data, int32(ra.Size+AggTouched))
 	if ra.Action == dof.AggLQuantize {
 		b.emit(asm.LoadImm(asm.R2, int64(ra.Arg), asm.DWord))
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
@@ -639,6 +639,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.count(StateAggDrops)
 	b.emit(asm.Ja.Label(lp + "agg_done"))
 	b.mark(lp + "found")
+	b.emit(storeImm64(asm.R0, int16(ra.Size), 1))
 	// R0: the entry's data; R1: the value; R2: the weight.
 	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 	if t := &ep.Actions[i-1]; t.InTuple && t.Size == 0 {

@@ -14,9 +14,9 @@ import (
 type Runtime struct {
 	State, Globals, Locals, Threads, Strings, Scratch, StrBuf *ebpf.Map
 	// Ctl holds the tracing's activity, Ring the firings' records,
-	// Aggs each aggregation's entries by aggregation ID.
+	// Aggs the aggregations' entries, keyed by aggregation ID and key.
 	Ctl, Rec, Ring, Zero *ebpf.Map
-	Aggs                 map[uint32]*ebpf.Map
+	Aggs                 []*ebpf.Map
 }
 
 // NewRuntime makes the maps for the DIFOs added to l and fills the
@@ -37,7 +37,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: MapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
 		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
 	)
-	r := &Runtime{Aggs: map[uint32]*ebpf.Map{}}
+	r := &Runtime{}
 	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
@@ -47,16 +47,16 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		*ptrs[i] = m
 	}
-	for id, a := range l.aggs {
+	for i, a := range l.shapes {
 		// Entries of aggsize bytes: the key, the data and the hash
 		// table's own, counted as the kernel counts them (16 bytes).
 		n := max(1, l.aggSize/(a.key+a.value+16))
-		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: AggMapName(id), Type: ebpf.PerCPUHash, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.PerCPUHash, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
 		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("bpf: creating the map of aggregation %d: %w", id, err)
+			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
 		}
-		r.Aggs[id] = m
+		r.Aggs = append(r.Aggs, m)
 	}
 	strs := make([]byte, specs[4].ValueSize)
 	copy(strs, l.strs)
@@ -98,8 +98,8 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, pr
 	if probes != nil {
 		maps[MapProbes] = probes
 	}
-	for id, m := range r.Aggs {
-		maps[AggMapName(id)] = m
+	for i, m := range r.Aggs {
+		maps[aggMapName(i)] = m
 	}
 	for name, m := range maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -51,7 +51,8 @@ type Tracing struct {
 	beganOn   int
 	pending   map[int][]byte // records read from the ring buffer, by CPU
 	counters  []bpf.Counters // as last read
-	aggs      map[uint32]*aggState
+	aggs      []*aggState
+	aggFns    map[uint32]dof.ActKind // aggregating function by aggregation ID
 	hasRecord bool
 }
 
@@ -62,11 +63,9 @@ type tick struct {
 	next     time.Time
 }
 
-// aggState is what the last snapshot of an aggregation's map saw.
+// aggState is what the last snapshot of an aggregation map saw.
 type aggState struct {
 	m    *ebpf.Map
-	desc *record.AggDesc
-	act  *record.Action
 	prev map[string][][]byte // key → each CPU's data
 }
 
@@ -87,12 +86,11 @@ type group struct {
 // their BPF programs and attaches them; the tracing stays inactive
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
-func Enable(ecbs []kernel.ECB, cfg *Config) (t *Tracing, err error) {
-	t = &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggs: map[uint32]*aggState{}, beganOn: -1}
+func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1}
 	defer func() {
 		if err != nil {
 			t.Close()
-			t = nil
 		}
 	}()
 	groups := map[string]*group{}
@@ -163,12 +161,15 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (t *Tracing, err error) {
 	if t.rt, err = bpf.NewRuntime(lay); err != nil {
 		return nil, err
 	}
-	for id, m := range t.rt.Aggs {
-		desc, err := t.layout.Agg(id)
-		if err != nil {
-			return nil, err
+	for _, m := range t.rt.Aggs {
+		t.aggs = append(t.aggs, &aggState{m: m, prev: map[string][][]byte{}})
+	}
+	for _, ep := range t.layout.EProbes() {
+		for _, a := range ep.Actions {
+			if a.IsAgg() {
+				t.aggFns[a.AggID] = a.Action
+			}
 		}
-		t.aggs[id] = &aggState{m: m, desc: desc, act: aggAction(t.layout, desc), prev: map[string][][]byte{}}
 	}
 	if t.ring, err = ringbuf.NewReader(t.rt.Ring); err != nil {
 		return nil, fmt.Errorf("reading the ring buffer: %w", err)
@@ -226,28 +227,22 @@ func progName(s string) string {
 // bug of the translation, reported with what it needs to be fixed.
 func verifierError(g *group, err error) error {
 	var ve *ebpf.VerifierError
+	if errors.As(err, &ve) && os.Getenv("KDTRACE_VLOG") != "" {
+		fmt.Fprintf(os.Stderr, "%+v\n", ve)
+	}
 	if errors.As(err, &ve) {
+		// The verifier's reason is its log's last line but its
+		// statistics.
 		last := ""
-		if n := len(ve.Log); n > 0 {
-			last = ve.Log[n-1]
+		for i := len(ve.Log) - 1; i >= 0; i-- {
+			if l := ve.Log[i]; l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
+				last = l
+				break
+			}
 		}
 		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses): %s", g.name, len(g.clauses), last)
 	}
 	return fmt.Errorf("loading the program of %s: %w", g.name, err)
-}
-
-// aggAction returns the aggregating action of an aggregation.
-func aggAction(l *record.Layout, d *record.AggDesc) *record.Action {
-	ep, err := l.EProbe(d.EPID)
-	if err != nil {
-		return nil
-	}
-	for i := range ep.Actions {
-		if a := &ep.Actions[i]; a.IsAgg() && a.AggID == d.ID {
-			return a
-		}
-	}
-	return nil
 }
 
 // groupOf returns the group of probe p, made if new, and p's index in it.
@@ -455,20 +450,12 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
 		return err
 	}
 	bufs := make([][]byte, ncpu)
-	ids := make([]uint32, 0, len(t.aggs))
-	for id := range t.aggs {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		a := t.aggs[id]
-		if a.act == nil {
-			continue
-		}
+	for _, a := range t.aggs {
 		var key []byte
 		var vals [][]byte
 		it := a.m.Iterate()
 		for it.Next(&key, &vals) {
+			fn := t.aggFns[binary.LittleEndian.Uint32(key)]
 			prev := a.prev[string(key)]
 			changed := false
 			for cpu, v := range vals {
@@ -476,7 +463,7 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
 				if prev != nil {
 					p = prev[cpu]
 				}
-				d, ok := delta(a.act.Action, v, p)
+				d, ok := delta(fn, v, p)
 				if !ok {
 					continue
 				}
@@ -488,7 +475,7 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
 			}
 		}
 		if err := it.Err(); err != nil {
-			return fmt.Errorf("reading aggregation %d: %w", id, err)
+			return fmt.Errorf("reading an aggregation map: %w", err)
 		}
 	}
 	cs, err := t.rt.ReadCounters()
@@ -524,19 +511,17 @@ func copyVals(vals [][]byte) [][]byte {
 // delta returns what an entry's data v gained since prev (nil: none
 // before), and false if nothing changed: min and max as values, the
 // other functions' words less their previous values (stddev's 128-bit
-// sum of squares with its borrow), lquantize's parameters kept. A CPU
-// that never aggregated the key holds zeroes.
+// sum of squares with its borrow), lquantize's parameters kept. The
+// entry's AggTouched word says whether the CPU ever aggregated the key.
 func delta(fn dof.ActKind, v, prev []byte) ([]byte, bool) {
 	if prev != nil && string(prev) == string(v) {
 		return nil, false
 	}
-	zero := true
-	for _, c := range v {
-		zero = zero && c == 0
-	}
-	if zero {
+	n := len(v) - bpf.AggTouched
+	if binary.LittleEndian.Uint64(v[n:]) == 0 {
 		return nil, false
 	}
+	v = v[:n]
 	d := append([]byte(nil), v...)
 	w := func(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	switch fn {
