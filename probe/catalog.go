@@ -42,9 +42,10 @@ type Catalog struct {
 
 	ids struct { // probe IDs, numbered on first use
 		sync.Mutex
-		byDesc map[Desc]uint32
-		descs  []Desc          // by ID - 1
-		made   map[Desc]*Probe // probes numbered after the walk
+		byDesc   map[Desc]uint32
+		descs    []Desc          // by ID - 1
+		made     map[Desc]*Probe // probes made on demand, numbered when asked
+		numbered int             // the providers numbered so far, in order
 	}
 
 	mu       sync.Mutex
@@ -288,8 +289,17 @@ func sameArgs(a, b []types.Type) bool {
 func (c *Catalog) ID(p *Probe) uint32 {
 	c.ids.Lock()
 	defer c.ids.Unlock()
-	c.numberLocked()
 	d := p.Desc()
+	if id, ok := c.ids.byDesc[d]; ok {
+		return id
+	}
+	// The providers are numbered in order up to the probe's, so that
+	// BEGIN's ID costs no walk of the kernel's functions.
+	for c.numberNextLocked(func(name string) bool { return name == p.Provider }) {
+		if id, ok := c.ids.byDesc[d]; ok {
+			return id
+		}
+	}
 	if id, ok := c.ids.byDesc[d]; ok {
 		return id
 	}
@@ -303,7 +313,8 @@ func (c *Catalog) ID(p *Probe) uint32 {
 // ByID returns the probe with the given ID, or nil.
 func (c *Catalog) ByID(id uint32) *Probe {
 	c.ids.Lock()
-	c.numberLocked()
+	for uint64(id) > uint64(len(c.ids.descs)) && c.numberNextLocked(func(string) bool { return false }) {
+	}
 	if id == 0 || uint64(id) > uint64(len(c.ids.descs)) {
 		c.ids.Unlock()
 		return nil
@@ -320,16 +331,21 @@ func (c *Catalog) ByID(id uint32) *Probe {
 	return found
 }
 
-// numberLocked numbers every probe Walk lists, once.
-func (c *Catalog) numberLocked() {
-	if c.ids.byDesc != nil {
-		return
+// numberNextLocked numbers the probes of the next provider not yet
+// numbered, in Walk's order, and reports whether there was one; stop
+// ends the numbering after the provider it accepts.
+func (c *Catalog) numberNextLocked(stop func(name string) bool) bool {
+	if c.ids.byDesc == nil {
+		c.ids.byDesc = make(map[Desc]uint32)
+		c.ids.made = make(map[Desc]*Probe)
 	}
-	n, _ := c.Count(Desc{})
-	c.ids.byDesc = make(map[Desc]uint32, n)
-	c.ids.descs = make([]Desc, 0, n)
-	c.ids.made = make(map[Desc]*Probe)
-	c.Walk(Desc{}, func(p *Probe) bool {
+	ps := c.Providers()
+	if c.ids.numbered >= len(ps) {
+		return false
+	}
+	p := ps[c.ids.numbered]
+	c.ids.numbered++
+	walkProvider(p, NewQuery(Desc{Provider: p.Name()}), func(p *Probe) bool {
 		d := p.Desc()
 		if _, ok := c.ids.byDesc[d]; !ok {
 			c.ids.descs = append(c.ids.descs, d)
@@ -337,4 +353,5 @@ func (c *Catalog) numberLocked() {
 		}
 		return true
 	})
+	return !stop(p.Name())
 }
