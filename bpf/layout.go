@@ -66,9 +66,9 @@ type Layout struct {
 	strs    []byte
 	strBase map[*dif.Object]uint32
 
-	ring    uint32 // bytes of the ring buffer
-	aggSize uint32 // the aggsize option
-	recSize uint32 // bytes of MapRec's value
+	ring    uint32         // bytes of the ring buffer
+	aggSize uint32         // the aggsize option
+	recSize uint32         // bytes of MapRec's value
 	aggs    map[uint32]int // aggregation ID → its map, in shapes
 	shapes  []aggMap
 }
