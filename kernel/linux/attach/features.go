@@ -33,11 +33,15 @@ func HaveUprobeMulti() bool {
 // kernel has uprobe_multi links, else ebpf.AttachNone, for the per-site
 // perf events, which refuse a program loaded for uprobe_multi.
 func UprobeAttachType() ebpf.AttachType {
-	if HaveUprobeMulti() {
+	if uprobeMulti() {
 		return ebpf.AttachTraceUprobeMulti
 	}
 	return ebpf.AttachNone
 }
+
+// uprobeMulti says whether Uprobes and USDT use uprobe_multi links;
+// tests turn it off to try the per-site links on a kernel that has both.
+var uprobeMulti = HaveUprobeMulti
 
 var kprobes = sync.OnceValue(func() error { return haveKprobes() })
 

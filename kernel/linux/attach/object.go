@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,11 @@ func (objs objects) open(path string, pid int) (*object, error) {
 	}
 	f, err := elf.Open(file)
 	if err != nil {
+		// The site's error names the object already.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
 		return nil, err
 	}
 	o := &object{path: path, file: file, f: f}
@@ -53,7 +59,7 @@ func (objs objects) open(path string, pid int) (*object, error) {
 		syms, err := read()
 		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
 			f.Close()
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		for _, s := range syms {
 			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF && s.Size > 0 {

@@ -149,7 +149,7 @@ func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attac
 // attachUser attaches prog at every point, all or nothing.
 func attachUser(prog *ebpf.Program, pts []userPoint) (*Attachment, error) {
 	a := &Attachment{}
-	if HaveUprobeMulti() {
+	if uprobeMulti() {
 		type key struct {
 			file string
 			pid  int
