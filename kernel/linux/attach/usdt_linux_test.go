@@ -1,8 +1,6 @@
 package attach
 
 import (
-	"encoding/binary"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,21 +32,7 @@ func TestUSDT(t *testing.T) {
 	if len(site.Points) != 2 || site.Points[0].Semaphore == 0 {
 		t.Fatalf("the probe's points are %+v, want two with a semaphore", site.Points)
 	}
-	sem := func() uint16 {
-		t.Helper()
-		f, err := os.Open("/proc/" + pid + "/mem")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		var b [2]byte
-		// The fixture is not position-independent: the semaphore is at
-		// its link-time address.
-		if _, err := f.ReadAt(b[:], int64(site.Points[0].Semaphore)); err != nil {
-			t.Fatal(err)
-		}
-		return binary.LittleEndian.Uint16(b[:])
-	}
+	sem := func() uint16 { return semaphore(t, fx.pid(), site.Points[0].Semaphore) }
 	if s := sem(); s != 0 {
 		t.Fatalf("semaphore %d before attaching", s)
 	}
