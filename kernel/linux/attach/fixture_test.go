@@ -71,7 +71,7 @@ func buildFixture(t *testing.T, sdt bool) string {
 
 // function returns the symbol of function name in file and its
 // instructions.
-func function(t *testing.T, file, name string) (elf.Symbol, []amd64.Inst) {
+func function(t testing.TB, file, name string) (elf.Symbol, []amd64.Inst) {
 	t.Helper()
 	f, err := elf.Open(file)
 	if err != nil {

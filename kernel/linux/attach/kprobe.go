@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"github.com/kdtrace/kdtrace/amd64"
 	"github.com/kdtrace/kdtrace/ksym"
 	"github.com/kdtrace/kdtrace/probe"
 )
@@ -96,5 +97,9 @@ func checkKernelSite(s *probe.KernelSite, text *ksym.Table) error {
 	if err != nil {
 		return fmt.Errorf("cannot check offset %d: %w", s.Offset, err)
 	}
-	return checkBoundary(code, sym.Addr, s.Offset, false)
+	fn, err := amd64.NewFunction(code, sym.Addr)
+	if err != nil {
+		return fmt.Errorf("cannot decode the function to check offset %d: %w", s.Offset, err)
+	}
+	return checkBoundary(fn, s.Offset, false)
 }

@@ -19,7 +19,7 @@ import (
 
 // needBPF skips a test that loads and attaches BPF programs where it
 // cannot.
-func needBPF(t *testing.T) {
+func needBPF(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("loading and attaching BPF programs needs root")
@@ -36,7 +36,7 @@ type counter struct {
 // loadCounter loads a program of type typ that adds one to counts[k],
 // k being what the instructions key leave in R0 (with the context in
 // R6), or does nothing if they jump to "exit".
-func loadCounter(t *testing.T, typ ebpf.ProgramType, attach ebpf.AttachType, n int, key ...asm.Instruction) *counter {
+func loadCounter(t testing.TB, typ ebpf.ProgramType, attach ebpf.AttachType, n int, key ...asm.Instruction) *counter {
 	t.Helper()
 	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: uint32(n)})
 	if err != nil {

@@ -22,6 +22,8 @@ type object struct {
 	f     *elf.File
 	progs []*elf.Prog
 	funcs []elf.Symbol // defined functions, by address
+
+	decoded map[uint64]*amd64.Function // by address: many offsets of one function decode it once
 }
 
 // objects opens each object once for one call.
@@ -49,7 +51,7 @@ func (objs objects) open(path string, pid int) (*object, error) {
 		}
 		return nil, err
 	}
-	o := &object{path: path, file: file, f: f}
+	o := &object{path: path, file: file, f: f, decoded: map[uint64]*amd64.Function{}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.progs = append(o.progs, p)
@@ -134,23 +136,34 @@ func (o *object) code(addr, size uint64) ([]byte, error) {
 	return b, nil
 }
 
-// checkBoundary checks that off, from the function of code at addr, is
-// where an instruction starts, decoding the function with the amd64
-// decoder. The kernel does not check it for uprobes, and a probe inside
-// an instruction corrupts the traced program.
-func checkBoundary(code []byte, addr, off uint64, hex bool) error {
-	fn, err := amd64.NewFunction(code, addr)
-	if err != nil {
-		return fmt.Errorf("cannot decode the function to check offset %s: %w", formatOffset(off, hex), err)
-	}
-	if err := fn.CheckOffset(off); err != nil {
-		var oe *amd64.OffsetError
-		if errors.As(err, &oe) {
-			return &BoundaryError{OffsetError: oe, Hex: hex}
+// checkOffset checks that off, from the function of the given size at
+// addr, is where an instruction starts.
+func (o *object) checkOffset(addr, size, off uint64) error {
+	fn, ok := o.decoded[addr]
+	if !ok {
+		code, err := o.code(addr, size)
+		if err != nil {
+			return err
 		}
-		return err
+		if fn, err = amd64.NewFunction(code, addr); err != nil {
+			return fmt.Errorf("cannot decode the function to check offset %s: %w", formatOffset(off, true), err)
+		}
+		o.decoded[addr] = fn
 	}
-	return nil
+	return checkBoundary(fn, off, true)
+}
+
+// checkBoundary checks that off, from fn's entry, is where an
+// instruction starts, as the amd64 decoder found them. The kernel does
+// not check it for uprobes, and a probe inside an instruction corrupts
+// the traced program.
+func checkBoundary(fn *amd64.Function, off uint64, hex bool) error {
+	err := fn.CheckOffset(off)
+	var oe *amd64.OffsetError
+	if errors.As(err, &oe) {
+		return &BoundaryError{OffsetError: oe, Hex: hex}
+	}
+	return err
 }
 
 // A BoundaryError is an offset that is not where an instruction starts,

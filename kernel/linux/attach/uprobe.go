@@ -95,11 +95,7 @@ func userSite(objs objects, s *probe.UserSite) (userPoint, error) {
 		if size == 0 {
 			return pt, errors.New("the function's size is unknown, so whether an instruction starts at the offset cannot be checked")
 		}
-		code, err := o.code(fn, size)
-		if err != nil {
-			return pt, err
-		}
-		if err := checkBoundary(code, fn, addr-fn, true); err != nil {
+		if err := o.checkOffset(fn, size, addr-fn); err != nil {
 			return pt, err
 		}
 	}
