@@ -1,0 +1,87 @@
+package attach
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+)
+
+// Profile attaches prog, a perf event program, to a cpu-clock event on
+// every online CPU that fires every interval of the CPU's time, as
+// profile-N fires. A CPU that is idle does not run its clock, so it
+// fires little or not at all.
+func Profile(prog *ebpf.Program, interval time.Duration) (*Attachment, error) {
+	if interval <= 0 {
+		return nil, fmt.Errorf("profile interval %v is not positive", interval)
+	}
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	a := &Attachment{}
+	for _, cpu := range cpus {
+		attr := unix.PerfEventAttr{
+			Type:   unix.PERF_TYPE_SOFTWARE,
+			Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+			Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
+			// Period mode: cpu-clock counts nanoseconds, so the sample
+			// period is the interval itself, exact where frequency
+			// mode would adjust it as it goes.
+			Sample: uint64(interval.Nanoseconds()),
+		}
+		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+		if err != nil {
+			return a.fail(fmt.Errorf("opening a cpu-clock event on CPU %d: %w", cpu, err))
+		}
+		ev := os.NewFile(uintptr(fd), "perf_event cpu-clock")
+		a.add(ev)
+		l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
+		if err != nil {
+			return a.fail(fmt.Errorf("attaching to the cpu-clock event of CPU %d: %w", cpu, err))
+		}
+		a.add(l)
+	}
+	return a, nil
+}
+
+// onlineCPUs returns the online CPUs' numbers, from the kernel's list
+// such as "0-3,5".
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, fmt.Errorf("listing the online CPUs: %w", err)
+	}
+	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("listing the online CPUs: /sys/devices/system/cpu/online: %w", err)
+	}
+	return cpus, nil
+}
+
+func parseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		first, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad CPU list %q", s)
+		}
+		last := first
+		if isRange {
+			if last, err = strconv.Atoi(hi); err != nil || last < first {
+				return nil, fmt.Errorf("bad CPU list %q", s)
+			}
+		}
+		for c := first; c <= last; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}

@@ -1,0 +1,46 @@
+package attach
+
+import (
+	"fmt"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// Syscalls attaches prog, a raw tracepoint program, to every system
+// call's entry (the raw tracepoint sys_enter) or, with ret, its return
+// (sys_exit). The program's context holds the registers and the call's
+// number (entry) or return value (return), and the program tells the
+// calls apart by the number (SyscallNumber): one attachment serves every
+// syscall probe of a program.
+func Syscalls(prog *ebpf.Program, ret bool) (*Attachment, error) {
+	name := "sys_enter"
+	if ret {
+		name = "sys_exit"
+	}
+	return RawTracepoint(prog, name)
+}
+
+// RawTracepoint attaches prog, a raw tracepoint program, to the kernel's
+// tracepoint name ("sched_switch"), which need not be in tracefs.
+func RawTracepoint(prog *ebpf.Program, name string) (*Attachment, error) {
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: prog})
+	if err != nil {
+		return nil, fmt.Errorf("attaching to raw tracepoint %s: %w", name, err)
+	}
+	a := &Attachment{}
+	a.add(l)
+	return a, nil
+}
+
+// Tracepoint attaches prog, a tracepoint program, to tracepoint
+// system:event ("sched", "sched_process_exec") through a perf event.
+func Tracepoint(prog *ebpf.Program, system, event string) (*Attachment, error) {
+	l, err := link.Tracepoint(system, event, prog, nil)
+	if err != nil {
+		return nil, fmt.Errorf("attaching to tracepoint %s:%s: %w", system, event, err)
+	}
+	a := &Attachment{}
+	a.add(l)
+	return a, nil
+}
