@@ -85,13 +85,14 @@ func (r *Runtime) Close() error {
 // raw tracepoint program. A verifier refusal carries the verifier's log
 // (ebpf.VerifierError).
 func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, error) {
-	return r.LoadProbe(name, CtxRun, insns, nil)
+	return r.LoadProbe(name, CtxRun, insns, nil, ebpf.AttachNone)
 }
 
 // LoadProbe associates insns, a program built for context ctx, with the
 // runtime's maps and probes (its MapProbes, nil if it has none) and
-// loads it.
-func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, probes *ebpf.Map) (*ebpf.Program, error) {
+// loads it for attachments of the given type (uprobe_multi links need
+// theirs).
+func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, probes *ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero}
@@ -109,6 +110,7 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, pr
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Name:         name,
 		Type:         ctx.ProgramType(),
+		AttachType:   at,
 		Instructions: insns,
 		License:      "GPL", // bpf_probe_read_kernel is GPL-only
 	})

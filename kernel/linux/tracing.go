@@ -80,6 +80,11 @@ type group struct {
 	end     bool
 	tick    time.Duration // a tick-N's interval
 	profile time.Duration // a profile-N's interval
+
+	// The sites of uprobes and kprobes, by index (their cookies).
+	users  []*probe.UserSite
+	kernel []*probe.KernelSite
+	index  map[string]uint32 // a site's index by its probe's name
 }
 
 // Enable enables ecbs on the probes their descriptions match, loads
@@ -188,7 +193,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 		t.maps = append(t.maps, pm)
-		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, pm)
+		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, pm, g.attachType())
 		if err != nil {
 			return nil, verifierError(g, err)
 		}
@@ -243,37 +248,6 @@ func verifierError(g *group, err error) error {
 		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses): %s", g.name, len(g.clauses), last)
 	}
 	return fmt.Errorf("loading the program of %s: %w", g.name, err)
-}
-
-// groupOf returns the group of probe p, made if new, and p's index in it.
-func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group) (*group, uint32, error) {
-	get := func(name string, ctx bpf.Context) *group {
-		g := groups[name]
-		if g == nil {
-			g = &group{name: name, ctx: ctx, ecbs: map[*kernel.ECB]int{}, entries: map[uint32]*bpf.ProbeEntry{}}
-			groups[name] = g
-			*order = append(*order, g)
-		}
-		return g
-	}
-	switch d := p.Detail.(type) {
-	case nil:
-		if p.Provider == "dtrace" {
-			g := get(p.Name, bpf.CtxRun)
-			g.end = p.Name == "END"
-			return g, 0, nil
-		}
-	case *probe.Timer:
-		if d.Tick {
-			g := get(p.Name, bpf.CtxRun)
-			g.tick = d.Interval
-			return g, 0, nil
-		}
-		g := get(p.Name, bpf.CtxPerf)
-		g.profile = d.Interval
-		return g, 0, nil
-	}
-	return nil, 0, fmt.Errorf("%s: the %s provider is not supported by the Linux runtime yet", p, p.Provider)
 }
 
 // runOnCPU is BPF_F_TEST_RUN_ON_CPU.
