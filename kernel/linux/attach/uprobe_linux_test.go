@@ -24,71 +24,58 @@ func TestUprobes(t *testing.T) {
 	if len(workInsts) < 3 || len(otherInsts) < 2 {
 		t.Fatalf("work has %d instructions and other %d", len(workInsts), len(otherInsts))
 	}
-	modes := []struct {
-		name  string
-		multi bool
-	}{{"uprobe_multi", true}, {"perf_event", false}}
-	for _, mode := range modes {
-		t.Run(mode.name, func(t *testing.T) {
-			if mode.multi && !HaveUprobeMulti() {
-				t.Skip("this kernel has no uprobe_multi links")
-			}
-			saved := uprobeMulti
-			uprobeMulti = func() bool { return mode.multi }
-			defer func() { uprobeMulti = saved }()
+	bothLinkKinds(t, func(t *testing.T, multi bool) {
+		fx := startFixture(t, path)
+		want5 := fx.run(t, 5)
+		c := loadCounter(t, ebpf.Kprobe, UprobeAttachType(), 5, byCookie...)
+		pid := fx.pid()
+		sites := []*probe.UserSite{
+			{PID: pid, Path: path, Addr: work.Value, Size: work.Size},
+			{PID: pid, Path: path, Addr: work.Value, Size: work.Size, Return: true},
+			{PID: pid, Path: path, Addr: work.Value, Size: work.Size, Offset: workInsts[2].Addr - work.Value},
+			{PID: pid, Path: path, Addr: other.Value, Size: other.Size},
+			{PID: pid, Path: path, Offset: otherInsts[1].Addr}, // function "-"
+		}
+		perf, tracefs := perfEvents(t), tracefsEntries(t)
+		a, err := Uprobes(c.prog, sites, []uint64{0, 1, 2, 3, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLinks := 2 // entries, returns
+		if !multi {
+			wantLinks = len(sites)
+		}
+		if n := linksOf(t, c.id(t)); n != wantLinks {
+			t.Errorf("%d links hold the program, want %d", n, wantLinks)
+		}
+		if got := fx.run(t, 5); got != want5 {
+			t.Errorf("the traced fixture printed %q, untraced %q", got, want5)
+		}
+		fx.run(t, 2)
+		if diff := cmp.Diff([]uint64{7, 7, 7, 14, 14}, c.read(t)); diff != "" {
+			t.Errorf("counts by site (-want +got):\n%s", diff)
+		}
 
-			fx := startFixture(t, path)
-			want5 := fx.run(t, 5)
-			c := loadCounter(t, ebpf.Kprobe, UprobeAttachType(), 5, byCookie...)
-			pid := fx.pid()
-			sites := []*probe.UserSite{
-				{PID: pid, Path: path, Addr: work.Value, Size: work.Size},
-				{PID: pid, Path: path, Addr: work.Value, Size: work.Size, Return: true},
-				{PID: pid, Path: path, Addr: work.Value, Size: work.Size, Offset: workInsts[2].Addr - work.Value},
-				{PID: pid, Path: path, Addr: other.Value, Size: other.Size},
-				{PID: pid, Path: path, Offset: otherInsts[1].Addr}, // function "-"
-			}
-			perf, tracefs := perfEvents(t), tracefsEntries(t)
-			a, err := Uprobes(c.prog, sites, []uint64{0, 1, 2, 3, 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantLinks := 2 // entries, returns
-			if !mode.multi {
-				wantLinks = len(sites)
-			}
-			if n := linksOf(t, c.id(t)); n != wantLinks {
-				t.Errorf("%d links hold the program, want %d", n, wantLinks)
-			}
-			if got := fx.run(t, 5); got != want5 {
-				t.Errorf("the traced fixture printed %q, untraced %q", got, want5)
-			}
-			fx.run(t, 2)
-			if diff := cmp.Diff([]uint64{7, 7, 7, 14, 14}, c.read(t)); diff != "" {
-				t.Errorf("counts by site (-want +got):\n%s", diff)
-			}
-
-			if err := a.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := a.Close(); err != nil {
-				t.Errorf("second Close: %v", err)
-			}
-			fx.run(t, 3)
-			if diff := cmp.Diff([]uint64{7, 7, 7, 14, 14}, c.read(t)); diff != "" {
-				t.Errorf("counts after Close (-want +got):\n%s", diff)
-			}
-			if n := linksOf(t, c.id(t)); n != 0 {
-				t.Errorf("%d links hold the program after Close", n)
-			}
-			if n := perfEvents(t); n != perf {
-				t.Errorf("%d perf events open after Close, %d before", n, perf)
-			}
-			if s := tracefsEntries(t); s != tracefs {
-				t.Errorf("tracefs probe entries were %q, now %q", tracefs, s)
-			}
-		})
-	}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(); err != nil {
+			t.Errorf("second Close: %v", err)
+		}
+		fx.run(t, 3)
+		if diff := cmp.Diff([]uint64{7, 7, 7, 14, 14}, c.read(t)); diff != "" {
+			t.Errorf("counts after Close (-want +got):\n%s", diff)
+		}
+		if n := linksOf(t, c.id(t)); n != 0 {
+			t.Errorf("%d links hold the program after Close", n)
+		}
+		if n := perfEvents(t); n != perf {
+			t.Errorf("%d perf events open after Close, %d before", n, perf)
+		}
+		if s := tracefsEntries(t); s != tracefs {
+			t.Errorf("tracefs probe entries were %q, now %q", tracefs, s)
+		}
+	})
 }
 
 // TestUprobeBoundary checks that an offset inside an instruction is
