@@ -48,7 +48,9 @@
 // offset inside an instruction with a *BoundaryError naming the nearest
 // boundaries (in hex, as the pid provider names offsets); an address
 // given without a function (pid's function "-") is checked against the
-// function that holds it, and refused when none does. Kprobes does the
+// function that holds it, and refused when none does. A syscall
+// instruction is refused too: on Linux 6.18 a uprobe there fires, then
+// the traced process dies of SIGSEGV. Kprobes does the
 // same for kinst offsets when given the kernel's symbol table and code
 // (the kernel checks kprobes itself, but its refusal reaches us as a
 // misleading "no such file"). USDT points are the assembler's labels on

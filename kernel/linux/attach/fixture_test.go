@@ -10,11 +10,12 @@ import (
 
 // fixtureProgram is the traced program of the tests: for each line of
 // stdin holding a number n, it calls work n times and other 2n times,
-// then prints the sum and, with a USDT probe, fires fixture:tick n times
+// calls libc's getpid once, then prints the sum and, with a USDT probe, fires fixture:tick n times
 // (two points, one semaphore).
 const fixtureProgram = `#define _SDT_HAS_SEMAPHORES 1
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #ifdef WITH_SDT
 #include <sys/sdt.h>
 unsigned short fixture_tick_semaphore __attribute__((section(".probes")));
@@ -29,6 +30,14 @@ __attribute__((noinline)) long work(long a) {
 	return x + sink;
 }
 
+/* A system call made by hand, whose syscall instruction no uprobe may
+   trace. */
+__attribute__((noinline)) long raw_getppid(void) {
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "0"(110L) : "rcx", "r11", "memory");
+	return r;
+}
+
 __attribute__((noinline)) long other(long a) {
 	sink += a;
 	return sink;
@@ -38,6 +47,8 @@ int main(void) {
 	char line[64];
 	while (fgets(line, sizeof line, stdin)) {
 		long n = atol(line), sum = 0;
+		if (getpid() < 0) /* a call into libc per line */
+			sum = -1;
 		for (long i = 0; i < n; i++)
 			sum += work(i);
 		for (long i = 0; i < 2 * n; i++)
@@ -69,8 +80,8 @@ func buildFixture(t *testing.T, sdt bool) string {
 	return gcctest.Build(t, t.TempDir(), "fixture", fixtureProgram)
 }
 
-// function returns the symbol of function name in file and its
-// instructions.
+// function returns the symbol of function name in file, from its
+// symbol table or else its dynamic symbols, and its instructions.
 func function(t testing.TB, file, name string) (elf.Symbol, []amd64.Inst) {
 	t.Helper()
 	f, err := elf.Open(file)
@@ -78,11 +89,9 @@ func function(t testing.TB, file, name string) (elf.Symbol, []amd64.Inst) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	for _, s := range append(syms, dyn...) {
 		if s.Name != name || elf.ST_TYPE(s.Info) != elf.STT_FUNC {
 			continue
 		}

@@ -65,6 +65,10 @@ func TestSyscalls(t *testing.T) {
 		if n := linksOf(t, c.id(t)); n != 0 {
 			t.Errorf("%d links hold the program after Close", n)
 		}
+		if a, err := RawTracepoint(c.prog, "no_such_tracepoint"); err == nil {
+			a.Close()
+			t.Error("RawTracepoint(no_such_tracepoint) attached")
+		}
 	}
 }
 

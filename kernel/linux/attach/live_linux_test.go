@@ -208,3 +208,23 @@ func programExists(id ebpf.ProgramID) bool {
 	p.Close()
 	return true
 }
+
+// bothLinkKinds runs f with uprobes attached through uprobe_multi links
+// (where the kernel has them) and through per-site perf event links.
+func bothLinkKinds(t *testing.T, f func(t *testing.T, multi bool)) {
+	for _, multi := range []bool{true, false} {
+		name := "perf_event"
+		if multi {
+			name = "uprobe_multi"
+		}
+		t.Run(name, func(t *testing.T) {
+			if multi && !HaveUprobeMulti() {
+				t.Skip("this kernel has no uprobe_multi links")
+			}
+			saved := uprobeMulti
+			uprobeMulti = func() bool { return multi }
+			defer func() { uprobeMulti = saved }()
+			f(t, multi)
+		})
+	}
+}

@@ -23,7 +23,12 @@ type object struct {
 	progs []*elf.Prog
 	funcs []elf.Symbol // defined functions, by address
 
-	decoded map[uint64]*amd64.Function // by address: many offsets of one function decode it once
+	decoded map[uint64]decoded // by address: many offsets of one function decode it once
+}
+
+type decoded struct {
+	fn   *amd64.Function
+	code []byte
 }
 
 // objects opens each object once for one call.
@@ -51,7 +56,7 @@ func (objs objects) open(path string, pid int) (*object, error) {
 		}
 		return nil, err
 	}
-	o := &object{path: path, file: file, f: f, decoded: map[uint64]*amd64.Function{}}
+	o := &object{path: path, file: file, f: f, decoded: map[uint64]decoded{}}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.progs = append(o.progs, p)
@@ -137,20 +142,48 @@ func (o *object) code(addr, size uint64) ([]byte, error) {
 }
 
 // checkOffset checks that off, from the function of the given size at
-// addr, is where an instruction starts.
+// addr, is where an instruction starts, and one a uprobe can trace.
 func (o *object) checkOffset(addr, size, off uint64) error {
-	fn, ok := o.decoded[addr]
+	d, ok := o.decoded[addr]
 	if !ok {
 		code, err := o.code(addr, size)
 		if err != nil {
 			return err
 		}
-		if fn, err = amd64.NewFunction(code, addr); err != nil {
+		fn, err := amd64.NewFunction(code, addr)
+		if err != nil {
 			return fmt.Errorf("cannot decode the function to check offset %s: %w", formatOffset(off, true), err)
 		}
-		o.decoded[addr] = fn
+		d = decoded{fn, code}
+		o.decoded[addr] = d
 	}
-	return checkBoundary(fn, off, true)
+	if err := checkBoundary(d.fn, off, true); err != nil {
+		return err
+	}
+	if isSyscall(d.code[off:]) {
+		// Measured on Linux 6.18: the probe fires, then the process
+		// dies of SIGSEGV at a garbage address, the instruction having
+		// run out of line.
+		return fmt.Errorf("offset %s is a syscall instruction, which a uprobe cannot trace: the traced process would crash", formatOffset(off, true))
+	}
+	return nil
+}
+
+// isSyscall reports whether the instruction at the start of b is
+// syscall, prefixes aside.
+func isSyscall(b []byte) bool {
+	for len(b) > 0 && isPrefix(b[0]) {
+		b = b[1:]
+	}
+	return len(b) >= 2 && b[0] == 0x0f && b[1] == 0x05
+}
+
+func isPrefix(c byte) bool {
+	switch c {
+	case 0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+		return true
+	}
+	return c&0xf0 == 0x40 // REX
 }
 
 // checkBoundary checks that off, from fn's entry, is where an

@@ -34,7 +34,9 @@ type userPoint struct {
 // instruction starts, by decoding the function from the object's file:
 // the kernel does not check, and a probe inside an instruction corrupts
 // the traced program. The refusal is a *SiteError whose cause is a
-// *BoundaryError naming the nearest boundaries.
+// *BoundaryError naming the nearest boundaries. An offset at a syscall
+// instruction, which crashes the traced process when probed, is refused
+// as well.
 //
 // Where the kernel has uprobe_multi links, the sites of one file, process
 // and kind share one link; elsewhere each has its own perf event link.

@@ -36,46 +36,34 @@ func TestUSDT(t *testing.T) {
 	if s := sem(); s != 0 {
 		t.Fatalf("semaphore %d before attaching", s)
 	}
-	for _, mode := range []struct {
-		name  string
-		multi bool
-	}{{"uprobe_multi", true}, {"perf_event", false}} {
-		t.Run(mode.name, func(t *testing.T) {
-			if mode.multi && !HaveUprobeMulti() {
-				t.Skip("this kernel has no uprobe_multi links")
-			}
-			saved := uprobeMulti
-			uprobeMulti = func() bool { return mode.multi }
-			defer func() { uprobeMulti = saved }()
-
-			c := loadCounter(t, ebpf.Kprobe, UprobeAttachType(), 2, byCookie...)
-			a, err := USDT(c.prog, []*probe.USDTSite{site}, []uint64{1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The kernel counts the semaphore up once per point.
-			if s := sem(); s != 2 {
-				t.Errorf("semaphore %d while attached, want 2", s)
-			}
-			if out := fx.run(t, 5); !strings.HasSuffix(out, " 2") {
-				t.Errorf("the fixture saw its semaphore as %q, want 2", out)
-			}
-			if diff := cmp.Diff([]uint64{0, 5}, c.read(t)); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
-			}
-			if err := a.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if s := sem(); s != 0 {
-				t.Errorf("semaphore %d after Close, want 0", s)
-			}
-			fx.run(t, 5)
-			if diff := cmp.Diff([]uint64{0, 5}, c.read(t)); diff != "" {
-				t.Errorf("counts after Close (-want +got):\n%s", diff)
-			}
-			if n := linksOf(t, c.id(t)); n != 0 {
-				t.Errorf("%d links hold the program after Close", n)
-			}
-		})
-	}
+	bothLinkKinds(t, func(t *testing.T, multi bool) {
+		c := loadCounter(t, ebpf.Kprobe, UprobeAttachType(), 2, byCookie...)
+		a, err := USDT(c.prog, []*probe.USDTSite{site}, []uint64{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The kernel counts the semaphore up once per point.
+		if s := sem(); s != 2 {
+			t.Errorf("semaphore %d while attached, want 2", s)
+		}
+		if out := fx.run(t, 5); !strings.HasSuffix(out, " 2") {
+			t.Errorf("the fixture saw its semaphore as %q, want 2", out)
+		}
+		if diff := cmp.Diff([]uint64{0, 5}, c.read(t)); diff != "" {
+			t.Errorf("counts (-want +got):\n%s", diff)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if s := sem(); s != 0 {
+			t.Errorf("semaphore %d after Close, want 0", s)
+		}
+		fx.run(t, 5)
+		if diff := cmp.Diff([]uint64{0, 5}, c.read(t)); diff != "" {
+			t.Errorf("counts after Close (-want +got):\n%s", diff)
+		}
+		if n := linksOf(t, c.id(t)); n != 0 {
+			t.Errorf("%d links hold the program after Close", n)
+		}
+	})
 }
