@@ -130,6 +130,15 @@ func (c *command) trace(progs []*dtrace.Program) int {
 		return c.fail("could not enable tracing: %v", err)
 	}
 	defer tr.Close()
+	stop := make(chan struct{})
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			close(stop)
+		}
+	}()
 	for i, p := range c.progs {
 		n := tr.Matched(i)
 		s := "s"
@@ -154,15 +163,6 @@ func (c *command) trace(progs []*dtrace.Program) int {
 		defer f.Close()
 		out = f
 	}
-	stop := make(chan struct{})
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	go func() {
-		if _, ok := <-sigs; ok {
-			close(stop)
-		}
-	}()
 	status, err := tr.Run(dtrace.RunConfig{Out: out, Err: c.stderr, Stop: stop})
 	if err != nil {
 		return c.fail("%v", err)
