@@ -45,6 +45,7 @@ const (
 	MapRec     = "kd_rec"     // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
 	MapRing    = "kd_ring"    // ring buffer: the firings' records, each behind its RecPrefix
 	MapZero    = "kd_zero"    // array, 1 entry of zeroes to copy from
+	MapUArgs   = "kd_uargs"   // hash, one per USDT program: index → where the point's arguments are
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.

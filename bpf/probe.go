@@ -1,6 +1,7 @@
 package bpf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -40,6 +41,10 @@ const (
 	// cookie, arg1 the return value (arg0, the offset of the returning
 	// instruction, is not known and reads 0).
 	CtxReturn
+	// CtxUSDT is a uprobe program at USDT probe points: the index is
+	// the cookie, the arguments are where each point's note says, as
+	// MapUArgs describes them by index.
+	CtxUSDT
 )
 
 // ProgramType is the BPF program type of a context.
@@ -47,7 +52,7 @@ func (c Context) ProgramType() ebpf.ProgramType {
 	switch c {
 	case CtxPerf:
 		return ebpf.PerfEvent
-	case CtxEntry, CtxReturn:
+	case CtxEntry, CtxReturn, CtxUSDT:
 		return ebpf.Kprobe
 	}
 	return ebpf.RawTracepoint
@@ -102,7 +107,7 @@ const (
 	incrSlot = -152 // a quantization's weight
 	aggPtr   = -160 // the aggregation's data
 	idxSlot  = -168 // the probe's index, MapProbes' key
-	frameLow = -168
+	uargPtr  = -176 // the point's MapUArgs value
 )
 
 // Offsets in the pt_regs of x86-64.
@@ -252,7 +257,7 @@ func (b *builder) index() {
 		b.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
 	case CtxPerf:
 		b.emit(asm.Mov.Imm(asm.R0, 0))
-	case CtxEntry, CtxReturn:
+	case CtxEntry, CtxReturn, CtxUSDT:
 		b.emit(asm.FnGetAttachCookie.Call())
 	}
 }
@@ -313,7 +318,132 @@ func (b *builder) args() {
 	case CtxReturn:
 		b.emit(asm.LoadMem(asm.R2, asm.R1, regAX, asm.DWord))
 		set(1, asm.R2)
+	case CtxUSDT:
+		b.usdtArgs()
 	}
+}
+
+// USDT argument kinds, as a USDT note gives an argument's place.
+const (
+	USDTNone  = 0 // no argument
+	USDTReg   = 1 // a register: %edi
+	USDTMem   = 2 // memory at a register and a displacement: -16(%rbp)
+	USDTConst = 3 // a constant: $5
+)
+
+// A USDTArg is where one argument of a USDT probe point is, as its
+// note's "size@operand" says it.
+type USDTArg struct {
+	Kind   uint8
+	Size   uint8 // 1, 2, 4 or 8 bytes
+	Signed bool
+	Shift  uint8  // of the register's value: 8 for %ah … %dh
+	Reg    uint32 // the register's offset in pt_regs
+	Disp   int64  // the displacement, or the constant
+}
+
+// uargSize is the bytes of one USDTArg in MapUArgs' value.
+const uargSize = 16
+
+// NewUArgMap returns the MapUArgs of a USDT program: each point's
+// arguments by index.
+func NewUArgMap(points map[uint32][]USDTArg) (*ebpf.Map, error) {
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: MapUArgs, Type: ebpf.Hash, KeySize: 4,
+		ValueSize: uargSize * NArgs, MaxEntries: uint32(max(1, len(points)))})
+	if err != nil {
+		return nil, fmt.Errorf("bpf: creating the USDT argument map: %w", err)
+	}
+	for idx, args := range points {
+		if len(args) > NArgs {
+			m.Close()
+			return nil, fmt.Errorf("bpf: a USDT point of %d arguments, over %d", len(args), NArgs)
+		}
+		v := make([]byte, uargSize*NArgs)
+		for i, a := range args {
+			e := v[uargSize*i:]
+			e[0], e[1], e[3] = a.Kind, a.Size, a.Shift
+			if a.Signed {
+				e[2] = 1
+			}
+			binary.NativeEndian.PutUint32(e[4:], a.Reg)
+			binary.NativeEndian.PutUint64(e[8:], uint64(a.Disp))
+		}
+		if err := m.Put(idx, v); err != nil {
+			m.Close()
+			return nil, fmt.Errorf("bpf: filling the USDT argument map: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// usdtArgs fills StateArgs from the registers and memory MapUArgs names
+// for the point that fired.
+func (b *builder) usdtArgs() {
+	b.emit(asm.Mov.Reg(asm.R1, rState))
+	b.emit(asm.Add.Imm(asm.R1, StateRegs))
+	b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
+	b.emit(asm.LoadMem(asm.R3, asm.R10, ctxSlot, asm.DWord))
+	b.emit(asm.FnProbeReadKernel.Call())
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapUArgs))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, idxSlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, "uargs_done"))
+	b.emit(asm.StoreMem(asm.R10, uargPtr, asm.R0, asm.DWord))
+	for i := 0; i < NArgs; i++ {
+		l := func(s string) string { return fmt.Sprintf("uarg%d_%s", i, s) }
+		e := int16(uargSize * i)
+		ptr := func(dst asm.Register) { b.emit(asm.LoadMem(dst, asm.R10, uargPtr, asm.DWord)) }
+		ptr(asm.R1)
+		b.emit(asm.LoadMem(asm.R2, asm.R1, e, asm.Byte))
+		b.emit(asm.JEq.Imm(asm.R2, USDTNone, l("next")))
+		b.emit(asm.LoadMem(asm.R4, asm.R1, e+8, asm.DWord))
+		b.emit(asm.JEq.Imm(asm.R2, USDTConst, l("ext")))
+		// The register, from the copy of pt_regs.
+		b.emit(asm.LoadMem(asm.R3, asm.R1, e+4, asm.Word))
+		b.emit(asm.JGT.Imm(asm.R3, ptRegsSize-8, l("next")))
+		b.emit(asm.Add.Reg(asm.R3, rState))
+		b.emit(asm.LoadMem(asm.R3, asm.R3, StateRegs, asm.DWord))
+		b.emit(asm.JEq.Imm(asm.R2, USDTMem, l("mem")))
+		b.emit(asm.LoadMem(asm.R5, asm.R1, e+3, asm.Byte))
+		b.emit(asm.And.Imm(asm.R5, 63))
+		b.emit(asm.RSh.Reg(asm.R3, asm.R5))
+		b.emit(asm.Mov.Reg(asm.R4, asm.R3))
+		b.emit(asm.Ja.Label(l("ext")))
+		b.mark(l("mem"))
+		b.emit(asm.Add.Reg(asm.R3, asm.R4))
+		b.emit(storeImm64(asm.R10, bufSlot, 0))
+		b.emit(asm.LoadMem(asm.R2, asm.R1, e+1, asm.Byte))
+		b.emit(asm.And.Imm(asm.R2, 15))
+		b.emit(asm.JEq.Imm(asm.R2, 0, l("next")))
+		b.emit(asm.JGT.Imm(asm.R2, 8, l("next")))
+		b.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		b.emit(asm.Add.Imm(asm.R1, bufSlot))
+		b.emit(asm.FnProbeReadUser.Call())
+		b.emit(asm.LoadMem(asm.R4, asm.R10, bufSlot, asm.DWord))
+		ptr(asm.R1)
+		b.mark(l("ext"))
+		// Extended from its size, with its sign if signed.
+		b.emit(asm.LoadMem(asm.R2, asm.R1, e+1, asm.Byte))
+		b.emit(asm.And.Imm(asm.R2, 15))
+		b.emit(asm.LSh.Imm(asm.R2, 3))
+		b.emit(asm.Mov.Imm(asm.R3, 64))
+		b.emit(asm.Sub.Reg(asm.R3, asm.R2))
+		b.emit(asm.And.Imm(asm.R3, 63))
+		b.emit(asm.LSh.Reg(asm.R4, asm.R3))
+		b.emit(asm.LoadMem(asm.R2, asm.R1, e+2, asm.Byte))
+		b.emit(asm.JEq.Imm(asm.R2, 0, l("unsigned")))
+		b.emit(asm.ArSh.Reg(asm.R4, asm.R3))
+		b.emit(asm.Ja.Label(l("set")))
+		b.mark(l("unsigned"))
+		b.emit(asm.RSh.Reg(asm.R4, asm.R3))
+		b.mark(l("set"))
+		b.emit(asm.StoreMem(rState, int16(StateArgs+8*i), asm.R4, asm.DWord))
+		b.mark(l("next"))
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+	}
+	b.mark("uargs_done")
+	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
 
 // resetFiring zeroes the clause-locals and frees the scratch memory.

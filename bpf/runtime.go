@@ -89,15 +89,15 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 }
 
 // LoadProbe associates insns, a program built for context ctx, with the
-// runtime's maps and probes (its MapProbes, nil if it has none) and
-// loads it for attachments of the given type (uprobe_multi links need
+// runtime's maps and its own (MapProbes, MapUArgs; by name) and loads
+// it for attachments of the given type (uprobe_multi links need
 // theirs).
-func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, probes *ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
+func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero}
-	if probes != nil {
-		maps[MapProbes] = probes
+	for name, m := range own {
+		maps[name] = m
 	}
 	for i, m := range r.Aggs {
 		maps[aggMapName(i)] = m

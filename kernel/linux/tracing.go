@@ -84,6 +84,8 @@ type group struct {
 	// The sites of uprobes and kprobes, by index (their cookies).
 	users  []*probe.UserSite
 	kernel []*probe.KernelSite
+	usdt   []*probe.USDTSite // a point each
+	uargs  [][]bpf.USDTArg   // each USDT point's arguments
 	index  map[string]uint32 // a site's index by its probe's name
 }
 
@@ -129,7 +131,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
 				continue
 			}
-			g, index, err := groupOf(p, groups, &order)
+			g, indexes, err := groupOf(p, groups, &order)
 			if err != nil {
 				return nil, err
 			}
@@ -139,15 +141,17 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 				g.ecbs[e] = c
 				g.clauses = append(g.clauses, bpf.Clause{ECB: e, EP: ep})
 			}
-			ent := g.entries[index]
-			if ent == nil {
-				ent = &bpf.ProbeEntry{ID: rps[j].ID}
-				g.entries[index] = ent
+			for _, index := range indexes {
+				ent := g.entries[index]
+				if ent == nil {
+					ent = &bpf.ProbeEntry{ID: rps[j].ID}
+					g.entries[index] = ent
+				}
+				for len(ent.EPIDs) <= c {
+					ent.EPIDs = append(ent.EPIDs, 0)
+				}
+				ent.EPIDs[c] = ep.EPID
 			}
-			for len(ent.EPIDs) <= c {
-				ent.EPIDs = append(ent.EPIDs, 0)
-			}
-			ent.EPIDs[c] = ep.EPID
 		}
 	}
 	// The ERROR clauses need a program of their own only to be checked:
@@ -193,7 +197,20 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 		t.maps = append(t.maps, pm)
-		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, pm, g.attachType())
+		own := map[string]*ebpf.Map{bpf.MapProbes: pm}
+		if g.ctx == bpf.CtxUSDT {
+			points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
+			for i, a := range g.uargs {
+				points[uint32(i)] = a
+			}
+			um, err := bpf.NewUArgMap(points)
+			if err != nil {
+				return nil, err
+			}
+			t.maps = append(t.maps, um)
+			own[bpf.MapUArgs] = um
+		}
+		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
 			return nil, verifierError(g, err)
 		}
