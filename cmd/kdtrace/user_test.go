@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kdtrace/kdtrace/internal/gcctest"
+)
+
+// userFixture calls f and fires a USDT probe n times once it gets
+// SIGUSR1, then waits to be killed.
+const userFixture = `#include <signal.h>
+#include <unistd.h>
+#include <sys/sdt.h>
+
+static volatile sig_atomic_t go;
+static void on(int s) { go = 1; }
+
+__attribute__((noinline)) long f(long i) {
+	__asm__ volatile("" ::: "memory");
+	return i * 2;
+}
+
+int main(int argc, char **argv) {
+	long total = 0;
+	signal(SIGUSR1, on);
+	while (!go)
+		pause();
+	for (long i = 0; i < %d; i++) {
+		total += f(i);
+		DTRACE_PROBE2(fix, hit, i, total);
+	}
+	for (;;)
+		pause();
+}
+`
+
+// TestTraceUser traces a process's function entries and returns and its
+// USDT probe with their arguments, through -p, and checks the exact
+// counts and sums.
+func TestTraceUser(t *testing.T) {
+	needTracing(t)
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		t.Skip("no <sys/sdt.h> (systemtap-sdt-dev)")
+	}
+	const n = 500
+	bin := gcctest.Build(t, t.TempDir(), "fix", fmt.Sprintf(userFixture, n))
+	fix := exec.Command(bin)
+	if err := fix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		fix.Process.Kill()
+		fix.Wait()
+	}()
+	pid := fix.Process.Pid
+	// The process must be past its exec before it is grabbed.
+	for i := 0; i < 100; i++ {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	prog := fmt.Sprintf(`
+BEGIN { printf("go\n"); }
+pid$target:fix:f:entry { @e = count(); @a = sum(arg0); }
+pid$target:fix:f:return { @r = count(); @v = sum(arg1); }
+fix$target:::hit { @u = sum(arg1); }
+fix$target:::hit /arg0 == %d/ { exit(0); }
+END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
+	before := loadedPrograms(t)
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	var stderr strings.Builder
+	go func() {
+		done <- run([]string{"kdtrace", "-q", "-p", fmt.Sprint(pid), "-n", prog}, pw, &stderr)
+		pw.Close()
+	}()
+	var out strings.Builder
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(&out, sc.Text())
+			if sc.Text() == "go" {
+				fix.Process.Signal(syscall.SIGUSR1)
+			}
+		}
+	}()
+	select {
+	case st := <-done:
+		if st != 0 {
+			t.Fatalf("status %d: %s", st, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("kdtrace did not exit")
+	}
+	<-read
+	sumI, sumV := 0, 0
+	for i := range n {
+		sumI += i
+		sumV += 2 * i
+	}
+	// The USDT probe's total is the running total, summed.
+	total, sumT := 0, 0
+	for i := range n {
+		total += 2 * i
+		sumT += total
+	}
+	want := fmt.Sprintf("go\n%d %d %d %d %d\n\n", n, sumI, n, sumV, sumT)
+	if got := out.String(); got != want {
+		t.Errorf("stdout %q, want %q (stderr %q)", got, want, stderr.String())
+	}
+	checkReleased(t, before)
+}
