@@ -135,9 +135,10 @@ func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 }
 
 type builder struct {
-	t *translator
-	p *ProbeProgram
-	l *Layout
+	t        *translator
+	p        *ProbeProgram
+	l        *Layout
+	needArgs bool // a clause reads the probe's arguments
 }
 
 func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
@@ -145,13 +146,17 @@ func (b *builder) mark(label string)        { b.t.mark(label) }
 
 func (b *builder) build() (asm.Instructions, error) {
 	t := b.t
-	for _, cs := range [][]Clause{b.p.Clauses, b.p.Error} {
+	for i, cs := range [][]Clause{b.p.Clauses, b.p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {
 				if err := t.use(o); err != nil {
 					return nil, err
 				}
 			}
+		}
+		if i == 0 {
+			// ERROR's clauses read the arguments faulted sets.
+			b.needArgs = t.uses.args
 		}
 	}
 	// The clauses' state is reset at each firing: clause-locals and
@@ -263,8 +268,12 @@ func (b *builder) index() {
 }
 
 // args fills StateArgs (and StateRegs where the context has registers)
-// from the context.
+// from the context, if a clause reads them: a probe program that counts
+// does not pay for its probe's arguments.
 func (b *builder) args() {
+	if !b.needArgs && b.p.Context != CtxRun {
+		return
+	}
 	for i := 0; i < NArgs; i++ {
 		b.emit(storeImm64(rState, int16(StateArgs+8*i), 0))
 	}

@@ -84,7 +84,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 // DIFOs, each translated in place where the program runs it.
 type translator struct {
 	l     *Layout
-	uses  struct{ globals, locals, strings, scratch, strbuf bool }
+	uses  struct{ globals, locals, strings, scratch, strbuf, args bool }
 	out   asm.Instructions
 	label string // symbol for the next instruction emitted
 
@@ -191,6 +191,9 @@ func (t *translator) scan() error {
 			if in.Var() == dif.VarExecname {
 				t.uses.scratch = true
 			}
+			if v := in.Var(); v >= dif.VarArg0 && v <= dif.VarArg9 {
+				t.uses.args = true
+			}
 		case dif.LDLS, dif.STLS:
 			t.uses.locals = true
 		case dif.SETS:
@@ -200,6 +203,8 @@ func (t *translator) scan() error {
 
 		case dif.SCMP:
 			t.uses.strbuf = true
+		case dif.LDGA:
+			t.uses.args = true
 		}
 	}
 	return nil
