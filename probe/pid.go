@@ -412,6 +412,11 @@ func (m *pidMaker) perSym(o *procObject, syms *objSyms, s objSym, fn string) err
 		}
 		for _, off := range offs {
 			name := strconv.FormatUint(off, 16)
+			// A glob leaves out what cannot be traced; the offset
+			// named alone is refused where it is attached.
+			if syms.syscall(s.value+off) {
+				continue
+			}
 			if Glob(name, m.name) {
 				if err := m.add(o, fn, name, s, off, false); err != nil {
 					return err
@@ -493,6 +498,15 @@ type objSyms struct {
 
 	mu   sync.Mutex
 	offs map[uint64][]uint64 // instruction offsets by function address
+	sysc map[uint64]bool     // the addresses of syscall instructions decoded
+}
+
+// syscall reports whether a syscall instruction is at addr, in a
+// function offsets has decoded.
+func (s *objSyms) syscall(addr uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sysc[addr]
 }
 
 type objSym struct {
@@ -569,11 +583,28 @@ func (s *objSyms) offsets(sym objSym) ([]uint64, error) {
 	offs := make([]uint64, 0, len(insts))
 	for _, in := range insts {
 		if in.Op != amd64.Data && in.Addr >= sym.value && in.Addr-sym.value < sym.size {
-			offs = append(offs, in.Addr-sym.value)
+			off := in.Addr - sym.value
+			offs = append(offs, off)
+			if isSyscall(code[off:]) {
+				if s.sysc == nil {
+					s.sysc = map[uint64]bool{}
+				}
+				s.sysc[in.Addr] = true
+			}
 		}
 	}
 	s.offs[sym.value] = offs
 	return offs, nil
+}
+
+// isSyscall reports whether code starts with a syscall instruction,
+// after any prefixes. Linux's uprobes cannot trace one: the traced
+// process crashes when the probe fires (Linux 6.18).
+func isSyscall(code []byte) bool {
+	for len(code) > 0 && (code[0]&0xf0 == 0x40 || code[0] == 0x66 || code[0] == 0x67 || code[0] == 0xf2 || code[0] == 0xf3) {
+		code = code[1:]
+	}
+	return len(code) >= 2 && code[0] == 0x0f && code[1] == 0x05
 }
 
 // code reads the bytes of function sym from the file.
