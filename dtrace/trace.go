@@ -45,7 +45,7 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if h.catalog == nil {
 		return nil, errors.New("no probes can be found on this system")
 	}
-	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k)}
+	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose")}
 	size := func(name string) uint64 {
 		v, ok := h.opts.Value(name)
 		if !ok {
@@ -145,7 +145,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			return 1, err
 		}
 		if !now.Before(work) {
-			if err := tr.t.Work(cons, false); err != nil {
+			if err := tr.work(cons, cfg.Err, false); err != nil {
 				return 1, err
 			}
 			work = now.Add(switchRate)
@@ -170,7 +170,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		timer.Stop()
 	}
 	err := tr.t.Stop()
-	if werr := tr.t.Work(cons, true); err == nil {
+	if werr := tr.work(cons, cfg.Err, true); err == nil {
 		err = werr
 	}
 	if ferr := cons.Finish(); err == nil {
@@ -178,6 +178,20 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	}
 	status, _ := cons.Exited()
 	return status, err
+}
+
+// work consumes what the probes recorded, and reports the dynamic
+// variable drops as dtrace does.
+func (tr *Tracing) work(cons *consumer.Consumer, errw io.Writer, ended bool) error {
+	drops, err := tr.t.Work(cons, ended)
+	if drops != 0 && errw != nil {
+		s := "s"
+		if drops == 1 {
+			s = ""
+		}
+		fmt.Fprintf(errw, "%s: %d dynamic variable drop%s\n", tr.h.cfg.Name, drops, s)
+	}
+	return err
 }
 
 // Close detaches every probe and releases the tracing's programs and

@@ -30,6 +30,9 @@ type Config struct {
 	// BPF sizes the maps: the ring buffer (bufsize), the aggregations'
 	// maps (aggsize), the thread-locals (dynvarsize), strsize.
 	BPF bpf.Config
+	// Verbose puts the verifier's whole log in the error of a program
+	// it refuses (-x verbose).
+	Verbose bool
 }
 
 // A Tracing is an enabling: the ECBs of a program on the probes they
@@ -212,7 +215,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
-			return nil, verifierError(g, err)
+			return nil, verifierError(g, err, cfg.Verbose)
 		}
 		t.progs = append(t.progs, prog)
 		switch {
@@ -245,12 +248,13 @@ func progName(s string) string {
 	return string(b[:min(len(b), 12)])
 }
 
-// verifierError says which clauses the verifier refused. A refusal is a
-// bug of the translation, reported with what it needs to be fixed.
-func verifierError(g *group, err error) error {
+// verifierError says which clauses the verifier refused, with the
+// verifier's reason, or its whole log when verbose. A refusal is a bug
+// of the translation, reported with what it needs to be fixed.
+func verifierError(g *group, err error, verbose bool) error {
 	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) && os.Getenv("KDTRACE_VLOG") != "" {
-		fmt.Fprintf(os.Stderr, "%+v\n", ve)
+	if errors.As(err, &ve) && verbose {
+		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses):\n%+v", g.name, len(g.clauses), ve)
 	}
 	if errors.As(err, &ve) {
 		// The verifier's reason is its log's last line but its
@@ -363,10 +367,12 @@ func (t *Tracing) EndedOn() int {
 
 // Work hands cons what the probes recorded since the last time, as
 // dtrace_work: the aggregations' snapshot, then every CPU's records.
-// ended says END has fired: its records are printed last.
-func (t *Tracing) Work(cons *consumer.Consumer, ended bool) error {
+// ended says END has fired: its records are printed last. It returns
+// the stores of dynamic variables dropped since the last time, for
+// want of room, which dtrace reports on its own.
+func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (dynDrops uint64, err error) {
 	if err := t.snapAggs(cons); err != nil {
-		return err
+		return 0, err
 	}
 	t.ring.SetDeadline(time.Now())
 	var rec ringbuf.Record
@@ -375,22 +381,24 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) error {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				break
 			}
-			return fmt.Errorf("reading the ring buffer: %w", err)
+			return 0, fmt.Errorf("reading the ring buffer: %w", err)
 		}
 		if err := t.take(rec.RawSample); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	cs, err := t.rt.ReadCounters()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var bufs []consumer.Buf
 	for cpu := range cs {
 		data := t.pending[cpu]
 		var drops uint64
+		dynDrops += cs[cpu].DynDrops
 		if cpu < len(t.counters) {
 			drops = cs[cpu].BufDrops - t.counters[cpu].BufDrops
+			dynDrops -= t.counters[cpu].DynDrops
 		} else {
 			drops = cs[cpu].BufDrops
 		}
@@ -407,7 +415,7 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) error {
 	err = cons.ConsumeRound(bufs, t.beganOn, endedOn)
 	t.beganOn = -1
 	clear(t.pending)
-	return err
+	return dynDrops, err
 }
 
 // take appends a sample of the ring buffer to its CPU's records, on the
