@@ -19,15 +19,17 @@ const (
 	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
 	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
 	NArgs          = 10
-	StateScratch   = StateArgs + 8*NArgs // bytes of scratch allocated (dtms_scratch_ptr, from 0)
-	StateScrBase   = StateScratch + 8    // kernel address of this CPU's scratch, as a scalar
-	StateEPID      = StateScrBase + 8    // EPID of the clause running
-	StateProbeID   = StateEPID + 8       // ID of the probe that fired
-	StateBufDrops  = StateProbeID + 8    // firings the ring buffer had no room for, or that interrupted another
-	StateAggDrops  = StateBufDrops + 8   // aggregation entries the maps had no room for
-	StateBusy      = StateAggDrops + 8   // a probe program is running on this CPU
-	StateRegs      = StateBusy + 8       // the registers (pt_regs) of a system call
-	StateSize      = StateRegs + ptRegsSize
+	StateScratch   = StateArgs + 8*NArgs    // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	StateScrBase   = StateScratch + 8       // kernel address of this CPU's scratch, as a scalar
+	StateEPID      = StateScrBase + 8       // EPID of the clause running
+	StateProbeID   = StateEPID + 8          // ID of the probe that fired
+	StateBufDrops  = StateProbeID + 8       // firings the ring buffer had no room for, or that interrupted another
+	StateAggDrops  = StateBufDrops + 8      // aggregation entries the maps had no room for
+	StateBusy      = StateAggDrops + 8      // a probe program is running on this CPU
+	StateRegs      = StateBusy + 8          // the registers (pt_regs) of a system call
+	StateRawArgs   = StateRegs + ptRegsSize // a tracepoint's arguments, for SDT sites
+	StateSiteArgs  = StateRawArgs + 8*NArgs // an SDT probe's arguments, as its site makes them
+	StateSize      = StateSiteArgs + 8*NArgs
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -212,6 +214,13 @@ const AggTouched = 8
 // AddProbe adds the DIFOs of p's clauses, and sizes the record buffer
 // and the aggregations' maps for their records.
 func (l *Layout) AddProbe(p *ProbeProgram) error {
+	for _, st := range p.Sites {
+		for _, o := range st.difos() {
+			if err := l.Add(o); err != nil {
+				return err
+			}
+		}
+	}
 	for _, cs := range [][]Clause{p.Clauses, p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {

@@ -45,6 +45,15 @@ const (
 	// the cookie, the arguments are where each point's note says, as
 	// MapUArgs describes them by index.
 	CtxUSDT
+	// CtxRawTP is a raw tracepoint program for SDT probes: the
+	// tracepoint's arguments are its context's words, and each of the
+	// program's Sites makes its probe's arguments from them.
+	CtxRawTP
+	// CtxSyscallTP is a perf tracepoint program on a system call's
+	// event (syscalls:sys_enter_*, sys_exit_*) for SDT probes: the
+	// call's arguments, or its return value, follow the event's 16
+	// bytes of header and number.
+	CtxSyscallTP
 )
 
 // ProgramType is the BPF program type of a context.
@@ -54,6 +63,8 @@ func (c Context) ProgramType() ebpf.ProgramType {
 		return ebpf.PerfEvent
 	case CtxEntry, CtxReturn, CtxUSDT:
 		return ebpf.Kprobe
+	case CtxSyscallTP:
+		return ebpf.TracePoint
 	}
 	return ebpf.RawTracepoint
 }
@@ -79,6 +90,22 @@ type ProbeProgram struct {
 	// End is set for dtrace:::END's program, which runs when the
 	// tracing is draining; other programs run only while it is active.
 	End bool
+	// Sites are the SDT probes a CtxRawTP or CtxSyscallTP program
+	// fires, in order, each from the tracepoint's arguments.
+	Sites []Site
+	// RawArgs is the number of the tracepoint's arguments the sites
+	// read: a program may not read past its tracepoint's.
+	RawArgs int
+}
+
+// A Site is an SDT probe at a tracepoint: when Cond (nil: always) is
+// not 0, the probe at Index of MapProbes fires with Args, computed from
+// the tracepoint's arguments arg0 … . A fault in Cond or Args leaves
+// the probe unfired.
+type Site struct {
+	Index uint32
+	Cond  *dif.Object
+	Args  []*dif.Object
 }
 
 // The control map's value, shared by all CPUs: the tracing's activity.
@@ -138,7 +165,8 @@ type builder struct {
 	t        *translator
 	p        *ProbeProgram
 	l        *Layout
-	needArgs bool // a clause reads the probe's arguments
+	needArgs bool   // a clause reads the probe's arguments
+	sp       string // the site's prefix of the clauses' labels
 }
 
 func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
@@ -157,6 +185,13 @@ func (b *builder) build() (asm.Instructions, error) {
 		if i == 0 {
 			// ERROR's clauses read the arguments faulted sets.
 			b.needArgs = t.uses.args
+		}
+	}
+	for _, st := range b.p.Sites {
+		for _, o := range st.difos() {
+			if err := t.use(o); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The clauses' state is reset at each firing: clause-locals and
@@ -186,27 +221,27 @@ func (b *builder) build() (asm.Instructions, error) {
 			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, "exit"))
 		}
 	}
-	b.index()
-	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
-	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
-	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
-	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
-	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
-	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
-	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
-	b.lookup(asm.R1, MapRec, "rec")
-	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R1, asm.DWord))
-	b.emit(asm.FnGetSmpProcessorId.Call())
-	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
-	b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.Word))
-	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
-	b.args()
-	b.resetFiring()
-	for j := range b.p.Clauses {
-		if err := b.clause(j); err != nil {
+	if len(b.p.Sites) == 0 {
+		b.index()
+		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
+		if err := b.dispatch("", "exit", true); err != nil {
 			return nil, err
+		}
+	} else {
+		b.prepare()
+		b.rawArgs()
+		for i, st := range b.p.Sites {
+			prefix := fmt.Sprintf("s%d_", i)
+			end := prefix + "end"
+			if err := b.site(st, prefix, end); err != nil {
+				return nil, err
+			}
+			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			if err := b.dispatch(prefix, end, false); err != nil {
+				return nil, err
+			}
+			b.mark(end)
+			b.emit(asm.Mov.Imm(asm.R0, 0))
 		}
 	}
 	b.mark("exit")
@@ -214,6 +249,108 @@ func (b *builder) build() (asm.Instructions, error) {
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
 	return t.out, nil
+}
+
+// prepare readies a firing: the record buffer, with this CPU in its
+// prefix, and the clauses' state.
+func (b *builder) prepare() {
+	b.lookup(asm.R1, MapRec, "rec")
+	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R1, asm.DWord))
+	b.emit(asm.FnGetSmpProcessorId.Call())
+	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.Word))
+	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
+	b.resetFiring()
+}
+
+// dispatch appends the clauses of the probe at idxSlot's index in
+// MapProbes; it ends at end. prefix makes its labels unique. With
+// prepare, the firing is readied once the probe is found, and its
+// arguments read: a system call no clause traces costs one lookup.
+func (b *builder) dispatch(prefix, end string, prepare bool) error {
+	b.sp = prefix
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, idxSlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, end))
+	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
+	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+	if prepare {
+		b.prepare()
+		b.args()
+	}
+	for j := range b.p.Clauses {
+		if err := b.clause(j); err != nil {
+			return err
+		}
+	}
+	b.emit(asm.Ja.Label(end))
+	return nil
+}
+
+// difos returns a site's DIFOs.
+func (st *Site) difos() []*dif.Object {
+	var os []*dif.Object
+	if st.Cond != nil {
+		os = append(os, st.Cond)
+	}
+	return append(os, st.Args...)
+}
+
+// rawArgs copies the tracepoint's arguments the sites read to
+// StateRawArgs.
+func (b *builder) rawArgs() {
+	b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+	base := int16(0)
+	if b.p.Context == CtxSyscallTP {
+		base = 16
+	}
+	for i := 0; i < min(b.p.RawArgs, NArgs); i++ {
+		b.emit(asm.LoadMem(asm.R2, asm.R1, base+int16(8*i), asm.DWord))
+		b.emit(asm.StoreMem(rState, int16(StateRawArgs+8*i), asm.R2, asm.DWord))
+	}
+	for i := b.p.RawArgs; i < NArgs; i++ {
+		b.emit(storeImm64(rState, int16(StateRawArgs+8*i), 0))
+	}
+}
+
+// site appends the evaluation of a site: its condition and arguments
+// from the tracepoint's (StateRawArgs, read as arg0 …), the arguments
+// left at StateSiteArgs and StateArgs; it goes to end if the probe does
+// not fire.
+func (b *builder) site(st Site, prefix, end string) error {
+	copyArgs := func(from int16) {
+		for i := 0; i < NArgs; i++ {
+			b.emit(asm.LoadMem(asm.R1, rState, from+int16(8*i), asm.DWord))
+			b.emit(asm.StoreMem(rState, int16(StateArgs+8*i), asm.R1, asm.DWord))
+		}
+	}
+	copyArgs(StateRawArgs)
+	if st.Cond != nil {
+		if err := b.t.difo(st.Cond, prefix+"cond_", prefix+"cond", end); err != nil {
+			return err
+		}
+		b.mark(prefix + "cond")
+		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+		b.emit(asm.JEq.Imm(asm.R1, 0, end))
+	}
+	for i := 0; i < NArgs; i++ {
+		if i >= len(st.Args) {
+			b.emit(storeImm64(rState, int16(StateSiteArgs+8*i), 0))
+			continue
+		}
+		l := fmt.Sprintf("%sarg%d", prefix, i)
+		if err := b.t.difo(st.Args[i], l+"_", l, end); err != nil {
+			return err
+		}
+		b.mark(l)
+		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+		b.emit(asm.StoreMem(rState, int16(StateSiteArgs+8*i), asm.R1, asm.DWord))
+	}
+	copyArgs(StateSiteArgs)
+	return nil
 }
 
 // difos returns an ECB's DIFOs.
@@ -271,6 +408,13 @@ func (b *builder) index() {
 // from the context, if a clause reads them: a probe program that counts
 // does not pay for its probe's arguments.
 func (b *builder) args() {
+	if len(b.p.Sites) > 0 {
+		for i := 0; i < NArgs; i++ {
+			b.emit(asm.LoadMem(asm.R1, rState, int16(StateSiteArgs+8*i), asm.DWord))
+			b.emit(asm.StoreMem(rState, int16(StateArgs+8*i), asm.R1, asm.DWord))
+		}
+		return
+	}
 	if !b.needArgs && b.p.Context != CtxRun {
 		return
 	}
@@ -485,13 +629,13 @@ func (b *builder) zero(size int32) {
 // for it is not 0.
 func (b *builder) clause(j int) error {
 	c := b.p.Clauses[j]
-	next := fmt.Sprintf("c%d_end", j)
-	fault := fmt.Sprintf("c%d_fault", j)
+	next := fmt.Sprintf("%sc%d_end", b.sp, j)
+	fault := fmt.Sprintf("%sc%d_fault", b.sp, j)
 	b.emit(asm.LoadMem(asm.R1, asm.R10, probePtr, asm.DWord))
 	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(4+4*j), asm.Word))
 	b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	b.emit(asm.StoreMem(rState, StateEPID, asm.R1, asm.DWord))
-	if err := b.body(c, fmt.Sprintf("c%d_", j), next, fault, false); err != nil {
+	if err := b.body(c, fmt.Sprintf("%sc%d_", b.sp, j), next, fault, false); err != nil {
 		return err
 	}
 	if b.t.faults[fault] {
@@ -688,16 +832,16 @@ func (b *builder) faulted(j int) error {
 	// The DIF offset: the instruction's index × 4, or -1 when the
 	// fault was no instruction's.
 	b.emit(asm.LoadMem(asm.R1, rState, StateFaultPC, asm.DWord))
-	b.emit(asm.JSLT.Imm(asm.R1, 0, fmt.Sprintf("c%d_nooff", j)))
+	b.emit(asm.JSLT.Imm(asm.R1, 0, fmt.Sprintf("%sc%d_nooff", b.sp, j)))
 	b.emit(asm.LSh.Imm(asm.R1, 2))
-	b.mark(fmt.Sprintf("c%d_nooff", j))
+	b.mark(fmt.Sprintf("%sc%d_nooff", b.sp, j))
 	set(3, asm.R1)
 	b.emit(asm.LoadMem(asm.R1, rState, StateFault, asm.DWord))
 	set(4, asm.R1)
 	b.emit(asm.LoadMem(asm.R1, rState, StateFaultAddr, asm.DWord))
 	set(5, asm.R1)
 	for k, c := range b.p.Error {
-		prefix := fmt.Sprintf("c%de%d_", j, k)
+		prefix := fmt.Sprintf("%sc%de%d_", b.sp, j, k)
 		next := prefix + "end"
 		b.emit(storeImm64(rState, StateEPID, int32(c.EP.EPID)))
 		// A fault in an ERROR clause is not reported.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/linux"
@@ -45,7 +46,7 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if h.catalog == nil {
 		return nil, errors.New("no probes can be found on this system")
 	}
-	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose")}
+	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose"), Compile: h.compileSite}
 	size := func(name string) uint64 {
 		v, ok := h.opts.Value(name)
 		if !ok {
@@ -80,6 +81,27 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		tr.matched = append(tr.matched, n)
 	}
 	return tr, nil
+}
+
+// compileSite compiles the D expression of an SDT probe's site into a
+// DIFO that returns its value: the expression of a trace() action.
+func (h *Handle) compileSite(expr string) (*dif.Object, error) {
+	p, err := h.Compile(Name, "dtrace:::BEGIN { trace("+expr+"); }", 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := DOF(p)
+	if err != nil {
+		return nil, err
+	}
+	k, err := kernel.Load(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(k.ECBs) != 1 || len(k.ECBs[0].Actions) != 1 || k.ECBs[0].Actions[0].DIFO == nil {
+		return nil, fmt.Errorf("%q compiles to no single expression", expr)
+	}
+	return k.ECBs[0].Actions[0].DIFO, nil
 }
 
 // Matched returns the number of probes program i (in Enable's order)

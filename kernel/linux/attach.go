@@ -3,10 +3,12 @@ package linux
 import (
 	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/cilium/ebpf"
 
 	"github.com/kdtrace/kdtrace/bpf"
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/linux/attach"
 	"github.com/kdtrace/kdtrace/probe"
@@ -33,6 +35,10 @@ func attachGroup(g *group, prog *ebpf.Program) (io.Closer, error) {
 		return attach.USDT(prog, g.usdt, cookies(len(g.usdt)))
 	case len(g.kernel) > 0:
 		return attach.Kprobes(prog, g.kernel, cookies(len(g.kernel)), nil)
+	case g.ctx == bpf.CtxSyscallTP:
+		return attach.Tracepoint(prog, g.tp.System, g.tp.Event)
+	case g.ctx == bpf.CtxRawTP:
+		return attach.RawTracepoint(prog, g.tp.Event)
 	}
 	return nil, fmt.Errorf("%s: nothing to attach", g.name)
 }
@@ -47,8 +53,17 @@ func cookies(n int) []uint64 {
 	return c
 }
 
-// groupOf returns the group of probe p, made if new, and p's index in it.
-func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group) (*group, []uint32, error) {
+// A placement is where a probe fires from: a group, and the probe's
+// index in it.
+type placement struct {
+	g     *group
+	index uint32
+}
+
+// groupOf returns the groups of probe p, made if new, and p's indexes in
+// them: most probes have one, a USDT probe one per point, an SDT probe
+// one per site.
+func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group, compile func(string) (*dif.Object, error)) ([]placement, error) {
 	get := func(name string, ctx bpf.Context) *group {
 		g := groups[name]
 		if g == nil {
@@ -63,57 +78,100 @@ func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group) (*group,
 		if p.Provider == "dtrace" {
 			g := get(p.Name, bpf.CtxRun)
 			g.end = p.Name == "END"
-			return g, []uint32{0}, nil
+			return []placement{{g, 0}}, nil
 		}
 	case *probe.Timer:
 		if d.Tick {
 			g := get(p.Name, bpf.CtxRun)
 			g.tick = d.Interval
-			return g, []uint32{0}, nil
+			return []placement{{g, 0}}, nil
 		}
 		g := get(p.Name, bpf.CtxPerf)
 		g.profile = d.Interval
-		return g, []uint32{0}, nil
+		return []placement{{g, 0}}, nil
 	case *probe.Syscall:
 		nr, ok := attach.SyscallNumber(d.Name)
 		if !ok {
-			return nil, nil, fmt.Errorf("%s: no system call of that name on this machine", p)
+			return nil, fmt.Errorf("%s: no system call of that name on this machine", p)
 		}
 		if d.Return {
-			return get("syscall-return", bpf.CtxSysExit), []uint32{uint32(nr)}, nil
+			return []placement{{get("syscall-return", bpf.CtxSysExit), uint32(nr)}}, nil
 		}
-		return get("syscall-entry", bpf.CtxSysEnter), []uint32{uint32(nr)}, nil
+		return []placement{{get("syscall-entry", bpf.CtxSysEnter), uint32(nr)}}, nil
 	case *probe.UserSite:
 		name, ctx := "pid-entry", bpf.CtxEntry
 		if d.Return {
 			name, ctx = "pid-return", bpf.CtxReturn
 		}
 		g := get(name, ctx)
-		return g, []uint32{g.site(p.String(), func() { g.users = append(g.users, d) })}, nil
+		return []placement{{g, g.site(p.String(), func() { g.users = append(g.users, d) })}}, nil
 	case *probe.USDTSite:
 		// A point each, as each may find its arguments elsewhere.
 		g := get("usdt", bpf.CtxUSDT)
-		idx := make([]uint32, len(d.Points))
-		for i, pt := range d.Points {
+		var pl []placement
+		for _, pt := range d.Points {
 			args, err := parseUSDTArgs(pt.Args)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", p, err)
+				return nil, fmt.Errorf("%s: %w", p, err)
 			}
-			idx[i] = g.site(fmt.Sprintf("%s@%#x", p, pt.Addr), func() {
+			pl = append(pl, placement{g, g.site(fmt.Sprintf("%s@%#x", p, pt.Addr), func() {
 				g.usdt = append(g.usdt, &probe.USDTSite{PID: d.PID, Path: d.Path, Points: []probe.USDTPoint{pt}})
 				g.uargs = append(g.uargs, args)
-			})
+			})})
 		}
-		return g, idx, nil
+		return pl, nil
+	case *probe.SDT:
+		var pl []placement
+		for _, st := range d.Sites {
+			var g *group
+			switch {
+			case st.Function != "":
+				err := attach.HaveKprobes()
+				if err == nil {
+					err = fmt.Errorf("the site %s needs a kprobe, not supported yet", st.String())
+				}
+				return nil, fmt.Errorf("%s: %w", p, err)
+			case st.System == "syscalls":
+				g = get("tp:"+st.Event, bpf.CtxSyscallTP)
+			default:
+				g = get("rawtp:"+st.Event, bpf.CtxRawTP)
+			}
+			g.tp = st
+			var err error
+			idx := g.site(p.String(), func() {
+				var s bpf.Site
+				if st.Cond != "" {
+					if s.Cond, err = compile(st.Cond); err != nil {
+						return
+					}
+				}
+				for _, a := range st.Args {
+					o, cerr := compile(a)
+					if cerr != nil {
+						err = cerr
+						return
+					}
+					s.Args = append(s.Args, o)
+				}
+				g.sites = append(g.sites, s)
+				g.rawArgs = max(g.rawArgs, argsRead(st))
+			})
+			if err != nil {
+				return nil, fmt.Errorf("%s: site %s: %w", p, st.String(), err)
+			}
+			g.sites[idx].Index = idx
+			pl = append(pl, placement{g, idx})
+		}
+		return pl, nil
 	case *probe.KernelSite:
 		name, ctx := p.Provider+"-entry", bpf.CtxEntry
 		if d.Return {
 			name, ctx = p.Provider+"-return", bpf.CtxReturn
 		}
 		g := get(name, ctx)
-		return g, []uint32{g.site(p.String(), func() { g.kernel = append(g.kernel, d) })}, nil
+		return []placement{{g, g.site(p.String(), func() { g.kernel = append(g.kernel, d) })}}, nil
 	}
-	return nil, nil, fmt.Errorf("%s: the %s provider is not supported by the Linux runtime yet", p, p.Provider)
+	return nil, fmt.Errorf("%s: the %s provider is not supported by the Linux runtime yet", p, p.Provider)
 }
 
 // site returns the index of the group's site of the named probe, adding
@@ -126,4 +184,18 @@ func (g *group) site(name string, add func()) uint32 {
 		add()
 	}
 	return i
+}
+
+var argRE = regexp.MustCompile(`\barg([0-9])\b`)
+
+// argsRead returns how many of its tracepoint's arguments a site's
+// expressions read: arg0 up to the highest named.
+func argsRead(st probe.SDTSite) int {
+	n := 0
+	for _, e := range append([]string{st.Cond}, st.Args...) {
+		for _, m := range argRE.FindAllStringSubmatch(e, -1) {
+			n = max(n, int(m[1][0]-'0')+1)
+		}
+	}
+	return n
 }

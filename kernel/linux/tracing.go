@@ -15,6 +15,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/probe"
@@ -33,6 +34,10 @@ type Config struct {
 	// Verbose puts the verifier's whole log in the error of a program
 	// it refuses (-x verbose).
 	Verbose bool
+	// Compile compiles a D expression of an SDT probe's site (over
+	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
+	// value; nil refuses the proc, sched and io providers.
+	Compile func(expr string) (*dif.Object, error)
 }
 
 // A Tracing is an enabling: the ECBs of a program on the probes they
@@ -89,7 +94,12 @@ type group struct {
 	kernel []*probe.KernelSite
 	usdt   []*probe.USDTSite // a point each
 	uargs  [][]bpf.USDTArg   // each USDT point's arguments
-	index  map[string]uint32 // a site's index by its probe's name
+
+	// An SDT group's tracepoint, and its probes' sites by index.
+	tp      probe.SDTSite
+	sites   []bpf.Site
+	rawArgs int
+	index   map[string]uint32 // a site's index by its probe's name
 }
 
 // Enable enables ecbs on the probes their descriptions match, loads
@@ -134,17 +144,24 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
 				continue
 			}
-			g, indexes, err := groupOf(p, groups, &order)
+			compile := cfg.Compile
+			if compile == nil {
+				compile = func(string) (*dif.Object, error) {
+					return nil, fmt.Errorf("no compiler for the sites of SDT probes")
+				}
+			}
+			pls, err := groupOf(p, groups, &order, compile)
 			if err != nil {
 				return nil, err
 			}
-			c, ok := g.ecbs[e]
-			if !ok {
-				c = len(g.clauses)
-				g.ecbs[e] = c
-				g.clauses = append(g.clauses, bpf.Clause{ECB: e, EP: ep})
-			}
-			for _, index := range indexes {
+			for _, pl := range pls {
+				g, index := pl.g, pl.index
+				c, ok := g.ecbs[e]
+				if !ok {
+					c = len(g.clauses)
+					g.ecbs[e] = c
+					g.clauses = append(g.clauses, bpf.Clause{ECB: e, EP: ep})
+				}
 				ent := g.entries[index]
 				if ent == nil {
 					ent = &bpf.ProbeEntry{ID: rps[j].ID}
@@ -165,7 +182,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	}
 	pps := make([]*bpf.ProbeProgram, len(order))
 	for i, g := range order {
-		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end}
+		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end, Sites: g.sites, RawArgs: g.rawArgs}
 		if err := lay.AddProbe(pps[i]); err != nil {
 			return nil, err
 		}
