@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -201,3 +202,58 @@ var otherProbes = regexp.MustCompile(`syscall|fbt|pid|proc:|sched:|io:|profile-|
 
 // minSuiteBEGIN is how many of the suite's BEGIN and tick tests pass.
 const minSuiteBEGIN = 120
+
+// TestTraceSDT counts the runs of a program through proc:::exec-success,
+// which kdtrace makes from the sched_process_exec tracepoint, and its
+// system calls' returns through a syscall tracepoint site.
+func TestTraceSDT(t *testing.T) {
+	needTracing(t)
+	const n = 3
+	bin := filepath.Join(t.TempDir(), "kdsdt-true")
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := `BEGIN { printf("go\n"); }
+proc:::exec-success /execname == "kdsdt-true"/ { @e = count(); }
+proc:::exit /execname == "kdsdt-true"/ { @x = sum(args[0]); }`
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	var stderr strings.Builder
+	go func() {
+		done <- run([]string{"kdtrace", "-q", "-n", prog}, pw, &stderr)
+		pw.Close()
+	}()
+	var out strings.Builder
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(&out, sc.Text())
+			if sc.Text() == "go" {
+				for range n {
+					exec.Command(bin).Run()
+				}
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+			}
+		}
+	}()
+	select {
+	case st := <-done:
+		if st != 0 {
+			t.Fatalf("status %d: %s", st, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("kdtrace did not stop")
+	}
+	<-read
+	// proc:::exit's args[0] is CLD_EXITED, 1, for each.
+	want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n)
+	if got := out.String(); got != want {
+		t.Errorf("stdout %q, want %q (stderr %q)", got, want, stderr.String())
+	}
+}
