@@ -731,6 +731,12 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 	if exits && !inError {
 		b.lookup(asm.R1, MapCtl, "")
 		b.emit(storeImm64(asm.R1, CtlActivity, ActivityDraining))
+		if !b.p.End {
+			// The tracing drains: the firing's other clauses do
+			// not run, as dtrace_probe stops at a draining state.
+			b.emit(asm.Ja.Label("exit"))
+			return nil
+		}
 	}
 	b.emit(asm.Ja.Label(next))
 	return nil

@@ -50,7 +50,9 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	for i, a := range l.shapes {
 		// Entries of aggsize bytes: the key, the data and the hash
 		// table's own, counted as the kernel counts them (16 bytes).
-		n := max(1, l.aggSize/(a.key+a.value+16))
+		// At least minAggEntries: dtrace's snapshots empty its
+		// buffers at aggrate, where a map keeps its keys.
+		n := max(minAggEntries, l.aggSize/(a.key+a.value+16))
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.PerCPUHash, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
 		if err != nil {
 			r.Close()
@@ -181,6 +183,9 @@ func (r *Runtime) BeginFiring() error {
 	}
 	return nil
 }
+
+// minAggEntries is the fewest entries an aggregation map holds.
+const minAggEntries = 1024
 
 // A ProbeEntry is what a probe program finds in its MapProbes for a
 // probe: the probe's ID and the EPID of each of the program's clauses

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/bits"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -288,6 +289,9 @@ func verifierError(g *group, err error, verbose bool) error {
 	return fmt.Errorf("loading the program of %s: %w", g.name, err)
 }
 
+// userPC is a pc of kdtrace's own code, where a tick-N interrupts it.
+var userPC = uint64(reflect.ValueOf(run).Pointer())
+
 // runOnCPU is BPF_F_TEST_RUN_ON_CPU.
 const runOnCPU = 1
 
@@ -339,7 +343,9 @@ func (t *Tracing) Tick(now time.Time) (time.Time, error) {
 	var next time.Time
 	for _, k := range t.ticks {
 		if !now.Before(k.next) {
-			if err := run(k.prog); err != nil {
+			// A tick interrupts kdtrace's thread in user space:
+			// arg1 is its pc, arg0 (the kernel's) is 0.
+			if err := run(k.prog, 0, userPC); err != nil {
 				return next, fmt.Errorf("firing a tick: %w", err)
 			}
 			// As a cyclic, a late tick is not made up for.
