@@ -83,26 +83,49 @@ func NewKernel(t *ksym.Table, mods []Module) *Kernel {
 	k.syms = make([]ksymbol, 0, t.Len())
 	lo := map[string]uint64{}
 	hi := map[string]uint64{}
+	var obj, module string
 	for s := range t.All() {
 		if s.Addr == 0 || s.PerCPU {
 			continue
 		}
-		obj := s.Module
-		if obj == ksym.KernelModule {
-			obj = KernelObject
+		if s.Module != module {
+			module, obj = s.Module, s.Module
+			if obj == ksym.KernelModule {
+				obj = KernelObject
+			}
 		}
 		k.syms = append(k.syms, ksymbol{addr: s.Addr, name: s.Name, obj: obj, marker: isMarker(s.Name)})
-		if l, ok := lo[obj]; !ok || s.Addr < l {
-			lo[obj] = s.Addr
-		}
-		hi[obj] = max(hi[obj], s.Addr+1)
 	}
-	slices.SortFunc(k.syms, func(a, b ksymbol) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
-			return c
+	// kallsyms lists the kernel's symbols sorted, and each module's
+	// apart: sorting by address alone is quick, and the few names
+	// sharing an address are ordered after.
+	if !slices.IsSortedFunc(k.syms, byAddr) {
+		slices.SortStableFunc(k.syms, byAddr)
+	}
+	for i := 0; i < len(k.syms); {
+		j := i + 1
+		for j < len(k.syms) && k.syms[j].addr == k.syms[i].addr {
+			j++
 		}
-		return kernelPref(a, b)
-	})
+		if j-i > 1 {
+			slices.SortFunc(k.syms[i:j], kernelPref)
+		}
+		i = j
+	}
+	// Sorted, an object's symbols come in runs: its extent spans its
+	// runs' first and last addresses.
+	for i := 0; i < len(k.syms); {
+		j := i + 1
+		for j < len(k.syms) && k.syms[j].obj == k.syms[i].obj {
+			j++
+		}
+		o := k.syms[i].obj
+		if l, ok := lo[o]; !ok || k.syms[i].addr < l {
+			lo[o] = k.syms[i].addr
+		}
+		hi[o] = max(hi[o], k.syms[j-1].addr+1)
+		i = j
+	}
 
 	// A loaded module's extent is what /proc/modules says; the others'
 	// run from their first symbol to their last.
@@ -159,6 +182,8 @@ func isMarker(name string) bool {
 	return strings.HasPrefix(name, "__start_") || strings.HasPrefix(name, "__stop_") ||
 		strings.HasPrefix(name, "__end_")
 }
+
+func byAddr(a, b ksymbol) int { return cmp.Compare(a.addr, b.addr) }
 
 // kernelPref orders the names of one address, the preferred first: a
 // symbol over a section marker, then fewer leading underscores, then

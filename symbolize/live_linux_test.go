@@ -1,0 +1,379 @@
+//go:build linux
+
+package symbolize_test
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
+	"github.com/kdtrace/kdtrace/ksym"
+	"github.com/kdtrace/kdtrace/symbolize"
+)
+
+// fixtureProgram prints the addresses of its functions, of its
+// variables, of a libc function and of memory in no object, then waits
+// for its stdin to close.
+const fixtureProgram = `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int counter;          /* .bss */
+int table[64] = {1};  /* .data */
+
+__attribute__((noinline)) int leaf(int x) { return x * 3 + counter; }
+__attribute__((noinline)) static int helper(int x) { return leaf(x) + table[x & 63]; }
+
+int main(void) {
+	int local;
+	printf("leaf %p\n", (void *)leaf);
+	printf("helper %p\n", (void *)helper);
+	printf("main %p\n", (void *)main);
+	printf("counter %p\n", (void *)&counter);
+	printf("table %p\n", (void *)table);
+	printf("getppid %p\n", dlsym(RTLD_DEFAULT, "getppid"));
+	printf("heap %p\n", malloc(64));
+	printf("stack %p\n", (void *)&local);
+	printf("end 0\n");
+	fflush(stdout);
+	char buf[8];
+	ssize_t n = read(0, buf, sizeof buf);
+	return helper((int)n);
+}
+`
+
+// fixture is a running fixture program and the addresses it printed.
+type fixture struct {
+	path  string
+	cmd   *exec.Cmd
+	stdin interface{ Close() error }
+	addr  map[string]uint64
+}
+
+func startFixture(t testing.TB, flags ...string) *fixture {
+	t.Helper()
+	path := gcctest.Build(t, t.TempDir(), "fixture", fixtureProgram, flags...)
+	cmd := exec.Command(path)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{path: path, cmd: cmd, stdin: stdin, addr: map[string]uint64{}}
+	t.Cleanup(func() { f.stop() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		name, v, _ := strings.Cut(sc.Text(), " ")
+		if name == "end" {
+			return f
+		}
+		a, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
+		if err != nil {
+			t.Fatalf("fixture printed %q", sc.Text())
+		}
+		f.addr[name] = a
+	}
+	t.Fatalf("the fixture stopped before printing its addresses: %v", sc.Err())
+	return nil
+}
+
+func (f *fixture) pid() uint64 { return uint64(f.cmd.Process.Pid) }
+
+// stop closes the fixture's stdin and waits for it to exit.
+func (f *fixture) stop() {
+	if f.cmd.ProcessState == nil {
+		f.stdin.Close()
+		f.cmd.Wait()
+	}
+}
+
+// lookup is what a test asks and what it expects.
+type lookup struct {
+	what   string
+	addr   uint64
+	object string
+	name   string // "" for the object alone; "-" for nothing found
+	value  uint64
+}
+
+func check(t *testing.T, s *symbolize.System, pid uint64, tests []lookup) {
+	t.Helper()
+	for _, tt := range tests {
+		got, ok := s.User(pid, tt.addr)
+		switch {
+		case tt.name == "-":
+			if ok {
+				t.Errorf("%s: User(%d, %#x) = %+v, want nothing", tt.what, pid, tt.addr, got)
+			}
+		case !ok:
+			t.Errorf("%s: User(%d, %#x) found nothing, want %s`%s", tt.what, pid, tt.addr, tt.object, tt.name)
+		case got != (consumer.Symbol{Object: tt.object, Name: tt.name, Value: tt.value}):
+			t.Errorf("%s: User(%d, %#x) = %+v, want %s`%s at %#x", tt.what, pid, tt.addr, got, tt.object, tt.name, tt.value)
+		}
+	}
+}
+
+// fixtureLookups are the lookups every build of the fixture answers.
+func fixtureLookups(f *fixture) []lookup {
+	a := f.addr
+	return []lookup{
+		{"a function", a["leaf"], "fixture", "leaf", a["leaf"]},
+		{"inside a function", a["leaf"] + 3, "fixture", "leaf", a["leaf"]},
+		{"a static function (.symtab)", a["helper"] + 1, "fixture", "helper", a["helper"]},
+		{"main", a["main"], "fixture", "main", a["main"]},
+		{"a .bss variable", a["counter"] + 2, "fixture", "counter", a["counter"]},
+		{"a .data array", a["table"] + 100, "fixture", "table", a["table"]},
+		{"libc", a["getppid"] + 4, "libc.so.6", "getppid", a["getppid"]},
+		{"the heap", a["heap"], "", "-", 0},
+		{"the stack", a["stack"], "", "-", 0},
+		{"an unmapped page", 0x1000, "", "-", 0},
+	}
+}
+
+// TestFixture looks up addresses of a running gcc program, built as a
+// fixed-address executable and as a PIE, that the program printed.
+func TestFixture(t *testing.T) {
+	for _, build := range []struct {
+		name  string
+		flags []string
+	}{
+		{"exec", nil},
+		{"pie", []string{"-fpie", "-pie"}},
+	} {
+		t.Run(build.name, func(t *testing.T) {
+			f := startFixture(t, build.flags...)
+			if typ := elfFile(t, f.path).Type; (typ == elf.ET_DYN) != (build.name == "pie") {
+				t.Fatalf("gcc %v built an ELF of type %v", build.flags, typ)
+			}
+			s := symbolize.New(symbolize.Config{})
+			defer s.Close()
+			if err := s.Grab(int(f.pid())); err != nil {
+				t.Fatal(err)
+			}
+			tests := fixtureLookups(f)
+			base := mappedBase(t, f)
+			tests = append(tests, lookup{"the ELF header, in no symbol", base, "fixture", "", 0})
+			check(t, s, f.pid(), tests)
+
+			// The addresses agree with the fixture's symbol table and
+			// where its maps show it loaded.
+			if v := elfSymbol(t, f.path, "leaf") - firstLoad(t, f.path) + base; v != f.addr["leaf"] {
+				t.Errorf("leaf's symbol and the maps place it at %#x; it is at %#x", v, f.addr["leaf"])
+			}
+
+			// Grabbed, it resolves after it exits; another System,
+			// which did not grab it, does not.
+			f.stop()
+			check(t, s, f.pid(), tests)
+			late := symbolize.New(symbolize.Config{})
+			defer late.Close()
+			if got, ok := late.User(f.pid(), f.addr["leaf"]); ok {
+				t.Errorf("an exited process's address was found: %+v", got)
+			}
+		})
+	}
+}
+
+// TestUngrabbed looks a process up without grabbing it first.
+func TestUngrabbed(t *testing.T) {
+	f := startFixture(t, "-fpie", "-pie")
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	check(t, s, f.pid(), fixtureLookups(f))
+	if _, ok := s.User(0, f.addr["leaf"]); ok {
+		t.Error("pid 0 found a symbol")
+	}
+}
+
+// TestDeleted looks up a process whose executable was removed after it
+// started: the file is read through /proc/PID/map_files.
+func TestDeleted(t *testing.T) {
+	f := startFixture(t)
+	if err := os.Remove(f.path); err != nil {
+		t.Fatal(err)
+	}
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	if err := s.Grab(int(f.pid())); err != nil {
+		t.Fatal(err)
+	}
+	check(t, s, f.pid(), fixtureLookups(f)[:3])
+}
+
+// TestVDSO looks up a function of the vDSO this test's process maps.
+func TestVDSO(t *testing.T) {
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip(err)
+	}
+	ms, err := symbolize.ParseMaps(maps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vdso *symbolize.Mapping
+	for i := range ms {
+		if ms[i].Path == "[vdso]" {
+			vdso = &ms[i]
+		}
+	}
+	if vdso == nil {
+		t.Skip("no vDSO mapped")
+	}
+	mem, err := os.Open("/proc/self/mem")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer mem.Close()
+	img := make([]byte, vdso.End-vdso.Start)
+	if _, err := mem.ReadAt(img, int64(vdso.Start)); err != nil {
+		t.Skip(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn elf.Symbol
+	for _, sym := range syms {
+		if sym.Name == "__vdso_clock_gettime" {
+			fn = sym
+		}
+	}
+	if fn.Name == "" {
+		t.Skip("the vDSO has no __vdso_clock_gettime")
+	}
+	var load uint64
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD {
+			load = p.Vaddr
+			break
+		}
+	}
+	addr := vdso.Start + fn.Value - load
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	got, ok := s.User(uint64(os.Getpid()), addr+2)
+	// Of the aliases at the address, the one with fewer leading
+	// underscores.
+	want := consumer.Symbol{Object: "[vdso]", Name: "clock_gettime", Value: addr}
+	if !ok || got != want {
+		t.Errorf("User(self, __vdso_clock_gettime+2) = %+v, %v; want %+v", got, ok, want)
+	}
+}
+
+// mappedBase returns where the fixture's file starts in its memory.
+func mappedBase(t *testing.T, f *fixture) uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", f.pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := symbolize.ParseMaps(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Path == f.path && m.Offset == 0 {
+			return m.Start
+		}
+	}
+	t.Fatalf("%s is not mapped at offset 0:\n%s", f.path, b)
+	return 0
+}
+
+func elfFile(t *testing.T, path string) *elf.File {
+	t.Helper()
+	ef, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ef.Close() })
+	return ef
+}
+
+func elfSymbol(t *testing.T, path, name string) uint64 {
+	t.Helper()
+	syms, err := elfFile(t, path).Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("%s has no symbol %s", path, name)
+	return 0
+}
+
+// firstLoad returns the address of the file's first PT_LOAD segment,
+// which the mapping at offset 0 holds.
+func firstLoad(t *testing.T, path string) uint64 {
+	t.Helper()
+	for _, p := range elfFile(t, path).Progs {
+		if p.Type == elf.PT_LOAD {
+			return p.Vaddr
+		}
+	}
+	t.Fatalf("%s has no PT_LOAD", path)
+	return 0
+}
+
+// TestLiveKernel looks up addresses of the running kernel's functions,
+// as root sees them in /proc/kallsyms.
+func TestLiveKernel(t *testing.T) {
+	tab, err := ksym.Kallsyms("/proc/kallsyms", "")
+	if err != nil {
+		t.Skipf("the kernel's symbols cannot be read: %v", err)
+	}
+	if tab.ZeroAddrs() {
+		t.Skip("/proc/kallsyms shows zero addresses: run as root, or with kptr_restrict 0")
+	}
+	s := symbolize.New(symbolize.Config{})
+	for _, name := range []string{"vfs_read", "schedule", "do_sys_openat2"} {
+		syms, err := tab.Lookup(ksym.KernelModule, name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		fn := syms[0]
+		if fn.Size <= 0x12 {
+			t.Errorf("%s is %d bytes long", name, fn.Size)
+			continue
+		}
+		for _, off := range []uint64{0, 0x12, fn.Size - 1} {
+			got, ok := s.Kernel(fn.Addr + off)
+			want := consumer.Symbol{Object: "kernel", Name: name, Value: fn.Addr}
+			if !ok || got != want {
+				t.Errorf("Kernel(%s+%#x) = %s, want %s", name, off, format(got, ok, fn.Addr+off), format(want, true, fn.Addr+off))
+			}
+		}
+	}
+	k, err := s.KernelTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d addressed kernel symbols", k.Len())
+	if _, ok := s.Kernel(0x1000); ok {
+		t.Error("a user address was found in the kernel")
+	}
+}
