@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,7 +64,13 @@ type fixture struct {
 func startFixture(t testing.TB, flags ...string) *fixture {
 	t.Helper()
 	path := gcctest.Build(t, t.TempDir(), "fixture", fixtureProgram, flags...)
-	cmd := exec.Command(path)
+	return startCommand(t, exec.Command(path), path)
+}
+
+// startCommand starts cmd, a build of fixtureProgram at path, and reads
+// the addresses it prints.
+func startCommand(t testing.TB, cmd *exec.Cmd, path string) *fixture {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -376,4 +383,63 @@ func TestLiveKernel(t *testing.T) {
 	if _, ok := s.Kernel(0x1000); ok {
 		t.Error("a user address was found in the kernel")
 	}
+}
+
+// TestDebugFile looks up a static function of a stripped executable in
+// its separate debug file, found by build ID under the debug directory
+// and by its .gnu_debuglink beside it.
+func TestDebugFile(t *testing.T) {
+	for _, how := range []string{"build-id", "debuglink"} {
+		t.Run(how, func(t *testing.T) {
+			for _, tool := range []string{"objcopy", "strip"} {
+				if _, err := exec.LookPath(tool); err != nil {
+					t.Skipf("no %s: %v", tool, err)
+				}
+			}
+			dir := t.TempDir()
+			path := gcctest.Build(t, dir, "fixture", fixtureProgram, "-Wl,--build-id")
+			debug := path + ".debug"
+			run(t, "objcopy", "--only-keep-debug", path, debug)
+			run(t, "strip", "--strip-all", path)
+			debugDir := filepath.Join(dir, "debug")
+			if how == "build-id" {
+				id := buildIDOf(t, path)
+				sub := filepath.Join(debugDir, ".build-id", id[:2])
+				if err := os.MkdirAll(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(debug, filepath.Join(sub, id[2:]+".debug")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				run(t, "objcopy", "--add-gnu-debuglink="+debug, path)
+			}
+			cmd := exec.Command(path)
+			f := startCommand(t, cmd, path)
+			s := symbolize.New(symbolize.Config{DebugDir: debugDir})
+			defer s.Close()
+			check(t, s, f.pid(), fixtureLookups(f)[:6])
+		})
+	}
+}
+
+func run(t *testing.T, name string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+}
+
+// buildIDOf returns the GNU build ID of the file at path in hex.
+func buildIDOf(t *testing.T, path string) string {
+	t.Helper()
+	s := elfFile(t, path).Section(".note.gnu.build-id")
+	if s == nil {
+		t.Fatalf("%s has no build ID", path)
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16+2 {
+		t.Fatalf("%s: build ID note %x: %v", path, b, err)
+	}
+	return fmt.Sprintf("%x", b[16:])
 }
