@@ -29,8 +29,9 @@
 // file offsets. Each object's file is opened through
 // /proc/PID/map_files (the very file mapped, even deleted or in another
 // mount namespace), else /proc/PID/root, else its path. Its load bias
-// comes from a mapping's address and file offset and the PT_LOAD
-// segment holding that offset, so position-independent executables and
+// comes from its mappings' addresses and file offsets and the PT_LOAD
+// segments holding those offsets (each mapping votes, as segments may
+// share a page of the file), so position-independent executables and
 // shared objects whose segments' addresses differ from their offsets
 // resolve; an object extends over its segments' memory size, so a
 // variable in .bss, mapped anonymously after the file, is found.

@@ -213,29 +213,28 @@ func fileCRC(path string) uint32 {
 	return h.Sum32()
 }
 
-// bias returns the load bias a mapping of the file implies: the
-// difference between the addresses it is loaded at and its ELF
-// addresses, from the PT_LOAD segment holding the mapping's offset.
-func (o *objFile) bias(m Mapping) (uint64, bool) {
-	var seg *elf.ProgHeader
-	for i := range o.loads {
-		p := &o.loads[i]
-		if m.Offset < p.Off&^(pageSize-1) || m.Offset >= p.Off+max(p.Filesz, 1) {
-			continue
-		}
-		// Segments may share a page of the file: prefer the one whose
-		// permission to execute the mapping has.
-		if seg == nil || (p.Flags&elf.PF_X != 0) == (m.Perms[2] == 'x') {
-			seg = p
-			if (p.Flags&elf.PF_X != 0) == (m.Perms[2] == 'x') {
-				break
+// loadBias returns the load bias of the file's load made of maps: the
+// difference between its addresses in the process and in the file. A
+// mapping's address and offset give it, from the PT_LOAD segment
+// holding that offset; segments may share a page of the file, so each
+// mapping votes for the bias of every segment that may hold it, and
+// the most voted wins.
+func (o *objFile) loadBias(maps []Mapping) (uint64, bool) {
+	var best uint64
+	votes := map[uint64]int{}
+	for _, m := range maps {
+		for _, p := range o.loads {
+			if m.Offset < p.Off&^(pageSize-1) || m.Offset >= p.Off+max(p.Filesz, 1) {
+				continue
+			}
+			b := m.Start - (p.Vaddr - p.Off + m.Offset)
+			votes[b]++
+			if votes[b] > votes[best] {
+				best = b
 			}
 		}
 	}
-	if seg == nil {
-		return 0, false
-	}
-	return m.Start - (seg.Vaddr - seg.Off + m.Offset), true
+	return best, votes[best] > 0
 }
 
 // extent returns the memory the file's segments take when loaded with

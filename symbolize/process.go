@@ -40,7 +40,11 @@ func group(maps []Mapping) [][]Mapping {
 	for _, m := range maps {
 		switch {
 		case m.Path == "[vdso]":
+			if len(cur) > 0 {
+				out = append(out, cur)
+			}
 			out = append(out, []Mapping{m})
+			cur = nil
 			continue
 		case !m.File():
 			continue
@@ -67,14 +71,12 @@ func newObject(maps []Mapping, file *objFile) object {
 	if file == nil {
 		return o
 	}
-	for _, m := range maps {
-		if b, ok := file.bias(m); ok {
-			o.bias = b
-			if lo, hi, ok := file.extent(b); ok {
-				o.start, o.end = min(o.start, lo), max(o.end, hi)
-			}
-			return o
+	if b, ok := file.loadBias(maps); ok {
+		o.bias = b
+		if lo, hi, ok := file.extent(b); ok {
+			o.start, o.end = min(o.start, lo), max(o.end, hi)
 		}
+		return o
 	}
 	// No mapping lies in a segment: the file on disk is not the one
 	// mapped. Its symbols would name the wrong code.
