@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/internal/gcctest"
@@ -57,7 +59,8 @@ int main(void) {
 type fixture struct {
 	path  string
 	cmd   *exec.Cmd
-	stdin interface{ Close() error }
+	stdin io.WriteCloser
+	out   *bufio.Scanner
 	addr  map[string]uint64
 }
 
@@ -82,22 +85,28 @@ func startCommand(t testing.TB, cmd *exec.Cmd, path string) *fixture {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{path: path, cmd: cmd, stdin: stdin, addr: map[string]uint64{}}
+	f := &fixture{path: path, cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout), addr: map[string]uint64{}}
 	t.Cleanup(func() { f.stop() })
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		name, v, _ := strings.Cut(sc.Text(), " ")
+	f.readAddrs(t)
+	return f
+}
+
+// readAddrs reads the addresses the fixture prints up to its line
+// "end".
+func (f *fixture) readAddrs(t testing.TB) {
+	t.Helper()
+	for f.out.Scan() {
+		name, v, _ := strings.Cut(f.out.Text(), " ")
 		if name == "end" {
-			return f
+			return
 		}
 		a, err := strconv.ParseUint(strings.TrimPrefix(v, "0x"), 16, 64)
 		if err != nil {
-			t.Fatalf("fixture printed %q", sc.Text())
+			t.Fatalf("fixture printed %q", f.out.Text())
 		}
 		f.addr[name] = a
 	}
-	t.Fatalf("the fixture stopped before printing its addresses: %v", sc.Err())
-	return nil
+	t.Fatalf("the fixture stopped before printing its addresses: %v", f.out.Err())
 }
 
 func (f *fixture) pid() uint64 { return uint64(f.cmd.Process.Pid) }
@@ -442,4 +451,82 @@ func buildIDOf(t *testing.T, path string) string {
 		t.Fatalf("%s: build ID note %x: %v", path, b, err)
 	}
 	return fmt.Sprintf("%x", b[16:])
+}
+
+// TestConcurrent looks up a process's addresses from several goroutines
+// while it is grabbed again, for the race detector.
+func TestConcurrent(t *testing.T) {
+	f := startFixture(t, "-fpie", "-pie")
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	tests := fixtureLookups(f)
+	done := make(chan bool)
+	for range 4 {
+		go func() {
+			defer func() { done <- true }()
+			for range 50 {
+				for _, tt := range tests {
+					got, ok := s.User(f.pid(), tt.addr)
+					if ok != (tt.name != "-") || ok && got.Name != tt.name {
+						t.Errorf("%s: User = %+v, %v", tt.what, got, ok)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for range 20 {
+		if err := s.Grab(int(f.pid())); err != nil {
+			t.Error(err)
+		}
+	}
+	for range 4 {
+		<-done
+	}
+}
+
+// dlopenProgram loads libm when told to, after it has been grabbed.
+const dlopenProgram = `#include <dlfcn.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void) {
+	char b[8];
+	printf("end 0\n");
+	fflush(stdout);
+	if (read(0, b, 1) != 1)
+		return 1;
+	void *h = dlopen("libm.so.6", RTLD_NOW);
+	printf("cos %p\n", h ? dlsym(h, "cos") : NULL);
+	printf("end 0\n");
+	fflush(stdout);
+	read(0, b, 1);
+	return 0;
+}
+`
+
+// TestRefresh looks up an address of a library a process loaded after
+// it was grabbed: its maps are read again.
+func TestRefresh(t *testing.T) {
+	path := gcctest.Build(t, t.TempDir(), "dlopen", dlopenProgram)
+	f := startCommand(t, exec.Command(path), path)
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	if err := s.Grab(int(f.pid())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.stdin.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	f.readAddrs(t)
+	cos := f.addr["cos"]
+	if cos == 0 {
+		t.Skip("the fixture could not load libm")
+	}
+	time.Sleep(symbolize.RefreshInterval)
+	// cos is a GNU indirect function: dlsym gives the implementation
+	// chosen for this CPU (__cos_fma), whose own name is found.
+	if got, ok := s.User(f.pid(), cos+1); !ok || got.Object != "libm.so.6" || got.Name == "" || got.Value != cos {
+		t.Errorf("User(cos+1) = %+v, %v; want a function of libm.so.6 at %#x", got, ok, cos)
+	}
 }

@@ -163,18 +163,23 @@ func (s *System) process(pid int) *process {
 // refresh reads pid's maps again unless p was read less than
 // RefreshInterval ago; it returns nil when nothing new was read.
 func (s *System) refresh(pid int, p *process) *process {
-	if time.Since(p.read) < RefreshInterval {
+	s.mu.Lock()
+	stale := time.Since(p.read) >= RefreshInterval
+	if stale {
+		// Whatever comes of it, not asked for again before the
+		// interval: a gone process's maps, read while it lived, stand.
+		p.read = time.Now()
+	}
+	s.mu.Unlock()
+	if !stale {
 		return nil
 	}
 	q, err := s.read(pid)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err != nil {
-		// Gone: what was read while it lived stands, and is not asked
-		// for again before the interval.
-		p.read = time.Now()
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.procs[pid] = q
 	return q
 }
