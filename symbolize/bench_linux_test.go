@@ -67,3 +67,19 @@ func BenchmarkGrab(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCold reads a process's maps and files and looks up an
+// address of its executable and one of libc, nothing cached.
+func BenchmarkCold(b *testing.B) {
+	f := startFixture(b)
+	for b.Loop() {
+		s := symbolize.New(symbolize.Config{})
+		if _, ok := s.User(f.pid(), f.addr["leaf"]); !ok {
+			b.Fatal("leaf not found")
+		}
+		if _, ok := s.User(f.pid(), f.addr["getppid"]); !ok {
+			b.Fatal("getppid not found")
+		}
+		s.Close()
+	}
+}

@@ -32,12 +32,12 @@ type objFile struct {
 	// and its .gnu_debuglink.
 	debug func(buildID []byte, link string, crc uint32) string
 
-	mu     sync.Mutex
-	f      *elf.File // nil once read
-	closer io.Closer
-	dyn    symtab
-	sym    symtab
-	err    error
+	mu      sync.Mutex
+	f       *elf.File // nil once read, or closed
+	closer  io.Closer
+	dynRead bool
+	dyn     symtab
+	sym     symtab
 }
 
 // newObjFile reads the headers of the ELF image r, named name.
@@ -69,13 +69,11 @@ func openObjFile(path string) (*objFile, error) {
 	return o, nil
 }
 
-// close releases the file if its symbols were never read.
+// close releases the file; the symbols not read by then are never
+// found.
 func (o *objFile) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.f != nil && o.err == nil {
-		o.err = errors.New("closed before it was read")
-	}
 	o.release()
 }
 
@@ -87,30 +85,29 @@ func (o *objFile) release() {
 	o.f, o.closer = nil, nil
 }
 
-// load reads the symbol tables once.
-func (o *objFile) load() error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+// readDyn reads .dynsym, once; the caller holds o.mu.
+func (o *objFile) readDyn() {
+	if o.dynRead || o.f == nil {
+		return
+	}
+	o.dynRead = true
+	if dyn, err := o.f.DynamicSymbols(); err == nil {
+		o.dyn = newSymtab(dyn)
+	}
+}
+
+// readSym reads .symtab, or the debug file's, once, and closes the
+// file; the caller holds o.mu.
+func (o *objFile) readSym() {
 	if o.f == nil {
-		return o.err
+		return
 	}
 	defer o.release()
-	dyn, err := o.f.DynamicSymbols()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
-		o.err = err
-		return err
-	}
-	o.dyn = newSymtab(dyn)
 	st, err := o.f.Symbols()
-	switch {
-	case errors.Is(err, elf.ErrNoSymbols):
+	if errors.Is(err, elf.ErrNoSymbols) {
 		st = o.debugSymbols()
-	case err != nil:
-		o.err = err
-		return err
 	}
 	o.sym = newSymtab(st)
-	return nil
 }
 
 // debugSymbols reads the .symtab of the file's separate debug file, if
@@ -251,14 +248,17 @@ func (o *objFile) extent(bias uint64) (start, end uint64, ok bool) {
 }
 
 // lookup returns the symbol holding ELF address v: of .dynsym first,
-// then of .symtab, as libproc's proc_addr2sym looks.
+// then of .symtab, as libproc's proc_addr2sym looks. .symtab, often
+// the larger (and for a stripped library, a debug file's), is read
+// only when .dynsym has no symbol there.
 func (o *objFile) lookup(v uint64) (fsym, bool) {
-	if o.load() != nil {
-		return fsym{}, false
-	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.readDyn()
 	if s, ok := o.dyn.lookup(v); ok {
 		return s, true
 	}
+	o.readSym()
 	return o.sym.lookup(v)
 }
 
