@@ -25,8 +25,6 @@ var pageSize = uint64(os.Getpagesize())
 // then the file stays open, so that it can be read after the processes
 // mapping it have exited.
 type objFile struct {
-	name  string // the path opened, for messages
-	typ   elf.Type
 	loads []elf.ProgHeader
 	// debug finds the file's separate debug file, given its build ID
 	// and its .gnu_debuglink.
@@ -40,13 +38,14 @@ type objFile struct {
 	sym     symtab
 }
 
-// newObjFile reads the headers of the ELF image r, named name.
-func newObjFile(name string, r io.ReaderAt, closer io.Closer) (*objFile, error) {
+// newObjFile reads the headers of the ELF image r, which closer
+// closes (nil: nothing to close).
+func newObjFile(r io.ReaderAt, closer io.Closer) (*objFile, error) {
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, err
 	}
-	o := &objFile{name: name, typ: f.Type, f: f, closer: closer}
+	o := &objFile{f: f, closer: closer}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			o.loads = append(o.loads, p.ProgHeader)
@@ -61,7 +60,7 @@ func openObjFile(path string) (*objFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := newObjFile(path, f, f)
+	o, err := newObjFile(f, f)
 	if err != nil {
 		f.Close()
 		return nil, err

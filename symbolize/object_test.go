@@ -9,7 +9,7 @@ import (
 
 func TestBias(t *testing.T) {
 	const base = 0x7f0000000000
-	pie := &objFile{typ: elf.ET_DYN, loads: []elf.ProgHeader{
+	pie := &objFile{loads: []elf.ProgHeader{
 		{Type: elf.PT_LOAD, Flags: elf.PF_R, Off: 0, Vaddr: 0, Filesz: 0x5e0, Memsz: 0x5e0},
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_X, Off: 0x1000, Vaddr: 0x1000, Filesz: 0x141, Memsz: 0x141},
 		{Type: elf.PT_LOAD, Flags: elf.PF_R, Off: 0x2000, Vaddr: 0x2000, Filesz: 0xdc, Memsz: 0xdc},
@@ -17,7 +17,7 @@ func TestBias(t *testing.T) {
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_W, Off: 0x2e00, Vaddr: 0x3e00, Filesz: 0x214, Memsz: 0x5218},
 	}}
 	// An old layout: text and data share a page of the file.
-	exec := &objFile{typ: elf.ET_EXEC, loads: []elf.ProgHeader{
+	exec := &objFile{loads: []elf.ProgHeader{
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_X, Off: 0, Vaddr: 0x400000, Filesz: 0x1234, Memsz: 0x1234},
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_W, Off: 0x1e10, Vaddr: 0x601e10, Filesz: 0x200, Memsz: 0x400},
 	}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,9 +27,11 @@ const RefreshInterval = 100 * time.Millisecond
 type Config struct {
 	Proc     string // procfs; "/proc" when ""
 	DebugDir string // separate debug files; "/usr/lib/debug" when ""
-	// Kallsyms returns the kernel's symbol table; nil reads
-	// Proc/kallsyms. A caller that has read the table already (a
-	// ksym.Resolver's Table) passes it so that the file is read once.
+	// Kallsyms returns the running kernel's symbol table; nil reads
+	// Proc/kallsyms. A caller that has read kallsyms already (a
+	// ksym.Resolver's Table) passes it so that the file is read once;
+	// a table read from a kernel image holds the image's addresses,
+	// not the running kernel's, and finds nothing right.
 	Kallsyms func() (*ksym.Table, error)
 }
 
@@ -95,7 +98,7 @@ func (s *System) Kernel(addr uint64) (consumer.Symbol, bool) {
 // User looks up an address of process pid (Plookup_by_addr, Pobjname),
 // reading its maps if it was not grabbed.
 func (s *System) User(pid, addr uint64) (consumer.Symbol, bool) {
-	if pid == 0 || pid > 1<<31 {
+	if pid == 0 || pid > math.MaxInt32 {
 		return consumer.Symbol{}, false
 	}
 	p := s.process(int(pid))
@@ -275,7 +278,7 @@ func (s *System) vdso(dir string, m Mapping) *objFile {
 	if ok {
 		return f
 	}
-	f, err = newObjFile(m.Path, bytes.NewReader(img), nil)
+	f, err = newObjFile(bytes.NewReader(img), nil)
 	if err != nil {
 		f = nil
 	}
