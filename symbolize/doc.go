@@ -64,5 +64,7 @@
 // since), at most once per RefreshInterval. Files are read once per
 // device, inode, size and modification time, whichever processes map
 // them, and their symbol tables only when an address in them is first
-// looked up.
+// looked up (.symtab only when .dynsym has no symbol there); until then
+// a file stays open, at most Config.MaxOpenFiles of them, the oldest
+// read at once past that.
 package symbolize

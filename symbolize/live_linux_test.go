@@ -471,3 +471,28 @@ func TestRefresh(t *testing.T) {
 		t.Errorf("User(cos+1) = %+v, %v; want a function of libm.so.6 at %#x", got, ok, cos)
 	}
 }
+
+// TestMaxOpenFiles checks that a grab holds at most MaxOpenFiles files
+// open, reading the others at once, and that their symbols are found
+// after the process exits.
+func TestMaxOpenFiles(t *testing.T) {
+	f := startFixture(t)
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip(err)
+		}
+		return len(ents)
+	}
+	s := symbolize.New(symbolize.Config{MaxOpenFiles: 1})
+	defer s.Close()
+	before := fds()
+	if err := s.Grab(int(f.pid())); err != nil {
+		t.Fatal(err)
+	}
+	if n := fds() - before; n > 1 {
+		t.Errorf("the grab holds %d files open", n)
+	}
+	f.stop()
+	check(t, s, f.pid(), fixtureLookups(f))
+}

@@ -68,6 +68,14 @@ func openObjFile(path string) (*objFile, error) {
 	return o, nil
 }
 
+// readAll reads both symbol tables, and closes the file.
+func (o *objFile) readAll() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.readDyn()
+	o.readSym()
+}
+
 // close releases the file; the symbols not read by then are never
 // found.
 func (o *objFile) close() {

@@ -33,6 +33,10 @@ type Config struct {
 	// a table read from a kernel image holds the image's addresses,
 	// not the running kernel's, and finds nothing right.
 	Kallsyms func() (*ksym.Table, error)
+	// MaxOpenFiles is how many files, at most, are held open to read
+	// their symbols when first needed (256 when 0): past it, the
+	// oldest are read at once and closed.
+	MaxOpenFiles int
 }
 
 // System looks up addresses of the running kernel and of processes. It
@@ -48,6 +52,7 @@ type System struct {
 	mu    sync.Mutex
 	procs map[int]*process
 	files map[fileKey]*objFile
+	open  []*objFile // the files opened, oldest first, not yet read
 }
 
 var _ consumer.Symbols = (*System)(nil)
@@ -60,6 +65,9 @@ func New(cfg Config) *System {
 	}
 	if cfg.DebugDir == "" {
 		cfg.DebugDir = "/usr/lib/debug"
+	}
+	if cfg.MaxOpenFiles <= 0 {
+		cfg.MaxOpenFiles = 256
 	}
 	return &System{cfg: cfg, procs: map[int]*process{}, files: map[fileKey]*objFile{}}
 }
@@ -139,6 +147,7 @@ func (s *System) Close() error {
 			f.close()
 		}
 	}
+	s.open = nil
 	return nil
 }
 
@@ -296,5 +305,14 @@ func (s *System) keep(key fileKey, f *objFile) *objFile {
 		return g
 	}
 	s.files[key] = f
+	if f != nil && f.closer != nil {
+		// Too many files held open: the oldest are read now and
+		// closed.
+		s.open = append(s.open, f)
+		for len(s.open) > s.cfg.MaxOpenFiles {
+			s.open[0].readAll()
+			s.open = s.open[1:]
+		}
+	}
 	return f
 }
