@@ -496,3 +496,30 @@ func TestMaxOpenFiles(t *testing.T) {
 	f.stop()
 	check(t, s, f.pid(), fixtureLookups(f))
 }
+
+// TestZombie grabs a process again once it has exited but is not yet
+// reaped, when its maps are empty: what was read while it lived
+// stands.
+func TestZombie(t *testing.T) {
+	f := startFixture(t)
+	s := symbolize.New(symbolize.Config{})
+	defer s.Close()
+	if err := s.Grab(int(f.pid())); err != nil {
+		t.Fatal(err)
+	}
+	f.stdin.Close()
+	maps := fmt.Sprintf("/proc/%d/maps", f.pid())
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, err := os.ReadFile(maps); err == nil && len(b) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fixture did not exit")
+		}
+	}
+	if err := s.Grab(int(f.pid())); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(symbolize.RefreshInterval)
+	check(t, s, f.pid(), fixtureLookups(f))
+}

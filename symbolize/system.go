@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -132,9 +133,20 @@ func (s *System) Grab(pid int) error {
 		return err
 	}
 	s.mu.Lock()
-	s.procs[pid] = p
+	s.replace(pid, p)
 	s.mu.Unlock()
 	return nil
+}
+
+// replace makes p what is known of pid, unless p maps nothing and
+// what was known maps something: the maps of a process that has
+// exited but not been reaped are empty. The caller holds s.mu.
+func (s *System) replace(pid int, p *process) *process {
+	if old := s.procs[pid]; old != nil && len(p.objs) == 0 && len(old.objs) > 0 {
+		return old
+	}
+	s.procs[pid] = p
+	return p
 }
 
 // Close closes the files whose symbols were never read. Lookups after
@@ -192,7 +204,9 @@ func (s *System) refresh(pid int, p *process) *process {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.procs[pid] = q
+	if s.replace(pid, q) != q {
+		return nil
+	}
 	return q
 }
 
@@ -217,15 +231,7 @@ func (s *System) read(pid int) (*process, error) {
 		}
 		p.objs = append(p.objs, newObject(g, f))
 	}
-	slices.SortStableFunc(p.objs, func(a, b object) int {
-		switch {
-		case a.start < b.start:
-			return -1
-		case a.start > b.start:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(p.objs, func(a, b object) int { return cmp.Compare(a.start, b.start) })
 	return p, nil
 }
 
