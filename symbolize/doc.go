@@ -3,7 +3,13 @@
 // (/proc/kallsyms), a process's through the ELF symbol tables of the
 // files it maps (/proc/PID/maps). System implements consumer.Symbols,
 // which prints stack(), ustack(), sym(), usym(), mod(), umod(), uaddr()
-// and printf's %a and %A.
+// and printf's %a and %A:
+//
+//	syms := symbolize.New(symbolize.Config{Kallsyms: resolver.Table})
+//	defer syms.Close()
+//	c := consumer.New(desc, consumer.Config{Out: os.Stdout, Symbols: syms})
+//	// and, as each process's first record arrives:
+//	syms.Grab(pid)
 //
 // # The kernel
 //
@@ -15,9 +21,11 @@
 // does in dtrace (dt_module_symaddr64: addr - value < MAX(size, 1)).
 // The linker's section markers (_etext, __start_rodata, __stop_*) are
 // such symbols: an address past _etext is in the kernel but in no
-// function. Of the names at one address, the one dtrace's ELF sort
-// would prefer is shown: a function's over a marker's, then the one
-// with the fewest leading underscores, then the first in byte order.
+// function. Of the names at one address, a function's is shown over a
+// marker's, as dtrace's sort of an ELF table puts sized, typed symbols
+// before NOTYPE ones; then, kallsyms telling no binding, the name with
+// the fewest leading underscores, as libproc prefers (_stext loses to
+// the function it starts), then the first in byte order.
 // The kernel's own symbols are shown in object "kernel", as FreeBSD's
 // dtrace shows them (kernel`vfs_read+0x12); a module's in its name
 // (ext4`ext4_file_open).
@@ -25,8 +33,8 @@
 // # Processes
 //
 // A process's objects are its file mappings, grouped in the order maps
-// lists them: one load of a file is its run of mappings with rising
-// file offsets. Each object's file is opened through
+// lists them: one load of a file is its run of mappings whose file
+// offsets do not fall. Each object's file is opened through
 // /proc/PID/map_files (the very file mapped, even deleted or in another
 // mount namespace), else /proc/PID/root, else its path. Its load bias
 // comes from its mappings' addresses and file offsets and the PT_LOAD
