@@ -2,6 +2,7 @@ package symbolize
 
 import (
 	"path"
+	"slices"
 	"time"
 
 	"github.com/kdtrace/kdtrace/consumer"
@@ -73,7 +74,10 @@ func newObject(maps []Mapping, file *objFile) object {
 	}
 	if b, ok := file.loadBias(maps); ok {
 		o.bias = b
-		if lo, hi, ok := file.extent(b); ok {
+		// A load the loader made has code; an ELF file mapped as data
+		// (a program reading its own binary) claims no more memory
+		// than its mappings.
+		if lo, hi, ok := file.extent(b); ok && slices.ContainsFunc(maps, func(m Mapping) bool { return m.Perms[2] == 'x' }) {
 			o.start, o.end = min(o.start, lo), max(o.end, hi)
 		}
 		return o

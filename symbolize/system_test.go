@@ -76,6 +76,13 @@ func TestFakeProc(t *testing.T) {
 		{"the stack", 0x7ffd00000010, "", "-", 0},
 		{"below every object", 0x1000, "", "-", 0},
 	})
+	// The same file mapped as data, one page at offset 0, claims that
+	// page only.
+	write("4244/maps", fmt.Sprintf("7f0000000000-7f0000001000 r--p 00000000 fe:01 77 %s\n", path))
+	check(t, s, 4244, []lookup{
+		{"its header", 0x7f0000000010, "fixture", "", 0},
+		{"past its page", 0x7f0000001010, "", "-", 0},
+	})
 	if _, ok := s.User(4243, addr["leaf"]); ok {
 		t.Error("a process without maps was found")
 	}
