@@ -69,6 +69,19 @@ func (c Context) ProgramType() ebpf.ProgramType {
 	return ebpf.RawTracepoint
 }
 
+// artificialFrames is how many frames of a kernel stack taken in the
+// context are the tracing's own, which stack() leaves out as dtrace
+// leaves out its artificial frames: for a raw tracepoint, the program,
+// bpf_trace_run<N> and __bpf_trace_<event>. Stacks taken from the
+// registers of a perf event or a kprobe start where the probe fired.
+func (c Context) artificialFrames() int32 {
+	switch c {
+	case CtxSysEnter, CtxSysExit, CtxRawTP:
+		return 3
+	}
+	return 0
+}
+
 // A Clause is an ECB as a probe program runs it: its predicate and
 // actions, and the layout of its records (any of the ECB's EProbes:
 // they differ only in their EPID, which the program finds in MapProbes).
@@ -769,6 +782,9 @@ func (b *builder) store(ra *record.Action, lp string) error {
 			recAt(asm.R1, 0)
 			b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.DWord))
 			skip, flags = 8, 1<<8 // BPF_F_USER_STACK
+		}
+		if ra.Action == dof.ActStack {
+			flags |= b.p.Context.artificialFrames()
 		}
 		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
 		recAt(asm.R2, skip)

@@ -15,6 +15,7 @@ import (
 	"github.com/kdtrace/kdtrace/kernel/linux"
 	"github.com/kdtrace/kdtrace/option"
 	"github.com/kdtrace/kdtrace/record"
+	"github.com/kdtrace/kdtrace/symbolize"
 )
 
 // A Tracing is compiled programs enabled on their probes, as
@@ -131,8 +132,22 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		return n
 	}
 	v, _ := h.opts.Value("encoding")
+	// Addresses print by the running kernel's symbols and the traced
+	// processes': kallsyms as read for the compiler, unless that table
+	// is a --kernel image's.
+	scfg := symbolize.Config{}
+	if h.cfg.Kernel == "" && h.ksyms != nil {
+		scfg.Kallsyms = h.ksyms.Table
+	}
+	syms := symbolize.New(scfg)
+	defer syms.Close()
+	if h.target != 0 {
+		syms.Grab(h.target)
+	}
+	tr.t.Grab = func(pid int) { syms.Grab(pid) }
 	cons := consumer.New(tr.t.Describer(), consumer.Config{
-		Out: cfg.Out, Err: cfg.Err, ProgName: h.cfg.Name,
+		Symbols: syms,
+		Out:     cfg.Out, Err: cfg.Err, ProgName: h.cfg.Name,
 		Quiet: has("quiet"), Flowindent: has("flowindent"), RawBytes: has("rawbytes"),
 		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),
 		AggZoom: has("aggzoom"), AggHist: has("agghist"), AggPack: has("aggpack"), UTF8: v == "utf8",

@@ -56,6 +56,9 @@ type Tracing struct {
 
 	// Matched is, for each ECB, the number of probes it was enabled on.
 	Matched []int
+	// Grab, if set, is told the processes whose user addresses the
+	// records hold (ustack(), usym(), …), as they are read.
+	Grab func(pid int)
 
 	beganOn   int
 	pending   map[int][]byte // records read from the ring buffer, by CPU
@@ -458,6 +461,18 @@ func (t *Tracing) take(sample []byte) error {
 		buf = binary.LittleEndian.AppendUint32(buf, record.EPIDNone)
 	}
 	t.pending[cpu] = append(buf, rec[:ep.Size]...)
+	if t.Grab != nil {
+		// The process's objects are read while it lives: it may be
+		// gone by the time its addresses print.
+		for _, a := range ep.Actions {
+			switch a.Action {
+			case dof.ActUStack, dof.ActJStack, dof.ActUSym, dof.ActUMod, dof.ActUAddr:
+				if int(a.Offset)+8 <= len(rec) {
+					t.Grab(int(binary.LittleEndian.Uint64(rec[a.Offset:])))
+				}
+			}
+		}
+	}
 	return nil
 }
 
