@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
@@ -80,6 +81,7 @@ func compileD(t testing.TB, src string) *dof.Program {
 // result is what one DIFO gave: its value (for a string, the string it
 // points to) or the fault that stopped it.
 type result struct {
+	Void  bool // an expression statement's: its value is not recorded
 	Value uint64
 	Str   string
 	IsStr bool
@@ -94,6 +96,8 @@ func (r result) String() string {
 		return fmt.Sprintf("fault %d at %d (addr %#x)", r.Fault, r.PC, r.Addr)
 	case r.IsStr:
 		return fmt.Sprintf("%q", r.Str)
+	case r.Void:
+		return "void"
 	}
 	return fmt.Sprintf("%#x", r.Value)
 }
@@ -113,6 +117,8 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 			return append(out, result{Fault: uint64(f.Code), PC: uint64(f.PC), Addr: f.Addr})
 		case err != nil:
 			t.Fatalf("vm: %v", err)
+		case void(o):
+			out = append(out, result{Void: true})
 		case o.Ret.Kind == dif.TypeString:
 			s, err := m.ReadString(v)
 			if err != nil {
@@ -125,6 +131,12 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 	}
 	return out
 }
+
+// void reports whether o is an expression statement's, as `x = 1;`,
+// whose value dtrace does not record: for a by-reference variable's
+// assignment it is an address, which differs between the VM and the
+// kernel.
+func void(o *dif.Object) bool { return o.Ret.Size == 0 && !o.Ret.ByRef() }
 
 // inKernel translates the DIFOs, loads each as a raw tracepoint program
 // and test-runs them in order on CPU 0 and one thread, as one firing of
@@ -171,33 +183,67 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 		if st.Fault != 0 {
 			return append(out, result{Fault: st.Fault, PC: st.FaultPC, Addr: st.FaultAddr})
 		}
+		if void(objs[i]) {
+			out = append(out, result{Void: true})
+			continue
+		}
 		if objs[i].Ret.Kind != dif.TypeString {
 			out = append(out, result{Value: st.Ret})
 			continue
 		}
-		// The string is in the string map or in this CPU's scratch.
-		var strs []byte
-		if err := rt.Strings.Lookup(uint32(0), &strs); err != nil {
+		s, err := readString(rt, 0)
+		if err != nil {
 			t.Fatal(err)
 		}
-		off := st.Ret - st.StrBase
-		if st.Ret < st.StrBase || off >= uint64(len(strs)) {
-			var scratch [][]byte
-			if err := rt.Scratch.Lookup(uint32(0), &scratch); err != nil {
-				t.Fatal(err)
-			}
-			strs, off = scratch[0], st.Ret-st.ScrBase
-			if st.Ret < st.ScrBase || off >= uint64(len(strs)) {
-				t.Fatalf("string at %#x is in neither the string map nor scratch", st.Ret)
-			}
-		}
-		s := strs[off:]
-		if i := bytes.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
-		out = append(out, result{Str: string(s), IsStr: true})
+		out = append(out, result{Str: s, IsStr: true})
 	}
 	return out
+}
+
+// readString returns the string at the address a DIFO returned on cpu
+// (StateRet), wherever it is (the string map, scratch, a variable's
+// storage), as a program reads it: bpf_probe_read_kernel_str copies it
+// into MapStrBuf.
+func readString(rt *bpf.Runtime, cpu int) (string, error) {
+	const strsize = 256 // the default Config's
+	lookup := func(name string) asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, 0).WithReference(name),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "out"),
+		}
+	}
+	insns := asm.Instructions{asm.StoreImm(asm.R10, -8, 0, asm.Word)}
+	insns = append(insns, lookup(bpf.MapStrBuf)...)
+	insns = append(insns, asm.Mov.Reg(asm.R6, asm.R0))
+	insns = append(insns, lookup(bpf.MapState)...)
+	insns = append(insns,
+		asm.LoadMem(asm.R3, asm.R0, bpf.StateRet, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, strsize+1),
+		asm.FnProbeReadKernelStr.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	)
+	p, err := rt.Load("readstr", insns)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: uint32(cpu)}); err != nil {
+		return "", err
+	}
+	var bufs [][]byte
+	if err := rt.StrBuf.Lookup(uint32(0), &bufs); err != nil {
+		return "", err
+	}
+	b := bufs[cpu][:strsize+1]
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b), nil
 }
 
 // setArgs writes a firing's arguments into CPU 0's state, as the
@@ -345,6 +391,18 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
 		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
 		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,
+		// By-reference variables hold their bytes.
+		`BEGIN { s = "hello"; trace(s); s = "hi"; trace(s); trace(s == "hi"); trace(s != "hello"); }`,
+		`string s; BEGIN { trace(s); trace(s == ""); }`,
+		`BEGIN { s = "first"; t = s; s = "second"; trace(t); trace(s); } BEGIN { trace(s < t); }`,
+		`BEGIN { s = execname; trace(s); trace(s == execname); }`,
+		`BEGIN { this->s = "local"; trace(this->s); this->t = this->s; this->s = "x"; trace(this->t); trace(this->s); }`,
+		`BEGIN { self->s = "thread"; trace(self->s); self->s = "t"; trace(self->s); trace(self->s == "t"); }`,
+		`self string none; BEGIN { trace(self->none == NULL); self->s = execname; trace(self->s); trace(self->s != NULL); }`,
+		`BEGIN { a = "x"; b = "y"; c = a; a = b; b = c; trace(a); trace(b); trace(c); }`,
+		`int a[4]; BEGIN { a[1] = 5; a[3] = a[1] * 2; trace(a[0]); trace(a[1]); trace(a[3]); }`,
+		`struct p { int x; char c; long y; }; struct p v; this struct p l; BEGIN { v.x = 3; v.y = -9; v.c = 'a'; this->l.y = v.x; trace(v.x + v.y); trace(v.c); trace(this->l.y); trace(this->l.x); }`,
+		`BEGIN { s = "abc"; *(char *)(&s[0]) = 'x'; trace(s); }`,
 	}
 	for _, src := range tests {
 		t.Run(src, func(t *testing.T) {

@@ -143,9 +143,6 @@ func TestRefuse(t *testing.T) {
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ret(1), dif.Nop()}}, "last DIF instruction is not ret"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Setx(3, 1), dif.Ret(1)}}, "integer table index 3"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.ALU(dif.ADD, 9, 1, 2), dif.Ret(2)}}, "register %r9"},
-		{&dif.Object{Ret: i64, Strs: []byte{0, 'a', 0}, Vars: []dif.Var{{Name: 1, ID: dif.VarOtherUBase, Kind: dif.KindScalar,
-			Scope: dif.ScopeGlobal, Type: dif.StringType(256)}}, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}},
-			"by-reference variable a"},
 	}
 	for _, tt := range tests {
 		l := newLayout(t, nil)

@@ -65,8 +65,14 @@
 //     DIF instruction index, address), the count of thread-local stores
 //     dropped for want of room, the string map's address.
 //   - MapGlobals: one value holding the global scalars, at their Layout
-//     slots. Shared by all CPUs, unlocked, as DTrace's globals are.
-//   - MapLocals, per CPU: the clause-local scalars. They live for one
+//     slots, then the by-reference globals' storage as the kernel keeps
+//     it: a word set by a store of NULL, then the bytes (a string's
+//     strsize, and a NUL). A load yields the bytes' address (as a
+//     scalar: the prologue keeps the value's address at StateGlobBase),
+//     a store copies the bytes, a string up to its NUL. Shared by all
+//     CPUs, unlocked, as DTrace's globals are.
+//   - MapLocals, per CPU: the clause-local scalars, then the
+//     by-reference ones' storage, as MapGlobals'. They live for one
 //     probe firing: whoever fires the clauses zeroes them at the start of
 //     a firing (Runtime.BeginFiring from user space for now).
 //   - MapThreads, a hash: thread-local scalars under (variable id,
@@ -74,6 +80,10 @@
 //     it, as the kernel frees a dynamic variable set to zero; a store the
 //     map has no room for is counted at StateDrops (dtrace's dynamic
 //     variable drops).
+//   - MapThreadRefs, a hash: by-reference thread-locals under the same
+//     keys, each value the size of the largest. A load yields the
+//     value's address or 0 if missing; a store of 0 deletes it, any
+//     other makes it zeroed if missing and copies the bytes.
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
 //   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
 //     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
@@ -98,13 +108,14 @@
 // needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, the string
 // compare scmp, every branch (forward only, inside the DIFO), nop, ret,
 // setx, sets, the loads ld*, rld* and uld*, allocs and the stores stb …
-// stx to scratch, the scalar variables ldgs/stgs, ldls/stls and
-// ldts/stts, and the built-in variables arg0 … arg9 and args[] (from
+// stx to scratch and to by-reference globals and clause-locals, the
+// variables ldgs/stgs, ldls/stls and ldts/stts, scalar or by reference, and the built-in variables arg0 … arg9 and args[] (from
 // StateArgs, which the probe's prologue is to fill), pid, tid (of the
 // initial PID namespace), uid, gid, cpu, timestamp (CLOCK_MONOTONIC)
 // and execname (copied into scratch).
 // Everything else — the tuple stack, call, the other built-in
-// variables, associative arrays, by-reference variables, copys,
+// variables, associative arrays, stores into by-reference
+// thread-locals, copys,
 // translators — is refused with an *Error naming the instruction: never
 // translated wrongly. As the kernel does, Translate also refuses a DIFO
 // whose last instruction is not ret, a branch that does not go forward,
@@ -118,7 +129,7 @@
 // dtrace-utils' dt_probe_error does), with a prologue per provider that
 // fills StateArgs and resets clause-locals and scratch; the other
 // built-in variables (probeprov … probename, ppid, curthread, errno,
-// epid, id, stack depths); by-reference variables; the tuple stack, the
+// epid, id, stack depths); the tuple stack, the
 // subroutines and associative arrays in hash maps keyed as dtrace keys
 // them; aggregations; records written in DTrace's buffer format
 // (package record) through a ring buffer or perf buffer.

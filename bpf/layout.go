@@ -19,32 +19,36 @@ const (
 	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
 	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
 	NArgs          = 10
-	StateScratch   = StateArgs + 8*NArgs // bytes of scratch allocated (dtms_scratch_ptr, from 0)
-	StateScrBase   = StateScratch + 8    // kernel address of this CPU's scratch, as a scalar
-	StateEPID      = StateScrBase + 8    // EPID of the clause running
-	StateProbeID   = StateEPID + 8       // ID of the probe that fired
-	StateBufDrops  = StateProbeID + 8    // firings the ring buffer had no room for, or that interrupted another
-	StateAggDrops  = StateBufDrops + 8   // aggregation entries the maps had no room for
-	StateBusy      = StateAggDrops + 8   // a probe program is running on this CPU
-	StateRegs      = StateBusy + 8       // the registers (pt_regs) of a system call
-	StateSize      = StateRegs + ptRegsSize
+	StateScratch   = StateArgs + 8*NArgs    // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	StateScrBase   = StateScratch + 8       // kernel address of this CPU's scratch, as a scalar
+	StateEPID      = StateScrBase + 8       // EPID of the clause running
+	StateProbeID   = StateEPID + 8          // ID of the probe that fired
+	StateBufDrops  = StateProbeID + 8       // firings the ring buffer had no room for, or that interrupted another
+	StateAggDrops  = StateBufDrops + 8      // aggregation entries the maps had no room for
+	StateBusy      = StateAggDrops + 8      // a probe program is running on this CPU
+	StateRegs      = StateBusy + 8          // the registers (pt_regs) of a system call
+	StateGlobBase  = StateRegs + ptRegsSize // kernel address of MapGlobals' value, as a scalar
+	StateLocBase   = StateGlobBase + 8      // kernel address of this CPU's MapLocals value, as a scalar
+	StateTmp       = StateLocBase + 8       // where a pointer is stored to be read back as a scalar
+	StateSize      = StateTmp + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
 // Runtime associates its maps with them.
 const (
-	MapState   = "kd_state"   // per-CPU array, 1 entry of StateSize bytes
-	MapGlobals = "kd_globals" // array, 1 entry: the global scalars, 8 bytes each
-	MapLocals  = "kd_locals"  // per-CPU array, 1 entry: the clause-local scalars
-	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
-	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
-	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
-	MapStrBuf  = "kd_strbuf"  // per-CPU array, 1 entry: the two strings scmp compares
-	MapCtl     = "kd_ctl"     // array, 1 entry of CtlSize bytes: the tracing's activity
-	MapProbes  = "kd_probes"  // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
-	MapRec     = "kd_rec"     // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
-	MapRing    = "kd_ring"    // ring buffer: the firings' records, each behind its RecPrefix
-	MapZero    = "kd_zero"    // array, 1 entry of zeroes to copy from
+	MapState      = "kd_state"      // per-CPU array, 1 entry of StateSize bytes
+	MapGlobals    = "kd_globals"    // array, 1 entry: the global scalars, 8 bytes each
+	MapLocals     = "kd_locals"     // per-CPU array, 1 entry: the clause-local scalars
+	MapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
+	MapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
+	MapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
+	MapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
+	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
+	MapCtl        = "kd_ctl"        // array, 1 entry of CtlSize bytes: the tracing's activity
+	MapProbes     = "kd_probes"     // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
+	MapRec        = "kd_rec"        // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
+	MapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
+	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -63,12 +67,17 @@ type Layout struct {
 	strsize uint32           // the strsize option
 	globals map[uint32]int16 // variable id → byte offset in MapGlobals
 	locals  map[uint32]int16 // variable id → byte offset in MapLocals
-	strs    []byte
-	strBase map[*dif.Object]uint32
+	// By-reference globals and clause-locals: variable id → the offset
+	// of their storage after the scalar slots, and the bytes of all.
+	grefs, lrefs       map[uint32]varRef
+	grefSize, lrefSize uint32
+	trefSize           uint32 // bytes of MapThreadRefs' value
+	strs               []byte
+	strBase            map[*dif.Object]uint32
 
-	ring    uint32 // bytes of the ring buffer
-	aggSize uint32 // the aggsize option
-	recSize uint32 // bytes of MapRec's value
+	ring    uint32         // bytes of the ring buffer
+	aggSize uint32         // the aggsize option
+	recSize uint32         // bytes of MapRec's value
 	aggs    map[uint32]int // aggregation ID → its map, in shapes
 	shapes  []aggMap
 }
@@ -116,6 +125,7 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	}
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
+		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{},
 		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}}
 	if l.ring == 0 {
 		l.ring = 4 << 20
@@ -146,9 +156,46 @@ func NewLayout(cfg *Config) (*Layout, error) {
 // offset is 16 bits.
 const maxSlots = 4095
 
-// Add gives o's scalar globals and clause-locals a slot each (the
-// variable ids are shared among a program's DIFOs, as the kernel shares
-// them) and appends its string table to the string map.
+// maxPerCPU bounds the value of a per-CPU map.
+const maxPerCPU = 32 << 10
+
+// A varRef is the storage of a by-reference global or clause-local, as
+// the kernel keeps it (dtsv_data): a word that is not 0 after a store
+// of NULL, then the data.
+type varRef struct {
+	off   uint32 // from the end of the scalar slots
+	size  uint32 // bytes of data the variable holds
+	limit uint32 // bytes a store copies at most, a string's NUL included
+	str   bool
+}
+
+// refHeader is the bytes before a by-reference variable's data.
+const refHeader = 8
+
+// newVarRef returns the storage of a by-reference variable of type t: a
+// string of size 0 has the string size, as the kernel's loader gives
+// it, and room for the NUL bpf_probe_read_kernel_str always writes.
+func (l *Layout) newVarRef(t dif.Type) varRef {
+	r := varRef{size: t.Size, str: t.Kind == dif.TypeString}
+	if r.str && r.size == 0 {
+		r.size = l.strsize
+	}
+	r.limit = r.size
+	if r.str {
+		r.limit++
+	}
+	return r
+}
+
+// byRef reports whether a variable of type t holds its bytes, as the
+// kernel's DIF_TF_BYREF variables do.
+func byRef(t dif.Type) bool { return t.Flags&dif.TFByRef != 0 }
+
+// Add gives o's globals and clause-locals a place each (the variable
+// ids are shared among a program's DIFOs, as in the kernel): 8 bytes
+// for a scalar, its bytes for a by-reference one. By-reference
+// thread-locals size MapThreadRefs' value. o's string table is appended
+// to the string map.
 func (l *Layout) Add(o *dif.Object) error {
 	if _, ok := l.strBase[o]; ok {
 		return nil
@@ -156,6 +203,12 @@ func (l *Layout) Add(o *dif.Object) error {
 	for i := range o.Vars {
 		v := &o.Vars[i]
 		if v.Kind != dif.KindScalar || v.ID < dif.VarOtherUBase {
+			continue
+		}
+		if byRef(v.Type) {
+			if err := l.addRef(v); err != nil {
+				return err
+			}
 			continue
 		}
 		var m map[uint32]int16
@@ -180,6 +233,34 @@ func (l *Layout) Add(o *dif.Object) error {
 	}
 	l.strBase[o] = uint32(len(l.strs))
 	l.strs = append(l.strs, o.Strs...)
+	if l.localsSize() > maxPerCPU {
+		return fmt.Errorf("bpf: clause-local variables of %d bytes, over %d", l.localsSize(), maxPerCPU)
+	}
+	return nil
+}
+
+// addRef places a by-reference variable.
+func (l *Layout) addRef(v *dif.Var) error {
+	r := l.newVarRef(v.Type)
+	// Beyond 1 MiB, the sizes below could overflow.
+	if r.size > 1<<20 {
+		return fmt.Errorf("bpf: variable of %d bytes", r.size)
+	}
+	room := (refHeader + r.limit + 7) &^ 7
+	switch v.Scope {
+	case dif.ScopeGlobal:
+		if _, ok := l.grefs[v.ID]; !ok {
+			r.off, l.grefSize = l.grefSize, l.grefSize+room
+			l.grefs[v.ID] = r
+		}
+	case dif.ScopeLocal:
+		if _, ok := l.lrefs[v.ID]; !ok {
+			r.off, l.lrefSize = l.lrefSize, l.lrefSize+room
+			l.lrefs[v.ID] = r
+		}
+	case dif.ScopeThread:
+		l.trefSize = max(l.trefSize, (r.limit+7)&^7)
+	}
 	return nil
 }
 
@@ -193,8 +274,22 @@ func (l *Layout) StringBase(o *dif.Object) (uint32, bool) {
 	return b, ok
 }
 
-func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) }
-func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
+func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) + l.grefSize }
+func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) + l.lrefSize }
+
+// threadRefSize is the bytes of MapThreadRefs' value.
+func (l *Layout) threadRefSize() uint32 { return max(l.trefSize, 8) }
+
+// ref returns where a by-reference global or clause-local lives: its
+// header's offset in its map's value, and its storage.
+func (l *Layout) ref(scope uint8, id uint32) (uint32, varRef, bool) {
+	if scope == dif.ScopeLocal {
+		r, ok := l.lrefs[id]
+		return slotsSize(len(l.locals)) + r.off, r, ok
+	}
+	r, ok := l.grefs[id]
+	return slotsSize(len(l.globals)) + r.off, r, ok
+}
 
 // strBufHalf is where the second string starts in MapStrBuf: each holds
 // strsize bytes and a NUL.
@@ -253,5 +348,8 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 const maxRecord = 32<<10 - RecPrefix
 
 // zeroSize is the bytes of MapZero: as many as the largest copy of
-// zeroes, into the record buffer or the clause-locals.
-func (l *Layout) zeroSize() uint32 { return max(l.recSize, l.localsSize(), 8) }
+// zeroes, into the record buffer, the clause-locals or a new by-reference
+// thread-local.
+func (l *Layout) zeroSize() uint32 {
+	return max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
+}

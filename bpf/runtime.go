@@ -12,7 +12,7 @@ import (
 // Runtime holds the maps translated DIFOs share: the state each leaves
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
-	State, Globals, Locals, Threads, Strings, Scratch, StrBuf *ebpf.Map
+	State, Globals, Locals, Threads, ThreadRefs, Strings, Scratch, StrBuf *ebpf.Map
 	// Ctl holds the tracing's activity, Ring the firings' records,
 	// Aggs the aggregations' entries, keyed by aggregation ID and key.
 	Ctl, Rec, Ring, Zero *ebpf.Map
@@ -27,6 +27,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
 		{Name: MapLocals, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.localsSize(), MaxEntries: 1},
 		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
+		{Name: MapThreadRefs, Type: ebpf.Hash, KeySize: 16, ValueSize: l.threadRefSize(), MaxEntries: l.threads},
 		{Name: MapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
 		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
 		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.strBufHalf(), MaxEntries: 1},
@@ -38,7 +39,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
 	)
 	r := &Runtime{}
-	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero}
+	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
 		if err != nil {
@@ -58,7 +59,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Aggs = append(r.Aggs, m)
 	}
-	strs := make([]byte, specs[4].ValueSize)
+	strs := make([]byte, r.Strings.ValueSize())
 	copy(strs, l.strs)
 	if err := r.Strings.Put(uint32(0), strs); err != nil {
 		r.Close()
@@ -70,7 +71,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -93,7 +94,7 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 // loads it.
 func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, probes *ebpf.Map) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
-	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads,
+	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero}
 	if probes != nil {
 		maps[MapProbes] = probes

@@ -195,8 +195,13 @@ func (t *translator) scan() error {
 			t.uses.locals = true
 		case dif.SETS:
 			t.uses.strings = true
-		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
+		case dif.ALLOCS:
 			t.uses.scratch = true
+		case dif.STB, dif.STH, dif.STW, dif.STX:
+			// Stores may go to by-reference variables' storage.
+			t.uses.scratch = true
+			t.uses.globals = t.uses.globals || t.l.grefSize > 0
+			t.uses.locals = t.uses.locals || t.l.lrefSize > 0
 
 		case dif.SCMP:
 			t.uses.strbuf = true
@@ -268,6 +273,14 @@ func (t *translator) prologue() {
 	}
 	if t.uses.locals {
 		t.lookup(rLocals, MapLocals)
+	}
+	// A by-reference variable's load yields its storage's address as
+	// a scalar, as sets does.
+	if t.uses.globals {
+		t.emit(asm.StoreMem(rState, StateGlobBase, rGlobals, asm.DWord))
+	}
+	if t.uses.locals {
+		t.emit(asm.StoreMem(rState, StateLocBase, rLocals, asm.DWord))
 	}
 	if t.uses.strings {
 		// sets yields the string's address as a scalar, as DIF
@@ -548,8 +561,8 @@ func (t *translator) static(pc int, in dif.Instr) error {
 		}
 		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) })
 	}
-	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
-		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	if v, ok := t.o.LookupVar(id, scope); ok && byRef(v.Type) {
+		return t.staticRef(pc, in, scope, base)
 	}
 	off, ok := slots[id]
 	if !ok {
@@ -573,15 +586,10 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	id := uint32(in.Var())
 	if v, ok := t.o.LookupVar(id, dif.ScopeThread); !ok {
 		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
-	} else if v.Type.ByRef() {
-		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	} else if byRef(v.Type) {
+		return t.threadRef(pc, in, t.l.newVarRef(v.Type), local)
 	}
-	t.emit(asm.StoreImm(asm.R10, keySlot, int64(id), asm.Word))
-	t.emit(asm.StoreImm(asm.R10, keySlot+4, 0, asm.Word))
-	t.emit(asm.FnGetCurrentPidTgid.Call())
-	t.emit(asm.LSh.Imm(asm.R0, 32))
-	t.emit(asm.RSh.Imm(asm.R0, 32))
-	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R0, asm.DWord))
+	t.threadKey(id)
 	key := func() {
 		t.mapPtr(asm.R1, MapThreads)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
@@ -614,6 +622,138 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	t.mark(local("del"))
 	key()
 	t.emit(asm.FnMapDeleteElem.Call())
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// threadKey writes the ThreadKey of thread-local id at keySlot.
+func (t *translator) threadKey(id uint32) {
+	t.emit(asm.StoreImm(asm.R10, keySlot, int64(id), asm.Word))
+	t.emit(asm.StoreImm(asm.R10, keySlot+4, 0, asm.Word))
+	t.emit(asm.FnGetCurrentPidTgid.Call())
+	t.emit(asm.LSh.Imm(asm.R0, 32))
+	t.emit(asm.RSh.Imm(asm.R0, 32))
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R0, asm.DWord))
+}
+
+// staticRef translates a load or store of a by-reference global or
+// clause-local, as the kernel's ldgs and stgs do: the load yields the
+// address of the variable's data, or 0 after a store of NULL (the
+// header word set); a store copies the bytes (a string up to its NUL).
+func (t *translator) staticRef(pc int, in dif.Instr, scope uint8, base asm.Register) error {
+	id := uint32(in.Var())
+	off, r, ok := t.l.ref(scope, id)
+	if !ok {
+		return &Error{pc, in, fmt.Sprintf("variable %s is not in the layout", t.varName(id, scope))}
+	}
+	local := func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) }
+	// R1: the header, in the map value; its offset may be beyond a
+	// load's 16 bits.
+	header := func() {
+		t.emit(asm.Mov.Reg(asm.R1, base))
+		t.emit(asm.Mov.Imm(asm.R2, int32(off)))
+		t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	}
+	if op := in.Op(); op == dif.LDGS || op == dif.LDLS {
+		addrAt := int16(StateGlobBase)
+		if scope == dif.ScopeLocal {
+			addrAt = StateLocBase
+		}
+		header()
+		t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.emit(asm.JNE.Imm(asm.R2, 0, local("null")))
+		t.emit(asm.LoadMem(asm.R0, rState, addrAt, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R0, int32(off+refHeader)))
+		t.mark(local("null"))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R3, in.RS())
+	header()
+	t.emit(asm.JNE.Imm(asm.R3, 0, local("copy")))
+	t.emit(storeImm64(asm.R1, 0, 1))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("copy"))
+	t.emit(storeImm64(asm.R1, 0, 0))
+	t.emit(asm.Add.Imm(asm.R1, refHeader))
+	t.copyRef(pc, r, local)
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// copyRef copies a by-reference value from R3 to R1, as dtrace_vcopy:
+// a string up to its NUL, anything else whole. An address it cannot read
+// faults BADADDR.
+func (t *translator) copyRef(pc int, r varRef, local func(string) string) {
+	t.emit(asm.Mov.Imm(asm.R2, int32(r.limit)))
+	if r.str {
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("copied")))
+	} else {
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("copied")))
+	}
+	t.get(asm.R1, t.o.Code[pc].RS())
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("copied"))
+}
+
+// threadRef translates a load or store of a by-reference thread-local,
+// kept in MapThreadRefs under (id, tid): the load yields the address of
+// its bytes, or 0 if it has none; a store of 0 deletes it, any other
+// copies the bytes, making it zeroed first if missing (or counting a
+// drop when the map has no room).
+func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string) string) error {
+	t.threadKey(uint32(in.Var()))
+	find := func() {
+		t.mapPtr(asm.R1, MapThreadRefs)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		t.emit(asm.Add.Imm(asm.R2, keySlot))
+		t.emit(asm.FnMapLookupElem.Call())
+	}
+	if in.Op() == dif.LDTS {
+		find()
+		// The pointer is read back as a scalar, as DIF addresses are.
+		t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R1, in.RS())
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("store")))
+	t.mapPtr(asm.R1, MapThreadRefs)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, keySlot))
+	t.emit(asm.FnMapDeleteElem.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("store"))
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mapPtr(asm.R1, MapZero)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("drop")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R0))
+	t.mapPtr(asm.R1, MapThreadRefs)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, keySlot))
+	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
+	t.emit(asm.FnMapUpdateElem.Call())
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mark(local("drop"))
+	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("have"))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	t.get(asm.R3, in.RS())
+	t.copyRef(pc, r, local)
 	t.mark(local("done"))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	return nil
@@ -704,23 +844,52 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 	t.mark(local("done"))
 }
 
-// store translates stb … stx: DIF stores only to scratch (anywhere in
-// it, as the kernel checks), aligned; elsewhere DTRACEFLT_BADADDR, then
-// DTRACEFLT_BADALIGN, as the kernel checks them.
+// store translates stb … stx: DIF stores only to scratch and to the
+// storage of by-reference globals and clause-locals (anywhere in them,
+// as the kernel's dtrace_canstore checks), aligned; elsewhere
+// DTRACEFLT_BADADDR, then DTRACEFLT_BADALIGN, as the kernel checks
+// them. The bytes of by-reference thread-locals, in a hash map, cannot
+// be told from other kernel memory: a store to them faults.
 func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
 	n := int32(size.Sizeof())
-	t.get(asm.R2, in.RD())
-	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
-	t.emit(asm.Sub.Reg(asm.R2, asm.R1))
-	t.emit(asm.JGT.Imm(asm.R2, int32(t.l.scratch)-n, local("badaddr")))
-	t.emit(asm.Mov.Reg(asm.R3, asm.R2))
-	t.emit(asm.And.Imm(asm.R3, n-1))
-	t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
-	t.get(asm.R1, in.R1())
-	t.emit(asm.Add.Reg(asm.R2, rScratch))
-	t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
-	t.emit(asm.Ja.Label(local("done")))
+	// Each region: where its address is kept, the register pointing
+	// to it, and the bytes of it DIF may store to.
+	type region struct {
+		addrAt     int16
+		base       asm.Register
+		start, end uint32
+	}
+	regions := []region{{StateScrBase, rScratch, 0, t.l.scratch}}
+	if t.l.grefSize > 0 {
+		regions = append(regions, region{StateGlobBase, rGlobals, slotsSize(len(t.l.globals)), t.l.globalsSize()})
+	}
+	if t.l.lrefSize > 0 {
+		regions = append(regions, region{StateLocBase, rLocals, slotsSize(len(t.l.locals)), t.l.localsSize()})
+	}
+	for i, r := range regions {
+		next := local(fmt.Sprintf("r%d", i+1))
+		if i == len(regions)-1 {
+			next = local("badaddr")
+		}
+		if i > 0 {
+			t.mark(local(fmt.Sprintf("r%d", i)))
+		}
+		t.get(asm.R2, in.RD())
+		t.emit(asm.LoadMem(asm.R1, rState, r.addrAt, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+		if r.start > 0 {
+			t.emit(asm.JLT.Imm(asm.R2, int32(r.start), next))
+		}
+		t.emit(asm.JGT.Imm(asm.R2, int32(r.end)-n, next))
+		t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+		t.emit(asm.And.Imm(asm.R3, n-1))
+		t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
+		t.get(asm.R1, in.R1())
+		t.emit(asm.Add.Reg(asm.R2, r.base))
+		t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
+		t.emit(asm.Ja.Label(local("done")))
+	}
 	t.mark(local("badaddr"))
 	t.get(asm.R1, in.RD())
 	t.faultAt(pc, FaultBadAddr, asm.R1, true)
