@@ -171,6 +171,9 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 		t.Fatal(err)
 	}
 	setArgs(t, rt, args)
+	if err := rt.SetProbeNames(firingID, firingProv, firingMod, firingFunc, firingName); err != nil {
+		t.Fatal(err)
+	}
 	var out []result
 	for i, p := range progs {
 		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
@@ -246,8 +249,19 @@ func readString(rt *bpf.Runtime, cpu int) (string, error) {
 	return string(b), nil
 }
 
-// setArgs writes a firing's arguments into CPU 0's state, as the
-// prologue of a probe's program will.
+// The probe and ECB of a firing, as the DIFOs run by inKernel and
+// onVM see them.
+const (
+	firingID   = 42
+	firingEPID = 7
+	firingProv = "prov"
+	firingMod  = "a.module"
+	firingFunc = "some_function"
+	firingName = "entry"
+)
+
+// setArgs writes a firing's arguments, its probe's ID and its EPID into
+// CPU 0's state, as the prologue of a probe's program does.
 func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 	t.Helper()
 	var vals [][]byte
@@ -257,6 +271,8 @@ func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 	for i, a := range args[:min(len(args), bpf.NArgs)] {
 		binary.NativeEndian.PutUint64(vals[0][bpf.StateArgs+8*i:], a)
 	}
+	binary.NativeEndian.PutUint64(vals[0][bpf.StateProbeID:], firingID)
+	binary.NativeEndian.PutUint64(vals[0][bpf.StateEPID:], firingEPID)
 	if err := rt.State.Put(uint32(0), vals); err != nil {
 		t.Fatal(err)
 	}
@@ -266,8 +282,9 @@ func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 // must be locked to its OS thread.
 func thisThread(args ...uint64) *vm.Context {
 	comm, _ := os.ReadFile("/proc/thread-self/comm")
-	return &vm.Context{PID: uint64(os.Getpid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
-		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n")}
+	return &vm.Context{PID: uint64(os.Getpid()), PPID: uint64(os.Getppid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
+		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n"),
+		ID: firingID, EPID: firingEPID, ProbeProv: firingProv, ProbeMod: firingMod, ProbeFunc: firingFunc, ProbeName: firingName}
 }
 
 // onCPU0 locks the goroutine to its thread and the thread to CPU 0, and
@@ -389,7 +406,10 @@ func TestD(t *testing.T) {
 		`BEGIN { x = 2; trace((x > 1 ? "yes" : "no") == "yes"); }`,
 		`BEGIN { trace(execname); trace(execname == "bpf.test"); trace(execname != "sshd"); }`,
 		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
-		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
+		`BEGIN { trace(pid); trace(tid); trace(cpu); trace(ppid); }`,
+		`BEGIN { trace(id); trace(epid); trace(errno); }`,
+		`BEGIN { trace(probeprov); trace(probemod); trace(probefunc); trace(probename); trace(probename == "entry"); }`,
+		`BEGIN { self->f = probefunc; trace(self->f); this->p = probeprov; trace(this->p); }`,
 		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,
 		// By-reference variables hold their bytes.
 		`BEGIN { s = "hello"; trace(s); s = "hi"; trace(s); trace(s == "hi"); trace(s != "hello"); }`,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func TestRefuse(t *testing.T) {
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarProbefunc, 1), dif.Ret(1)}}, "built-in variable 0x114 not translated yet"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarIPL, 1), dif.Ret(1)}}, "built-in variable 0x103 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDTS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Branch(dif.BA, 0), dif.Ret(1)}}, "not forward"},
@@ -195,6 +196,72 @@ func TestTimestamp(t *testing.T) {
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &after)
 	if len(got) != 1 || got[0].Fault != 0 || got[0].Value < uint64(before.Nano()) || got[0].Value > uint64(after.Nano()) {
 		t.Errorf("timestamp %v, not within [%d, %d]", got, before.Nano(), after.Nano())
+	}
+}
+
+// TestWalltimestamp checks walltimestamp against CLOCK_REALTIME read
+// around the run, give or take the microseconds in which the runtime
+// read the two clocks for their offset.
+func TestWalltimestamp(t *testing.T) {
+	needBPF(t)
+	o := &dif.Object{Ret: dif.IntType(8), Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarWalltimestamp, 1), dif.Ret(1)}}
+	const slack = 1e6
+	var before, after unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME, &before)
+	got := inKernel(t, []*dif.Object{o}, nil)
+	unix.ClockGettime(unix.CLOCK_REALTIME, &after)
+	if len(got) != 1 || got[0].Fault != 0 || got[0].Value < uint64(before.Nano()-slack) || got[0].Value > uint64(after.Nano()+slack) {
+		t.Errorf("walltimestamp %v, not within [%d, %d]", got, before.Nano(), after.Nano())
+	}
+}
+
+// TestStackVars checks what the VM cannot know against what this thread
+// is: curthread a kernel address, the same in two DIFOs; the stack
+// depths within bpf_get_stack's bounds; caller in the kernel's text and
+// ucaller in this program's.
+func TestStackVars(t *testing.T) {
+	needBPF(t)
+	defer onCPU0(t)()
+	var objs []*dif.Object
+	for _, v := range []uint16{dif.VarCurthread, dif.VarCurthread, dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller} {
+		objs = append(objs, &dif.Object{Ret: dif.IntType(8), Code: []dif.Instr{dif.Ldv(dif.LDGS, v, 1), dif.Ret(1)}})
+	}
+	got := inKernel(t, objs, nil)
+	if len(got) != len(objs) {
+		t.Fatalf("got %v", got)
+	}
+	const kernelBase = 0xffff800000000000
+	if v := got[0].Value; v < kernelBase || got[1].Value != v {
+		t.Errorf("curthread %#x then %#x, want one kernel address", v, got[1].Value)
+	}
+	for i, name := range []string{"stackdepth", "ustackdepth"} {
+		if v := got[2+i].Value; v < 1 || v > 127 {
+			t.Errorf("%s %d, not within [1, 127]", name, v)
+		}
+	}
+	if v := got[4].Value; v < 0xffffffff80000000 {
+		t.Errorf("caller %#x, not in the kernel's text", v)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "r-xp" || f[5] != exe {
+			continue
+		}
+		var lo, hi uint64
+		fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
+		in = in || got[5].Value >= lo && got[5].Value < hi
+	}
+	if !in {
+		t.Errorf("ucaller %#x, not in the text of %s", got[5].Value, exe)
 	}
 }
 

@@ -109,17 +109,31 @@
 // compare scmp, every branch (forward only, inside the DIFO), nop, ret,
 // setx, sets, the loads ld*, rld* and uld*, allocs and the stores stb …
 // stx to scratch and to by-reference globals and clause-locals, the
-// variables ldgs/stgs, ldls/stls and ldts/stts, scalar or by reference, and the built-in variables arg0 … arg9 and args[] (from
-// StateArgs, which the probe's prologue is to fill), pid, tid (of the
-// initial PID namespace), uid, gid, cpu, timestamp (CLOCK_MONOTONIC)
-// and execname (copied into scratch).
-// Everything else — the tuple stack, call, the other built-in
-// variables, associative arrays, stores into by-reference
-// thread-locals, copys,
-// translators — is refused with an *Error naming the instruction: never
-// translated wrongly. As the kernel does, Translate also refuses a DIFO
-// whose last instruction is not ret, a branch that does not go forward,
-// a store to %r0.
+// variables ldgs/stgs, ldls/stls and ldts/stts, scalar or by reference,
+// and these built-in variables:
+//
+//   - arg0 … arg9 and args[], from StateArgs, which the probe's
+//     prologue fills;
+//   - pid, tid (of the initial PID namespace), ppid (the parent's tgid,
+//     read at the offsets the kernel's BTF gives), uid, gid, cpu,
+//     curthread (the task_struct's address);
+//   - timestamp (CLOCK_MONOTONIC), walltimestamp (the same plus the
+//     offset to CLOCK_REALTIME the runtime keeps in MapCtl);
+//   - execname, copied into scratch;
+//   - id and epid, from StateProbeID and StateEPID;
+//   - probeprov, probemod, probefunc and probename, from MapProbeNames
+//     under the probe's ID (Runtime.SetProbeNames; a probe without
+//     names reads empty strings);
+//   - errno, at a system call's return (sys_exit) its error, else 0;
+//   - stackdepth, ustackdepth, caller and ucaller, from bpf_get_stack,
+//     frames as stack() and ustack() record them.
+//
+// Everything else — the tuple stack, call, vtimestamp, ipl, zonename,
+// execargs, regs[] and uregs[], associative arrays, stores into
+// by-reference thread-locals, copys, translators — is refused with an
+// *Error naming the instruction: never translated wrongly. As the kernel
+// does, Translate also refuses a DIFO whose last instruction is not ret,
+// a branch that does not go forward, a store to %r0.
 //
 // # Next
 //
@@ -127,10 +141,8 @@
 // program (each DIFO's value kept in a register instead of StateRet, the
 // fault jumping to one ERROR path that fires the ERROR clauses as
 // dtrace-utils' dt_probe_error does), with a prologue per provider that
-// fills StateArgs and resets clause-locals and scratch; the other
-// built-in variables (probeprov … probename, ppid, curthread, errno,
-// epid, id, stack depths); the tuple stack, the
-// subroutines and associative arrays in hash maps keyed as dtrace keys
+// fills StateArgs and resets clause-locals and scratch; the tuple
+// stack, the subroutines and associative arrays in hash maps keyed as dtrace keys
 // them; aggregations; records written in DTrace's buffer format
 // (package record) through a ring buffer or perf buffer.
 package bpf

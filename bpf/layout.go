@@ -41,6 +41,7 @@ const (
 	MapLocals     = "kd_locals"     // per-CPU array, 1 entry: the clause-local scalars
 	MapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
 	MapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
+	MapProbeNames = "kd_pnames"     // hash: probe ID → its names (ProbeNamesSize bytes)
 	MapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
 	MapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
 	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
@@ -63,6 +64,7 @@ type ThreadKey struct {
 // made (NewRuntime) and before it is translated.
 type Layout struct {
 	threads uint32           // entries of MapThreads
+	probes  uint32           // entries of MapProbeNames
 	scratch uint32           // bytes of scratch memory per CPU
 	strsize uint32           // the strsize option
 	globals map[uint32]int16 // variable id → byte offset in MapGlobals
@@ -104,6 +106,9 @@ type Config struct {
 	// AggSize is the bytes of aggregation entries each aggregation's
 	// map may hold (dtrace's aggsize); 0 means 4 MiB.
 	AggSize uint32
+	// Probes is the number of probes whose names (probeprov …
+	// probename) the runtime holds; 0 means 16384.
+	Probes uint32
 }
 
 // MaxStrSize bounds the strsize option: scmp compares in a loop the
@@ -126,7 +131,10 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
 		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{},
-		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}}
+		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
+	if l.probes == 0 {
+		l.probes = 16384
+	}
 	if l.ring == 0 {
 		l.ring = 4 << 20
 	}
@@ -290,6 +298,10 @@ func (l *Layout) ref(scope uint8, id uint32) (uint32, varRef, bool) {
 	r, ok := l.grefs[id]
 	return slotsSize(len(l.globals)) + r.off, r, ok
 }
+
+// strBufSize is the bytes of MapStrBuf's value: the two strings scmp
+// compares, or the frames bpf_get_stack writes.
+func (l *Layout) strBufSize() uint32 { return max(2*l.strBufHalf(), 8*maxFrames) }
 
 // strBufHalf is where the second string starts in MapStrBuf: each holds
 // strsize bytes and a NUL.

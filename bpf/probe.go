@@ -76,10 +76,12 @@ type ProbeProgram struct {
 	End bool
 }
 
-// The control map's value, shared by all CPUs: the tracing's activity.
+// The control map's value, shared by all CPUs: the tracing's activity
+// and what walltimestamp adds to CLOCK_MONOTONIC.
 const (
 	CtlActivity = 0 // ActivityInactive, ActivityActive or ActivityDraining
-	CtlSize     = 8
+	CtlWallOff  = 8 // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
+	CtlSize     = 16
 )
 
 // Activities, as dtrace's DTRACE_ACTIVITY_*: probes other than BEGIN and
@@ -125,6 +127,7 @@ const (
 // have been added to l (AddProbe).
 func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 	t := newTranslator(l)
+	t.ctx = p.Context
 	b := &builder{t: t, p: p, l: l}
 	return b.build()
 }

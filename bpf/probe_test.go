@@ -8,7 +8,12 @@ import (
 	"fmt"
 	"testing"
 
+	"maps"
+	"runtime"
+
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dof"
@@ -32,6 +37,13 @@ var beginProbe = record.Probe{ID: 1, Provider: "dtrace", Name: "BEGIN"}
 // of its ECBs enabled on beginProbe.
 func newProbeRun(t *testing.T, src string) *probeRun {
 	t.Helper()
+	return newProbeRunOn(t, src, bpf.CtxRun, 0)
+}
+
+// newProbeRunOn is newProbeRun for a program of context ctx, whose
+// probe has the given index.
+func newProbeRunOn(t *testing.T, src string, ctx bpf.Context, index uint32) *probeRun {
+	t.Helper()
 	b, err := dof.Write(compileD(t, src), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +53,7 @@ func newProbeRun(t *testing.T, src string) *probeRun {
 		t.Fatal(err)
 	}
 	rl := record.NewLayout(record.OptionsOf(k))
-	pp := &bpf.ProbeProgram{Context: bpf.CtxRun}
+	pp := &bpf.ProbeProgram{Context: ctx}
 	ent := bpf.ProbeEntry{ID: beginProbe.ID}
 	r := &probeRun{}
 	for i := range k.ECBs {
@@ -65,11 +77,11 @@ func newProbeRun(t *testing.T, src string) *probeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.pm, err = bpf.NewProbeMap(len(pp.Clauses), map[uint32]bpf.ProbeEntry{0: ent}); err != nil {
+	if r.pm, err = bpf.NewProbeMap(len(pp.Clauses), map[uint32]bpf.ProbeEntry{index: ent}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.pm.Close() })
-	if r.prog, err = r.rt.LoadProbe("kd_test", bpf.CtxRun, insns, r.pm); err != nil {
+	if r.prog, err = r.rt.LoadProbe("kd_test", ctx, insns, r.pm); err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
 			t.Fatalf("%v\n%+v", err, ve)
@@ -162,5 +174,56 @@ func TestLLQuantize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestErrno runs a program on the raw tracepoint sys_exit for close(2),
+// as syscall::close:return, and makes close(-1) fail with EBADF in this
+// thread: errno is the error, and 0 after a close that succeeds.
+func TestErrno(t *testing.T) {
+	needBPF(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	src := fmt.Sprintf("BEGIN /tid == %d/ { @[errno] = count(); }", unix.Gettid())
+	r := newProbeRunOn(t, src, bpf.CtxSysExit, unix.SYS_CLOSE)
+	if err := r.rt.SetActivity(bpf.ActivityActive); err != nil {
+		t.Fatal(err)
+	}
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "sys_exit", Program: r.prog})
+	if err != nil {
+		t.Skipf("attaching to sys_exit: %v", err)
+	}
+	defer l.Close()
+	for range 3 {
+		if err := unix.Close(-1); err != unix.EBADF {
+			t.Fatalf("close(-1): %v", err)
+		}
+	}
+	fd, err := unix.Open("/dev/null", unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Close(fd); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	// The key's last record is errno's.
+	got := map[uint64]uint64{}
+	var (
+		key  []byte
+		vals [][]byte
+	)
+	it := r.rt.Aggs[0].Iterate()
+	for it.Next(&key, &vals) {
+		for _, v := range vals {
+			got[binary.NativeEndian.Uint64(key[len(key)-8:])] += binary.NativeEndian.Uint64(v)
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]uint64{uint64(unix.EBADF): 3, 0: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("errno counts %v, want %v", got, want)
 	}
 }

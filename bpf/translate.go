@@ -84,6 +84,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 // DIFOs, each translated in place where the program runs it.
 type translator struct {
 	l     *Layout
+	ctx   Context // what the program runs on: errno needs it
 	uses  struct{ globals, locals, strings, scratch, strbuf bool }
 	out   asm.Instructions
 	label string // symbol for the next instruction emitted
@@ -205,6 +206,13 @@ func (t *translator) scan() error {
 
 		case dif.SCMP:
 			t.uses.strbuf = true
+		}
+		if op == dif.LDGS {
+			switch in.Var() {
+			case dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller:
+				// bpf_get_stack writes the frames there.
+				t.uses.strbuf = true
+			}
 		}
 	}
 	return nil
@@ -796,11 +804,149 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.
 		t.emit(asm.FnKtimeGetNs.Call())
+	case id == dif.VarWalltimestamp:
+		// CLOCK_MONOTONIC plus the offset to CLOCK_REALTIME the
+		// runtime keeps in MapCtl.
+		t.mapPtr(asm.R1, MapCtl)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+		t.emit(asm.FnMapLookupElem.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
+		t.emit(asm.LoadMem(asm.R1, asm.R0, CtlWallOff, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
+		t.emit(asm.FnKtimeGetNs.Call())
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.mark(local("wall"))
+	case id == dif.VarID:
+		t.emit(asm.LoadMem(asm.R0, rState, StateProbeID, asm.DWord))
+	case id == dif.VarEPID:
+		t.emit(asm.LoadMem(asm.R0, rState, StateEPID, asm.DWord))
+	case id == dif.VarCurthread:
+		t.emit(asm.FnGetCurrentTask.Call())
+	case id == dif.VarPPID:
+		if err := t.ppid(pc, in, local); err != nil {
+			return err
+		}
+	case id == dif.VarErrno:
+		t.errno(local)
+	case id == dif.VarStackdepth, id == dif.VarUstackdepth:
+		flags := int32(0)
+		if id == dif.VarUstackdepth {
+			flags = userStack
+		}
+		t.stack(maxFrames, flags)
+		// A refusal (a negative error) is no frame.
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("depth")))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.mark(local("depth"))
+		t.emit(asm.RSh.Imm(asm.R0, 3))
+	case id == dif.VarCaller, id == dif.VarUcaller:
+		// The second frame of the stack: the first is where the probe
+		// fired. 0 if there is none.
+		flags := int32(0)
+		if id == dif.VarUcaller {
+			flags = userStack
+		}
+		t.stack(2, flags)
+		t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.emit(asm.JSLT.Imm(asm.R1, 16, local("caller")))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, asm.R1, 8, asm.DWord))
+		t.mark(local("caller"))
+	case id >= dif.VarProbeprov && id <= dif.VarProbename:
+		t.probeName(id, local)
 	default:
 		return &Error{pc, in, fmt.Sprintf("built-in variable %s not translated yet", t.varName(id, dif.ScopeGlobal))}
 	}
 	t.set(in.RD(), asm.R0)
 	return nil
+}
+
+// Stacks as bpf_get_stack reads them: at most maxFrames frames (the
+// kernel's default perf_event_max_stack), of the user's stack with
+// userStack (BPF_F_USER_STACK).
+const (
+	maxFrames = 127
+	userStack = 1 << 8
+)
+
+// stack calls bpf_get_stack for at most frames frames, written into
+// MapStrBuf's value; R0 is the bytes written or a negative error.
+func (t *translator) stack(frames, flags int32) {
+	t.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R3, 8*frames))
+	t.emit(asm.Mov.Imm(asm.R4, flags))
+	t.emit(asm.FnGetStack.Call())
+}
+
+// ppid reads the current task's real_parent->tgid at the offsets the
+// kernel's BTF gives; 0 if a read fails.
+func (t *translator) ppid(pc int, in dif.Instr, local func(string) string) error {
+	o, err := kernelTask()
+	if err != nil {
+		return &Error{pc, in, fmt.Sprintf("ppid needs the kernel's struct task_struct: %v", err)}
+	}
+	read := func(off int16, size int32) {
+		t.emit(asm.Mov.Reg(asm.R3, asm.R0))
+		t.emit(asm.Add.Imm(asm.R3, int32(off)))
+		t.emit(storeImm64(asm.R10, bufSlot, 0))
+		t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		t.emit(asm.Add.Imm(asm.R1, bufSlot))
+		t.emit(asm.Mov.Imm(asm.R2, size))
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	}
+	t.emit(asm.FnGetCurrentTask.Call())
+	read(o.realParent, 8)
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("ppid")))
+	read(o.tgid, 4)
+	t.mark(local("ppid"))
+	return nil
+}
+
+// errno is the error a system call returns, at its return (sys_exit):
+// the negated return value when it is an error (-4095 … -1, as the
+// kernel's IS_ERR_VALUE), else 0. Elsewhere it reads 0.
+func (t *translator) errno(local func(string) string) {
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	if t.ctx != CtxSysExit {
+		return
+	}
+	t.emit(asm.LoadMem(asm.R1, rState, StateRegs+regAX, asm.DWord))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("errno")))
+	t.emit(asm.JSLT.Imm(asm.R1, -4095, local("errno")))
+	t.emit(asm.Mov.Reg(asm.R0, asm.R1))
+	t.emit(asm.Neg.Imm(asm.R0, 0))
+	t.mark(local("errno"))
+}
+
+// probeName leaves in R0 the address of a name of the probe that fired,
+// in MapProbeNames under its ID (StateProbeID), as a scalar; a probe
+// without names reads the empty string (MapZero's zeroes).
+func (t *translator) probeName(id uint32, local func(string) string) {
+	off := map[uint32]int32{dif.VarProbeprov: ProbeProvOff, dif.VarProbemod: ProbeModOff,
+		dif.VarProbefunc: ProbeFuncOff, dif.VarProbename: ProbeNameOff}[id]
+	t.emit(asm.LoadMem(asm.R1, rState, StateProbeID, asm.DWord))
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.Word))
+	t.mapPtr(asm.R1, MapProbeNames)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, bufSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("noname")))
+	t.emit(asm.Add.Imm(asm.R0, off))
+	t.emit(asm.Ja.Label(local("name")))
+	t.mark(local("noname"))
+	t.mapPtr(asm.R1, MapZero)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.mark(local("name"))
+	// A pointer read back as a scalar, as DIF addresses are.
+	t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
 }
 
 // half calls fn, a helper that returns two 32-bit ids in one word, and
