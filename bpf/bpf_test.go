@@ -83,7 +83,7 @@ func compileD(t testing.TB, src string) *dof.Program {
 type result struct {
 	Void  bool // an expression statement's: its value is not recorded
 	Value uint64
-	Str   string
+	Str   string // a string's, or the bytes of another by-reference type
 	IsStr bool
 	Fault uint64
 	PC    uint64
@@ -125,6 +125,12 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 				t.Fatalf("vm: %v", err)
 			}
 			out = append(out, result{Str: s, IsStr: true})
+		case o.Ret.ByRef():
+			b, err := m.ReadMemory(v, int(o.Ret.Size))
+			if err != nil {
+				t.Fatalf("vm: %v", err)
+			}
+			out = append(out, result{Str: string(b), IsStr: true})
 		default:
 			out = append(out, result{Value: v})
 		}
@@ -190,11 +196,11 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 			out = append(out, result{Void: true})
 			continue
 		}
-		if objs[i].Ret.Kind != dif.TypeString {
+		if !objs[i].Ret.ByRef() {
 			out = append(out, result{Value: st.Ret})
 			continue
 		}
-		s, err := readString(rt, 0)
+		s, err := readMemory(rt, 0, objs[i].Ret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,12 +209,19 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 	return out
 }
 
-// readString returns the string at the address a DIFO returned on cpu
-// (StateRet), wherever it is (the string map, scratch, a variable's
-// storage), as a program reads it: bpf_probe_read_kernel_str copies it
-// into MapStrBuf.
-func readString(rt *bpf.Runtime, cpu int) (string, error) {
+// readMemory returns what a DIFO of by-reference type typ returned on
+// cpu (StateRet), wherever it is (the string map, scratch, a variable's
+// storage), as a program reads it into MapStrBuf: a string by
+// bpf_probe_read_kernel_str, up to its NUL, other types whole.
+func readMemory(rt *bpf.Runtime, cpu int, typ dif.Type) (string, error) {
 	const strsize = 256 // the default Config's
+	size, read := int32(strsize+1), asm.FnProbeReadKernelStr
+	if typ.Kind != dif.TypeString {
+		size, read = int32(typ.Size), asm.FnProbeReadKernel
+	}
+	if size > int32(rt.StrBuf.ValueSize()) {
+		return "", fmt.Errorf("a %d-byte value does not fit the string buffer", size)
+	}
 	lookup := func(name string) asm.Instructions {
 		return asm.Instructions{
 			asm.LoadMapPtr(asm.R1, 0).WithReference(name),
@@ -225,12 +238,12 @@ func readString(rt *bpf.Runtime, cpu int) (string, error) {
 	insns = append(insns,
 		asm.LoadMem(asm.R3, asm.R0, bpf.StateRet, asm.DWord),
 		asm.Mov.Reg(asm.R1, asm.R6),
-		asm.Mov.Imm(asm.R2, strsize+1),
-		asm.FnProbeReadKernelStr.Call(),
+		asm.Mov.Imm(asm.R2, size),
+		read.Call(),
 		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
 		asm.Return(),
 	)
-	p, err := rt.Load("readstr", insns)
+	p, err := rt.Load("readmem", insns)
 	if err != nil {
 		return "", err
 	}
@@ -242,8 +255,8 @@ func readString(rt *bpf.Runtime, cpu int) (string, error) {
 	if err := rt.StrBuf.Lookup(uint32(0), &bufs); err != nil {
 		return "", err
 	}
-	b := bufs[cpu][:strsize+1]
-	if i := bytes.IndexByte(b, 0); i >= 0 {
+	b := bufs[cpu][:size]
+	if i := bytes.IndexByte(b, 0); i >= 0 && typ.Kind == dif.TypeString {
 		b = b[:i]
 	}
 	return string(b), nil
@@ -420,6 +433,13 @@ func TestD(t *testing.T) {
 		`BEGIN { self->s = "thread"; trace(self->s); self->s = "t"; trace(self->s); trace(self->s == "t"); }`,
 		`self string none; BEGIN { trace(self->none == NULL); self->s = execname; trace(self->s); trace(self->s != NULL); }`,
 		`BEGIN { a = "x"; b = "y"; c = a; a = b; b = c; trace(a); trace(b); trace(c); }`,
+		// The tuple stack and subroutines.
+		`BEGIN { trace(strlen("hello")); trace(strlen("")); trace(strlen(execname)); s = "abc"; trace(strlen(s)); }`,
+		`BEGIN { trace(strjoin("ab", "cd")); trace(strjoin("", "x")); trace(strjoin(execname, "!")); trace(strlen(strjoin("abc", "defg"))); }`,
+		`BEGIN { s = strjoin("a", "b"); s = strjoin(s, s); s = strjoin(s, s); trace(s); self->t = strjoin(s, "."); trace(self->t); }`,
+		`BEGIN { x = (char *)alloca(8); trace(x != NULL); }`,
+		`BEGIN { trace(strlen((char *)0)); }`,
+		`BEGIN { trace(strjoin("a", (char *)8)); }`,
 		`int a[4]; BEGIN { a[1] = 5; a[3] = a[1] * 2; trace(a[0]); trace(a[1]); trace(a[3]); }`,
 		`struct p { int x; char c; long y; }; struct p v; this struct p l; BEGIN { v.x = 3; v.y = -9; v.c = 'a'; this->l.y = v.x; trace(v.x + v.y); trace(v.c); trace(this->l.y); trace(this->l.x); }`,
 		`BEGIN { s = "abc"; *(char *)(&s[0]) = 'x'; trace(s); }`,

@@ -3,6 +3,7 @@
 package bpf_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -131,8 +132,10 @@ func TestRefuse(t *testing.T) {
 		o    *dif.Object
 		want string
 	}{
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 0 (call"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Fmt(dif.PUSHTV, 0, 0, 1), dif.Ret(1)}}, "instruction 0 (pushtv"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrMutexOwned, 1), dif.Ret(1)}}, "instruction 0 (call DIF_SUBR(1), %r1\t\t! mutex_owned): subroutine mutex_owned not translated yet"},
+		{&dif.Object{Ret: i64, Code: slices.Concat(slices.Repeat([]dif.Instr{dif.Fmt(dif.PUSHTV, 0, 0, 1)}, 9), []dif.Instr{dif.Ret(1)})}, "instruction 8 (pushtv"},
+		{&dif.Object{Ret: i64, Ints: []uint64{0}, Code: []dif.Instr{dif.Setx(0, 1), dif.Tst(1), dif.Branch(dif.BE, 4), dif.Fmt(dif.PUSHTV, 0, 0, 1),
+			dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 4 (call DIF_SUBR(12), %r1\t\t! strlen): the tuple stack's depth differs"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
@@ -183,6 +186,43 @@ func TestUserLoad(t *testing.T) {
 	}
 	runtime.KeepAlive(buf)
 	t.Logf("%d DIFOs", n)
+}
+
+// TestCopyin runs copyin() and copyinstr() on this process's memory,
+// the VM reading the same bytes as the traced process's.
+func TestCopyin(t *testing.T) {
+	needBPF(t)
+	buf := []byte("hello, world\x00after the NUL\x00")
+	long := append(bytes.Repeat([]byte("x"), 300), 0)
+	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
+	laddr := uint64(uintptr(unsafe.Pointer(&long[0])))
+	cfg := &vm.Config{User: vm.Segments{{Addr: addr, Data: buf}, {Addr: laddr, Data: long}}, ScratchSize: bpf.DefaultScratch}
+	for _, src := range []string{
+		`BEGIN { trace(copyinstr(arg0)); trace(copyinstr(arg0, 5)); trace(copyinstr(arg0, 0)); trace(copyinstr(arg0 + 13)); }`,
+		`BEGIN { trace(copyinstr(arg1)); trace(strlen(copyinstr(arg1))); trace(copyinstr(arg1, 3)); }`,
+		`BEGIN { p = (char *)copyin(arg0, 5); trace(p[0]); trace(p[4]); trace(*(uint32_t *)copyin(arg0 + 1, 4)); }`,
+		`BEGIN { s = copyinstr(arg0); trace(s); self->s = copyinstr(arg0 + 7); trace(self->s); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg0), copyinstr(arg0 + 13))); }`,
+		`BEGIN { trace(copyinstr(arg2)); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg1), copyinstr(arg1))); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 55))); trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 56))); }`,
+		`BEGIN { trace(copyinstr(arg3)); }`,
+		`BEGIN { trace(*(int *)copyin(arg2, 4)); }`,
+		`BEGIN { trace(*(int *)copyin(arg0, 5000)); }`,
+	} {
+		t.Run(src, func(t *testing.T) {
+			defer onCPU0(t)()
+			objs := difos(compileD(t, src))
+			args := []uint64{addr, laddr, 0, 8}
+			want := onVM(t, objs, thisThread(args...), cfg)
+			got := inKernel(t, objs, args)
+			if !slices.Equal(got, want) {
+				t.Errorf("kernel %v, vm %v", got, want)
+			}
+		})
+	}
+	runtime.KeepAlive(buf)
+	runtime.KeepAlive(long)
 }
 
 // TestTimestamp checks timestamp against CLOCK_MONOTONIC read around

@@ -13,6 +13,7 @@ import (
 const (
 	FaultBadAddr   = 1 // DTRACEFLT_BADADDR
 	FaultBadAlign  = 2 // DTRACEFLT_BADALIGN
+	FaultIllOp     = 3 // DTRACEFLT_ILLOP
 	FaultDivZero   = 4 // DTRACEFLT_DIVZERO
 	FaultNoScratch = 5 // DTRACEFLT_NOSCRATCH
 )
@@ -42,7 +43,13 @@ const (
 	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
 	ctxSlot   = -112 // the program's context
 	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
+	// The tuple stack, below the probe program's frame: entry i's value
+	// at tupleSlot-16·i, its size 8 bytes below.
+	tupleSlot = -176
 )
+
+func tupleValue(i int) int16 { return int16(tupleSlot - 16*i) }
+func tupleSize(i int) int16  { return tupleValue(i) - 8 }
 
 func regSlot(r uint8) int16 { return -8 * int16(r) }
 
@@ -94,6 +101,7 @@ type translator struct {
 	strBase uint32
 	targets map[uint32]bool // DIF instructions that are branch targets
 	reach   []bool          // DIF instructions that can run
+	tuples  []int           // depth of the tuple stack before each instruction
 	prefix  string          // of the DIFO's labels, unique in the program
 	ret     string          // label a ret jumps to, its value at StateRet
 	fault   string          // label a fault jumps to, recorded in MapState
@@ -157,13 +165,47 @@ func (t *translator) scan() error {
 	}
 	t.reach = make([]bool, len(t.o.Code))
 	t.reach[0] = true
+	// The tuple stack's depth is known where each instruction runs, as
+	// the compiler pushes a call's arguments in straight-line code: its
+	// entries live at fixed places in the frame. Where paths of
+	// different depths meet (a call in one arm of ?:), the depth is
+	// unknown until the next flushts, and the stack cannot be used.
+	const unset, unknown = -1, -2
+	t.tuples = make([]int, len(t.o.Code))
+	for i := range t.tuples {
+		t.tuples[i] = unset
+	}
+	t.tuples[0] = 0
+	depth := func(target, d int) {
+		if t.tuples[target] != unset && t.tuples[target] != d {
+			d = unknown
+		}
+		t.tuples[target] = d
+	}
 	for pc, in := range t.o.Code {
 		if !t.reach[pc] {
 			continue
 		}
 		op := in.Op()
+		d := t.tuples[pc]
+		switch op {
+		case dif.FLUSHTS:
+			d = 0
+		case dif.PUSHTR, dif.PUSHTV, dif.POPTS, dif.CALL:
+			if d == unknown {
+				return &Error{pc, in, "the tuple stack's depth differs on the paths that lead here"}
+			}
+			switch op {
+			case dif.PUSHTR, dif.PUSHTV:
+				// A push beyond faults TUPOFLOW and leaves the depth.
+				d = min(d+1, dif.NTupleRegs)
+			case dif.POPTS:
+				d = max(d-1, 0)
+			}
+		}
 		if op != dif.RET && op != dif.BA && pc+1 < len(t.o.Code) {
 			t.reach[pc+1] = true
+			depth(pc+1, d)
 		}
 		switch op.Form() {
 		case dif.FormBranch:
@@ -173,6 +215,7 @@ func (t *translator) scan() error {
 			}
 			t.targets[target] = true
 			t.reach[target] = true
+			depth(int(target), d)
 		case dif.FormStore:
 			// As the kernel's dtrace_difo_validate refuses it.
 			if in.RD() == 0 {
@@ -204,8 +247,11 @@ func (t *translator) scan() error {
 			t.uses.globals = t.uses.globals || t.l.grefSize > 0
 			t.uses.locals = t.uses.locals || t.l.lrefSize > 0
 
-		case dif.SCMP:
+		case dif.SCMP, dif.PUSHTR:
 			t.uses.strbuf = true
+		case dif.CALL:
+			t.uses.strbuf = true
+			t.uses.scratch = true
 		}
 		if op == dif.LDGS {
 			switch in.Var() {
@@ -229,8 +275,10 @@ func regsOf(in dif.Instr) []uint8 {
 		return []uint8{in.R1(), in.R2()}
 	case dif.FormTst:
 		return []uint8{in.R1()}
-	case dif.FormRet, dif.FormSetx, dif.FormSets, dif.FormLdv, dif.FormStv:
+	case dif.FormRet, dif.FormSetx, dif.FormSets, dif.FormLdv, dif.FormStv, dif.FormCall:
 		return []uint8{in.RD()}
+	case dif.FormPush:
+		return []uint8{in.R2(), in.RD()}
 	}
 	return nil
 }
@@ -542,6 +590,14 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.set(rd, asm.R1)
 	case dif.LDTS, dif.STTS:
 		return t.thread(pc, in, local)
+
+	case dif.FLUSHTS, dif.POPTS:
+		// The depth is the translator's: nothing runs.
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	case dif.PUSHTR, dif.PUSHTV:
+		return t.push(pc, in, local)
+	case dif.CALL:
+		return t.call(pc, in, local)
 
 	default:
 		return &Error{pc, in, "not translated yet"}
@@ -964,8 +1020,14 @@ func (t *translator) half(fn asm.BuiltinFunc, upper bool) {
 // size and its upper half is never written, so that the zeroes are
 // copied from there and the verifier can bound both ends of the copy.
 func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
-	size := int32(t.l.scratch)
 	t.get(asm.R1, in.R1())
+	t.alloc(pc, in.RD(), local)
+}
+
+// alloc takes R1 bytes of scratch, 8-aligned and zeroed, as allocs,
+// and puts their address in DIF register rd; or faults NOSCRATCH.
+func (t *translator) alloc(pc int, rd uint8, local func(string) string) {
+	size := int32(t.l.scratch)
 	t.emit(asm.JGT.Imm(asm.R1, size, local("noscratch")))
 	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R3, 7))
@@ -976,7 +1038,7 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
 	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R3))
-	t.set(in.RD(), asm.R0)
+	t.set(rd, asm.R0)
 	t.emit(asm.And.Imm(asm.R3, size-1))
 	t.emit(asm.Mov.Reg(asm.R2, asm.R1))
 	t.emit(asm.Mov.Reg(asm.R1, rScratch))
@@ -1093,6 +1155,240 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 	t.mark(local("set"))
 	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
 	t.emit(storeImm64(asm.R10, ccB, 0))
+}
+
+// push translates pushtr and pushtv: the value, and for pushtr its
+// size, at the tuple stack's top, whose depth the translator knows. A
+// string's size is its length and NUL, at most the size pushed (the
+// default string size for 0) and strsize, as dtrace_strlen reads it:
+// an address it cannot read faults BADADDR. pushtr's size of another
+// type over INT64_MAX faults ILLOP.
+func (t *translator) push(pc int, in dif.Instr, local func(string) string) error {
+	d := t.tuples[pc]
+	if d == dif.NTupleRegs {
+		// The kernel faults TUPOFLOW; here every run would, and the
+		// verifier refuses the code after a fault that always happens.
+		return &Error{pc, in, fmt.Sprintf("push onto a full tuple stack (%d entries)", dif.NTupleRegs)}
+	}
+	t.get(asm.R1, in.RD())
+	t.emit(asm.StoreMem(asm.R10, tupleValue(d), asm.R1, asm.DWord))
+	t.emit(storeImm64(asm.R10, tupleSize(d), 0))
+	if in.Op() == dif.PUSHTV {
+		return nil
+	}
+	t.get(asm.R2, in.R2())
+	if in.R1() != dif.TypeString {
+		t.emit(asm.JSGE.Imm(asm.R2, 0, local("size")))
+		t.faultAt(pc, FaultIllOp, 0, false)
+		t.mark(local("size"))
+		t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R2, asm.DWord))
+		return nil
+	}
+	// The bytes read: the limit (256 for 0) up to strsize, and a NUL.
+	limit := int32(t.l.strsize)
+	t.emit(asm.JNE.Imm(asm.R2, 0, local("lim")))
+	t.emit(asm.Mov.Imm(asm.R2, strSizeDefault))
+	t.mark(local("lim"))
+	t.emit(asm.JLE.Imm(asm.R2, limit, local("lim2")))
+	t.emit(asm.Mov.Imm(asm.R2, limit))
+	t.mark(local("lim2"))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R1))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.FnProbeReadKernelStr.Call())
+	t.emit(asm.JSGT.Imm(asm.R0, 0, local("strlen")))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(d), asm.DWord))
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("strlen"))
+	t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R0, asm.DWord))
+	return nil
+}
+
+// strSizeDefault is dtrace_strsize_default, the limit of a pushed
+// string of size 0.
+const strSizeDefault = 256
+
+// call translates call for the subroutines translated so far, their
+// arguments on the tuple stack.
+func (t *translator) call(pc int, in dif.Instr, local func(string) string) error {
+	subr := in.Subr()
+	nargs := t.tuples[pc]
+	// arg loads argument i into dst; a missing one reads 0, as
+	// kernel/vm reads it.
+	arg := func(dst asm.Register, i int) {
+		if i < nargs {
+			t.emit(asm.LoadMem(dst, asm.R10, tupleValue(i), asm.DWord))
+		} else {
+			t.emit(asm.Mov.Imm(dst, 0))
+		}
+	}
+	badAddr := func(i int) {
+		arg(asm.R1, i)
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	}
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	switch subr {
+	case dif.SubrStrlen:
+		// strsize bytes at most, as dtrace_strlen reads them.
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGT.Imm(asm.R0, 0, local("len")))
+		badAddr(0)
+		t.mark(local("len"))
+		t.emit(asm.Add.Imm(asm.R0, -1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrAlloca, dif.SubrCopyin:
+		// alloca(size), copyin(addr, size): scratch as allocs takes
+		// it, then for copyin the user's bytes read into it.
+		n := 0
+		if subr == dif.SubrCopyin {
+			n = 1
+		}
+		arg(asm.R1, n)
+		t.emit(asm.LoadMem(asm.R2, rState, StateScratch, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R2, asm.DWord))
+		t.alloc(pc, in.RD(), local)
+		if subr == dif.SubrAlloca {
+			break
+		}
+		// The same bytes, bounded again for the verifier.
+		t.get(asm.R1, in.RD())
+		t.emit(asm.LoadMem(asm.R2, rState, StateScrBase, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R1, asm.R2))
+		t.emit(asm.And.Imm(asm.R1, scratch-1))
+		t.emit(asm.Add.Reg(asm.R1, rScratch))
+		arg(asm.R2, 1)
+		t.emit(asm.JGT.Imm(asm.R2, scratch, local("copyfail")))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadUser.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("copied")))
+		t.mark(local("copyfail"))
+		// As the kernel, a copy that faults takes no scratch.
+		t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.StoreMem(rState, StateScratch, asm.R2, asm.DWord))
+		badAddr(0)
+		t.mark(local("copied"))
+
+	case dif.SubrCopyinstr:
+		// copyinstr(addr[, n]): strsize bytes of scratch, or n and a
+		// NUL if n is less, unaligned, the string cut to fit.
+		if strsize > scratch {
+			return &Error{pc, in, fmt.Sprintf("copyinstr with strsize %d over the scratch size %d", strsize, scratch)}
+		}
+		t.emit(asm.Mov.Imm(asm.R1, strsize))
+		if nargs > 1 {
+			arg(asm.R2, 1)
+			t.emit(asm.JGE.Imm(asm.R2, strsize, local("size")))
+			t.emit(asm.Mov.Reg(asm.R1, asm.R2))
+			t.emit(asm.Add.Imm(asm.R1, 1))
+			t.mark(local("size"))
+		}
+		t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+		t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+		t.emit(asm.Add.Reg(asm.R4, asm.R1))
+		t.emit(asm.JLE.Imm(asm.R4, scratch, local("room")))
+		t.faultAt(pc, FaultNoScratch, 0, false)
+		t.mark(local("room"))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, keySlot, asm.R3, asm.DWord))
+		t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+		t.emit(asm.And.Imm(asm.R3, scratch-1))
+		t.emit(asm.Mov.Reg(asm.R1, rScratch))
+		t.emit(asm.Add.Reg(asm.R1, asm.R3))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadUserStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("copied")))
+		badAddr(0)
+		t.mark(local("copied"))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, asm.R10, keySlot, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrStrjoin:
+		return t.strjoin(pc, in, arg, badAddr, local)
+
+	default:
+		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
+	}
+	return nil
+}
+
+// strjoin translates strjoin(a, b): both copied into MapStrBuf (a fault
+// BADADDR if one cannot be read), then joined into scratch, which must
+// have strsize bytes free, and takes the joined string's bytes; a
+// string that does not fit in strsize bytes with its NUL faults
+// NOSCRATCH, as dtrace_strjoin's.
+func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) error {
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	half := int32(t.l.strBufHalf())
+	if strsize >= scratch {
+		return &Error{pc, in, fmt.Sprintf("strjoin with strsize %d not under the scratch size %d", strsize, scratch)}
+	}
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.JLE.Imm(asm.R1, scratch-strsize, local("room")))
+	t.mark(local("noscratch"))
+	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.mark(local("room"))
+	// Each string's length with its NUL: a at keySlot, b at bufSlot.
+	for i, at := range []int16{keySlot, bufSlot} {
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R1, int32(i)*half))
+		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+		arg(asm.R3, i)
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("read%d", i))))
+		badAddr(i)
+		t.mark(local(fmt.Sprintf("read%d", i)))
+		// a must leave room for b's NUL.
+		t.emit(asm.JGT.Imm(asm.R0, strsize, local("noscratch")))
+		t.emit(asm.StoreMem(asm.R10, at, asm.R0, asm.DWord))
+	}
+	// len(a) + len(b) + 1 ≤ strsize.
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.JGT.Imm(asm.R1, strsize+1, local("noscratch")))
+	// a's bytes without its NUL, then b's with it.
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.Add.Reg(asm.R3, asm.R2))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R3, half))
+	t.emit(asm.FnProbeReadKernel.Call())
+	// The result's address; the bytes taken.
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.Add.Imm(asm.R1, -1))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	return nil
 }
 
 // commLen is TASK_COMM_LEN, the size of a task's name with its NUL.
