@@ -41,7 +41,12 @@
 // condition holds. A load's destination (R10-80), a thread-local's key
 // (R10-96, a ThreadKey) and the key 0 of the single-entry maps (R10-104)
 // follow. The prologue zeroes the DIF registers, as the verifier wants
-// every stack slot written before it is read.
+// every stack slot written before it is read. The tuple stack lives
+// below the probe program's frame (tupleSlot): 16 bytes an entry, its
+// value then its size. Its depth where each instruction runs is the
+// translator's, as the compiler pushes a call's arguments in
+// straight-line code; where paths of different depths meet, the stack
+// cannot be used until the next flushts.
 //
 // DIF values are all scalars, addresses included. sets yields the kernel
 // address of the string in MapStrings: the prologue stores the map value's
@@ -87,7 +92,11 @@
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
 //   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
 //     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
-//     compared in a bounded loop the verifier walks once per byte.
+//     compared in a bounded loop the verifier walks once per byte; the
+//     two strings strjoin joins; the frames bpf_get_stack writes for the
+//     stack depths and callers (127 at most).
+//   - MapProbeNames, a hash: each probe's provider, module, function
+//     and name under its ID, set from user space (SetProbeNames).
 //   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
 //     as many zero bytes. The bytes allocated so far are at StateScratch;
 //     a new firing starts from none (Runtime.BeginFiring for now).
@@ -128,7 +137,11 @@
 //   - stackdepth, ustackdepth, caller and ucaller, from bpf_get_stack,
 //     frames as stack() and ustack() record them.
 //
-// Everything else — the tuple stack, call, vtimestamp, ipl, zonename,
+// The tuple stack (pushtr, pushtv, popts, flushts) and call for the
+// subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
+// copyin and copyinstr (bpf_probe_read_user, into scratch).
+//
+// Everything else — the other subroutines, vtimestamp, ipl, zonename,
 // execargs, regs[] and uregs[], associative arrays, stores into
 // by-reference thread-locals, copys, translators — is refused with an
 // *Error naming the instruction: never translated wrongly. As the kernel
@@ -141,8 +154,8 @@
 // program (each DIFO's value kept in a register instead of StateRet, the
 // fault jumping to one ERROR path that fires the ERROR clauses as
 // dtrace-utils' dt_probe_error does), with a prologue per provider that
-// fills StateArgs and resets clause-locals and scratch; the tuple
-// stack, the subroutines and associative arrays in hash maps keyed as dtrace keys
+// fills StateArgs and resets clause-locals and scratch; the other
+// subroutines and associative arrays in hash maps keyed as dtrace keys
 // them; aggregations; records written in DTrace's buffer format
 // (package record) through a ring buffer or perf buffer.
 package bpf
