@@ -139,7 +139,8 @@
 //
 // The tuple stack (pushtr, pushtv, popts, flushts) and call for the
 // subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
-// copyin and copyinstr (bpf_probe_read_user, into scratch).
+// copyin and copyinstr (bpf_probe_read_user, into scratch), rand (from
+// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr and lltostr.
 //
 // Everything else — the other subroutines, vtimestamp, ipl, zonename,
 // execargs, regs[] and uregs[], associative arrays, stores into

@@ -1313,6 +1313,31 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrjoin:
 		return t.strjoin(pc, in, arg, badAddr, local)
 
+	case dif.SubrRand:
+		// 64 random bits, from two of bpf_get_prandom_u32's 32.
+		t.emit(asm.FnGetPrandomU32.Call())
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R0, asm.DWord))
+		t.emit(asm.FnGetPrandomU32.Call())
+		t.emit(asm.LSh.Imm(asm.R0, 32))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Or.Reg(asm.R0, asm.R1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrHtons, dif.SubrNtohs, dif.SubrHtonl, dif.SubrNtohl, dif.SubrHtonll, dif.SubrNtohll:
+		// The byte order of x86-64 is the host's: a swap of the low
+		// 16, 32 or 64 bits.
+		size := map[uint16]asm.Size{dif.SubrHtons: asm.Half, dif.SubrNtohs: asm.Half, dif.SubrHtonl: asm.Word,
+			dif.SubrNtohl: asm.Word, dif.SubrHtonll: asm.DWord, dif.SubrNtohll: asm.DWord}[subr]
+		arg(asm.R1, 0)
+		t.emit(asm.HostTo(asm.BE, asm.R1, size))
+		t.set(in.RD(), asm.R1)
+
+	case dif.SubrStrchr, dif.SubrStrrchr:
+		t.strchr(pc, in, arg, badAddr, local)
+
+	case dif.SubrLltostr:
+		t.lltostr(pc, in, nargs, arg, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
@@ -1389,6 +1414,163 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.Add.Imm(asm.R1, -1))
 	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
 	return nil
+}
+
+// strchr translates strchr(s, c) and strrchr(s, c): the address of the
+// first (last) byte of s equal to c, its NUL included, or 0; s is
+// scanned in a copy in MapStrBuf, strsize bytes at most.
+func (t *translator) strchr(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+	arg(asm.R3, 0)
+	t.emit(asm.FnProbeReadKernelStr.Call())
+	t.emit(asm.JSGT.Imm(asm.R0, 0, local("read")))
+	badAddr(0)
+	t.mark(local("read"))
+	// R1 the byte sought, R4 the copy, R5 the index, R0 the result.
+	arg(asm.R1, 1)
+	t.emit(asm.And.Imm(asm.R1, 0xff))
+	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R5, 0))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(storeImm64(asm.R10, bufSlot, 0)) // strrchr's match
+	t.mark(local("loop"))
+	t.emit(asm.Mov.Reg(asm.R2, asm.R4))
+	t.emit(asm.Add.Reg(asm.R2, asm.R5))
+	t.emit(asm.LoadMem(asm.R2, asm.R2, 0, asm.Byte))
+	if in.Subr() == dif.SubrStrchr {
+		t.emit(asm.JNE.Reg(asm.R2, asm.R1, local("other")))
+		arg(asm.R0, 0)
+		t.emit(asm.Add.Reg(asm.R0, asm.R5))
+		t.emit(asm.Ja.Label(local("done")))
+		t.mark(local("other"))
+	} else {
+		// The last match so far, without a branch: the verifier
+		// would follow each outcome at each byte.
+		// R3 = 1 if the byte matches (its xor, less 1, is negative).
+		t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+		t.emit(asm.Xor.Reg(asm.R3, asm.R1))
+		t.emit(asm.Add.Imm(asm.R3, -1))
+		t.emit(asm.RSh.Imm(asm.R3, 63))
+		arg(asm.R0, 0)
+		t.emit(asm.Add.Reg(asm.R0, asm.R5))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R0, asm.R1))
+		t.emit(asm.Mul.Reg(asm.R0, asm.R3))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R0, asm.DWord))
+		arg(asm.R1, 1)
+		t.emit(asm.And.Imm(asm.R1, 0xff))
+	}
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("done")))
+	t.emit(asm.Add.Imm(asm.R5, 1))
+	t.emit(asm.JLT.Imm(asm.R5, strsize, local("loop")))
+	t.mark(local("done"))
+	if in.Subr() == dif.SubrStrrchr {
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	}
+	t.set(in.RD(), asm.R0)
+}
+
+// lltostrSize is the scratch lltostr takes: room for 2^64 in binary
+// and a NUL.
+const lltostrSize = 65
+
+// lltostr translates lltostr(i[, base]) as dtrace_dif_subr writes it:
+// digits from the end of 65 bytes of scratch backwards, then 0x for
+// base 16, 0 for base 8 or 16 or for 0, - for a negative decimal; a
+// base outside 2 … 36 faults ILLOP.
+func (t *translator) lltostr(pc int, in dif.Instr, nargs int, arg func(asm.Register, int), local func(string) string) {
+	scratch := int32(t.l.scratch)
+	// keySlot: i; keySlot+8: the base; bufSlot: the scratch offset.
+	arg(asm.R1, 0)
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R1, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R2, 10))
+	if nargs > 1 {
+		arg(asm.R2, 1)
+		t.emit(asm.JSLE.Imm(asm.R2, 1, local("badbase")))
+		t.emit(asm.JLE.Imm(asm.R2, 36, local("base")))
+		t.mark(local("badbase"))
+		t.faultAt(pc, FaultIllOp, 0, false)
+		t.mark(local("base"))
+	}
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R2, asm.DWord))
+	t.emit(asm.LoadMem(asm.R4, rState, StateScratch, asm.DWord))
+	t.emit(asm.JLE.Imm(asm.R4, scratch-lltostrSize, local("room")))
+	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.mark(local("room"))
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
+	// R1 the value left, R2 the base, R3 the index of the next byte.
+	t.emit(asm.JNE.Imm(asm.R2, 10, local("unsigned")))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("unsigned")))
+	t.emit(asm.Neg.Imm(asm.R1, 0))
+	t.mark(local("unsigned"))
+	t.emit(asm.Mov.Imm(asm.R3, lltostrSize-1))
+	// put writes R5 at index R3 and moves back; an index out of the
+	// 65 bytes, which no value reaches, writes nothing: the verifier's
+	// bound.
+	n := 0
+	put := func() {
+		n++
+		skip := local(fmt.Sprintf("put%d", n))
+		t.emit(asm.JGT.Imm(asm.R3, lltostrSize-1, skip))
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.JGT.Imm(asm.R0, scratch-lltostrSize, skip))
+		t.emit(asm.Add.Reg(asm.R0, rScratch))
+		t.emit(asm.Add.Reg(asm.R0, asm.R3))
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R5, asm.Byte))
+		t.mark(skip)
+		t.emit(asm.Add.Imm(asm.R3, -1))
+	}
+	char := func(c byte) {
+		t.emit(asm.Mov.Imm(asm.R5, int32(c)))
+		put()
+	}
+	char(0)
+	t.mark(local("digit"))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("digits")))
+	t.emit(asm.JGT.Imm(asm.R3, lltostrSize-1, local("digits")))
+	t.emit(asm.Mov.Reg(asm.R5, asm.R1))
+	t.emit(asm.Mod.Reg(asm.R5, asm.R2))
+	t.emit(asm.Div.Reg(asm.R1, asm.R2))
+	t.emit(asm.JGT.Imm(asm.R5, 9, local("alpha")))
+	t.emit(asm.Add.Imm(asm.R5, '0'))
+	t.emit(asm.Ja.Label(local("putd")))
+	t.mark(local("alpha"))
+	t.emit(asm.Add.Imm(asm.R5, 'a'-10))
+	t.mark(local("putd"))
+	put()
+	t.emit(asm.Ja.Label(local("digit")))
+	t.mark(local("digits"))
+	// The prefixes, from i (R1) and the base (R2).
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot+8, asm.DWord))
+	t.emit(asm.JNE.Imm(asm.R2, 16, local("p1")))
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("x")))
+	char('0')
+	t.mark(local("x"))
+	char('x')
+	t.mark(local("p1"))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("zero")))
+	t.emit(asm.JEq.Imm(asm.R2, 8, local("zero")))
+	t.emit(asm.JNE.Imm(asm.R2, 16, local("p2")))
+	t.mark(local("zero"))
+	char('0')
+	t.mark(local("p2"))
+	t.emit(asm.JNE.Imm(asm.R2, 10, local("p3")))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("p3")))
+	char('-')
+	t.mark(local("p3"))
+	// The string starts after the index; the 65 bytes are taken.
+	t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.emit(asm.Add.Reg(asm.R0, asm.R3))
+	t.emit(asm.Add.Imm(asm.R0, 1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, lltostrSize))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
 }
 
 // commLen is TASK_COMM_LEN, the size of a task's name with its NUL.
