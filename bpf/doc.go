@@ -95,6 +95,12 @@
 //     compared in a bounded loop the verifier walks once per byte; the
 //     two strings strjoin joins; the frames bpf_get_stack writes for the
 //     stack depths and callers (127 at most).
+//   - kd_assoc0, kd_assoc1, …, hashes: one associative array each (its
+//     elements, global or thread-local, under keys built in MapKey from
+//     the tuple stack: the array's id, then each entry's 8-byte value or
+//     a string's bytes zero-padded to strsize and a NUL, then for a
+//     thread-local array the thread's id). A load of a missing element
+//     reads 0, a store of 0 deletes it, as MapThreads'.
 //   - MapProbeNames, a hash: each probe's provider, module, function
 //     and name under its ID, set from user space (SetProbeNames).
 //   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
@@ -140,10 +146,12 @@
 // The tuple stack (pushtr, pushtv, popts, flushts) and call for the
 // subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
 // copyin and copyinstr (bpf_probe_read_user, into scratch), rand (from
-// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr and lltostr.
+// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr and lltostr;
+// associative arrays (ldgaa, stgaa, ldtaa, sttaa) keyed by values and
+// strings.
 //
 // Everything else — the other subroutines, vtimestamp, ipl, zonename,
-// execargs, regs[] and uregs[], associative arrays, stores into
+// execargs, regs[] and uregs[], keys of other by-reference types, stores into
 // by-reference thread-locals, copys, translators — is refused with an
 // *Error naming the instruction: never translated wrongly. As the kernel
 // does, Translate also refuses a DIFO whose last instruction is not ret,
@@ -156,7 +164,6 @@
 // fault jumping to one ERROR path that fires the ERROR clauses as
 // dtrace-utils' dt_probe_error does), with a prologue per provider that
 // fills StateArgs and resets clause-locals and scratch; the other
-// subroutines and associative arrays in hash maps keyed as dtrace keys
-// them; aggregations; records written in DTrace's buffer format
+// subroutines; aggregations; records written in DTrace's buffer format
 // (package record) through a ring buffer or perf buffer.
 package bpf

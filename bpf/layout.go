@@ -42,6 +42,7 @@ const (
 	MapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
 	MapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
 	MapProbeNames = "kd_pnames"     // hash: probe ID → its names (ProbeNamesSize bytes)
+	MapKey        = "kd_key"        // per-CPU array, 1 entry: an associative array's key as it is built
 	MapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
 	MapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
 	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
@@ -74,8 +75,11 @@ type Layout struct {
 	grefs, lrefs       map[uint32]varRef
 	grefSize, lrefSize uint32
 	trefSize           uint32 // bytes of MapThreadRefs' value
-	strs               []byte
-	strBase            map[*dif.Object]uint32
+	// Associative arrays, each in a hash map of its own.
+	assocs  map[assocID]*assoc
+	nassoc  int
+	strs    []byte
+	strBase map[*dif.Object]uint32
 
 	ring    uint32         // bytes of the ring buffer
 	aggSize uint32         // the aggsize option
@@ -130,7 +134,7 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	}
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
-		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{},
+		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
 		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
 	if l.probes == 0 {
 		l.probes = 16384
@@ -239,12 +243,127 @@ func (l *Layout) Add(o *dif.Object) error {
 	if len(l.strs)+len(o.Strs) > 1<<31 {
 		return fmt.Errorf("bpf: string tables too large")
 	}
+	l.addAssocs(o)
 	l.strBase[o] = uint32(len(l.strs))
 	l.strs = append(l.strs, o.Strs...)
 	if l.localsSize() > maxPerCPU {
 		return fmt.Errorf("bpf: clause-local variables of %d bytes, over %d", l.localsSize(), maxPerCPU)
 	}
 	return nil
+}
+
+// assocID names an associative array: its scope and id.
+type assocID struct {
+	scope uint8
+	id    uint32
+}
+
+// An assoc is an associative array as its map keeps it: the key is the
+// array's id (4 bytes and 4 of padding), then each of the tuple's
+// entries, a value in 8 bytes or a string in strsize bytes and a NUL,
+// zero-padded (and the thread's id for a thread-local array); the
+// value is the element's, 8 bytes or a by-reference type's bytes.
+type assoc struct {
+	index int
+	keys  []keyKind // nil until an instruction shows them
+	value varRef
+	ref   bool // the value is by reference
+	err   string
+}
+
+// keyKind is how a tuple entry is in a key.
+type keyKind uint8
+
+const (
+	keyValue  keyKind = iota // pushtv, or the thread's id
+	keyString                // pushtr of a string
+)
+
+// keySize is the bytes of a's keys.
+func (l *Layout) keySize(a *assoc) uint32 {
+	n := uint32(8)
+	for _, k := range a.keys {
+		n += l.keyEntrySize(k)
+	}
+	return n
+}
+
+func (l *Layout) keyEntrySize(k keyKind) uint32 {
+	if k == keyString {
+		return (l.strsize + 1 + 7) &^ 7
+	}
+	return 8
+}
+
+// valueSize is the bytes of a's elements.
+func (a *assoc) valueSize() uint32 {
+	if a.ref {
+		return max((a.value.limit+7)&^7, 8)
+	}
+	return 8
+}
+
+// addAssocs notes o's associative arrays and the shape of their keys,
+// which the pushes before each of their loads and stores show: an
+// array whose key the translator cannot keep is refused where it is
+// used.
+func (l *Layout) addAssocs(o *dif.Object) {
+	for i := range o.Vars {
+		v := &o.Vars[i]
+		if v.Kind != dif.KindArray || v.ID < dif.VarOtherUBase || v.Scope == dif.ScopeLocal {
+			continue
+		}
+		id := assocID{v.Scope, v.ID}
+		if _, ok := l.assocs[id]; ok {
+			continue
+		}
+		a := &assoc{index: l.nassoc, ref: byRef(v.Type)}
+		if a.ref {
+			a.value = l.newVarRef(v.Type)
+		}
+		l.nassoc++
+		l.assocs[id] = a
+	}
+	var stack []keyKind
+	other := false // a pushed reference that is not a string
+	for _, in := range o.Code {
+		switch op := in.Op(); op {
+		case dif.FLUSHTS:
+			stack, other = stack[:0], false
+		case dif.PUSHTV:
+			stack = append(stack, keyValue)
+		case dif.PUSHTR:
+			if in.R1() != dif.TypeString {
+				other = true
+			}
+			stack = append(stack, keyString)
+		case dif.POPTS:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
+			scope := uint8(dif.ScopeGlobal)
+			if op == dif.LDTAA || op == dif.STTAA {
+				scope = dif.ScopeThread
+			}
+			a, ok := l.assocs[assocID{scope, uint32(in.Var())}]
+			if !ok || a.err != "" {
+				continue
+			}
+			keys := slices.Clone(stack)
+			if scope == dif.ScopeThread {
+				keys = append(keys, keyValue)
+			}
+			switch {
+			case other:
+				a.err = "a key of a by-reference type other than string"
+			case a.keys != nil && !slices.Equal(a.keys, keys):
+				a.err = "keys of different types"
+			default:
+				a.keys = keys
+			}
+		}
+	}
 }
 
 // addRef places a by-reference variable.
@@ -363,5 +482,18 @@ const maxRecord = 32<<10 - RecPrefix
 // zeroes, into the record buffer, the clause-locals or a new by-reference
 // thread-local.
 func (l *Layout) zeroSize() uint32 {
-	return max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
+	n := max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
+	for _, a := range l.assocs {
+		n = max(n, l.keySize(a), a.valueSize())
+	}
+	return n
+}
+
+// maxKeySize is the bytes of MapKey's value: the largest key.
+func (l *Layout) maxKeySize() uint32 {
+	n := uint32(8)
+	for _, a := range l.assocs {
+		n = max(n, l.keySize(a))
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -21,6 +22,10 @@ type Runtime struct {
 	// ProbeNames holds the names of the probes, for probeprov …
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
+	// Key is where associative arrays' keys are built, Assocs the
+	// arrays' elements, one map each.
+	Key    *ebpf.Map
+	Assocs []*ebpf.Map
 }
 
 // MapProbeNames' value: a probe's provider, module, function and name,
@@ -56,9 +61,10 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
 		&ebpf.MapSpec{Name: MapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: ProbeNamesSize,
 			MaxEntries: l.probes, Flags: noPrealloc},
+		&ebpf.MapSpec{Name: MapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
 	)
 	r := &Runtime{}
-	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames}
+	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
 		if err != nil {
@@ -78,6 +84,26 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Aggs = append(r.Aggs, m)
 	}
+	assocs := make([]*assoc, l.nassoc)
+	for _, a := range l.assocs {
+		assocs[a.index] = a
+	}
+	for i, a := range assocs {
+		if a.keys == nil || a.err != "" {
+			// Never used, or refused where it is.
+			continue
+		}
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: assocMapName(i), Type: ebpf.Hash, KeySize: l.keySize(a),
+			ValueSize: a.valueSize(), MaxEntries: l.threads})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating an associative array's map: %w", err)
+		}
+		for len(r.Assocs) < i {
+			r.Assocs = append(r.Assocs, nil)
+		}
+		r.Assocs = append(r.Assocs, m)
+	}
 	strs := make([]byte, r.Strings.ValueSize())
 	copy(strs, l.strs)
 	if err := r.Strings.Put(uint32(0), strs); err != nil {
@@ -91,16 +117,21 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	return r, nil
 }
 
+// assocMapName is the name of the map of the i'th associative array.
+func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
+
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
 	}
-	for _, m := range r.Aggs {
-		errs = append(errs, m.Close())
+	for _, m := range slices.Concat(r.Aggs, r.Assocs) {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -119,12 +150,17 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, pr
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
-		MapProbeNames: r.ProbeNames}
+		MapProbeNames: r.ProbeNames, MapKey: r.Key}
 	if probes != nil {
 		maps[MapProbes] = probes
 	}
 	for i, m := range r.Aggs {
 		maps[aggMapName(i)] = m
+	}
+	for i, m := range r.Assocs {
+		if m != nil {
+			maps[assocMapName(i)] = m
+		}
 	}
 	for name, m := range maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {

@@ -191,7 +191,7 @@ func (t *translator) scan() error {
 		switch op {
 		case dif.FLUSHTS:
 			d = 0
-		case dif.PUSHTR, dif.PUSHTV, dif.POPTS, dif.CALL:
+		case dif.PUSHTR, dif.PUSHTV, dif.POPTS, dif.CALL, dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
 			if d == unknown {
 				return &Error{pc, in, "the tuple stack's depth differs on the paths that lead here"}
 			}
@@ -249,6 +249,8 @@ func (t *translator) scan() error {
 
 		case dif.SCMP, dif.PUSHTR:
 			t.uses.strbuf = true
+		case dif.STGAA, dif.STTAA, dif.LDGAA, dif.LDTAA:
+			t.uses.scratch = true // for its zeroes
 		case dif.CALL:
 			t.uses.strbuf = true
 			t.uses.scratch = true
@@ -591,6 +593,8 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 	case dif.LDTS, dif.STTS:
 		return t.thread(pc, in, local)
 
+	case dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
+		return t.assoc(pc, in, local)
 	case dif.FLUSHTS, dif.POPTS:
 		// The depth is the translator's: nothing runs.
 		t.emit(asm.Mov.Imm(asm.R0, 0))
@@ -1413,6 +1417,143 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.Add.Reg(asm.R1, asm.R2))
 	t.emit(asm.Add.Imm(asm.R1, -1))
 	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	return nil
+}
+
+// assoc translates a load or store of an associative array's element:
+// its key is built in MapKey from the tuple stack, as the kernel's
+// dtrace_dynvar keys it (strings by their bytes), and the element is
+// looked up in the array's map. A missing element reads 0; a store of
+// 0 deletes it, any other makes it (zeroed) if missing, or counts a
+// drop when the map has no room, then stores the value or copies the
+// bytes.
+func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) error {
+	op := in.Op()
+	scope := uint8(dif.ScopeGlobal)
+	if op == dif.LDTAA || op == dif.STTAA {
+		scope = dif.ScopeThread
+	}
+	id := uint32(in.Var())
+	a, ok := t.l.assocs[assocID{scope, id}]
+	switch {
+	case !ok:
+		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
+	case a.err != "":
+		return &Error{pc, in, fmt.Sprintf("associative array %s has %s", t.varName(id, scope), a.err)}
+	}
+	d := t.tuples[pc]
+	keys := a.keys
+	if scope == dif.ScopeThread {
+		keys = keys[:len(keys)-1]
+	}
+	if d != len(keys) {
+		return &Error{pc, in, fmt.Sprintf("a key of %d entries for an associative array of %d", d, len(keys))}
+	}
+	name := assocMapName(a.index)
+	keySize := int32(t.l.keySize(a))
+	// The key buffer's address, kept at keySlot across helper calls.
+	keyBuf := func(dst asm.Register) { t.emit(asm.LoadMem(dst, asm.R10, keySlot, asm.DWord)) }
+	t.mapPtr(asm.R1, MapKey)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("key")))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("key"))
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.DWord))
+	// Zeroes, copied from scratch's upper half.
+	t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	t.emit(asm.Mov.Imm(asm.R2, keySize))
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, int32(t.l.scratch)))
+	if uint32(keySize) > t.l.scratch {
+		return &Error{pc, in, fmt.Sprintf("a key of %d bytes, over the scratch size %d", keySize, t.l.scratch)}
+	}
+	t.emit(asm.FnProbeReadKernel.Call())
+	keyBuf(asm.R1)
+	t.emit(asm.StoreImm(asm.R1, 0, int64(id), asm.Word))
+	off := int16(8)
+	for i, k := range a.keys {
+		switch {
+		case i == len(keys):
+			// A thread-local array's implicit entry: the thread.
+			t.emit(asm.FnGetCurrentPidTgid.Call())
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+			keyBuf(asm.R1)
+			t.emit(asm.StoreMem(asm.R1, off, asm.R0, asm.DWord))
+		case k == keyValue:
+			t.emit(asm.LoadMem(asm.R2, asm.R10, tupleValue(i), asm.DWord))
+			keyBuf(asm.R1)
+			t.emit(asm.StoreMem(asm.R1, off, asm.R2, asm.DWord))
+		default:
+			keyBuf(asm.R1)
+			t.emit(asm.Add.Imm(asm.R1, int32(off)))
+			t.emit(asm.Mov.Imm(asm.R2, int32(t.l.strsize)+1))
+			t.emit(asm.LoadMem(asm.R3, asm.R10, tupleValue(i), asm.DWord))
+			t.emit(asm.FnProbeReadKernelStr.Call())
+			t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("k%d", i))))
+			t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(i), asm.DWord))
+			t.faultAt(pc, FaultBadAddr, asm.R1, true)
+			t.mark(local(fmt.Sprintf("k%d", i)))
+		}
+		off += int16(t.l.keyEntrySize(k))
+	}
+	find := func() {
+		t.mapPtr(asm.R1, name)
+		keyBuf(asm.R2)
+		t.emit(asm.FnMapLookupElem.Call())
+	}
+	if op == dif.LDGAA || op == dif.LDTAA {
+		find()
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+		if a.ref {
+			// The pointer read back as a scalar.
+			t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+			t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+		} else {
+			t.emit(asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))
+		}
+		t.mark(local("done"))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R1, in.RS())
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("store")))
+	t.mapPtr(asm.R1, name)
+	keyBuf(asm.R2)
+	t.emit(asm.FnMapDeleteElem.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("store"))
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mapPtr(asm.R1, name)
+	keyBuf(asm.R2)
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, int32(t.l.scratch)))
+	if a.valueSize() > t.l.scratch {
+		return &Error{pc, in, fmt.Sprintf("an element of %d bytes, over the scratch size %d", a.valueSize(), t.l.scratch)}
+	}
+	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
+	t.emit(asm.FnMapUpdateElem.Call())
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("have"))
+	if a.ref {
+		t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+		t.get(asm.R3, in.RS())
+		t.copyRef(pc, a.value, local)
+	} else {
+		t.get(asm.R1, in.RS())
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord))
+	}
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
 	return nil
 }
 
