@@ -45,7 +45,7 @@ const (
 	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
 	// The tuple stack, below the probe program's frame: entry i's value
 	// at tupleSlot-16·i, its size 8 bytes below.
-	tupleSlot = -176
+	tupleSlot = -192
 )
 
 func tupleValue(i int) int16 { return int16(tupleSlot - 16*i) }
@@ -92,7 +92,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 type translator struct {
 	l     *Layout
 	ctx   Context // what the program runs on: errno needs it
-	uses  struct{ globals, locals, strings, scratch, strbuf bool }
+	uses  struct{ globals, locals, strings, scratch, strbuf, args bool }
 	out   asm.Instructions
 	label string // symbol for the next instruction emitted
 
@@ -235,6 +235,9 @@ func (t *translator) scan() error {
 			if in.Var() == dif.VarExecname {
 				t.uses.scratch = true
 			}
+			if v := in.Var(); v >= dif.VarArg0 && v <= dif.VarArg9 {
+				t.uses.args = true
+			}
 		case dif.LDLS, dif.STLS:
 			t.uses.locals = true
 		case dif.SETS:
@@ -254,9 +257,15 @@ func (t *translator) scan() error {
 		case dif.CALL:
 			t.uses.strbuf = true
 			t.uses.scratch = true
+		case dif.LDGA:
+			t.uses.args = true
 		}
 		if op == dif.LDGS {
 			switch in.Var() {
+			case dif.VarErrno:
+				// Read from the registers the prologue copies with
+				// the arguments.
+				t.uses.args = true
 			case dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller:
 				// bpf_get_stack writes the frames there.
 				t.uses.strbuf = true
