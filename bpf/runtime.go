@@ -23,7 +23,8 @@ type Runtime struct {
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
 	// Key is where associative arrays' keys are built, Assocs the
-	// arrays' elements, one map each.
+	// arrays' elements, one map each (nil for an array whose keys the
+	// translator refuses).
 	Key    *ebpf.Map
 	Assocs []*ebpf.Map
 }
