@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/rlimit"
 	"golang.org/x/sys/unix"
 
@@ -80,8 +81,9 @@ func compileD(t testing.TB, src string) *dof.Program {
 // result is what one DIFO gave: its value (for a string, the string it
 // points to) or the fault that stopped it.
 type result struct {
+	Void  bool // an expression statement's: its value is not recorded
 	Value uint64
-	Str   string
+	Str   string // a string's, or the bytes of another by-reference type
 	IsStr bool
 	Fault uint64
 	PC    uint64
@@ -94,6 +96,8 @@ func (r result) String() string {
 		return fmt.Sprintf("fault %d at %d (addr %#x)", r.Fault, r.PC, r.Addr)
 	case r.IsStr:
 		return fmt.Sprintf("%q", r.Str)
+	case r.Void:
+		return "void"
 	}
 	return fmt.Sprintf("%#x", r.Value)
 }
@@ -113,18 +117,32 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 			return append(out, result{Fault: uint64(f.Code), PC: uint64(f.PC), Addr: f.Addr})
 		case err != nil:
 			t.Fatalf("vm: %v", err)
+		case void(o):
+			out = append(out, result{Void: true})
 		case o.Ret.Kind == dif.TypeString:
 			s, err := m.ReadString(v)
 			if err != nil {
 				t.Fatalf("vm: %v", err)
 			}
 			out = append(out, result{Str: s, IsStr: true})
+		case o.Ret.ByRef():
+			b, err := m.ReadMemory(v, int(o.Ret.Size))
+			if err != nil {
+				t.Fatalf("vm: %v", err)
+			}
+			out = append(out, result{Str: string(b), IsStr: true})
 		default:
 			out = append(out, result{Value: v})
 		}
 	}
 	return out
 }
+
+// void reports whether o is an expression statement's, as `x = 1;`,
+// whose value dtrace does not record: for a by-reference variable's
+// assignment it is an address, which differs between the VM and the
+// kernel.
+func void(o *dif.Object) bool { return o.Ret.Size == 0 && !o.Ret.ByRef() }
 
 // inKernel translates the DIFOs, loads each as a raw tracepoint program
 // and test-runs them in order on CPU 0 and one thread, as one firing of
@@ -159,6 +177,9 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 		t.Fatal(err)
 	}
 	setArgs(t, rt, args)
+	if err := rt.SetProbeNames(firingID, firingProv, firingMod, firingFunc, firingName); err != nil {
+		t.Fatal(err)
+	}
 	var out []result
 	for i, p := range progs {
 		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
@@ -171,37 +192,89 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 		if st.Fault != 0 {
 			return append(out, result{Fault: st.Fault, PC: st.FaultPC, Addr: st.FaultAddr})
 		}
-		if objs[i].Ret.Kind != dif.TypeString {
+		if void(objs[i]) {
+			out = append(out, result{Void: true})
+			continue
+		}
+		if !objs[i].Ret.ByRef() {
 			out = append(out, result{Value: st.Ret})
 			continue
 		}
-		// The string is in the string map or in this CPU's scratch.
-		var strs []byte
-		if err := rt.Strings.Lookup(uint32(0), &strs); err != nil {
+		s, err := readMemory(rt, 0, objs[i].Ret)
+		if err != nil {
 			t.Fatal(err)
 		}
-		off := st.Ret - st.StrBase
-		if st.Ret < st.StrBase || off >= uint64(len(strs)) {
-			var scratch [][]byte
-			if err := rt.Scratch.Lookup(uint32(0), &scratch); err != nil {
-				t.Fatal(err)
-			}
-			strs, off = scratch[0], st.Ret-st.ScrBase
-			if st.Ret < st.ScrBase || off >= uint64(len(strs)) {
-				t.Fatalf("string at %#x is in neither the string map nor scratch", st.Ret)
-			}
-		}
-		s := strs[off:]
-		if i := bytes.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
-		out = append(out, result{Str: string(s), IsStr: true})
+		out = append(out, result{Str: s, IsStr: true})
 	}
 	return out
 }
 
-// setArgs writes a firing's arguments into CPU 0's state, as the
-// prologue of a probe's program will.
+// readMemory returns what a DIFO of by-reference type typ returned on
+// cpu (StateRet), wherever it is (the string map, scratch, a variable's
+// storage), as a program reads it into MapStrBuf: a string by
+// bpf_probe_read_kernel_str, up to its NUL, other types whole.
+func readMemory(rt *bpf.Runtime, cpu int, typ dif.Type) (string, error) {
+	const strsize = 256 // the default Config's
+	size, read := int32(strsize+1), asm.FnProbeReadKernelStr
+	if typ.Kind != dif.TypeString {
+		size, read = int32(typ.Size), asm.FnProbeReadKernel
+	}
+	if size > int32(rt.StrBuf.ValueSize()) {
+		return "", fmt.Errorf("a %d-byte value does not fit the string buffer", size)
+	}
+	lookup := func(name string) asm.Instructions {
+		return asm.Instructions{
+			asm.LoadMapPtr(asm.R1, 0).WithReference(name),
+			asm.Mov.Reg(asm.R2, asm.R10),
+			asm.Add.Imm(asm.R2, -8),
+			asm.FnMapLookupElem.Call(),
+			asm.JEq.Imm(asm.R0, 0, "out"),
+		}
+	}
+	insns := asm.Instructions{asm.StoreImm(asm.R10, -8, 0, asm.Word)}
+	insns = append(insns, lookup(bpf.MapStrBuf)...)
+	insns = append(insns, asm.Mov.Reg(asm.R6, asm.R0))
+	insns = append(insns, lookup(bpf.MapState)...)
+	insns = append(insns,
+		asm.LoadMem(asm.R3, asm.R0, bpf.StateRet, asm.DWord),
+		asm.Mov.Reg(asm.R1, asm.R6),
+		asm.Mov.Imm(asm.R2, size),
+		read.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("out"),
+		asm.Return(),
+	)
+	p, err := rt.Load("readmem", insns)
+	if err != nil {
+		return "", err
+	}
+	defer p.Close()
+	if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: uint32(cpu)}); err != nil {
+		return "", err
+	}
+	var bufs [][]byte
+	if err := rt.StrBuf.Lookup(uint32(0), &bufs); err != nil {
+		return "", err
+	}
+	b := bufs[cpu][:size]
+	if i := bytes.IndexByte(b, 0); i >= 0 && typ.Kind == dif.TypeString {
+		b = b[:i]
+	}
+	return string(b), nil
+}
+
+// The probe and ECB of a firing, as the DIFOs run by inKernel and
+// onVM see them.
+const (
+	firingID   = 42
+	firingEPID = 7
+	firingProv = "prov"
+	firingMod  = "a.module"
+	firingFunc = "some_function"
+	firingName = "entry"
+)
+
+// setArgs writes a firing's arguments, its probe's ID and its EPID into
+// CPU 0's state, as the prologue of a probe's program does.
 func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 	t.Helper()
 	var vals [][]byte
@@ -211,6 +284,8 @@ func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 	for i, a := range args[:min(len(args), bpf.NArgs)] {
 		binary.NativeEndian.PutUint64(vals[0][bpf.StateArgs+8*i:], a)
 	}
+	binary.NativeEndian.PutUint64(vals[0][bpf.StateProbeID:], firingID)
+	binary.NativeEndian.PutUint64(vals[0][bpf.StateEPID:], firingEPID)
 	if err := rt.State.Put(uint32(0), vals); err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +295,9 @@ func setArgs(t *testing.T, rt *bpf.Runtime, args []uint64) {
 // must be locked to its OS thread.
 func thisThread(args ...uint64) *vm.Context {
 	comm, _ := os.ReadFile("/proc/thread-self/comm")
-	return &vm.Context{PID: uint64(os.Getpid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
-		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n")}
+	return &vm.Context{PID: uint64(os.Getpid()), PPID: uint64(os.Getppid()), TID: uint64(unix.Gettid()), UID: uint64(os.Getuid()),
+		GID: uint64(os.Getgid()), CPU: 0, Args: args, Execname: strings.TrimSuffix(string(comm), "\n"),
+		ID: firingID, EPID: firingEPID, ProbeProv: firingProv, ProbeMod: firingMod, ProbeFunc: firingFunc, ProbeName: firingName}
 }
 
 // onCPU0 locks the goroutine to its thread and the thread to CPU 0, and
@@ -343,8 +419,45 @@ func TestD(t *testing.T) {
 		`BEGIN { x = 2; trace((x > 1 ? "yes" : "no") == "yes"); }`,
 		`BEGIN { trace(execname); trace(execname == "bpf.test"); trace(execname != "sshd"); }`,
 		`BEGIN { trace(arg0); trace(arg1 + 1); trace(arg4 >> 1); trace(arg9); }`,
-		`BEGIN { trace(pid); trace(tid); trace(cpu); }`,
+		`BEGIN { trace(pid); trace(tid); trace(cpu); trace(ppid); }`,
+		`BEGIN { trace(id); trace(epid); trace(errno); }`,
+		`BEGIN { trace(probeprov); trace(probemod); trace(probefunc); trace(probename); trace(probename == "entry"); }`,
+		`BEGIN { self->f = probefunc; trace(self->f); this->p = probeprov; trace(this->p); }`,
 		`BEGIN /arg0 == 7/ { self->a = arg2; } BEGIN /self->a/ { trace(self->a + tid); }`,
+		// By-reference variables hold their bytes.
+		`BEGIN { s = "hello"; trace(s); s = "hi"; trace(s); trace(s == "hi"); trace(s != "hello"); }`,
+		`string s; BEGIN { trace(s); trace(s == ""); }`,
+		`BEGIN { s = "first"; t = s; s = "second"; trace(t); trace(s); } BEGIN { trace(s < t); }`,
+		`BEGIN { s = execname; trace(s); trace(s == execname); }`,
+		`BEGIN { this->s = "local"; trace(this->s); this->t = this->s; this->s = "x"; trace(this->t); trace(this->s); }`,
+		`BEGIN { self->s = "thread"; trace(self->s); self->s = "t"; trace(self->s); trace(self->s == "t"); }`,
+		`self string none; BEGIN { trace(self->none == NULL); self->s = execname; trace(self->s); trace(self->s != NULL); }`,
+		`BEGIN { a = "x"; b = "y"; c = a; a = b; b = c; trace(a); trace(b); trace(c); }`,
+		// The tuple stack and subroutines.
+		`BEGIN { trace(strlen("hello")); trace(strlen("")); trace(strlen(execname)); s = "abc"; trace(strlen(s)); }`,
+		`BEGIN { trace(strjoin("ab", "cd")); trace(strjoin("", "x")); trace(strjoin(execname, "!")); trace(strlen(strjoin("abc", "defg"))); }`,
+		`BEGIN { s = strjoin("a", "b"); s = strjoin(s, s); s = strjoin(s, s); trace(s); self->t = strjoin(s, "."); trace(self->t); }`,
+		`BEGIN { x = (char *)alloca(8); trace(x != NULL); }`,
+		`BEGIN { trace(strlen((char *)0)); }`,
+		`BEGIN { trace(strjoin("a", (char *)8)); }`,
+		`BEGIN { trace(htons(0x1234)); trace(ntohs(0xabcdef)); trace(htonl(0x12345678)); trace(ntohl(-1)); trace(htonll(0x0102030405060708)); trace(ntohll(0x1122)); }`,
+		`BEGIN { s = "hello"; trace(strchr(s, 'l')); trace(strrchr(s, 'l')); trace(strchr(s, 'z') == NULL); trace(strchr(s, 0)); trace(strrchr("", 'a') == NULL); }`,
+		`BEGIN { trace(strchr((char *)0, 'a')); }`,
+		`BEGIN { trace(lltostr(0)); trace(lltostr(1)); trace(lltostr(-1)); trace(lltostr(123456789)); trace(lltostr(-123456789)); trace(lltostr(1LL << 62)); trace(lltostr(-(1LL << 62))); trace(lltostr(0x8000000000000000LL)); }`,
+		`BEGIN { trace(lltostr(0, 16)); trace(lltostr(255, 16)); trace(lltostr(-1, 16)); trace(lltostr(8, 8)); trace(lltostr(0, 8)); trace(lltostr(-1, 2)); trace(lltostr(35, 36)); trace(lltostr(-5, 3)); }`,
+		`BEGIN { b = 1; trace(lltostr(5, b)); }`,
+		`BEGIN { b = 37; trace(lltostr(5, b)); }`,
+		// Associative arrays.
+		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,
+		`BEGIN { b[1, 2] = 3; b[2, 1] = 4; trace(b[1, 2]); trace(b[2, 1]); trace(b[1, 1]); k = 2; trace(b[k - 1, k]); }`,
+		`BEGIN { c[1] = "hello"; c[2] = execname; trace(c[1]); trace(c[2]); trace(c[3] == NULL); c[1] = "x"; trace(c[1]); }`,
+		`BEGIN { d[execname, 7] = "e"; trace(d[execname, 7]); s = strjoin(execname, ""); trace(d[s, 7]); trace(d[s, 8] == NULL); }`,
+		`BEGIN { self->t[1] = 5; self->t[2] = 6; trace(self->t[1] * self->t[2]); trace(self->t[3]); }`,
+		`BEGIN { e["a"] = 1; } BEGIN { e["b"] = e["a"] + 1; } BEGIN { trace(e["b"]); }`,
+		`BEGIN { f[(char *)0] = 1; }`,
+		`int a[4]; BEGIN { a[1] = 5; a[3] = a[1] * 2; trace(a[0]); trace(a[1]); trace(a[3]); }`,
+		`struct p { int x; char c; long y; }; struct p v; this struct p l; BEGIN { v.x = 3; v.y = -9; v.c = 'a'; this->l.y = v.x; trace(v.x + v.y); trace(v.c); trace(this->l.y); trace(this->l.x); }`,
+		`BEGIN { s = "abc"; *(char *)(&s[0]) = 'x'; trace(s); }`,
 	}
 	for _, src := range tests {
 		t.Run(src, func(t *testing.T) {

@@ -3,9 +3,11 @@
 package bpf_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -130,12 +132,14 @@ func TestRefuse(t *testing.T) {
 		o    *dif.Object
 		want string
 	}{
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 0 (call"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Fmt(dif.PUSHTV, 0, 0, 1), dif.Ret(1)}}, "instruction 0 (pushtv"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Call(dif.SubrMutexOwned, 1), dif.Ret(1)}}, "instruction 0 (call DIF_SUBR(1), %r1\t\t! mutex_owned): subroutine mutex_owned not translated yet"},
+		{&dif.Object{Ret: i64, Code: slices.Concat(slices.Repeat([]dif.Instr{dif.Fmt(dif.PUSHTV, 0, 0, 1)}, 9), []dif.Instr{dif.Ret(1)})}, "instruction 8 (pushtv"},
+		{&dif.Object{Ret: i64, Ints: []uint64{0}, Code: []dif.Instr{dif.Setx(0, 1), dif.Tst(1), dif.Branch(dif.BE, 4), dif.Fmt(dif.PUSHTV, 0, 0, 1),
+			dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 4 (call DIF_SUBR(12), %r1\t\t! strlen): the tuple stack's depth differs"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarProbefunc, 1), dif.Ret(1)}}, "built-in variable 0x114 not translated yet"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarIPL, 1), dif.Ret(1)}}, "built-in variable 0x103 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDTS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Branch(dif.BA, 0), dif.Ret(1)}}, "not forward"},
@@ -143,9 +147,6 @@ func TestRefuse(t *testing.T) {
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ret(1), dif.Nop()}}, "last DIF instruction is not ret"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Setx(3, 1), dif.Ret(1)}}, "integer table index 3"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.ALU(dif.ADD, 9, 1, 2), dif.Ret(2)}}, "register %r9"},
-		{&dif.Object{Ret: i64, Strs: []byte{0, 'a', 0}, Vars: []dif.Var{{Name: 1, ID: dif.VarOtherUBase, Kind: dif.KindScalar,
-			Scope: dif.ScopeGlobal, Type: dif.StringType(256)}}, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}},
-			"by-reference variable a"},
 	}
 	for _, tt := range tests {
 		l := newLayout(t, nil)
@@ -187,6 +188,43 @@ func TestUserLoad(t *testing.T) {
 	t.Logf("%d DIFOs", n)
 }
 
+// TestCopyin runs copyin() and copyinstr() on this process's memory,
+// the VM reading the same bytes as the traced process's.
+func TestCopyin(t *testing.T) {
+	needBPF(t)
+	buf := []byte("hello, world\x00after the NUL\x00")
+	long := append(bytes.Repeat([]byte("x"), 300), 0)
+	addr := uint64(uintptr(unsafe.Pointer(&buf[0])))
+	laddr := uint64(uintptr(unsafe.Pointer(&long[0])))
+	cfg := &vm.Config{User: vm.Segments{{Addr: addr, Data: buf}, {Addr: laddr, Data: long}}, ScratchSize: bpf.DefaultScratch}
+	for _, src := range []string{
+		`BEGIN { trace(copyinstr(arg0)); trace(copyinstr(arg0, 5)); trace(copyinstr(arg0, 0)); trace(copyinstr(arg0 + 13)); }`,
+		`BEGIN { trace(copyinstr(arg1)); trace(strlen(copyinstr(arg1))); trace(copyinstr(arg1, 3)); }`,
+		`BEGIN { p = (char *)copyin(arg0, 5); trace(p[0]); trace(p[4]); trace(*(uint32_t *)copyin(arg0 + 1, 4)); }`,
+		`BEGIN { s = copyinstr(arg0); trace(s); self->s = copyinstr(arg0 + 7); trace(self->s); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg0), copyinstr(arg0 + 13))); }`,
+		`BEGIN { trace(copyinstr(arg2)); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg1), copyinstr(arg1))); }`,
+		`BEGIN { trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 55))); trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 56))); }`,
+		`BEGIN { trace(copyinstr(arg3)); }`,
+		`BEGIN { trace(*(int *)copyin(arg2, 4)); }`,
+		`BEGIN { trace(*(int *)copyin(arg0, 5000)); }`,
+	} {
+		t.Run(src, func(t *testing.T) {
+			defer onCPU0(t)()
+			objs := difos(compileD(t, src))
+			args := []uint64{addr, laddr, 0, 8}
+			want := onVM(t, objs, thisThread(args...), cfg)
+			got := inKernel(t, objs, args)
+			if !slices.Equal(got, want) {
+				t.Errorf("kernel %v, vm %v", got, want)
+			}
+		})
+	}
+	runtime.KeepAlive(buf)
+	runtime.KeepAlive(long)
+}
+
 // TestTimestamp checks timestamp against CLOCK_MONOTONIC read around
 // the run: the VM has no clock to compare with.
 func TestTimestamp(t *testing.T) {
@@ -201,41 +239,118 @@ func TestTimestamp(t *testing.T) {
 	}
 }
 
+// TestWalltimestamp checks walltimestamp against CLOCK_REALTIME read
+// around the run, give or take the microseconds in which the runtime
+// read the two clocks for their offset.
+func TestWalltimestamp(t *testing.T) {
+	needBPF(t)
+	o := &dif.Object{Ret: dif.IntType(8), Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarWalltimestamp, 1), dif.Ret(1)}}
+	const slack = 1e6
+	var before, after unix.Timespec
+	unix.ClockGettime(unix.CLOCK_REALTIME, &before)
+	got := inKernel(t, []*dif.Object{o}, nil)
+	unix.ClockGettime(unix.CLOCK_REALTIME, &after)
+	if len(got) != 1 || got[0].Fault != 0 || got[0].Value < uint64(before.Nano()-slack) || got[0].Value > uint64(after.Nano()+slack) {
+		t.Errorf("walltimestamp %v, not within [%d, %d]", got, before.Nano(), after.Nano())
+	}
+}
+
+// TestStackVars checks what the VM cannot know against what this thread
+// is: curthread a kernel address, the same in two DIFOs; the stack
+// depths within bpf_get_stack's bounds; caller in the kernel's text and
+// ucaller in this program's.
+func TestStackVars(t *testing.T) {
+	needBPF(t)
+	defer onCPU0(t)()
+	var objs []*dif.Object
+	for _, v := range []uint16{dif.VarCurthread, dif.VarCurthread, dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller} {
+		objs = append(objs, &dif.Object{Ret: dif.IntType(8), Code: []dif.Instr{dif.Ldv(dif.LDGS, v, 1), dif.Ret(1)}})
+	}
+	got := inKernel(t, objs, nil)
+	if len(got) != len(objs) {
+		t.Fatalf("got %v", got)
+	}
+	const kernelBase = 0xffff800000000000
+	if v := got[0].Value; v < kernelBase || got[1].Value != v {
+		t.Errorf("curthread %#x then %#x, want one kernel address", v, got[1].Value)
+	}
+	for i, name := range []string{"stackdepth", "ustackdepth"} {
+		if v := got[2+i].Value; v < 1 || v > 127 {
+			t.Errorf("%s %d, not within [1, 127]", name, v)
+		}
+	}
+	if v := got[4].Value; v < 0xffffffff80000000 {
+		t.Errorf("caller %#x, not in the kernel's text", v)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := false
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "r-xp" || f[5] != exe {
+			continue
+		}
+		var lo, hi uint64
+		fmt.Sscanf(f[0], "%x-%x", &lo, &hi)
+		in = in || got[5].Value >= lo && got[5].Value < hi
+	}
+	if !in {
+		t.Errorf("ucaller %#x, not in the text of %s", got[5].Value, exe)
+	}
+}
+
 // TestThreadDrops fills a thread map of one entry: the second
 // thread-local finds no room, reads 0 and is counted as a drop, as dtrace
 // counts dynamic variable drops; freeing the first makes room again.
 func TestThreadDrops(t *testing.T) {
 	needBPF(t)
-	objs := difos(compileD(t, `BEGIN { self->a = 1; self->b = 2; trace(self->b); self->a = 0; self->b = 3; trace(self->b); }`))
-	l, rt := newRuntime(t, &bpf.Config{Threads: 1}, objs)
-	defer rt.Close()
-	defer onCPU0(t)()
-	var vals []uint64
-	for i, o := range objs {
-		insns, err := bpf.Translate(o, l)
-		if err != nil {
-			t.Fatal(err)
+	// The second store is dropped, what is traced after it shows; then
+	// the first is freed and the second holds.
+	for _, tt := range []struct {
+		src, ref        string
+		dropped, stored uint64
+	}{
+		{`BEGIN { self->a = 1; self->b = 2; trace(self->b); self->a = 0; self->b = 3; trace(self->b); }`, "self->b", 0, 3},
+		// By reference, and associative arrays, hold as many.
+		{`BEGIN { self->a = "1"; self->b = "2"; trace(self->b == NULL); self->a = 0; self->b = "3"; trace(self->b == "3"); }`, "self->b", 1, 1},
+		{`BEGIN { a[1] = 1; a[2] = 2; trace(a[2]); a[1] = 0; a[2] = 3; trace(a[2]); }`, "a[2]", 0, 3},
+	} {
+		objs := difos(compileD(t, tt.src))
+		l, rt := newRuntime(t, &bpf.Config{Threads: 1}, objs)
+		defer rt.Close()
+		defer onCPU0(t)()
+		var vals []uint64
+		for i, o := range objs {
+			insns, err := bpf.Translate(o, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := rt.Load(fmt.Sprintf("difo%d", i), insns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
+				t.Fatal(err)
+			}
+			st, err := rt.ReadState(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vals = append(vals, st.Ret)
+			if i == 1 && st.Drops != 1 {
+				t.Errorf("%s: after the store to %s: %d drops, want 1", tt.src, tt.ref, st.Drops)
+			}
 		}
-		p, err := rt.Load(fmt.Sprintf("difo%d", i), insns)
-		if err != nil {
-			t.Fatal(err)
+		if vals[2] != tt.dropped || vals[5] != tt.stored {
+			t.Errorf("%s: traced %d and %d, want %d and %d", tt.src, vals[2], vals[5], tt.dropped, tt.stored)
 		}
-		defer p.Close()
-		if _, err := p.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
-			t.Fatal(err)
-		}
-		st, err := rt.ReadState(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals = append(vals, st.Ret)
-		if i == 1 && st.Drops != 1 {
-			t.Errorf("after self->b = 2: %d drops, want 1", st.Drops)
-		}
-	}
-	// The actions: a = 1, b = 2 (dropped), trace(b), a = 0, b = 3, trace(b).
-	if want := []uint64{1, 2, 0, 0, 3, 3}; !slices.Equal(vals, want) {
-		t.Errorf("values %v, want %v", vals, want)
 	}
 }
 

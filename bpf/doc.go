@@ -41,7 +41,12 @@
 // condition holds. A load's destination (R10-80), a thread-local's key
 // (R10-96, a ThreadKey) and the key 0 of the single-entry maps (R10-104)
 // follow. The prologue zeroes the DIF registers, as the verifier wants
-// every stack slot written before it is read.
+// every stack slot written before it is read. The tuple stack lives
+// below the probe program's frame (tupleSlot): 16 bytes an entry, its
+// value then its size. Its depth where each instruction runs is the
+// translator's, as the compiler pushes a call's arguments in
+// straight-line code; where paths of different depths meet, the stack
+// cannot be used until the next flushts.
 //
 // DIF values are all scalars, addresses included. sets yields the kernel
 // address of the string in MapStrings: the prologue stores the map value's
@@ -65,8 +70,14 @@
 //     DIF instruction index, address), the count of thread-local stores
 //     dropped for want of room, the string map's address.
 //   - MapGlobals: one value holding the global scalars, at their Layout
-//     slots. Shared by all CPUs, unlocked, as DTrace's globals are.
-//   - MapLocals, per CPU: the clause-local scalars. They live for one
+//     slots, then the by-reference globals' storage as the kernel keeps
+//     it: a word set by a store of NULL, then the bytes (a string's
+//     strsize, and a NUL). A load yields the bytes' address (as a
+//     scalar: the prologue keeps the value's address at StateGlobBase),
+//     a store copies the bytes, a string up to its NUL. Shared by all
+//     CPUs, unlocked, as DTrace's globals are.
+//   - MapLocals, per CPU: the clause-local scalars, then the
+//     by-reference ones' storage, as MapGlobals'. They live for one
 //     probe firing: whoever fires the clauses zeroes them at the start of
 //     a firing (Runtime.BeginFiring from user space for now).
 //   - MapThreads, a hash: thread-local scalars under (variable id,
@@ -74,10 +85,24 @@
 //     it, as the kernel frees a dynamic variable set to zero; a store the
 //     map has no room for is counted at StateDrops (dtrace's dynamic
 //     variable drops).
+//   - MapThreadRefs, a hash: by-reference thread-locals under the same
+//     keys, each value the size of the largest. A load yields the
+//     value's address or 0 if missing; a store of 0 deletes it, any
+//     other makes it zeroed if missing and copies the bytes.
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
 //   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
 //     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
-//     compared in a bounded loop the verifier walks once per byte.
+//     compared in a bounded loop the verifier walks once per byte; the
+//     two strings strjoin joins; the frames bpf_get_stack writes for the
+//     stack depths and callers (127 at most).
+//   - kd_assoc0, kd_assoc1, …, hashes: one associative array each (its
+//     elements, global or thread-local, under keys built in MapKey from
+//     the tuple stack: the array's id, then each entry's 8-byte value or
+//     a string's bytes zero-padded to strsize and a NUL, then for a
+//     thread-local array the thread's id). A load of a missing element
+//     reads 0, a store of 0 deletes it, as MapThreads'.
+//   - MapProbeNames, a hash: each probe's provider, module, function
+//     and name under its ID, set from user space (SetProbeNames).
 //   - MapScratch, per CPU: scratch memory (Config.Scratch bytes), then
 //     as many zero bytes. The bytes allocated so far are at StateScratch;
 //     a new firing starts from none (Runtime.BeginFiring for now).
@@ -98,17 +123,39 @@
 // needs Linux 6.6 —, udiv, urem, not, mov), cmp, tst, the string
 // compare scmp, every branch (forward only, inside the DIFO), nop, ret,
 // setx, sets, the loads ld*, rld* and uld*, allocs and the stores stb …
-// stx to scratch, the scalar variables ldgs/stgs, ldls/stls and
-// ldts/stts, and the built-in variables arg0 … arg9 and args[] (from
-// StateArgs, which the probe's prologue is to fill), pid, tid (of the
-// initial PID namespace), uid, gid, cpu, timestamp (CLOCK_MONOTONIC)
-// and execname (copied into scratch).
-// Everything else — the tuple stack, call, the other built-in
-// variables, associative arrays, by-reference variables, copys,
-// translators — is refused with an *Error naming the instruction: never
-// translated wrongly. As the kernel does, Translate also refuses a DIFO
-// whose last instruction is not ret, a branch that does not go forward,
-// a store to %r0.
+// stx to scratch and to by-reference globals and clause-locals, the
+// variables ldgs/stgs, ldls/stls and ldts/stts, scalar or by reference,
+// and these built-in variables:
+//
+//   - arg0 … arg9 and args[], from StateArgs, which the probe's
+//     prologue fills;
+//   - pid, tid (of the initial PID namespace), ppid (the parent's tgid,
+//     read at the offsets the kernel's BTF gives), uid, gid, cpu,
+//     curthread (the task_struct's address);
+//   - timestamp (CLOCK_MONOTONIC), walltimestamp (the same plus the
+//     offset to CLOCK_REALTIME the runtime keeps in MapCtl);
+//   - execname, copied into scratch;
+//   - id and epid, from StateProbeID and StateEPID;
+//   - probeprov, probemod, probefunc and probename, from MapProbeNames
+//     under the probe's ID (Runtime.SetProbeNames; a probe without
+//     names reads empty strings);
+//   - errno, at a system call's return (sys_exit) its error, else 0;
+//   - stackdepth, ustackdepth, caller and ucaller, from bpf_get_stack,
+//     frames as stack() and ustack() record them.
+//
+// The tuple stack (pushtr, pushtv, popts, flushts) and call for the
+// subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
+// copyin and copyinstr (bpf_probe_read_user, into scratch), rand (from
+// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr and lltostr;
+// associative arrays (ldgaa, stgaa, ldtaa, sttaa) keyed by values and
+// strings.
+//
+// Everything else — the other subroutines, vtimestamp, ipl, zonename,
+// execargs, regs[] and uregs[], keys of other by-reference types, stores into
+// by-reference thread-locals, copys, translators — is refused with an
+// *Error naming the instruction: never translated wrongly. As the kernel
+// does, Translate also refuses a DIFO whose last instruction is not ret,
+// a branch that does not go forward, a store to %r0.
 //
 // # Next
 //
@@ -117,9 +164,6 @@
 // fault jumping to one ERROR path that fires the ERROR clauses as
 // dtrace-utils' dt_probe_error does), with a prologue per provider that
 // fills StateArgs and resets clause-locals and scratch; the other
-// built-in variables (probeprov … probename, ppid, curthread, errno,
-// epid, id, stack depths); by-reference variables; the tuple stack, the
-// subroutines and associative arrays in hash maps keyed as dtrace keys
-// them; aggregations; records written in DTrace's buffer format
+// subroutines; aggregations; records written in DTrace's buffer format
 // (package record) through a ring buffer or perf buffer.
 package bpf

@@ -19,35 +19,41 @@ const (
 	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
 	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
 	NArgs          = 10
-	StateScratch   = StateArgs + 8*NArgs    // bytes of scratch allocated (dtms_scratch_ptr, from 0)
-	StateScrBase   = StateScratch + 8       // kernel address of this CPU's scratch, as a scalar
-	StateEPID      = StateScrBase + 8       // EPID of the clause running
-	StateProbeID   = StateEPID + 8          // ID of the probe that fired
-	StateBufDrops  = StateProbeID + 8       // firings the ring buffer had no room for, or that interrupted another
-	StateAggDrops  = StateBufDrops + 8      // aggregation entries the maps had no room for
-	StateBusy      = StateAggDrops + 8      // a probe program is running on this CPU
-	StateRegs      = StateBusy + 8          // the registers (pt_regs) of a system call
-	StateRawArgs   = StateRegs + ptRegsSize // a tracepoint's arguments, for SDT sites
-	StateSiteArgs  = StateRawArgs + 8*NArgs // an SDT probe's arguments, as its site makes them
-	StateSize      = StateSiteArgs + 8*NArgs
+	StateScratch   = StateArgs + 8*NArgs     // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	StateScrBase   = StateScratch + 8        // kernel address of this CPU's scratch, as a scalar
+	StateEPID      = StateScrBase + 8        // EPID of the clause running
+	StateProbeID   = StateEPID + 8           // ID of the probe that fired
+	StateBufDrops  = StateProbeID + 8        // firings the ring buffer had no room for, or that interrupted another
+	StateAggDrops  = StateBufDrops + 8       // aggregation entries the maps had no room for
+	StateBusy      = StateAggDrops + 8       // a probe program is running on this CPU
+	StateRegs      = StateBusy + 8           // the registers (pt_regs) of a system call
+	StateRawArgs   = StateRegs + ptRegsSize  // a tracepoint's arguments, for SDT sites
+	StateSiteArgs  = StateRawArgs + 8*NArgs  // an SDT probe's arguments, as its site makes them
+	StateGlobBase  = StateSiteArgs + 8*NArgs // kernel address of MapGlobals' value, as a scalar
+	StateLocBase   = StateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
+	StateTmp       = StateLocBase + 8        // where a pointer is stored to be read back as a scalar
+	StateSize      = StateTmp + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
 // Runtime associates its maps with them.
 const (
-	MapState   = "kd_state"   // per-CPU array, 1 entry of StateSize bytes
-	MapGlobals = "kd_globals" // array, 1 entry: the global scalars, 8 bytes each
-	MapLocals  = "kd_locals"  // per-CPU array, 1 entry: the clause-local scalars
-	MapThreads = "kd_threads" // hash: ThreadKey → 8-byte value
-	MapStrings = "kd_strings" // array, 1 entry: the string tables of all DIFOs
-	MapScratch = "kd_scratch" // per-CPU array, 1 entry: scratch memory, then as many zero bytes
-	MapStrBuf  = "kd_strbuf"  // per-CPU array, 1 entry: the two strings scmp compares
-	MapCtl     = "kd_ctl"     // array, 1 entry of CtlSize bytes: the tracing's activity
-	MapProbes  = "kd_probes"  // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
-	MapRec     = "kd_rec"     // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
-	MapRing    = "kd_ring"    // ring buffer: the firings' records, each behind its RecPrefix
-	MapZero    = "kd_zero"    // array, 1 entry of zeroes to copy from
-	MapUArgs   = "kd_uargs"   // hash, one per USDT program: index → where the point's arguments are
+	MapState      = "kd_state"      // per-CPU array, 1 entry of StateSize bytes
+	MapGlobals    = "kd_globals"    // array, 1 entry: the global scalars, 8 bytes each
+	MapLocals     = "kd_locals"     // per-CPU array, 1 entry: the clause-local scalars
+	MapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
+	MapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
+	MapProbeNames = "kd_pnames"     // hash: probe ID → its names (ProbeNamesSize bytes)
+	MapKey        = "kd_key"        // per-CPU array, 1 entry: an associative array's key as it is built
+	MapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
+	MapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
+	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
+	MapCtl        = "kd_ctl"        // array, 1 entry of CtlSize bytes: the tracing's activity
+	MapProbes     = "kd_probes"     // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
+	MapRec        = "kd_rec"        // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
+	MapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
+	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
+	MapUArgs      = "kd_uargs"      // hash, one per USDT program: index → where the point's arguments are
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -62,10 +68,19 @@ type ThreadKey struct {
 // made (NewRuntime) and before it is translated.
 type Layout struct {
 	threads uint32           // entries of MapThreads
+	probes  uint32           // entries of MapProbeNames
 	scratch uint32           // bytes of scratch memory per CPU
 	strsize uint32           // the strsize option
 	globals map[uint32]int16 // variable id → byte offset in MapGlobals
 	locals  map[uint32]int16 // variable id → byte offset in MapLocals
+	// By-reference globals and clause-locals: variable id → the offset
+	// of their storage after the scalar slots, and the bytes of all.
+	grefs, lrefs       map[uint32]varRef
+	grefSize, lrefSize uint32
+	trefSize           uint32 // bytes of MapThreadRefs' value
+	// Associative arrays, each in a hash map of its own.
+	assocs  map[assocID]*assoc
+	nassoc  int
 	strs    []byte
 	strBase map[*dif.Object]uint32
 
@@ -98,6 +113,9 @@ type Config struct {
 	// AggSize is the bytes of aggregation entries each aggregation's
 	// map may hold (dtrace's aggsize); 0 means 4 MiB.
 	AggSize uint32
+	// Probes is the number of probes whose names (probeprov …
+	// probename) the runtime holds; 0 means 16384.
+	Probes uint32
 }
 
 // MaxStrSize bounds the strsize option: scmp compares in a loop the
@@ -119,7 +137,11 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	}
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
-		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}}
+		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
+		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
+	if l.probes == 0 {
+		l.probes = 16384
+	}
 	if l.ring == 0 {
 		l.ring = 4 << 20
 	}
@@ -149,9 +171,46 @@ func NewLayout(cfg *Config) (*Layout, error) {
 // offset is 16 bits.
 const maxSlots = 4095
 
-// Add gives o's scalar globals and clause-locals a slot each (the
-// variable ids are shared among a program's DIFOs, as the kernel shares
-// them) and appends its string table to the string map.
+// maxPerCPU bounds the value of a per-CPU map.
+const maxPerCPU = 32 << 10
+
+// A varRef is the storage of a by-reference global or clause-local, as
+// the kernel keeps it (dtsv_data): a word that is not 0 after a store
+// of NULL, then the data.
+type varRef struct {
+	off   uint32 // from the end of the scalar slots
+	size  uint32 // bytes of data the variable holds
+	limit uint32 // bytes a store copies at most, a string's NUL included
+	str   bool
+}
+
+// refHeader is the bytes before a by-reference variable's data.
+const refHeader = 8
+
+// newVarRef returns the storage of a by-reference variable of type t: a
+// string of size 0 has the string size, as the kernel's loader gives
+// it, and room for the NUL bpf_probe_read_kernel_str always writes.
+func (l *Layout) newVarRef(t dif.Type) varRef {
+	r := varRef{size: t.Size, str: t.Kind == dif.TypeString}
+	if r.str && r.size == 0 {
+		r.size = l.strsize
+	}
+	r.limit = r.size
+	if r.str {
+		r.limit++
+	}
+	return r
+}
+
+// byRef reports whether a variable of type t holds its bytes, as the
+// kernel's DIF_TF_BYREF variables do.
+func byRef(t dif.Type) bool { return t.Flags&dif.TFByRef != 0 }
+
+// Add gives o's globals and clause-locals a place each (the variable
+// ids are shared among a program's DIFOs, as in the kernel): 8 bytes
+// for a scalar, its bytes for a by-reference one. By-reference
+// thread-locals size MapThreadRefs' value. o's string table is appended
+// to the string map.
 func (l *Layout) Add(o *dif.Object) error {
 	if _, ok := l.strBase[o]; ok {
 		return nil
@@ -159,6 +218,12 @@ func (l *Layout) Add(o *dif.Object) error {
 	for i := range o.Vars {
 		v := &o.Vars[i]
 		if v.Kind != dif.KindScalar || v.ID < dif.VarOtherUBase {
+			continue
+		}
+		if byRef(v.Type) {
+			if err := l.addRef(v); err != nil {
+				return err
+			}
 			continue
 		}
 		var m map[uint32]int16
@@ -181,8 +246,151 @@ func (l *Layout) Add(o *dif.Object) error {
 	if len(l.strs)+len(o.Strs) > 1<<31 {
 		return fmt.Errorf("bpf: string tables too large")
 	}
+	l.addAssocs(o)
 	l.strBase[o] = uint32(len(l.strs))
 	l.strs = append(l.strs, o.Strs...)
+	if l.localsSize() > maxPerCPU {
+		return fmt.Errorf("bpf: clause-local variables of %d bytes, over %d", l.localsSize(), maxPerCPU)
+	}
+	return nil
+}
+
+// assocID names an associative array: its scope and id.
+type assocID struct {
+	scope uint8
+	id    uint32
+}
+
+// An assoc is an associative array as its map keeps it: the key is the
+// array's id (4 bytes and 4 of padding), then each of the tuple's
+// entries, a value in 8 bytes or a string in strsize bytes and a NUL,
+// zero-padded (and the thread's id for a thread-local array); the
+// value is the element's, 8 bytes or a by-reference type's bytes.
+type assoc struct {
+	index int
+	keys  []keyKind // nil until an instruction shows them
+	value varRef
+	ref   bool // the value is by reference
+	err   string
+}
+
+// keyKind is how a tuple entry is in a key.
+type keyKind uint8
+
+const (
+	keyValue  keyKind = iota // pushtv, or the thread's id
+	keyString                // pushtr of a string
+)
+
+// keySize is the bytes of a's keys.
+func (l *Layout) keySize(a *assoc) uint32 {
+	n := uint32(8)
+	for _, k := range a.keys {
+		n += l.keyEntrySize(k)
+	}
+	return n
+}
+
+func (l *Layout) keyEntrySize(k keyKind) uint32 {
+	if k == keyString {
+		return (l.strsize + 1 + 7) &^ 7
+	}
+	return 8
+}
+
+// valueSize is the bytes of a's elements.
+func (a *assoc) valueSize() uint32 {
+	if a.ref {
+		return max((a.value.limit+7)&^7, 8)
+	}
+	return 8
+}
+
+// addAssocs notes o's associative arrays and the shape of their keys,
+// which the pushes before each of their loads and stores show: an
+// array whose key the translator cannot keep is refused where it is
+// used.
+func (l *Layout) addAssocs(o *dif.Object) {
+	for i := range o.Vars {
+		v := &o.Vars[i]
+		if v.Kind != dif.KindArray || v.ID < dif.VarOtherUBase || v.Scope == dif.ScopeLocal {
+			continue
+		}
+		id := assocID{v.Scope, v.ID}
+		if _, ok := l.assocs[id]; ok {
+			continue
+		}
+		a := &assoc{index: l.nassoc, ref: byRef(v.Type)}
+		if a.ref {
+			a.value = l.newVarRef(v.Type)
+		}
+		l.nassoc++
+		l.assocs[id] = a
+	}
+	var stack []keyKind
+	other := false // a pushed reference that is not a string
+	for _, in := range o.Code {
+		switch op := in.Op(); op {
+		case dif.FLUSHTS:
+			stack, other = stack[:0], false
+		case dif.PUSHTV:
+			stack = append(stack, keyValue)
+		case dif.PUSHTR:
+			if in.R1() != dif.TypeString {
+				other = true
+			}
+			stack = append(stack, keyString)
+		case dif.POPTS:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
+			scope := uint8(dif.ScopeGlobal)
+			if op == dif.LDTAA || op == dif.STTAA {
+				scope = dif.ScopeThread
+			}
+			a, ok := l.assocs[assocID{scope, uint32(in.Var())}]
+			if !ok || a.err != "" {
+				continue
+			}
+			keys := slices.Clone(stack)
+			if scope == dif.ScopeThread {
+				keys = append(keys, keyValue)
+			}
+			switch {
+			case other:
+				a.err = "a key of a by-reference type other than string"
+			case a.keys != nil && !slices.Equal(a.keys, keys):
+				a.err = "keys of different types"
+			default:
+				a.keys = keys
+			}
+		}
+	}
+}
+
+// addRef places a by-reference variable.
+func (l *Layout) addRef(v *dif.Var) error {
+	r := l.newVarRef(v.Type)
+	// Beyond 1 MiB, the sizes below could overflow.
+	if r.size > 1<<20 {
+		return fmt.Errorf("bpf: variable of %d bytes", r.size)
+	}
+	room := (refHeader + r.limit + 7) &^ 7
+	switch v.Scope {
+	case dif.ScopeGlobal:
+		if _, ok := l.grefs[v.ID]; !ok {
+			r.off, l.grefSize = l.grefSize, l.grefSize+room
+			l.grefs[v.ID] = r
+		}
+	case dif.ScopeLocal:
+		if _, ok := l.lrefs[v.ID]; !ok {
+			r.off, l.lrefSize = l.lrefSize, l.lrefSize+room
+			l.lrefs[v.ID] = r
+		}
+	case dif.ScopeThread:
+		l.trefSize = max(l.trefSize, (r.limit+7)&^7)
+	}
 	return nil
 }
 
@@ -196,8 +404,26 @@ func (l *Layout) StringBase(o *dif.Object) (uint32, bool) {
 	return b, ok
 }
 
-func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) }
-func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) }
+func (l *Layout) globalsSize() uint32 { return slotsSize(len(l.globals)) + l.grefSize }
+func (l *Layout) localsSize() uint32  { return slotsSize(len(l.locals)) + l.lrefSize }
+
+// threadRefSize is the bytes of MapThreadRefs' value.
+func (l *Layout) threadRefSize() uint32 { return max(l.trefSize, 8) }
+
+// ref returns where a by-reference global or clause-local lives: its
+// header's offset in its map's value, and its storage.
+func (l *Layout) ref(scope uint8, id uint32) (uint32, varRef, bool) {
+	if scope == dif.ScopeLocal {
+		r, ok := l.lrefs[id]
+		return slotsSize(len(l.locals)) + r.off, r, ok
+	}
+	r, ok := l.grefs[id]
+	return slotsSize(len(l.globals)) + r.off, r, ok
+}
+
+// strBufSize is the bytes of MapStrBuf's value: the two strings scmp
+// compares, or the frames bpf_get_stack writes.
+func (l *Layout) strBufSize() uint32 { return max(2*l.strBufHalf(), 8*maxFrames) }
 
 // strBufHalf is where the second string starts in MapStrBuf: each holds
 // strsize bytes and a NUL.
@@ -263,5 +489,21 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 const maxRecord = 32<<10 - RecPrefix
 
 // zeroSize is the bytes of MapZero: as many as the largest copy of
-// zeroes, into the record buffer or the clause-locals.
-func (l *Layout) zeroSize() uint32 { return max(l.recSize, l.localsSize(), 8) }
+// zeroes, into the record buffer, the clause-locals or a new by-reference
+// thread-local.
+func (l *Layout) zeroSize() uint32 {
+	n := max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
+	for _, a := range l.assocs {
+		n = max(n, l.keySize(a), a.valueSize())
+	}
+	return n
+}
+
+// maxKeySize is the bytes of MapKey's value: the largest key.
+func (l *Layout) maxKeySize() uint32 {
+	n := uint32(8)
+	for _, a := range l.assocs {
+		n = max(n, l.keySize(a))
+	}
+	return n
+}

@@ -121,10 +121,12 @@ type Site struct {
 	Args  []*dif.Object
 }
 
-// The control map's value, shared by all CPUs: the tracing's activity.
+// The control map's value, shared by all CPUs: the tracing's activity
+// and what walltimestamp adds to CLOCK_MONOTONIC.
 const (
 	CtlActivity = 0 // ActivityInactive, ActivityActive or ActivityDraining
-	CtlSize     = 8
+	CtlWallOff  = 8 // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
+	CtlSize     = 16
 )
 
 // Activities, as dtrace's DTRACE_ACTIVITY_*: probes other than BEGIN and
@@ -170,6 +172,7 @@ const (
 // have been added to l (AddProbe).
 func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 	t := newTranslator(l)
+	t.ctx = p.Context
 	b := &builder{t: t, p: p, l: l}
 	return b.build()
 }
@@ -913,9 +916,6 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	base := int32(RecPrefix + ra.AggBase)
 	data := int32(RecPrefix + ra.Offset)
 	name := aggMapName(b.l.aggs[ra.AggID])
-	if ra.Action == dof.AggLLQuantize {
-		return fmt.Errorf("bpf: llquantize() is not supported by the Linux runtime yet")
-	}
 	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 	b.emit(asm.StoreImm(asm.R1, int16(base), int64(ra.AggID), asm.Word))
 	find := func(found string) {
@@ -928,7 +928,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	find(lp + "found")
 	// A new entry: its initial data, built where the kernel builds it.
 	b.zeroRec(data, int32(ra.Size+AggTouched))
-	if ra.Action == dof.AggLQuantize {
+	if ra.Action == dof.AggLQuantize || ra.Action == dof.AggLLQuantize {
 		b.emit(asm.LoadImm(asm.R2, int64(ra.Arg), asm.DWord))
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.StoreMem(asm.R1, int16(data), asm.R2, asm.DWord))
@@ -1002,6 +1002,11 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		b.emit(asm.Add.Imm(asm.R3, 1))
 		b.mark(lp + "lq")
 		b.addBucket(1)
+	case dof.AggLLQuantize:
+		if err := b.llquantizeBucket(ra.Arg, int32(ra.Size/8-2), lp); err != nil {
+			return err
+		}
+		b.addBucket(1)
 	default:
 		return fmt.Errorf("bpf: aggregating function %v not translated", ra.Action)
 	}
@@ -1057,6 +1062,66 @@ func (b *builder) quantizeBucket(lp string) {
 	b.emit(asm.JLT.Imm(asm.R3, record.QuantizeNBuckets, lp+"q_ok"))
 	b.emit(asm.Mov.Imm(asm.R3, record.QuantizeNBuckets-1))
 	b.mark(lp + "q_ok")
+}
+
+// llquantizeBucket leaves in R3 the bucket of llquantize() with
+// parameters arg that counts R1, as record.LLQuantizeBucket: the orders
+// of magnitude are unrolled, their bounds being constants. last is the
+// last bucket, the verifier's bound. R4 is clobbered. Parameters the
+// kernel would refuse (dtrace_ecb_aggregation_create) are refused.
+func (b *builder) llquantizeBucket(arg uint64, last int32, lp string) error {
+	factor, low, high, nsteps := dof.LLQuantizeParams(arg)
+	if factor < 2 || low >= high || nsteps < factor || nsteps%factor != 0 {
+		return fmt.Errorf("bpf: llquantize() parameters factor %d, low %d, high %d, steps %d are invalid", factor, low, high, nsteps)
+	}
+	done := lp + "llq_done"
+	f := int64(factor)
+	this := int64(1)
+	for range low {
+		this *= f
+		if this <= 0 {
+			return fmt.Errorf("bpf: llquantize() factor %d to the power %d overflows 64 bits", factor, low)
+		}
+	}
+	b.emit(asm.Mov.Imm(asm.R3, 0))
+	b.emit(asm.LoadImm(asm.R4, this, asm.DWord))
+	b.emit(asm.JSLT.Reg(asm.R1, asm.R4, done))
+	prev, base := this, int64(1)
+	this *= f
+	clamped := false
+	for order := int(low); order <= int(high) && !clamped; order++ {
+		nbuckets := min(this, int64(nsteps))
+		next := this * f
+		skip := fmt.Sprintf("%sllq_%d", lp, order)
+		if clamped = next < this; clamped {
+			// Past 64 bits: the value is clamped into this order.
+			b.emit(asm.LoadImm(asm.R1, this-1, asm.DWord))
+		} else {
+			b.emit(asm.LoadImm(asm.R4, this, asm.DWord))
+			b.emit(asm.JSGE.Reg(asm.R1, asm.R4, skip))
+		}
+		// base + (v-prev)/(this/nbuckets), v ≥ prev.
+		b.emit(asm.LoadImm(asm.R4, prev, asm.DWord))
+		b.emit(asm.Sub.Reg(asm.R1, asm.R4))
+		b.emit(asm.LoadImm(asm.R4, this/nbuckets, asm.DWord))
+		b.emit(asm.Div.Reg(asm.R1, asm.R4))
+		b.emit(asm.LoadImm(asm.R3, base, asm.DWord))
+		b.emit(asm.Add.Reg(asm.R3, asm.R1))
+		b.emit(asm.Ja.Label(done))
+		if !clamped {
+			b.mark(skip)
+		}
+		base += nbuckets - nbuckets/f
+		prev, this = this, next
+	}
+	if !clamped {
+		b.emit(asm.LoadImm(asm.R3, base, asm.DWord))
+	}
+	b.mark(done)
+	b.emit(asm.JLE.Imm(asm.R3, last, lp+"llq_ok"))
+	b.emit(asm.Mov.Imm(asm.R3, last))
+	b.mark(lp + "llq_ok")
+	return nil
 }
 
 // square128 adds the square of |R1| to the 128-bit sum of squares at

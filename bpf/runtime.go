@@ -4,20 +4,43 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"golang.org/x/sys/unix"
 )
 
 // Runtime holds the maps translated DIFOs share: the state each leaves
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
-	State, Globals, Locals, Threads, Strings, Scratch, StrBuf *ebpf.Map
+	State, Globals, Locals, Threads, ThreadRefs, Strings, Scratch, StrBuf *ebpf.Map
 	// Ctl holds the tracing's activity, Ring the firings' records,
 	// Aggs the aggregations' entries, keyed by aggregation ID and key.
 	Ctl, Rec, Ring, Zero *ebpf.Map
 	Aggs                 []*ebpf.Map
+	// ProbeNames holds the names of the probes, for probeprov …
+	// probename: SetProbeNames fills it.
+	ProbeNames *ebpf.Map
+	// Key is where associative arrays' keys are built, Assocs the
+	// arrays' elements, one map each (nil for an array whose keys the
+	// translator refuses).
+	Key    *ebpf.Map
+	Assocs []*ebpf.Map
 }
+
+// MapProbeNames' value: a probe's provider, module, function and name,
+// each NUL-padded in its room (DTRACE_PROVNAMELEN …).
+const (
+	ProbeProvOff   = 0
+	ProbeModOff    = ProbeProvOff + 64
+	ProbeFuncOff   = ProbeModOff + 64
+	ProbeNameOff   = ProbeFuncOff + 128
+	ProbeNamesSize = ProbeNameOff + 64
+)
+
+// noPrealloc is BPF_F_NO_PREALLOC, which x/sys/unix has for Linux only.
+const noPrealloc = 1
 
 // NewRuntime makes the maps for the DIFOs added to l and fills the
 // string map. Close releases them.
@@ -27,18 +50,22 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
 		{Name: MapLocals, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.localsSize(), MaxEntries: 1},
 		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
+		{Name: MapThreadRefs, Type: ebpf.Hash, KeySize: 16, ValueSize: l.threadRefSize(), MaxEntries: l.threads},
 		{Name: MapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
 		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
-		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.strBufHalf(), MaxEntries: 1},
+		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.strBufSize(), MaxEntries: 1},
 	}
 	specs = append(specs,
 		&ebpf.MapSpec{Name: MapCtl, Type: ebpf.Array, KeySize: 4, ValueSize: CtlSize, MaxEntries: 1},
 		&ebpf.MapSpec{Name: MapRec, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: 1},
 		&ebpf.MapSpec{Name: MapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
 		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
+		&ebpf.MapSpec{Name: MapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: ProbeNamesSize,
+			MaxEntries: l.probes, Flags: noPrealloc},
+		&ebpf.MapSpec{Name: MapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
 	)
 	r := &Runtime{}
-	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero}
+	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
 		if err != nil {
@@ -60,25 +87,54 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Aggs = append(r.Aggs, m)
 	}
-	strs := make([]byte, specs[4].ValueSize)
+	assocs := make([]*assoc, l.nassoc)
+	for _, a := range l.assocs {
+		assocs[a.index] = a
+	}
+	for i, a := range assocs {
+		if a.keys == nil || a.err != "" {
+			// Never used, or refused where it is.
+			continue
+		}
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: assocMapName(i), Type: ebpf.Hash, KeySize: l.keySize(a),
+			ValueSize: a.valueSize(), MaxEntries: l.threads})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating an associative array's map: %w", err)
+		}
+		for len(r.Assocs) < i {
+			r.Assocs = append(r.Assocs, nil)
+		}
+		r.Assocs = append(r.Assocs, m)
+	}
+	strs := make([]byte, r.Strings.ValueSize())
 	copy(strs, l.strs)
 	if err := r.Strings.Put(uint32(0), strs); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("bpf: filling the string map: %w", err)
 	}
+	if err := r.SetWallClock(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
 }
+
+// assocMapName is the name of the map of the i'th associative array.
+func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
 
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
 	}
-	for _, m := range r.Aggs {
-		errs = append(errs, m.Close())
+	for _, m := range slices.Concat(r.Aggs, r.Assocs) {
+		if m != nil {
+			errs = append(errs, m.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -96,13 +152,19 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 // theirs).
 func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
-	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads,
-		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero}
+	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
+		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
+		MapProbeNames: r.ProbeNames, MapKey: r.Key}
 	for name, m := range own {
 		maps[name] = m
 	}
 	for i, m := range r.Aggs {
 		maps[aggMapName(i)] = m
+	}
+	for i, m := range r.Assocs {
+		if m != nil {
+			maps[assocMapName(i)] = m
+		}
 	}
 	for name, m := range maps {
 		if err := insns.AssociateMap(name, m); err != nil && !errors.Is(err, asm.ErrUnreferencedSymbol) {
@@ -239,17 +301,57 @@ func (r *Runtime) ReadCounters() ([]Counters, error) {
 
 // Activity returns the tracing's activity (Activity*).
 func (r *Runtime) Activity() (uint64, error) {
-	var v uint64
+	var v [CtlSize]byte
 	if err := r.Ctl.Lookup(uint32(0), &v); err != nil {
 		return 0, fmt.Errorf("bpf: reading the control map: %w", err)
 	}
-	return v, nil
+	return binary.NativeEndian.Uint64(v[CtlActivity:]), nil
 }
 
 // SetActivity sets the tracing's activity.
-func (r *Runtime) SetActivity(a uint64) error {
-	if err := r.Ctl.Put(uint32(0), a); err != nil {
+func (r *Runtime) SetActivity(a uint64) error { return r.setCtl(CtlActivity, a) }
+
+// SetWallClock sets the offset walltimestamp adds to CLOCK_MONOTONIC
+// from the clocks now: NewRuntime sets it, and a long tracing may set
+// it again as the wall clock is adjusted.
+func (r *Runtime) SetWallClock() error {
+	var mono, wall unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		return fmt.Errorf("bpf: reading the clock: %w", err)
+	}
+	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &wall); err != nil {
+		return fmt.Errorf("bpf: reading the clock: %w", err)
+	}
+	return r.setCtl(CtlWallOff, uint64(wall.Nano()-mono.Nano()))
+}
+
+// setCtl sets the word at off of the control map's value. Only user
+// space writes it, one writer at a time.
+func (r *Runtime) setCtl(off int, v uint64) error {
+	var b [CtlSize]byte
+	if err := r.Ctl.Lookup(uint32(0), &b); err != nil {
+		return fmt.Errorf("bpf: reading the control map: %w", err)
+	}
+	binary.NativeEndian.PutUint64(b[off:], v)
+	if err := r.Ctl.Put(uint32(0), b); err != nil {
 		return fmt.Errorf("bpf: writing the control map: %w", err)
+	}
+	return nil
+}
+
+// SetProbeNames gives the probe of ID id its names, which probeprov,
+// probemod, probefunc and probename read; each is cut to its room less
+// its NUL, as dtrace's DTRACE_*NAMELEN bound them.
+func (r *Runtime) SetProbeNames(id uint32, prov, mod, fn, name string) error {
+	var v [ProbeNamesSize]byte
+	for _, f := range []struct {
+		s        string
+		off, end int
+	}{{prov, ProbeProvOff, ProbeModOff}, {mod, ProbeModOff, ProbeFuncOff}, {fn, ProbeFuncOff, ProbeNameOff}, {name, ProbeNameOff, ProbeNamesSize}} {
+		copy(v[f.off:f.end-1], f.s)
+	}
+	if err := r.ProbeNames.Put(id, v); err != nil {
+		return fmt.Errorf("bpf: setting the names of probe %d: %w", id, err)
 	}
 	return nil
 }

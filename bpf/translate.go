@@ -13,6 +13,7 @@ import (
 const (
 	FaultBadAddr   = 1 // DTRACEFLT_BADADDR
 	FaultBadAlign  = 2 // DTRACEFLT_BADALIGN
+	FaultIllOp     = 3 // DTRACEFLT_ILLOP
 	FaultDivZero   = 4 // DTRACEFLT_DIVZERO
 	FaultNoScratch = 5 // DTRACEFLT_NOSCRATCH
 )
@@ -42,7 +43,13 @@ const (
 	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
 	ctxSlot   = -112 // the program's context
 	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
+	// The tuple stack, below the probe program's frame: entry i's value
+	// at tupleSlot-16·i, its size 8 bytes below.
+	tupleSlot = -192
 )
+
+func tupleValue(i int) int16 { return int16(tupleSlot - 16*i) }
+func tupleSize(i int) int16  { return tupleValue(i) - 8 }
 
 func regSlot(r uint8) int16 { return -8 * int16(r) }
 
@@ -84,6 +91,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 // DIFOs, each translated in place where the program runs it.
 type translator struct {
 	l     *Layout
+	ctx   Context // what the program runs on: errno needs it
 	uses  struct{ globals, locals, strings, scratch, strbuf, args bool }
 	out   asm.Instructions
 	label string // symbol for the next instruction emitted
@@ -93,6 +101,7 @@ type translator struct {
 	strBase uint32
 	targets map[uint32]bool // DIF instructions that are branch targets
 	reach   []bool          // DIF instructions that can run
+	tuples  []int           // depth of the tuple stack before each instruction
 	prefix  string          // of the DIFO's labels, unique in the program
 	ret     string          // label a ret jumps to, its value at StateRet
 	fault   string          // label a fault jumps to, recorded in MapState
@@ -156,13 +165,47 @@ func (t *translator) scan() error {
 	}
 	t.reach = make([]bool, len(t.o.Code))
 	t.reach[0] = true
+	// The tuple stack's depth is known where each instruction runs, as
+	// the compiler pushes a call's arguments in straight-line code: its
+	// entries live at fixed places in the frame. Where paths of
+	// different depths meet (a call in one arm of ?:), the depth is
+	// unknown until the next flushts, and the stack cannot be used.
+	const unset, unknown = -1, -2
+	t.tuples = make([]int, len(t.o.Code))
+	for i := range t.tuples {
+		t.tuples[i] = unset
+	}
+	t.tuples[0] = 0
+	depth := func(target, d int) {
+		if t.tuples[target] != unset && t.tuples[target] != d {
+			d = unknown
+		}
+		t.tuples[target] = d
+	}
 	for pc, in := range t.o.Code {
 		if !t.reach[pc] {
 			continue
 		}
 		op := in.Op()
+		d := t.tuples[pc]
+		switch op {
+		case dif.FLUSHTS:
+			d = 0
+		case dif.PUSHTR, dif.PUSHTV, dif.POPTS, dif.CALL, dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
+			if d == unknown {
+				return &Error{pc, in, "the tuple stack's depth differs on the paths that lead here"}
+			}
+			switch op {
+			case dif.PUSHTR, dif.PUSHTV:
+				// A push beyond faults TUPOFLOW and leaves the depth.
+				d = min(d+1, dif.NTupleRegs)
+			case dif.POPTS:
+				d = max(d-1, 0)
+			}
+		}
 		if op != dif.RET && op != dif.BA && pc+1 < len(t.o.Code) {
 			t.reach[pc+1] = true
+			depth(pc+1, d)
 		}
 		switch op.Form() {
 		case dif.FormBranch:
@@ -172,6 +215,7 @@ func (t *translator) scan() error {
 			}
 			t.targets[target] = true
 			t.reach[target] = true
+			depth(int(target), d)
 		case dif.FormStore:
 			// As the kernel's dtrace_difo_validate refuses it.
 			if in.RD() == 0 {
@@ -198,13 +242,34 @@ func (t *translator) scan() error {
 			t.uses.locals = true
 		case dif.SETS:
 			t.uses.strings = true
-		case dif.ALLOCS, dif.STB, dif.STH, dif.STW, dif.STX:
+		case dif.ALLOCS:
 			t.uses.scratch = true
+		case dif.STB, dif.STH, dif.STW, dif.STX:
+			// Stores may go to by-reference variables' storage.
+			t.uses.scratch = true
+			t.uses.globals = t.uses.globals || t.l.grefSize > 0
+			t.uses.locals = t.uses.locals || t.l.lrefSize > 0
 
-		case dif.SCMP:
+		case dif.SCMP, dif.PUSHTR:
 			t.uses.strbuf = true
+		case dif.STGAA, dif.STTAA, dif.LDGAA, dif.LDTAA:
+			t.uses.scratch = true // for its zeroes
+		case dif.CALL:
+			t.uses.strbuf = true
+			t.uses.scratch = true
 		case dif.LDGA:
 			t.uses.args = true
+		}
+		if op == dif.LDGS {
+			switch in.Var() {
+			case dif.VarErrno:
+				// Read from the registers the prologue copies with
+				// the arguments.
+				t.uses.args = true
+			case dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller:
+				// bpf_get_stack writes the frames there.
+				t.uses.strbuf = true
+			}
 		}
 	}
 	return nil
@@ -221,8 +286,10 @@ func regsOf(in dif.Instr) []uint8 {
 		return []uint8{in.R1(), in.R2()}
 	case dif.FormTst:
 		return []uint8{in.R1()}
-	case dif.FormRet, dif.FormSetx, dif.FormSets, dif.FormLdv, dif.FormStv:
+	case dif.FormRet, dif.FormSetx, dif.FormSets, dif.FormLdv, dif.FormStv, dif.FormCall:
 		return []uint8{in.RD()}
+	case dif.FormPush:
+		return []uint8{in.R2(), in.RD()}
 	}
 	return nil
 }
@@ -273,6 +340,14 @@ func (t *translator) prologue() {
 	}
 	if t.uses.locals {
 		t.lookup(rLocals, MapLocals)
+	}
+	// A by-reference variable's load yields its storage's address as
+	// a scalar, as sets does.
+	if t.uses.globals {
+		t.emit(asm.StoreMem(rState, StateGlobBase, rGlobals, asm.DWord))
+	}
+	if t.uses.locals {
+		t.emit(asm.StoreMem(rState, StateLocBase, rLocals, asm.DWord))
 	}
 	if t.uses.strings {
 		// sets yields the string's address as a scalar, as DIF
@@ -527,6 +602,16 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 	case dif.LDTS, dif.STTS:
 		return t.thread(pc, in, local)
 
+	case dif.LDGAA, dif.STGAA, dif.LDTAA, dif.STTAA:
+		return t.assoc(pc, in, local)
+	case dif.FLUSHTS, dif.POPTS:
+		// The depth is the translator's: nothing runs.
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+	case dif.PUSHTR, dif.PUSHTV:
+		return t.push(pc, in, local)
+	case dif.CALL:
+		return t.call(pc, in, local)
+
 	default:
 		return &Error{pc, in, "not translated yet"}
 	}
@@ -553,8 +638,8 @@ func (t *translator) static(pc int, in dif.Instr) error {
 		}
 		return t.builtin(pc, in, id, func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) })
 	}
-	if v, ok := t.o.LookupVar(id, scope); ok && v.Type.ByRef() {
-		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	if v, ok := t.o.LookupVar(id, scope); ok && byRef(v.Type) {
+		return t.staticRef(pc, in, scope, base)
 	}
 	off, ok := slots[id]
 	if !ok {
@@ -578,15 +663,10 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	id := uint32(in.Var())
 	if v, ok := t.o.LookupVar(id, dif.ScopeThread); !ok {
 		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
-	} else if v.Type.ByRef() {
-		return &Error{pc, in, fmt.Sprintf("by-reference variable %s not translated yet", t.o.VarName(v))}
+	} else if byRef(v.Type) {
+		return t.threadRef(pc, in, t.l.newVarRef(v.Type), local)
 	}
-	t.emit(asm.StoreImm(asm.R10, keySlot, int64(id), asm.Word))
-	t.emit(asm.StoreImm(asm.R10, keySlot+4, 0, asm.Word))
-	t.emit(asm.FnGetCurrentPidTgid.Call())
-	t.emit(asm.LSh.Imm(asm.R0, 32))
-	t.emit(asm.RSh.Imm(asm.R0, 32))
-	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R0, asm.DWord))
+	t.threadKey(id)
 	key := func() {
 		t.mapPtr(asm.R1, MapThreads)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
@@ -619,6 +699,138 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	t.mark(local("del"))
 	key()
 	t.emit(asm.FnMapDeleteElem.Call())
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// threadKey writes the ThreadKey of thread-local id at keySlot.
+func (t *translator) threadKey(id uint32) {
+	t.emit(asm.StoreImm(asm.R10, keySlot, int64(id), asm.Word))
+	t.emit(asm.StoreImm(asm.R10, keySlot+4, 0, asm.Word))
+	t.emit(asm.FnGetCurrentPidTgid.Call())
+	t.emit(asm.LSh.Imm(asm.R0, 32))
+	t.emit(asm.RSh.Imm(asm.R0, 32))
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R0, asm.DWord))
+}
+
+// staticRef translates a load or store of a by-reference global or
+// clause-local, as the kernel's ldgs and stgs do: the load yields the
+// address of the variable's data, or 0 after a store of NULL (the
+// header word set); a store copies the bytes (a string up to its NUL).
+func (t *translator) staticRef(pc int, in dif.Instr, scope uint8, base asm.Register) error {
+	id := uint32(in.Var())
+	off, r, ok := t.l.ref(scope, id)
+	if !ok {
+		return &Error{pc, in, fmt.Sprintf("variable %s is not in the layout", t.varName(id, scope))}
+	}
+	local := func(s string) string { return fmt.Sprintf("%si%d_%s", t.prefix, pc, s) }
+	// R1: the header, in the map value; its offset may be beyond a
+	// load's 16 bits.
+	header := func() {
+		t.emit(asm.Mov.Reg(asm.R1, base))
+		t.emit(asm.Mov.Imm(asm.R2, int32(off)))
+		t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	}
+	if op := in.Op(); op == dif.LDGS || op == dif.LDLS {
+		addrAt := int16(StateGlobBase)
+		if scope == dif.ScopeLocal {
+			addrAt = StateLocBase
+		}
+		header()
+		t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.emit(asm.JNE.Imm(asm.R2, 0, local("null")))
+		t.emit(asm.LoadMem(asm.R0, rState, addrAt, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R0, int32(off+refHeader)))
+		t.mark(local("null"))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R3, in.RS())
+	header()
+	t.emit(asm.JNE.Imm(asm.R3, 0, local("copy")))
+	t.emit(storeImm64(asm.R1, 0, 1))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("copy"))
+	t.emit(storeImm64(asm.R1, 0, 0))
+	t.emit(asm.Add.Imm(asm.R1, refHeader))
+	t.copyRef(pc, r, local)
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// copyRef copies a by-reference value from R3 to R1, as dtrace_vcopy:
+// a string up to its NUL, anything else whole. An address it cannot read
+// faults BADADDR.
+func (t *translator) copyRef(pc int, r varRef, local func(string) string) {
+	t.emit(asm.Mov.Imm(asm.R2, int32(r.limit)))
+	if r.str {
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("copied")))
+	} else {
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("copied")))
+	}
+	t.get(asm.R1, t.o.Code[pc].RS())
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("copied"))
+}
+
+// threadRef translates a load or store of a by-reference thread-local,
+// kept in MapThreadRefs under (id, tid): the load yields the address of
+// its bytes, or 0 if it has none; a store of 0 deletes it, any other
+// copies the bytes, making it zeroed first if missing (or counting a
+// drop when the map has no room).
+func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string) string) error {
+	t.threadKey(uint32(in.Var()))
+	find := func() {
+		t.mapPtr(asm.R1, MapThreadRefs)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		t.emit(asm.Add.Imm(asm.R2, keySlot))
+		t.emit(asm.FnMapLookupElem.Call())
+	}
+	if in.Op() == dif.LDTS {
+		find()
+		// The pointer is read back as a scalar, as DIF addresses are.
+		t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R1, in.RS())
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("store")))
+	t.mapPtr(asm.R1, MapThreadRefs)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, keySlot))
+	t.emit(asm.FnMapDeleteElem.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("store"))
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mapPtr(asm.R1, MapZero)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("drop")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R0))
+	t.mapPtr(asm.R1, MapThreadRefs)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, keySlot))
+	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
+	t.emit(asm.FnMapUpdateElem.Call())
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mark(local("drop"))
+	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("have"))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	t.get(asm.R3, in.RS())
+	t.copyRef(pc, r, local)
 	t.mark(local("done"))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	return nil
@@ -661,11 +873,149 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.
 		t.emit(asm.FnKtimeGetNs.Call())
+	case id == dif.VarWalltimestamp:
+		// CLOCK_MONOTONIC plus the offset to CLOCK_REALTIME the
+		// runtime keeps in MapCtl.
+		t.mapPtr(asm.R1, MapCtl)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+		t.emit(asm.FnMapLookupElem.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
+		t.emit(asm.LoadMem(asm.R1, asm.R0, CtlWallOff, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
+		t.emit(asm.FnKtimeGetNs.Call())
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.mark(local("wall"))
+	case id == dif.VarID:
+		t.emit(asm.LoadMem(asm.R0, rState, StateProbeID, asm.DWord))
+	case id == dif.VarEPID:
+		t.emit(asm.LoadMem(asm.R0, rState, StateEPID, asm.DWord))
+	case id == dif.VarCurthread:
+		t.emit(asm.FnGetCurrentTask.Call())
+	case id == dif.VarPPID:
+		if err := t.ppid(pc, in, local); err != nil {
+			return err
+		}
+	case id == dif.VarErrno:
+		t.errno(local)
+	case id == dif.VarStackdepth, id == dif.VarUstackdepth:
+		flags := int32(0)
+		if id == dif.VarUstackdepth {
+			flags = userStack
+		}
+		t.stack(maxFrames, flags)
+		// A refusal (a negative error) is no frame.
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("depth")))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.mark(local("depth"))
+		t.emit(asm.RSh.Imm(asm.R0, 3))
+	case id == dif.VarCaller, id == dif.VarUcaller:
+		// The second frame of the stack: the first is where the probe
+		// fired. 0 if there is none.
+		flags := int32(0)
+		if id == dif.VarUcaller {
+			flags = userStack
+		}
+		t.stack(2, flags)
+		t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		t.emit(asm.JSLT.Imm(asm.R1, 16, local("caller")))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, asm.R1, 8, asm.DWord))
+		t.mark(local("caller"))
+	case id >= dif.VarProbeprov && id <= dif.VarProbename:
+		t.probeName(id, local)
 	default:
 		return &Error{pc, in, fmt.Sprintf("built-in variable %s not translated yet", t.varName(id, dif.ScopeGlobal))}
 	}
 	t.set(in.RD(), asm.R0)
 	return nil
+}
+
+// Stacks as bpf_get_stack reads them: at most maxFrames frames (the
+// kernel's default perf_event_max_stack), of the user's stack with
+// userStack (BPF_F_USER_STACK).
+const (
+	maxFrames = 127
+	userStack = 1 << 8
+)
+
+// stack calls bpf_get_stack for at most frames frames, written into
+// MapStrBuf's value; R0 is the bytes written or a negative error.
+func (t *translator) stack(frames, flags int32) {
+	t.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R3, 8*frames))
+	t.emit(asm.Mov.Imm(asm.R4, flags))
+	t.emit(asm.FnGetStack.Call())
+}
+
+// ppid reads the current task's real_parent->tgid at the offsets the
+// kernel's BTF gives; 0 if a read fails.
+func (t *translator) ppid(pc int, in dif.Instr, local func(string) string) error {
+	o, err := kernelTask()
+	if err != nil {
+		return &Error{pc, in, fmt.Sprintf("ppid needs the kernel's struct task_struct: %v", err)}
+	}
+	read := func(off int16, size int32) {
+		t.emit(asm.Mov.Reg(asm.R3, asm.R0))
+		t.emit(asm.Add.Imm(asm.R3, int32(off)))
+		t.emit(storeImm64(asm.R10, bufSlot, 0))
+		t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		t.emit(asm.Add.Imm(asm.R1, bufSlot))
+		t.emit(asm.Mov.Imm(asm.R2, size))
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	}
+	t.emit(asm.FnGetCurrentTask.Call())
+	read(o.realParent, 8)
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("ppid")))
+	read(o.tgid, 4)
+	t.mark(local("ppid"))
+	return nil
+}
+
+// errno is the error a system call returns, at its return (sys_exit):
+// the negated return value when it is an error (-4095 … -1, as the
+// kernel's IS_ERR_VALUE), else 0. Elsewhere it reads 0.
+func (t *translator) errno(local func(string) string) {
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	if t.ctx != CtxSysExit {
+		return
+	}
+	t.emit(asm.LoadMem(asm.R1, rState, StateRegs+regAX, asm.DWord))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("errno")))
+	t.emit(asm.JSLT.Imm(asm.R1, -4095, local("errno")))
+	t.emit(asm.Mov.Reg(asm.R0, asm.R1))
+	t.emit(asm.Neg.Imm(asm.R0, 0))
+	t.mark(local("errno"))
+}
+
+// probeName leaves in R0 the address of a name of the probe that fired,
+// in MapProbeNames under its ID (StateProbeID), as a scalar; a probe
+// without names reads the empty string (MapZero's zeroes).
+func (t *translator) probeName(id uint32, local func(string) string) {
+	off := map[uint32]int32{dif.VarProbeprov: ProbeProvOff, dif.VarProbemod: ProbeModOff,
+		dif.VarProbefunc: ProbeFuncOff, dif.VarProbename: ProbeNameOff}[id]
+	t.emit(asm.LoadMem(asm.R1, rState, StateProbeID, asm.DWord))
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.Word))
+	t.mapPtr(asm.R1, MapProbeNames)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, bufSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("noname")))
+	t.emit(asm.Add.Imm(asm.R0, off))
+	t.emit(asm.Ja.Label(local("name")))
+	t.mark(local("noname"))
+	t.mapPtr(asm.R1, MapZero)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.mark(local("name"))
+	// A pointer read back as a scalar, as DIF addresses are.
+	t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
 }
 
 // half calls fn, a helper that returns two 32-bit ids in one word, and
@@ -683,8 +1033,14 @@ func (t *translator) half(fn asm.BuiltinFunc, upper bool) {
 // size and its upper half is never written, so that the zeroes are
 // copied from there and the verifier can bound both ends of the copy.
 func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
-	size := int32(t.l.scratch)
 	t.get(asm.R1, in.R1())
+	t.alloc(pc, in.RD(), local)
+}
+
+// alloc takes R1 bytes of scratch, 8-aligned and zeroed, as allocs,
+// and puts their address in DIF register rd; or faults NOSCRATCH.
+func (t *translator) alloc(pc int, rd uint8, local func(string) string) {
+	size := int32(t.l.scratch)
 	t.emit(asm.JGT.Imm(asm.R1, size, local("noscratch")))
 	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R3, 7))
@@ -695,7 +1051,7 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
 	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R3))
-	t.set(in.RD(), asm.R0)
+	t.set(rd, asm.R0)
 	t.emit(asm.And.Imm(asm.R3, size-1))
 	t.emit(asm.Mov.Reg(asm.R2, asm.R1))
 	t.emit(asm.Mov.Reg(asm.R1, rScratch))
@@ -709,23 +1065,52 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 	t.mark(local("done"))
 }
 
-// store translates stb … stx: DIF stores only to scratch (anywhere in
-// it, as the kernel checks), aligned; elsewhere DTRACEFLT_BADADDR, then
-// DTRACEFLT_BADALIGN, as the kernel checks them.
+// store translates stb … stx: DIF stores only to scratch and to the
+// storage of by-reference globals and clause-locals (anywhere in them,
+// as the kernel's dtrace_canstore checks), aligned; elsewhere
+// DTRACEFLT_BADADDR, then DTRACEFLT_BADALIGN, as the kernel checks
+// them. The bytes of by-reference thread-locals, in a hash map, cannot
+// be told from other kernel memory: a store to them faults.
 func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
 	n := int32(size.Sizeof())
-	t.get(asm.R2, in.RD())
-	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
-	t.emit(asm.Sub.Reg(asm.R2, asm.R1))
-	t.emit(asm.JGT.Imm(asm.R2, int32(t.l.scratch)-n, local("badaddr")))
-	t.emit(asm.Mov.Reg(asm.R3, asm.R2))
-	t.emit(asm.And.Imm(asm.R3, n-1))
-	t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
-	t.get(asm.R1, in.R1())
-	t.emit(asm.Add.Reg(asm.R2, rScratch))
-	t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
-	t.emit(asm.Ja.Label(local("done")))
+	// Each region: where its address is kept, the register pointing
+	// to it, and the bytes of it DIF may store to.
+	type region struct {
+		addrAt     int16
+		base       asm.Register
+		start, end uint32
+	}
+	regions := []region{{StateScrBase, rScratch, 0, t.l.scratch}}
+	if t.l.grefSize > 0 {
+		regions = append(regions, region{StateGlobBase, rGlobals, slotsSize(len(t.l.globals)), t.l.globalsSize()})
+	}
+	if t.l.lrefSize > 0 {
+		regions = append(regions, region{StateLocBase, rLocals, slotsSize(len(t.l.locals)), t.l.localsSize()})
+	}
+	for i, r := range regions {
+		next := local(fmt.Sprintf("r%d", i+1))
+		if i == len(regions)-1 {
+			next = local("badaddr")
+		}
+		if i > 0 {
+			t.mark(local(fmt.Sprintf("r%d", i)))
+		}
+		t.get(asm.R2, in.RD())
+		t.emit(asm.LoadMem(asm.R1, rState, r.addrAt, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+		if r.start > 0 {
+			t.emit(asm.JLT.Imm(asm.R2, int32(r.start), next))
+		}
+		t.emit(asm.JGT.Imm(asm.R2, int32(r.end)-n, next))
+		t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+		t.emit(asm.And.Imm(asm.R3, n-1))
+		t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
+		t.get(asm.R1, in.R1())
+		t.emit(asm.Add.Reg(asm.R2, r.base))
+		t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
+		t.emit(asm.Ja.Label(local("done")))
+	}
 	t.mark(local("badaddr"))
 	t.get(asm.R1, in.RD())
 	t.faultAt(pc, FaultBadAddr, asm.R1, true)
@@ -783,6 +1168,559 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 	t.mark(local("set"))
 	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
 	t.emit(storeImm64(asm.R10, ccB, 0))
+}
+
+// push translates pushtr and pushtv: the value, and for pushtr its
+// size, at the tuple stack's top, whose depth the translator knows. A
+// string's size is its length and NUL, at most the size pushed (the
+// default string size for 0) and strsize, as dtrace_strlen reads it:
+// an address it cannot read faults BADADDR. pushtr's size of another
+// type over INT64_MAX faults ILLOP.
+func (t *translator) push(pc int, in dif.Instr, local func(string) string) error {
+	d := t.tuples[pc]
+	if d == dif.NTupleRegs {
+		// The kernel faults TUPOFLOW; here every run would, and the
+		// verifier refuses the code after a fault that always happens.
+		return &Error{pc, in, fmt.Sprintf("push onto a full tuple stack (%d entries)", dif.NTupleRegs)}
+	}
+	t.get(asm.R1, in.RD())
+	t.emit(asm.StoreMem(asm.R10, tupleValue(d), asm.R1, asm.DWord))
+	t.emit(storeImm64(asm.R10, tupleSize(d), 0))
+	if in.Op() == dif.PUSHTV {
+		return nil
+	}
+	t.get(asm.R2, in.R2())
+	if in.R1() != dif.TypeString {
+		t.emit(asm.JSGE.Imm(asm.R2, 0, local("size")))
+		t.faultAt(pc, FaultIllOp, 0, false)
+		t.mark(local("size"))
+		t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R2, asm.DWord))
+		return nil
+	}
+	// The bytes read: the limit (256 for 0) up to strsize, and a NUL.
+	limit := int32(t.l.strsize)
+	t.emit(asm.JNE.Imm(asm.R2, 0, local("lim")))
+	t.emit(asm.Mov.Imm(asm.R2, strSizeDefault))
+	t.mark(local("lim"))
+	t.emit(asm.JLE.Imm(asm.R2, limit, local("lim2")))
+	t.emit(asm.Mov.Imm(asm.R2, limit))
+	t.mark(local("lim2"))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R1))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.FnProbeReadKernelStr.Call())
+	t.emit(asm.JSGT.Imm(asm.R0, 0, local("strlen")))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(d), asm.DWord))
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("strlen"))
+	t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R0, asm.DWord))
+	return nil
+}
+
+// strSizeDefault is dtrace_strsize_default, the limit of a pushed
+// string of size 0.
+const strSizeDefault = 256
+
+// call translates call for the subroutines translated so far, their
+// arguments on the tuple stack.
+func (t *translator) call(pc int, in dif.Instr, local func(string) string) error {
+	subr := in.Subr()
+	nargs := t.tuples[pc]
+	// arg loads argument i into dst; a missing one reads 0, as
+	// kernel/vm reads it.
+	arg := func(dst asm.Register, i int) {
+		if i < nargs {
+			t.emit(asm.LoadMem(dst, asm.R10, tupleValue(i), asm.DWord))
+		} else {
+			t.emit(asm.Mov.Imm(dst, 0))
+		}
+	}
+	badAddr := func(i int) {
+		arg(asm.R1, i)
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	}
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	switch subr {
+	case dif.SubrStrlen:
+		// strsize bytes at most, as dtrace_strlen reads them.
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGT.Imm(asm.R0, 0, local("len")))
+		badAddr(0)
+		t.mark(local("len"))
+		t.emit(asm.Add.Imm(asm.R0, -1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrAlloca, dif.SubrCopyin:
+		// alloca(size), copyin(addr, size): scratch as allocs takes
+		// it, then for copyin the user's bytes read into it.
+		n := 0
+		if subr == dif.SubrCopyin {
+			n = 1
+		}
+		arg(asm.R1, n)
+		t.emit(asm.LoadMem(asm.R2, rState, StateScratch, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R2, asm.DWord))
+		t.alloc(pc, in.RD(), local)
+		if subr == dif.SubrAlloca {
+			break
+		}
+		// The same bytes, bounded again for the verifier.
+		t.get(asm.R1, in.RD())
+		t.emit(asm.LoadMem(asm.R2, rState, StateScrBase, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R1, asm.R2))
+		t.emit(asm.And.Imm(asm.R1, scratch-1))
+		t.emit(asm.Add.Reg(asm.R1, rScratch))
+		arg(asm.R2, 1)
+		t.emit(asm.JGT.Imm(asm.R2, scratch, local("copyfail")))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadUser.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("copied")))
+		t.mark(local("copyfail"))
+		// As the kernel, a copy that faults takes no scratch.
+		t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.StoreMem(rState, StateScratch, asm.R2, asm.DWord))
+		badAddr(0)
+		t.mark(local("copied"))
+
+	case dif.SubrCopyinstr:
+		// copyinstr(addr[, n]): strsize bytes of scratch, or n and a
+		// NUL if n is less, unaligned, the string cut to fit.
+		if strsize > scratch {
+			return &Error{pc, in, fmt.Sprintf("copyinstr with strsize %d over the scratch size %d", strsize, scratch)}
+		}
+		t.emit(asm.Mov.Imm(asm.R1, strsize))
+		if nargs > 1 {
+			arg(asm.R2, 1)
+			t.emit(asm.JGE.Imm(asm.R2, strsize, local("size")))
+			t.emit(asm.Mov.Reg(asm.R1, asm.R2))
+			t.emit(asm.Add.Imm(asm.R1, 1))
+			t.mark(local("size"))
+		}
+		t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+		t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+		t.emit(asm.Add.Reg(asm.R4, asm.R1))
+		t.emit(asm.JLE.Imm(asm.R4, scratch, local("room")))
+		t.faultAt(pc, FaultNoScratch, 0, false)
+		t.mark(local("room"))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
+		t.emit(asm.StoreMem(asm.R10, keySlot, asm.R3, asm.DWord))
+		t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+		t.emit(asm.And.Imm(asm.R3, scratch-1))
+		t.emit(asm.Mov.Reg(asm.R1, rScratch))
+		t.emit(asm.Add.Reg(asm.R1, asm.R3))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadUserStr.Call())
+		t.emit(asm.JSGE.Imm(asm.R0, 0, local("copied")))
+		badAddr(0)
+		t.mark(local("copied"))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, asm.R10, keySlot, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrStrjoin:
+		return t.strjoin(pc, in, arg, badAddr, local)
+
+	case dif.SubrRand:
+		// 64 random bits, from two of bpf_get_prandom_u32's 32.
+		t.emit(asm.FnGetPrandomU32.Call())
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R0, asm.DWord))
+		t.emit(asm.FnGetPrandomU32.Call())
+		t.emit(asm.LSh.Imm(asm.R0, 32))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Or.Reg(asm.R0, asm.R1))
+		t.set(in.RD(), asm.R0)
+
+	case dif.SubrHtons, dif.SubrNtohs, dif.SubrHtonl, dif.SubrNtohl, dif.SubrHtonll, dif.SubrNtohll:
+		// The byte order of x86-64 is the host's: a swap of the low
+		// 16, 32 or 64 bits.
+		size := map[uint16]asm.Size{dif.SubrHtons: asm.Half, dif.SubrNtohs: asm.Half, dif.SubrHtonl: asm.Word,
+			dif.SubrNtohl: asm.Word, dif.SubrHtonll: asm.DWord, dif.SubrNtohll: asm.DWord}[subr]
+		arg(asm.R1, 0)
+		t.emit(asm.HostTo(asm.BE, asm.R1, size))
+		t.set(in.RD(), asm.R1)
+
+	case dif.SubrStrchr, dif.SubrStrrchr:
+		t.strchr(pc, in, arg, badAddr, local)
+
+	case dif.SubrLltostr:
+		t.lltostr(pc, in, nargs, arg, local)
+
+	default:
+		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
+	}
+	return nil
+}
+
+// strjoin translates strjoin(a, b): both copied into MapStrBuf (a fault
+// BADADDR if one cannot be read), then joined into scratch, which must
+// have strsize bytes free, and takes the joined string's bytes; a
+// string that does not fit in strsize bytes with its NUL faults
+// NOSCRATCH, as dtrace_strjoin's.
+func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) error {
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	half := int32(t.l.strBufHalf())
+	if strsize >= scratch {
+		return &Error{pc, in, fmt.Sprintf("strjoin with strsize %d not under the scratch size %d", strsize, scratch)}
+	}
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.JLE.Imm(asm.R1, scratch-strsize, local("room")))
+	t.mark(local("noscratch"))
+	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.mark(local("room"))
+	// Each string's length with its NUL: a at keySlot, b at bufSlot.
+	for i, at := range []int16{keySlot, bufSlot} {
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R1, int32(i)*half))
+		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+		arg(asm.R3, i)
+		t.emit(asm.FnProbeReadKernelStr.Call())
+		t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("read%d", i))))
+		badAddr(i)
+		t.mark(local(fmt.Sprintf("read%d", i)))
+		// a must leave room for b's NUL.
+		t.emit(asm.JGT.Imm(asm.R0, strsize, local("noscratch")))
+		t.emit(asm.StoreMem(asm.R10, at, asm.R0, asm.DWord))
+	}
+	// len(a) + len(b) + 1 ≤ strsize.
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.JGT.Imm(asm.R1, strsize+1, local("noscratch")))
+	// a's bytes without its NUL, then b's with it.
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.Add.Reg(asm.R3, asm.R2))
+	t.emit(asm.Mov.Reg(asm.R1, rScratch))
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
+	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R3, half))
+	t.emit(asm.FnProbeReadKernel.Call())
+	// The result's address; the bytes taken.
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.Add.Imm(asm.R1, -1))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	return nil
+}
+
+// assoc translates a load or store of an associative array's element:
+// its key is built in MapKey from the tuple stack, as the kernel's
+// dtrace_dynvar keys it (strings by their bytes), and the element is
+// looked up in the array's map. A missing element reads 0; a store of
+// 0 deletes it, any other makes it (zeroed) if missing, or counts a
+// drop when the map has no room, then stores the value or copies the
+// bytes.
+func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) error {
+	op := in.Op()
+	scope := uint8(dif.ScopeGlobal)
+	if op == dif.LDTAA || op == dif.STTAA {
+		scope = dif.ScopeThread
+	}
+	id := uint32(in.Var())
+	a, ok := t.l.assocs[assocID{scope, id}]
+	switch {
+	case !ok:
+		return &Error{pc, in, fmt.Sprintf("variable %#x is not in the variable table", id)}
+	case a.err != "":
+		return &Error{pc, in, fmt.Sprintf("associative array %s has %s", t.varName(id, scope), a.err)}
+	}
+	d := t.tuples[pc]
+	keys := a.keys
+	if scope == dif.ScopeThread {
+		keys = keys[:len(keys)-1]
+	}
+	if d != len(keys) {
+		return &Error{pc, in, fmt.Sprintf("a key of %d entries for an associative array of %d", d, len(keys))}
+	}
+	name := assocMapName(a.index)
+	keySize := int32(t.l.keySize(a))
+	// The key buffer's address, kept at keySlot across helper calls.
+	keyBuf := func(dst asm.Register) { t.emit(asm.LoadMem(dst, asm.R10, keySlot, asm.DWord)) }
+	t.mapPtr(asm.R1, MapKey)
+	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	t.emit(asm.FnMapLookupElem.Call())
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("key")))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("key"))
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.DWord))
+	// Zeroes, copied from scratch's upper half.
+	t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	t.emit(asm.Mov.Imm(asm.R2, keySize))
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, int32(t.l.scratch)))
+	if uint32(keySize) > t.l.scratch {
+		return &Error{pc, in, fmt.Sprintf("a key of %d bytes, over the scratch size %d", keySize, t.l.scratch)}
+	}
+	t.emit(asm.FnProbeReadKernel.Call())
+	keyBuf(asm.R1)
+	t.emit(asm.StoreImm(asm.R1, 0, int64(id), asm.Word))
+	off := int16(8)
+	for i, k := range a.keys {
+		switch {
+		case i == len(keys):
+			// A thread-local array's implicit entry: the thread.
+			t.emit(asm.FnGetCurrentPidTgid.Call())
+			t.emit(asm.LSh.Imm(asm.R0, 32))
+			t.emit(asm.RSh.Imm(asm.R0, 32))
+			keyBuf(asm.R1)
+			t.emit(asm.StoreMem(asm.R1, off, asm.R0, asm.DWord))
+		case k == keyValue:
+			t.emit(asm.LoadMem(asm.R2, asm.R10, tupleValue(i), asm.DWord))
+			keyBuf(asm.R1)
+			t.emit(asm.StoreMem(asm.R1, off, asm.R2, asm.DWord))
+		default:
+			keyBuf(asm.R1)
+			t.emit(asm.Add.Imm(asm.R1, int32(off)))
+			t.emit(asm.Mov.Imm(asm.R2, int32(t.l.strsize)+1))
+			t.emit(asm.LoadMem(asm.R3, asm.R10, tupleValue(i), asm.DWord))
+			t.emit(asm.FnProbeReadKernelStr.Call())
+			t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("k%d", i))))
+			t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(i), asm.DWord))
+			t.faultAt(pc, FaultBadAddr, asm.R1, true)
+			t.mark(local(fmt.Sprintf("k%d", i)))
+		}
+		off += int16(t.l.keyEntrySize(k))
+	}
+	find := func() {
+		t.mapPtr(asm.R1, name)
+		keyBuf(asm.R2)
+		t.emit(asm.FnMapLookupElem.Call())
+	}
+	if op == dif.LDGAA || op == dif.LDTAA {
+		find()
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+		if a.ref {
+			// The pointer read back as a scalar.
+			t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
+			t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+		} else {
+			t.emit(asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))
+		}
+		t.mark(local("done"))
+		t.set(in.RD(), asm.R0)
+		return nil
+	}
+	t.get(asm.R1, in.RS())
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("store")))
+	t.mapPtr(asm.R1, name)
+	keyBuf(asm.R2)
+	t.emit(asm.FnMapDeleteElem.Call())
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("store"))
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.mapPtr(asm.R1, name)
+	keyBuf(asm.R2)
+	t.emit(asm.Mov.Reg(asm.R3, rScratch))
+	t.emit(asm.Add.Imm(asm.R3, int32(t.l.scratch)))
+	if a.valueSize() > t.l.scratch {
+		return &Error{pc, in, fmt.Sprintf("an element of %d bytes, over the scratch size %d", a.valueSize(), t.l.scratch)}
+	}
+	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
+	t.emit(asm.FnMapUpdateElem.Call())
+	find()
+	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
+	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("have"))
+	if a.ref {
+		t.emit(asm.Mov.Reg(asm.R1, asm.R0))
+		t.get(asm.R3, in.RS())
+		t.copyRef(pc, a.value, local)
+	} else {
+		t.get(asm.R1, in.RS())
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R1, asm.DWord))
+	}
+	t.mark(local("done"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	return nil
+}
+
+// strchr translates strchr(s, c) and strrchr(s, c): the address of the
+// first (last) byte of s equal to c, its NUL included, or 0; s is
+// scanned in a copy in MapStrBuf, strsize bytes at most.
+func (t *translator) strchr(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R2, strsize+1))
+	arg(asm.R3, 0)
+	t.emit(asm.FnProbeReadKernelStr.Call())
+	t.emit(asm.JSGT.Imm(asm.R0, 0, local("read")))
+	badAddr(0)
+	t.mark(local("read"))
+	// R1 the byte sought, R4 the copy, R5 the index, R0 the result.
+	arg(asm.R1, 1)
+	t.emit(asm.And.Imm(asm.R1, 0xff))
+	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R5, 0))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(storeImm64(asm.R10, bufSlot, 0)) // strrchr's match
+	t.mark(local("loop"))
+	t.emit(asm.Mov.Reg(asm.R2, asm.R4))
+	t.emit(asm.Add.Reg(asm.R2, asm.R5))
+	t.emit(asm.LoadMem(asm.R2, asm.R2, 0, asm.Byte))
+	if in.Subr() == dif.SubrStrchr {
+		t.emit(asm.JNE.Reg(asm.R2, asm.R1, local("other")))
+		arg(asm.R0, 0)
+		t.emit(asm.Add.Reg(asm.R0, asm.R5))
+		t.emit(asm.Ja.Label(local("done")))
+		t.mark(local("other"))
+	} else {
+		// The last match so far, without a branch: the verifier
+		// would follow each outcome at each byte.
+		// R3 = 1 if the byte matches (its xor, less 1, is negative).
+		t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+		t.emit(asm.Xor.Reg(asm.R3, asm.R1))
+		t.emit(asm.Add.Imm(asm.R3, -1))
+		t.emit(asm.RSh.Imm(asm.R3, 63))
+		arg(asm.R0, 0)
+		t.emit(asm.Add.Reg(asm.R0, asm.R5))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R0, asm.R1))
+		t.emit(asm.Mul.Reg(asm.R0, asm.R3))
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R0, asm.DWord))
+		arg(asm.R1, 1)
+		t.emit(asm.And.Imm(asm.R1, 0xff))
+	}
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("done")))
+	t.emit(asm.Add.Imm(asm.R5, 1))
+	t.emit(asm.JLT.Imm(asm.R5, strsize, local("loop")))
+	t.mark(local("done"))
+	if in.Subr() == dif.SubrStrrchr {
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	}
+	t.set(in.RD(), asm.R0)
+}
+
+// lltostrSize is the scratch lltostr takes: room for 2^64 in binary
+// and a NUL.
+const lltostrSize = 65
+
+// lltostr translates lltostr(i[, base]) as dtrace_dif_subr writes it:
+// digits from the end of 65 bytes of scratch backwards, then 0x for
+// base 16, 0 for base 8 or 16 or for 0, - for a negative decimal; a
+// base outside 2 … 36 faults ILLOP.
+func (t *translator) lltostr(pc int, in dif.Instr, nargs int, arg func(asm.Register, int), local func(string) string) {
+	scratch := int32(t.l.scratch)
+	// keySlot: i; keySlot+8: the base; bufSlot: the scratch offset.
+	arg(asm.R1, 0)
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R1, asm.DWord))
+	t.emit(asm.Mov.Imm(asm.R2, 10))
+	if nargs > 1 {
+		arg(asm.R2, 1)
+		t.emit(asm.JSLE.Imm(asm.R2, 1, local("badbase")))
+		t.emit(asm.JLE.Imm(asm.R2, 36, local("base")))
+		t.mark(local("badbase"))
+		t.faultAt(pc, FaultIllOp, 0, false)
+		t.mark(local("base"))
+	}
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R2, asm.DWord))
+	t.emit(asm.LoadMem(asm.R4, rState, StateScratch, asm.DWord))
+	t.emit(asm.JLE.Imm(asm.R4, scratch-lltostrSize, local("room")))
+	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.mark(local("room"))
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
+	// R1 the value left, R2 the base, R3 the index of the next byte.
+	t.emit(asm.JNE.Imm(asm.R2, 10, local("unsigned")))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("unsigned")))
+	t.emit(asm.Neg.Imm(asm.R1, 0))
+	t.mark(local("unsigned"))
+	t.emit(asm.Mov.Imm(asm.R3, lltostrSize-1))
+	// put writes R5 at index R3 and moves back; an index out of the
+	// 65 bytes, which no value reaches, writes nothing: the verifier's
+	// bound.
+	n := 0
+	put := func() {
+		n++
+		skip := local(fmt.Sprintf("put%d", n))
+		t.emit(asm.JGT.Imm(asm.R3, lltostrSize-1, skip))
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+		t.emit(asm.JGT.Imm(asm.R0, scratch-lltostrSize, skip))
+		t.emit(asm.Add.Reg(asm.R0, rScratch))
+		t.emit(asm.Add.Reg(asm.R0, asm.R3))
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R5, asm.Byte))
+		t.mark(skip)
+		t.emit(asm.Add.Imm(asm.R3, -1))
+	}
+	char := func(c byte) {
+		t.emit(asm.Mov.Imm(asm.R5, int32(c)))
+		put()
+	}
+	char(0)
+	t.mark(local("digit"))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("digits")))
+	t.emit(asm.JGT.Imm(asm.R3, lltostrSize-1, local("digits")))
+	t.emit(asm.Mov.Reg(asm.R5, asm.R1))
+	t.emit(asm.Mod.Reg(asm.R5, asm.R2))
+	t.emit(asm.Div.Reg(asm.R1, asm.R2))
+	t.emit(asm.JGT.Imm(asm.R5, 9, local("alpha")))
+	t.emit(asm.Add.Imm(asm.R5, '0'))
+	t.emit(asm.Ja.Label(local("putd")))
+	t.mark(local("alpha"))
+	t.emit(asm.Add.Imm(asm.R5, 'a'-10))
+	t.mark(local("putd"))
+	put()
+	t.emit(asm.Ja.Label(local("digit")))
+	t.mark(local("digits"))
+	// The prefixes, from i (R1) and the base (R2).
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot+8, asm.DWord))
+	t.emit(asm.JNE.Imm(asm.R2, 16, local("p1")))
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("x")))
+	char('0')
+	t.mark(local("x"))
+	char('x')
+	t.mark(local("p1"))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("zero")))
+	t.emit(asm.JEq.Imm(asm.R2, 8, local("zero")))
+	t.emit(asm.JNE.Imm(asm.R2, 16, local("p2")))
+	t.mark(local("zero"))
+	char('0')
+	t.mark(local("p2"))
+	t.emit(asm.JNE.Imm(asm.R2, 10, local("p3")))
+	t.emit(asm.JSGE.Imm(asm.R1, 0, local("p3")))
+	char('-')
+	t.mark(local("p3"))
+	// The string starts after the index; the 65 bytes are taken.
+	t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.emit(asm.Add.Reg(asm.R0, asm.R3))
+	t.emit(asm.Add.Imm(asm.R0, 1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, lltostrSize))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
 }
 
 // commLen is TASK_COMM_LEN, the size of a task's name with its NUL.

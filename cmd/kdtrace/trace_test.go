@@ -47,7 +47,7 @@ func loadedPrograms(t *testing.T) int {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		if info, err := p.Info(); err == nil && strings.HasPrefix(info.Name, "kd_") {
+		if info, err := p.Info(); err == nil && strings.HasPrefix(info.Name, "kdt_") {
 			n++
 		}
 		p.Close()

@@ -121,6 +121,9 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	var order []*group
 	var errorClauses []bpf.Clause
 	t.Matched = make([]int, len(ecbs))
+	// The probes enabled, whose names probeprov … probename read.
+	var named []record.Probe
+	seen := map[uint32]bool{}
 	for i := range ecbs {
 		e := &ecbs[i]
 		var ps []*probe.Probe
@@ -131,6 +134,12 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		rps := make([]record.Probe, len(ps))
 		for j, p := range ps {
 			rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
+		}
+		for _, p := range rps {
+			if !seen[p.ID] {
+				seen[p.ID] = true
+				named = append(named, p)
+			}
 		}
 		eps, err := t.layout.Add(e, rps)
 		if err != nil {
@@ -194,6 +203,14 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	if t.rt, err = bpf.NewRuntime(lay); err != nil {
 		return nil, err
 	}
+	if err := t.rt.SetWallClock(); err != nil {
+		return nil, err
+	}
+	for _, p := range named {
+		if err := t.rt.SetProbeNames(p.ID, p.Provider, p.Module, p.Function, p.Name); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range t.rt.Aggs {
 		t.aggs = append(t.aggs, &aggState{m: m, prev: map[string][][]byte{}})
 	}
@@ -234,7 +251,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			t.maps = append(t.maps, um)
 			own[bpf.MapUArgs] = um
 		}
-		prog, err := t.rt.LoadProbe("kd_"+progName(g.name), g.ctx, insns, own, g.attachType())
+		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
 			return nil, verifierError(g, err, cfg.Verbose)
 		}
@@ -258,7 +275,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 }
 
 // progName makes a BPF object name of a group's: at most 15 characters
-// of letters, digits and underscores.
+// of letters, digits and underscores with its "kdt_" prefix.
 func progName(s string) string {
 	b := []byte(s)
 	for i, c := range b {
@@ -266,7 +283,7 @@ func progName(s string) string {
 			b[i] = '_'
 		}
 	}
-	return string(b[:min(len(b), 12)])
+	return string(b[:min(len(b), 11)])
 }
 
 // verifierError says which clauses the verifier refused, with the
