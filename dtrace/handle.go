@@ -62,7 +62,8 @@ type Handle struct {
 	cppOpts cpp.Options
 	cpp     bool // -C
 	zdefs   bool // -Z
-	target  int  // the process of -p, $target; 0 for none
+	target  int  // the process of -p or -c, $target; 0 for none
+	procs   []*Process
 
 	modules []types.Module // the kernel's types
 
@@ -131,8 +132,10 @@ func Open(cfg *Config) (*Handle, error) {
 	return h, nil
 }
 
-// Close releases the images the handle opened.
+// Close kills the processes the handle created that are still alive,
+// and releases the images it opened.
 func (h *Handle) Close() error {
+	h.closeProcesses()
 	if h.kinst != nil {
 		h.kinst.close()
 	}
