@@ -170,8 +170,8 @@ func runTo(pid int, addr uint64) error {
 	if _, err := unix.PtracePokeText(pid, uintptr(addr), trap[:]); err != nil {
 		return fmt.Errorf("writing %#x: %s", addr, strerror(err))
 	}
-	for {
-		if err := unix.PtraceCont(pid, 0); err != nil {
+	for sig := 0; ; {
+		if err := unix.PtraceCont(pid, sig); err != nil {
 			return err
 		}
 		if err := waitTrap(pid); err != nil {
@@ -184,7 +184,8 @@ func runTo(pid int, addr uint64) error {
 		if pc == addr {
 			break
 		}
-		// Another SIGTRAP (a raise, a second exec): not ours.
+		// A SIGTRAP of the program's own, which it gets.
+		sig = int(unix.SIGTRAP)
 	}
 	if _, err := unix.PtracePokeText(pid, uintptr(addr), orig[:]); err != nil {
 		return fmt.Errorf("writing %#x: %s", addr, strerror(err))
