@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
@@ -64,6 +66,7 @@ type Handle struct {
 	zdefs   bool // -Z
 	target  int  // the process of -p or -c, $target; 0 for none
 	procs   []*Process
+	env     []string // of the processes Create starts; nil for kdtrace's
 
 	modules []types.Module // the kernel's types
 
@@ -146,10 +149,15 @@ func (h *Handle) Close() error {
 // the single-letter flags are options too: -C is cpp, -D define, -U
 // undef, -I incdir, -H cpphdrs, -Z zdefs, -q quiet, -w destructive.
 func (h *Handle) SetOpt(name, value string) error {
+	if name == "unsetenv" && strings.Contains(value, "=") {
+		return option.ErrValue
+	}
 	if err := h.opts.Set(name, value); err != nil {
 		return err
 	}
 	switch name {
+	case "setenv", "unsetenv":
+		h.setEnv(name == "setenv", value)
 	case "define":
 		h.cppOpts.Defines = append(h.cppOpts.Defines, value)
 	case "undef":
@@ -166,6 +174,23 @@ func (h *Handle) SetOpt(name, value string) error {
 		h.zdefs = true
 	}
 	return nil
+}
+
+// setEnv changes the environment of the processes Create starts, as
+// dtrace's setenv and unsetenv options do: the variable that arg names
+// is removed, and with set, arg (name=value) is added.
+func (h *Handle) setEnv(set bool, arg string) {
+	if h.env == nil {
+		h.env = os.Environ()
+	}
+	name, _, _ := strings.Cut(arg, "=")
+	h.env = slices.DeleteFunc(h.env, func(v string) bool {
+		n, _, _ := strings.Cut(v, "=")
+		return n == name
+	})
+	if set {
+		h.env = append(h.env, arg)
+	}
 }
 
 // Option returns an option's value and whether it is set, by the

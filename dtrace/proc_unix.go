@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -78,8 +79,9 @@ func (h *Handle) Grab(pid int) error {
 // loaded and initialised; main, at main (the entry point where the
 // program has no symbol main). Tracing.Run sets it running; if it is
 // still alive at Handle.Close, it is killed. Create sets
-// cmd.SysProcAttr; its Stdin, Stdout and Stderr are the process's.
-// The error is dtrace's.
+// cmd.SysProcAttr, and cmd.Env when it is nil and the setenv or
+// unsetenv options changed the environment; its Stdin, Stdout and
+// Stderr are the process's. The error is dtrace's.
 func (h *Handle) Create(cmd *exec.Cmd) (*Process, error) {
 	at := stopAtEntry
 	switch v, _ := h.opts.Value("evaltime"); v {
@@ -90,6 +92,9 @@ func (h *Handle) Create(cmd *exec.Cmd) (*Process, error) {
 		at = stopAtMain
 	default:
 		return nil, fmt.Errorf("failed to set -x evaltime: Invalid value for specified option")
+	}
+	if cmd.Env == nil && h.env != nil {
+		cmd.Env = slices.Clone(h.env)
 	}
 	p, err := create(cmd, at)
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
@@ -193,5 +195,41 @@ func TestGrab(t *testing.T) {
 	}
 	if took < 900*time.Millisecond || took > 10*time.Second {
 		t.Errorf("kdtrace -p of sleep 1 returned after %v", took)
+	}
+}
+
+// TestSuiteProcesses runs the DTrace suite's shell tests of -c's
+// environment (-x setenv, -x unsetenv) and of killing a created
+// process when compiling fails, as its harness runs them: ksh
+// tst.X.ksh with the path of a command named dtrace, status 0 and the
+// standard output as the .out file says. tst.ld_nolazyload.ksh is left
+// out: it checks that dtrace sets LD_NOLAZYLOAD=1 for the command,
+// which only Solaris's linker reads.
+func TestSuiteProcesses(t *testing.T) {
+	needTracing(t)
+	ksh, err := exec.LookPath("ksh")
+	if err != nil {
+		t.Skip("no ksh")
+	}
+	bin := filepath.Join(t.TempDir(), "dtrace")
+	if b, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	dir := dtracetest.Dir(t)
+	for _, name := range []string{
+		"env/tst.setenv1.ksh", "env/tst.setenv2.ksh", "env/tst.setenv3.ksh",
+		"env/tst.unsetenv1.ksh", "env/tst.unsetenv2.ksh",
+		"pid/tst.killonerror.ksh",
+	} {
+		file := filepath.Join(dir, name)
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(ksh, filepath.Base(file), bin)
+		cmd.Dir = filepath.Dir(file)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		want, rerr := os.ReadFile(file + ".out")
+		if err != nil || rerr == nil && stdout.String() != string(want) {
+			t.Errorf("%s: %v; stdout %q, want %q; stderr %q", name, err, stdout.String(), want, stderr.String())
+		}
 	}
 }
