@@ -120,6 +120,7 @@ func TestCreateErrors(t *testing.T) {
 		{"", []string{"/nonexistent/prog"}, "failed to execute /nonexistent/prog: No such file or directory"},
 		{"", []string{"kdtrace-no-such-command"}, "failed to execute kdtrace-no-such-command: No such file or directory"},
 		{"", []string{plain}, "failed to execute " + plain + ": Permission denied"},
+		{"", []string{""}, "failed to execute : No such file or directory"},
 		{"never", []string{"true"}, "failed to set -x evaltime: Invalid value for specified option"},
 	}
 	for _, tt := range tests {

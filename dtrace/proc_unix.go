@@ -121,7 +121,7 @@ func startError(cmd *exec.Cmd, err error) error {
 	cause := err
 	var pe *os.PathError
 	switch {
-	case errors.Is(err, exec.ErrNotFound):
+	case errors.Is(err, exec.ErrNotFound), cmd.Path == "":
 		cause = syscall.ENOENT
 	case errors.As(err, &pe):
 		cause = pe.Err
