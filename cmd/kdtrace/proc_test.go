@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -211,10 +212,7 @@ func TestSuiteProcesses(t *testing.T) {
 	if err != nil {
 		t.Skip("no ksh")
 	}
-	bin := filepath.Join(t.TempDir(), "dtrace")
-	if b, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
+	bin := build(t, "dtrace")
 	dir := dtracetest.Dir(t)
 	for _, name := range []string{
 		"env/tst.setenv1.ksh", "env/tst.setenv2.ksh", "env/tst.setenv3.ksh",
@@ -232,4 +230,56 @@ func TestSuiteProcesses(t *testing.T) {
 			t.Errorf("%s: %v; stdout %q, want %q; stderr %q", name, err, stdout.String(), want, stderr.String())
 		}
 	}
+}
+
+// build builds kdtrace into a temporary directory under name.
+func build(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if b, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return bin
+}
+
+// TestCreateKill9 checks that the command kdtrace created dies with
+// kdtrace, even when kdtrace is killed with SIGKILL, as dtrace's do.
+func TestCreateKill9(t *testing.T) {
+	needTracing(t)
+	bin := build(t, "kdtrace")
+	cmd := exec.Command(bin, "-q", "-c", "sleep 100", "-n", `BEGIN { printf("%d\n", $target); }`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("reading $target: %v", err)
+	}
+	pid := strings.TrimSpace(line)
+	cmd.Process.Kill()
+	cmd.Wait()
+	// Orphaned, it is reaped by init once it dies.
+	for range 100 {
+		if !running(pid) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Errorf("process %s created by kdtrace still runs after kdtrace was killed", pid)
+}
+
+// running reports whether process pid exists and is not a zombie.
+func running(pid string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
 }
