@@ -147,7 +147,7 @@ func (h *Handle) startProcesses() (<-chan *Process, int) {
 	for _, p := range h.procs {
 		if p.created {
 			p.resume(true)
-		} else {
+		} else if p.stop == nil {
 			p.stop = watch(p)
 		}
 		go func() {
