@@ -14,8 +14,11 @@
 //
 // SetOpt then sets options, as dtrace_setopt: -x options, and the
 // options the command's single-letter flags stand for (-C is "cpp",
-// -D "define", -Z "zdefs", …). Grab makes a process the target
-// ($target, -p).
+// -D "define", -Z "zdefs", …). Grab makes a running process the
+// target ($target, -p); Create starts a command stopped before its
+// program runs and makes it the target (-c). Tracing.Run sets the
+// created processes running once BEGIN has fired and stops when every
+// process has exited; Close kills the created ones still alive.
 //
 // The first Compile (or ListProbes) does what libdtrace does on its
 // first compile: it makes the type checker with the options, the

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/btf"
@@ -62,7 +64,9 @@ type Handle struct {
 	cppOpts cpp.Options
 	cpp     bool // -C
 	zdefs   bool // -Z
-	target  int  // the process of -p, $target; 0 for none
+	target  int  // the process of -p or -c, $target; 0 for none
+	procs   []*Process
+	env     []string // of the processes Create starts; nil for kdtrace's
 
 	modules []types.Module // the kernel's types
 
@@ -131,8 +135,10 @@ func Open(cfg *Config) (*Handle, error) {
 	return h, nil
 }
 
-// Close releases the images the handle opened.
+// Close kills the processes the handle created that are still alive,
+// and releases the images it opened.
 func (h *Handle) Close() error {
+	h.closeProcesses()
 	if h.kinst != nil {
 		h.kinst.close()
 	}
@@ -143,10 +149,15 @@ func (h *Handle) Close() error {
 // the single-letter flags are options too: -C is cpp, -D define, -U
 // undef, -I incdir, -H cpphdrs, -Z zdefs, -q quiet, -w destructive.
 func (h *Handle) SetOpt(name, value string) error {
+	if name == "unsetenv" && strings.Contains(value, "=") {
+		return option.ErrValue
+	}
 	if err := h.opts.Set(name, value); err != nil {
 		return err
 	}
 	switch name {
+	case "setenv", "unsetenv":
+		h.setEnv(name == "setenv", value)
 	case "define":
 		h.cppOpts.Defines = append(h.cppOpts.Defines, value)
 	case "undef":
@@ -163,6 +174,23 @@ func (h *Handle) SetOpt(name, value string) error {
 		h.zdefs = true
 	}
 	return nil
+}
+
+// setEnv changes the environment of the processes Create starts, as
+// dtrace's setenv and unsetenv options do: the variable that arg names
+// is removed, and with set, arg (name=value) is added.
+func (h *Handle) setEnv(set bool, arg string) {
+	if h.env == nil {
+		h.env = os.Environ()
+	}
+	name, _, _ := strings.Cut(arg, "=")
+	h.env = slices.DeleteFunc(h.env, func(v string) bool {
+		n, _, _ := strings.Cut(v, "=")
+		return n == name
+	})
+	if set {
+		h.env = append(h.env, arg)
+	}
 }
 
 // Option returns an option's value and whether it is set, by the

@@ -113,16 +113,18 @@ func (tr *Tracing) Matched(i int) int { return tr.matched[i] }
 type RunConfig struct {
 	Out io.Writer // what the actions print
 	Err io.Writer // dtrace's messages: drops, errors
-	// Stop ends the tracing when it is closed (SIGINT, SIGTERM, the
-	// end of -c's command), as a clause's exit() does.
+	// Stop ends the tracing when it is closed (SIGINT, SIGTERM), as a
+	// clause's exit() does.
 	Stop <-chan struct{}
 }
 
-// Run starts the tracing (BEGIN) and consumes what the probes record
-// until a clause calls exit() or cfg.Stop is closed; then it stops it
-// (END), prints what is left and the aggregations not yet printed, and
-// returns exit()'s status (0 when stopped otherwise), as dtrace(1)'s
-// main loop.
+// Run starts the tracing (BEGIN), then sets the processes the handle
+// created running, and consumes what the probes record until a clause
+// calls exit(), cfg.Stop is closed, or every process the handle created
+// or grabbed has exited ("kdtrace: pid N has exited" on cfg.Err, unless
+// quiet); then it stops the tracing (END), prints what is left and the
+// aggregations not yet printed, and returns exit()'s status (0 when
+// stopped otherwise), as dtrace(1)'s main loop.
 func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	h := tr.h
 	has := func(name string) bool { _, ok := h.opts.Value(name); return ok }
@@ -173,6 +175,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	if err := tr.t.Go(); err != nil {
 		return 1, err
 	}
+	exits, live := h.startProcesses()
 	stopped := false
 	work := time.Now()
 	for !stopped {
@@ -202,6 +205,12 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		select {
 		case <-cfg.Stop:
 			stopped = true
+		case p := <-exits:
+			if !has("quiet") {
+				fmt.Fprintf(cfg.Err, "%s: %s\n", h.cfg.Name, p.exitNotice())
+			}
+			live--
+			stopped = live == 0
 		case <-timer.C:
 		}
 		timer.Stop()

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -245,6 +246,7 @@ func (c *command) open(opts []opt, operands []string) (int, bool) {
 // apply sets the options in order, as dtrace's option passes do; it
 // returns false with an exit status when the run must stop.
 func (c *command) apply(opts []opt) (int, bool) {
+	var procs []opt // -c and -p
 	for _, o := range opts {
 		var err error
 		switch o.name {
@@ -253,18 +255,8 @@ func (c *command) apply(opts []opt) (int, bool) {
 			c.flags |= dtrace.Header
 		case "s", "n", "P", "m", "f", "i":
 			c.progs = append(c.progs, program{dtrace.Spec(o.name[0]), o.arg})
-		case "p":
-			// Processes are grabbed before anything is compiled, and
-			// the last one is $target.
-			pid, perr := strconv.ParseInt(o.arg, 10, 0)
-			if perr != nil || o.arg == "" {
-				fmt.Fprintf(c.stderr, "%s: invalid pid: %s\n", c.name, o.arg)
-				return 1, false
-			}
-			if err := c.h.Grab(int(pid)); err != nil {
-				fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
-				return 1, false
-			}
+		case "c", "p":
+			procs = append(procs, o)
 		case "l":
 			// As dtrace, -l lists what descriptions match, and a
 			// description that matches nothing is no compile error.
@@ -321,7 +313,42 @@ func (c *command) apply(opts []opt) (int, bool) {
 		fmt.Fprintf(c.stderr, "%s: option -v is not supported yet without -l\n", c.name)
 		return 2, false
 	}
+	// As dtrace's third pass, processes are created and grabbed once
+	// every option is set, before anything is compiled; the last one
+	// is $target.
+	for _, o := range procs {
+		if o.name == "c" {
+			if err := c.create(o.arg); err != nil {
+				fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+				return 1, false
+			}
+			continue
+		}
+		pid, perr := strconv.ParseInt(o.arg, 10, 0)
+		if perr != nil || o.arg == "" {
+			fmt.Fprintf(c.stderr, "%s: invalid pid: %s\n", c.name, o.arg)
+			return 1, false
+		}
+		if err := c.h.Grab(int(pid)); err != nil {
+			fmt.Fprintf(c.stderr, "%s: %v\n", c.name, err)
+			return 1, false
+		}
+	}
 	return 0, true
+}
+
+// create starts -c's command, split at white space as dtrace splits
+// it (no shell), stopped until tracing starts. It inherits kdtrace's
+// standard files.
+func (c *command) create(arg string) error {
+	argv := strings.FieldsFunc(arg, func(r rune) bool { return strings.ContainsRune("\f\n\r\t\v ", r) })
+	if len(argv) == 0 {
+		argv = []string{arg}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	_, err := c.h.Create(cmd)
+	return err
 }
 
 // flagOptions are the options that single-letter flags set.

@@ -99,6 +99,7 @@ func usage(w io.Writer, name string) {
 	predicate -> '/' D-expression '/'
 	   action -> '{' D-statements '}'
 
+	-c  run specified command and exit upon its completion
 	-C  run cpp(1) preprocessor on script files
 	-d  dump script after syntactic transformations
 	-D  define symbol when invoking preprocessor
