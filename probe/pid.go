@@ -414,7 +414,7 @@ func (m *pidMaker) perSym(o *procObject, syms *objSyms, s objSym, fn string) err
 			name := strconv.FormatUint(off, 16)
 			// A glob leaves out what cannot be traced; the offset
 			// named alone is refused where it is attached.
-			if syms.syscall(s.value+off) {
+			if syms.syscall(s.value + off) {
 				continue
 			}
 			if Glob(name, m.name) {
