@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/bits"
 	"os"
 	"reflect"
@@ -60,12 +61,11 @@ type Tracing struct {
 	// records hold (ustack(), usym(), …), as they are read.
 	Grab func(pid int)
 
-	beganOn   int
-	pending   map[int][]byte // records read from the ring buffer, by CPU
-	counters  []bpf.Counters // as last read
-	aggs      []*aggState
-	aggFns    map[uint32]dof.ActKind // aggregating function by aggregation ID
-	hasRecord bool
+	beganOn  int
+	pending  map[int][]byte // records read from the ring buffer, by CPU
+	counters []bpf.Counters // as last read
+	aggs     []*aggState
+	aggFns   map[uint32]dof.ActKind // aggregating function by aggregation ID
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -88,7 +88,6 @@ type group struct {
 	clauses []bpf.Clause
 	ecbs    map[*kernel.ECB]int // ECB → its clause
 	entries map[uint32]*bpf.ProbeEntry
-	probes  []*probe.Probe // by index for the attachments that need them
 	end     bool
 	tick    time.Duration // a tick-N's interval
 	profile time.Duration // a profile-N's interval
@@ -253,7 +252,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
-			return nil, verifierError(g, err, cfg.Verbose)
+			return nil, verifierError(g, t.culprit(g, pps[i], lay, own, err), cfg.Verbose)
 		}
 		t.progs = append(t.progs, prog)
 		switch {
@@ -286,13 +285,69 @@ func progName(s string) string {
 	return string(b[:min(len(b), 11)])
 }
 
-// verifierError says which clauses the verifier refused, with the
+// A clauseError is the verifier's refusal of one clause of a group.
+type clauseError struct {
+	clause int
+	err    error
+}
+
+func (e *clauseError) Error() string { return e.err.Error() }
+func (e *clauseError) Unwrap() error { return e.err }
+
+// culprit finds, when the verifier refuses a program of several
+// clauses, the first clause it refuses alone, so that the error can
+// name it.
+func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout, own map[string]*ebpf.Map, err error) error {
+	var ve *ebpf.VerifierError
+	if len(pp.Clauses) < 2 || !errors.As(err, &ve) {
+		return err
+	}
+	for j := range pp.Clauses {
+		one := *pp
+		one.Clauses = pp.Clauses[j : j+1]
+		insns, berr := bpf.BuildProbe(&one, lay)
+		if berr != nil {
+			continue
+		}
+		entries := map[uint32]bpf.ProbeEntry{}
+		for idx, e := range g.entries {
+			if j < len(e.EPIDs) {
+				entries[idx] = bpf.ProbeEntry{ID: e.ID, EPIDs: e.EPIDs[j : j+1]}
+			}
+		}
+		pm, merr := bpf.NewProbeMap(1, entries)
+		if merr != nil {
+			return err
+		}
+		mine := maps.Clone(own)
+		mine[bpf.MapProbes] = pm
+		prog, lerr := t.rt.LoadProbe("kdt_culprit", g.ctx, insns, mine, g.attachType())
+		pm.Close()
+		if lerr == nil {
+			prog.Close()
+			continue
+		}
+		return &clauseError{j, lerr}
+	}
+	return err
+}
+
+// verifierError says which clause the verifier refused, with the
 // verifier's reason, or its whole log when verbose. A refusal is a bug
 // of the translation, reported with what it needs to be fixed.
 func verifierError(g *group, err error, verbose bool) error {
+	what := fmt.Sprintf("the program of %s (%d clauses)", g.name, len(g.clauses))
+	var ce *clauseError
+	if errors.As(err, &ce) {
+		d := g.clauses[ce.clause].ECB.Probe
+		what = fmt.Sprintf("the clause of %s:%s:%s:%s", d.Provider, d.Module, d.Function, d.Name)
+	} else if len(g.clauses) == 1 {
+		d := g.clauses[0].ECB.Probe
+		what = fmt.Sprintf("the clause of %s:%s:%s:%s", d.Provider, d.Module, d.Function, d.Name)
+	}
 	var ve *ebpf.VerifierError
 	if errors.As(err, &ve) && verbose {
-		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses):\n%+v", g.name, len(g.clauses), ve)
+		return fmt.Errorf("the kernel's BPF verifier refused %s:\n%+v", what, ve)
 	}
 	if errors.As(err, &ve) {
 		// The verifier's reason is its log's last line but its
@@ -304,9 +359,9 @@ func verifierError(g *group, err error, verbose bool) error {
 				break
 			}
 		}
-		return fmt.Errorf("the kernel's BPF verifier refused the program of %s (%d clauses): %s", g.name, len(g.clauses), last)
+		return fmt.Errorf("the kernel's BPF verifier refused %s (a bug of kdtrace's translation; -x verbose shows its log): %s", what, last)
 	}
-	return fmt.Errorf("loading the program of %s: %w", g.name, err)
+	return fmt.Errorf("loading %s: %w", what, err)
 }
 
 // userPC is a pc of kdtrace's own code, where a tick-N interrupts it.
