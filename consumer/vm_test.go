@@ -243,30 +243,8 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 		}
 	}
 
-	_, quiet := p.opts["quiet"]
-	_, raw := p.opts["rawbytes"]
-	_, sortKey := p.opts["aggsortkey"]
-	_, sortRev := p.opts["aggsortrev"]
-	_, zoom := p.opts["aggzoom"]
-	_, hist := p.opts["agghist"]
-	_, pack := p.opts["aggpack"]
-	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
-	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
 	var stderr bytes.Buffer
-	cons := consumer.New(layout, consumer.Config{
-		Out: w, Err: &stderr, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
-		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
-		System: func(cmd string) error {
-			c := exec.Command("/bin/sh", "-c", cmd)
-			c.Stdout = w
-			// system() reports only a command that cannot run.
-			var ee *exec.ExitError
-			if err := c.Run(); err != nil && !errors.As(err, &ee) {
-				return err
-			}
-			return nil
-		},
-	})
+	cons := consumer.New(layout, consumerConfig(p, w, &stderr))
 	vcfg := &vm.Config{StrSize: opt.StrSize}
 	if v, ok := p.opts["dynvarsize"]; ok {
 		n, _ := option.ParseSize(v)
@@ -325,6 +303,34 @@ func executeTo(p *program, w io.Writer) (*run, error) {
 	}
 	status, _ := cons.Exited()
 	return &run{timers: len(ticks) > 0, errs: stderr.String(), status: status}, nil
+}
+
+// consumerConfig is the consumer's configuration for a program's
+// options, as dtrace(1) sets it.
+func consumerConfig(p *program, w, errw io.Writer) consumer.Config {
+	_, quiet := p.opts["quiet"]
+	_, raw := p.opts["rawbytes"]
+	_, sortKey := p.opts["aggsortkey"]
+	_, sortRev := p.opts["aggsortrev"]
+	_, zoom := p.opts["aggzoom"]
+	_, hist := p.opts["agghist"]
+	_, pack := p.opts["aggpack"]
+	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
+	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
+	return consumer.Config{
+		Out: w, Err: errw, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
+		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
+		System: func(cmd string) error {
+			c := exec.Command("/bin/sh", "-c", cmd)
+			c.Stdout = w
+			// system() reports only a command that cannot run.
+			var ee *exec.ExitError
+			if err := c.Run(); err != nil && !errors.As(err, &ee) {
+				return err
+			}
+			return nil
+		},
+	}
 }
 
 // maxTicks is how many timer firings a program may take to exit.

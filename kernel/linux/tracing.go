@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"reflect"
+	"runtime"
 	"strings"
 	"time"
 
@@ -61,11 +62,13 @@ type Tracing struct {
 	// records hold (ustack(), usym(), …), as they are read.
 	Grab func(pid int)
 
-	beganOn  int
-	pending  map[int][]byte // records read from the ring buffer, by CPU
-	counters []bpf.Counters // as last read
-	aggs     []*aggState
-	aggFns   map[uint32]dof.ActKind // aggregating function by aggregation ID
+	// The CPUs BEGIN and END ran on, as their records say: the
+	// consumer prints BEGIN's first and END's last.
+	beganOn, endedOn int
+	pending          map[int][]byte // records read from the ring buffer, by CPU
+	counters         []bpf.Counters // as last read
+	aggs             []*aggState
+	aggFns           map[uint32]dof.ActKind // aggregating function by aggregation ID
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -110,7 +113,7 @@ type group struct {
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
 func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
-	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1}
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -367,17 +370,21 @@ func verifierError(g *group, err error, verbose bool) error {
 // userPC is a pc of kdtrace's own code, where a tick-N interrupts it.
 var userPC = uint64(reflect.ValueOf(run).Pointer())
 
-// runOnCPU is BPF_F_TEST_RUN_ON_CPU.
-const runOnCPU = 1
-
-// run fires a program run from user space on CPU 0 with the given
-// arguments.
+// run fires a program run from user space with the given arguments.
 func run(prog *ebpf.Program, args ...uint64) error {
 	ctx := make([]byte, 8*(1+6))
 	for i, a := range args {
 		binary.NativeEndian.PutUint64(ctx[8*(i+1):], a)
 	}
-	_, err := prog.Run(&ebpf.RunOptions{Context: ctx, Flags: runOnCPU, CPU: 0})
+	// In this thread's context, so that BEGIN's pid and execname are
+	// kdtrace's, as dtrace's BEGIN runs in dtrace's ioctl; on the
+	// first CPU it may run on, as the suite's outputs expect (the
+	// kernel would run a program asked for another CPU in an
+	// interrupt, in whatever task that CPU runs).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer onFirstCPU()()
+	_, err := prog.Run(&ebpf.RunOptions{Context: ctx})
 	return err
 }
 
@@ -388,7 +395,6 @@ func (t *Tracing) Go() error {
 		if err := run(t.begin); err != nil {
 			return fmt.Errorf("firing BEGIN: %w", err)
 		}
-		t.beganOn = 0
 	}
 	a, err := t.rt.Activity()
 	if err != nil {
@@ -455,14 +461,6 @@ func (t *Tracing) Stop() error {
 	return errors.Join(errs...)
 }
 
-// EndedOn is the CPU END ran on, -1 if none.
-func (t *Tracing) EndedOn() int {
-	if t.end == nil {
-		return -1
-	}
-	return 0
-}
-
 // Work hands cons what the probes recorded since the last time, as
 // dtrace_work: the aggregations' snapshot, then every CPU's records.
 // ended says END has fired: its records are printed last. It returns
@@ -508,7 +506,7 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (dynDrops uint64, er
 	t.counters = cs
 	endedOn := -1
 	if ended {
-		endedOn = t.EndedOn()
+		endedOn = t.endedOn
 	}
 	err = cons.ConsumeRound(bufs, t.beganOn, endedOn)
 	t.beganOn = -1
@@ -527,6 +525,12 @@ func (t *Tracing) take(sample []byte) error {
 	ep, err := t.layout.EProbe(binary.LittleEndian.Uint32(rec))
 	if err != nil {
 		return err
+	}
+	switch ep.ProbeID {
+	case record.ProbeBegin:
+		t.beganOn = cpu
+	case record.ProbeEnd:
+		t.endedOn = cpu
 	}
 	buf := t.pending[cpu]
 	for len(buf)%int(ep.Alignment) != 0 {
