@@ -54,6 +54,7 @@ const (
 	MapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
 	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
 	MapUArgs      = "kd_uargs"      // hash, one per USDT program: index → where the point's arguments are
+	MapSpec       = "kd_spec"       // array, nspec+1 entries: each speculation's state (Spec*)
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.
@@ -86,6 +87,7 @@ type Layout struct {
 
 	ring    uint32         // bytes of the ring buffer
 	aggSize uint32         // the aggsize option
+	nspec   uint32         // the nspec option
 	recSize uint32         // bytes of MapRec's value
 	aggs    map[uint32]int // aggregation ID → its map, in shapes
 	shapes  []aggMap
@@ -116,6 +118,9 @@ type Config struct {
 	// Probes is the number of probes whose names (probeprov …
 	// probename) the runtime holds; 0 means 16384.
 	Probes uint32
+	// NSpec is the number of speculations (dtrace's nspec), at most
+	// MaxNSpec; 0 means 1.
+	NSpec uint32
 }
 
 // MaxStrSize bounds the strsize option: scmp compares in a loop the
@@ -148,6 +153,10 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	l.ring = max(4096, uint32(1)<<bits.Len32(l.ring-1))
 	if l.aggSize == 0 {
 		l.aggSize = 4 << 20
+	}
+	l.nspec = max(1, cfg.NSpec)
+	if l.nspec > MaxNSpec {
+		return nil, fmt.Errorf("bpf: nspec %d is over %d", l.nspec, MaxNSpec)
 	}
 	if l.threads == 0 {
 		l.threads = 4096

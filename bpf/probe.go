@@ -124,9 +124,9 @@ type Site struct {
 // The control map's value, shared by all CPUs: the tracing's activity
 // and what walltimestamp adds to CLOCK_MONOTONIC.
 const (
-	CtlActivity = 0 // ActivityInactive, ActivityActive or ActivityDraining
-	CtlWallOff  = 8 // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
-	CtlSize     = 16
+	CtlActivity = 0  // ActivityInactive, ActivityActive or ActivityDraining
+	CtlWallOff  = 8  // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
+	CtlSize     = 32 // then CtlSpecUnavail and CtlSpecBusy
 )
 
 // Activities, as dtrace's DTRACE_ACTIVITY_*: probes other than BEGIN and
@@ -182,6 +182,7 @@ type builder struct {
 	p        *ProbeProgram
 	l        *Layout
 	needArgs bool   // a clause reads the probe's arguments
+	anySpec  bool   // a clause speculates, commits or discards
 	sp       string // the site's prefix of the clauses' labels
 }
 
@@ -202,6 +203,9 @@ func (b *builder) build() (asm.Instructions, error) {
 			// ERROR's clauses read the arguments faulted sets.
 			b.needArgs = t.uses.args
 		}
+	}
+	for _, c := range b.p.Clauses {
+		b.anySpec = b.anySpec || speculates(c.ECB)
 	}
 	for _, st := range b.p.Sites {
 		for _, o := range st.difos() {
@@ -679,6 +683,11 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	}
+	if b.anySpec {
+		// Not speculated unless the clause says so.
+		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+		b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
+	}
 	if ep.Size > 0 {
 		b.emit(asm.FnKtimeGetNs.Call())
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
@@ -707,7 +716,8 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 			}
 			continue
 		case a.Kind.IsSpeculative():
-			return fmt.Errorf("bpf: %v is not supported by the Linux runtime yet", a.Kind)
+			b.specAction(ra, lp)
+			continue
 		case a.Kind == dof.ActExit:
 			exits = true
 		case a.Kind == dof.ActStop, a.Kind == dof.ActRaise:
@@ -735,6 +745,9 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		}
 	}
 	if ep.Size > 0 {
+		if speculates(e) {
+			b.specCheck(prefix+"out", prefix)
+		}
 		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapRing))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Mov.Imm(asm.R3, int32(RecPrefix+ep.Size)))
@@ -756,6 +769,16 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 	}
 	b.emit(asm.Ja.Label(next))
 	return nil
+}
+
+// speculates reports whether an ECB speculates, commits or discards.
+func speculates(e *kernel.ECB) bool {
+	for _, a := range e.Actions {
+		if a.Kind.IsSpeculative() {
+			return true
+		}
+	}
+	return false
 }
 
 // count adds 1 to the per-CPU counter at off of the state map.

@@ -18,7 +18,9 @@ type Runtime struct {
 	// Ctl holds the tracing's activity, Ring the firings' records,
 	// Aggs the aggregations' entries, keyed by aggregation ID and key.
 	Ctl, Rec, Ring, Zero *ebpf.Map
-	Aggs                 []*ebpf.Map
+	// Spec holds each speculation's state.
+	Spec *ebpf.Map
+	Aggs []*ebpf.Map
 	// ProbeNames holds the names of the probes, for probeprov …
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
@@ -63,9 +65,10 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: MapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: ProbeNamesSize,
 			MaxEntries: l.probes, Flags: noPrealloc},
 		&ebpf.MapSpec{Name: MapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
+		&ebpf.MapSpec{Name: MapSpec, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: l.nspec + 1},
 	)
 	r := &Runtime{}
-	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key}
+	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key, &r.Spec}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
 		if err != nil {
@@ -126,7 +129,7 @@ func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key, r.Spec} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -154,7 +157,7 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, ow
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
-		MapProbeNames: r.ProbeNames, MapKey: r.Key}
+		MapProbeNames: r.ProbeNames, MapKey: r.Key, MapSpec: r.Spec}
 	for name, m := range own {
 		maps[name] = m
 	}

@@ -1326,6 +1326,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrjoin:
 		return t.strjoin(pc, in, arg, badAddr, local)
 
+	case dif.SubrSpeculation:
+		t.speculation(pc, in, local)
+
 	case dif.SubrRand:
 		// 64 random bits, from two of bpf_get_prandom_u32's 32.
 		t.emit(asm.FnGetPrandomU32.Call())

@@ -62,6 +62,11 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	cfg.BPF.StrSize = cfg.Records.StrSize
 	cfg.BPF.Ring = uint32(min(size("bufsize"), 1<<30))
 	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
+	cfg.SpecSize = size("specsize")
+	if v, ok := h.opts.Value("nspec"); ok {
+		n, _ := strconv.ParseUint(v, 0, 32)
+		cfg.BPF.NSpec = uint32(n)
+	}
 	if n := size("dynvarsize"); n != 0 {
 		cfg.BPF.Threads = uint32(max(1, min(n/64, 1<<24)))
 	}
@@ -226,16 +231,30 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	return status, err
 }
 
-// work consumes what the probes recorded, and reports the dynamic
-// variable drops as dtrace does.
+// work consumes what the probes recorded, and reports what dtrace's
+// status reports: dynamic variable drops, speculative drops and failed
+// speculations.
 func (tr *Tracing) work(cons *consumer.Consumer, errw io.Writer, ended bool) error {
-	drops, err := tr.t.Work(cons, ended)
-	if drops != 0 && errw != nil {
-		s := "s"
-		if drops == 1 {
-			s = ""
+	d, err := tr.t.Work(cons, ended)
+	if errw != nil {
+		for _, n := range []struct {
+			n          uint64
+			what, tail string
+		}{
+			{d.Dynamic, "dynamic variable drop", ""},
+			{d.Spec, "speculative drop", ""},
+			{d.SpecBusy, "failed speculation", " (available buffer(s) still busy)"},
+			{d.SpecUnavail, "failed speculation", " (no speculative buffer available)"},
+		} {
+			if n.n == 0 {
+				continue
+			}
+			s := "s"
+			if n.n == 1 {
+				s = ""
+			}
+			fmt.Fprintf(errw, "%s: %d %s%s%s\n", tr.h.cfg.Name, n.n, n.what, s, n.tail)
 		}
-		fmt.Fprintf(errw, "%s: %d dynamic variable drop%s\n", tr.h.cfg.Name, drops, s)
 	}
 	return err
 }

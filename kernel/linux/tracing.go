@@ -37,6 +37,9 @@ type Config struct {
 	// Verbose puts the verifier's whole log in the error of a program
 	// it refuses (-x verbose).
 	Verbose bool
+	// SpecSize is the bytes a speculation holds (specsize); 0 means
+	// no limit.
+	SpecSize uint64
 	// Compile compiles a D expression of an SDT probe's site (over
 	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
 	// value; nil refuses the proc, sched and io providers.
@@ -69,6 +72,10 @@ type Tracing struct {
 	counters         []bpf.Counters // as last read
 	aggs             []*aggState
 	aggFns           map[uint32]dof.ActKind // aggregating function by aggregation ID
+	specs            map[uint32]specBuf     // speculations' records, by id
+	specSize         int                    // the specsize option, 0 for no limit
+	drops            Drops                  // since the last Work
+	specFails        [2]uint64              // failed speculations, unavailable and busy, as last read
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -76,6 +83,28 @@ type tick struct {
 	prog     *ebpf.Program
 	interval time.Duration
 	next     time.Time
+}
+
+// A specBuf is a speculation's records so far.
+type specBuf struct {
+	recs []specRec
+	size int
+}
+
+type specRec struct {
+	cpu int
+	ep  *record.EProbe
+	rec []byte
+}
+
+// Drops are what was lost since the last Work, counted as dtrace's
+// status counts it.
+type Drops struct {
+	Dynamic uint64 // stores of dynamic variables with no room
+	Spec    uint64 // speculated records past specsize
+	// SpecBusy and SpecUnavail are speculation() calls that found no
+	// inactive speculation, some or none being committed or discarded.
+	SpecBusy, SpecUnavail uint64
 }
 
 // aggState is what the last snapshot of an aggregation map saw.
@@ -113,7 +142,8 @@ type group struct {
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
 func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
-	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1}
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1,
+		specs: map[uint32]specBuf{}, specSize: int(cfg.SpecSize)}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -150,11 +180,6 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		t.Matched[i] = len(eps)
 		for j, p := range ps {
 			ep := eps[j]
-			for _, a := range e.Actions {
-				if a.Kind.IsSpeculative() {
-					return nil, fmt.Errorf("speculations (%v) are not supported by the Linux runtime yet", a.Kind)
-				}
-			}
 			if p.Provider == "dtrace" && p.Name == "ERROR" {
 				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
 				continue
@@ -464,11 +489,12 @@ func (t *Tracing) Stop() error {
 // Work hands cons what the probes recorded since the last time, as
 // dtrace_work: the aggregations' snapshot, then every CPU's records.
 // ended says END has fired: its records are printed last. It returns
-// the stores of dynamic variables dropped since the last time, for
-// want of room, which dtrace reports on its own.
-func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (dynDrops uint64, err error) {
+// what was dropped since the last time that dtrace reports on its own
+// (its status's drops; drops of records and aggregations the consumer
+// reports by CPU).
+func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	if err := t.snapAggs(cons); err != nil {
-		return 0, err
+		return Drops{}, err
 	}
 	t.ring.SetDeadline(time.Now())
 	var rec ringbuf.Record
@@ -477,31 +503,39 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (dynDrops uint64, er
 			if errors.Is(err, os.ErrDeadlineExceeded) {
 				break
 			}
-			return 0, fmt.Errorf("reading the ring buffer: %w", err)
+			return Drops{}, fmt.Errorf("reading the ring buffer: %w", err)
 		}
 		if err := t.take(rec.RawSample); err != nil {
-			return 0, err
+			return Drops{}, err
 		}
 	}
 	cs, err := t.rt.ReadCounters()
 	if err != nil {
-		return 0, err
+		return Drops{}, err
 	}
+	unavail, busy, err := t.rt.SpecFailures()
+	if err != nil {
+		return Drops{}, err
+	}
+	drops := t.drops
+	drops.SpecUnavail, drops.SpecBusy = unavail-t.specFails[0], busy-t.specFails[1]
+	t.specFails = [2]uint64{unavail, busy}
+	t.drops = Drops{}
 	var bufs []consumer.Buf
 	for cpu := range cs {
 		data := t.pending[cpu]
-		var drops uint64
-		dynDrops += cs[cpu].DynDrops
+		drops.Dynamic += cs[cpu].DynDrops
+		var lost uint64
 		if cpu < len(t.counters) {
-			drops = cs[cpu].BufDrops - t.counters[cpu].BufDrops
-			dynDrops -= t.counters[cpu].DynDrops
+			lost = cs[cpu].BufDrops - t.counters[cpu].BufDrops
+			drops.Dynamic -= t.counters[cpu].DynDrops
 		} else {
-			drops = cs[cpu].BufDrops
+			lost = cs[cpu].BufDrops
 		}
-		if len(data) == 0 && drops == 0 {
+		if len(data) == 0 && lost == 0 {
 			continue
 		}
-		bufs = append(bufs, consumer.Buf{CPU: cpu, Data: data, Drops: drops})
+		bufs = append(bufs, consumer.Buf{CPU: cpu, Data: data, Drops: lost})
 	}
 	t.counters = cs
 	endedOn := -1
@@ -511,21 +545,48 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (dynDrops uint64, er
 	err = cons.ConsumeRound(bufs, t.beganOn, endedOn)
 	t.beganOn = -1
 	clear(t.pending)
-	return dynDrops, err
+	return drops, err
 }
 
 // take appends a sample of the ring buffer to its CPU's records, on the
 // firing's alignment as dtrace_probe places it.
 func (t *Tracing) take(sample []byte) error {
-	if len(sample) < bpf.RecPrefix+record.RecHdrSize {
+	if len(sample) < bpf.RecPrefix {
 		return fmt.Errorf("a ring buffer sample of %d bytes", len(sample))
 	}
 	cpu := int(binary.NativeEndian.Uint32(sample))
+	spec := binary.NativeEndian.Uint32(sample[4:])
+	if spec&(bpf.SpecCommit|bpf.SpecDiscard) != 0 {
+		return t.settle(spec)
+	}
 	rec := sample[bpf.RecPrefix:]
+	if len(rec) < record.RecHdrSize {
+		return fmt.Errorf("a ring buffer sample of %d bytes", len(sample))
+	}
 	ep, err := t.layout.EProbe(binary.LittleEndian.Uint32(rec))
 	if err != nil {
 		return err
 	}
+	rec = rec[:ep.Size]
+	if spec != 0 {
+		// Kept until committed or discarded, up to specsize bytes.
+		s := t.specs[spec]
+		if t.specSize != 0 && s.size+len(rec) > t.specSize {
+			t.drops.Spec++
+			return nil
+		}
+		s.recs = append(s.recs, specRec{cpu, ep, append([]byte(nil), rec...)})
+		s.size += len(rec)
+		t.specs[spec] = s
+		return nil
+	}
+	t.appendRec(cpu, ep, rec)
+	return nil
+}
+
+// appendRec appends a firing's records to its CPU's buffer, on the
+// firing's alignment as dtrace_probe places it.
+func (t *Tracing) appendRec(cpu int, ep *record.EProbe, rec []byte) {
 	switch ep.ProbeID {
 	case record.ProbeBegin:
 		t.beganOn = cpu
@@ -536,7 +597,7 @@ func (t *Tracing) take(sample []byte) error {
 	for len(buf)%int(ep.Alignment) != 0 {
 		buf = binary.LittleEndian.AppendUint32(buf, record.EPIDNone)
 	}
-	t.pending[cpu] = append(buf, rec[:ep.Size]...)
+	t.pending[cpu] = append(buf, rec...)
 	if t.Grab != nil {
 		// The process's objects are read while it lives: it may be
 		// gone by the time its addresses print.
@@ -549,7 +610,19 @@ func (t *Tracing) take(sample []byte) error {
 			}
 		}
 	}
-	return nil
+}
+
+// settle commits or discards a speculation's records as its control
+// sample says, and makes it inactive again.
+func (t *Tracing) settle(spec uint32) error {
+	id := spec &^ (bpf.SpecCommit | bpf.SpecDiscard)
+	if spec&bpf.SpecCommit != 0 {
+		for _, r := range t.specs[id].recs {
+			t.appendRec(r.cpu, r.ep, r.rec)
+		}
+	}
+	delete(t.specs, id)
+	return t.rt.FreeSpeculation(id)
 }
 
 // snapAggs gives the consumer each CPU's aggregation entries that
