@@ -92,17 +92,17 @@ func TestTrace(t *testing.T) {
 	checkReleased(t, before)
 }
 
-// TestTraceSyscalls counts this process's getppid calls through the
-// syscall provider, stopped by SIGINT as a user would.
-func TestTraceSyscalls(t *testing.T) {
-	needTracing(t)
-	const n = 1000
+// runActive runs kdtrace with args, a program whose BEGIN prints "go"
+// alone on a line, calls active once that line is printed (the tracing
+// is then active), and returns what kdtrace printed and its status. It
+// fails the test if kdtrace has not stopped after a minute.
+func runActive(t *testing.T, args []string, active func()) (stdout, stderr string, status int) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	done := make(chan int)
-	before := loadedPrograms(t)
-	prog := fmt.Sprintf(`BEGIN { printf("go\n"); } syscall::getppid:entry /pid == %d/ { @n = count(); }`, os.Getpid())
+	var errs strings.Builder
 	go func() {
-		done <- run([]string{"kdtrace", "-q", "-n", prog}, pw, io.Discard)
+		done <- run(append([]string{"kdtrace"}, args...), pw, &errs)
 		pw.Close()
 	}()
 	var out strings.Builder
@@ -113,25 +113,34 @@ func TestTraceSyscalls(t *testing.T) {
 		for sc.Scan() {
 			fmt.Fprintln(&out, sc.Text())
 			if sc.Text() == "go" {
-				// BEGIN has fired: the tracing is active.
-				for range n {
-					syscall.Getppid()
-				}
-				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				active()
 			}
 		}
 	}()
 	select {
-	case st := <-done:
-		if st != 0 {
-			t.Fatalf("status %d", st)
-		}
+	case status = <-done:
 	case <-time.After(60 * time.Second):
-		t.Fatal("kdtrace did not stop on SIGINT")
+		t.Fatal("kdtrace did not stop")
 	}
 	<-read
-	if got, want := out.String(), fmt.Sprintf("go\n\n%17d\n", n); got != want {
-		t.Errorf("stdout %q, want %q", got, want)
+	return out.String(), errs.String(), status
+}
+
+// TestTraceSyscalls counts this process's getppid calls through the
+// syscall provider, stopped by SIGINT as a user would.
+func TestTraceSyscalls(t *testing.T) {
+	needTracing(t)
+	const n = 1000
+	before := loadedPrograms(t)
+	prog := fmt.Sprintf(`BEGIN { printf("go\n"); } syscall::getppid:entry /pid == %d/ { @n = count(); }`, os.Getpid())
+	out, errs, st := runActive(t, []string{"-q", "-n", prog}, func() {
+		for range n {
+			syscall.Getppid()
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	})
+	if want := fmt.Sprintf("go\n\n%17d\n", n); st != 0 || out != want {
+		t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
 	}
 	checkReleased(t, before)
 }
@@ -220,40 +229,14 @@ func TestTraceSDT(t *testing.T) {
 	prog := `BEGIN { printf("go\n"); }
 proc:::exec-success /execname == "kdsdt-true"/ { @e = count(); }
 proc:::exit /execname == "kdsdt-true"/ { @x = sum(args[0]); }`
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	var stderr strings.Builder
-	go func() {
-		done <- run([]string{"kdtrace", "-q", "-n", prog}, pw, &stderr)
-		pw.Close()
-	}()
-	var out strings.Builder
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			fmt.Fprintln(&out, sc.Text())
-			if sc.Text() == "go" {
-				for range n {
-					exec.Command(bin).Run()
-				}
-				syscall.Kill(os.Getpid(), syscall.SIGINT)
-			}
+	out, errs, st := runActive(t, []string{"-q", "-n", prog}, func() {
+		for range n {
+			exec.Command(bin).Run()
 		}
-	}()
-	select {
-	case st := <-done:
-		if st != 0 {
-			t.Fatalf("status %d: %s", st, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("kdtrace did not stop")
-	}
-	<-read
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	})
 	// proc:::exit's args[0] is CLD_EXITED, 1, for each.
-	want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n)
-	if got := out.String(); got != want {
-		t.Errorf("stdout %q, want %q (stderr %q)", got, want, stderr.String())
+	if want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n); st != 0 || out != want {
+		t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
 	}
 }

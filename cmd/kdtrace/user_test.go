@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,34 +73,12 @@ fix$target:::hit { @u = sum(arg1); }
 fix$target:::hit /arg0 == %d/ { exit(0); }
 END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
 	before := loadedPrograms(t)
-	pr, pw := io.Pipe()
-	done := make(chan int)
-	var stderr strings.Builder
-	go func() {
-		done <- run([]string{"kdtrace", "-q", "-p", fmt.Sprint(pid), "-n", prog}, pw, &stderr)
-		pw.Close()
-	}()
-	var out strings.Builder
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			fmt.Fprintln(&out, sc.Text())
-			if sc.Text() == "go" {
-				fix.Process.Signal(syscall.SIGUSR1)
-			}
-		}
-	}()
-	select {
-	case st := <-done:
-		if st != 0 {
-			t.Fatalf("status %d: %s", st, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("kdtrace did not exit")
+	out, errs, st := runActive(t, []string{"-q", "-p", fmt.Sprint(pid), "-n", prog}, func() {
+		fix.Process.Signal(syscall.SIGUSR1)
+	})
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errs)
 	}
-	<-read
 	sumI, sumV := 0, 0
 	for i := range n {
 		sumI += i
@@ -116,8 +91,8 @@ END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
 		sumT += total
 	}
 	want := fmt.Sprintf("go\n%d %d %d %d %d\n\n", n, sumI, n, sumV, sumT)
-	if got := out.String(); got != want {
-		t.Errorf("stdout %q, want %q (stderr %q)", got, want, stderr.String())
+	if out != want {
+		t.Errorf("stdout %q, want %q (stderr %q)", out, want, errs)
 	}
 	checkReleased(t, before)
 }
