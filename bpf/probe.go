@@ -296,6 +296,7 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.emit(asm.JEq.Imm(asm.R0, 0, end))
 	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
 	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
+	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
 	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
 	if prepare {
 		b.prepare()

@@ -262,9 +262,21 @@ type ProbeEntry struct {
 
 // NewProbeMap returns the MapProbes of a program of nclauses clauses,
 // holding entries by index.
+//
+// Indexes under maxArrayIndex make an array, whose lookups the verifier
+// inlines (a system call's number, the cookies of a program's sites);
+// its entries of no probe are zero, and probe IDs start at 1.
 func NewProbeMap(nclauses int, entries map[uint32]ProbeEntry) (*ebpf.Map, error) {
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: MapProbes, Type: ebpf.Hash, KeySize: 4,
-		ValueSize: uint32(4 * (1 + nclauses)), MaxEntries: uint32(max(1, len(entries)))})
+	spec := &ebpf.MapSpec{Name: MapProbes, Type: ebpf.Array, KeySize: 4,
+		ValueSize: uint32(4 * (1 + nclauses)), MaxEntries: 1}
+	for idx := range entries {
+		if idx >= maxArrayIndex {
+			spec.Type, spec.MaxEntries = ebpf.Hash, uint32(len(entries))
+			break
+		}
+		spec.MaxEntries = max(spec.MaxEntries, idx+1)
+	}
+	m, err := ebpf.NewMap(spec)
 	if err != nil {
 		return nil, fmt.Errorf("bpf: creating a probe map: %w", err)
 	}
@@ -282,6 +294,9 @@ func NewProbeMap(nclauses int, entries map[uint32]ProbeEntry) (*ebpf.Map, error)
 	}
 	return m, nil
 }
+
+// maxArrayIndex bounds the indexes of a probe map made an array.
+const maxArrayIndex = 4096
 
 // Counters are what the probe programs counted on one CPU.
 type Counters struct {
