@@ -50,7 +50,7 @@ const (
 	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
 	MapCtl        = "kd_ctl"        // array, 1 entry of CtlSize bytes: the tracing's activity
 	MapProbes     = "kd_probes"     // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
-	MapRec        = "kd_rec"        // per-CPU array, 1 entry: RecPrefix, then a firing's records as they are built
+	MapRec        = "kd_rec"        // array, an entry per CPU: RecPrefix, then a firing's records as they are built
 	MapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
 	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
 	MapUArgs      = "kd_uargs"      // hash, one per USDT program: index → where the point's arguments are
@@ -493,9 +493,10 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 	return nil
 }
 
-// maxRecord bounds a firing's records: a per-CPU map value holds at most
-// 32 KiB.
-const maxRecord = 32<<10 - RecPrefix
+// maxRecord bounds a firing's records, which are built in an entry of
+// MapRec (an array with an entry per CPU, as a per-CPU map's value holds
+// at most 32 KiB) and copied from MapZero's zeroes.
+const maxRecord = 1<<20 - RecPrefix
 
 // zeroSize is the bytes of MapZero: as many as the largest copy of
 // zeroes, into the record buffer, the clause-locals or a new by-reference

@@ -143,7 +143,7 @@ const RecPrefix = 8
 
 // The stack frame of a probe program, beyond a DIFO's.
 const (
-	recPtr   = -128 // MapRec's value on this CPU
+	recPtr   = -128 // this CPU's entry of MapRec
 	probePtr = -136 // the probe's MapProbes value
 	actSlot  = -144 // the action running, for ERROR's arg2: 0 the predicate
 	incrSlot = -152 // a quantization's weight
@@ -274,11 +274,18 @@ func (b *builder) build() (asm.Instructions, error) {
 // prepare readies a firing: the record buffer, with this CPU in its
 // prefix, and the clauses' state.
 func (b *builder) prepare() {
-	b.lookup(asm.R1, MapRec, "rec")
-	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R1, asm.DWord))
+	// The CPU's entry of MapRec, with the CPU in its prefix.
 	b.emit(asm.FnGetSmpProcessorId.Call())
-	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
-	b.emit(asm.StoreMem(asm.R1, 0, asm.R0, asm.Word))
+	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
+	b.t.mapPtr(asm.R1, MapRec)
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, keySlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
+	b.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.Word))
+	b.emit(asm.StoreMem(asm.R0, 0, asm.R2, asm.Word))
+	b.emit(asm.Mov.Reg(asm.R1, asm.R0))
 	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
 	b.resetFiring()
 }

@@ -47,6 +47,10 @@ const noPrealloc = 1
 // NewRuntime makes the maps for the DIFOs added to l and fills the
 // string map. Close releases them.
 func NewRuntime(l *Layout) (*Runtime, error) {
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, fmt.Errorf("bpf: %w", err)
+	}
 	specs := []*ebpf.MapSpec{
 		{Name: MapState, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: StateSize, MaxEntries: 1},
 		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
@@ -59,7 +63,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	}
 	specs = append(specs,
 		&ebpf.MapSpec{Name: MapCtl, Type: ebpf.Array, KeySize: 4, ValueSize: CtlSize, MaxEntries: 1},
-		&ebpf.MapSpec{Name: MapRec, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: 1},
+		&ebpf.MapSpec{Name: MapRec, Type: ebpf.Array, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: uint32(ncpu)},
 		&ebpf.MapSpec{Name: MapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
 		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
 		&ebpf.MapSpec{Name: MapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: ProbeNamesSize,

@@ -538,9 +538,17 @@ func (c *Consumer) setopt(name, value string) {
 	case name == "aggsortpos" && isInt:
 		c.sortOpts.pos = n
 	default:
+		reason := "not an option this consumer sets at run time"
+		if c.cfg.SetOpt != nil {
+			err := c.cfg.SetOpt(name, value)
+			if err == nil {
+				return
+			}
+			reason = err.Error()
+		}
 		if c.cfg.Err != nil {
-			fmt.Fprintf(c.cfg.Err, "%s: couldn't set option \"%s\" to \"%s\": not an option this consumer sets at run time\n",
-				c.cfg.ProgName, name, value)
+			fmt.Fprintf(c.cfg.Err, "%s: couldn't set option \"%s\" to \"%s\": %s\n",
+				c.cfg.ProgName, name, value, reason)
 		}
 	}
 }

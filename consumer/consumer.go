@@ -31,6 +31,10 @@ type Config struct {
 	Symbols Symbols
 	// System runs system()'s command line; nil refuses it.
 	System func(cmd string) error
+	// SetOpt sets, for setopt(), the options the consumer does not
+	// keep itself (switchrate, aggrate: the runtime's); nil refuses
+	// them. Its error is the reason dtrace gives.
+	SetOpt func(name, value string) error
 	// Target is $target, the process -p or -c names: %A of an address
 	// without a pid looks it up there.
 	Target uint64

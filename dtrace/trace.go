@@ -139,6 +139,27 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		return n
 	}
 	v, _ := h.opts.Value("encoding")
+	switchRate := time.Second
+	if v, ok := h.opts.Value("switchrate"); ok {
+		if d, err := option.ParseInterval(v); err == nil && d > 0 {
+			switchRate = d
+		}
+	}
+	// setopt() of the rates, at run time as dtrace's dynamic options:
+	// aggregations are snapshot as buffers are read, at switchrate.
+	setRate := func(name, value string) error {
+		if name != "switchrate" && name != "aggrate" {
+			return errors.New("not an option this consumer sets at run time")
+		}
+		d, err := option.ParseInterval(value)
+		if err != nil || d <= 0 {
+			return option.ErrValue
+		}
+		if name == "switchrate" {
+			switchRate = d
+		}
+		return nil
+	}
 	// Addresses print by the running kernel's symbols and the traced
 	// processes': kallsyms as read for the compiler, unless that table
 	// is a --kernel image's.
@@ -154,6 +175,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	tr.t.Grab = func(pid int) { syms.Grab(pid) }
 	cons := consumer.New(tr.t.Describer(), consumer.Config{
 		Symbols: syms,
+		SetOpt:  setRate,
 		Out:     cfg.Out, Err: cfg.Err, ProgName: h.cfg.Name,
 		Quiet: has("quiet"), Flowindent: has("flowindent"), RawBytes: has("rawbytes"),
 		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),
@@ -171,12 +193,6 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			return nil
 		},
 	})
-	switchRate := time.Second
-	if v, ok := h.opts.Value("switchrate"); ok {
-		if d, err := option.ParseInterval(v); err == nil && d > 0 {
-			switchRate = d
-		}
-	}
 	if err := tr.t.Go(); err != nil {
 		return 1, err
 	}
