@@ -637,11 +637,32 @@ func (b *builder) resetFiring() {
 	b.zero(int32(b.l.localsSize()))
 }
 
-// zeroRec zeroes size bytes of the record buffer from off.
+// zeroRec zeroes size bytes of the record buffer from off: by stores
+// when they are few, else by a copy from MapZero.
 func (b *builder) zeroRec(off, size int32) {
 	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 	b.emit(asm.Add.Imm(asm.R1, off))
+	if size <= maxZeroStores*8 {
+		off = 0
+		for ; size >= 8; off, size = off+8, size-8 {
+			b.emit(storeImm64(asm.R1, int16(off), 0))
+		}
+		for ; size > 0; off, size = off+1, size-1 {
+			b.emit(asm.StoreImm(asm.R1, int16(off), 0, asm.Byte))
+		}
+		return
+	}
 	b.zero(size)
+}
+
+// maxZeroStores is the most 8-byte stores zeroRec makes rather than a
+// copy: a copy costs a lookup and a helper call.
+const maxZeroStores = 64
+
+// isExecname reports whether o is the expression execname alone.
+func isExecname(o *dif.Object) bool {
+	return o != nil && len(o.Code) == 2 && o.Code[0].Op() == dif.LDGS && o.Code[0].Var() == dif.VarExecname &&
+		o.Code[1].Op() == dif.RET && o.Code[1].RD() == o.Code[0].RD()
 }
 
 // zero copies size bytes of zeroes from MapZero to R1.
@@ -711,6 +732,16 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		a, ra := &e.Actions[i], &ep.Actions[i]
 		b.emit(storeImm64(asm.R10, actSlot, int32(i+1)))
 		lp := fmt.Sprintf("%sa%d_", prefix, i)
+		if ra.Type.Kind == dif.TypeString && ra.Size >= commLen && isExecname(a.DIFO) {
+			// trace(execname), @[execname]: the task's name straight
+			// into its record, with no copy in scratch.
+			b.zeroRec(int32(RecPrefix+ra.Offset+commLen), int32(ra.Size-commLen))
+			b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+			b.emit(asm.Add.Imm(asm.R1, int32(RecPrefix+ra.Offset)))
+			b.emit(asm.Mov.Imm(asm.R2, commLen))
+			b.emit(asm.FnGetCurrentComm.Call())
+			continue
+		}
 		if a.DIFO != nil {
 			if err := t.difo(a.DIFO, lp, lp+"ret", fault); err != nil {
 				return err
@@ -948,7 +979,8 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	data := int32(RecPrefix + ra.Offset)
 	name := aggMapName(b.l.aggs[ra.AggID])
 	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
-	b.emit(asm.StoreImm(asm.R1, int16(base), int64(ra.AggID), asm.Word))
+	b.emit(asm.Add.Imm(asm.R1, base))
+	b.emit(asm.StoreImm(asm.R1, 0, int64(ra.AggID), asm.Word))
 	find := func(found string) {
 		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
@@ -962,7 +994,8 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	if ra.Action == dof.AggLQuantize || ra.Action == dof.AggLLQuantize {
 		b.emit(asm.LoadImm(asm.R2, int64(ra.Arg), asm.DWord))
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
-		b.emit(asm.StoreMem(asm.R1, int16(data), asm.R2, asm.DWord))
+		b.emit(asm.Add.Imm(asm.R1, data))
+		b.emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord))
 	}
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
 	b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
