@@ -587,6 +587,10 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 	case dif.STB, dif.STH, dif.STW, dif.STX:
 		t.store(pc, in, local)
 	case dif.LDGA:
+		if v := uint32(r1); v == dif.VarRegs || v == dif.VarUregs {
+			t.regs(pc, in, local)
+			break
+		}
 		if uint32(r1) != dif.VarArgs {
 			return &Error{pc, in, fmt.Sprintf("built-in array %s not translated yet", t.varName(uint32(r1), dif.ScopeGlobal))}
 		}

@@ -67,11 +67,11 @@ func TestTraceUser(t *testing.T) {
 	}
 	prog := fmt.Sprintf(`
 BEGIN { printf("go\n"); }
-pid$target:fix:f:entry { @e = count(); @a = sum(arg0); }
+pid$target:fix:f:entry { @e = count(); @a = sum(arg0); @g = sum(uregs[R_RDI] + regs[R_RDI]); }
 pid$target:fix:f:return { @r = count(); @v = sum(arg1); }
 fix$target:::hit { @u = sum(arg1); }
 fix$target:::hit /arg0 == %d/ { exit(0); }
-END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
+END { printa("%%@d %%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u, @g); }`, n-1)
 	before := loadedPrograms(t)
 	out, errs, st := runActive(t, []string{"-q", "-p", fmt.Sprint(pid), "-n", prog}, func() {
 		fix.Process.Signal(syscall.SIGUSR1)
@@ -90,7 +90,8 @@ END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
 		total += 2 * i
 		sumT += total
 	}
-	want := fmt.Sprintf("go\n%d %d %d %d %d\n\n", n, sumI, n, sumV, sumT)
+	// uregs[R_RDI] and regs[R_RDI] are both f's argument.
+	want := fmt.Sprintf("go\n%d %d %d %d %d %d\n\n", n, sumI, n, sumV, sumT, 2*sumI)
 	if out != want {
 		t.Errorf("stdout %q, want %q (stderr %q)", out, want, errs)
 	}
