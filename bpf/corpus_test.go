@@ -106,7 +106,9 @@ func comparable(objs []*dif.Object) bool {
 		}
 		for _, in := range o.Code {
 			op := in.Op()
-			if op.Form() == dif.FormLoad || op == dif.LDGS && unknown[in.Var()] || op == dif.CALL && in.Subr() == dif.SubrRand {
+			// The VM has no registers to give regs[] and uregs[].
+			regs := op == dif.LDGA && (uint32(in.R1()) == dif.VarRegs || uint32(in.R1()) == dif.VarUregs)
+			if op.Form() == dif.FormLoad || op == dif.LDGS && unknown[in.Var()] || op == dif.CALL && in.Subr() == dif.SubrRand || regs {
 				return false
 			}
 		}

@@ -137,7 +137,7 @@ func TestRefuse(t *testing.T) {
 		{&dif.Object{Ret: i64, Ints: []uint64{0}, Code: []dif.Instr{dif.Setx(0, 1), dif.Tst(1), dif.Branch(dif.BE, 4), dif.Fmt(dif.PUSHTV, 0, 0, 1),
 			dif.Call(dif.SubrStrlen, 1), dif.Ret(1)}}, "instruction 4 (call DIF_SUBR(12), %r1\t\t! strlen): the tuple stack's depth differs"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Nop(), dif.ALU(dif.COPYS, 1, 2, 3), dif.Ret(3)}}, "instruction 1 (copys"},
-		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, uint8(dif.VarRegs), 1, 2), dif.Ret(2)}}, "built-in array"},
+		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Lda(dif.LDGA, 0x7f, 1, 2), dif.Ret(2)}}, "built-in array"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Stv(dif.STGS, dif.VarPID, 1), dif.Ret(2)}}, "cannot be assigned"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarIPL, 1), dif.Ret(1)}}, "built-in variable 0x103 not translated yet"},
 		{&dif.Object{Ret: i64, Code: []dif.Instr{dif.Ldv(dif.LDGS, dif.VarOtherUBase, 1), dif.Ret(1)}}, "not in the variable table"},
