@@ -32,4 +32,14 @@
 // the consumer what changed since the last snapshot (dtrace's
 // snapshots empty the kernel's buffer, the consumer keeps the sum): the
 // difference for counts, sums and buckets, the value for min and max.
+//
+// A speculated firing's records reach the ring buffer marked with the
+// speculation's id; Work keeps them, up to specsize bytes, until the
+// control sample of commit() or discard() comes, then appends them to
+// their CPUs' buffers or drops them, and frees the speculation.
+//
+// proc, sched and io probes fire from tracepoints: each SDT site's
+// condition and arguments, D expressions, are compiled (Config.Compile)
+// and run in the tracepoint's program before the probe's clauses, one
+// site after another.
 package linux
