@@ -141,29 +141,39 @@
 //     names reads empty strings);
 //   - errno, at a system call's return (sys_exit) its error, else 0;
 //   - stackdepth, ustackdepth, caller and ucaller, from bpf_get_stack,
-//     frames as stack() and ustack() record them.
+//     frames as stack() and ustack() record them;
+//   - regs[] and uregs[], numbered as regs.d numbers them on amd64:
+//     regs[] from the registers the probe's context holds (kprobe,
+//     uprobe, perf event), uregs[] (and regs[] elsewhere) from the
+//     thread's user registers, task_pt_regs.
 //
 // The tuple stack (pushtr, pushtv, popts, flushts) and call for the
 // subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
 // copyin and copyinstr (bpf_probe_read_user, into scratch), rand (from
-// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr and lltostr;
-// associative arrays (ldgaa, stgaa, ldtaa, sttaa) keyed by values and
-// strings.
+// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr, lltostr and
+// speculation (a compare-and-swap on MapSpec); associative arrays
+// (ldgaa, stgaa, ldtaa, sttaa) keyed by values and strings.
 //
 // Everything else — the other subroutines, vtimestamp, ipl, zonename,
-// execargs, regs[] and uregs[], keys of other by-reference types, stores into
+// execargs, keys of other by-reference types, stores into
 // by-reference thread-locals, copys, translators — is refused with an
 // *Error naming the instruction: never translated wrongly. As the kernel
 // does, Translate also refuses a DIFO whose last instruction is not ret,
 // a branch that does not go forward, a store to %r0.
 //
-// # Next
+// # Probe programs
 //
-// A clause program that runs a predicate and its actions in one BPF
-// program (each DIFO's value kept in a register instead of StateRet, the
-// fault jumping to one ERROR path that fires the ERROR clauses as
-// dtrace-utils' dt_probe_error does), with a prologue per provider that
-// fills StateArgs and resets clause-locals and scratch; the other
-// subroutines; aggregations; records written in DTrace's buffer format
-// (package record) through a ring buffer or perf buffer.
+// BuildProbe makes the program of one attachment (ProbeProgram): a
+// prologue for its Context finds which probe fired (an index: the
+// system call's number, the attachment's cookie, 0) in its MapProbes,
+// with the probe's ID and each clause's EPID for it, reads the probe's
+// arguments if a clause does, and runs each clause that applies as
+// dtrace_probe runs ECBs: predicate, actions, each translated in place;
+// the records are built in the CPU's entry of MapRec, behind RecPrefix
+// (the CPU, the speculation), and sent through MapRing; aggregations go
+// to per-CPU hash maps shared by shape; a fault runs the ERROR probe's
+// clauses with dtrace_probe_error's arguments. exit() makes the tracing
+// drain (MapCtl) and ends the firing; programs other than END run only
+// while it is active. SDT programs (CtxRawTP, CtxSyscallTP) run each
+// Site's condition and arguments before its probe's clauses.
 package bpf
