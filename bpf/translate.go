@@ -1333,6 +1333,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrSpeculation:
 		t.speculation(pc, in, local)
 
+	case dif.SubrSubstr:
+		return t.substr(pc, in, nargs, arg, badAddr, local)
+
 	case dif.SubrRand:
 		// 64 random bits, from two of bpf_get_prandom_u32's 32.
 		t.emit(asm.FnGetPrandomU32.Call())
