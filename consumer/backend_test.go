@@ -33,6 +33,10 @@ func TestBackendMatchesVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the suite runs cpp for each test")
 	}
+	if dtracetest.Race {
+		// Minutes more, for no goroutine the other tests do not run.
+		t.Skip("the suite's programs run without the race detector")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the backend needs root")
 	}

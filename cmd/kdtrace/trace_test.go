@@ -157,6 +157,10 @@ func TestSuiteBEGIN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the suite takes a minute")
 	}
+	if dtracetest.Race {
+		// Minutes more, for no goroutine the other tests do not run.
+		t.Skip("the suite's programs run without the race detector")
+	}
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	pass, total := 0, 0
