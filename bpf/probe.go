@@ -228,7 +228,7 @@ func (b *builder) build() (asm.Instructions, error) {
 	b.emit(asm.Return())
 	b.mark("idle")
 	b.emit(storeImm64(rState, StateBusy, 1))
-	b.lookup(asm.R1, MapCtl, "ctl")
+	b.lookup(asm.R1, MapCtl)
 	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
 	if b.p.End {
 		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, "exit"))
@@ -396,7 +396,7 @@ func difos(e *kernel.ECB) []*dif.Object {
 }
 
 // lookup puts entry 0 of the named map in dst, or ends the program.
-func (b *builder) lookup(dst asm.Register, name, label string) {
+func (b *builder) lookup(dst asm.Register, name string) {
 	b.t.mapPtr(asm.R1, name)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
@@ -668,7 +668,7 @@ func isExecname(o *dif.Object) bool {
 // zero copies size bytes of zeroes from MapZero to R1.
 func (b *builder) zero(size int32) {
 	b.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
-	b.lookup(asm.R3, MapZero, "")
+	b.lookup(asm.R3, MapZero)
 	b.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 	b.emit(asm.Mov.Imm(asm.R2, size))
 	b.emit(asm.FnProbeReadKernel.Call())
@@ -797,7 +797,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.mark(prefix + "out")
 	}
 	if exits && !inError {
-		b.lookup(asm.R1, MapCtl, "")
+		b.lookup(asm.R1, MapCtl)
 		b.emit(storeImm64(asm.R1, CtlActivity, ActivityDraining))
 		if !b.p.End {
 			// The tracing drains: the firing's other clauses do

@@ -24,14 +24,8 @@ func (t *translator) substr(pc int, in dif.Instr, nargs int, arg func(asm.Regist
 	t.mark(local("noscratch"))
 	t.faultAt(pc, FaultNoScratch, 0, false)
 	t.mark(local("room"))
-	// The string, and its length without the NUL in R6… kept at keySlot.
-	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
-	t.emit(asm.Mov.Imm(asm.R2, strsize+1))
-	arg(asm.R3, 0)
-	t.emit(asm.FnProbeReadKernelStr.Call())
-	t.emit(asm.JSGT.Imm(asm.R0, 0, local("read")))
-	badAddr(0)
-	t.mark(local("read"))
+	// The string, and its length without the NUL, kept at keySlot.
+	t.readString(0, 0, arg, badAddr, local("read"))
 	t.emit(asm.Add.Imm(asm.R0, -1))
 	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.DWord))
 	// R1 index, R2 remaining, R3 len.

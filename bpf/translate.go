@@ -1247,13 +1247,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	switch subr {
 	case dif.SubrStrlen:
 		// strsize bytes at most, as dtrace_strlen reads them.
-		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
-		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
-		arg(asm.R3, 0)
-		t.emit(asm.FnProbeReadKernelStr.Call())
-		t.emit(asm.JSGT.Imm(asm.R0, 0, local("len")))
-		badAddr(0)
-		t.mark(local("len"))
+		t.readString(0, 0, arg, badAddr, local("len"))
 		t.emit(asm.Add.Imm(asm.R0, -1))
 		t.set(in.RD(), asm.R0)
 
@@ -1385,14 +1379,7 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.mark(local("room"))
 	// Each string's length with its NUL: a at keySlot, b at bufSlot.
 	for i, at := range []int16{keySlot, bufSlot} {
-		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
-		t.emit(asm.Add.Imm(asm.R1, int32(i)*half))
-		t.emit(asm.Mov.Imm(asm.R2, strsize+1))
-		arg(asm.R3, i)
-		t.emit(asm.FnProbeReadKernelStr.Call())
-		t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("read%d", i))))
-		badAddr(i)
-		t.mark(local(fmt.Sprintf("read%d", i)))
+		t.readString(int32(i)*half, i, arg, badAddr, local(fmt.Sprintf("read%d", i)))
 		// a must leave room for b's NUL.
 		t.emit(asm.JGT.Imm(asm.R0, strsize, local("noscratch")))
 		t.emit(asm.StoreMem(asm.R10, at, asm.R0, asm.DWord))
@@ -1576,18 +1563,29 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	return nil
 }
 
+// readString copies the string that is subroutine argument i into
+// MapStrBuf at off, strsize bytes and a NUL at most, and leaves its
+// length with the NUL in R0; an address it cannot read faults, and the
+// code goes on at label.
+func (t *translator) readString(off int32, i int, arg func(asm.Register, int), badAddr func(int), label string) {
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	if off != 0 {
+		t.emit(asm.Add.Imm(asm.R1, off))
+	}
+	t.emit(asm.Mov.Imm(asm.R2, int32(t.l.strsize)+1))
+	arg(asm.R3, i)
+	t.emit(asm.FnProbeReadKernelStr.Call())
+	t.emit(asm.JSGT.Imm(asm.R0, 0, label))
+	badAddr(i)
+	t.mark(label)
+}
+
 // strchr translates strchr(s, c) and strrchr(s, c): the address of the
 // first (last) byte of s equal to c, its NUL included, or 0; s is
 // scanned in a copy in MapStrBuf, strsize bytes at most.
 func (t *translator) strchr(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
 	strsize := int32(t.l.strsize)
-	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
-	t.emit(asm.Mov.Imm(asm.R2, strsize+1))
-	arg(asm.R3, 0)
-	t.emit(asm.FnProbeReadKernelStr.Call())
-	t.emit(asm.JSGT.Imm(asm.R0, 0, local("read")))
-	badAddr(0)
-	t.mark(local("read"))
+	t.readString(0, 0, arg, badAddr, local("read"))
 	// R1 the byte sought, R4 the copy, R5 the index, R0 the result.
 	arg(asm.R1, 1)
 	t.emit(asm.And.Imm(asm.R1, 0xff))

@@ -493,7 +493,11 @@ func (t *Tracing) Stop() error {
 // (its status's drops; drops of records and aggregations the consumer
 // reports by CPU).
 func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
-	if err := t.snapAggs(cons); err != nil {
+	cs, err := t.rt.ReadCounters()
+	if err != nil {
+		return Drops{}, err
+	}
+	if err := t.snapAggs(cons, cs); err != nil {
 		return Drops{}, err
 	}
 	t.ring.SetDeadline(time.Now())
@@ -508,10 +512,6 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 		if err := t.take(rec.RawSample); err != nil {
 			return Drops{}, err
 		}
-	}
-	cs, err := t.rt.ReadCounters()
-	if err != nil {
-		return Drops{}, err
 	}
 	unavail, busy, err := t.rt.SpecFailures()
 	if err != nil {
@@ -626,8 +626,9 @@ func (t *Tracing) settle(spec uint32) error {
 }
 
 // snapAggs gives the consumer each CPU's aggregation entries that
-// changed since the last snapshot, as what changed.
-func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
+// changed since the last snapshot, as what changed, and the aggregation
+// drops cs counts since then.
+func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
 	if len(t.aggs) == 0 {
 		return nil
 	}
@@ -663,10 +664,6 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer) error {
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("reading an aggregation map: %w", err)
 		}
-	}
-	cs, err := t.rt.ReadCounters()
-	if err != nil {
-		return err
 	}
 	for cpu, b := range bufs {
 		var drops uint64
