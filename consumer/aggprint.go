@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
 )
@@ -747,39 +746,17 @@ func keyString(e *aggEntry) string {
 }
 
 // printaGroup returns the aggregation variables of the printa() whose
-// first record is i: the one it names, and, for a format with more
-// than one %@ conversion, those of the PRINTA records with the same
-// format that follow, one per conversion (dt_consume_cpu groups them
-// by statement, which the records here do not carry).
-func (c *Consumer) printaGroup(ep *record.EProbe, f *record.Firing, i int) ([]uint32, error) {
+// first record is i: those of the PRINTA records that follow it from
+// the same statement, as dt_consume_cpu groups them; nil if a record of
+// the statement is not a PRINTA.
+func printaGroup(ep *record.EProbe, f *record.Firing, i int) []uint32 {
 	rec := &ep.Recs[i]
 	varids := []uint32{uint32(recInt(f.Rec(i)))}
-	if rec.Format == 0 {
-		return varids, nil
-	}
-	pf, err := c.format(rec.Format)
-	if err != nil {
-		return nil, err
-	}
-	want := 0
-	for _, cv := range pf.Convs {
-		if cv.Flags&printf.AggValue != 0 {
-			want++
-		}
-	}
-	s, err := c.desc.Format(rec.Format)
-	if err != nil {
-		return nil, err
-	}
-	for j := i + 1; j < len(ep.Recs) && len(varids) < want; j++ {
-		r := &ep.Recs[j]
-		if r.Action != dof.ActPrinta || r.Format == 0 {
-			break
-		}
-		if t, err := c.desc.Format(r.Format); err != nil || t != s {
-			break
+	for j := i + 1; rec.UArg != 0 && j < len(ep.Recs) && ep.Recs[j].UArg == rec.UArg; j++ {
+		if ep.Recs[j].Action != dof.ActPrinta {
+			return nil
 		}
 		varids = append(varids, uint32(recInt(f.Rec(j))))
 	}
-	return varids, nil
+	return varids
 }

@@ -121,7 +121,6 @@ var suiteFailing = map[string]string{
 	"funcs/tst.inet_ntoa6.d":      "sizeof (struct in6_addr) needs the kernel's types, which the driver does not load",
 	"funcs/tst.inet_ntop.d":       "sizeof (struct in6_addr) needs the kernel's types, which the driver does not load",
 	"funcs/tst.system.d":          "its .out holds FreeBSD ping's output; system() itself runs",
-	"java_api/tst.printa.d":       "printa(@a, @b) without a format: the records do not say which PRINTA actions one statement made (dtrd_uarg), so each prints alone",
 	"misc/tst.dynopt.d":           aggRate,
 	"multiaggs/tst.tuplecompat.d": "curthread's type needs the kernel's types, which the driver does not load",
 	"print/tst.array.d":           printAgain,

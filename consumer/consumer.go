@@ -163,6 +163,7 @@ const (
 	errDOffset    = "Data record offset exceeds buffer boundary"
 	errDAlign     = "Data record has inappropriate alignment"
 	errBadStackPC = "Invalid stack program counter size"
+	errBadAgg     = "Unknown aggregating action"
 )
 
 // Consume prints the records of one CPU's buffer, data being the bytes
@@ -423,9 +424,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			c.bytes(addr[8:8+n], 50, true)
 			continue
 		case dof.ActPrinta:
-			varids, err := c.printaGroup(ep, f, i)
-			if err != nil {
-				return fail(err.Error())
+			varids := printaGroup(ep, f, i)
+			if varids == nil {
+				return fail(errBadAgg)
 			}
 			if err := c.printa(varids, rec.Format); err != nil {
 				return fail(err.Error())

@@ -135,10 +135,9 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 		var b []byte
 		var err error
 		switch {
-		case cv.Flags&printf.AggValue != 0 && nextAgg == len(aggs) && len(aggs) != 1:
-			return 0, fmt.Errorf("%s", errDMismatch)
 		case cv.Flags&printf.AggValue != 0:
-			// With one aggregation, each %@ converts its value.
+			// Each %@ converts the next aggregation's value; those
+			// beyond the last convert the last's again.
 			agg := aggs[min(nextAgg, len(aggs)-1)]
 			nextAgg++
 			r, b = agg.value()
@@ -334,7 +333,7 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 			// "1973 Dec  3 17:20:00".
 			return spec.str(t.Format("2006 Jan _2 15:04:05")), nil
 		}
-		_, isoYear := t.ISOWeek() // strftime's %G
+		isoYear, _ := t.ISOWeek() // strftime's %G
 		return spec.str(fmt.Sprintf("%s, %02d %s %d %s %s", t.Format("Mon"), t.Day(), t.Format("Jan"), isoYear, t.Format("15:04:05"), t.Format("MST"))), nil
 	case printf.Port:
 		if len(b) != 2 {

@@ -130,6 +130,8 @@ func TestPrintf(t *testing.T) {
 		{"%-20a|", []arg{n(i8, 0x1000)}, "kernel`malloc       |"},
 		{"%A %A", []arg{n(i8, 0x400004), n(i8, 0x500000)}, "a.out`main+0x4 0x500000"},
 		{"%Y", []arg{n(i8, 86400*1e9+3723e9)}, "1970 Jan  2 01:02:03"},
+		// %T's year is strftime's %G, the ISO week's: 2019 for 2018's last day.
+		{"%T|%T", []arg{n(i8, 1062609821e9), n(i8, 1546214400e9)}, "Wed, 03 Sep 2003 17:23:41 UTC|Mon, 31 Dec 2019 00:00:00 UTC"},
 		{"%P %I", []arg{n(i2, 22), s("127.0.0.1")}, "22 127.0.0.1"},
 	}
 	for _, tt := range tests {

@@ -66,7 +66,7 @@ type Handle struct {
 	zdefs   bool // -Z
 	target  int  // the process of -p or -c, $target; 0 for none
 	procs   []*Process
-	env     []string // of the processes Create starts; nil for kdtrace's
+	env     []string // of the processes Create starts; nil until first changed
 
 	modules []types.Module // the kernel's types
 
@@ -176,13 +176,23 @@ func (h *Handle) SetOpt(name, value string) error {
 	return nil
 }
 
+// environ returns the environment of the processes Create starts:
+// kdtrace's, with LD_NOLAZYLOAD=1 as dtrace adds it (dt_proc_init: lazy
+// loading would hide functions from pid probes; glibc ignores it),
+// then as the setenv and unsetenv options changed it.
+func (h *Handle) environ() []string {
+	if h.env != nil {
+		return h.env
+	}
+	env := slices.DeleteFunc(os.Environ(), func(v string) bool { return strings.HasPrefix(v, "LD_NOLAZYLOAD=") })
+	return append(env, "LD_NOLAZYLOAD=1")
+}
+
 // setEnv changes the environment of the processes Create starts, as
 // dtrace's setenv and unsetenv options do: the variable that arg names
 // is removed, and with set, arg (name=value) is added.
 func (h *Handle) setEnv(set bool, arg string) {
-	if h.env == nil {
-		h.env = os.Environ()
-	}
+	h.env = h.environ()
 	name, _, _ := strings.Cut(arg, "=")
 	h.env = slices.DeleteFunc(h.env, func(v string) bool {
 		n, _, _ := strings.Cut(v, "=")

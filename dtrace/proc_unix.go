@@ -79,8 +79,8 @@ func (h *Handle) Grab(pid int) error {
 // loaded and initialised; main, at main (the entry point where the
 // program has no symbol main). Tracing.Run sets it running; if it is
 // still alive at Handle.Close, it is killed. Create sets
-// cmd.SysProcAttr, and cmd.Env when it is nil and the setenv or
-// unsetenv options changed the environment; its Stdin, Stdout and
+// cmd.SysProcAttr, and cmd.Env when it is nil: kdtrace's environment
+// as dtrace passes it on (see environ); its Stdin, Stdout and
 // Stderr are the process's. The error is dtrace's.
 func (h *Handle) Create(cmd *exec.Cmd) (*Process, error) {
 	at := stopAtEntry
@@ -93,8 +93,8 @@ func (h *Handle) Create(cmd *exec.Cmd) (*Process, error) {
 	default:
 		return nil, fmt.Errorf("failed to set -x evaltime: Invalid value for specified option")
 	}
-	if cmd.Env == nil && h.env != nil {
-		cmd.Env = slices.Clone(h.env)
+	if cmd.Env == nil {
+		cmd.Env = slices.Clone(h.environ())
 	}
 	p, err := create(cmd, at)
 	if err != nil {

@@ -202,9 +202,8 @@ func TestGrab(t *testing.T) {
 // environment (-x setenv, -x unsetenv) and of killing a created
 // process when compiling fails, as its harness runs them: ksh
 // tst.X.ksh with the path of a command named dtrace, status 0 and the
-// standard output as the .out file says. tst.ld_nolazyload.ksh is left
-// out: it checks that dtrace sets LD_NOLAZYLOAD=1 for the command,
-// which only Solaris's linker reads.
+// standard output as the .out file says. (tst.ld_nolazyload.ksh checks
+// that the command gets LD_NOLAZYLOAD=1, as dtrace gives it.)
 func TestSuiteProcesses(t *testing.T) {
 	needTracing(t)
 	ksh, err := exec.LookPath("ksh")
@@ -215,7 +214,7 @@ func TestSuiteProcesses(t *testing.T) {
 	dir := dtracetest.Dir(t)
 	for _, name := range []string{
 		"env/tst.setenv1.ksh", "env/tst.setenv2.ksh", "env/tst.setenv3.ksh",
-		"env/tst.unsetenv1.ksh", "env/tst.unsetenv2.ksh",
+		"env/tst.unsetenv1.ksh", "env/tst.unsetenv2.ksh", "env/tst.ld_nolazyload.ksh",
 		"pid/tst.killonerror.ksh",
 	} {
 		file := filepath.Join(dir, name)

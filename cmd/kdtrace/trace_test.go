@@ -7,17 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
-
-	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 
 // needTracing skips a test where this process cannot load BPF programs.
@@ -63,6 +59,8 @@ func TestTrace(t *testing.T) {
 		{[]string{"-n", `BEGIN { printf("hi %d\n", 42); exit(0); }`}, 0,
 			header + begin + "hi 42\n\n\n", "kdtrace: description 'BEGIN ' matched 1 probe\n"},
 		{[]string{"-q", "-n", `BEGIN { exit(7); }`}, 7, "\n", ""},
+		// -i names a probe by its ID: 1 is BEGIN, as in dtrace.
+		{[]string{"-q", "-i", `1 { printf("one"); exit(0); }`}, 0, "one\n", ""},
 		{[]string{"-n", `BEGIN { trace(1); trace("two"); trace((char)3); exit(0); }`}, 0,
 			header + begin + "        1  two                                 3\n\n", "kdtrace: description 'BEGIN ' matched 1 probe\n"},
 		{[]string{"-q", "-n", `BEGIN { x = 0; y = 1 / x; }`, "-n", `BEGIN { exit(0); }`}, 0, "\n",
@@ -148,78 +146,6 @@ func checkReleased(t *testing.T, before int) {
 		t.Errorf("%d BPF programs held before the run, %d after", before, after)
 	}
 }
-
-// TestSuiteBEGIN runs the DTrace suite's tests that need no other probe
-// than dtrace's and the profile provider's timers, as its harness runs
-// them (dtrace -C -s tst.X.d in the test's folder), and compares their
-// output with the expected output byte for byte.
-func TestSuiteBEGIN(t *testing.T) {
-	needTracing(t)
-	if testing.Short() {
-		t.Skip("the suite takes a minute")
-	}
-	if dtracetest.Race {
-		// Minutes more, for no goroutine the other tests do not run.
-		t.Skip("the suite's programs run without the race detector")
-	}
-	wd, _ := os.Getwd()
-	defer os.Chdir(wd)
-	// A watchdog's SIGINT that comes as a run ends must not kill the
-	// test: this channel takes it then.
-	absorb := make(chan os.Signal, 1)
-	signal.Notify(absorb, os.Interrupt)
-	defer signal.Stop(absorb)
-	pass, total := 0, 0
-	var fails []string
-	for _, d := range dtracetest.Files(t, "tst.*.d") {
-		out := d + ".out"
-		want, err := os.ReadFile(out)
-		if err != nil || dtracetest.NeedsHelper(d) {
-			continue
-		}
-		src, err := os.ReadFile(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if otherProbes.Match(src) {
-			continue
-		}
-		total++
-		if err := os.Chdir(filepath.Dir(d)); err != nil {
-			t.Fatal(err)
-		}
-		var stdout, stderr bytes.Buffer
-		// As the harness's timeout: a program that never exits is
-		// stopped, as by ^C, and fails.
-		watchdog := time.AfterFunc(suiteTimeout, func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
-		st := run([]string{"kdtrace", "-C", "-s", filepath.Base(d)}, &stdout, &stderr)
-		if !watchdog.Stop() {
-			fails = append(fails, fmt.Sprintf("%s: stopped after %v", dtracetest.Rel(t, d), suiteTimeout))
-			continue
-		}
-		if st == 0 && bytes.Equal(stdout.Bytes(), want) {
-			pass++
-			continue
-		}
-		first, _, _ := strings.Cut(stderr.String(), "\n")
-		fails = append(fails, fmt.Sprintf("%s: status %d: %s", dtracetest.Rel(t, d), st, first))
-	}
-	t.Logf("%d of %d pass; failures:\n%s", pass, total, strings.Join(fails, "\n"))
-	// What passes today; a regression lowers it.
-	if pass < minSuiteBEGIN {
-		t.Errorf("%d of %d of the suite's BEGIN and tick tests pass, want at least %d", pass, total, minSuiteBEGIN)
-	}
-}
-
-// otherProbes finds a test that enables other probes than dtrace's and
-// the timers.
-var otherProbes = regexp.MustCompile(`syscall|fbt|pid|proc:|sched:|io:|profile-|lockstat|sdt|usdt|\$target`)
-
-// suiteTimeout is how long a suite program may run.
-const suiteTimeout = 20 * time.Second
-
-// minSuiteBEGIN is how many of the suite's BEGIN and tick tests pass.
-const minSuiteBEGIN = 145
 
 // TestTraceSDT counts the runs of a program through proc:::exec-success,
 // which kdtrace makes from the sched_process_exec tracepoint, and its

@@ -119,6 +119,10 @@ type emitter struct {
 	acts    []dof.Action // the clause's actions (body)
 	difos   dof.Pool     // the program's DIFOs (toDOF)
 	consts  map[[2]uint64]*dof.DIFO
+	// printas numbers the program's printa statements: their actions
+	// carry it, as dtrace's carry their statement (dtad_uarg), so that
+	// the consumer knows which aggregations one printa prints.
+	printas uint64
 	// spilled is set when the clause being generated uses a spill slot.
 	spilled bool
 }
@@ -550,12 +554,13 @@ func (e *emitter) printa(call *ast.CallExpr) ([]dof.Action, error) {
 		format = f.String()
 	}
 	var acts []dof.Action
+	e.printas++
 	for _, a := range call.Args {
 		v := e.value(a)
 		if v == nil || v.Ident == nil || v.Ident.Kind != check.Agg {
 			continue // the format
 		}
-		acts = append(acts, dof.Action{Kind: dof.ActPrinta, DIFO: e.constant(aggID(v.Ident)), Format: format})
+		acts = append(acts, dof.Action{Kind: dof.ActPrinta, DIFO: e.constant(aggID(v.Ident)), Format: format, UArg: e.printas})
 	}
 	return acts, nil
 }

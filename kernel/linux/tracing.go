@@ -159,9 +159,16 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	for i := range ecbs {
 		e := &ecbs[i]
 		var ps []*probe.Probe
-		d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
-		if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
-			return nil, err
+		if e.Probe.ID != 0 {
+			// -i: the description is the probe's ID alone.
+			if p := cfg.Catalog.ByID(e.Probe.ID); p != nil {
+				ps = append(ps, p)
+			}
+		} else {
+			d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
+			if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
+				return nil, err
+			}
 		}
 		rps := make([]record.Probe, len(ps))
 		for j, p := range ps {

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// copyDir copies the files of src (not its subfolders, which no test
+// reads) into dst, keeping their modes.
+func copyDir(dst, src string) error {
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(filepath.Join(dst, e.Name()), filepath.Join(src, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	mode := fi.Mode().Perm() | 0o200
+	if strings.HasSuffix(dst, ".exe") {
+		// Helpers the suite ships as scripts: the harness installs
+		// them executable.
+		mode |= 0o555
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// buildHelpers builds the folder's helper programs as the harness's
+// Makefile does: each tst.X.c into tst.X.exe, unoptimized and with
+// debugging information, so that pid probes find the functions the
+// tests name. Only the failure to build test's own helper is an error:
+// other tests of the folder may need helpers this system cannot build.
+func buildHelpers(dir, test string) error {
+	own := strings.TrimSuffix(strings.TrimSuffix(test, ".d"), ".ksh") + ".c"
+	srcs, err := filepath.Glob(filepath.Join(dir, "tst.*.c"))
+	if err != nil {
+		return err
+	}
+	for _, src := range srcs {
+		exe := strings.TrimSuffix(src, ".c") + ".exe"
+		cmd := exec.Command("cc", "-O0", "-g", "-o", exe, src)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil && filepath.Base(src) == own {
+			return fmt.Errorf("building %s: %v: %s", filepath.Base(exe), err, firstLine(out))
+		}
+	}
+	return nil
+}
