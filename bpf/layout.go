@@ -32,7 +32,9 @@ const (
 	StateGlobBase  = StateSiteArgs + 8*NArgs // kernel address of MapGlobals' value, as a scalar
 	StateLocBase   = StateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
 	StateTmp       = StateLocBase + 8        // where a pointer is stored to be read back as a scalar
-	StateSize      = StateTmp + 8
+	StateBufUsed   = StateTmp + 8            // bytes of records this CPU's buffer holds, under the fill policy
+	StateFilled    = StateBufUsed + 8        // 1 once this CPU's buffer filled, under the fill policy
+	StateSize      = StateFilled + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -86,6 +88,8 @@ type Layout struct {
 	strBase map[*dif.Object]uint32
 
 	ring    uint32         // bytes of the ring buffer
+	fill    uint32         // Config.Fill
+	reserve uint32         // Config.FillReserve
 	aggSize uint32         // the aggsize option
 	nspec   uint32         // the nspec option
 	recSize uint32         // bytes of MapRec's value
@@ -121,6 +125,10 @@ type Config struct {
 	// NSpec is the number of speculations (dtrace's nspec), at most
 	// MaxNSpec; 0 means 1.
 	NSpec uint32
+	// Fill is the bytes of records a CPU's buffer holds under dtrace's
+	// fill policy (bufsize), FillReserve those of them kept for END's
+	// firings; Fill is 0 under the other policies.
+	Fill, FillReserve uint32
 }
 
 // MaxStrSize bounds the strsize option: scmp compares in a loop the
@@ -143,7 +151,7 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
 		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
-		ring: cfg.Ring, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
+		ring: cfg.Ring, fill: cfg.Fill, reserve: cfg.FillReserve, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
 	if l.probes == 0 {
 		l.probes = 16384
 	}

@@ -787,6 +787,9 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		if speculates(e) {
 			b.specCheck(prefix+"out", prefix)
 		}
+		if b.l.fill != 0 {
+			b.reserve(ep, prefix)
+		}
 		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapRing))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Mov.Imm(asm.R3, int32(RecPrefix+ep.Size)))
@@ -808,6 +811,33 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 	}
 	b.emit(asm.Ja.Label(next))
 	return nil
+}
+
+// reserve takes a firing's room in its CPU's buffer under the fill
+// policy, as dtrace_buffer_reserve does: the buffer's offset rounds up
+// to the firing's alignment, and a firing that does not fit fills the
+// buffer; it and every later firing are dropped, except END's, which
+// have room kept for them. A dropped firing jumps to prefix+"out".
+func (b *builder) reserve(ep *record.EProbe, prefix string) {
+	limit := b.l.fill
+	if !b.p.End {
+		limit -= min(limit, b.l.reserve)
+		b.emit(asm.LoadMem(asm.R1, rState, StateFilled, asm.DWord))
+		b.emit(asm.JNE.Imm(asm.R1, 0, prefix+"full"))
+	}
+	align := int32(ep.Alignment)
+	b.emit(asm.LoadMem(asm.R1, rState, StateBufUsed, asm.DWord))
+	b.emit(asm.Add.Imm(asm.R1, align-1))
+	b.emit(asm.And.Imm(asm.R1, -align))
+	b.emit(asm.Add.Imm(asm.R1, int32(ep.Needed)))
+	b.emit(asm.JGT.Imm(asm.R1, int32(limit), prefix+"full"))
+	b.emit(asm.StoreMem(rState, StateBufUsed, asm.R1, asm.DWord))
+	b.emit(asm.Ja.Label(prefix + "fits"))
+	b.mark(prefix + "full")
+	b.emit(storeImm64(rState, StateFilled, 1))
+	b.count(StateBufDrops)
+	b.emit(asm.Ja.Label(prefix + "out"))
+	b.mark(prefix + "fits")
 }
 
 // speculates reports whether an ECB speculates, commits or discards.

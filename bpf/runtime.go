@@ -305,6 +305,9 @@ const maxArrayIndex = 4096
 // Counters are what the probe programs counted on one CPU.
 type Counters struct {
 	BufDrops, AggDrops, DynDrops uint64
+	// Filled is set when the CPU's buffer filled, under the fill
+	// policy.
+	Filled bool
 }
 
 // ReadCounters returns each CPU's counters.
@@ -316,7 +319,7 @@ func (r *Runtime) ReadCounters() ([]Counters, error) {
 	cs := make([]Counters, len(vals))
 	for i, b := range vals {
 		u := func(off int) uint64 { return binary.NativeEndian.Uint64(b[off:]) }
-		cs[i] = Counters{BufDrops: u(StateBufDrops), AggDrops: u(StateAggDrops), DynDrops: u(StateDrops)}
+		cs[i] = Counters{BufDrops: u(StateBufDrops), AggDrops: u(StateAggDrops), DynDrops: u(StateDrops), Filled: u(StateFilled) != 0}
 	}
 	return cs, nil
 }

@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +62,10 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	}
 	cfg.BPF.StrSize = cfg.Records.StrSize
 	cfg.BPF.Ring = uint32(min(size("bufsize"), 1<<30))
+	if v, _ := h.opts.Value("bufpolicy"); v == "fill" {
+		// dtrace's default bufsize is 4m.
+		cfg.BPF.Fill = uint32(min(cmp.Or(size("bufsize"), 4<<20), 1<<30))
+	}
 	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
 	cfg.SpecSize = size("specsize")
 	if v, ok := h.opts.Value("nspec"); ok {
@@ -214,7 +219,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			if err != nil {
 				return 1, err
 			}
-			if _, exited := cons.Exited(); exited || draining {
+			if _, exited := cons.Exited(); exited || draining || tr.t.Filled() {
 				break
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,5 +174,25 @@ proc:::exit /execname == "kdsdt-true"/ { @x = sum(args[0]); }`
 	// proc:::exit's args[0] is CLD_EXITED, 1, for each.
 	if want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n); st != 0 || out != want {
 		t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
+	}
+}
+
+// TestTraceFill checks dtrace's fill buffer policy: once a CPU's buffer
+// is full its firings are dropped and the tracing ends, END's record
+// printed in the room kept for it.
+func TestTraceFill(t *testing.T) {
+	needTracing(t)
+	// Each firing is a 12-byte header and an 8-byte value at 16: 24
+	// bytes, aligned to 8. 80 bytes hold three, less END's 24+8.
+	prog := `tick-10ms { printf("%d\n", i++); } END { printf("end %d\n", i > 2); }`
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-q", "-x", "bufpolicy=fill", "-x", "bufsize=80", "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d: %s", st, stderr.String())
+	}
+	if want := "0\n1\nend 1\n\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+	if !regexp.MustCompile(`^(kdtrace: [0-9]+ drops? on CPU [0-9]+\n)+$`).MatchString(stderr.String()) {
+		t.Errorf("stderr %q, want drops reported", stderr.String())
 	}
 }

@@ -76,6 +76,7 @@ type Tracing struct {
 	specSize         int                    // the specsize option, 0 for no limit
 	drops            Drops                  // since the last Work
 	specFails        [2]uint64              // failed speculations, unavailable and busy, as last read
+	filled           bool                   // a CPU's buffer filled, under the fill policy
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -187,6 +188,11 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		t.Matched[i] = len(eps)
 		for j, p := range ps {
 			ep := eps[j]
+			if p.Provider == "dtrace" && p.Name == "END" && cfg.BPF.Fill != 0 {
+				// Under the fill policy, each CPU's buffer keeps
+				// room for END's firings (dtrace_state_go).
+				cfg.BPF.FillReserve += ep.Needed + ep.Alignment
+			}
 			if p.Provider == "dtrace" && p.Name == "ERROR" {
 				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
 				continue
@@ -450,6 +456,11 @@ func (t *Tracing) Draining() (bool, error) {
 	return a == bpf.ActivityDraining, err
 }
 
+// Filled reports whether, under dtrace's fill buffer policy, a CPU's
+// buffer has filled as Work last saw: the tracing is then done, as
+// dtrace's status DTRACE_STATUS_FILLED ends it.
+func (t *Tracing) Filled() bool { return t.filled }
+
 // Tick fires the tick-N probes that are due, and returns when the
 // next one is.
 func (t *Tracing) Tick(now time.Time) (time.Time, error) {
@@ -545,6 +556,9 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 		bufs = append(bufs, consumer.Buf{CPU: cpu, Data: data, Drops: lost})
 	}
 	t.counters = cs
+	for _, c := range cs {
+		t.filled = t.filled || c.Filled
+	}
 	endedOn := -1
 	if ended {
 		endedOn = t.endedOn
