@@ -102,6 +102,16 @@ type Layout struct {
 // then AggTouched bytes).
 type aggMap struct{ key, value uint32 }
 
+// maxPerCPUValue is the largest value of a per-CPU map
+// (PCPU_MIN_UNIT_SIZE).
+const maxPerCPUValue = 32 << 10
+
+// shared reports whether the aggregations of this shape share one entry
+// of a key between CPUs: an lquantize() or llquantize() with more
+// buckets than a per-CPU entry holds. Their firings add to the buckets
+// atomically.
+func (a aggMap) shared() bool { return a.value > maxPerCPUValue }
+
 // Config sizes the runtime's maps.
 type Config struct {
 	// Threads is the number of thread-local variables the thread map

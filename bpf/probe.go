@@ -1038,7 +1038,14 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.count(StateAggDrops)
 	b.emit(asm.Ja.Label(lp + "agg_done"))
 	b.mark(lp + "found")
-	b.emit(storeImm64(asm.R0, int16(ra.Size), 1))
+	if ra.Size <= math.MaxInt16 {
+		b.emit(storeImm64(asm.R0, int16(ra.Size), 1))
+	} else {
+		// Beyond a store's 16-bit offset.
+		b.emit(asm.Mov.Reg(asm.R1, asm.R0))
+		b.emit(asm.Add.Imm(asm.R1, int32(ra.Size)))
+		b.emit(storeImm64(asm.R1, 0, 1))
+	}
 	// R0: the entry's data; R1: the value; R2: the weight.
 	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 	if t := &ep.Actions[i-1]; t.InTuple && t.Size == 0 {
@@ -1080,8 +1087,9 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		b.square128(lp)
 	case dof.AggQuantize:
 		b.quantizeBucket(lp)
-		b.addBucket(0)
+		b.addBucket(0, false)
 	case dof.AggLQuantize:
+		shared := b.l.shapes[b.l.aggs[ra.AggID]].shared()
 		base, step, levels := dof.LQuantizeParams(ra.Arg)
 		// On the value's low 32 bits, as dtrace_aggregate_lquantize.
 		b.emit(asm.LSh.Imm(asm.R1, 32))
@@ -1095,12 +1103,13 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		b.emit(asm.Mov.Reg(asm.R3, asm.R1))
 		b.emit(asm.Add.Imm(asm.R3, 1))
 		b.mark(lp + "lq")
-		b.addBucket(1)
+		b.addBucket(1, shared)
 	case dof.AggLLQuantize:
+		shared := b.l.shapes[b.l.aggs[ra.AggID]].shared()
 		if err := b.llquantizeBucket(ra.Arg, int32(ra.Size/8-2), lp); err != nil {
 			return err
 		}
-		b.addBucket(1)
+		b.addBucket(1, shared)
 	default:
 		return fmt.Errorf("bpf: aggregating function %v not translated", ra.Action)
 	}
@@ -1110,11 +1119,16 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 }
 
 // addBucket adds the weight (R2) to word R3+skip of the entry's data
-// (R0). The bucket is bounded for the verifier by the data's size.
-func (b *builder) addBucket(skip int32) {
+// (R0), atomically for an entry the CPUs share. The bucket is bounded
+// for the verifier by the data's size.
+func (b *builder) addBucket(skip int32, shared bool) {
 	b.emit(asm.Add.Imm(asm.R3, skip))
 	b.emit(asm.LSh.Imm(asm.R3, 3))
 	b.emit(asm.Add.Reg(asm.R0, asm.R3))
+	if shared {
+		b.emit(atomic(asm.AddAtomic, asm.R0, asm.R2, 0))
+		return
+	}
 	b.emit(asm.LoadMem(asm.R3, asm.R0, 0, asm.DWord))
 	b.emit(asm.Add.Reg(asm.R3, asm.R2))
 	b.emit(asm.StoreMem(asm.R0, 0, asm.R3, asm.DWord))

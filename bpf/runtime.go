@@ -87,7 +87,11 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		// At least minAggEntries: dtrace's snapshots empty its
 		// buffers at aggrate, where a map keeps its keys.
 		n := max(minAggEntries, l.aggSize/(a.key+a.value+16))
-		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.PerCPUHash, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
+		typ := ebpf.PerCPUHash
+		if a.shared() {
+			typ = ebpf.Hash
+		}
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: typ, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)

@@ -60,6 +60,13 @@ func TestTrace(t *testing.T) {
 		{[]string{"-n", `BEGIN { printf("hi %d\n", 42); exit(0); }`}, 0,
 			header + begin + "hi 42\n\n\n", "kdtrace: description 'BEGIN ' matched 1 probe\n"},
 		{[]string{"-q", "-n", `BEGIN { exit(7); }`}, 7, "\n", ""},
+		// An lquantize() of 5002 buckets is over a per-CPU map
+		// entry's 32 KiB: the CPUs share its entries.
+		{[]string{"-q", "-n", `BEGIN { @ = lquantize(7, 0, 5000, 1); @ = lquantize(7, 0, 5000, 1); exit(0); }`}, 0,
+			"\n\n           value  ------------- Distribution ------------- count    \n" +
+				"               6 |                                         0        \n" +
+				"               7 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 2        \n" +
+				"               8 |                                         0        \n\n", ""},
 		// -i names a probe by its ID: 1 is BEGIN, as in dtrace.
 		{[]string{"-q", "-i", `1 { printf("one"); exit(0); }`}, 0, "one\n", ""},
 		{[]string{"-n", `BEGIN { trace(1); trace("two"); trace((char)3); exit(0); }`}, 0,

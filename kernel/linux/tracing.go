@@ -659,10 +659,15 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
 	}
 	bufs := make([][]byte, ncpu)
 	for _, a := range t.aggs {
-		var key []byte
+		var key, val []byte
 		var vals [][]byte
+		// A map the CPUs share holds one datum per key, as a CPU's.
+		shared := a.m.Type() == ebpf.Hash
 		it := a.m.Iterate()
-		for it.Next(&key, &vals) {
+		for shared && it.Next(&key, &val) || !shared && it.Next(&key, &vals) {
+			if shared {
+				vals = [][]byte{val}
+			}
 			fn := t.aggFns[binary.LittleEndian.Uint32(key)]
 			prev := a.prev[string(key)]
 			changed := false
