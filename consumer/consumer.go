@@ -3,10 +3,13 @@ package consumer
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
@@ -115,6 +118,10 @@ type Consumer struct {
 	// the indentation of the next line.
 	lastEPID uint32
 	indent   int
+
+	// reopened is the file freopen() sends the output to; nil while it
+	// goes to the configured output.
+	reopened *os.File
 }
 
 // New returns a consumer of the records desc describes.
@@ -135,11 +142,18 @@ func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exite
 // (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
 	c.w.WriteString("\n")
-	if err := c.printAggs(0); err != nil {
-		c.w.Flush()
-		return err
+	err := c.printAggs(0)
+	if ferr := c.w.Flush(); err == nil {
+		err = ferr
 	}
-	return c.w.Flush()
+	if c.reopened != nil {
+		if cerr := c.reopened.Close(); err == nil {
+			err = cerr
+		}
+		c.reopened = nil
+		c.w.Reset(c.cfg.Out)
+	}
+	return err
 }
 
 // An Error is a buffer that cannot be printed: a libdtrace error
@@ -536,11 +550,64 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	return nil
 }
 
+// freopen sends the output to the file name, appending, as
+// dtrace_freopen does; "." (what freopen("") compiles to) sends it back
+// to the configured output. A file that cannot be opened is reported as
+// a library error of the firing f, and the output stays where it is.
+func (c *Consumer) freopen(f *record.Firing, name string) error {
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if name == "." {
+		if c.reopened == nil {
+			return nil
+		}
+		err := c.reopened.Close()
+		c.reopened = nil
+		c.w.Reset(c.cfg.Out)
+		return err
+	}
+	nf, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			err = errno
+		}
+		msg := err.Error()
+		msg = strings.ToUpper(msg[:1]) + msg[1:] // as C's strerror
+		return c.liberr(f, fmt.Sprintf("couldn't freopen() \"%s\": %s", name, msg))
+	}
+	if c.reopened != nil {
+		c.reopened.Close()
+	}
+	c.reopened = nf
+	c.w.Reset(nf)
+	return nil
+}
+
+// liberr reports a fault of the consumer's own while it prints firing
+// f, as dt_handle_liberr does.
+func (c *Consumer) liberr(f *record.Firing, msg string) error {
+	p, err := c.desc.Probe(f.EProbe.ProbeID)
+	if err != nil {
+		return err
+	}
+	if c.cfg.Err != nil {
+		fmt.Fprintf(c.cfg.Err, "%s: error on enabled probe ID %d (ID %d: %s:%s:%s:%s): %s\n",
+			c.cfg.ProgName, f.EProbe.EPID, p.ID, p.Provider, p.Module, p.Function, p.Name, msg)
+	}
+	return nil
+}
+
 // ftruncate empties the output, when it is a file, as ftruncate()
 // does; on other outputs it does nothing, as dtrace's does nothing
 // without one.
 func (c *Consumer) ftruncate() error {
-	f, ok := c.cfg.Out.(interface {
+	var out io.Writer = c.cfg.Out
+	if c.reopened != nil {
+		out = c.reopened
+	}
+	f, ok := out.(interface {
 		Truncate(int64) error
 		Seek(int64, int) (int64, error)
 	})

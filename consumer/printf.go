@@ -59,6 +59,10 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 		if err := c.cfg.System(out.String()); err != nil {
 			return 0, err
 		}
+	case dof.ActFreopen:
+		if err := c.freopen(f, out.String()); err != nil {
+			return 0, err
+		}
 	default:
 		return 0, fmt.Errorf("%s() is not supported yet", strings.ToLower(rec.Action.String()))
 	}

@@ -203,3 +203,32 @@ func TestTraceFill(t *testing.T) {
 		t.Errorf("stderr %q, want drops reported", stderr.String())
 	}
 }
+
+// TestTraceFreopen checks that freopen() sends the output to a file,
+// appending, and freopen("") back; a file that cannot be opened is a
+// library error of the firing, as dtrace_freopen reports it.
+func TestTraceFreopen(t *testing.T) {
+	needTracing(t)
+	file := filepath.Join(t.TempDir(), "out")
+	if err := os.WriteFile(file, []byte("before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := fmt.Sprintf(`BEGIN { freopen(%q); printf("to file\n"); freopen(""); printf("back\n"); freopen("/nonexistent/x"); printf("still\n"); freopen(%[1]q); exit(0); } END { printf("end\n"); }`, file)
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-wq", "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d: %s", st, stderr.String())
+	}
+	if want := "back\nstill\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+	if want := "kdtrace: error on enabled probe ID 1 (ID 1: dtrace:::BEGIN): couldn't freopen() \"/nonexistent/x\": No such file or directory\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "before\nto file\nend\n\n"; string(got) != want {
+		t.Errorf("the file holds %q, want %q", got, want)
+	}
+}
