@@ -62,9 +62,12 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	}
 	cfg.BPF.StrSize = cfg.Records.StrSize
 	cfg.BPF.Ring = uint32(min(size("bufsize"), 1<<30))
-	if v, _ := h.opts.Value("bufpolicy"); v == "fill" {
-		// dtrace's default bufsize is 4m.
+	// dtrace's default bufsize is 4m.
+	switch v, _ := h.opts.Value("bufpolicy"); v {
+	case "fill":
 		cfg.BPF.Fill = uint32(min(cmp.Or(size("bufsize"), 4<<20), 1<<30))
+	case "ring":
+		cfg.Ring = cmp.Or(size("bufsize"), 4<<20)
 	}
 	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
 	cfg.SpecSize = size("specsize")

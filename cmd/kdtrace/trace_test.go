@@ -232,3 +232,19 @@ func TestTraceFreopen(t *testing.T) {
 		t.Errorf("the file holds %q, want %q", got, want)
 	}
 }
+
+// TestTraceRing checks dtrace's ring buffer policy: the firings print
+// when the tracing ends, the newest that fit in bufsize.
+func TestTraceRing(t *testing.T) {
+	needTracing(t)
+	// Each firing is a 12-byte header and a 4-byte int: 16 bytes; 50
+	// hold the last three: the last printf's, exit()'s and END's.
+	prog := `int i; tick-1ms /i < 100/ { printf("%d\n", i++); } tick-1ms /i == 100/ { exit(0); } END { printf("end %d\n", i); }`
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-q", "-x", "bufpolicy=ring", "-x", "bufsize=50", "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d: %s", st, stderr.String())
+	}
+	if want := "99\nend 100\n\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ type Config struct {
 	// SpecSize is the bytes a speculation holds (specsize); 0 means
 	// no limit.
 	SpecSize uint64
+	// Ring is the bytes of a CPU's buffer under dtrace's ring policy
+	// (bufsize): its firings are handed to the consumer when the
+	// tracing ends, the oldest given up for the newest that do not
+	// fit. 0 under the other policies.
+	Ring uint64
 	// Compile compiles a D expression of an SDT probe's site (over
 	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
 	// value; nil refuses the proc, sched and io providers.
@@ -77,6 +83,20 @@ type Tracing struct {
 	drops            Drops                  // since the last Work
 	specFails        [2]uint64              // failed speculations, unavailable and busy, as last read
 	filled           bool                   // a CPU's buffer filled, under the fill policy
+	ringSize         int                    // Config.Ring
+	rings            map[int]*ringBuf       // under the ring policy, each CPU's firings kept
+}
+
+// A ringBuf is what a CPU's buffer holds under the ring policy: the
+// newest firings that fit in its size.
+type ringBuf struct {
+	firings []ringFiring
+	size    int
+}
+
+type ringFiring struct {
+	ep  *record.EProbe
+	rec []byte
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -143,7 +163,7 @@ type group struct {
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
 func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
-	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1,
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, ringSize: int(cfg.Ring), rings: map[int]*ringBuf{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1,
 		specs: map[uint32]specBuf{}, specSize: int(cfg.SpecSize)}
 	defer func() {
 		if err != nil {
@@ -535,6 +555,15 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	if err != nil {
 		return Drops{}, err
 	}
+	if ended {
+		// Under the ring policy the buffers are read once, at the end.
+		for cpu, r := range t.rings {
+			for _, f := range r.firings {
+				t.placeRec(cpu, f.ep, f.rec)
+			}
+		}
+		clear(t.rings)
+	}
 	drops := t.drops
 	drops.SpecUnavail, drops.SpecBusy = unavail-t.specFails[0], busy-t.specFails[1]
 	t.specFails = [2]uint64{unavail, busy}
@@ -605,9 +634,36 @@ func (t *Tracing) take(sample []byte) error {
 	return nil
 }
 
+// keepRec keeps a firing in its CPU's buffer under the ring policy,
+// as dtrace's ring buffer wraps: the oldest firings make room for it.
+func (t *Tracing) keepRec(cpu int, ep *record.EProbe, rec []byte) {
+	r := t.rings[cpu]
+	if r == nil {
+		r = &ringBuf{}
+		t.rings[cpu] = r
+	}
+	r.firings = append(r.firings, ringFiring{ep, append([]byte(nil), rec...)})
+	r.size += len(rec)
+	n := 0
+	for ; r.size > t.ringSize && n < len(r.firings); n++ {
+		r.size -= len(r.firings[n].rec)
+	}
+	r.firings = slices.Delete(r.firings, 0, n)
+}
+
 // appendRec appends a firing's records to its CPU's buffer, on the
 // firing's alignment as dtrace_probe places it.
 func (t *Tracing) appendRec(cpu int, ep *record.EProbe, rec []byte) {
+	if t.ringSize != 0 {
+		t.keepRec(cpu, ep, rec)
+		return
+	}
+	t.placeRec(cpu, ep, rec)
+}
+
+// placeRec appends a firing's records to the records of its CPU that
+// the next Work hands to the consumer.
+func (t *Tracing) placeRec(cpu int, ep *record.EProbe, rec []byte) {
 	switch ep.ProbeID {
 	case record.ProbeBegin:
 		t.beganOn = cpu
