@@ -345,9 +345,11 @@ func (c *Consumer) jsonValue(j *jsonBuf, r *record.Rec, b []byte) error {
 		}
 		j.raw("[")
 		for i := 0; i < int(r.Arg); i++ {
-			pc := le64(b[i*size:])
+			var pc uint64
 			if size == 4 {
 				pc = uint64(binary.LittleEndian.Uint32(b[i*size:]))
+			} else {
+				pc = le64(b[i*size:])
 			}
 			if pc == 0 {
 				break
