@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
@@ -259,6 +260,10 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 				record("trace")
 			}
 			j.key("value")
+			if isString(ep, rec) {
+				j.str(cstring(b))
+				break
+			}
 			c.jsonValue(&j, rec, b)
 		default:
 			record(jsonActionName(rec.Action))
@@ -277,6 +282,47 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 		}
 	}
 	return nil
+}
+
+// isString reports whether record r of ep holds a D string, as the
+// type its action returns says when the describer gives the actions
+// (record.Layout does; FreeBSD's ioctls do not): a string is one even
+// when its bytes are not all printable.
+func isString(ep *record.EProbe, r *record.Rec) bool {
+	for i := range ep.Actions {
+		a := &ep.Actions[i]
+		if !a.InTuple && !a.IsAgg() && a.Offset == r.Offset && a.Action == r.Action {
+			return a.Type.Kind == dif.TypeString
+		}
+	}
+	return false
+}
+
+// stringKeys returns which of the key records of an aggregation (from
+// 1, as desc.Recs has them) hold D strings, as the types of the
+// actions that compute them say when the describer gives them.
+func (c *Consumer) stringKeys(desc *record.AggDesc) []bool {
+	keys := make([]bool, len(desc.Recs))
+	ep, err := c.desc.EProbe(desc.EPID)
+	if err != nil {
+		return keys
+	}
+	base := uint32(0)
+	for i := range ep.Actions {
+		if a := &ep.Actions[i]; a.IsAgg() && a.AggID == desc.ID {
+			base = a.AggBase
+		}
+	}
+	for k := 1; k < len(desc.Recs)-1; k++ {
+		for i := range ep.Actions {
+			a := &ep.Actions[i]
+			if a.InTuple && a.Offset == base+desc.Recs[k].Offset && a.Size == desc.Recs[k].Size {
+				keys[k] = a.Type.Kind == dif.TypeString
+				break
+			}
+		}
+	}
+	return keys
 }
 
 // jsonActions name the actions whose records carry addresses.
@@ -586,12 +632,18 @@ func (c *Consumer) aggJSON(varid uint32, printa bool) error {
 	}
 	j.key("entries")
 	j.raw("[")
+	strs := map[*record.AggDesc][]bool{}
 	for _, e := range es {
 		if printa {
 			c.aggs.printed[e.desc] = true
 		}
+		keys, ok := strs[e.desc]
+		if !ok {
+			keys = c.stringKeys(e.desc)
+			strs[e.desc] = keys
+		}
 		j.elem()
-		if err := c.aggEntryJSON(&j, e); err != nil {
+		if err := c.aggEntryJSON(&j, e, keys); err != nil {
 			return err
 		}
 	}
@@ -607,17 +659,22 @@ var aggFunctions = map[dof.ActKind]string{
 	dof.AggLQuantize: "lquantize", dof.AggLLQuantize: "llquantize",
 }
 
-// aggEntryJSON writes one entry: its keys, then its value divided by
+// aggEntryJSON writes one entry: its keys (strs says which are D
+// strings), then its value divided by
 // normalize()'s divisor as the text output prints it: "value" for
 // count, sum, min and max; "value" (the average or the deviation),
 // "count" and "sum" for avg and stddev; "buckets" for the
 // quantizations, each non-zero bucket's range and count.
-func (c *Consumer) aggEntryJSON(j *jsonBuf, e *aggEntry) error {
+func (c *Consumer) aggEntryJSON(j *jsonBuf, e *aggEntry, strs []bool) error {
 	j.raw(`{"keys":[`)
 	recs := e.desc.Recs
 	for i := 1; i < len(recs)-1; i++ {
 		r := &recs[i]
 		j.elem()
+		if strs[i] {
+			j.str(cstring(e.data[r.Offset : r.Offset+r.Size]))
+			continue
+		}
 		if err := c.jsonValue(j, r, e.data[r.Offset:r.Offset+r.Size]); err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func TestJSONFiring(t *testing.T) {
 	objs, r := runJSON(t, `struct s { int a; int b; int c; } x;
 		BEGIN {
 			trace((char)65); trace((short)-1); trace(-1); trace((long long)-1); trace((unsigned char)200);
-			trace("quote\" tab\t nl\n");
+			trace("quote\" tab\t nl\n"); trace("esc\033[0m");
 			x.a = 1; x.b = 0x41424344; trace(x);
 			printf("%d %s %u %x|%5d|%%", -3, "str", 7, 255, 12);
 			exit(4);
@@ -101,6 +101,8 @@ func TestJSONFiring(t *testing.T) {
 		object{"action": "trace", "value": num("-1")},
 		object{"action": "trace", "value": num("200")},
 		object{"action": "trace", "value": "quote\" tab\t nl\n"},
+		// Not printable, but a string: its type says so.
+		object{"action": "trace", "value": "esc\x1b[0m"},
 		object{"action": "trace", "value": object{"bytes": "010000004443424100000000"}},
 		object{"action": "printf", "format": "%i %s %u %x|%5i|%%", "output": "-3 str 7 ff|   12|%",
 			"args": []any{num("-3"), "str", num("7"), num("255"), num("12")}},
@@ -114,7 +116,7 @@ func TestJSONFiring(t *testing.T) {
 func TestJSONAggregations(t *testing.T) {
 	objs, _ := runJSON(t, `
 		BEGIN {
-			@c["a"] = count(); @c["b"] = count(); @c["b"] = count();
+			@c["a"] = count(); @c["b"] = count(); @c["b"] = count(); @c["\033"] = count();
 			@s[1, "k"] = sum(10); @s[1, "k"] = sum(-3);
 			@mn = min(5); @mn = min(-2); @mx = max(5); @mx = max(-2);
 			@a = avg(1); @a = avg(4);
@@ -139,7 +141,7 @@ func TestJSONAggregations(t *testing.T) {
 		name, fn string
 		entries  []any
 	}{
-		{"@c", "count", []any{entry{"keys": []any{"a"}, "value": num("1")}, entry{"keys": []any{"b"}, "value": num("2")}}},
+		{"@c", "count", []any{entry{"keys": []any{"\x1b"}, "value": num("1")}, entry{"keys": []any{"a"}, "value": num("1")}, entry{"keys": []any{"b"}, "value": num("2")}}},
 		{"@s", "sum", []any{entry{"keys": []any{num("1"), "k"}, "value": num("7")}}},
 		{"@mn", "min", []any{entry{"keys": []any{}, "value": num("-2")}}},
 		{"@mx", "max", []any{entry{"keys": []any{}, "value": num("5")}}},
