@@ -118,6 +118,8 @@ type Consumer struct {
 	aggs     aggState
 	sortOpts sortOpts
 
+	jbuf jsonBuf // the JSON object of a firing, reused
+
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
 	lastEPID uint32

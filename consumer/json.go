@@ -54,7 +54,12 @@ func (j *jsonBuf) uint(v uint64) { *j = strconv.AppendUint(*j, v, 10) }
 func (j *jsonBuf) str(s string) {
 	const hexdigits = "0123456789abcdef"
 	b := append(*j, '"')
-	for i := 0; i < len(s); {
+	plain := 0
+	for plain < len(s) && s[plain] >= 0x20 && s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\' {
+		plain++
+	}
+	b = append(b, s[:plain]...)
+	for i := plain; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -130,7 +135,9 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 	if c.only != nil && !c.only(p) {
 		return nil
 	}
-	j := make(jsonBuf, 0, 256)
+	// One buffer for every firing: a trace may have millions.
+	j := c.jbuf[:0]
+	defer func() { c.jbuf = j[:0] }()
 	j.header("probe")
 	j.key("cpu")
 	j.int(int64(cpu))

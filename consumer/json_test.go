@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -11,7 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/record"
 )
 
 // object is one decoded line of the JSON output, numbers kept exact.
@@ -272,5 +277,41 @@ func TestJSONDrop(t *testing.T) {
 	}
 	if got := errs.String(); got != "kdtrace: 3 drops on CPU 1\nkdtrace: 1 dynamic variable drop\n" {
 		t.Errorf("errors %q", got)
+	}
+}
+
+// BenchmarkConsume measures the consumer on a buffer of 100,000
+// firings of a syscall probe that traces a number and a string, as
+// text and as JSON: what it takes to keep up with a probe.
+func BenchmarkConsume(b *testing.B) {
+	l := record.NewLayout(record.DefaultOptions)
+	p := record.Probe{ID: 100, Provider: "syscall", Function: "getppid", Name: "entry"}
+	eps, err := l.Add(&kernel.ECB{Actions: []kernel.Action{
+		{Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: i8}}, {Kind: dof.ActDIFExpr, DIFO: &dif.Object{Ret: dif.StringType(16)}},
+	}}, []record.Probe{p})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 100000
+	buf := record.NewBuffer(n * int(eps[0].Size+8))
+	for i := range n {
+		if _, err := buf.Write(eps[0], uint64(i), []record.Value{{Int: uint64(i)}, {Ref: []byte("getppid\x00")}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, json := range []bool{false, true} {
+		name := "text"
+		if json {
+			name = "json"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				c := consumer.New(l, consumer.Config{Out: io.Discard, JSON: json})
+				if err := c.Consume(0, buf.Bytes(), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "firings/s")
+		})
 	}
 }
