@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -313,5 +316,42 @@ func BenchmarkConsume(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "firings/s")
 		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/json.golden")
+
+// TestJSONGolden keeps the schema stable: a program with a record of
+// each kind and an aggregation of each function, run through the VM,
+// writes what testdata/json.golden holds, line for line. A change shows
+// as a diff; -update rewrites the file once the change is meant (and
+// the manual page says so, with a new JSONVersion if a field changes
+// meaning or goes away).
+func TestJSONGolden(t *testing.T) {
+	_, r := runJSON(t, `
+		BEGIN {
+			trace(-1); trace((unsigned char)200); trace("s"); trace(1 == 1);
+			printf("%d %u %x %s %c|\n", -1, 2, 255, "str", 65);
+			@n["k", 1] = count(); @s = sum(3); @mn = min(-1); @mx = max(7); @a = avg(3); @sd = stddev(5);
+			@q = quantize(3); @l = lquantize(4, 0, 10, 2); @ll = llquantize(12, 10, 0, 3, 10);
+		}
+		BEGIN { x = 0; y = 1 / x; }
+		tick-1s { printa(@n); exit(3); }
+		END { trace("end"); }`)
+	golden := filepath.Join("testdata", "json.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(r.out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(r.out, "\n")); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
