@@ -4,9 +4,12 @@
 #
 #   kdtrace -O json -n 'syscall::getppid:entry /pid == $target/ { trace(++n); }' -c 'loop N'
 #
-# records each call, numbered: first at the default switchrate and
-# bufsize (dtrace's: 1 Hz, 4 MiB), then with -x bufsize=64m, room for a
-# second of calls. Each time the script counts the firings' lines with
+# records each call, numbered: first as fast as the loop goes (about a
+# million a second) at the default switchrate and bufsize (dtrace's:
+# 1 Hz, 4 MiB, about 100,000 firings); then with -x bufsize=64m, room
+# for a second of calls; then at the defaults again with the loop
+# paced to 80,000 calls a second, which the buffer holds between two
+# reads. Each time the script counts the firings' lines with
 # jq, checks that their numbers are in 1 … N, once each, adds the drops
 # kdtrace reported (its "drop" objects, and dtrace's "N drops on CPU M"
 # on stderr, which must agree) and says whether every call is
@@ -24,22 +27,38 @@ trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/kdtrace" ./cmd/kdtrace
 cat > "$tmp/loop.c" <<'EOF'
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
+/* loop N [RATE]: N getppid calls, at most RATE a second when given. */
 int main(int argc, char **argv) {
-	long n = atol(argv[1]);
-	for (long i = 0; i < n; i++)
+	long n = atol(argv[1]), rate = argc > 2 ? atol(argv[2]) : 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long i = 0; i < n; i++) {
 		getppid();
+		if (rate > 0 && i % 1000 == 999) {
+			/* Sleep until call i is due. */
+			double due = (double)(i + 1) / rate, now;
+			do {
+				clock_gettime(CLOCK_MONOTONIC, &t);
+				now = (t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+				if (now < due)
+					usleep((useconds_t)((due - now) * 1e6));
+			} while (now < due);
+		}
+	}
 	return 0;
 }
 EOF
 gcc -O2 -o "$tmp/loop" "$tmp/loop.c"
 
-# trial traces the loop with the kdtrace options given, and checks and
-# prints what kdtrace wrote.
+# trial traces the loop at the rate given (0: as fast as it goes) with
+# the kdtrace options given, and checks and prints what kdtrace wrote.
 trial() {
+	rate=$1; shift
 	s=$(date +%s%N)
 	/usr/bin/time -f '%U %S %M' -o "$tmp/time" "$tmp/kdtrace" "$@" -O json \
-		-n 'syscall::getppid:entry /pid == $target/ { trace(++n); }' -c "$tmp/loop $n" >"$tmp/out" 2>"$tmp/err"
+		-n 'syscall::getppid:entry /pid == $target/ { trace(++n); }' -c "$tmp/loop $n $rate" >"$tmp/out" 2>"$tmp/err"
 	e=$(date +%s%N)
 	lines=$(wc -l <"$tmp/out")
 	jq -r 'select(.type == "probe" and .probe.provider == "syscall") | .records[0].value' "$tmp/out" >"$tmp/values"
@@ -51,7 +70,9 @@ trial() {
 	bad=$(jq -c 'select(.version != 1)' "$tmp/out" | wc -l)
 	read -r user sys rss <"$tmp/time"
 	ms=$(((e - s) / 1000000))
-	echo "-O json $*: $n getppid calls traced"
+	pace="as fast as they go"
+	[ "$rate" -eq 0 ] || pace="$rate a second"
+	echo "-O json $*: $n getppid calls, $pace"
 	echo "   lines written            $lines ($bad not of version 1)"
 	echo "   firings written          $records: $distinct distinct, $inrange in 1..$n"
 	echo "   drops reported           $drops as JSON, $errdrops on stderr"
@@ -69,5 +90,6 @@ trial() {
 	fi
 }
 
-trial
-trial -x bufsize=64m
+trial 0
+trial 0 -x bufsize=64m
+trial 80000
