@@ -93,14 +93,7 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 		c.aggs.byKey[k] = e
 		c.aggs.entries = append(c.aggs.entries, e)
 	}
-	if drops != 0 && c.cfg.Err != nil {
-		s := ""
-		if drops > 1 {
-			s = "s"
-		}
-		fmt.Fprintf(c.cfg.Err, "%s: %d aggregation drop%s on CPU %d\n", c.cfg.ProgName, drops, s, cpu)
-	}
-	return nil
+	return c.ReportDrop(Drop{Kind: DropAggregation, CPU: cpu, Count: drops})
 }
 
 // aggSizeOK reports whether an aggregation's record has the size its

@@ -66,6 +66,13 @@ type Config struct {
 	// AggPack is the aggpack option: quantize() and lquantize() printed
 	// one line an entry.
 	AggPack bool
+	// JSON writes the output as JSON Lines (-O, --libxo json) rather
+	// than dtrace's text: one object per firing, aggregation, error
+	// and drop, as json.go and kdtrace(1) describe them.
+	JSON bool
+	// AggName names aggregation variable varid ("@count") in JSON
+	// objects; nil, or "", leaves the name out.
+	AggName func(varid uint32) string
 }
 
 // A Symbol is what an address lookup finds.
@@ -114,6 +121,8 @@ type Consumer struct {
 	aggs     aggState
 	sortOpts sortOpts
 
+	jbuf jsonBuf // the JSON object of a firing, reused
+
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
 	lastEPID uint32
@@ -141,6 +150,9 @@ func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exite
 // aggregations printa() has not printed, all in one sorted walk
 // (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
+	if c.cfg.JSON {
+		return c.finishJSON()
+	}
 	c.w.WriteString("\n")
 	err := c.printAggs(0)
 	if ferr := c.w.Flush(); err == nil {
@@ -267,12 +279,8 @@ func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
 	if ferr := c.w.Flush(); err == nil {
 		err = ferr
 	}
-	if err == nil && drops != 0 && c.cfg.Err != nil {
-		s := ""
-		if drops > 1 {
-			s = "s"
-		}
-		fmt.Fprintf(c.cfg.Err, "%s: %d drop%s on CPU %d\n", c.cfg.ProgName, drops, s, cpu)
+	if err == nil {
+		err = c.ReportDrop(Drop{Kind: DropPrincipal, CPU: cpu, Count: drops})
 	}
 	return err
 }
@@ -348,6 +356,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	}
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
+	}
+	if c.cfg.JSON {
+		return c.firingJSON(cpu, f, p)
 	}
 	flow, prefix := flowNone, ""
 	if c.cfg.Flowindent {
@@ -543,9 +554,13 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	case 1, 2, 9: // DTRACEFLT_BADADDR, BADALIGN, BADSTACK
 		details = fmt.Sprintf(" (0x%x)", v[4])
 	}
+	msg := fmt.Sprintf("%s: error on enabled probe ID %d (ID %d: %s:%s:%s:%s): %s%s in %s%s",
+		c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
 	if c.cfg.Err != nil {
-		fmt.Fprintf(c.cfg.Err, "%s: error on enabled probe ID %d (ID %d: %s:%s:%s:%s): %s%s in %s%s\n",
-			c.cfg.ProgName, epid, fp.ID, fp.Provider, fp.Module, fp.Function, fp.Name, fault, details, where, offinfo)
+		fmt.Fprintln(c.cfg.Err, msg)
+	}
+	if c.cfg.JSON {
+		c.faultJSON(epid, fp, int32(v[1]), int32(v[2]), fault, v[4], details != "", msg)
 	}
 	return nil
 }

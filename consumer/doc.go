@@ -68,4 +68,24 @@
 // (ErrorClause, user argument dof.ECBError) are not printed but reported
 // on Config.Err in dtrace's words, as dt_handle_err reports them; drops
 // likewise.
+//
+// # JSON
+//
+// With Config.JSON (kdtrace -O json, --libxo json) the consumer writes
+// JSON Lines instead of text, from the same records (json.go): an
+// object of type "probe" for each firing (CPU, timestamp, EPID, the
+// probe's ID and names, and each action's record typed: integers as
+// numbers, D strings as strings, printf()'s output with its arguments
+// typed by their conversions, stacks as arrays of frames, exit()'s
+// status), an object of type "aggregation" for each aggregation printa()
+// prints and, at Finish, for each it has not (the entries in dtrace's
+// order, each with its keys and value, or the buckets of a
+// quantization), and objects of type "error" and "drop" for the ERROR
+// clause's reports and the drops, which still go to Config.Err in
+// dtrace's words. Every object carries "version" (JSONVersion). The
+// actions that act rather than record (exit(), the library actions,
+// system()) act as they do with text. ReportDrop reports the drops a
+// backend counts outside the buffers (dynamic variables,
+// speculations) the same way. kdtrace(1)'s JSON OUTPUT section is the
+// schema.
 package consumer

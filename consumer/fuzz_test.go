@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/consumer"
@@ -51,5 +52,15 @@ func FuzzConsume(f *testing.F) {
 		c := consumer.New(l, consumer.Config{Out: &out, Err: &errs, Symbols: fakeSymbols{}})
 		c.Consume(0, data, 1)
 		c.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
+		// The JSON output, error or not, is whole lines of JSON.
+		var jout bytes.Buffer
+		j := consumer.New(l, consumer.Config{Out: &jout, Err: &errs, Symbols: fakeSymbols{}, JSON: true})
+		j.Consume(0, data, 1)
+		j.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
+		for line := range bytes.Lines(jout.Bytes()) {
+			if !json.Valid(line) || line[len(line)-1] != '\n' {
+				t.Fatalf("not a line of JSON: %q", line)
+			}
+		}
 	})
 }

@@ -320,6 +320,7 @@ func consumerConfig(p *program, w, errw io.Writer) consumer.Config {
 	return consumer.Config{
 		Out: w, Err: errw, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
 		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
+		JSON: p.opts["oformat"] == "json",
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = w

@@ -181,6 +181,8 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		syms.Grab(h.target)
 	}
 	tr.t.Grab = func(pid int) { syms.Grab(pid) }
+	oformat, _ := h.opts.Value("oformat")
+	jsonOut := oformat == "json"
 	cons := consumer.New(tr.t.Describer(), consumer.Config{
 		Symbols: syms,
 		SetOpt:  setRate,
@@ -189,9 +191,21 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),
 		AggZoom: has("aggzoom"), AggHist: has("agghist"), AggPack: has("aggpack"), UTF8: v == "utf8",
 		Target: uint64(h.target),
+		JSON:   jsonOut,
+		AggName: func(varid uint32) string {
+			// The compiler numbers aggregations from 0, dtrace's IDs from 1.
+			if a := h.checker.Aggregation(varid - 1); a != nil {
+				return "@" + a.Name
+			}
+			return ""
+		},
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = cfg.Out
+			if jsonOut {
+				// Its output would break the lines of JSON.
+				c.Stdout = cfg.Err
+			}
 			c.Stderr = cfg.Err
 			// system() reports only a command that cannot run.
 			var ee *exec.ExitError
@@ -214,7 +228,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			return 1, err
 		}
 		if !now.Before(work) {
-			if err := tr.work(cons, cfg.Err, false); err != nil {
+			if err := tr.work(cons, false); err != nil {
 				return 1, err
 			}
 			work = now.Add(switchRate)
@@ -245,7 +259,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		timer.Stop()
 	}
 	err := tr.t.Stop()
-	if werr := tr.work(cons, cfg.Err, true); err == nil {
+	if werr := tr.work(cons, true); err == nil {
 		err = werr
 	}
 	if ferr := cons.Finish(); err == nil {
@@ -258,26 +272,16 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 // work consumes what the probes recorded, and reports what dtrace's
 // status reports: dynamic variable drops, speculative drops and failed
 // speculations.
-func (tr *Tracing) work(cons *consumer.Consumer, errw io.Writer, ended bool) error {
+func (tr *Tracing) work(cons *consumer.Consumer, ended bool) error {
 	d, err := tr.t.Work(cons, ended)
-	if errw != nil {
-		for _, n := range []struct {
-			n          uint64
-			what, tail string
-		}{
-			{d.Dynamic, "dynamic variable drop", ""},
-			{d.Spec, "speculative drop", ""},
-			{d.SpecBusy, "failed speculation", " (available buffer(s) still busy)"},
-			{d.SpecUnavail, "failed speculation", " (no speculative buffer available)"},
-		} {
-			if n.n == 0 {
-				continue
-			}
-			s := "s"
-			if n.n == 1 {
-				s = ""
-			}
-			fmt.Fprintf(errw, "%s: %d %s%s%s\n", tr.h.cfg.Name, n.n, n.what, s, n.tail)
+	for _, drop := range []consumer.Drop{
+		{Kind: consumer.DropDynamic, CPU: -1, Count: d.Dynamic},
+		{Kind: consumer.DropSpeculative, CPU: -1, Count: d.Spec},
+		{Kind: consumer.DropSpecBusy, CPU: -1, Count: d.SpecBusy},
+		{Kind: consumer.DropSpecUnavail, CPU: -1, Count: d.SpecUnavail},
+	} {
+		if rerr := cons.ReportDrop(drop); err == nil {
+			err = rerr
 		}
 	}
 	return err

@@ -71,6 +71,8 @@ func init() {
 	// kdtrace's own: the form of -h's probe macros (header.Style).
 	enum(Compile, "headerstyle", "notes", "stubs")
 	enum(Compile, "stdc", "a", "c", "s", "t")
+	// The output's form: dtrace's text, or JSON Lines (-O, --libxo json).
+	enum(Runtime, "oformat", "text", "json")
 	// The environment of processes dtrace starts is set before any
 	// program is compiled, never by one.
 	table["setenv"] = info{kind: Compile, value: anyValue}

@@ -298,6 +298,20 @@ func (c *command) apply(opts []opt) (int, bool) {
 				fmt.Fprintf(c.stderr, "%s: failed to set -x %s: %v\n", c.name, name, err)
 				return 1, false
 			}
+		case "O", "libxo":
+			style, _, _ := strings.Cut(o.arg, ",")
+			if style == "" && o.name == "O" {
+				style = "json"
+			}
+			if style != "json" {
+				flag := "-O"
+				if o.name == "libxo" {
+					flag = "--libxo"
+				}
+				fmt.Fprintf(c.stderr, "%s: %s %s: only json is supported\n", c.name, flag, o.arg)
+				return 2, false
+			}
+			err = c.h.SetOpt("oformat", "json")
 		case "kernel", "module", "debug-root", "btf", "L", "V":
 			// Taken by open.
 		default:

@@ -14,7 +14,11 @@ const optstring = "3:6:aAb:Bc:CdD:ef:FGhHi:I:lL:m:n:o:Op:P:qs:SU:vVwx:X:Z"
 // longOptions take an argument and have no dtrace equivalent: they name
 // the kernel images the kinst rewrite reads offline, and the file of the
 // kernel's types.
-var longOptions = map[string]bool{"kernel": true, "module": true, "debug-root": true, "btf": true}
+var longOptions = map[string]bool{"kernel": true, "module": true, "debug-root": true, "btf": true, "libxo": true}
+
+// styles are libxo's output styles, the words -O may take (-O json),
+// as --libxo takes them; kdtrace writes json.
+var styles = map[string]bool{"text": true, "xml": true, "json": true, "html": true}
 
 // opt is one parsed option: its letter (or long name) and argument.
 type opt struct {
@@ -64,6 +68,23 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 				if k < 0 || c == ':' {
 					return nil, nil, &usageError{fmt.Sprintf("illegal option -- %c", c)}
 				}
+				if c == 'O' {
+					// dtrace's -O takes no argument; kdtrace's takes a
+					// style when one follows (-O json, -Ojson).
+					val := a[j+1:]
+					switch {
+					case val == "" && i+1 < len(args) && styles[args[i+1]]:
+						i++
+						val = args[i]
+					case !styles[val]:
+						val = ""
+					}
+					opts = append(opts, opt{"O", val})
+					if val != "" {
+						break
+					}
+					continue
+				}
 				if k+1 < len(optstring) && optstring[k+1] == ':' {
 					val := a[j+1:]
 					if val == "" {
@@ -89,6 +110,7 @@ func usage(w io.Writer, name string) {
 	[-I path] [-L path] [-o output] [-p pid] [-s script] [-U name]
 	[-x opt[=val]] [-X a|c|s|t]
 	[--kernel image] [--module image] [--debug-root dir] [--btf file|none]
+	[--libxo json]
 
 	[-P provider [[ predicate ] action ]]
 	[-m [ provider: ] module [[ predicate ] action ]]
@@ -116,6 +138,7 @@ func usage(w io.Writer, name string) {
 	-m  enable or list probes matching the specified module name
 	-n  enable or list probes matching the specified probe name
 	-o  set output file
+	-O  structured output: JSON Lines (-O json, --libxo json)
 	-p  look up the specified process-ID and make it $target
 	-P  enable or list probes matching the specified provider name
 	-q  set quiet mode (only output explicitly traced data)
@@ -134,6 +157,7 @@ func usage(w io.Writer, name string) {
 	--debug-root  where separate debug files are (default /usr/lib/debug)
 	--btf         the kernel's types: a BTF file, or none (default: the --kernel
 	              image's .BTF, else /sys/kernel/btf/vmlinux)
+	--libxo json  structured output: JSON Lines, as -O (see kdtrace(1))
 	--help        print this usage on the standard output
 `, name)
 }

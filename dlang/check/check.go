@@ -238,6 +238,17 @@ func NewChecker(cfg *Config) *Checker {
 // StringSize returns the size of D's string type.
 func (c *Checker) StringSize() int64 { return c.cfg.StringSize }
 
+// Aggregation returns the aggregation the checked programs numbered
+// id (Ident.ID), or nil: what a consumer names an aggregation by.
+func (c *Checker) Aggregation(id uint32) *Ident {
+	for _, a := range c.aggs.idents {
+		if a.ID == id {
+			return a
+		}
+	}
+	return nil
+}
+
 // IsType reports whether name, possibly scoped by module, names a type
 // known to the checker; the parser asks it about names the script does
 // not declare.
