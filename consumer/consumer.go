@@ -150,11 +150,13 @@ func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exite
 // aggregations printa() has not printed, all in one sorted walk
 // (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
+	var err error
 	if c.cfg.JSON {
-		return c.finishJSON()
+		err = c.finishJSON()
+	} else {
+		c.w.WriteString("\n")
+		err = c.printAggs(0)
 	}
-	c.w.WriteString("\n")
-	err := c.printAggs(0)
 	if ferr := c.w.Flush(); err == nil {
 		err = ferr
 	}

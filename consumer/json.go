@@ -188,9 +188,9 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 			j.key("status")
 			j.int(int64(status))
 		case dof.ActPrinta:
-			varids, err := c.printaGroup(ep, f, i)
-			if err != nil {
-				return fail(err.Error())
+			varids := printaGroup(ep, f, i)
+			if varids == nil {
+				return fail(errBadAgg)
 			}
 			record("printa")
 			if rec.Format != 0 {
@@ -464,9 +464,6 @@ func (c *Consumer) jsonValue(j *jsonBuf, r *record.Rec, b []byte) error {
 // records it consumed.
 func (c *Consumer) printfJSON(j *jsonBuf, f *record.Firing, i int) (int, error) {
 	rec := &f.EProbe.Recs[i]
-	if rec.Action == dof.ActFreopen {
-		return 0, fmt.Errorf("freopen() is not supported yet")
-	}
 	pf, err := c.format(rec.Format)
 	if err != nil {
 		return 0, err
@@ -482,7 +479,14 @@ func (c *Consumer) printfJSON(j *jsonBuf, f *record.Firing, i int) (int, error) 
 		return 0, err
 	}
 	action, text := "printf", "output"
-	if rec.Action == dof.ActSystem {
+	switch rec.Action {
+	case dof.ActFreopen:
+		// The output goes to the file from this firing's object on.
+		action, text = "freopen", "file"
+		if err := c.freopen(f, out.String()); err != nil {
+			return 0, err
+		}
+	case dof.ActSystem:
 		action, text = "system", "command"
 		if c.cfg.System == nil {
 			return 0, fmt.Errorf("system() is not allowed here")
@@ -815,10 +819,11 @@ func buckets(act dof.ActKind, w []int64) ([]bucket, error) {
 }
 
 // finishJSON writes, once tracing stops, every aggregation printa() has
-// not printed, one object each, in the order of their variables.
+// not printed, one object each, in the order of their variables; Finish
+// flushes them.
 func (c *Consumer) finishJSON() error {
 	if c.aggs.printed == nil {
-		return c.w.Flush()
+		return nil
 	}
 	var varids []uint32
 	seen := map[uint32]bool{}
@@ -831,11 +836,10 @@ func (c *Consumer) finishJSON() error {
 	}
 	for _, id := range varids {
 		if err := c.aggJSON(id, false); err != nil {
-			c.w.Flush()
 			return err
 		}
 	}
-	return c.w.Flush()
+	return nil
 }
 
 // faultJSON writes a firing of the ERROR probe as an object of type

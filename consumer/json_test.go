@@ -355,3 +355,24 @@ func TestJSONGolden(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// TestJSONFreopen checks that freopen() sends the objects from its
+// firing's on to the file, and freopen("") back.
+func TestJSONFreopen(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "out.json")
+	objs, _ := runJSON(t, `BEGIN { freopen("`+name+`"); trace(1); } BEGIN { freopen(""); trace(2); exit(0); }`)
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := decodeLines(t, string(b))
+	if len(file) != 1 || len(objs) != 1 {
+		t.Fatalf("%d objects in the file, %d in the output; want 1 and 1", len(file), len(objs))
+	}
+	if diff := cmp.Diff([]any{object{"action": "freopen", "format": name, "file": name, "args": []any{}}, object{"action": "trace", "value": num("1")}}, file[0]["records"]); diff != "" {
+		t.Errorf("the file's firing (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(object{"action": "trace", "value": num("2")}, objs[0]["records"].([]any)[1]); diff != "" {
+		t.Errorf("the output's firing (-want +got):\n%s", diff)
+	}
+}
