@@ -147,7 +147,7 @@ const (
 	probePtr = -136 // the probe's MapProbes value
 	actSlot  = -144 // the action running, for ERROR's arg2: 0 the predicate
 	incrSlot = -152 // a quantization's weight
-	aggPtr   = -160 // the aggregation's data
+	aggSaved = -160 // the record bytes an aggregation's ID covers while its key is looked up
 	idxSlot  = -168 // the probe's index, MapProbes' key
 	uargPtr  = -176 // the point's MapUArgs value
 )
@@ -1010,6 +1010,11 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	name := aggMapName(b.l.aggs[ra.AggID])
 	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 	b.emit(asm.Add.Imm(asm.R1, base))
+	// The key's ID may cover the end of the firing's last record (as
+	// dtrace_ecb_resize places it, which copies the key elsewhere): the
+	// bytes are put back once the aggregation is done.
+	b.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Word))
+	b.emit(asm.StoreMem(asm.R10, aggSaved, asm.R2, asm.Word))
 	b.emit(asm.StoreImm(asm.R1, 0, int64(ra.AggID), asm.Word))
 	find := func(found string) {
 		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
@@ -1114,6 +1119,10 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		return fmt.Errorf("bpf: aggregating function %v not translated", ra.Action)
 	}
 	b.mark(lp + "agg_done")
+	b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+	b.emit(asm.Add.Imm(asm.R1, base))
+	b.emit(asm.LoadMem(asm.R2, asm.R10, aggSaved, asm.Word))
+	b.emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.Word))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	return nil
 }

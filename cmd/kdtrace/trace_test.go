@@ -67,6 +67,10 @@ func TestTrace(t *testing.T) {
 				"               6 |                                         0        \n" +
 				"               7 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@ 2        \n" +
 				"               8 |                                         0        \n\n", ""},
+		// The aggregation's key is made where the printf's last
+		// record ends (dtrace_ecb_resize's aggbase); the record keeps
+		// its value.
+		{[]string{"-q", "-n", `BEGIN { printf("%d %d\n", 7, 3); @c = sum(5); exit(0); }`}, 0, "7 3\n\n                5\n", ""},
 		// -i names a probe by its ID: 1 is BEGIN, as in dtrace.
 		{[]string{"-q", "-i", `1 { printf("one"); exit(0); }`}, 0, "one\n", ""},
 		{[]string{"-n", `BEGIN { trace(1); trace("two"); trace((char)3); exit(0); }`}, 0,
