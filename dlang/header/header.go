@@ -182,7 +182,7 @@ func writeNotes(w io.Writer, provs []*provider, filename string) error {
 		bw.WriteString("\n/* provider " + pv.name + " */\n")
 		for _, pr := range pv.probes {
 			m, f := macroName(pr.name), funcName(pr.name)
-			sem := pv.name + "_" + f + "_semaphore"
+			sem := SemaphoreName(pv.name, pr.name)
 			bw.WriteString("\n#ifdef\t_SDT_HAS_SEMAPHORES\n")
 			bw.WriteString("__attribute__((weak, section(\".probes\"))) volatile unsigned short " + sem + ";\n")
 			bw.WriteString("#define\t" + pm + "_" + m + "_ENABLED() __builtin_expect(" + sem + " != 0, 0)\n")
@@ -209,6 +209,45 @@ func writeNotes(w io.Writer, provs []*provider, filename string) error {
 		bw.WriteString("\n#endif\t/* " + guard + " */\n")
 	}
 	return bw.Flush()
+}
+
+// SemaphoreName returns the name of the is-enabled semaphore that a
+// Notes header gives probe name of provider prov, as <sys/sdt.h> names
+// it: the provider, the probe with each '-' written "__", and
+// "_semaphore".
+func SemaphoreName(prov, name string) string {
+	return prov + "_" + funcName(name) + "_semaphore"
+}
+
+// A Provider is a provider definition: its name and its probes, sorted
+// by name.
+type Provider struct {
+	Name   string
+	Probes []Probe
+}
+
+// A Probe is a probe a provider defines: its name, with "__" read as
+// '-', and the C type names of its native and translated arguments.
+type Probe struct {
+	Name        string
+	Args, XArgs []string
+}
+
+// Providers returns the provider definitions of prog, in the order they
+// are first declared, checked as Write checks them.
+func Providers(prog *ast.Program) ([]Provider, error) {
+	provs, err := providers(prog)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Provider, len(provs))
+	for i, pv := range provs {
+		list[i].Name = pv.name
+		for _, pr := range pv.probes {
+			list[i].Probes = append(list[i].Probes, Probe{Name: pr.name, Args: pr.args, XArgs: pr.xargs})
+		}
+	}
+	return list, nil
 }
 
 // writeMacros writes a probe's two macros: the probe macro and its
