@@ -47,6 +47,7 @@ type USDTPoint struct {
 type sdtNote struct {
 	provider, name, args string
 	pc, semaphore        uint64
+	desc                 uint64 // the offset of its descriptor in the section
 }
 
 // The note's owner and type, as <sys/sdt.h> writes them.
@@ -86,6 +87,7 @@ func readSDTNotes(f *elf.File) ([]sdtNote, error) {
 // parseSDTNotes reads the notes of a .note.stapsdt section's data.
 func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, hasBase bool) ([]sdtNote, error) {
 	var notes []sdtNote
+	size := uint64(len(data))
 	for len(data) > 0 {
 		if len(data) < 12 {
 			return notes, errSDTNote
@@ -97,6 +99,7 @@ func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, 
 			return notes, errSDTNote
 		}
 		name, desc := data[:namesz], data[nameEnd:nameEnd+descsz]
+		descOff := size - uint64(len(data)) + nameEnd
 		data = data[descEnd:]
 		if typ != sdtNoteType || string(bytes.TrimRight(name, "\x00")) != sdtNoteName {
 			continue
@@ -110,7 +113,7 @@ func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, 
 			}
 			return bo.Uint64(desc[8*i:])
 		}
-		n := sdtNote{pc: addr(0), semaphore: addr(2)}
+		n := sdtNote{pc: addr(0), semaphore: addr(2), desc: descOff}
 		if hasBase {
 			// Prelinking moved the object by base - addr(1).
 			n.pc += base - addr(1)
