@@ -52,6 +52,10 @@ const (
 	// Link keeps the providers the program defines, checked as Header
 	// checks them, for Handle.Link (dtrace -G).
 	Link
+
+	// noArgs compiles without the macro arguments, as libdtrace
+	// compiles its own clauses.
+	noArgs Flags = 1 << 30
 )
 
 // A Program is a compiled D program, as dtrace_prog_t.
@@ -127,7 +131,11 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if err := h.setup(); err != nil {
 		return nil, err
 	}
-	prog, err := h.parse(spec, text, src)
+	args := h.cfg.Args
+	if flags&noArgs != 0 {
+		args = nil
+	}
+	prog, err := h.parse(spec, text, src, args)
 	var provs []ast.Decl
 	if err == nil && flags&Link != 0 {
 		for _, d := range prog.Decls {
@@ -197,7 +205,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 
 // parse turns a program's text into a parsed and rewritten program;
 // its declarations are checked as they are parsed.
-func (h *Handle) parse(spec Spec, text string, src []byte) (*ast.Program, error) {
+func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.Program, error) {
 	name := "kdtrace"
 	switch spec {
 	case Script:
@@ -223,7 +231,7 @@ func (h *Handle) parse(spec Spec, text string, src []byte) (*ast.Program, error)
 		src = res.Text
 	}
 	pcfg := &parser.Config{
-		Args:        append([]string{name}, h.cfg.Args...),
+		Args:        append([]string{name}, args...),
 		Macros:      macroVariables(h.target),
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     h.opts.IsSet("argref"),
