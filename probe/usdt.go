@@ -30,6 +30,12 @@ type USDTSite struct {
 	PID    int
 	Path   string // the object's file, as the process maps it
 	Points []USDTPoint
+	// AnyProcess, set by whoever attaches the site, has its points
+	// fire in every process that maps Path, not in PID's alone: for a
+	// description such as test_prov*:::, which matches the provider of
+	// every process, those of the processes PID forks and of those
+	// that run the same file later included.
+	AnyProcess bool
 }
 
 // A USDTPoint is one marked instruction of a USDT probe.

@@ -188,6 +188,65 @@ test:main:all-done
 	}
 }
 
+// TestUSDTFork traces a program that forks: a description that names
+// the provider of any process fires in the child too, one that names
+// the process's alone does not.
+func TestUSDTFork(t *testing.T) {
+	needTracing(t)
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil && runtime.GOARCH == "amd64" {
+		t.Skip("no <sys/sdt.h> (systemtap-sdt-dev)")
+	}
+	t.Chdir(t.TempDir())
+	os.WriteFile("prov.d", []byte(gProv), 0o644)
+	os.WriteFile("fork.c", []byte(`#include <sys/wait.h>
+#include <unistd.h>
+#include "prov.h"
+
+int
+main(void)
+{
+	KD_TEST_GO(1, 0);
+	if (fork() == 0) {
+		KD_TEST_GO(2, 0);
+		return (0);
+	}
+	(void) wait(NULL);
+	KD_TEST_GO(3, 0);
+	return (0);
+}
+`), 0o644)
+	for _, args := range [][]string{{"-h", "-s", "prov.d"}, {"-G", "-s", "prov.d", "fork.o"}} {
+		if args[0] == "-G" {
+			if out, err := exec.Command("gcc", "-c", "fork.c").CombinedOutput(); err != nil {
+				t.Fatalf("gcc: %v\n%s", err, out)
+			}
+		}
+		var stdout, stderr bytes.Buffer
+		if st := run(append([]string{"dtrace"}, args...), &stdout, &stderr); st != 0 {
+			t.Fatalf("dtrace %q: %s", args, stderr.String())
+		}
+	}
+	if out, err := exec.Command("gcc", "-o", "fork", "fork.o", "prov.o").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, tt := range []struct{ desc, want string }{
+		{"kd_test*:::go", "1\n2\n3\n\n"},
+		{"kd_test$target:::go", "1\n3\n\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		st := run([]string{"dtrace", "-c", "./fork", "-qn", tt.desc + ` { printf("%d\n", arg0); }`}, &stdout, &stderr)
+		if st != 0 {
+			t.Fatalf("%s: status %d: %s", tt.desc, st, stderr.String())
+		}
+		if d := cmp.Diff(tt.want, stdout.String()); d != "" {
+			t.Errorf("%s (-want +got):\n%s\nstderr: %s", tt.desc, d, stderr.String())
+		}
+	}
+}
+
 // TestUSDTLinkErrors checks -G's refusals, in dtrace's words.
 func TestUSDTLinkErrors(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
