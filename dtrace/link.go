@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
@@ -191,6 +192,14 @@ func objectProbes(name string) ([]probe.ObjectProbe, error) {
 		return nil, fmt.Errorf("incorrect ELF class for object file: %s", name)
 	case !ok || f.Machine != m:
 		return nil, fmt.Errorf("incorrect ELF machine type for object file: %s", name)
+	}
+	// An object compiled with a header of dtrace's stubs calls
+	// functions that only dtrace's rewriting of the object defines.
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF && strings.HasPrefix(s.Name, "__dtrace") {
+			return nil, fmt.Errorf("%s calls %s: probes marked by dtrace's stubs are not linked here; make the header with -x headerstyle=notes", name, s.Name)
+		}
 	}
 	ops, err := probe.ObjectProbes(f)
 	if err != nil {

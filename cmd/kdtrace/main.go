@@ -398,13 +398,7 @@ func (c *command) writeHeader(progs []*dtrace.Program) int {
 // link (see dtrace.Handle.Link), named as dtrace names it. Several
 // programs and -o make one object, as dtrace's final ld -r does.
 func (c *command) link(progs []*dtrace.Program) int {
-	if len(progs) > 1 && c.output != "" {
-		b, err := c.h.Link(c.objects, progs...)
-		if err != nil {
-			return c.fail("%v", err)
-		}
-		return c.writeObject(c.output, b)
-	}
+	objs := make([][]byte, len(progs))
 	for i, p := range progs {
 		b, err := c.h.Link(c.objects, p)
 		if err != nil {
@@ -414,7 +408,17 @@ func (c *command) link(progs []*dtrace.Program) int {
 			}
 			return c.fail("failed to link %s %s: %v", what, describe(c.progs[i]), err)
 		}
-		if st := c.writeObject(dtrace.LinkName(p, i, len(progs), c.output), b); st != 0 {
+		objs[i] = b
+	}
+	if len(progs) > 1 && c.output != "" {
+		b, err := c.h.Link(c.objects, progs...)
+		if err != nil {
+			return c.fail("failed to link %s: %v", c.output, err)
+		}
+		return c.writeObject(c.output, b)
+	}
+	for i, p := range progs {
+		if st := c.writeObject(dtrace.LinkName(p, i, len(progs), c.output), objs[i]); st != 0 {
 			return st
 		}
 	}

@@ -258,8 +258,11 @@ func TestUSDTLinkErrors(t *testing.T) {
 	os.WriteFile("other.d", []byte("provider other { probe x(); };\n"), 0o644)
 	os.WriteFile("notelf", []byte("just text\n"), 0o644)
 	os.WriteFile("bad.c", []byte("#include <sys/sdt.h>\nint main(void) { DTRACE_PROBE(kd_test, nosuch); return 0; }\n"), 0o644)
-	if out, err := exec.Command("gcc", "-c", "bad.c").CombinedOutput(); err != nil {
-		t.Skipf("gcc: %v\n%s", err, out)
+	os.WriteFile("stub.c", []byte("extern void __dtrace_kd_test___go(int, char *);\nint main(void) { __dtrace_kd_test___go(1, 0); return 0; }\n"), 0o644)
+	for _, c := range []string{"bad.c", "stub.c"} {
+		if out, err := exec.Command("gcc", "-c", c).CombinedOutput(); err != nil {
+			t.Skipf("gcc: %v\n%s", err, out)
+		}
 	}
 	for _, tt := range []struct {
 		args   []string
@@ -271,6 +274,7 @@ func TestUSDTLinkErrors(t *testing.T) {
 		{[]string{"-G", "-s", "prov.d", "notelf"}, 1, "dtrace: failed to link script prov.d: invalid file type: notelf\n"},
 		{[]string{"-G", "-s", "prov.d", "bad.o"}, 1, "dtrace: failed to link script prov.d: no such probe nosuch\n"},
 		{[]string{"-G", "-s", "other.d", "bad.o"}, 1, "dtrace: failed to link script other.d: no such provider kd_test\n"},
+		{[]string{"-G", "-s", "prov.d", "stub.o"}, 1, "dtrace: failed to link script prov.d: stub.o calls __dtrace_kd_test___go: probes marked by dtrace's stubs are not linked here; make the header with -x headerstyle=notes\n"},
 	} {
 		var stdout, stderr bytes.Buffer
 		st := run(append([]string{"dtrace"}, tt.args...), &stdout, &stderr)
