@@ -98,7 +98,7 @@ func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 				// The probe's address is that of its function, which
 				// the DOF's relocation names.
 				dp := &prog.Providers[i]
-				dp.Probes = append(dp.Probes, dof.Probe{Func: op.Func, Name: pr.Name, NArgs: pr.Args, XArgs: pr.XArgs, ArgMap: argMap(len(pr.XArgs))})
+				dp.Probes = append(dp.Probes, dof.Probe{Func: op.Func, Name: pr.Name, NArgs: pr.Args, XArgs: pr.XArgs, ArgMap: pr.ArgMap})
 				site = at{i, len(dp.Probes) - 1}
 				sites[k] = site
 			}
@@ -121,16 +121,6 @@ func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 		return nil, fmt.Errorf("invalid link type %s", v)
 	}
 	return linkObject(b, provs)
-}
-
-// argMap maps each translated argument to the native one of its
-// index, as dtrace does when a probe's prototypes are not mapped.
-func argMap(n int) []uint8 {
-	m := make([]uint8, n)
-	for i := range m {
-		m[i] = uint8(i)
-	}
-	return m
 }
 
 func lookupProvider(provs []header.Provider, name string) *header.Provider {

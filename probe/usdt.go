@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/dof"
 )
 
 // USDT: the statically defined probes of user programs. On Linux a
@@ -30,6 +31,10 @@ type USDTSite struct {
 	PID    int
 	Path   string // the object's file, as the process maps it
 	Points []USDTPoint
+	// ArgTypes are the C types of the arguments, as the provider
+	// declares them in the DOF that dtrace -G linked into the object;
+	// nil where it has none.
+	ArgTypes []string
 	// AnyProcess, set by whoever attaches the site, has its points
 	// fire in every process that maps Path, not in PID's alone: for a
 	// description such as test_prov*:::, which matches the provider of
@@ -171,6 +176,9 @@ func (p *usdtProvider) probeArgs(pr *Probe) ([]types.Type, error) {
 	if !ok || len(site.Points) == 0 {
 		return nil, nil
 	}
+	if args, ok := declaredArgs(site.ArgTypes); ok {
+		return args, nil
+	}
 	var sizes []string
 	for i, pt := range site.Points {
 		specs := strings.Fields(pt.Args)
@@ -195,6 +203,23 @@ func (p *usdtProvider) probeArgs(pr *Probe) ([]types.Type, error) {
 		args[i] = usdtArgType(size)
 	}
 	return args, nil
+}
+
+// declaredArgs returns the D types of the argument types a provider
+// declares, if D's own types name every one.
+func declaredArgs(names []string) ([]types.Type, bool) {
+	if names == nil {
+		return nil, false
+	}
+	args := make([]types.Type, len(names))
+	for i, n := range names {
+		t, err := dTypes().LookupType(n)
+		if err != nil || t == nil {
+			return nil, false
+		}
+		args[i] = t
+	}
+	return args, true
 }
 
 // usdtArgType returns the D type of an argument of the given size, as
@@ -241,7 +266,14 @@ func usdtProviders(proc *process) []*usdtProvider {
 				sites[d] = site
 				p.probes = append(p.probes, &Probe{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name, Detail: site, args: p})
 			}
-			site.Points = append(site.Points, USDTPoint{Addr: n.pc, Semaphore: n.semaphore, Args: n.args})
+			args := n.args
+			if da, ok := o.dofArgs[provProbe{n.provider, d.Name}]; ok {
+				if mapped, ok := da.mapArgs(args); ok {
+					args = mapped
+					site.ArgTypes = da.xargs
+				}
+			}
+			site.Points = append(site.Points, USDTPoint{Addr: n.pc, Semaphore: n.semaphore, Args: args})
 		}
 	}
 	provs := make([]*usdtProvider, 0, len(byName))
@@ -271,6 +303,9 @@ func (o *procObject) usdtNotes() ([]sdtNote, *objSyms) {
 		}
 		defer f.Close()
 		o.notes, _ = readSDTNotes(f)
+		if len(o.notes) > 0 {
+			o.dofArgs = readDOFArgs(f)
+		}
 	})
 	if len(o.notes) == 0 {
 		return nil, nil
@@ -294,4 +329,69 @@ func (s *objSyms) funcAt(addr uint64) string {
 		}
 	}
 	return "-"
+}
+
+// A provProbe names a probe of a provider, as a USDT note and the DOF
+// of dtrace -G name it (the probe's name with "-", not "__").
+type provProbe struct{ provider, name string }
+
+// dofArgs are a probe's arguments, as its provider declares them: the
+// native (C) types, the translated types and, for each translated
+// argument, the native one it is.
+type dofArgs struct {
+	nargs, xargs []string
+	argmap       []uint8
+}
+
+// mapArgs returns the argument locations of a note, "-4@$10 -4@$4",
+// ordered as the probe's translated arguments take them: for
+// probe p(int i, int j) : (int j, int i, int i, int j), "-4@$4 -4@$10
+// -4@$10 -4@$4". A note whose arguments are not the native ones the
+// provider declares is left as it is.
+func (a dofArgs) mapArgs(spec string) (string, bool) {
+	native := strings.Fields(spec)
+	if len(native) != len(a.nargs) || len(a.argmap) != len(a.xargs) {
+		return "", false
+	}
+	mapped := make([]string, len(a.argmap))
+	for i, j := range a.argmap {
+		if int(j) >= len(native) {
+			return "", false
+		}
+		mapped[i] = native[j]
+	}
+	return strings.Join(mapped, " "), true
+}
+
+// readDOFArgs reads the providers' declarations from the DOF that
+// dtrace -G linked into f: its .SUNW_dof section holds one DOF object
+// for each -G object the program was linked with, one after the other
+// at 8-byte boundaries. DOF that cannot be read is passed over.
+func readDOFArgs(f *elf.File) map[provProbe]dofArgs {
+	sec := f.Section(".SUNW_dof")
+	if sec == nil || sec.Type != elf.SHT_PROGBITS {
+		return nil
+	}
+	b, err := sec.Data()
+	if err != nil {
+		return nil
+	}
+	m := map[provProbe]dofArgs{}
+	for len(b) >= dof.HeaderSize {
+		h := dof.DecodeHeader(b)
+		if h.FileSz < dof.HeaderSize || h.FileSz > uint64(len(b)) {
+			break
+		}
+		if df, err := dof.Read(b[:h.FileSz], nil); err == nil {
+			if p, err := df.Program(); err == nil {
+				for _, pv := range p.Providers {
+					for _, pr := range pv.Probes {
+						m[provProbe{pv.Name, pr.Name}] = dofArgs{pr.NArgs, pr.XArgs, pr.ArgMap}
+					}
+				}
+			}
+		}
+		b = b[min(uint64(len(b)), (h.FileSz+7)&^7):]
+	}
+	return m
 }

@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/elfobj"
 )
 
 // TestObjectProbes compiles probes into a relocatable object, in a
@@ -98,5 +103,66 @@ func TestObjectProbesNone(t *testing.T) {
 	defer f.Close()
 	if got, err := ObjectProbes(f); err != nil || got != nil {
 		t.Errorf("ObjectProbes = %v, %v; want none", got, err)
+	}
+}
+
+// TestReadDOFArgs reads the providers' declarations from a .SUNW_dof
+// section that holds two DOF objects, as a program linked with two -G
+// objects has.
+func TestReadDOFArgs(t *testing.T) {
+	var sec []byte
+	for _, p := range []dof.Provider{
+		{Name: "test_prov", Probes: []dof.Probe{{Func: "main", Name: "place", NArgs: []string{"int", "int"},
+			XArgs: []string{"int", "int", "int", "int"}, ArgMap: []uint8{1, 0, 0, 1}, Offs: []uint32{4}}}},
+		{Name: "other", Probes: []dof.Probe{{Func: "f", Name: "go", NArgs: []string{"char *"},
+			XArgs: []string{"char *"}, ArgMap: []uint8{0}, Offs: []uint32{0, 8}}}},
+	} {
+		b, err := dof.Write(&dof.Program{Providers: []dof.Provider{p}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for len(sec)%8 != 0 {
+			sec = append(sec, 0)
+		}
+		sec = append(sec, b...)
+	}
+	obj := &elfobj.Object{Machine: elf.EM_X86_64, ByteOrder: binary.LittleEndian, Sections: []*elfobj.Section{
+		{Name: ".SUNW_dof", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Align: 8, Data: sec},
+	}}
+	b, err := obj.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readDOFArgs(f)
+	want := map[provProbe]dofArgs{
+		{"test_prov", "place"}: {[]string{"int", "int"}, []string{"int", "int", "int", "int"}, []uint8{1, 0, 0, 1}},
+		{"other", "go"}:        {[]string{"char *"}, []string{"char *"}, []uint8{0}},
+	}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(dofArgs{})); d != "" {
+		t.Errorf("readDOFArgs (-want +got):\n%s", d)
+	}
+}
+
+func TestMapArgs(t *testing.T) {
+	place := dofArgs{[]string{"int", "int"}, []string{"int", "int", "int", "int"}, []uint8{1, 0, 0, 1}}
+	for _, tt := range []struct {
+		a    dofArgs
+		spec string
+		want string
+		ok   bool
+	}{
+		{place, "-4@$10 -4@$4", "-4@$4 -4@$10 -4@$10 -4@$4", true},
+		{place, "-4@%edi", "", false}, // a note of other arguments
+		{dofArgs{nil, nil, nil}, "", "", true},
+		{dofArgs{[]string{"int"}, []string{"int"}, []uint8{3}}, "-4@%edi", "", false},
+	} {
+		got, ok := tt.a.mapArgs(tt.spec)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("mapArgs(%q) = %q, %v; want %q, %v", tt.spec, got, ok, tt.want, tt.ok)
+		}
 	}
 }

@@ -113,6 +113,7 @@ type probe struct {
 	xargs  []string
 	xlate  bool
 	params []string
+	argmap []uint8 // for each translated argument, its native one
 }
 
 func writeProvider(w *bufio.Writer, pv *provider) {
@@ -227,10 +228,13 @@ type Provider struct {
 }
 
 // A Probe is a probe a provider defines: its name, with "__" read as
-// '-', and the C type names of its native and translated arguments.
+// '-', the C type names of its native and translated arguments, and for
+// each translated argument the index of the native one it is: the one
+// of the same name in probe p(int i, int j) : (int j, int i).
 type Probe struct {
 	Name        string
 	Args, XArgs []string
+	ArgMap      []uint8
 }
 
 // Providers returns the provider definitions of prog, in the order they
@@ -244,7 +248,7 @@ func Providers(prog *ast.Program) ([]Provider, error) {
 	for i, pv := range provs {
 		list[i].Name = pv.name
 		for _, pr := range pv.probes {
-			list[i].Probes = append(list[i].Probes, Probe{Name: pr.name, Args: pr.args, XArgs: pr.xargs})
+			list[i].Probes = append(list[i].Probes, Probe{Name: pr.name, Args: pr.args, XArgs: pr.xargs, ArgMap: pr.argmap})
 		}
 	}
 	return list, nil
@@ -406,9 +410,12 @@ func newProbe(pp *ast.ProviderProbe) (*probe, error) {
 		pr.params = append(pr.params, TypeName(p.Spec, p.Decl))
 	}
 	pr.xargs = pr.args
+	xparams := pp.Params
 	if pr.xlate {
 		pr.xargs = argTypes(pp.XParams)
+		xparams = pp.XParams
 	}
+	pr.argmap = argMap(pp.Params, xparams, len(pr.xargs))
 	if len(pr.args) > maxArgs {
 		return nil, diag.Errorf(pos, diag.D_PROV_PRARGLEN,
 			"probe ::%s input prototype exceeds %d parameters: %d params used",
@@ -470,6 +477,26 @@ func argTypes(params []*ast.Param) []string {
 		names = append(names, TypeName(p.Spec, p.Decl))
 	}
 	return names
+}
+
+// argMap maps each of n translated arguments to the native argument of
+// the same name, as dt_probe_argmap does, or else to the native one of
+// its own index.
+func argMap(params, xparams []*ast.Param, n int) []uint8 {
+	m := make([]uint8, n)
+	for i := range m {
+		m[i] = uint8(i)
+		if i >= len(xparams) || xparams[i].Decl == nil || xparams[i].Decl.Name == "" {
+			continue
+		}
+		for j, p := range params {
+			if p.Decl != nil && p.Decl.Name == xparams[i].Decl.Name {
+				m[i] = uint8(j)
+				break
+			}
+		}
+	}
+	return m
 }
 
 func isVoid(p *ast.Param) bool {
