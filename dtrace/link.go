@@ -44,7 +44,9 @@ func LinkName(p *Program, i, n int, output string) string {
 
 // Link returns what dtrace -G writes for the programs and the objects
 // named: the programs' ECBs and the providers they define, with the
-// probe points that the objects' <sys/sdt.h> notes mark, as DOF. By
+// probe points that the objects' <sys/sdt.h> notes mark and the
+// is-enabled sites where their code reads the probes' semaphores (the
+// offset of the field the semaphore's address goes in), as DOF. By
 // default (-x linktype=elf) the DOF is wrapped in an ELF relocatable
 // object for the host, in a .SUNW_dof section, with the is-enabled
 // semaphores of every probe the programs define, weak, so that the
@@ -72,8 +74,43 @@ func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 	type at struct{ prov, probe int }
 	sites := map[key]at{}
 	provIdx := map[string]int{}
+	// site returns the DOF probe of pr in function fn, made if new.
+	site := func(pv *header.Provider, pr *header.Probe, fn string) *dof.Probe {
+		k := key{pv.Name, pr.Name, fn}
+		st, ok := sites[k]
+		if !ok {
+			i, ok := provIdx[pv.Name]
+			if !ok {
+				i = len(prog.Providers)
+				provIdx[pv.Name] = i
+				prog.Providers = append(prog.Providers, dof.Provider{Name: pv.Name})
+			}
+			// The probe's address is that of its function, which
+			// the DOF's relocation names.
+			dp := &prog.Providers[i]
+			dp.Probes = append(dp.Probes, dof.Probe{Func: fn, Name: pr.Name, NArgs: pr.Args, XArgs: pr.XArgs, ArgMap: pr.ArgMap})
+			st = at{i, len(dp.Probes) - 1}
+			sites[k] = st
+		}
+		return &prog.Providers[st.prov].Probes[st.probe]
+	}
+	// The is-enabled tests of a notes header read the probes'
+	// semaphores: where they do are the probes' is-enabled sites.
+	type provProbe struct {
+		pv *header.Provider
+		pr *header.Probe
+	}
+	sems := map[string]provProbe{}
+	semNames := map[string]bool{}
+	for i := range provs {
+		for j := range provs[i].Probes {
+			n := header.SemaphoreName(provs[i].Name, provs[i].Probes[j].Name)
+			sems[n] = provProbe{&provs[i], &provs[i].Probes[j]}
+			semNames[n] = true
+		}
+	}
 	for _, o := range objects {
-		ops, err := objectProbes(o)
+		ops, refs, err := objectProbes(o, semNames)
 		if err != nil {
 			return nil, err
 		}
@@ -86,27 +123,26 @@ func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 			if pr == nil {
 				return nil, fmt.Errorf("no such probe %s", op.Name)
 			}
-			k := key{op.Provider, op.Name, op.Func}
-			site, ok := sites[k]
-			if !ok {
-				i, ok := provIdx[pv.Name]
-				if !ok {
-					i = len(prog.Providers)
-					provIdx[pv.Name] = i
-					prog.Providers = append(prog.Providers, dof.Provider{Name: pv.Name})
-				}
-				// The probe's address is that of its function, which
-				// the DOF's relocation names.
-				dp := &prog.Providers[i]
-				dp.Probes = append(dp.Probes, dof.Probe{Func: op.Func, Name: pr.Name, NArgs: pr.Args, XArgs: pr.XArgs, ArgMap: pr.ArgMap})
-				site = at{i, len(dp.Probes) - 1}
-				sites[k] = site
-			}
 			if op.Offset > 1<<32-1 {
 				return nil, fmt.Errorf("probe %s:%s is too far into %s", op.Provider, op.Name, op.Func)
 			}
-			dp := &prog.Providers[site.prov].Probes[site.probe]
+			dp := site(pv, pr, op.Func)
 			dp.Offs = append(dp.Offs, uint32(op.Offset))
+		}
+		for _, r := range refs {
+			if r.Offset > 1<<32-1 {
+				return nil, fmt.Errorf("%s is read too far into %s", r.Symbol, r.Func)
+			}
+			pp := sems[r.Symbol]
+			dp := site(pp.pv, pp.pr, r.Func)
+			dp.EnOffs = append(dp.EnOffs, uint32(r.Offset))
+		}
+	}
+	// As dof_add_provider, every provider the programs define must
+	// have a probe in the objects.
+	for _, pv := range provs {
+		if _, ok := provIdx[pv.Name]; !ok {
+			return nil, errors.New("No probe sites found for declared provider")
 		}
 	}
 	b, err := dof.Write(prog, nil)
@@ -152,50 +188,55 @@ func hostMachine() (elf.Machine, bool) {
 	return 0, false
 }
 
-// objectProbes reads the probe points of an object -G links, checking
-// it as dtrace's process_obj does.
-func objectProbes(name string) ([]probe.ObjectProbe, error) {
+// objectProbes reads the probe points of an object -G links, and where
+// its code reads the semaphores named, checking it as dtrace's
+// process_obj does.
+func objectProbes(name string, sems map[string]bool) ([]probe.ObjectProbe, []probe.ObjectRef, error) {
 	fd, err := os.Open(name)
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
-			return nil, fmt.Errorf("failed to open %s: %v", name, errno)
+			return nil, nil, fmt.Errorf("failed to open %s: %v", name, errno)
 		}
-		return nil, fmt.Errorf("failed to open %s: %v", name, err)
+		return nil, nil, fmt.Errorf("failed to open %s: %v", name, err)
 	}
 	defer fd.Close()
 	var magic [8]byte
 	if _, err := io.ReadFull(fd, magic[:]); err == nil && string(magic[:]) == "!<arch>\n" {
-		return nil, fmt.Errorf("archives are not permitted; use the contents of the archive instead: %s", name)
+		return nil, nil, fmt.Errorf("archives are not permitted; use the contents of the archive instead: %s", name)
 	}
 	f, err := elf.NewFile(fd)
 	if err != nil {
 		var fe *elf.FormatError
 		if errors.As(err, &fe) && bytes.HasPrefix(magic[:], []byte(elf.ELFMAG)) {
-			return nil, fmt.Errorf("corrupt file: %s", name)
+			return nil, nil, fmt.Errorf("corrupt file: %s", name)
 		}
-		return nil, fmt.Errorf("invalid file type: %s", name)
+		return nil, nil, fmt.Errorf("invalid file type: %s", name)
 	}
 	m, ok := hostMachine()
 	switch {
 	case f.Class != elf.ELFCLASS64:
-		return nil, fmt.Errorf("incorrect ELF class for object file: %s", name)
+		return nil, nil, fmt.Errorf("incorrect ELF class for object file: %s", name)
 	case !ok || f.Machine != m:
-		return nil, fmt.Errorf("incorrect ELF machine type for object file: %s", name)
+		return nil, nil, fmt.Errorf("incorrect ELF machine type for object file: %s", name)
 	}
 	// An object compiled with a header of dtrace's stubs calls
 	// functions that only dtrace's rewriting of the object defines.
 	syms, _ := f.Symbols()
 	for _, s := range syms {
 		if s.Section == elf.SHN_UNDEF && strings.HasPrefix(s.Name, "__dtrace") {
-			return nil, fmt.Errorf("%s calls %s: probes marked by dtrace's stubs are not linked here; make the header with -x headerstyle=notes", name, s.Name)
+			return nil, nil, fmt.Errorf("%s calls %s: probes marked by dtrace's stubs are not linked here; make the header with -x headerstyle=notes", name, s.Name)
 		}
 	}
 	ops, err := probe.ObjectProbes(f)
 	if err != nil {
-		return nil, fmt.Errorf("an error was encountered while processing %s: %v", name, err)
+		return nil, nil, fmt.Errorf("an error was encountered while processing %s: %v", name, err)
 	}
-	return ops, nil
+	refs, err := probe.ObjectReferences(f, sems)
+	if err != nil {
+		return nil, nil, fmt.Errorf("an error was encountered while processing %s: %v", name, err)
+	}
+	return ops, refs, nil
 }
 
 // linkObject wraps DOF in the object -G writes.

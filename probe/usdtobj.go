@@ -2,6 +2,7 @@ package probe
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"sort"
 )
@@ -37,35 +38,14 @@ func ObjectProbes(f *elf.File) ([]ObjectProbe, error) {
 		}
 	}
 	// The relocations of the notes' address fields.
-	type target struct {
-		sym     int
-		addend  int64
-		inPlace bool // SHT_REL: the addend is the field's value
-	}
-	relocs := map[uint64]target{}
-	for _, r := range f.Sections {
-		if (r.Type != elf.SHT_RELA && r.Type != elf.SHT_REL) || int(r.Info) != secIdx {
-			continue
+	relocs := map[uint64]reloc{}
+	err = relocations(f, func(r reloc) {
+		if r.target == secIdx {
+			relocs[r.off] = r
 		}
-		data, err := r.Data()
-		if err != nil {
-			return nil, err
-		}
-		entsize := 24
-		if r.Type == elf.SHT_REL {
-			entsize = 16
-		}
-		if f.Class != elf.ELFCLASS64 {
-			return nil, fmt.Errorf("%s relocations of a 32-bit object are not supported", r.Name)
-		}
-		for ; len(data) >= entsize; data = data[entsize:] {
-			off, info := f.ByteOrder.Uint64(data), f.ByteOrder.Uint64(data[8:])
-			t := target{sym: int(info >> 32), inPlace: entsize == 16}
-			if entsize == 24 {
-				t.addend = int64(f.ByteOrder.Uint64(data[16:]))
-			}
-			relocs[off] = t
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	syms, err := f.Symbols()
 	if err != nil && len(relocs) > 0 {
@@ -93,6 +73,82 @@ func ObjectProbes(f *elf.File) ([]ObjectProbe, error) {
 		probes = append(probes, ObjectProbe{Provider: n.provider, Name: usdtProbeName(n.name), Func: fn, Offset: off, Args: n.args})
 	}
 	return probes, nil
+}
+
+// A reloc is a relocation of a relocatable object: the field at off in
+// section target is to hold the address of symbol sym (an index in the
+// symbol table) plus addend, which for an SHT_REL relocation (inPlace)
+// is the field's own value.
+type reloc struct {
+	target  int
+	off     uint64
+	sym     int
+	addend  int64
+	inPlace bool
+}
+
+// relocations calls yield with every relocation of f, a 64-bit object.
+func relocations(f *elf.File, yield func(reloc)) error {
+	for _, r := range f.Sections {
+		if r.Type != elf.SHT_RELA && r.Type != elf.SHT_REL {
+			continue
+		}
+		if f.Class != elf.ELFCLASS64 {
+			return fmt.Errorf("%s relocations of a 32-bit object are not supported", r.Name)
+		}
+		data, err := r.Data()
+		if err != nil {
+			return err
+		}
+		entsize := 24
+		if r.Type == elf.SHT_REL {
+			entsize = 16
+		}
+		for ; len(data) >= entsize; data = data[entsize:] {
+			t := reloc{target: int(r.Info), off: f.ByteOrder.Uint64(data), sym: int(f.ByteOrder.Uint64(data[8:]) >> 32), inPlace: entsize == 16}
+			if entsize == 24 {
+				t.addend = int64(f.ByteOrder.Uint64(data[16:]))
+			}
+			yield(t)
+		}
+	}
+	return nil
+}
+
+// An ObjectRef is where the code of a relocatable object refers to a
+// symbol: the function, and the offset there of the field that the
+// symbol's address goes in.
+type ObjectRef struct {
+	Symbol string
+	Func   string
+	Offset uint64
+}
+
+// ObjectReferences returns the references that the code of the
+// relocatable object f makes to the symbols named, in the order of its
+// relocations: where the is-enabled tests of a <sys/sdt.h> header read
+// their probes' semaphores, for dtrace -G.
+func ObjectReferences(f *elf.File, names map[string]bool) ([]ObjectRef, error) {
+	syms, err := f.Symbols()
+	if err != nil {
+		if errors.Is(err, elf.ErrNoSymbols) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var refs []ObjectRef
+	err = relocations(f, func(r reloc) {
+		if r.sym < 1 || r.sym > len(syms) || !names[syms[r.sym-1].Name] || r.target >= len(f.Sections) {
+			return
+		}
+		if f.Sections[r.target].Flags&elf.SHF_EXECINSTR == 0 {
+			return
+		}
+		if fn, off, ok := funcContaining(syms, elf.SectionIndex(r.target), r.off); ok {
+			refs = append(refs, ObjectRef{Symbol: syms[r.sym-1].Name, Func: fn, Offset: off})
+		}
+	})
+	return refs, err
 }
 
 // funcContaining returns the function symbol of section sec that covers

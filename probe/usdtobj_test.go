@@ -166,3 +166,43 @@ func TestMapArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestObjectReferences finds where functions read a semaphore, as the
+// is-enabled tests of a notes header do, and not where data refers to
+// it.
+func TestObjectReferences(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "r.c")
+	os.WriteFile(src, []byte(`__attribute__((weak)) volatile unsigned short p_go_semaphore, p_other_semaphore;
+volatile unsigned short *pointer = &p_go_semaphore;
+int f(void) { return p_go_semaphore != 0; }
+int g(void) { return p_go_semaphore + p_other_semaphore; }
+`), 0o644)
+	obj := filepath.Join(dir, "r.o")
+	if out, err := exec.Command(gcc, "-O1", "-c", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	f, err := elf.Open(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	refs, err := ObjectReferences(f, map[string]bool{"p_go_semaphore": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range refs {
+		got = append(got, r.Symbol+" in "+r.Func)
+		if r.Offset == 0 {
+			t.Errorf("%s is read at the start of %s, where no instruction's field is", r.Symbol, r.Func)
+		}
+	}
+	if d := cmp.Diff([]string{"p_go_semaphore in f", "p_go_semaphore in g"}, got); d != "" {
+		t.Errorf("references (-want +got):\n%s", d)
+	}
+}

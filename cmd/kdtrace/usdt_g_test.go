@@ -102,7 +102,8 @@ func TestUSDTLink(t *testing.T) {
 	cc("-o", "test", "test.o", "prov.o")
 
 	// prov.o carries the provider's DOF: each probe in each function,
-	// at offsets from the function's start.
+	// at offsets from the function's start, where it fires and where
+	// its is-enabled test reads its semaphore.
 	f, err := elf.Open("prov.o")
 	if err != nil {
 		t.Fatal(err)
@@ -128,9 +129,9 @@ func TestUSDTLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	type probe struct {
-		Func, Name string
-		NArgs      []string
-		NOffs      int
+		Func, Name     string
+		NArgs          []string
+		NOffs, NEnOffs int
 	}
 	var got []probe
 	for _, pv := range p.Providers {
@@ -138,15 +139,15 @@ func TestUSDTLink(t *testing.T) {
 			t.Errorf("provider %q, want kd_test", pv.Name)
 		}
 		for _, pr := range pv.Probes {
-			got = append(got, probe{pr.Func, pr.Name, pr.NArgs, len(pr.Offs)})
+			got = append(got, probe{pr.Func, pr.Name, pr.NArgs, len(pr.Offs), len(pr.EnOffs)})
 		}
 	}
 	want := []probe{
-		{"foo", "go", []string{"int", "char *"}, 1},
-		{"main", "go", []string{"int", "char *"}, 1},
-		{"main", "all-done", nil, 1},
-		{"main", "swap", []string{"int", "int"}, 1},
-		{"main", "unused", []string{"int"}, 1},
+		{"foo", "go", []string{"int", "char *"}, 1, 1},
+		{"main", "go", []string{"int", "char *"}, 1, 0},
+		{"main", "all-done", nil, 1, 0},
+		{"main", "swap", []string{"int", "int"}, 1, 0},
+		{"main", "unused", []string{"int"}, 1, 1},
 	}
 	sortProbes := cmp.Transformer("sort", func(ps []probe) []probe {
 		out := append([]probe(nil), ps...)
@@ -267,7 +268,8 @@ func TestUSDTLinkErrors(t *testing.T) {
 	os.WriteFile("notelf", []byte("just text\n"), 0o644)
 	os.WriteFile("bad.c", []byte("#include <sys/sdt.h>\nint main(void) { DTRACE_PROBE(kd_test, nosuch); return 0; }\n"), 0o644)
 	os.WriteFile("stub.c", []byte("extern void __dtrace_kd_test___go(int, char *);\nint main(void) { __dtrace_kd_test___go(1, 0); return 0; }\n"), 0o644)
-	for _, c := range []string{"bad.c", "stub.c"} {
+	os.WriteFile("good.c", []byte("#include <sys/sdt.h>\nint main(void) { DTRACE_PROBE(kd_test, all__done); return 0; }\n"), 0o644)
+	for _, c := range []string{"bad.c", "stub.c", "good.c"} {
 		if out, err := exec.Command("gcc", "-c", c).CombinedOutput(); err != nil {
 			t.Skipf("gcc: %v\n%s", err, out)
 		}
@@ -282,6 +284,8 @@ func TestUSDTLinkErrors(t *testing.T) {
 		{[]string{"-G", "-s", "prov.d", "notelf"}, 1, "dtrace: failed to link script prov.d: invalid file type: notelf\n"},
 		{[]string{"-G", "-s", "prov.d", "bad.o"}, 1, "dtrace: failed to link script prov.d: no such probe nosuch\n"},
 		{[]string{"-G", "-s", "other.d", "bad.o"}, 1, "dtrace: failed to link script other.d: no such provider kd_test\n"},
+		{[]string{"-G", "-s", "other.d"}, 1, "dtrace: failed to link script other.d: No probe sites found for declared provider\n"},
+		{[]string{"-G", "-s", "prov.d", "good.o", "-x", "linktype=text"}, 1, "dtrace: failed to link script prov.d: invalid link type text\n"},
 		{[]string{"-G", "-s", "prov.d", "stub.o"}, 1, "dtrace: failed to link script prov.d: stub.o calls __dtrace_kd_test___go: probes marked by dtrace's stubs are not linked here; make the header with -x headerstyle=notes\n"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -302,9 +306,9 @@ func TestUSDTLinkErrors(t *testing.T) {
 func TestLinkNames(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	os.WriteFile("a.d", []byte("provider a { probe x(); };\n"), 0o644)
+	os.WriteFile("a.d", []byte("BEGIN { exit(0); }\n"), 0o644)
 	os.MkdirAll("sub", 0o755)
-	os.WriteFile("sub/b.d", []byte("provider b { probe y(); };\n"), 0o644)
+	os.WriteFile("sub/b.d", []byte("END { trace(1); }\n"), 0o644)
 	for _, tt := range []struct {
 		args  []string
 		files []string
