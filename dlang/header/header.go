@@ -176,7 +176,12 @@ func writeNotes(w io.Writer, provs []*provider, filename string) error {
 		bw.WriteString("#ifndef\t" + guard + "\n#define\t" + guard + "\n\n")
 	}
 	bw.WriteString("#if !defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)\n#define\t_SDT_HAS_SEMAPHORES 1\n#endif\n")
-	bw.WriteString("#include <sys/sdt.h>\n\n")
+	bw.WriteString("#include <sys/sdt.h>\n")
+	// The casts name the argument types as D does: <unistd.h> gives
+	// them what dtrace's header gives them (size_t, pid_t, …), and
+	// <stdint.h> the fixed-size and pointer-sized integers that Linux's
+	// <sys/types.h> leaves out (uintptr_t).
+	bw.WriteString("#include <unistd.h>\n#include <stdint.h>\n\n")
 	bw.WriteString("#ifdef\t__cplusplus\nextern \"C\" {\n#endif\n")
 	for _, pv := range provs {
 		pm := macroName(pv.name)
