@@ -196,9 +196,9 @@ func objectProbes(name string, sems map[string]bool) ([]probe.ObjectProbe, []pro
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
-			return nil, nil, fmt.Errorf("failed to open %s: %v", name, errno)
+			err = errno
 		}
-		return nil, nil, fmt.Errorf("failed to open %s: %v", name, err)
+		return nil, nil, fmt.Errorf("failed to open %s: %s", name, strerror(err))
 	}
 	defer fd.Close()
 	var magic [8]byte

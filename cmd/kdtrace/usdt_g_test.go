@@ -285,7 +285,7 @@ func TestUSDTLinkErrors(t *testing.T) {
 		stderr string
 	}{
 		{[]string{"-G"}, 2, "dtrace: -G requires one or more scripts or enabling options\n"},
-		{[]string{"-G", "-s", "prov.d", "nosuch.o"}, 1, "dtrace: failed to link script prov.d: failed to open nosuch.o: no such file or directory\n"},
+		{[]string{"-G", "-s", "prov.d", "nosuch.o"}, 1, "dtrace: failed to link script prov.d: failed to open nosuch.o: No such file or directory\n"},
 		{[]string{"-G", "-s", "prov.d", "notelf"}, 1, "dtrace: failed to link script prov.d: invalid file type: notelf\n"},
 		{[]string{"-G", "-s", "prov.d", "bad.o"}, 1, "dtrace: failed to link script prov.d: no such probe nosuch\n"},
 		{[]string{"-G", "-s", "other.d", "bad.o"}, 1, "dtrace: failed to link script other.d: no such provider kd_test\n"},
