@@ -53,9 +53,11 @@ func LinkName(p *Program, i, n int, output string) string {
 // object links with the objects whether or not their header defined
 // them; -x linktype=dof returns the DOF alone.
 //
-// The programs must be compiled with Link. As dtrace's, a note naming a provider the programs do not define, or
-// a probe the provider does not declare, is an error; the objects are
-// only read.
+// The programs must be compiled with Link. As dtrace's, a provider
+// with no probe in the objects, a note naming a provider the programs
+// do not define, or a probe the provider does not declare, is an
+// error. The objects are only read: dtrace rewrites the calls of its
+// stubs in them, which the notes of <sys/sdt.h> do not need.
 func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 	all := &ast.Program{}
 	var ecbs []dof.ECB
