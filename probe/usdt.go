@@ -22,7 +22,10 @@ import (
 // each argument. dtrace names such a probe provider<PID>:module:
 // function:name, with "__" in the probe's name read as "-", and makes a
 // process's USDT providers when a description names a provider ending
-// in its process ID.
+// in its process ID. An object linked with what dtrace -G wrote also
+// carries its providers' declarations as DOF: a probe whose arguments
+// the provider translates, p(int i, int j) : (int j, int i), takes them
+// in that order and of those types.
 
 // A USDTSite is where a USDT probe is in a process: every point in one
 // function of one object that the program marked with the probe's
