@@ -182,6 +182,7 @@ type builder struct {
 	p        *ProbeProgram
 	l        *Layout
 	needArgs bool   // a clause reads the probe's arguments
+	nargs    int    // how many times args was emitted, for its labels
 	anySpec  bool   // a clause speculates, commits or discards
 	sp       string // the site's prefix of the clauses' labels
 }
@@ -449,6 +450,10 @@ func (b *builder) args() {
 	for i := 0; i < NArgs; i++ {
 		b.emit(storeImm64(rState, int16(StateArgs+8*i), 0))
 	}
+	// args is emitted again after each clause that can fault: its
+	// labels are numbered.
+	b.nargs++
+	lp := fmt.Sprintf("args%d_", b.nargs)
 	set := func(arg int, src asm.Register) {
 		b.emit(asm.StoreMem(rState, int16(StateArgs+8*arg), src, asm.DWord))
 	}
@@ -484,12 +489,12 @@ func (b *builder) args() {
 		b.emit(asm.LoadMem(asm.R2, asm.R1, regIP, asm.DWord))
 		b.emit(asm.LoadMem(asm.R3, asm.R1, regCS, asm.DWord))
 		b.emit(asm.And.Imm(asm.R3, 3))
-		b.emit(asm.JNE.Imm(asm.R3, 0, "user_pc"))
+		b.emit(asm.JNE.Imm(asm.R3, 0, lp+"user_pc"))
 		set(0, asm.R2)
-		b.emit(asm.Ja.Label("have_pc"))
-		b.mark("user_pc")
+		b.emit(asm.Ja.Label(lp + "have_pc"))
+		b.mark(lp + "user_pc")
 		set(1, asm.R2)
-		b.mark("have_pc")
+		b.mark(lp + "have_pc")
 		b.emit(asm.Mov.Imm(asm.R0, 0))
 	case CtxEntry:
 		for i, off := range []int16{regDI, regSI, regDX, regCX, regR8, regR9} {
@@ -500,7 +505,7 @@ func (b *builder) args() {
 		b.emit(asm.LoadMem(asm.R2, asm.R1, regAX, asm.DWord))
 		set(1, asm.R2)
 	case CtxUSDT:
-		b.usdtArgs()
+		b.usdtArgs(lp)
 	}
 }
 
@@ -558,8 +563,8 @@ func NewUArgMap(points map[uint32][]USDTArg) (*ebpf.Map, error) {
 }
 
 // usdtArgs fills StateArgs from the registers and memory MapUArgs names
-// for the point that fired.
-func (b *builder) usdtArgs() {
+// for the point that fired; lp prefixes its labels.
+func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.Mov.Reg(asm.R1, rState))
 	b.emit(asm.Add.Imm(asm.R1, StateRegs))
 	b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
@@ -569,10 +574,10 @@ func (b *builder) usdtArgs() {
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, idxSlot))
 	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "uargs_done"))
+	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"uargs_done"))
 	b.emit(asm.StoreMem(asm.R10, uargPtr, asm.R0, asm.DWord))
 	for i := 0; i < NArgs; i++ {
-		l := func(s string) string { return fmt.Sprintf("uarg%d_%s", i, s) }
+		l := func(s string) string { return fmt.Sprintf("%suarg%d_%s", lp, i, s) }
 		e := int16(uargSize * i)
 		ptr := func(dst asm.Register) { b.emit(asm.LoadMem(dst, asm.R10, uargPtr, asm.DWord)) }
 		ptr(asm.R1)
@@ -623,7 +628,7 @@ func (b *builder) usdtArgs() {
 		b.mark(l("next"))
 		b.emit(asm.Mov.Imm(asm.R0, 0))
 	}
-	b.mark("uargs_done")
+	b.mark(lp + "uargs_done")
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
 

@@ -49,6 +49,13 @@ const (
 	// Header checks the providers the program defines as dtrace -h
 	// does before it writes their header; it implies NoCode.
 	Header
+	// Link keeps the providers the program defines, checked as Header
+	// checks them, for Handle.Link (dtrace -G).
+	Link
+
+	// noArgs compiles without the macro arguments, as libdtrace
+	// compiles its own clauses.
+	noArgs Flags = 1 << 30
 )
 
 // A Program is a compiled D program, as dtrace_prog_t.
@@ -66,6 +73,8 @@ type Program struct {
 	Info *check.Info
 	// Object is the program's ECBs, with their DIF; nil with NoCode.
 	Object *dof.Program
+
+	providers []ast.Decl // its provider definitions, with Link
 }
 
 // Print writes the program after the syntactic rewrites, in dtrace
@@ -122,7 +131,20 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if err := h.setup(); err != nil {
 		return nil, err
 	}
-	prog, err := h.parse(spec, text, src)
+	args := h.cfg.Args
+	if flags&noArgs != 0 {
+		args = nil
+	}
+	prog, err := h.parse(spec, text, src, args)
+	var provs []ast.Decl
+	if err == nil && flags&Link != 0 {
+		for _, d := range prog.Decls {
+			if pd, ok := d.(*ast.ProviderDecl); ok {
+				provs = append(provs, pd)
+			}
+		}
+		_, err = header.Providers(&ast.Program{Decls: provs})
+	}
 	if err == nil && flags&Header != 0 {
 		// Provider definitions are checked as each program compiles.
 		err = header.Write(io.Discard, prog, "", h.headerStyle())
@@ -130,7 +152,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if err != nil {
 		return nil, h.failure(spec, text, err)
 	}
-	p := &Program{Spec: spec, Source: text, AST: prog}
+	p := &Program{Spec: spec, Source: text, AST: prog, providers: provs}
 	if flags&Sugar != 0 {
 		// As dtrace, -d prints the program once the syntactic
 		// rewrites are done, before types are checked.
@@ -183,7 +205,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 
 // parse turns a program's text into a parsed and rewritten program;
 // its declarations are checked as they are parsed.
-func (h *Handle) parse(spec Spec, text string, src []byte) (*ast.Program, error) {
+func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.Program, error) {
 	name := "kdtrace"
 	switch spec {
 	case Script:
@@ -209,7 +231,7 @@ func (h *Handle) parse(spec Spec, text string, src []byte) (*ast.Program, error)
 		src = res.Text
 	}
 	pcfg := &parser.Config{
-		Args:        append([]string{name}, h.cfg.Args...),
+		Args:        append([]string{name}, args...),
 		Macros:      macroVariables(h.target),
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     h.opts.IsSet("argref"),

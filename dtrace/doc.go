@@ -40,15 +40,18 @@
 // program, as they share dtrace's handle. The Flags say what else to do:
 // Sugar writes the program after the rewrites to Config.Stdout, as
 // dtrace -d; DIFV lists its DIF on Config.Stderr, as dtrace -S; NoCode
-// stops after checking (-l); Header checks the providers as -h needs.
+// stops after checking (-l); Header checks the providers as -h needs;
+// Link keeps them for -G.
 // A program that fails is a *CompileError whose text is dtrace's
 // ("failed to compile script FILE: …", "invalid probe specifier TEXT:
 // …"), with the D error, its tag and position, inside.
 //
 // A compiled Program carries what checking learned and its ECBs, and its
 // syntax tree when something needs it after (NoCode for -l, Header for
-// -h, Sugar for Print). DOF writes programs as one DOF object (-G), the contract
-// with whatever runs them; WriteHeader writes the C header of their
+// -h, Sugar for Print). DOF writes programs as one DOF object, the
+// contract with whatever runs them; Link writes what dtrace -G writes
+// for programs compiled with Link and the objects they are linked with;
+// WriteHeader writes the C header of their
 // USDT providers (-h); ListProbes lists the probes their descriptions
 // match (-l, -lv).
 //

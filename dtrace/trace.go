@@ -32,7 +32,9 @@ type Tracing struct {
 // libdtrace's ERROR clause with them, as dtrace_program_exec and
 // dtrace_go do. Nothing runs until Run; Close undoes it.
 func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
-	errProg, err := h.Compile(Name, consumer.ErrorClause, 0)
+	// Compiled without the macro arguments, as dtrace_handle_err
+	// compiles it: they are the user's programs'.
+	errProg, err := h.Compile(Name, consumer.ErrorClause, noArgs)
 	if err != nil {
 		return nil, fmt.Errorf("libdtrace's ERROR clause: %v", err)
 	}

@@ -80,6 +80,7 @@ type procObject struct {
 
 	usdtOnce sync.Once
 	notes    []sdtNote // its USDT probe points
+	dofArgs  map[provProbe]dofArgs
 }
 
 // makeProcProbes runs the pid provider's part of dt_setcontext: when

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/dof"
 )
 
 // USDT: the statically defined probes of user programs. On Linux a
@@ -21,7 +22,10 @@ import (
 // each argument. dtrace names such a probe provider<PID>:module:
 // function:name, with "__" in the probe's name read as "-", and makes a
 // process's USDT providers when a description names a provider ending
-// in its process ID.
+// in its process ID. An object linked with what dtrace -G wrote also
+// carries its providers' declarations as DOF: a probe whose arguments
+// the provider translates, p(int i, int j) : (int j, int i), takes them
+// in that order and of those types.
 
 // A USDTSite is where a USDT probe is in a process: every point in one
 // function of one object that the program marked with the probe's
@@ -30,6 +34,16 @@ type USDTSite struct {
 	PID    int
 	Path   string // the object's file, as the process maps it
 	Points []USDTPoint
+	// ArgTypes are the C types of the arguments, as the provider
+	// declares them in the DOF that dtrace -G linked into the object;
+	// nil where it has none.
+	ArgTypes []string
+	// AnyProcess, set by whoever attaches the site, has its points
+	// fire in every process that maps Path, not in PID's alone: for a
+	// description such as test_prov*:::, which matches the provider of
+	// every process, those of the processes PID forks and of those
+	// that run the same file later included.
+	AnyProcess bool
 }
 
 // A USDTPoint is one marked instruction of a USDT probe.
@@ -47,6 +61,7 @@ type USDTPoint struct {
 type sdtNote struct {
 	provider, name, args string
 	pc, semaphore        uint64
+	desc                 uint64 // the offset of its descriptor in the section
 }
 
 // The note's owner and type, as <sys/sdt.h> writes them.
@@ -86,6 +101,7 @@ func readSDTNotes(f *elf.File) ([]sdtNote, error) {
 // parseSDTNotes reads the notes of a .note.stapsdt section's data.
 func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, hasBase bool) ([]sdtNote, error) {
 	var notes []sdtNote
+	size := uint64(len(data))
 	for len(data) > 0 {
 		if len(data) < 12 {
 			return notes, errSDTNote
@@ -97,6 +113,7 @@ func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, 
 			return notes, errSDTNote
 		}
 		name, desc := data[:namesz], data[nameEnd:nameEnd+descsz]
+		descOff := size - uint64(len(data)) + nameEnd
 		data = data[descEnd:]
 		if typ != sdtNoteType || string(bytes.TrimRight(name, "\x00")) != sdtNoteName {
 			continue
@@ -110,7 +127,7 @@ func parseSDTNotes(data []byte, bo binary.ByteOrder, addrSize int, base uint64, 
 			}
 			return bo.Uint64(desc[8*i:])
 		}
-		n := sdtNote{pc: addr(0), semaphore: addr(2)}
+		n := sdtNote{pc: addr(0), semaphore: addr(2), desc: descOff}
 		if hasBase {
 			// Prelinking moved the object by base - addr(1).
 			n.pc += base - addr(1)
@@ -162,6 +179,9 @@ func (p *usdtProvider) probeArgs(pr *Probe) ([]types.Type, error) {
 	if !ok || len(site.Points) == 0 {
 		return nil, nil
 	}
+	if args, ok := declaredArgs(site.ArgTypes); ok {
+		return args, nil
+	}
 	var sizes []string
 	for i, pt := range site.Points {
 		specs := strings.Fields(pt.Args)
@@ -186,6 +206,23 @@ func (p *usdtProvider) probeArgs(pr *Probe) ([]types.Type, error) {
 		args[i] = usdtArgType(size)
 	}
 	return args, nil
+}
+
+// declaredArgs returns the D types of the argument types a provider
+// declares, if D's own types name every one.
+func declaredArgs(names []string) ([]types.Type, bool) {
+	if names == nil {
+		return nil, false
+	}
+	args := make([]types.Type, len(names))
+	for i, n := range names {
+		t, err := dTypes().LookupType(n)
+		if err != nil || t == nil {
+			return nil, false
+		}
+		args[i] = t
+	}
+	return args, true
 }
 
 // usdtArgType returns the D type of an argument of the given size, as
@@ -232,7 +269,14 @@ func usdtProviders(proc *process) []*usdtProvider {
 				sites[d] = site
 				p.probes = append(p.probes, &Probe{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name, Detail: site, args: p})
 			}
-			site.Points = append(site.Points, USDTPoint{Addr: n.pc, Semaphore: n.semaphore, Args: n.args})
+			args := n.args
+			if da, ok := o.dofArgs[provProbe{n.provider, d.Name}]; ok {
+				if mapped, ok := da.mapArgs(args); ok {
+					args = mapped
+					site.ArgTypes = da.xargs
+				}
+			}
+			site.Points = append(site.Points, USDTPoint{Addr: n.pc, Semaphore: n.semaphore, Args: args})
 		}
 	}
 	provs := make([]*usdtProvider, 0, len(byName))
@@ -262,6 +306,9 @@ func (o *procObject) usdtNotes() ([]sdtNote, *objSyms) {
 		}
 		defer f.Close()
 		o.notes, _ = readSDTNotes(f)
+		if len(o.notes) > 0 {
+			o.dofArgs = readDOFArgs(f)
+		}
 	})
 	if len(o.notes) == 0 {
 		return nil, nil
@@ -285,4 +332,69 @@ func (s *objSyms) funcAt(addr uint64) string {
 		}
 	}
 	return "-"
+}
+
+// A provProbe names a probe of a provider, as a USDT note and the DOF
+// of dtrace -G name it (the probe's name with "-", not "__").
+type provProbe struct{ provider, name string }
+
+// dofArgs are a probe's arguments, as its provider declares them: the
+// native (C) types, the translated types and, for each translated
+// argument, the native one it is.
+type dofArgs struct {
+	nargs, xargs []string
+	argmap       []uint8
+}
+
+// mapArgs returns the argument locations of a note, "-4@$10 -4@$4",
+// ordered as the probe's translated arguments take them: for
+// probe p(int i, int j) : (int j, int i, int i, int j), "-4@$4 -4@$10
+// -4@$10 -4@$4". A note whose arguments are not the native ones the
+// provider declares is left as it is.
+func (a dofArgs) mapArgs(spec string) (string, bool) {
+	native := strings.Fields(spec)
+	if len(native) != len(a.nargs) || len(a.argmap) != len(a.xargs) {
+		return "", false
+	}
+	mapped := make([]string, len(a.argmap))
+	for i, j := range a.argmap {
+		if int(j) >= len(native) {
+			return "", false
+		}
+		mapped[i] = native[j]
+	}
+	return strings.Join(mapped, " "), true
+}
+
+// readDOFArgs reads the providers' declarations from the DOF that
+// dtrace -G linked into f: its .SUNW_dof section holds one DOF object
+// for each -G object the program was linked with, one after the other
+// at 8-byte boundaries. DOF that cannot be read is passed over.
+func readDOFArgs(f *elf.File) map[provProbe]dofArgs {
+	sec := f.Section(".SUNW_dof")
+	if sec == nil || sec.Type != elf.SHT_PROGBITS {
+		return nil
+	}
+	b, err := sec.Data()
+	if err != nil {
+		return nil
+	}
+	m := map[provProbe]dofArgs{}
+	for len(b) >= dof.HeaderSize {
+		h := dof.DecodeHeader(b)
+		if h.FileSz < dof.HeaderSize || h.FileSz > uint64(len(b)) {
+			break
+		}
+		if df, err := dof.Read(b[:h.FileSz], nil); err == nil {
+			if p, err := df.Program(); err == nil {
+				for _, pv := range p.Providers {
+					for _, pr := range pv.Probes {
+						m[provProbe{pv.Name, pr.Name}] = dofArgs{pr.NArgs, pr.XArgs, pr.ArgMap}
+					}
+				}
+			}
+		}
+		b = b[min(uint64(len(b)), (h.FileSz+7)&^7):]
+	}
+	return m
 }

@@ -50,14 +50,14 @@ func TestParseSDTNotes(t *testing.T) {
 		wantErr bool
 	}{
 		{"two", append(place, debug...), 0, false, []sdtNote{
-			{provider: "test_prov", name: "place", args: "-4@$10 -4@$4", pc: 0x401136},
-			{provider: "bunyan", name: "log__debug", args: "8@%rdi", pc: 0x401150, semaphore: 0x404030},
+			{provider: "test_prov", name: "place", args: "-4@$10 -4@$4", pc: 0x401136, desc: 20},
+			{provider: "bunyan", name: "log__debug", args: "8@%rdi", pc: 0x401150, semaphore: 0x404030, desc: 96},
 		}, false},
 		{"prelinked", debug, 0x502004, true, []sdtNote{
-			{provider: "bunyan", name: "log__debug", args: "8@%rdi", pc: 0x501150, semaphore: 0x504030},
+			{provider: "bunyan", name: "log__debug", args: "8@%rdi", pc: 0x501150, semaphore: 0x504030, desc: 20},
 		}, false},
 		{"no arguments", note("stapsdt", 3, sdtDesc(1, 0, 0, "p", "n", "")), 0, false, []sdtNote{
-			{provider: "p", name: "n", pc: 1},
+			{provider: "p", name: "n", pc: 1, desc: 20},
 		}, false},
 		{"other notes", append(note("GNU", 3, make([]byte, 20)), note("stapsdt", 1, nil)...), 0, false, nil, false},
 		{"truncated header", place[:10], 0, false, nil, true},
@@ -65,7 +65,7 @@ func TestParseSDTNotes(t *testing.T) {
 		{"short description", note("stapsdt", 3, make([]byte, 20)), 0, false, nil, true},
 		{"no probe name", note("stapsdt", 3, sdtDesc(1, 0, 0, "p")), 0, false, nil, true},
 		{"good then bad", append(append([]byte{}, place...), 1, 2, 3), 0, false, []sdtNote{
-			{provider: "test_prov", name: "place", args: "-4@$10 -4@$4", pc: 0x401136},
+			{provider: "test_prov", name: "place", args: "-4@$10 -4@$4", pc: 0x401136, desc: 20},
 		}, true},
 		{"huge sizes", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 3, 0, 0, 0}, 0, false, nil, true},
 	}

@@ -51,6 +51,7 @@ type command struct {
 	dofOut  bool // -G
 	exec    bool // false with -e
 	output  string
+	objects []string // -G's operands
 }
 
 // run is the command with its environment made explicit; it returns the
@@ -81,10 +82,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if st, ok := c.apply(opts); !ok {
 		return st
 	}
+	if len(c.progs) == 0 && c.dofOut {
+		fmt.Fprintf(c.stderr, "%s: -G requires one or more scripts or enabling options\n", c.name)
+		return 2
+	}
 	if len(c.progs) == 0 && !c.list {
 		return c.fail("no probes specified")
 	}
-	if c.output != "" && !c.header {
+	if c.output != "" && !c.header && !c.dofOut {
 		// As dtrace, the output file is opened (for appending) before
 		// anything is compiled, so that a bad path fails at once.
 		f, err := os.OpenFile(c.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -112,7 +117,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case c.header:
 		return c.writeHeader(progs)
 	case c.dofOut:
-		return c.writeDOF(progs)
+		return c.link(progs)
 	case !c.exec:
 		return 0
 	}
@@ -229,6 +234,11 @@ func (c *command) open(opts []opt, operands []string) (int, bool) {
 		fmt.Fprintf(c.stderr, "%s: only one of the [-AGhlV] options can be specified at a time\n", c.name)
 		return 2, false
 	}
+	if modes == "G" {
+		// As dtrace's, -G takes its operands as the object files
+		// to link, not as macro arguments.
+		c.objects, cfg.Args = operands, nil
+	}
 	if modes == "V" {
 		fmt.Fprintf(c.stdout, "%s: %s\n", c.name, dtrace.Version)
 		return 0, false
@@ -276,7 +286,11 @@ func (c *command) apply(opts []opt) (int, bool) {
 		case "S":
 			c.flags |= dtrace.DIFV
 		case "G":
+			// -G implies -Z, as in dtrace: the probes are the ones
+			// the program defines.
 			c.dofOut, c.exec = true, false
+			c.flags |= dtrace.Link
+			err = c.h.SetOpt("zdefs", "")
 		case "e":
 			c.exec = false
 		case "o":
@@ -393,18 +407,56 @@ func (c *command) writeHeader(progs []*dtrace.Program) int {
 	return 0
 }
 
-// writeDOF writes the compiled programs as a DOF object, as dtrace -G
-// does: to the -o file, or to d.out.
-func (c *command) writeDOF(progs []*dtrace.Program) int {
-	b, err := dtrace.DOF(progs...)
+// link writes what dtrace -G writes for each program: an object that
+// carries its DOF and defines what its providers' header leaves for the
+// link (see dtrace.Handle.Link), named as dtrace names it. Several
+// programs and -o make one object, as dtrace's final ld -r does.
+func (c *command) link(progs []*dtrace.Program) int {
+	objs := make([][]byte, len(progs))
+	for i, p := range progs {
+		b, err := c.h.Link(c.objects, p)
+		if err != nil {
+			what := "description"
+			if c.progs[i].spec == dtrace.Script {
+				what = "script"
+			}
+			return c.fail("failed to link %s %s: %v", what, describe(c.progs[i]), err)
+		}
+		objs[i] = b
+	}
+	if len(progs) > 1 && c.output != "" {
+		b, err := c.h.Link(c.objects, progs...)
+		if err != nil {
+			return c.fail("failed to link %s: %v", c.output, err)
+		}
+		return c.writeObject(c.output, b)
+	}
+	for i, p := range progs {
+		if st := c.writeObject(dtrace.LinkName(p, i, len(progs), c.output), objs[i]); st != 0 {
+			return st
+		}
+	}
+	return 0
+}
+
+// writeObject writes -G's output to name, whole or not at all.
+func (c *command) writeObject(name string, b []byte) int {
+	tmp, err := os.CreateTemp(filepath.Dir(name), filepath.Base(name)+".*")
 	if err != nil {
-		return c.fail("failed to create DOF: %v", err)
+		return c.fail("failed to create temporary file %s: %v", name, errors.Unwrap(err))
 	}
-	name := c.output
-	if name == "" {
-		name = "d.out"
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := os.WriteFile(name, b, 0o644); err != nil {
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return c.fail("failed to write %s: %v", name, err)
 	}
 	return 0

@@ -128,7 +128,7 @@ func usage(w io.Writer, name string) {
 	-e  exit after compiling request but prior to enabling probes
 	-f  enable or list probes matching the specified function name
 	-F  coalesce trace output by function
-	-G  write a DOF object of the compiled programs (-o file, default d.out)
+	-G  generate an ELF file containing embedded dtrace program
 	-h  generate a header file with definitions for static probes
 	-H  print included files when invoking preprocessor
 	-i  enable or list probes matching the specified probe id

@@ -43,7 +43,7 @@ func loadDOF(t *testing.T, args ...string) *kernel.Program {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "p.dof")
 	var stdout, stderr bytes.Buffer
-	if st := run(append([]string{"kdtrace", "-G", "-o", out}, args...), &stdout, &stderr); st != 0 {
+	if st := run(append([]string{"kdtrace", "-G", "-x", "linktype=dof", "-o", out}, args...), &stdout, &stderr); st != 0 {
 		t.Fatalf("kdtrace -G: status %d: %s", st, stderr.String())
 	}
 	b, err := os.ReadFile(out)

@@ -113,6 +113,7 @@ type probe struct {
 	xargs  []string
 	xlate  bool
 	params []string
+	argmap []uint8 // for each translated argument, its native one
 }
 
 func writeProvider(w *bufio.Writer, pv *provider) {
@@ -175,14 +176,19 @@ func writeNotes(w io.Writer, provs []*provider, filename string) error {
 		bw.WriteString("#ifndef\t" + guard + "\n#define\t" + guard + "\n\n")
 	}
 	bw.WriteString("#if !defined(_SYS_SDT_H) && !defined(_SDT_HAS_SEMAPHORES)\n#define\t_SDT_HAS_SEMAPHORES 1\n#endif\n")
-	bw.WriteString("#include <sys/sdt.h>\n\n")
+	bw.WriteString("#include <sys/sdt.h>\n")
+	// The casts name the argument types as D does: <unistd.h> gives
+	// them what dtrace's header gives them (size_t, pid_t, …), and
+	// <stdint.h> the fixed-size and pointer-sized integers that Linux's
+	// <sys/types.h> leaves out (uintptr_t).
+	bw.WriteString("#include <unistd.h>\n#include <stdint.h>\n\n")
 	bw.WriteString("#ifdef\t__cplusplus\nextern \"C\" {\n#endif\n")
 	for _, pv := range provs {
 		pm := macroName(pv.name)
 		bw.WriteString("\n/* provider " + pv.name + " */\n")
 		for _, pr := range pv.probes {
 			m, f := macroName(pr.name), funcName(pr.name)
-			sem := pv.name + "_" + f + "_semaphore"
+			sem := SemaphoreName(pv.name, pr.name)
 			bw.WriteString("\n#ifdef\t_SDT_HAS_SEMAPHORES\n")
 			bw.WriteString("__attribute__((weak, section(\".probes\"))) volatile unsigned short " + sem + ";\n")
 			bw.WriteString("#define\t" + pm + "_" + m + "_ENABLED() __builtin_expect(" + sem + " != 0, 0)\n")
@@ -209,6 +215,48 @@ func writeNotes(w io.Writer, provs []*provider, filename string) error {
 		bw.WriteString("\n#endif\t/* " + guard + " */\n")
 	}
 	return bw.Flush()
+}
+
+// SemaphoreName returns the name of the is-enabled semaphore that a
+// Notes header gives probe name of provider prov, as <sys/sdt.h> names
+// it: the provider, the probe with each '-' written "__", and
+// "_semaphore".
+func SemaphoreName(prov, name string) string {
+	return prov + "_" + funcName(name) + "_semaphore"
+}
+
+// A Provider is a provider definition: its name and its probes, sorted
+// by name.
+type Provider struct {
+	Name   string
+	Probes []Probe
+}
+
+// A Probe is a probe a provider defines: its name, with "__" read as
+// '-', the C type names of its native and translated arguments, and for
+// each translated argument the index of the native one it is: the one
+// of the same name in probe p(int i, int j) : (int j, int i).
+type Probe struct {
+	Name        string
+	Args, XArgs []string
+	ArgMap      []uint8
+}
+
+// Providers returns the provider definitions of prog, in the order they
+// are first declared, checked as Write checks them.
+func Providers(prog *ast.Program) ([]Provider, error) {
+	provs, err := providers(prog)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]Provider, len(provs))
+	for i, pv := range provs {
+		list[i].Name = pv.name
+		for _, pr := range pv.probes {
+			list[i].Probes = append(list[i].Probes, Probe{Name: pr.name, Args: pr.args, XArgs: pr.xargs, ArgMap: pr.argmap})
+		}
+	}
+	return list, nil
 }
 
 // writeMacros writes a probe's two macros: the probe macro and its
@@ -367,9 +415,12 @@ func newProbe(pp *ast.ProviderProbe) (*probe, error) {
 		pr.params = append(pr.params, TypeName(p.Spec, p.Decl))
 	}
 	pr.xargs = pr.args
+	xparams := pp.Params
 	if pr.xlate {
 		pr.xargs = argTypes(pp.XParams)
+		xparams = pp.XParams
 	}
+	pr.argmap = argMap(pp.Params, xparams, len(pr.xargs))
 	if len(pr.args) > maxArgs {
 		return nil, diag.Errorf(pos, diag.D_PROV_PRARGLEN,
 			"probe ::%s input prototype exceeds %d parameters: %d params used",
@@ -431,6 +482,26 @@ func argTypes(params []*ast.Param) []string {
 		names = append(names, TypeName(p.Spec, p.Decl))
 	}
 	return names
+}
+
+// argMap maps each of n translated arguments to the native argument of
+// the same name, as dt_probe_argmap does, or else to the native one of
+// its own index.
+func argMap(params, xparams []*ast.Param, n int) []uint8 {
+	m := make([]uint8, n)
+	for i := range m {
+		m[i] = uint8(i)
+		if i >= len(xparams) || xparams[i].Decl == nil || xparams[i].Decl.Name == "" {
+			continue
+		}
+		for j, p := range params {
+			if p.Decl != nil && p.Decl.Name == xparams[i].Decl.Name {
+				m[i] = uint8(j)
+				break
+			}
+		}
+	}
+	return m
 }
 
 func isVoid(p *ast.Param) bool {

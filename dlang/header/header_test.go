@@ -229,3 +229,38 @@ func TestRedeclare(t *testing.T) {
 		t.Errorf("%d provider blocks, want 1:\n%s", got, buf.String())
 	}
 }
+
+// TestProviders checks the definitions -G links: probes sorted by
+// name, each translated argument mapped to the native one of its name,
+// or of its index when it has none.
+func TestProviders(t *testing.T) {
+	prog := parse(t, "p.d", []byte(`provider p {
+	probe place(int i, int j) : (int j, int i, int i, int j);
+	probe plain(int, char *);
+	probe unnamed(int i, long j) : (long, int);
+	probe none();
+	probe with__dash(void);
+};
+provider q { probe x(); };
+`))
+	got, err := Providers(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Provider{
+		{Name: "p", Probes: []Probe{
+			{Name: "none", ArgMap: []uint8{}},
+			{Name: "place", Args: []string{"int", "int"}, XArgs: []string{"int", "int", "int", "int"}, ArgMap: []uint8{1, 0, 0, 1}},
+			{Name: "plain", Args: []string{"int", "char *"}, XArgs: []string{"int", "char *"}, ArgMap: []uint8{0, 1}},
+			{Name: "unnamed", Args: []string{"int", "long"}, XArgs: []string{"long", "int"}, ArgMap: []uint8{0, 1}},
+			{Name: "with-dash", ArgMap: []uint8{}},
+		}},
+		{Name: "q", Probes: []Probe{{Name: "x", ArgMap: []uint8{}}}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Providers (-want +got):\n%s", d)
+	}
+	if got := SemaphoreName("p", "with-dash"); got != "p_with__dash_semaphore" {
+		t.Errorf("SemaphoreName = %q", got)
+	}
+}

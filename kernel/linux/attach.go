@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/cilium/ebpf"
 
@@ -62,8 +64,11 @@ type placement struct {
 
 // groupOf returns the groups of probe p, made if new, and p's indexes in
 // them: most probes have one, a USDT probe one per point, an SDT probe
-// one per site.
-func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group, compile func(string) (*dif.Object, error)) ([]placement, error) {
+// one per site. desc is the provider of the description that matched
+// p: a USDT probe whose description would match the provider of any
+// process fires in every process that maps its file (see
+// probe.USDTSite.AnyProcess).
+func groupOf(p *probe.Probe, desc string, groups map[string]*group, order *[]*group, compile func(string) (*dif.Object, error)) ([]placement, error) {
 	get := func(name string, ctx bpf.Context) *group {
 		g := groups[name]
 		if g == nil {
@@ -108,14 +113,22 @@ func groupOf(p *probe.Probe, groups map[string]*group, order *[]*group, compile 
 	case *probe.USDTSite:
 		// A point each, as each may find its arguments elsewhere.
 		g := get("usdt", bpf.CtxUSDT)
+		anyProc := usdtAnyProcess(p, d, desc)
 		var pl []placement
 		for _, pt := range d.Points {
 			args, err := parseUSDTArgs(pt.Args)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", p, err)
 			}
-			pl = append(pl, placement{g, g.site(fmt.Sprintf("%s@%#x", p, pt.Addr), func() {
-				g.usdt = append(g.usdt, &probe.USDTSite{PID: d.PID, Path: d.Path, Points: []probe.USDTPoint{pt}})
+			// A point of any process is a site of its own: the
+			// clauses of descriptions naming PID's provider alone do
+			// not fire in the others.
+			name := fmt.Sprintf("%s@%#x", p, pt.Addr)
+			if anyProc {
+				name += " in any process"
+			}
+			pl = append(pl, placement{g, g.site(name, func() {
+				g.usdt = append(g.usdt, &probe.USDTSite{PID: d.PID, Path: d.Path, Points: []probe.USDTPoint{pt}, AnyProcess: anyProc})
 				g.uargs = append(g.uargs, args)
 			})})
 		}
@@ -187,6 +200,20 @@ func (g *group) site(name string, add func()) uint32 {
 }
 
 var argRE = regexp.MustCompile(`\barg([0-9])\b`)
+
+// usdtAnyProcess tells whether the description's provider desc, which
+// matched USDT probe p of process site.PID, matches the provider of
+// the same name in any process: test_prov* does, test_prov1234 and
+// test_prov*1234 do not.
+func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
+	base, ok := strings.CutSuffix(p.Provider, strconv.Itoa(site.PID))
+	if !ok {
+		return false
+	}
+	pat := probe.NewPattern(desc)
+	// No process is 0: a pattern matching it names none in particular.
+	return pat.Match(base+"0") && pat.Match(p.Provider)
+}
 
 // argsRead returns how many of its tracepoint's arguments a site's
 // expressions read: arg0 up to the highest named.

@@ -223,7 +223,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 					return nil, fmt.Errorf("no compiler for the sites of SDT probes")
 				}
 			}
-			pls, err := groupOf(p, groups, &order, compile)
+			pls, err := groupOf(p, e.Probe.Provider, groups, &order, compile)
 			if err != nil {
 				return nil, err
 			}

@@ -9,6 +9,8 @@
 #define	_SDT_HAS_SEMAPHORES 1
 #endif
 #include <sys/sdt.h>
+#include <unistd.h>
+#include <stdint.h>
 
 #ifdef	__cplusplus
 extern "C" {

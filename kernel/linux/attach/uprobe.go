@@ -112,7 +112,8 @@ func userSite(objs objects, s *probe.UserSite) (userPoint, error) {
 // while the probe is attached and down when it is detached, so that the
 // program's is-enabled tests see the probe. The points are where the
 // assembler put <sys/sdt.h>'s nop: instruction boundaries by
-// construction, not checked again.
+// construction, not checked again. A site of any process fires in
+// every process that maps its file.
 func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attachment, error) {
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
 		return nil, err
@@ -128,8 +129,12 @@ func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attac
 		if len(s.Points) == 0 {
 			return nil, &SiteError{Index: i, Site: s.Path, Err: errors.New("the USDT probe has no points")}
 		}
+		pid := s.PID
+		if s.AnyProcess {
+			pid = 0 // the file's uprobes fire in every process
+		}
 		for _, p := range s.Points {
-			pt := userPoint{index: i, site: fmt.Sprintf("%s:%#x", s.Path, p.Addr), obj: o, pid: s.PID, cookie: cookies[i]}
+			pt := userPoint{index: i, site: fmt.Sprintf("%s:%#x", s.Path, p.Addr), obj: o, pid: pid, cookie: cookies[i]}
 			if pt.off, err = o.fileOffset(p.Addr, true); err != nil {
 				return nil, &SiteError{Index: i, Site: pt.site, Err: err}
 			}
