@@ -57,21 +57,44 @@ func copyFile(dst, src string) error {
 // buildHelpers builds the folder's helper programs as the harness's
 // Makefile does: each tst.X.c into tst.X.exe, unoptimized and with
 // debugging information, so that pid probes find the functions the
-// tests name. Only the failure to build test's own helper is an error:
-// other tests of the folder may need helpers this system cannot build.
-func buildHelpers(dir, test string) error {
+// tests name. When X.d is beside it, the program's USDT providers are
+// made from it as bsd.prog.mk makes them: dtrace -h writes X.h, which
+// tst.X.c includes, and dtrace -G links X.o from its object. Only the
+// failure to build the test's own helper is an error: other tests of
+// the folder may need helpers this system cannot build.
+func (r *Runner) buildHelpers(dir, test string) error {
 	own := strings.TrimSuffix(strings.TrimSuffix(test, ".d"), ".ksh") + ".c"
 	srcs, err := filepath.Glob(filepath.Join(dir, "tst.*.c"))
 	if err != nil {
 		return err
 	}
 	for _, src := range srcs {
-		exe := strings.TrimSuffix(src, ".c") + ".exe"
-		cmd := exec.Command("cc", "-O0", "-g", "-o", exe, src)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil && filepath.Base(src) == own {
-			return fmt.Errorf("building %s: %v: %s", filepath.Base(exe), err, firstLine(out))
+		base := strings.TrimSuffix(filepath.Base(src), ".c")
+		steps := [][]string{{"cc", "-O0", "-g", "-o", base + ".exe", base + ".c"}}
+		if prov := strings.TrimPrefix(base, "tst.") + ".d"; exists(filepath.Join(dir, prov)) {
+			obj := strings.TrimSuffix(prov, ".d") + ".o"
+			steps = [][]string{
+				{r.DTrace, "-C", "-x", "nolibs", "-h", "-s", prov},
+				{"cc", "-O0", "-g", "-c", base + ".c"},
+				{r.DTrace, "-C", "-x", "nolibs", "-G", "-o", obj, "-s", prov, base + ".o"},
+				{"cc", "-O0", "-g", "-o", base + ".exe", base + ".o", obj},
+			}
+		}
+		for _, step := range steps {
+			cmd := exec.Command(step[0], step[1:]...)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				if filepath.Base(src) == own {
+					return fmt.Errorf("building %s.exe: %s: %v: %s", base, filepath.Base(step[0]), err, firstLine(out))
+				}
+				break
+			}
 		}
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

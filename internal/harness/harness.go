@@ -62,7 +62,7 @@ func (r *Runner) Run(root, path string) (res Result) {
 		res.Reason = err.Error()
 		return res
 	}
-	if err := buildHelpers(dir, filepath.Base(path)); err != nil {
+	if err := r.buildHelpers(dir, filepath.Base(path)); err != nil {
 		res.Reason = err.Error()
 		return res
 	}
