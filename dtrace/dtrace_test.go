@@ -243,3 +243,41 @@ func TestPrintAfterCheck(t *testing.T) {
 		t.Errorf("Print after compiling (-Sugar +Print):\n%s", diff)
 	}
 }
+
+// TestListProbesBuffered checks that a listing to a file is buffered as
+// dtrace's stdio buffers it: an unmatched description's error, written
+// to the same file, comes before the listing.
+func TestListProbesBuffered(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the probe catalog is the running Linux system's")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := dtrace.Open(&dtrace.Config{BTF: "none", Stdout: f, Stderr: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.SetOpt("zdefs", ""); err != nil {
+		t.Fatal(err)
+	}
+	p, err := h.Compile(dtrace.Name, "nosuch:::", dtrace.NoCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ListProbes(f, false, p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "kdtrace: failed to match nosuch:::: No probe matches description\n" +
+		"   ID   PROVIDER            MODULE                          FUNCTION NAME\n"
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Errorf("the file (-want +got):\n%s", diff)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/probe"
@@ -51,8 +52,19 @@ func (h *Handle) ListProbes(out io.Writer, verbose bool, progs ...*Program) erro
 		}
 		return nil
 	}
+	// As dtrace's stdio: the listing is line-buffered on a terminal,
+	// so an error comes after the lines before it, and fully buffered
+	// elsewhere, so errors come first.
+	lines := false
+	if f, ok := out.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			lines = true
+		}
+	}
 	unmatched := func(d string, msg string) {
-		w.Flush()
+		if lines {
+			w.Flush()
+		}
 		fmt.Fprintf(h.cfg.Stderr, "%s: failed to match %s: %s\n", h.cfg.Name, d, msg)
 	}
 	for _, prog := range progs {
