@@ -483,7 +483,8 @@ func (c *Consumer) printfJSON(j *jsonBuf, f *record.Firing, i int) (int, error) 
 	case dof.ActFreopen:
 		// The output goes to the file from this firing's object on.
 		action, text = "freopen", "file"
-		if err := c.freopen(f, out.String()); err != nil {
+		restore := len(pf.Convs) == 0 && pf.Tail == freopenRestore
+		if err := c.freopen(f, out.String(), restore); err != nil {
 			return 0, err
 		}
 	case dof.ActSystem:
