@@ -73,6 +73,9 @@ type Config struct {
 	// AggName names aggregation variable varid ("@count") in JSON
 	// objects; nil, or "", leaves the name out.
 	AggName func(varid uint32) string
+	// Types resolves the types of print()'s values, which its records
+	// name as their format; nil prints them as trace() does.
+	Types TypeTable
 }
 
 // A Symbol is what an address lookup finds.
@@ -494,6 +497,17 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 				i += n - 1
 			}
 			continue
+		case dof.ActDIFExpr:
+			if rec.Format == 0 {
+				break
+			}
+			ok, err := c.print(rec, addr)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if ok {
+				continue
+			}
 		case dof.ActTraceMem:
 			if tracememsize == 0 || tracememsize > uint64(rec.Size) {
 				tracememsize = uint64(rec.Size)
