@@ -41,6 +41,16 @@ typedef struct s {
 	char e[2];
 } s_t;
 enum e { A = 1, B = 5 };
+typedef struct pancakes {
+	int i;
+	string s;
+	struct timespec t;
+} pancakes_t;
+translator pancakes_t < void *V > {
+	i = 2 * 10;
+	s = strjoin("I like ", "pancakes");
+	t = *(struct timespec *)alloca(sizeof (struct timespec));
+};
 `
 	tests := []struct {
 		name, body, want string
@@ -76,6 +86,17 @@ enum e { A = 1, B = 5 };
 		{"enum", `print((enum e)5); print((enum e)3); print(A);`, "enum e B\nenum e 3\nenum e A\n\n"},
 		{"chars", `print((char)0); print((char)'\n'); print((uchar_t)'a'); print((int8_t)'z');`, "char '\\0'\nchar '\\012'\nuchar_t 0x61\nint8_t 'z'\n\n"},
 		{"array of arrays", `this->s = (s_t *)alloca(sizeof (s_t)); this->s->m[0][1] = 1; print(this->s->m);`, "int [2][3] [ [ 0, 0x1, 0 ], [ 0, 0, 0 ] ]\n\n"},
+		// print/tst.xlate.d, with alloca()'s zeroes for FreeBSD's
+		// `dtrace_zero.
+		{"translated", `print(*(xlate < pancakes_t * > ((void *)NULL)));`, `pancakes_t {
+    int i = 0x14
+    string s = [ "I like pancakes" ]
+    struct timespec t = {
+        time_t tv_sec = 0
+        long tv_nsec = 0
+    }
+}
+`},
 		{"empty string", `print("");`, "string \"\"\n\n"},
 		{"pointers", `print((int *)0); print((char **)16); print((void (*)())32);`, "int * 0\nchar ** 0x10\nint (*)() 0x20\n\n"},
 	}

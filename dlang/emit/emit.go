@@ -148,7 +148,13 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		v := g.value(x)
-		return g.finish(r, g.difType(v.Type, v.Flags))
+		t := v.Type
+		if v.Ident != nil && v.Ident.Kind == check.XlateSOU {
+			// *xlate<T *>(x) is the struct T, built in scratch
+			// memory, as dt_cook_op1 types it.
+			t = v.Ident.Type
+		}
+		return g.finish(r, g.difType(t, v.Flags))
 	})
 	if err != nil {
 		return nil, err
@@ -480,7 +486,12 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		// the format of the DIFEXPR record.
 		acts, err := one(dof.ActDIFExpr, args[0])
 		if err == nil {
-			acts[0].Format = e.types.Ref(e.value(args[0]).Type)
+			v := e.value(args[0])
+			t := v.Type
+			if v.Ident != nil && v.Ident.Kind == check.XlateSOU {
+				t = v.Ident.Translator().Out
+			}
+			acts[0].Format = e.types.Ref(t)
 		}
 		return acts, err
 	case check.ActTracemem:
