@@ -58,13 +58,18 @@ type typePrinter struct {
 func (p *typePrinter) visit(name string, t types.Type, off int64, depth int, bits int64) {
 	p.member(name, t, off, depth, bits)
 	s, ok := types.Resolve(t).(*types.Struct)
-	if !ok || s.Incomplete {
+	if !ok || s.Incomplete || depth+p.nest >= maxPrintDepth {
 		return
 	}
 	for _, m := range s.Members() {
 		p.visit(m.Name, m.Type, off+m.Offset, depth+1, m.BitSize)
 	}
 }
+
+// maxPrintDepth bounds the nesting of structs and arrays print()
+// walks: C's types cannot contain themselves, but a kernel's type
+// information may say so.
+const maxPrintDepth = 64
 
 // trailingBraces closes the structs deeper than depth
 // (dt_print_trailing_braces): the walk says when a member starts, not
@@ -142,6 +147,15 @@ func typeName(t types.Type) string {
 // value prints the value of resolved type t at offset off bits, as
 // dt_printfuncs does for its kind.
 func (p *typePrinter) value(t types.Type, off int64, bits int64) {
+	need := t.Size()
+	if bits != 0 {
+		need = (off%8 + bits + 7) / 8
+	}
+	if off < 0 || need < 0 || off/8 > int64(len(p.data)) || need > int64(len(p.data))-off/8 {
+		// Only a type whose members lie about its size gets here.
+		p.w.WriteString("<beyond the record>")
+		return
+	}
 	at := p.data[off/8:]
 	switch t := t.(type) {
 	case *types.Int:

@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -124,6 +125,29 @@ translator pancakes_t < void *V > {
 func TestPrintRecord(t *testing.T) {
 	var tb types.Table
 	fptr := &types.Pointer{Elem: &types.Func{Result: types.IntType}}
+	// Types as broken kernel type information may give them: a struct
+	// whose member lies past its size, one that contains itself.
+	liar := &types.Struct{Name: "liar", Bytes: 4}
+	liar.SetMembers([]types.Member{{Name: "x", Type: types.IntType, Offset: 64}})
+	loop := &types.Struct{Name: "loop", Bytes: 4}
+	loop.SetMembers([]types.Member{{Name: "self", Type: loop}})
+	// The walk stops 64 structs deep; each struct's brace closes when
+	// the walk leaves it, so the innermost, which it never enters, has
+	// none, as with an empty struct in dtrace.
+	loopWant := ""
+	for d := 0; d <= 64; d++ {
+		name := ""
+		if d > 0 {
+			name = " self ="
+		}
+		loopWant += strings.Repeat("    ", d) + "struct loop" + name + " {\n"
+	}
+	for d := 64; d > 0; d-- {
+		loopWant += strings.Repeat("    ", d-1) + "}"
+		if d > 1 {
+			loopWant += "\n"
+		}
+	}
 	tests := []struct {
 		name   string
 		ref    string
@@ -139,6 +163,8 @@ func TestPrintRecord(t *testing.T) {
 		{"no such type", "D`99", i4, record.Value{Int: 7}, "7", true},
 		{"no table", tb.Ref(types.IntType), i4, record.Value{Int: 7}, "7", false},
 		{"a type larger than the record", tb.Ref(types.Long), i4, record.Value{Int: 7}, "7", true},
+		{"a member past its struct", tb.Ref(liar), i4, record.Value{Int: 7}, "struct liar {\n    int x = <beyond the record>\n}", true},
+		{"a struct that contains itself", tb.Ref(loop), i4, record.Value{Int: 7}, loopWant, true},
 	}
 	for _, tt := range tests {
 		l := record.NewLayout(record.DefaultOptions)
