@@ -256,13 +256,13 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 		case dof.ActDIFExpr:
 			if rec.Format != 0 {
 				// print(): the value, with the type the compiler gave it.
-				t, err := c.desc.Format(rec.Format)
+				ref, err := c.desc.Format(rec.Format)
 				if err != nil {
 					return fail(err.Error())
 				}
 				record("print")
 				j.key("type")
-				j.str(t)
+				j.str(c.printedType(ref))
 			} else {
 				record("trace")
 			}

@@ -40,6 +40,17 @@ func (c *Consumer) print(rec *record.Rec, data []byte) (bool, error) {
 	return true, nil
 }
 
+// printedType names the type a print() record's format refers to, or
+// returns the format as it is when no table resolves it.
+func (c *Consumer) printedType(ref string) string {
+	if c.cfg.Types != nil {
+		if t, err := c.cfg.Types.Lookup(ref); err == nil {
+			return typeName(t)
+		}
+	}
+	return ref
+}
+
 // typePrinter walks a value as ctf_type_visit walks its type for
 // dt_print_member: the type itself at depth 0, then, for a struct or
 // union, each member one level deeper, recursively. Arrays are leaves
