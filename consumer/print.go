@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -230,7 +231,7 @@ func (p *typePrinter) int(t *types.Int, at []byte, off int64, bits int64) {
 		p.w.WriteString(altHex(v))
 		return
 	}
-	if t.Char && t.Signed && bits == 8 {
+	if isChar(t) && bits == 8 {
 		switch c := int8(at[0]); {
 		case c >= 0x20 && c < 0x7f:
 			fmt.Fprintf(p.w, "'%c'", c)
@@ -242,6 +243,17 @@ func (p *typePrinter) int(t *types.Int, at []byte, off int64, bits int64) {
 		return
 	}
 	p.hex(at, size)
+}
+
+// isChar reports whether t is a signed character type, which print()
+// prints as characters (CTF_IS_CHAR). BTF gives the kernel's plain char
+// no sign (pahole writes no encoding for it), so a char is signed where
+// C makes it so: on x86.
+func isChar(t *types.Int) bool {
+	if !t.Char || t.Bytes != 1 {
+		return false
+	}
+	return t.Signed || t.Name == "char" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "386")
 }
 
 // hex prints an integer of size bytes in hexadecimal (dt_print_hex).
@@ -288,7 +300,7 @@ func (p *typePrinter) array(elem types.Type, n int64, at []byte) {
 	size := elem.Size()
 	re := types.Resolve(elem)
 	isString := false
-	if in, ok := re.(*types.Int); ok && in.Char && in.Signed && in.Bytes == 1 && n > 0 {
+	if in, ok := re.(*types.Int); ok && isChar(in) && n > 0 {
 		i := int64(0)
 		var c byte
 		for ; i < n; i++ {

@@ -3,6 +3,7 @@ package consumer_test
 import (
 	"bytes"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -124,6 +125,7 @@ translator pancakes_t < void *V > {
 // trace() prints it, as dtrace_print leaves it to.
 func TestPrintRecord(t *testing.T) {
 	var tb types.Table
+	btfChar := &types.Int{Name: "char", Bytes: 1, Char: true}
 	fptr := &types.Pointer{Elem: &types.Func{Result: types.IntType}}
 	// Types as broken kernel type information may give them: a struct
 	// whose member lies past its size, one that contains itself.
@@ -160,6 +162,9 @@ func TestPrintRecord(t *testing.T) {
 		{"function pointer without a symbol", tb.Ref(fptr), i8, record.Value{Int: 0x3000}, "int (*)() 0x3000\n", true},
 		{"float", tb.Ref(types.FloatType), f4, record.Value{Int: uint64(math.Float32bits(-1.5))}, "float -1.5000000e+00\n", true},
 		{"double", tb.Ref(types.Double), f8, record.Value{Int: math.Float64bits(1e100)}, "double +1.0000000e+100\n", true},
+		// BTF's char has no sign; on x86 C's is signed, and prints so.
+		{"kernel's char", tb.Ref(&types.Array{Elem: btfChar, Len: 4}), i4, record.Value{Int: 0x6968}, map[bool]string{
+			true: `char [4] "hi"` + "\n", false: "char [4] [ 0x68, 0x69, 0, 0 ]\n"}[runtime.GOARCH == "amd64" || runtime.GOARCH == "386"], true},
 		{"no such type", "D`99", i4, record.Value{Int: 7}, "7", true},
 		{"no table", tb.Ref(types.IntType), i4, record.Value{Int: 7}, "7", false},
 		{"a type larger than the record", tb.Ref(types.Long), i4, record.Value{Int: 7}, "7", true},
