@@ -123,12 +123,7 @@ var suiteFailing = map[string]string{
 	"funcs/tst.system.d":          "its .out holds FreeBSD ping's output; system() itself runs",
 	"misc/tst.dynopt.d":           aggRate,
 	"multiaggs/tst.tuplecompat.d": "curthread's type needs the kernel's types, which the driver does not load",
-	"print/tst.array.d":           printAgain,
-	"print/tst.bitfield.d":        printAgain,
-	"print/tst.enum.d":            printAgain,
-	"print/tst.primitive.d":       printAgain,
-	"print/tst.struct.d":          printAgain,
-	"print/tst.xlate.d":           "struct timespec needs the kernel's types, which the driver does not load",
+	"print/tst.xlate.d":           "names a FreeBSD kernel symbol (`dtrace_zero)",
 	"printf/tst.basics.d":         freebsdSym,
 	"printf/tst.str.d":            freebsdSym,
 	"printf/tst.sym.d":            freebsdSym,
@@ -137,6 +132,5 @@ var suiteFailing = map[string]string{
 
 const (
 	aggRate    = "aggrate and switchrate: the driver snapshots aggregations at every firing, not at the rate"
-	printAgain = "print() prints by the value's type (dtrace_print), which the consumer does not do yet"
 	freebsdSym = "names FreeBSD kernel symbols (`malloc, `ostype, `kmem_flags, …)"
 )

@@ -73,6 +73,9 @@ type Config struct {
 	// AggName names aggregation variable varid ("@count") in JSON
 	// objects; nil, or "", leaves the name out.
 	AggName func(varid uint32) string
+	// Types resolves the types of print()'s values, which its records
+	// name as their format; nil prints them as trace() does.
+	Types TypeTable
 }
 
 // A Symbol is what an address lookup finds.
@@ -113,10 +116,17 @@ type Consumer struct {
 	desc    record.Describer
 	w       *bufio.Writer
 	heading bool
-	status  int
-	exited  bool
-	formats map[uint16]*printf.Format
-	only    func(record.Probe) bool // the probes whose firings are printed; nil: all
+	// reopened is the file freopen() redirected the actions' output
+	// to, nil while it goes to Config.Out; stdout then writes to
+	// Config.Out what dtrace(1) prints itself: the heading, the
+	// firings' probes and newlines, the last newline. On FreeBSD,
+	// freopen() redirects libdtrace's printing only.
+	reopened *os.File
+	stdout   *bufio.Writer
+	status   int
+	exited   bool
+	formats  map[uint16]*printf.Format
+	only     func(record.Probe) bool // the probes whose firings are printed; nil: all
 
 	aggs     aggState
 	sortOpts sortOpts
@@ -127,10 +137,6 @@ type Consumer struct {
 	// the indentation of the next line.
 	lastEPID uint32
 	indent   int
-
-	// reopened is the file freopen() sends the output to; nil while it
-	// goes to the configured output.
-	reopened *os.File
 }
 
 // New returns a consumer of the records desc describes.
@@ -154,20 +160,38 @@ func (c *Consumer) Finish() error {
 	if c.cfg.JSON {
 		err = c.finishJSON()
 	} else {
-		c.w.WriteString("\n")
+		c.own().WriteString("\n")
 		err = c.printAggs(0)
 	}
-	if ferr := c.w.Flush(); err == nil {
+	if ferr := c.flush(); err == nil {
 		err = ferr
 	}
 	if c.reopened != nil {
-		if cerr := c.reopened.Close(); err == nil {
+		if cerr := c.restore(); err == nil {
 			err = cerr
 		}
-		c.reopened = nil
-		c.w.Reset(c.cfg.Out)
 	}
 	return err
+}
+
+// flush flushes the output, and dtrace(1)'s own when freopen() has
+// parted them.
+func (c *Consumer) flush() error {
+	if c.stdout != nil {
+		if err := c.stdout.Flush(); err != nil {
+			return err
+		}
+	}
+	return c.w.Flush()
+}
+
+// own returns the writer of what dtrace(1) prints itself, which
+// freopen() does not redirect.
+func (c *Consumer) own() *bufio.Writer {
+	if c.stdout != nil {
+		return c.stdout
+	}
+	return c.w
 }
 
 // An Error is a buffer that cannot be printed: a libdtrace error
@@ -278,7 +302,7 @@ func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
 	c.only = only
 	err := c.consume(cpu, b.Data)
 	c.only = nil
-	if ferr := c.w.Flush(); err == nil {
+	if ferr := c.flush(); err == nil {
 		err = ferr
 	}
 	if err == nil {
@@ -376,13 +400,14 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	if c.only != nil && !c.only(p) {
 		return nil
 	}
+	own := c.own()
 	if !c.heading {
 		switch {
 		case c.cfg.Flowindent:
 			// Even with quiet, as dtrace(1) prints it.
-			fmt.Fprintf(c.w, "%3s %s\n", "CPU", padRight("FUNCTION", 41))
+			fmt.Fprintf(own, "%3s %s\n", "CPU", padRight("FUNCTION", 41))
 		case !c.cfg.Quiet:
-			fmt.Fprintf(c.w, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
+			fmt.Fprintf(own, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
 		}
 		c.heading = true
 	}
@@ -392,9 +417,9 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		if flow == flowNone {
 			name += ":" + p.Name
 		}
-		fmt.Fprintf(c.w, "%3d %s ", cpu, padRight(name, 41))
+		fmt.Fprintf(own, "%3d %s ", cpu, padRight(name, 41))
 	case !c.cfg.Quiet:
-		fmt.Fprintf(c.w, "%3d %6d %s ", cpu, p.ID, padLeft(p.Function+":"+p.Name, 32))
+		fmt.Fprintf(own, "%3d %6d %s ", cpu, p.ID, padLeft(p.Function+":"+p.Name, 32))
 	}
 	var tracememsize uint64
 	for i := 0; i < len(ep.Recs); i++ {
@@ -472,6 +497,17 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 				i += n - 1
 			}
 			continue
+		case dof.ActDIFExpr:
+			if rec.Format == 0 {
+				break
+			}
+			ok, err := c.print(rec, addr)
+			if err != nil {
+				return fail(err.Error())
+			}
+			if ok {
+				continue
+			}
 		case dof.ActTraceMem:
 			if tracememsize == 0 || tracememsize > uint64(rec.Size) {
 				tracememsize = uint64(rec.Size)
@@ -494,7 +530,7 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		}
 	}
 	if !c.cfg.Quiet {
-		c.w.WriteString("\n")
+		c.own().WriteString("\n")
 	}
 	return nil
 }
@@ -567,41 +603,6 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	return nil
 }
 
-// freopen sends the output to the file name, appending, as
-// dtrace_freopen does; "." (what freopen("") compiles to) sends it back
-// to the configured output. A file that cannot be opened is reported as
-// a library error of the firing f, and the output stays where it is.
-func (c *Consumer) freopen(f *record.Firing, name string) error {
-	if err := c.w.Flush(); err != nil {
-		return err
-	}
-	if name == "." {
-		if c.reopened == nil {
-			return nil
-		}
-		err := c.reopened.Close()
-		c.reopened = nil
-		c.w.Reset(c.cfg.Out)
-		return err
-	}
-	nf, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
-	if err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			err = errno
-		}
-		msg := err.Error()
-		msg = strings.ToUpper(msg[:1]) + msg[1:] // as C's strerror
-		return c.liberr(f, fmt.Sprintf("couldn't freopen() \"%s\": %s", name, msg))
-	}
-	if c.reopened != nil {
-		c.reopened.Close()
-	}
-	c.reopened = nf
-	c.w.Reset(nf)
-	return nil
-}
-
 // liberr reports a fault of the consumer's own while it prints firing
 // f, as dt_handle_liberr does.
 func (c *Consumer) liberr(f *record.Firing, msg string) error {
@@ -638,6 +639,60 @@ func (c *Consumer) ftruncate() error {
 		return err
 	}
 	_, err := f.Seek(0, io.SeekStart)
+	return err
+}
+
+// freopenRestore is the format that stands for freopen(""): the
+// output goes back to where it went before (DT_FREOPEN_RESTORE). The
+// compiler refuses freopen("."), and no file opens as ".".
+const freopenRestore = "."
+
+// freopen sends the output to the file path names, appending to it, or
+// back to Config.Out when restore is set (freopen("")), as
+// dtrace_freopen does. A file that cannot be opened leaves the output
+// where it was and is reported as dt_handle_liberr reports it, an error
+// on the enabled probe.
+func (c *Consumer) freopen(f *record.Firing, path string, restore bool) error {
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if restore {
+		if c.reopened == nil {
+			return nil
+		}
+		return c.restore()
+	}
+	nf, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			err = errno
+		}
+		msg := err.Error()
+		msg = strings.ToUpper(msg[:1]) + msg[1:] // as C's strerror
+		return c.liberr(f, fmt.Sprintf("couldn't freopen() \"%s\": %s", path, msg))
+	}
+	if c.reopened != nil {
+		c.reopened.Close()
+	} else {
+		c.stdout = c.w
+	}
+	c.reopened = nf
+	c.w = bufio.NewWriter(nf)
+	return nil
+}
+
+// restore closes the file freopen() opened and sends the output back
+// to Config.Out.
+func (c *Consumer) restore() error {
+	err := c.w.Flush()
+	if cerr := c.reopened.Close(); err == nil {
+		err = cerr
+	}
+	c.w, c.stdout, c.reopened = c.stdout, nil, nil
+	if ferr := c.w.Flush(); err == nil {
+		err = ferr
+	}
 	return err
 }
 

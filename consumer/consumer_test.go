@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -151,5 +152,40 @@ func TestFtruncate(t *testing.T) {
 	b, _ := os.ReadFile(f.Name())
 	if string(b) != "kept\n\n" {
 		t.Errorf("file holds %q, want %q", b, "kept\n\n")
+	}
+}
+
+// TestFreopen checks that freopen() sends the actions' output to a
+// file, appending, while dtrace(1)'s own lines stay on the output, that
+// freopen("") brings it back, and that a file that cannot be opened is
+// an error on the enabled probe, after which the output stays where it
+// was.
+func TestFreopen(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("old\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	p, err := compile("t.d", []byte(`
+		BEGIN { printf("a"); freopen("%s", "`+file+`"); printf("b"); }
+		BEGIN { freopen("%s", "."); printf("c"); freopen(""); printf("d"); freopen(""); exit(0); }`), &parser.Config{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := execute(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := heading + line(1, ":BEGIN") + "a\n" + line(1, ":BEGIN") + "d\n\n"
+	if diff := cmp.Diff(want, got.out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	b, _ := os.ReadFile(file)
+	if string(b) != "old\nbc" {
+		t.Errorf("the file holds %q, want %q", b, "old\nbc")
+	}
+	wantErr := `kdtrace: error on enabled probe ID 2 (ID 1: dtrace:::BEGIN): couldn't freopen() ".": Is a directory` + "\n"
+	if got.errs != wantErr {
+		t.Errorf("errors %q, want %q", got.errs, wantErr)
 	}
 }

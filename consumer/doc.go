@@ -24,7 +24,16 @@
 // (dt_printf_format: every printf(3) conversion plus dtrace's %a %A %S
 // %C %k %Y %T %P %I), sym()/mod()/usym()/umod()/uaddr(), stack() and
 // ustack() through Symbols, system() through Config.System, and exit()'s
-// status kept for Exited. The firing ends with a newline unless quiet.
+// status kept for Exited. print()'s record names its value's type in its
+// format, a reference into the compiler's types.Table (Config.Types), as
+// dtrace's names a CTF type; the value is printed as dtrace_print prints
+// it: its type, then integers in hexadecimal, characters quoted,
+// character arrays as strings, arrays in brackets, structs and unions a
+// member a line with types, names and bit-field widths, enums by name.
+// freopen() sends what the actions print to a file (appending) and
+// freopen("") back, as FreeBSD's dtrace_freopen: the heading, the probe
+// columns and newlines dtrace(1) prints itself stay on Config.Out.
+// The firing ends with a newline unless quiet.
 // With Config.Flowindent (-F) the lines are dtrace's "%3d %-41s ": the
 // function, indented and unindented by the probes named entry and
 // return, as dt_flowindent decides.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/record"
@@ -18,7 +19,16 @@ import (
 func FuzzConsume(f *testing.F) {
 	l := record.NewLayout(record.DefaultOptions)
 	p := record.Probe{ID: record.ProbeBegin, Provider: "dtrace", Name: "BEGIN"}
+	// print() of a struct of the shapes dtrace_print prints.
+	var tb types.Table
+	s := &types.Struct{Name: "s", Bytes: 16}
+	s.SetMembers([]types.Member{
+		{Name: "c", Type: types.Char}, {Name: "a", Type: &types.Array{Elem: types.Char, Len: 3}, Offset: 8},
+		{Name: "b", Type: types.UInt, Offset: 32, BitSize: 5}, {Name: "e", Type: &types.Enum{Name: "e", Bytes: 4, Values: []types.Enumerator{{Name: "A", Value: 1}}}, Offset: 64},
+		{Name: "p", Type: &types.Pointer{Elem: &types.Func{Result: types.IntType}}, Offset: 64}})
+	byRef16 := dif.Type{Kind: dif.TypeCTF, CtfKind: dif.CTFStruct, Flags: dif.TFByRef, Size: 16}
 	for _, acts := range [][]kernel.Action{
+		{{Kind: dof.ActDIFExpr, Format: tb.Ref(s), DIFO: &dif.Object{Ret: byRef16}}, {Kind: dof.ActDIFExpr, Format: tb.Ref(types.Char), DIFO: &dif.Object{Ret: i1}}},
 		nil,
 		{{Kind: dof.ActPrintf, Format: "%d %s %*.*s %c %a %A %k %S %e\n", DIFO: &dif.Object{Ret: i4}}},
 		{{Kind: dof.ActPrintf, Format: "%s %p %Y\n", DIFO: &dif.Object{Ret: str}}, {Kind: dof.ActPrintf, Format: "%s %p %Y\n", DIFO: &dif.Object{Ret: i8}}},
@@ -49,7 +59,7 @@ func FuzzConsume(f *testing.F) {
 	f.Add(e)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out, errs bytes.Buffer
-		c := consumer.New(l, consumer.Config{Out: &out, Err: &errs, Symbols: fakeSymbols{}})
+		c := consumer.New(l, consumer.Config{Out: &out, Err: &errs, Symbols: fakeSymbols{}, Types: &tb})
 		c.Consume(0, data, 1)
 		c.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
 		// The JSON output, error or not, is whole lines of JSON.

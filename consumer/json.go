@@ -256,13 +256,13 @@ func (c *Consumer) firingJSON(cpu int, f *record.Firing, p record.Probe) error {
 		case dof.ActDIFExpr:
 			if rec.Format != 0 {
 				// print(): the value, with the type the compiler gave it.
-				t, err := c.desc.Format(rec.Format)
+				ref, err := c.desc.Format(rec.Format)
 				if err != nil {
 					return fail(err.Error())
 				}
 				record("print")
 				j.key("type")
-				j.str(t)
+				j.str(c.printedType(ref))
 			} else {
 				record("trace")
 			}
@@ -483,7 +483,8 @@ func (c *Consumer) printfJSON(j *jsonBuf, f *record.Firing, i int) (int, error) 
 	case dof.ActFreopen:
 		// The output goes to the file from this firing's object on.
 		action, text = "freopen", "file"
-		if err := c.freopen(f, out.String()); err != nil {
+		restore := len(pf.Convs) == 0 && pf.Tail == freopenRestore
+		if err := c.freopen(f, out.String(), restore); err != nil {
 			return 0, err
 		}
 	case dof.ActSystem:

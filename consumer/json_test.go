@@ -84,6 +84,7 @@ func TestJSONFiring(t *testing.T) {
 			trace((char)65); trace((short)-1); trace(-1); trace((long long)-1); trace((unsigned char)200);
 			trace("quote\" tab\t nl\n"); trace("esc\033[0m");
 			x.a = 1; x.b = 0x41424344; trace(x);
+			print((ulong_t)7);
 			printf("%d %s %u %x|%5d|%%", -3, "str", 7, 255, 12);
 			exit(4);
 		}`)
@@ -112,6 +113,7 @@ func TestJSONFiring(t *testing.T) {
 		// Not printable, but a string: its type says so.
 		object{"action": "trace", "value": "esc\x1b[0m"},
 		object{"action": "trace", "value": object{"bytes": "010000004443424100000000"}},
+		object{"action": "print", "type": "ulong_t", "value": num("7")},
 		object{"action": "printf", "format": "%i %s %u %x|%5i|%%", "output": "-3 str 7 ff|   12|%",
 			"args": []any{num("-3"), "str", num("7"), num("255"), num("12")}},
 		object{"action": "exit", "status": num("4")},

@@ -53,14 +53,17 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 			return 0, fmt.Errorf("system() is not allowed here")
 		}
 		// What was printed before comes before the command's output.
-		if err := c.w.Flush(); err != nil {
+		if err := c.flush(); err != nil {
 			return 0, err
 		}
 		if err := c.cfg.System(out.String()); err != nil {
 			return 0, err
 		}
 	case dof.ActFreopen:
-		if err := c.freopen(f, out.String()); err != nil {
+		// Only freopen("") restores: its format is the sentinel, while
+		// freopen("%s", ".") names a file.
+		restore := len(pf.Convs) == 0 && pf.Tail == freopenRestore
+		if err := c.freopen(f, out.String(), restore); err != nil {
 			return 0, err
 		}
 	default:

@@ -21,6 +21,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/library"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/vm"
@@ -102,6 +103,10 @@ var errNotDTrace = errors.New("enables probes other than BEGIN, END, ERROR, tick
 
 var strsizeRE = regexp.MustCompile(`(?m)^\s*#pragma\s+D\s+option\s+strsize=(\w+)`)
 
+// printed numbers the types of the print() values of every program the
+// tests compile, as dtrace.Handle's table does.
+var printed = new(types.Table)
+
 // compile runs D source through the compiler as dtrace -C -s does
 // (cpp when useCPP), and the kernel's loader.
 func compile(name string, src []byte, pcfg *parser.Config, useCPP bool) (*program, error) {
@@ -147,7 +152,7 @@ func compile(name string, src []byte, pcfg *parser.Config, useCPP bool) (*progra
 	if err != nil {
 		return nil, err
 	}
-	p, err := emit.Program(prog, info, &emit.Config{StringSize: c.StringSize()})
+	p, err := emit.Program(prog, info, &emit.Config{StringSize: c.StringSize(), Types: printed})
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +323,7 @@ func consumerConfig(p *program, w, errw io.Writer) consumer.Config {
 	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
 	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
 	return consumer.Config{
-		Out: w, Err: errw, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw,
+		Out: w, Err: errw, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw, Types: printed,
 		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
 		JSON: p.opts["oformat"] == "json",
 		System: func(cmd string) error {

@@ -174,7 +174,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if !keepAST {
 		p.AST = nil
 	}
-	em := emit.NewEmitter(prog, &emit.Config{StringSize: h.checker.StringSize()})
+	em := emit.NewEmitter(prog, &emit.Config{StringSize: h.checker.StringSize(), Types: &h.printed})
 	i := 0 // where the clause is in prog.Decls
 	if p.Info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
 		if err := em.Clause(cl, info); err != nil {

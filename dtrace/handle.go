@@ -69,6 +69,9 @@ type Handle struct {
 	env     []string // of the processes Create starts; nil until first changed
 
 	modules []types.Module // the kernel's types
+	// printed numbers the types of the programs' print() values, which
+	// the consumer resolves, as libdtrace resolves its CTF ids.
+	printed types.Table
 
 	modBTFMu sync.Mutex
 	modBTF   map[string]loadedBTF // the modules' BTF read so far, by name

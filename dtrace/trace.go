@@ -188,6 +188,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	cons := consumer.New(tr.t.Describer(), consumer.Config{
 		Symbols: syms,
 		SetOpt:  setRate,
+		Types:   &h.printed,
 		Out:     cfg.Out, Err: cfg.Err, ProgName: h.cfg.Name,
 		Quiet: has("quiet"), Flowindent: has("flowindent"), RawBytes: has("rawbytes"),
 		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),

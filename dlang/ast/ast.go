@@ -140,6 +140,12 @@ type (
 		DiagPos  token.Pos
 		Value    uint64
 		Type     IntType
+		// Named is the type the constant has when it is not one of
+		// C's integer types, as written: the typedef a folded cast or
+		// an integer inline names ("ulong_t", "D`ulong_t"), or the enum
+		// of an enumerator ("enum e"), which dtrace's INT node keeps as
+		// its type. Type is then what it resolves to.
+		Named string
 	}
 
 	// StringLit is a string constant; Value holds the bytes after escape

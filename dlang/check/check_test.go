@@ -150,6 +150,14 @@ func TestTypes(t *testing.T) {
 		{"BEGIN { x = \"a\"; y = x + 1; }", "string"},
 		{"BEGIN { x = 1 ? \"a\" : \"b\"; }", "string"},
 		{"BEGIN { y = 1; x = sizeof (y); }", "size_t"},
+		// Every function pointer D declares is CTF's int (*)().
+		{"struct s { void (*g)(int); }; BEGIN { this->s = (struct s *)0; x = this->s->g; }", "int (*)()"},
+		{"BEGIN { x = (char *(*)(void))0; }", "int (*)()"},
+		// A folded constant keeps the typedef or enum it came from.
+		{"BEGIN { x = (ulong_t)3; }", "ulong_t"},
+		{"enum e { A }; BEGIN { x = A; }", "enum e"},
+		{"inline uint64_t N = 10; BEGIN { x = N; }", "uint64_t"},
+		{"BEGIN { x = (unsigned long)3; }", "unsigned long"},
 	}
 	for _, tt := range tests {
 		info, err := checkSource(tt.src)

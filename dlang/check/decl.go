@@ -221,6 +221,10 @@ func (c *Checker) inline(d *ast.InlineDecl) {
 type Translator struct {
 	Decl *ast.Translator
 	To   types.Type // the output struct or union, resolved
+	// Out is the output type as the definition names it: To, or a
+	// typedef of it, which is the type of translated data
+	// (dx_souid's).
+	Out  types.Type
 	From types.Type
 	// Arg is the identifier the members' expressions name the input by.
 	Arg *Ident
@@ -259,7 +263,7 @@ func (c *Checker) translator(d *ast.Translator) {
 	case !ok:
 		c.errorf(ast.DiagPos(d), diag.D_XLATE_SOU, "translator output type must be a struct or union\n")
 	}
-	xl := &Translator{Decl: d, To: s, From: from}
+	xl := &Translator{Decl: d, To: s, Out: to, From: from}
 	argName := "T"
 	if d.Arg != nil {
 		argName = d.Arg.Name

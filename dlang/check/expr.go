@@ -68,6 +68,20 @@ func (c *Checker) intValue(t types.Type, n uint64) *Value {
 	return v
 }
 
+// litNamed returns the type of a constant: the typedef or enum it was
+// folded from when that names an integer of its size, else its C type.
+func (c *Checker) litNamed(e *ast.IntLit) types.Type {
+	t := litType(e.Type)
+	if e.Named == "" {
+		return t
+	}
+	nt, _, err := c.universe.Lookup(e.Named)
+	if err != nil || nt == nil || !types.IsInteger(nt) || nt.Size() != t.Size() {
+		return t
+	}
+	return nt
+}
+
 // litType maps a literal's type to the C type.
 func litType(t ast.IntType) types.Type {
 	return [...]types.Type{types.IntType, types.UInt, types.Long, types.ULong, types.LongLong,
@@ -77,7 +91,7 @@ func litType(t ast.IntType) types.Type {
 func (c *Checker) expr(e ast.Expr, idflags IdentFlags) *Value {
 	switch e := e.(type) {
 	case *ast.IntLit:
-		return c.record(e, c.intValue(litType(e.Type), e.Value))
+		return c.record(e, c.intValue(c.litNamed(e), e.Value))
 	case *ast.StringLit:
 		return c.record(e, typed(c.strType, false))
 	case *ast.Ident:

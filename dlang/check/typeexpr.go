@@ -462,8 +462,11 @@ func (c *Checker) derive(base types.Type, d *ast.Declarator, kind string) types.
 			}
 			t = &types.Array{Elem: t, Len: n}
 		case *ast.Func:
-			params := c.prototype(dv.Params, "function", true)
-			t = &types.Func{Result: t, Params: params, Variadic: dv.Variadic}
+			// dt_decl_type gives every function D declares CTF's one
+			// function type, int (), whatever its result and
+			// parameters: a pointer to it is an int (*)().
+			c.prototype(dv.Params, "function", true)
+			t = &types.Func{Result: types.IntType}
 		}
 	}
 	return t

@@ -8,6 +8,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
 )
 
@@ -15,6 +16,12 @@ import (
 type Config struct {
 	// StringSize is the size of D's string type; 0 means 256.
 	StringSize int64
+	// Types numbers the types of print()'s values: the format of its
+	// record is the reference to its type, which the consumer resolves
+	// in the same table. Nil gives the emitter a table of its own,
+	// whose references no consumer resolves: print() then prints as
+	// trace() does.
+	Types *types.Table
 }
 
 // Program generates the ECBs of a checked program: one per clause and
@@ -68,7 +75,11 @@ func NewEmitter(prog *ast.Program, cfg *Config) *Emitter {
 	if strsize == 0 {
 		strsize = 256
 	}
-	return &Emitter{e: emitter{strsize: strsize}, prog: &dof.Program{ECBs: make([]dof.ECB, 0, ecbs)}}
+	tb := cfg.Types
+	if tb == nil {
+		tb = new(types.Table)
+	}
+	return &Emitter{e: emitter{strsize: strsize, types: tb}, prog: &dof.Program{ECBs: make([]dof.ECB, 0, ecbs)}}
 }
 
 // Clause generates the ECBs of clause cl, checked with the results in
@@ -109,6 +120,7 @@ func (m *Emitter) Finish(info *check.Info) (*dof.Program, error) {
 type emitter struct {
 	info    *check.Info
 	strsize int64
+	types   *types.Table // the types print() records (Config.Types)
 	// variant is the clause's variant being generated, nil for what
 	// checking it for its first probe description gave (check.Variant).
 	variant *check.Variant
@@ -136,7 +148,13 @@ func (e *emitter) difo(x ast.Expr) (*dof.DIFO, error) {
 	obj, err := g.build(func() (*dif.Object, error) {
 		r := g.expr(x)
 		v := g.value(x)
-		return g.finish(r, g.difType(v.Type, v.Flags))
+		t := v.Type
+		if v.Ident != nil && v.Ident.Kind == check.XlateSOU {
+			// *xlate<T *>(x) is the struct T, built in scratch
+			// memory, as dt_cook_op1 types it.
+			t = v.Ident.Type
+		}
+		return g.finish(r, g.difType(t, v.Flags))
 	})
 	if err != nil {
 		return nil, err
@@ -464,9 +482,16 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		d, err := e.difoSized(first(), 8)
 		return []dof.Action{{Kind: kind, DIFO: d}}, err
 	case check.ActPrint:
+		// The type travels as dt_action_print sends it: a reference in
+		// the format of the DIFEXPR record.
 		acts, err := one(dof.ActDIFExpr, args[0])
 		if err == nil {
-			acts[0].Format = e.value(args[0]).Type.String()
+			v := e.value(args[0])
+			t := v.Type
+			if v.Ident != nil && v.Ident.Kind == check.XlateSOU {
+				t = v.Ident.Translator().Out
+			}
+			acts[0].Format = e.types.Ref(t)
 		}
 		return acts, err
 	case check.ActTracemem:

@@ -13,6 +13,7 @@
 //	unistd.d  the DTRACEFLT_* fault codes of the ERROR probe
 //	procfs.d  psinfo_t and lwpsinfo_t with their translators from struct
 //	          task_struct, and curpsinfo and curlwpsinfo
+//	time.d    hrtime_t, time_t and struct timespec, which Linux's kernel lacks
 //	io.d      bufinfo_t and devinfo_t from struct bio, fileinfo_t from
 //	          struct file, and fds[]
 //

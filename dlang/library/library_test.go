@@ -96,6 +96,7 @@ var embedded = []struct {
 	{"regs.d", false},
 	{"sched.d", true},
 	{"signal.d", false},
+	{"time.d", false},
 	{"unistd.d", false},
 }
 
@@ -676,5 +677,42 @@ func TestLazy(t *testing.T) {
 		if _, err := compile(c, src); err == nil {
 			t.Errorf("%s: an undefined name compiled", src)
 		}
+	}
+}
+
+// TestTimeTypes checks time.d's types against C's on LP64 Linux:
+// hrtime_t is signed and 64 bits, struct timespec is glibc's.
+func TestTimeTypes(t *testing.T) {
+	c, _ := load(t, nil, library.Files("linux"))
+	for expr, want := range map[string]uint64{"sizeof (hrtime_t)": 8, "sizeof (time_t)": 8,
+		"sizeof (struct timespec)": 16, "offsetof(struct timespec, tv_nsec)": 8} {
+		info, err := compile(c, "BEGIN { trace("+expr+"); }")
+		if err != nil {
+			t.Errorf("%s: %v", expr, err)
+			continue
+		}
+		for e := range info.Values {
+			if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
+				if a := info.Values[call.Args[0]]; a == nil || !a.Const || a.Int != want {
+					t.Errorf("%s = %+v, want the constant %d", expr, a, want)
+				}
+			}
+		}
+	}
+	info, err := compile(c, "BEGIN { trace((hrtime_t)0); }")
+	if err != nil {
+		t.Fatal(err)
+	}
+	casts := 0
+	for e, v := range info.Values {
+		if _, ok := e.(*ast.CastExpr); ok {
+			casts++
+			if i, ok := types.Resolve(v.Type).(*types.Int); !ok || !i.Signed || i.Bytes != 8 {
+				t.Errorf("hrtime_t is %v, want a signed 64-bit integer", v.Type)
+			}
+		}
+	}
+	if casts != 1 {
+		t.Errorf("%d casts checked, want 1", casts)
 	}
 }

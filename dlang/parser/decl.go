@@ -544,10 +544,14 @@ func (p *parser) parseEnum(tagged func(token.Pos)) *ast.EnumType {
 		}
 		// dt_decl_enumerator runs once yacc sees what follows.
 		e.DiagPos = p.lex.end
-		// An enumerator is an int constant wherever it is named, as
-		// dtrace's enumerator identifiers are.
+		// An enumerator is an int constant of its enum wherever it is
+		// named, as dtrace's enumerator identifiers are.
 		p.declareIdent(e.Name.Name)
-		p.inlineInts[e.Name.Name] = &ast.IntLit{Value: uint64(int64(int32(next))), Type: ast.Int}
+		named := ""
+		if t.Name != "" {
+			named = "enum " + t.Name
+		}
+		p.inlineInts[e.Name.Name] = &ast.IntLit{Value: uint64(int64(int32(next))), Type: ast.Int, Named: named}
 		next++
 		t.Enumerators = append(t.Enumerators, e)
 		if p.lex.tok != token.COMMA {
@@ -750,7 +754,7 @@ func (p *parser) parseInline() *ast.InlineDecl {
 	d.Value = p.parseAssign()
 	if c, ok := d.Value.(*ast.IntLit); ok && len(d.Decl.Derived) == 0 {
 		if t, ok := p.intTypeOf(d.Spec); ok {
-			p.inlineInts[d.Decl.Name] = &ast.IntLit{Value: constant.Convert(c, t), Type: t}
+			p.inlineInts[d.Decl.Name] = &ast.IntLit{Value: constant.Convert(c, t), Type: t, Named: typedefName(d.Spec)}
 		}
 	}
 	p.expectClosing(token.SEMI, scopeClause)

@@ -59,7 +59,7 @@ func (p *parser) cast(lparen token.Pos, t *ast.TypeName, x ast.Expr) ast.Expr {
 	if c, ok := x.(*ast.IntLit); ok && len(t.Decl.Derived) == 0 {
 		if to, ok := p.intTypeOf(t.Spec); ok {
 			// dt_node_op2 casts the constant's own node.
-			return &ast.IntLit{ValuePos: lparen, Value: constant.Convert(c, to), Type: to, DiagPos: c.DiagPos}
+			return &ast.IntLit{ValuePos: lparen, Value: constant.Convert(c, to), Type: to, DiagPos: c.DiagPos, Named: typedefName(t.Spec)}
 		}
 	}
 	return &ast.CastExpr{Lparen: lparen, Type: t, X: x, DiagPos: p.lex.end}
@@ -115,6 +115,15 @@ func (p *parser) intTypeOf(s *ast.DeclSpec) (ast.IntType, bool) {
 		return it, ok
 	}
 	return 0, false
+}
+
+// typedefName returns the typedef that specifiers name, "" for C's
+// types.
+func typedefName(s *ast.DeclSpec) string {
+	if t, ok := s.Type.(*ast.NamedType); ok {
+		return t.Name
+	}
+	return ""
 }
 
 // basicIntType maps C integer type words to a type.

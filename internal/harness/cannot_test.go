@@ -49,6 +49,7 @@ var cannotPass = map[string]string{
 	"printf/tst.str.d":                        "reads FreeBSD's kernel variable `ostype`, which Linux's kernel does not have",
 	"printf/tst.sym.d":                        "prints FreeBSD's kernel symbol `malloc`, which Linux's kernel does not have",
 	"tracemem/tst.dynsize.d":                  "reads `dtrace_zero`, a variable of FreeBSD's dtrace kernel module",
+	"print/tst.xlate.d":                       "translates `dtrace_zero`, a variable of FreeBSD's dtrace kernel module, into a struct timespec",
 	"uctf/tst.chasestrings.ksh":               "checks its helper for a CTF section with Solaris's elfdump; user-program CTF is made by ctfconvert, not on Linux",
 	"uctf/tst.printtype.ksh":                  "checks its helper for a CTF section with Solaris's elfdump; user-program CTF is made by ctfconvert, not on Linux",
 	"uctf/tst.userlandkey.ksh":                "checks its helper for a CTF section with Solaris's elfdump; user-program CTF is made by ctfconvert, not on Linux",
