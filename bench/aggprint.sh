@@ -1,0 +1,113 @@
+#!/bin/sh
+# bench/aggprint.sh: printing an aggregation of 100,000 keys at exit,
+# kdtrace beside bpftrace printing a map of 100,000 keys, in the same
+# run (apt-get install bpftrace), as root.
+#
+# A helper program calls f(i) for i from 0 to n-1 once it is told to;
+# each tracer counts the calls by argument, @[arg0] = count(), so both
+# hold exactly n keys. Once the calls are made the tracer is stopped
+# with SIGINT and prints its aggregation. For each tracer, the medians
+# of the runs (alternating between the tracers):
+#
+#   print: from the SIGINT to the tracer's exit (reading the maps,
+#          sorting, formatting, writing);
+#   total: from starting the tracer to its exit;
+#
+# and the keys and the calls its output counted (n each, else the run
+# fails).
+#
+#	sh bench/aggprint.sh [runs] [n]
+set -eu
+runs=${1:-5}
+n=${2:-100000}
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'kill $hp 2>/dev/null || true; rm -rf "$tmp"' EXIT
+hp=
+go build -o "$tmp/kdtrace" ./cmd/kdtrace
+kd=$tmp/kdtrace
+bt=$(command -v bpftrace || true)
+[ -n "$bt" ] || echo "bpftrace is not installed: its column is left out" >&2
+
+cat > "$tmp/keys.c" <<'C'
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static volatile sig_atomic_t go;
+static void on(int s) { go = 1; }
+__attribute__((noinline)) long f(long i) { __asm__ volatile("" ::: "memory"); return i + 1; }
+int main(int argc, char **argv) {
+	long n = atol(argv[1]), t = 0;
+	signal(SIGUSR1, on);
+	while (!go)
+		pause();
+	for (long i = 0; i < n; i++)
+		t += f(i);
+	printf("done %ld\n", t);
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+C
+gcc -O2 -fno-pie -no-pie -o "$tmp/keys" "$tmp/keys.c"
+
+# now prints the time in nanoseconds.
+now() { date +%s%N; }
+
+# median prints the median of its arguments.
+median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+# waitfor waits until file $2 has a line matching $1.
+waitfor() {
+	for i in $(seq 600); do grep -q "$1" "$2" 2>/dev/null && return 0; sleep 0.02; done
+	echo "aggprint: no \"$1\" in $2 after 12 s" >&2
+	cat "$2" >&2
+	return 1
+}
+
+# run traces one helper with the tracer $1 (kd or bt), and sets print
+# and total (ns) and keys and calls (what its output counted).
+run() {
+	"$tmp/keys" "$n" >"$tmp/helper" & hp=$!
+	s=$(now)
+	case $1 in
+	kd) "$kd" -q -x aggsize=16m -p "$hp" -n 'BEGIN { printf("ready\n"); }
+		pid$target:keys:f:entry { @[arg0] = count(); }' >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
+	bt) BPFTRACE_MAP_KEYS_MAX=$n "$bt" -e "BEGIN { printf(\"ready\n\"); }
+		uprobe:$tmp/keys:f { @[arg0] = count(); }" >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
+	esac
+	waitfor ready "$tmp/out"
+	kill -USR1 "$hp"
+	waitfor done "$tmp/helper"
+	t0=$(now)
+	kill -INT "$tp"
+	wait "$tp"
+	e=$(now)
+	kill "$hp"; wait "$hp" 2>/dev/null || true; hp=
+	print=$((e - t0)) total=$((e - s))
+	case $1 in
+	kd) set -- $(awk 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { k++; c += $2 } END { print k + 0, c + 0 }' "$tmp/out") ;;
+	bt) set -- $(awk '/^@\[[0-9]+\]: [0-9]+$/ { k++; c += $2 } END { print k + 0, c + 0 }' "$tmp/out") ;;
+	esac
+	keys=$1 calls=$2
+	if [ "$keys" != "$n" ] || [ "$calls" != "$n" ]; then
+		echo "aggprint: the output counted $keys keys and $calls calls, not $n" >&2
+		cat "$tmp/err" >&2
+		exit 1
+	fi
+}
+
+kp=""; kt=""; bp=""; btt=""
+for i in $(seq "$runs"); do
+	run kd; kp="$kp $print"; kt="$kt $total"
+	if [ -n "$bt" ]; then run bt; bp="$bp $print"; btt="$btt $total"; fi
+done
+ms() { echo "$1 / 1000000" | bc -l; }
+echo "printing $n keys at exit, median of $runs runs (ms): print (SIGINT to exit), total"
+k=$(median $kp)
+printf '   kdtrace  %8.1f %8.1f\n' "$(ms "$k")" "$(ms "$(median $kt)")"
+if [ -n "$bt" ]; then
+	b=$(median $bp)
+	printf '   bpftrace %8.1f %8.1f  (print kdtrace/bpftrace %.3f)\n' "$(ms "$b")" "$(ms "$(median $btt)")" "$(echo "$k / $b" | bc -l)"
+fi
