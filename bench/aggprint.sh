@@ -11,10 +11,13 @@
 #
 #   print: from the SIGINT to the tracer's exit (reading the maps,
 #          sorting, formatting, writing);
+#   CPU:   the user and system time the tracer took meanwhile, which
+#          the machine's other load inflates less than the wall time;
 #   total: from starting the tracer to its exit;
 #
 # and the keys and the calls its output counted (n each, else the run
-# fails).
+# fails). KDTRACE names a kdtrace binary to measure instead of this
+# tree's (an older build, to compare).
 #
 #	sh bench/aggprint.sh [runs] [n]
 set -eu
@@ -24,8 +27,11 @@ cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'kill $hp 2>/dev/null || true; rm -rf "$tmp"' EXIT
 hp=
-go build -o "$tmp/kdtrace" ./cmd/kdtrace
-kd=$tmp/kdtrace
+kd=${KDTRACE:-}
+if [ -z "$kd" ]; then
+	go build -o "$tmp/kdtrace" ./cmd/kdtrace
+	kd=$tmp/kdtrace
+fi
 bt=$(command -v bpftrace || true)
 [ -n "$bt" ] || echo "bpftrace is not installed: its column is left out" >&2
 
@@ -40,6 +46,8 @@ __attribute__((noinline)) long f(long i) { __asm__ volatile("" ::: "memory"); re
 int main(int argc, char **argv) {
 	long n = atol(argv[1]), t = 0;
 	signal(SIGUSR1, on);
+	printf("waiting\n");
+	fflush(stdout);
 	while (!go)
 		pause();
 	for (long i = 0; i < n; i++)
@@ -67,25 +75,31 @@ waitfor() {
 }
 
 # run traces one helper with the tracer $1 (kd or bt), and sets print
-# and total (ns) and keys and calls (what its output counted).
+# and total (wall, ns), pcpu (the CPU time the tracer took after the
+# SIGINT, ms: what the machine's other load does not inflate), and keys
+# and calls (what its output counted).
 run() {
 	"$tmp/keys" "$n" >"$tmp/helper" & hp=$!
+	waitfor waiting "$tmp/helper"
 	s=$(now)
 	case $1 in
-	kd) "$kd" -q -x aggsize=16m -p "$hp" -n 'BEGIN { printf("ready\n"); }
+	kd) /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$kd" -q -x aggsize=16m -p "$hp" -n 'BEGIN { printf("ready\n"); }
 		pid$target:keys:f:entry { @[arg0] = count(); }' >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
-	bt) BPFTRACE_MAP_KEYS_MAX=$n "$bt" -e "BEGIN { printf(\"ready\n\"); }
+	bt) BPFTRACE_MAP_KEYS_MAX=$n /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$bt" -e "BEGIN { printf(\"ready\n\"); }
 		uprobe:$tmp/keys:f { @[arg0] = count(); }" >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
 	esac
 	waitfor ready "$tmp/out"
 	kill -USR1 "$hp"
 	waitfor done "$tmp/helper"
+	tracer=$(pgrep -P "$tp")
+	before=$(awk -v hz="$hz" '{ print ($14 + $15) * 1000 / hz }' "/proc/$tracer/stat")
 	t0=$(now)
-	kill -INT "$tp"
+	kill -INT "$tracer"
 	wait "$tp"
 	e=$(now)
 	kill "$hp"; wait "$hp" 2>/dev/null || true; hp=
 	print=$((e - t0)) total=$((e - s))
+	pcpu=$(awk -v b="$before" '{ print ($1 + $2) * 1000 - b }' "$tmp/cpu")
 	case $1 in
 	kd) set -- $(awk 'NF == 2 && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { k++; c += $2 } END { print k + 0, c + 0 }' "$tmp/out") ;;
 	bt) set -- $(awk '/^@\[[0-9]+\]: [0-9]+$/ { k++; c += $2 } END { print k + 0, c + 0 }' "$tmp/out") ;;
@@ -98,16 +112,18 @@ run() {
 	fi
 }
 
-kp=""; kt=""; bp=""; btt=""
+hz=$(getconf CLK_TCK)
+kp=""; kt=""; kc=""; bp=""; btt=""; bc=""
 for i in $(seq "$runs"); do
-	run kd; kp="$kp $print"; kt="$kt $total"
-	if [ -n "$bt" ]; then run bt; bp="$bp $print"; btt="$btt $total"; fi
+	run kd; kp="$kp $print"; kt="$kt $total"; kc="$kc $pcpu"
+	if [ -n "$bt" ]; then run bt; bp="$bp $print"; btt="$btt $total"; bc="$bc $pcpu"; fi
 done
 ms() { echo "$1 / 1000000" | bc -l; }
-echo "printing $n keys at exit, median of $runs runs (ms): print (SIGINT to exit), total"
+echo "printing $n keys at exit ($n counted by each), median of $runs runs (ms):"
+echo "            print      CPU    total  (print: SIGINT to exit; CPU: its user+system time)"
 k=$(median $kp)
-printf '   kdtrace  %8.1f %8.1f\n' "$(ms "$k")" "$(ms "$(median $kt)")"
+printf '   kdtrace  %8.1f %8.0f %8.1f\n' "$(ms "$k")" "$(median $kc)" "$(ms "$(median $kt)")"
 if [ -n "$bt" ]; then
 	b=$(median $bp)
-	printf '   bpftrace %8.1f %8.1f  (print kdtrace/bpftrace %.3f)\n' "$(ms "$b")" "$(ms "$(median $btt)")" "$(echo "$k / $b" | bc -l)"
+	printf '   bpftrace %8.1f %8.0f %8.1f  (print kdtrace/bpftrace %.3f)\n' "$(ms "$b")" "$(median $bc)" "$(ms "$(median $btt)")" "$(echo "$k / $b" | bc -l)"
 fi
