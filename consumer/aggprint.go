@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/printf"
@@ -293,10 +294,10 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 		if w[0] != 0 {
 			avg = w[1] / int64(normal) / w[0]
 		}
-		fmt.Fprintf(sb, " %16d", avg)
+		writeInt(sb, 16, avg)
 		return nil
 	case dof.AggStddev:
-		fmt.Fprintf(sb, " %16d", stddev(words(b), normal))
+		writeUint(sb, 16, stddev(words(b), normal))
 		return nil
 	case dof.ActStack:
 		if r.Arg == 0 {
@@ -322,17 +323,39 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 	width := fieldWidth(uint32(len(b)), packed)
 	switch len(b) {
 	case 8:
-		fmt.Fprintf(sb, " %*d", width, int64(le64(b)/normal))
+		writeInt(sb, width, int64(le64(b)/normal))
 	case 4:
-		fmt.Fprintf(sb, " %*d", width, int32(binary.LittleEndian.Uint32(b)/uint32(normal)))
+		writeInt(sb, width, int64(int32(binary.LittleEndian.Uint32(b)/uint32(normal))))
 	case 2:
-		fmt.Fprintf(sb, " %*d", width, uint32(binary.LittleEndian.Uint16(b))/uint32(normal))
+		writeInt(sb, width, int64(uint32(binary.LittleEndian.Uint16(b))/uint32(normal)))
 	case 1:
-		fmt.Fprintf(sb, " %*d", width, uint32(b[0])/uint32(normal))
+		writeInt(sb, width, int64(uint32(b[0])/uint32(normal)))
 	default:
 		c.dump(sb, b, width, false, false)
 	}
 	return nil
+}
+
+// writeInt writes v as " %*d" does, right-aligned in width columns,
+// without fmt's reflection: it prints every key and value of an
+// aggregation.
+func writeInt(sb *strings.Builder, width int, v int64) {
+	var buf [20]byte
+	padNumber(sb, width, strconv.AppendInt(buf[:0], v, 10))
+}
+
+// writeUint is writeInt of an unsigned value.
+func writeUint(sb *strings.Builder, width int, v uint64) {
+	var buf [20]byte
+	padNumber(sb, width, strconv.AppendUint(buf[:0], v, 10))
+}
+
+func padNumber(sb *strings.Builder, width int, digits []byte) {
+	sb.WriteByte(' ')
+	for n := width - len(digits); n > 0; n -= len(spaces) {
+		sb.WriteString(spaces[:min(n, len(spaces))])
+	}
+	sb.Write(digits)
 }
 
 // aggLine formats one entry without a format (dt_print_aggs): its keys,
@@ -568,6 +591,9 @@ func (c *Consumer) histFor() *histState {
 	return h
 }
 
+// aggFlush is the bytes of formatted entries written out at once.
+const aggFlush = 64 << 10
+
 // printAggs prints the entries of aggregation variable varid (0: every
 // one not printed by printa() yet) without a format, in dtrace's order.
 func (c *Consumer) printAggs(varid uint32) error {
@@ -580,8 +606,18 @@ func (c *Consumer) printAggs(varid uint32) error {
 		if varid != 0 {
 			c.aggs.printed[e.desc] = true
 		}
+		if sb.Len() == 0 {
+			sb.Grow(aggFlush + 1024)
+		}
 		if err := c.aggLine(&sb, e, hist); err != nil {
 			return err
+		}
+		if sb.Len() >= aggFlush {
+			// Out a piece at a time, as dt_print_aggs prints entry
+			// by entry: not the whole of a large aggregation built up
+			// in memory first.
+			c.w.WriteString(sb.String())
+			sb = strings.Builder{}
 		}
 	}
 	c.w.WriteString(sb.String())
