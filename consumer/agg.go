@@ -229,13 +229,13 @@ func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
 		e   *aggEntry
 		v   sortValue
 		k0  uint64
+		pos int32
 		int bool // k0 holds the first key record
-		pos int
 	}
 	items := make([]item, 0, len(c.aggs.entries))
 	for _, e := range c.aggs.entries {
 		if varid == 0 || e.varid == varid {
-			it := item{e: e, pos: len(items)}
+			it := item{e: e, pos: int32(len(items))}
 			if !o.key {
 				it.v = valueOf(e)
 			}
@@ -299,7 +299,7 @@ func firstKey(e *aggEntry, keypos int) (uint64, bool) {
 	return 0, false
 }
 
-func cmpInt[T int64 | uint64 | uint32 | int | float64](l, r T) int {
+func cmpInt[T int64 | uint64 | uint32 | int32 | int | float64](l, r T) int {
 	switch {
 	case l < r:
 		return -1
@@ -365,13 +365,12 @@ func keycmp(l, r *aggEntry, keypos int) int {
 func valcmp(l, r *aggEntry) int { return valueOf(l).cmp(valueOf(r)) }
 
 // A sortValue is what dt_aggregate_valcmp compares of an entry: its
-// value (an average for avg(), a standard deviation for stddev()), or
-// for a quantization its counts weighted by their buckets' values, then
-// its zero bucket's count.
+// value (an average for avg(), a standard deviation for stddev(), as
+// an unsigned number), or for a quantization its counts weighted by
+// their buckets' values, then its zero bucket's count.
 type sortValue struct {
-	n        int64
-	u        uint64     // stddev()
 	weighted *big.Float // quantizations
+	n        int64
 	act      dof.ActKind
 }
 
@@ -384,7 +383,7 @@ func valueOf(e *aggEntry) sortValue {
 			v.n = int64(le64(b[8:])) / n
 		}
 	case dof.AggStddev:
-		v.u = stddev(words(b), 1)
+		v.n = int64(stddev(words(b), 1))
 	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
 		v.weighted, v.n = weighted(r.Action, words(b))
 	default:
@@ -397,7 +396,7 @@ func valueOf(e *aggEntry) sortValue {
 func (l sortValue) cmp(r sortValue) int {
 	switch l.act {
 	case dof.AggStddev:
-		return cmpInt(l.u, r.u)
+		return cmpInt(uint64(l.n), uint64(r.n))
 	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
 		if n := l.weighted.Cmp(r.weighted); n != 0 {
 			return n
