@@ -15,7 +15,12 @@
 #          the machine's other load inflates less than the wall time;
 #   total: from starting the tracer to its exit;
 #
-# and the keys and the calls its output counted (n each, else the run
+# Each map is sized for the keys: bpftrace's holds n
+# (BPFTRACE_MAP_KEYS_MAX), kdtrace's what aggsize bytes hold, 64 a key
+# of this shape, room for n; both then have the same number of hash
+# buckets, the next power of two.
+#
+# The keys and the calls its output counted (n each, else the run
 # fails). KDTRACE names a kdtrace binary to measure instead of this
 # tree's (an older build, to compare).
 #
@@ -83,7 +88,7 @@ run() {
 	waitfor waiting "$tmp/helper"
 	s=$(now)
 	case $1 in
-	kd) /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$kd" -q -x aggsize=16m -p "$hp" -n 'BEGIN { printf("ready\n"); }
+	kd) /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$kd" -q -x aggsize=$((n * 64)) -p "$hp" -n 'BEGIN { printf("ready\n"); }
 		pid$target:keys:f:entry { @[arg0] = count(); }' >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
 	bt) BPFTRACE_MAP_KEYS_MAX=$n /usr/bin/time -f '%U %S' -o "$tmp/cpu" "$bt" -e "BEGIN { printf(\"ready\n\"); }
 		uprobe:$tmp/keys:f { @[arg0] = count(); }" >"$tmp/out" 2>"$tmp/err" & tp=$! ;;
