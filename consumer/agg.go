@@ -360,10 +360,6 @@ func keycmp(l, r *aggEntry, keypos int) int {
 	return 0
 }
 
-// valcmp compares the values of two entries of one aggregation as
-// dt_aggregate_valcmp does.
-func valcmp(l, r *aggEntry) int { return valueOf(l).cmp(valueOf(r)) }
-
 // A sortValue is what dt_aggregate_valcmp compares of an entry: its
 // value (an average for avg(), a standard deviation for stddev(), as
 // an unsigned number), or for a quantization its counts weighted by

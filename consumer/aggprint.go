@@ -648,6 +648,10 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 		return err
 	}
 	for _, row := range rows {
+		if out.Len() >= aggFlush {
+			c.w.WriteString(out.String())
+			out = strings.Builder{}
+		}
 		if n == 0 {
 			// Keys once, then each variable's value (dt_print_aggs).
 			recs := row.key.desc.Recs
@@ -684,6 +688,8 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 type joinedRow struct {
 	key  *aggEntry
 	vals []*aggEntry
+	v    []sortValue // what the sort compares of vals, computed once
+	pos  int         // the row's place before the sort
 }
 
 // joined returns the rows printa() prints for varids, in dtrace's order
@@ -695,6 +701,7 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 	var rows []*joinedRow
 	byKey := map[string]*joinedRow{}
 	proto := make([]*aggEntry, len(varids))
+	var k []byte
 	for _, e := range c.aggs.entries {
 		for j, id := range varids {
 			if e.varid != id {
@@ -704,11 +711,11 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 			if proto[j] == nil {
 				proto[j] = e
 			}
-			k := keyString(e)
-			row, ok := byKey[k]
+			k = appendKeyRecs(k[:0], e)
+			row, ok := byKey[string(k)]
 			if !ok {
-				row = &joinedRow{key: e, vals: make([]*aggEntry, len(varids))}
-				byKey[k] = row
+				row = &joinedRow{key: e, vals: make([]*aggEntry, len(varids)), pos: len(rows)}
+				byKey[string(k)] = row
 				rows = append(rows, row)
 			}
 			row.vals[j] = e
@@ -730,20 +737,21 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 		}
 	}
 	for _, row := range rows {
+		row.v = make([]sortValue, len(varids))
 		for j, e := range row.vals {
-			if e != nil {
-				continue
+			if e == nil {
+				p := proto[j]
+				if p == nil {
+					return nil, fmt.Errorf("printa(): no aggregation with variable ID %d", varids[j])
+				}
+				e = &aggEntry{desc: p.desc, varid: p.varid, data: make([]byte, len(p.data)), normal: p.normal}
+				r, _ := e.value()
+				if r.Action == dof.AggLQuantize || r.Action == dof.AggLLQuantize {
+					binary.LittleEndian.PutUint64(e.data[r.Offset:], r.Arg)
+				}
+				row.vals[j] = e
 			}
-			p := proto[j]
-			if p == nil {
-				return nil, fmt.Errorf("printa(): no aggregation with variable ID %d", varids[j])
-			}
-			z := &aggEntry{desc: p.desc, varid: p.varid, data: make([]byte, len(p.data)), normal: p.normal}
-			r, _ := z.value()
-			if r.Action == dof.AggLQuantize || r.Action == dof.AggLLQuantize {
-				binary.LittleEndian.PutUint64(z.data[r.Offset:], r.Arg)
-			}
-			row.vals[j] = z
+			row.v[j] = valueOf(e)
 		}
 	}
 	o := c.sortOpts
@@ -751,35 +759,38 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 	if pos >= len(varids) {
 		pos = 0 // past the last aggregation: as if unset
 	}
-	slices.SortStableFunc(rows, func(l, r *joinedRow) int {
+	slices.SortFunc(rows, func(l, r *joinedRow) int {
 		n := 0
 		if o.key {
 			n = keycmp(l.key, r.key, o.keypos)
 		}
 		for i := 0; n == 0 && i < len(varids); i++ {
 			j := (i + pos) % len(varids)
-			n = valcmp(l.vals[j], r.vals[j])
+			n = l.v[j].cmp(r.v[j])
 		}
 		if n == 0 && !o.key {
 			n = keycmp(l.key, r.key, o.keypos)
 		}
 		if o.rev {
-			return -n
+			n = -n
+		}
+		if n == 0 {
+			n = cmpInt(l.pos, r.pos) // as a stable sort leaves them
 		}
 		return n
 	})
 	return rows, nil
 }
 
-// keyString is an entry's key records, what rows are joined on.
-func keyString(e *aggEntry) string {
-	var sb strings.Builder
+// appendKeyRecs appends an entry's key records, what rows are joined
+// on, each after its size.
+func appendKeyRecs(b []byte, e *aggEntry) []byte {
 	recs := e.desc.Recs
 	for _, r := range recs[1 : len(recs)-1] {
-		fmt.Fprintf(&sb, "%d:", r.Size)
-		sb.Write(e.data[r.Offset : r.Offset+r.Size])
+		b = binary.LittleEndian.AppendUint32(b, r.Size)
+		b = append(b, e.data[r.Offset:r.Offset+r.Size]...)
 	}
-	return sb.String()
+	return b
 }
 
 // printaGroup returns the aggregation variables of the printa() whose
