@@ -216,8 +216,8 @@ type sortOpts struct {
 	pos    int  // aggsortpos: the aggregation of a printa() of several compared first
 }
 
-// sorted returns the entries of aggregation variable varid (all, for
-// 0) in dtrace's order (dt_aggregate_qsort with dt_aggregate_varvalcmp,
+// sorted returns the entries of aggregation variable varid (for 0,
+// those of every variable printa() has not printed) in dtrace's order (dt_aggregate_qsort with dt_aggregate_varvalcmp,
 // or dt_aggregate_varkeycmp with aggsortkey): by variable, then value
 // then key, or key alone; aggsortrev reverses it. Entries that compare
 // equal keep the order they came in.
@@ -228,18 +228,17 @@ func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
 	type item struct {
 		e   *aggEntry
 		v   sortValue
-		k0  uint64
+		k0  firstRec
 		pos int32
-		int bool // k0 holds the first key record
 	}
 	items := make([]item, 0, len(c.aggs.entries))
 	for _, e := range c.aggs.entries {
-		if varid == 0 || e.varid == varid {
+		if varid == 0 && !c.aggs.printed[e.desc] || varid != 0 && e.varid == varid {
 			it := item{e: e, pos: int32(len(items))}
 			if !o.key {
 				it.v = valueOf(e)
 			}
-			it.k0, it.int = firstKey(e, o.keypos)
+			it.k0 = firstKey(e, o.keypos)
 			items = append(items, it)
 		}
 	}
@@ -248,12 +247,8 @@ func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
 		if n == 0 && !o.key {
 			n = l.v.cmp(r.v)
 		}
-		if n == 0 && l.int && r.int && l.e.desc == r.e.desc {
-			// What keycmp finds first for keys of one layout.
-			n = cmpInt(l.k0, r.k0)
-		}
 		if n == 0 {
-			n = keycmp(l.e, r.e, o.keypos)
+			n = keyOrder(l.e, r.e, l.k0, r.k0, o.keypos)
 		}
 		if o.rev {
 			n = -n
@@ -270,12 +265,19 @@ func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
 	return es
 }
 
+// A firstRec is the key record keycmp compares first, if it is an
+// integer: what the sorts compare before calling it.
+type firstRec struct {
+	v  uint64
+	ok bool
+}
+
 // firstKey returns the key record keycmp compares first, as the
 // unsigned integer it compares, if it is one.
-func firstKey(e *aggEntry, keypos int) (uint64, bool) {
+func firstKey(e *aggEntry, keypos int) firstRec {
 	nrecs := len(e.desc.Recs) - 1
 	if nrecs < 2 {
-		return 0, false
+		return firstRec{}
 	}
 	if keypos+1 >= nrecs {
 		keypos = 0
@@ -288,15 +290,27 @@ func firstKey(e *aggEntry, keypos int) (uint64, bool) {
 	b := e.data[r.Offset : r.Offset+r.Size]
 	switch r.Size {
 	case 8:
-		return le64(b), true
+		return firstRec{le64(b), true}
 	case 4:
-		return uint64(binary.LittleEndian.Uint32(b)), true
+		return firstRec{uint64(binary.LittleEndian.Uint32(b)), true}
 	case 2:
-		return uint64(binary.LittleEndian.Uint16(b)), true
+		return firstRec{uint64(binary.LittleEndian.Uint16(b)), true}
 	case 1:
-		return uint64(b[0]), true
+		return firstRec{uint64(b[0]), true}
 	}
-	return 0, false
+	return firstRec{}
+}
+
+// keyOrder is keycmp of l and r, whose first records keycmp compares
+// are lk and rk: compared first, without keycmp, when they are
+// integers and the keys have one layout (one aggregation).
+func keyOrder(l, r *aggEntry, lk, rk firstRec, keypos int) int {
+	if lk.ok && rk.ok && l.desc == r.desc {
+		if n := cmpInt(lk.v, rk.v); n != 0 {
+			return n
+		}
+	}
+	return keycmp(l, r, keypos)
 }
 
 func cmpInt[T int64 | uint64 | uint32 | int32 | int | float64](l, r T) int {

@@ -600,9 +600,6 @@ func (c *Consumer) printAggs(varid uint32) error {
 	var sb strings.Builder
 	hist := c.histFor()
 	for _, e := range c.sorted(varid, c.sortOpts) {
-		if varid == 0 && c.aggs.printed[e.desc] {
-			continue
-		}
 		if varid != 0 {
 			c.aggs.printed[e.desc] = true
 		}
@@ -688,8 +685,11 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 type joinedRow struct {
 	key  *aggEntry
 	vals []*aggEntry
-	v    []sortValue // what the sort compares of vals, computed once
-	pos  int         // the row's place before the sort
+	// What the sort compares, computed once a row: the values, the
+	// key's first record.
+	v   []sortValue
+	k0  firstRec
+	pos int // the row's place before the sort
 }
 
 // joined returns the rows printa() prints for varids, in dtrace's order
@@ -699,7 +699,7 @@ type joinedRow struct {
 // llquantize's parameters kept).
 func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 	var rows []*joinedRow
-	byKey := map[string]*joinedRow{}
+	byKey := make(map[string]*joinedRow, len(c.aggs.entries))
 	proto := make([]*aggEntry, len(varids))
 	var k []byte
 	for _, e := range c.aggs.entries {
@@ -736,7 +736,9 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 			}
 		}
 	}
+	o := c.sortOpts
 	for _, row := range rows {
+		row.k0 = firstKey(row.key, o.keypos)
 		row.v = make([]sortValue, len(varids))
 		for j, e := range row.vals {
 			if e == nil {
@@ -754,7 +756,6 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 			row.v[j] = valueOf(e)
 		}
 	}
-	o := c.sortOpts
 	pos := o.pos
 	if pos >= len(varids) {
 		pos = 0 // past the last aggregation: as if unset
@@ -762,14 +763,14 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 	slices.SortFunc(rows, func(l, r *joinedRow) int {
 		n := 0
 		if o.key {
-			n = keycmp(l.key, r.key, o.keypos)
+			n = keyOrder(l.key, r.key, l.k0, r.k0, o.keypos)
 		}
 		for i := 0; n == 0 && i < len(varids); i++ {
 			j := (i + pos) % len(varids)
 			n = l.v[j].cmp(r.v[j])
 		}
 		if n == 0 && !o.key {
-			n = keycmp(l.key, r.key, o.keypos)
+			n = keyOrder(l.key, r.key, l.k0, r.k0, o.keypos)
 		}
 		if o.rev {
 			n = -n
