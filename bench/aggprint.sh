@@ -84,6 +84,9 @@ waitfor() {
 # SIGINT, ms: what the machine's other load does not inflate), and keys
 # and calls (what its output counted).
 run() {
+	# Not the last run's lines: the shell may start a job after
+	# waitfor first looks.
+	rm -f "$tmp/helper" "$tmp/out"
 	"$tmp/keys" "$n" >"$tmp/helper" & hp=$!
 	waitfor waiting "$tmp/helper"
 	s=$(now)

@@ -110,11 +110,18 @@ func (a *aggMap) eachBatch(fn func(key, vals []byte)) error {
 	}
 }
 
+// An aggFn is an aggregation's function and its argument (lquantize's
+// and llquantize's parameters).
+type aggFn struct {
+	fn  dof.ActKind
+	arg uint64
+}
+
 // snap appends to bufs[cpu] each entry whose data changed on that CPU
-// since the last snapshot, as what changed (delta), in the kernel's
-// layout of an aggregation buffer (appendAgg). fns gives the
-// aggregating function of each aggregation ID.
-func (a *aggMap) snap(bufs [][]byte, fns map[uint32]dof.ActKind) error {
+// since the last snapshot, as what changed (appendDelta), in the
+// kernel's layout of an aggregation buffer. fns gives the aggregating
+// function of each aggregation ID.
+func (a *aggMap) snap(bufs [][]byte, fns map[uint32]aggFn) error {
 	per := a.stride / a.ncpu
 	err := a.each(func(key, vals []byte) {
 		i, seen := a.slot[string(key)]
@@ -173,17 +180,24 @@ func appendKey(buf, key []byte) []byte {
 // appendDelta appends what a CPU's value v of an entry gained since
 // prev (nil: none before) to buf: min and max as values, the other
 // functions' words less their previous values (stddev's 128-bit sum of
-// squares with its borrow), lquantize's parameters kept.
-func appendDelta(buf []byte, fn dof.ActKind, v, prev []byte) []byte {
+// squares with its borrow), lquantize's and llquantize's parameters
+// as the aggregation has them.
+func appendDelta(buf []byte, f aggFn, v, prev []byte) []byte {
 	v = v[:len(v)-bpf.AggTouched]
 	start := len(buf)
 	buf = append(buf, v...)
 	d := buf[start:]
 	w := func(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	fn := f.fn
 	switch fn {
 	case dof.AggMin, dof.AggMax:
 		binary.LittleEndian.PutUint64(d, uint64(bpf.MinMaxValue(fn, w(v, 0))))
 		return buf
+	case dof.AggLQuantize, dof.AggLLQuantize:
+		// Only the CPU that made a per-CPU hash entry has them: the
+		// kernel zeroes the others' values, which another CPU's firing
+		// then finds and counts in.
+		binary.LittleEndian.PutUint64(d, f.arg)
 	}
 	if prev == nil {
 		return buf

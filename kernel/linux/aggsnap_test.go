@@ -21,7 +21,10 @@ const (
 	idLQ    = 3
 )
 
-var testFns = map[uint32]dof.ActKind{idCount: dof.AggCount, idMin: dof.AggMin, idLQ: dof.AggLQuantize}
+// lqParams are the lquantize()'s parameters.
+const lqParams = 0x1234
+
+var testFns = map[uint32]aggFn{idCount: {fn: dof.AggCount}, idMin: {fn: dof.AggMin}, idLQ: {dof.AggLQuantize, lqParams}}
 
 // An update sets an entry's value on one CPU: two data words, then the
 // touched word (0: the CPU never aggregated the key).
@@ -116,13 +119,13 @@ func TestAggMapSnap(t *testing.T) {
 			set: []update{
 				{id: idCount, key: 7, cpu: 0, w0: 3, touched: 1},
 				{id: idMin, key: 7, cpu: 0, w0: minWord(-5), touched: 1},
-				{id: idLQ, key: 1, cpu: 0, w0: 0x1234, w1: 2, touched: 1},
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 2, touched: 1},
 				{id: idCount, key: 8, cpu: 0, touched: 0}, // never aggregated
 			},
 			want: map[string][2]uint64{
 				"0 1/7": {3, 0},
 				"0 2/7": {uint64(0xfffffffffffffffb), 0}, // -5
-				"0 3/1": {0x1234, 2},
+				"0 3/1": {lqParams, 2},
 			},
 		},
 		{
@@ -134,13 +137,13 @@ func TestAggMapSnap(t *testing.T) {
 			set: []update{
 				{id: idCount, key: 7, cpu: 0, w0: 5, touched: 1},
 				{id: idMin, key: 7, cpu: 0, w0: minWord(-9), touched: 1},
-				{id: idLQ, key: 1, cpu: 0, w0: 0x1234, w1: 6, touched: 1},
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 6, touched: 1},
 				{id: idCount, key: 8, cpu: 0, w0: 4, touched: 1},
 			},
 			want: map[string][2]uint64{
 				"0 1/7": {2, 0}, // what it gained
 				"0 2/7": {uint64(0xfffffffffffffff7), 0},
-				"0 3/1": {0x1234, 4}, // the parameters kept
+				"0 3/1": {lqParams, 4}, // the parameters kept
 				"0 1/8": {4, 0},
 			},
 		},
@@ -152,8 +155,13 @@ func TestAggMapSnap(t *testing.T) {
 			want map[string][2]uint64
 		}{
 			name: "another CPU",
-			set:  []update{{id: idCount, key: 7, cpu: 1, w0: 10, touched: 1}},
-			want: map[string][2]uint64{"1 1/7": {10, 0}},
+			set: []update{
+				{id: idCount, key: 7, cpu: 1, w0: 10, touched: 1},
+				// An entry CPU 0 made: CPU 1's value lacks the
+				// parameters.
+				{id: idLQ, key: 1, cpu: 1, w0: 0, w1: 3, touched: 1},
+			},
+			want: map[string][2]uint64{"1 1/7": {10, 0}, "1 3/1": {lqParams, 3}},
 		})
 	}
 	for _, batch := range []bool{true, false} {

@@ -70,11 +70,11 @@ type Tracing struct {
 	pending          map[int][]byte // records read from the ring buffer, by CPU
 	counters         []bpf.Counters // as last read
 	aggs             []*aggMap
-	aggFns           map[uint32]dof.ActKind // aggregating function by aggregation ID
-	specs            map[uint32]specBuf     // speculations' records, by id
-	specSize         int                    // the specsize option, 0 for no limit
-	drops            Drops                  // since the last Work
-	specFails        [2]uint64              // failed speculations, unavailable and busy, as last read
+	aggFns           map[uint32]aggFn   // aggregating function by aggregation ID
+	specs            map[uint32]specBuf // speculations' records, by id
+	specSize         int                // the specsize option, 0 for no limit
+	drops            Drops              // since the last Work
+	specFails        [2]uint64          // failed speculations, unavailable and busy, as last read
 }
 
 // A tick is a tick-N probe's program, run from the work loop.
@@ -135,7 +135,7 @@ type group struct {
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
 func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
-	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1,
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, aggFns: map[uint32]aggFn{}, beganOn: -1, endedOn: -1,
 		specs: map[uint32]specBuf{}, specSize: int(cfg.SpecSize)}
 	defer func() {
 		if err != nil {
@@ -241,7 +241,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	for _, ep := range t.layout.EProbes() {
 		for _, a := range ep.Actions {
 			if a.IsAgg() {
-				t.aggFns[a.AggID] = a.Action
+				t.aggFns[a.AggID] = aggFn{a.Action, a.Arg}
 			}
 		}
 	}
