@@ -217,10 +217,11 @@ type sortOpts struct {
 }
 
 // sorted returns the entries of aggregation variable varid (for 0,
-// those of every variable printa() has not printed) in dtrace's order (dt_aggregate_qsort with dt_aggregate_varvalcmp,
-// or dt_aggregate_varkeycmp with aggsortkey): by variable, then value
-// then key, or key alone; aggsortrev reverses it. Entries that compare
-// equal keep the order they came in.
+// those of every variable printa() has not printed) in dtrace's order
+// (dt_aggregate_qsort with dt_aggregate_varvalcmp, or
+// dt_aggregate_varkeycmp with aggsortkey): by variable, then value then
+// key, or key alone; aggsortrev reverses it. Entries that compare equal
+// keep the order they came in.
 func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
 	// What the comparisons need is computed once an entry, not at each
 	// of the n log n comparisons: the value, and the key record
@@ -384,6 +385,7 @@ type sortValue struct {
 	act      dof.ActKind
 }
 
+// valueOf returns what the sorts compare of e's value.
 func valueOf(e *aggEntry) sortValue {
 	r, b := e.value()
 	v := sortValue{act: r.Action}

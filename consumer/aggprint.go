@@ -350,6 +350,7 @@ func writeUint(sb *strings.Builder, width int, v uint64) {
 	padNumber(sb, width, strconv.AppendUint(buf[:0], v, 10))
 }
 
+// padNumber writes a space, then digits right-aligned in width columns.
 func padNumber(sb *strings.Builder, width int, digits []byte) {
 	sb.WriteByte(' ')
 	for n := width - len(digits); n > 0; n -= len(spaces) {
