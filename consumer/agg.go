@@ -34,6 +34,39 @@ type aggState struct {
 	entries []*aggEntry
 	byKey   map[string]*aggEntry
 	printed map[*record.AggDesc]bool // printed by printa() (DTRACE_AGD_PRINTED)
+
+	// New entries and their data are carved from chunks, a few
+	// allocations for thousands of keys rather than two a key.
+	free     []aggEntry
+	freeData []byte
+	key      []byte // the key Aggregate looks up, reused
+}
+
+// aggMinEntry is the fewest bytes an entry of an aggregation buffer
+// takes: the ID, the variable and a count.
+const aggMinEntry = 16
+
+// aggChunk is the entries, and the bytes of data, a chunk holds.
+const aggChunk = 1024
+
+// newEntry returns a zero entry.
+func (s *aggState) newEntry() *aggEntry {
+	if len(s.free) == 0 {
+		s.free = make([]aggEntry, aggChunk)
+	}
+	e := &s.free[0]
+	s.free = s.free[1:]
+	return e
+}
+
+// clone returns a copy of b, which nothing else appends to.
+func (s *aggState) clone(b []byte) []byte {
+	if len(b) > cap(s.freeData)-len(s.freeData) {
+		s.freeData = make([]byte, 0, max(aggChunk*64, len(b)))
+	}
+	n := len(s.freeData)
+	s.freeData = append(s.freeData, b...)
+	return s.freeData[n:len(s.freeData):len(s.freeData)]
 }
 
 // Aggregate takes one CPU's aggregation buffer (what the backend's
@@ -45,8 +78,12 @@ type aggState struct {
 // dropped, reported as dtrace reports them.
 func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 	if c.aggs.byKey == nil {
-		c.aggs.byKey = make(map[string]*aggEntry)
 		c.aggs.printed = make(map[*record.AggDesc]bool)
+	}
+	if len(c.aggs.byKey) == 0 {
+		// Room for as many keys as the buffer may hold, not a map
+		// grown (and rehashed) a doubling at a time.
+		c.aggs.byKey = make(map[string]*aggEntry, len(data)/aggMinEntry)
 	}
 	for off := 0; off < len(data); {
 		if off+record.AggIDSize > len(data) {
@@ -69,18 +106,20 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 		}
 		ent := data[off : off+int(desc.Size)]
 		off += int(desc.Size)
-		var key strings.Builder
+		r0 := desc.Recs[0]
+		varid := binary.LittleEndian.Uint32(ent[r0.Offset:])
+		// The variable, then each record's size and bytes: found in the
+		// map without a string made for it, one made only for a new key.
+		k := binary.LittleEndian.AppendUint32(c.aggs.key[:0], varid)
 		for _, r := range desc.Recs[:len(desc.Recs)-1] {
 			if uint64(r.Offset)+uint64(r.Size) > uint64(len(ent)) {
 				return fmt.Errorf("aggregation %d: %s", id, errDOffset)
 			}
-			fmt.Fprintf(&key, "%d:", r.Size)
-			key.Write(ent[r.Offset : r.Offset+r.Size])
+			k = binary.LittleEndian.AppendUint32(k, r.Size)
+			k = append(k, ent[r.Offset:r.Offset+r.Size]...)
 		}
-		r0 := desc.Recs[0]
-		varid := binary.LittleEndian.Uint32(ent[r0.Offset:])
-		k := fmt.Sprintf("%d/%s", varid, key.String())
-		if e, ok := c.aggs.byKey[k]; ok {
+		c.aggs.key = k
+		if e, ok := c.aggs.byKey[string(k)]; ok {
 			r, dst := e.value()
 			nr := &desc.Recs[len(desc.Recs)-1]
 			if nr.Action != r.Action || nr.Size != r.Size {
@@ -89,8 +128,9 @@ func (c *Consumer) Aggregate(cpu int, data []byte, drops uint64) error {
 			merge(r.Action, dst, ent[nr.Offset:nr.Offset+nr.Size])
 			continue
 		}
-		e := &aggEntry{desc: desc, varid: varid, data: slices.Clone(ent), normal: 1, key: k}
-		c.aggs.byKey[k] = e
+		e := c.aggs.newEntry()
+		*e = aggEntry{desc: desc, varid: varid, data: c.aggs.clone(ent), normal: 1, key: string(k)}
+		c.aggs.byKey[e.key] = e
 		c.aggs.entries = append(c.aggs.entries, e)
 	}
 	return c.ReportDrop(Drop{Kind: DropAggregation, CPU: cpu, Count: drops})
@@ -169,34 +209,105 @@ type sortOpts struct {
 	pos    int  // aggsortpos: the aggregation of a printa() of several compared first
 }
 
-// sorted returns the entries of aggregation variable varid (all, for
-// 0) in dtrace's order (dt_aggregate_qsort with dt_aggregate_varvalcmp,
-// or dt_aggregate_varkeycmp with aggsortkey): by variable, then value
-// then key, or key alone; aggsortrev reverses it.
+// sorted returns the entries of aggregation variable varid (for 0,
+// those of every variable printa() has not printed) in dtrace's order
+// (dt_aggregate_qsort with dt_aggregate_varvalcmp, or
+// dt_aggregate_varkeycmp with aggsortkey): by variable, then value then
+// key, or key alone; aggsortrev reverses it. Entries that compare equal
+// keep the order they came in.
 func (c *Consumer) sorted(varid uint32, o sortOpts) []*aggEntry {
-	var es []*aggEntry
+	// What the comparisons need is computed once an entry, not at each
+	// of the n log n comparisons: the value, and the key record
+	// compared first as an integer.
+	type item struct {
+		e   *aggEntry
+		v   sortValue
+		k0  firstRec
+		pos int32
+	}
+	items := make([]item, 0, len(c.aggs.entries))
 	for _, e := range c.aggs.entries {
-		if varid == 0 || e.varid == varid {
-			es = append(es, e)
+		if varid == 0 && !c.aggs.printed[e.desc] || varid != 0 && e.varid == varid {
+			it := item{e: e, pos: int32(len(items))}
+			if !o.key {
+				it.v = valueOf(e)
+			}
+			it.k0 = firstKey(e, o.keypos)
+			items = append(items, it)
 		}
 	}
-	slices.SortStableFunc(es, func(l, r *aggEntry) int {
-		n := cmpInt(l.varid, r.varid)
+	slices.SortFunc(items, func(l, r item) int {
+		n := cmpInt(l.e.varid, r.e.varid)
 		if n == 0 && !o.key {
-			n = valcmp(l, r)
+			n = l.v.cmp(r.v)
 		}
 		if n == 0 {
-			n = keycmp(l, r, o.keypos)
+			n = keyOrder(l.e, r.e, l.k0, r.k0, o.keypos)
 		}
 		if o.rev {
-			return -n
+			n = -n
+		}
+		if n == 0 {
+			n = cmpInt(l.pos, r.pos)
 		}
 		return n
 	})
+	es := make([]*aggEntry, len(items))
+	for i, it := range items {
+		es[i] = it.e
+	}
 	return es
 }
 
-func cmpInt[T int64 | uint64 | uint32 | int | float64](l, r T) int {
+// A firstRec is the key record keycmp compares first, if it is an
+// integer: what the sorts compare before calling it.
+type firstRec struct {
+	v  uint64
+	ok bool
+}
+
+// firstKey returns the key record keycmp compares first, as the
+// unsigned integer it compares, if it is one.
+func firstKey(e *aggEntry, keypos int) firstRec {
+	nrecs := len(e.desc.Recs) - 1
+	if nrecs < 2 {
+		return firstRec{}
+	}
+	if keypos+1 >= nrecs {
+		keypos = 0
+	}
+	ndx := 1 + keypos
+	if ndx >= nrecs {
+		ndx = ndx - nrecs + 1
+	}
+	r := &e.desc.Recs[ndx]
+	b := e.data[r.Offset : r.Offset+r.Size]
+	switch r.Size {
+	case 8:
+		return firstRec{le64(b), true}
+	case 4:
+		return firstRec{uint64(binary.LittleEndian.Uint32(b)), true}
+	case 2:
+		return firstRec{uint64(binary.LittleEndian.Uint16(b)), true}
+	case 1:
+		return firstRec{uint64(b[0]), true}
+	}
+	return firstRec{}
+}
+
+// keyOrder is keycmp of l and r, whose first records keycmp compares
+// are lk and rk: compared first, without keycmp, when they are
+// integers and the keys have one layout (one aggregation).
+func keyOrder(l, r *aggEntry, lk, rk firstRec, keypos int) int {
+	if lk.ok && rk.ok && l.desc == r.desc {
+		if n := cmpInt(lk.v, rk.v); n != 0 {
+			return n
+		}
+	}
+	return keycmp(l, r, keypos)
+}
+
+func cmpInt[T int64 | uint64 | uint32 | int32 | int | float64](l, r T) int {
 	switch {
 	case l < r:
 		return -1
@@ -257,32 +368,46 @@ func keycmp(l, r *aggEntry, keypos int) int {
 	return 0
 }
 
-// valcmp compares the values of two entries of one aggregation as
-// dt_aggregate_valcmp does.
-func valcmp(l, r *aggEntry) int {
-	lr, ld := l.value()
-	_, rd := r.value()
-	lw, rw := words(ld), words(rd)
-	switch lr.Action {
+// A sortValue is what dt_aggregate_valcmp compares of an entry: its
+// value (an average for avg(), a standard deviation for stddev(), as
+// an unsigned number), or for a quantization its counts weighted by
+// their buckets' values, then its zero bucket's count.
+type sortValue struct {
+	weighted *big.Float // quantizations
+	n        int64
+	act      dof.ActKind
+}
+
+// valueOf returns what the sorts compare of e's value.
+func valueOf(e *aggEntry) sortValue {
+	r, b := e.value()
+	v := sortValue{act: r.Action}
+	switch r.Action {
 	case dof.AggAvg:
-		avg := func(w []int64) int64 {
-			if w[0] == 0 {
-				return 0
-			}
-			return w[1] / w[0]
+		if n := int64(le64(b)); n != 0 {
+			v.n = int64(le64(b[8:])) / n
 		}
-		return cmpInt(avg(lw), avg(rw))
 	case dof.AggStddev:
-		return cmpInt(stddev(lw, 1), stddev(rw, 1))
+		v.n = int64(stddev(words(b), 1))
 	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
-		lt, lz := weighted(lr.Action, lw)
-		rt, rz := weighted(lr.Action, rw)
-		if n := lt.Cmp(rt); n != 0 {
+		v.weighted, v.n = weighted(r.Action, words(b))
+	default:
+		v.n = int64(le64(b))
+	}
+	return v
+}
+
+// cmp compares two values of one aggregation.
+func (l sortValue) cmp(r sortValue) int {
+	switch l.act {
+	case dof.AggStddev:
+		return cmpInt(uint64(l.n), uint64(r.n))
+	case dof.AggQuantize, dof.AggLQuantize, dof.AggLLQuantize:
+		if n := l.weighted.Cmp(r.weighted); n != 0 {
 			return n
 		}
-		return cmpInt(lz, rz)
 	}
-	return cmpInt(lw[0], rw[0])
+	return cmpInt(l.n, r.n)
 }
 
 // weighted returns a quantization's counts weighted by their buckets'

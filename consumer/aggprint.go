@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dof"
@@ -292,10 +293,10 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 		if w[0] != 0 {
 			avg = w[1] / int64(normal) / w[0]
 		}
-		fmt.Fprintf(sb, " %16d", avg)
+		writeInt(sb, 16, avg)
 		return nil
 	case dof.AggStddev:
-		fmt.Fprintf(sb, " %16d", stddev(words(b), normal))
+		writeUint(sb, 16, stddev(words(b), normal))
 		return nil
 	case dof.ActStack:
 		if r.Arg == 0 {
@@ -321,17 +322,40 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 	width := fieldWidth(uint32(len(b)), packed)
 	switch len(b) {
 	case 8:
-		fmt.Fprintf(sb, " %*d", width, int64(le64(b)/normal))
+		writeInt(sb, width, int64(le64(b)/normal))
 	case 4:
-		fmt.Fprintf(sb, " %*d", width, int32(binary.LittleEndian.Uint32(b)/uint32(normal)))
+		writeInt(sb, width, int64(int32(binary.LittleEndian.Uint32(b)/uint32(normal))))
 	case 2:
-		fmt.Fprintf(sb, " %*d", width, uint32(binary.LittleEndian.Uint16(b))/uint32(normal))
+		writeInt(sb, width, int64(uint32(binary.LittleEndian.Uint16(b))/uint32(normal)))
 	case 1:
-		fmt.Fprintf(sb, " %*d", width, uint32(b[0])/uint32(normal))
+		writeInt(sb, width, int64(uint32(b[0])/uint32(normal)))
 	default:
 		c.dump(sb, b, width, false, false)
 	}
 	return nil
+}
+
+// writeInt writes v as " %*d" does, right-aligned in width columns,
+// without fmt's reflection: it prints every key and value of an
+// aggregation.
+func writeInt(sb *strings.Builder, width int, v int64) {
+	var buf [20]byte
+	padNumber(sb, width, strconv.AppendInt(buf[:0], v, 10))
+}
+
+// writeUint is writeInt of an unsigned value.
+func writeUint(sb *strings.Builder, width int, v uint64) {
+	var buf [20]byte
+	padNumber(sb, width, strconv.AppendUint(buf[:0], v, 10))
+}
+
+// padNumber writes a space, then digits right-aligned in width columns.
+func padNumber(sb *strings.Builder, width int, digits []byte) {
+	sb.WriteByte(' ')
+	for n := width - len(digits); n > 0; n -= len(spaces) {
+		sb.WriteString(spaces[:min(n, len(spaces))])
+	}
+	sb.Write(digits)
 }
 
 // aggLine formats one entry without a format (dt_print_aggs): its keys,
@@ -567,20 +591,30 @@ func (c *Consumer) histFor() *histState {
 	return h
 }
 
+// aggFlush is the bytes of formatted entries written out at once.
+const aggFlush = 64 << 10
+
 // printAggs prints the entries of aggregation variable varid (0: every
 // one not printed by printa() yet) without a format, in dtrace's order.
 func (c *Consumer) printAggs(varid uint32) error {
 	var sb strings.Builder
 	hist := c.histFor()
 	for _, e := range c.sorted(varid, c.sortOpts) {
-		if varid == 0 && c.aggs.printed[e.desc] {
-			continue
-		}
 		if varid != 0 {
 			c.aggs.printed[e.desc] = true
 		}
+		if sb.Len() == 0 {
+			sb.Grow(aggFlush + 1024)
+		}
 		if err := c.aggLine(&sb, e, hist); err != nil {
 			return err
+		}
+		if sb.Len() >= aggFlush {
+			// Out a piece at a time, as dt_print_aggs prints entry
+			// by entry: not the whole of a large aggregation built up
+			// in memory first.
+			c.w.WriteString(sb.String())
+			sb = strings.Builder{}
 		}
 	}
 	c.w.WriteString(sb.String())
@@ -611,6 +645,10 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 		return err
 	}
 	for _, row := range rows {
+		if out.Len() >= aggFlush {
+			c.w.WriteString(out.String())
+			out = strings.Builder{}
+		}
 		if n == 0 {
 			// Keys once, then each variable's value (dt_print_aggs).
 			recs := row.key.desc.Recs
@@ -647,6 +685,11 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 type joinedRow struct {
 	key  *aggEntry
 	vals []*aggEntry
+	// What the sort compares, computed once a row: the values, the
+	// key's first record.
+	v   []sortValue
+	k0  firstRec
+	pos int // the row's place before the sort
 }
 
 // joined returns the rows printa() prints for varids, in dtrace's order
@@ -656,8 +699,9 @@ type joinedRow struct {
 // llquantize's parameters kept).
 func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 	var rows []*joinedRow
-	byKey := map[string]*joinedRow{}
+	byKey := make(map[string]*joinedRow, len(c.aggs.entries))
 	proto := make([]*aggEntry, len(varids))
+	var k []byte
 	for _, e := range c.aggs.entries {
 		for j, id := range varids {
 			if e.varid != id {
@@ -667,11 +711,11 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 			if proto[j] == nil {
 				proto[j] = e
 			}
-			k := keyString(e)
-			row, ok := byKey[k]
+			k = appendKeyRecs(k[:0], e)
+			row, ok := byKey[string(k)]
 			if !ok {
-				row = &joinedRow{key: e, vals: make([]*aggEntry, len(varids))}
-				byKey[k] = row
+				row = &joinedRow{key: e, vals: make([]*aggEntry, len(varids)), pos: len(rows)}
+				byKey[string(k)] = row
 				rows = append(rows, row)
 			}
 			row.vals[j] = e
@@ -692,57 +736,62 @@ func (c *Consumer) joined(varids []uint32) ([]*joinedRow, error) {
 			}
 		}
 	}
+	o := c.sortOpts
 	for _, row := range rows {
+		row.k0 = firstKey(row.key, o.keypos)
+		row.v = make([]sortValue, len(varids))
 		for j, e := range row.vals {
-			if e != nil {
-				continue
+			if e == nil {
+				p := proto[j]
+				if p == nil {
+					return nil, fmt.Errorf("printa(): no aggregation with variable ID %d", varids[j])
+				}
+				e = &aggEntry{desc: p.desc, varid: p.varid, data: make([]byte, len(p.data)), normal: p.normal}
+				r, _ := e.value()
+				if r.Action == dof.AggLQuantize || r.Action == dof.AggLLQuantize {
+					binary.LittleEndian.PutUint64(e.data[r.Offset:], r.Arg)
+				}
+				row.vals[j] = e
 			}
-			p := proto[j]
-			if p == nil {
-				return nil, fmt.Errorf("printa(): no aggregation with variable ID %d", varids[j])
-			}
-			z := &aggEntry{desc: p.desc, varid: p.varid, data: make([]byte, len(p.data)), normal: p.normal}
-			r, _ := z.value()
-			if r.Action == dof.AggLQuantize || r.Action == dof.AggLLQuantize {
-				binary.LittleEndian.PutUint64(z.data[r.Offset:], r.Arg)
-			}
-			row.vals[j] = z
+			row.v[j] = valueOf(e)
 		}
 	}
-	o := c.sortOpts
 	pos := o.pos
 	if pos >= len(varids) {
 		pos = 0 // past the last aggregation: as if unset
 	}
-	slices.SortStableFunc(rows, func(l, r *joinedRow) int {
+	slices.SortFunc(rows, func(l, r *joinedRow) int {
 		n := 0
 		if o.key {
-			n = keycmp(l.key, r.key, o.keypos)
+			n = keyOrder(l.key, r.key, l.k0, r.k0, o.keypos)
 		}
 		for i := 0; n == 0 && i < len(varids); i++ {
 			j := (i + pos) % len(varids)
-			n = valcmp(l.vals[j], r.vals[j])
+			n = l.v[j].cmp(r.v[j])
 		}
 		if n == 0 && !o.key {
-			n = keycmp(l.key, r.key, o.keypos)
+			n = keyOrder(l.key, r.key, l.k0, r.k0, o.keypos)
 		}
 		if o.rev {
-			return -n
+			n = -n
+		}
+		if n == 0 {
+			n = cmpInt(l.pos, r.pos) // as a stable sort leaves them
 		}
 		return n
 	})
 	return rows, nil
 }
 
-// keyString is an entry's key records, what rows are joined on.
-func keyString(e *aggEntry) string {
-	var sb strings.Builder
+// appendKeyRecs appends an entry's key records, what rows are joined
+// on, each after its size.
+func appendKeyRecs(b []byte, e *aggEntry) []byte {
 	recs := e.desc.Recs
 	for _, r := range recs[1 : len(recs)-1] {
-		fmt.Fprintf(&sb, "%d:", r.Size)
-		sb.Write(e.data[r.Offset : r.Offset+r.Size])
+		b = binary.LittleEndian.AppendUint32(b, r.Size)
+		b = append(b, e.data[r.Offset:r.Offset+r.Size]...)
 	}
-	return sb.String()
+	return b
 }
 
 // printaGroup returns the aggregation variables of the printa() whose

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/bits"
 	"os"
 	"reflect"
 	"runtime"
@@ -76,15 +75,15 @@ type Tracing struct {
 	beganOn, endedOn int
 	pending          map[int][]byte // records read from the ring buffer, by CPU
 	counters         []bpf.Counters // as last read
-	aggs             []*aggState
-	aggFns           map[uint32]dof.ActKind // aggregating function by aggregation ID
-	specs            map[uint32]specBuf     // speculations' records, by id
-	specSize         int                    // the specsize option, 0 for no limit
-	drops            Drops                  // since the last Work
-	specFails        [2]uint64              // failed speculations, unavailable and busy, as last read
-	filled           bool                   // a CPU's buffer filled, under the fill policy
-	ringSize         int                    // Config.Ring
-	rings            map[int]*ringBuf       // under the ring policy, each CPU's firings kept
+	aggs             []*aggMap
+	aggFns           map[uint32]aggFn   // aggregating function by aggregation ID
+	specs            map[uint32]specBuf // speculations' records, by id
+	specSize         int                // the specsize option, 0 for no limit
+	drops            Drops              // since the last Work
+	specFails        [2]uint64          // failed speculations, unavailable and busy, as last read
+	filled           bool               // a CPU's buffer filled, under the fill policy
+	ringSize         int                // Config.Ring
+	rings            map[int]*ringBuf   // under the ring policy, each CPU's firings kept
 }
 
 // A ringBuf is what a CPU's buffer holds under the ring policy: the
@@ -128,12 +127,6 @@ type Drops struct {
 	SpecBusy, SpecUnavail uint64
 }
 
-// aggState is what the last snapshot of an aggregation map saw.
-type aggState struct {
-	m    *ebpf.Map
-	prev map[string][][]byte // key → each CPU's data
-}
-
 // A group is the probes one BPF program serves.
 type group struct {
 	name    string
@@ -163,7 +156,7 @@ type group struct {
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
 // attached.
 func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
-	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, ringSize: int(cfg.Ring), rings: map[int]*ringBuf{}, aggFns: map[uint32]dof.ActKind{}, beganOn: -1, endedOn: -1,
+	t := &Tracing{layout: record.NewLayout(cfg.Records), pending: map[int][]byte{}, ringSize: int(cfg.Ring), rings: map[int]*ringBuf{}, aggFns: map[uint32]aggFn{}, beganOn: -1, endedOn: -1,
 		specs: map[uint32]specBuf{}, specSize: int(cfg.SpecSize)}
 	defer func() {
 		if err != nil {
@@ -271,13 +264,17 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return nil, err
+	}
 	for _, m := range t.rt.Aggs {
-		t.aggs = append(t.aggs, &aggState{m: m, prev: map[string][][]byte{}})
+		t.aggs = append(t.aggs, newAggMap(m, ncpu))
 	}
 	for _, ep := range t.layout.EProbes() {
 		for _, a := range ep.Actions {
 			if a.IsAgg() {
-				t.aggFns[a.AggID] = a.Action
+				t.aggFns[a.AggID] = aggFn{a.Action, a.Arg}
 			}
 		}
 	}
@@ -709,42 +706,14 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
 	if len(t.aggs) == 0 {
 		return nil
 	}
-	ncpu, err := ebpf.PossibleCPU()
-	if err != nil {
-		return err
+	ncpu := 0
+	for _, a := range t.aggs {
+		ncpu = max(ncpu, a.ncpu)
 	}
 	bufs := make([][]byte, ncpu)
 	for _, a := range t.aggs {
-		var key, val []byte
-		var vals [][]byte
-		// A map the CPUs share holds one datum per key, as a CPU's.
-		shared := a.m.Type() == ebpf.Hash
-		it := a.m.Iterate()
-		for shared && it.Next(&key, &val) || !shared && it.Next(&key, &vals) {
-			if shared {
-				vals = [][]byte{val}
-			}
-			fn := t.aggFns[binary.LittleEndian.Uint32(key)]
-			prev := a.prev[string(key)]
-			changed := false
-			for cpu, v := range vals {
-				var p []byte
-				if prev != nil {
-					p = prev[cpu]
-				}
-				d, ok := delta(fn, v, p)
-				if !ok {
-					continue
-				}
-				changed = true
-				bufs[cpu] = appendAgg(bufs[cpu], key, d)
-			}
-			if changed || prev == nil {
-				a.prev[string(key)] = copyVals(vals)
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("reading an aggregation map: %w", err)
+		if err := a.snap(bufs, t.aggFns); err != nil {
+			return err
 		}
 	}
 	for cpu, b := range bufs {
@@ -763,65 +732,6 @@ func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
 		}
 	}
 	return nil
-}
-
-func copyVals(vals [][]byte) [][]byte {
-	c := make([][]byte, len(vals))
-	for i, v := range vals {
-		c[i] = append([]byte(nil), v...)
-	}
-	return c
-}
-
-// delta returns what an entry's data v gained since prev (nil: none
-// before), and false if nothing changed: min and max as values, the
-// other functions' words less their previous values (stddev's 128-bit
-// sum of squares with its borrow), lquantize's parameters kept. The
-// entry's AggTouched word says whether the CPU ever aggregated the key.
-func delta(fn dof.ActKind, v, prev []byte) ([]byte, bool) {
-	if prev != nil && string(prev) == string(v) {
-		return nil, false
-	}
-	n := len(v) - bpf.AggTouched
-	if binary.LittleEndian.Uint64(v[n:]) == 0 {
-		return nil, false
-	}
-	v = v[:n]
-	d := append([]byte(nil), v...)
-	w := func(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
-	switch fn {
-	case dof.AggMin, dof.AggMax:
-		binary.LittleEndian.PutUint64(d, uint64(bpf.MinMaxValue(fn, w(v, 0))))
-		return d, true
-	}
-	if prev == nil {
-		return d, true
-	}
-	first := 0
-	if fn == dof.AggLQuantize || fn == dof.AggLLQuantize {
-		first = 1
-	}
-	for i := first; i < len(v)/8; i++ {
-		if fn == dof.AggStddev && i == 2 {
-			lo, borrow := bits.Sub64(w(v, 2), w(prev, 2), 0)
-			hi, _ := bits.Sub64(w(v, 3), w(prev, 3), borrow)
-			binary.LittleEndian.PutUint64(d[16:], lo)
-			binary.LittleEndian.PutUint64(d[24:], hi)
-			break
-		}
-		binary.LittleEndian.PutUint64(d[8*i:], w(v, i)-w(prev, i))
-	}
-	return d, true
-}
-
-// appendAgg appends an entry, its key (the aggregation's ID first) and
-// data, to an aggregation buffer, on 8 bytes as the kernel places them.
-func appendAgg(buf, key, data []byte) []byte {
-	for len(buf)%8 != 0 {
-		buf = binary.LittleEndian.AppendUint32(buf, record.AggIDNone)
-	}
-	buf = append(buf, key...)
-	return append(buf, data...)
 }
 
 // Describer describes the EPIDs, aggregations, formats and probes of
