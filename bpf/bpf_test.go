@@ -447,6 +447,10 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(lltostr(0, 16)); trace(lltostr(255, 16)); trace(lltostr(-1, 16)); trace(lltostr(8, 8)); trace(lltostr(0, 8)); trace(lltostr(-1, 2)); trace(lltostr(35, 36)); trace(lltostr(-5, 3)); }`,
 		`BEGIN { b = 1; trace(lltostr(5, b)); }`,
 		`BEGIN { b = 37; trace(lltostr(5, b)); }`,
+		`BEGIN { s = "foobarbarbazbarbop"; trace(strstr(s, "bar")); trace(strstr(s, "barba") == NULL); trace(strstr(s, "zba")); trace(strstr(s, "") == s); trace(strstr("", "")); trace(strstr(s, "bopp") == NULL); trace(strstr("f", "f")); }`,
+		`BEGIN { trace(index("foofoofoo", "foo")); trace(rindex("foofoofoo", "foo")); trace(index("foobar", "")); trace(rindex("foobar", "")); trace(index("", "")); trace(index("", "x")); trace(rindex("foobar", "barbaz")); }`,
+		`BEGIN { s = "foofoofoo"; trace(index(s, "foo", -400)); trace(index(s, "foo", 1)); trace(index(s, "foo", 7)); trace(index(s, "", 9)); trace(index(s, "", 400)); trace(rindex(s, "foo", -1)); trace(rindex(s, "", -1)); trace(rindex(s, "foo", 5)); trace(rindex(s, "foo", 400)); }`,
+		`BEGIN { trace(strstr((char *)8, "a")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,
 		`BEGIN { b[1, 2] = 3; b[2, 1] = 4; trace(b[1, 2]); trace(b[2, 1]); trace(b[1, 1]); k = 2; trace(b[k - 1, k]); }`,

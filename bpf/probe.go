@@ -268,6 +268,7 @@ func (b *builder) build() (asm.Instructions, error) {
 	b.emit(storeImm64(rState, StateBusy, 0))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
+	t.functions()
 	return t.out, nil
 }
 
@@ -630,6 +631,7 @@ func (b *builder) usdtArgs() {
 // resetFiring zeroes the clause-locals and frees the scratch memory.
 func (b *builder) resetFiring() {
 	b.emit(storeImm64(rState, StateScratch, 0))
+	b.emit(storeImm64(rState, StateStrtok, 0))
 	if !b.t.uses.locals {
 		return
 	}

@@ -246,6 +246,7 @@ func (r *Runtime) BeginFiring() error {
 	}
 	for _, v := range vals {
 		binary.NativeEndian.PutUint64(v[StateScratch:], 0)
+		binary.NativeEndian.PutUint64(v[StateStrtok:], 0)
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)

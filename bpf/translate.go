@@ -84,6 +84,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 		t.emit(asm.Mov.Imm(asm.R0, 1))
 		t.emit(asm.Return())
 	}
+	t.functions()
 	return t.out, nil
 }
 
@@ -109,6 +110,11 @@ type translator struct {
 	// faults are the fault labels jumped to: the verifier refuses
 	// code that cannot run, so a fault path is emitted only if used.
 	faults map[string]bool
+
+	// The callbacks of bpf_loop the code calls, emitted after it.
+	funcs  []string
+	bodies map[string]func()
+	loops  int // bpf_loop calls so far, for unique labels
 }
 
 func newTranslator(l *Layout) *translator { return &translator{l: l, faults: map[string]bool{}} }
@@ -1354,6 +1360,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 
 	case dif.SubrLltostr:
 		t.lltostr(pc, in, nargs, arg, local)
+
+	case dif.SubrStrstr, dif.SubrIndex, dif.SubrRindex:
+		t.strstr(pc, in, nargs, arg, badAddr, local)
 
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}

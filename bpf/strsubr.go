@@ -1,0 +1,151 @@
+package bpf
+
+import (
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/kdtrace/kdtrace/dif"
+)
+
+// The string subroutines below follow dtrace_dif_subr as kernel/vm
+// runs it. Each copies its strings into MapStrBuf (readString), where
+// a fault is taken as the kernel takes it, and scans the copies in a
+// bpf_loop callback.
+
+// putLoop stores src at the callbacks' word i.
+func (t *translator) putLoop(i int, src asm.Register) {
+	t.emit(asm.StoreMem(rState, loopWord(i), src, asm.DWord))
+}
+
+func (t *translator) putLoopImm(i int, v int32) { t.emit(storeImm64(rState, loopWord(i), v)) }
+
+// getLoop loads the callbacks' word i into dst: rState in the caller,
+// cState in a callback.
+func (t *translator) getLoop(dst, state asm.Register, i int) {
+	t.emit(asm.LoadMem(dst, state, loopWord(i), asm.DWord))
+}
+
+// strstr translates strstr(s, sub), index(s, sub[, start]) and
+// rindex(s, sub[, start]): the first (last) place from start where sub
+// is in s; strstr gives its address or NULL, index and rindex its
+// offset or -1.
+func (t *translator) strstr(pc int, in dif.Instr, nargs int, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	subr := in.Subr()
+	half := int32(t.l.strBufHalf())
+	// Words: 0 len(s), 1 len(sub), 2 the place, 3 where the search
+	// ends, 4 its step, 5 the bytes of sub matched there, 6 found.
+	for i, off := range []int32{0, half} {
+		t.readString(off, i, arg, badAddr, local("read"+string(rune('0'+i))))
+		t.emit(asm.Add.Imm(asm.R0, -1))
+		t.putLoop(i, asm.R0)
+	}
+	notFound := func() {
+		if subr == dif.SubrStrstr {
+			t.emit(asm.Mov.Imm(asm.R0, 0))
+		} else {
+			t.emit(asm.Mov.Imm(asm.R0, -1))
+		}
+		t.emit(asm.Ja.Label(local("done")))
+	}
+	t.getLoop(asm.R1, rState, 0)
+	t.getLoop(asm.R2, rState, 1)
+	// Both empty: found at 0.
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("search")))
+	t.emit(asm.JNE.Imm(asm.R2, 0, local("search")))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	if subr == dif.SubrStrstr {
+		arg(asm.R0, 0)
+	}
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("search"))
+	// R3 the place, R4 the end, R5 the step.
+	t.emit(asm.Mov.Imm(asm.R3, 0))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R1))
+	t.emit(asm.Mov.Imm(asm.R5, 1))
+	if subr == dif.SubrRindex {
+		t.emit(asm.Mov.Reg(asm.R3, asm.R1))
+		t.emit(asm.Mov.Imm(asm.R4, -1))
+		t.emit(asm.Mov.Imm(asm.R5, -1))
+	}
+	if subr != dif.SubrStrstr && nargs == 3 {
+		arg(asm.R3, 2)
+		if subr == dif.SubrRindex {
+			// Before the start: only "" is found, at 0.
+			t.emit(asm.JSGE.Imm(asm.R3, 0, local("start")))
+			t.emit(asm.JNE.Imm(asm.R2, 0, local("none")))
+			t.emit(asm.Mov.Imm(asm.R0, 0))
+			t.emit(asm.Ja.Label(local("done")))
+			t.mark(local("start"))
+			t.emit(asm.JSLE.Reg(asm.R3, asm.R1, local("from")))
+			t.emit(asm.Mov.Reg(asm.R3, asm.R1))
+		} else {
+			// From the end on: only "" is found, at the end.
+			t.emit(asm.JSGE.Imm(asm.R3, 0, local("start")))
+			t.emit(asm.Mov.Imm(asm.R3, 0))
+			t.mark(local("start"))
+			t.emit(asm.JSLT.Reg(asm.R3, asm.R1, local("from")))
+			t.emit(asm.JNE.Imm(asm.R2, 0, local("none")))
+			t.emit(asm.Mov.Reg(asm.R0, asm.R1))
+			t.emit(asm.Ja.Label(local("done")))
+		}
+		t.mark(local("from"))
+	}
+	t.putLoop(2, asm.R3)
+	t.putLoop(3, asm.R4)
+	t.putLoop(4, asm.R5)
+	t.putLoopImm(5, 0)
+	t.putLoopImm(6, 0)
+	// At most len(sub)+1 steps at each of len(s)+1 places, and one to
+	// find the search over.
+	t.emit(asm.Add.Imm(asm.R1, 2))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.Mul.Reg(asm.R1, asm.R2))
+	t.loop(t.callback("strstr", t.strstrStep))
+	t.getLoop(asm.R1, rState, 6)
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("none")))
+	t.getLoop(asm.R0, rState, 2)
+	if subr == dif.SubrStrstr {
+		arg(asm.R1, 0)
+		t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	}
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("none"))
+	notFound()
+	t.mark(local("done"))
+	t.set(in.RD(), asm.R0)
+}
+
+// strstrStep compares one byte of sub with s at the place, or moves
+// to the next place.
+func (t *translator) strstrStep() {
+	const l = "cb_strstr_"
+	half := int32(t.l.strBufHalf())
+	t.getLoop(asm.R1, cState, 2)
+	t.getLoop(asm.R2, cState, 3)
+	t.emit(asm.JNE.Reg(asm.R1, asm.R2, l+"place"))
+	t.stop()
+	t.mark(l + "place")
+	t.getLoop(asm.R3, cState, 5)
+	t.getLoop(asm.R4, cState, 1)
+	t.emit(asm.JNE.Reg(asm.R3, asm.R4, l+"cmp"))
+	t.putLoopImmIn(cState, 6, 1)
+	t.stop()
+	t.mark(l + "cmp")
+	t.emit(asm.Add.Reg(asm.R1, asm.R3))
+	t.bufByte(asm.R4, asm.R1, 0, l+"c1")
+	t.bufByte(asm.R5, asm.R3, half, l+"c2")
+	t.emit(asm.JNE.Reg(asm.R4, asm.R5, l+"differ"))
+	t.emit(asm.Add.Imm(asm.R3, 1))
+	t.emit(asm.StoreMem(cState, loopWord(5), asm.R3, asm.DWord))
+	t.more()
+	t.mark(l + "differ")
+	t.getLoop(asm.R1, cState, 2)
+	t.getLoop(asm.R2, cState, 4)
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.StoreMem(cState, loopWord(2), asm.R1, asm.DWord))
+	t.emit(storeImm64(cState, loopWord(5), 0))
+	t.more()
+}
+
+func (t *translator) putLoopImmIn(state asm.Register, i int, v int32) {
+	t.emit(storeImm64(state, loopWord(i), v))
+}
