@@ -149,3 +149,114 @@ func (t *translator) strstrStep() {
 func (t *translator) putLoopImmIn(state asm.Register, i int, v int32) {
 	t.emit(storeImm64(state, loopWord(i), v))
 }
+
+// strtoll translates strtoll(s[, base]) as dtrace_strtoll reads s:
+// blanks, a sign, 0x before a hexadecimal digit in base 16, then the
+// digits of the base, up to strsize bytes; a base outside 2 … 36
+// faults ILLOP.
+func (t *translator) strtoll(pc int, in dif.Instr, nargs int, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	// Words: 0 the place, 1 the base, 2 the value, 3 the phase (0
+	// blanks, 1 sign, 2 prefix, 3 digits), 4 negative.
+	t.emit(asm.Mov.Imm(asm.R1, 10))
+	if nargs > 1 {
+		arg(asm.R1, 1)
+		t.emit(asm.JSLE.Imm(asm.R1, 1, local("badbase")))
+		t.emit(asm.JLE.Imm(asm.R1, 36, local("base")))
+		t.mark(local("badbase"))
+		t.faultAt(pc, FaultIllOp, 0, false)
+		t.mark(local("base"))
+	}
+	t.putLoop(1, asm.R1)
+	t.readString(0, 0, arg, badAddr, local("read"))
+	for _, i := range []int{0, 2, 3, 4} {
+		t.putLoopImm(i, 0)
+	}
+	t.emit(asm.Mov.Imm(asm.R1, 2*int32(t.l.strsize)+8))
+	t.loop(t.callback("strtoll", t.strtollStep))
+	t.getLoop(asm.R0, rState, 2)
+	t.getLoop(asm.R1, rState, 4)
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("pos")))
+	t.emit(asm.Neg.Imm(asm.R0, 0))
+	t.mark(local("pos"))
+	t.set(in.RD(), asm.R0)
+}
+
+func (t *translator) strtollStep() {
+	const l = "cb_strtoll_"
+	strsize := int32(t.l.strsize)
+	t.getLoop(asm.R1, cState, 0)
+	t.getLoop(asm.R2, cState, 3)
+	t.bufByte(asm.R3, asm.R1, 0, l+"c")
+	t.emit(asm.JNE.Imm(asm.R2, 0, l+"sign"))
+	// Blanks.
+	t.emit(asm.JEq.Imm(asm.R3, ' ', l+"blank"))
+	t.emit(asm.JEq.Imm(asm.R3, '\t', l+"blank"))
+	t.putLoopImmIn(cState, 3, 1)
+	t.more()
+	t.mark(l + "blank")
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.more()
+	t.mark(l + "sign")
+	t.emit(asm.JNE.Imm(asm.R2, 1, l+"prefix"))
+	t.putLoopImmIn(cState, 3, 2)
+	t.emit(asm.JEq.Imm(asm.R3, '+', l+"signed"))
+	t.emit(asm.JNE.Imm(asm.R3, '-', l+"unsigned"))
+	t.putLoopImmIn(cState, 4, 1)
+	t.mark(l + "signed")
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.mark(l + "unsigned")
+	t.more()
+	t.mark(l + "prefix")
+	t.emit(asm.JNE.Imm(asm.R2, 2, l+"digit"))
+	t.putLoopImmIn(cState, 3, 3)
+	// "0x" or "0X" and a hexadecimal digit, in base 16.
+	t.getLoop(asm.R2, cState, 1)
+	t.emit(asm.JNE.Imm(asm.R2, 16, l+"noprefix"))
+	t.emit(asm.JNE.Imm(asm.R3, '0', l+"noprefix"))
+	t.bufByte(asm.R3, asm.R1, 1, l+"x")
+	t.emit(asm.Or.Imm(asm.R3, 0x20))
+	t.emit(asm.JNE.Imm(asm.R3, 'x', l+"noprefix"))
+	t.bufByte(asm.R3, asm.R1, 2, l+"xd")
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, -'0'))
+	t.emit(asm.JLE.Imm(asm.R4, 9, l+"hex"))
+	t.emit(asm.Or.Imm(asm.R3, 0x20))
+	t.emit(asm.Add.Imm(asm.R3, -'a'))
+	t.emit(asm.JGT.Imm(asm.R3, 5, l+"noprefix"))
+	t.mark(l + "hex")
+	t.emit(asm.Add.Imm(asm.R1, 2))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.mark(l + "noprefix")
+	t.more()
+	// A digit of the base, or the end.
+	t.mark(l + "digit")
+	t.emit(asm.JLT.Imm(asm.R1, strsize, l+"more"))
+	t.stop()
+	t.mark(l + "more")
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, -'0'))
+	t.emit(asm.JLE.Imm(asm.R4, 9, l+"value"))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, -'a'))
+	t.emit(asm.JLE.Imm(asm.R4, 25, l+"letter"))
+	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
+	t.emit(asm.Add.Imm(asm.R4, -'A'))
+	t.emit(asm.JLE.Imm(asm.R4, 25, l+"letter"))
+	t.stop()
+	t.mark(l + "letter")
+	t.emit(asm.Add.Imm(asm.R4, 10))
+	t.mark(l + "value")
+	t.getLoop(asm.R2, cState, 1)
+	t.emit(asm.JLT.Reg(asm.R4, asm.R2, l+"add"))
+	t.stop()
+	t.mark(l + "add")
+	t.getLoop(asm.R5, cState, 2)
+	t.emit(asm.Mul.Reg(asm.R5, asm.R2))
+	t.emit(asm.Add.Reg(asm.R5, asm.R4))
+	t.emit(asm.StoreMem(cState, loopWord(2), asm.R5, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.more()
+}

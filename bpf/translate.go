@@ -1364,6 +1364,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrstr, dif.SubrIndex, dif.SubrRindex:
 		t.strstr(pc, in, nargs, arg, badAddr, local)
 
+	case dif.SubrStrtoll:
+		t.strtoll(pc, in, nargs, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
