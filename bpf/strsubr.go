@@ -260,3 +260,147 @@ func (t *translator) strtollStep() {
 	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
 	t.more()
 }
+
+// room faults NOSCRATCH unless scratch has n bytes free; it leaves
+// the offset of the free bytes in R1.
+func (t *translator) room(pc int, n int32, label string) {
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.JLE.Imm(asm.R1, int32(t.l.scratch)-n, label))
+	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.mark(label)
+}
+
+// takeString returns in DIF register rd the string of R2 bytes of
+// MapStrBuf from the offset in R3, copied into scratch with a NUL, and
+// takes n bytes of scratch. R2 is at most n-1, R3 at most strsize, and
+// scratch has n bytes free.
+func (t *translator) takeString(rd uint8, n int32, label string) {
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R2, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R2, n-1, label+"_nul"))
+	t.emit(asm.JGT.Imm(asm.R3, strsize, label+"_nul"))
+	t.emit(asm.JEq.Imm(asm.R2, 0, label+"_nul"))
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R1, scratch-n, label+"_nul"))
+	t.emit(asm.Add.Reg(asm.R1, rScratch))
+	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R3, asm.R4))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.mark(label + "_nul")
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R1, scratch-n, label+"_done"))
+	t.emit(asm.JGT.Imm(asm.R2, n-1, label+"_done"))
+	t.emit(asm.Add.Reg(asm.R2, asm.R1))
+	t.emit(asm.Add.Reg(asm.R2, rScratch))
+	t.emit(asm.StoreImm(asm.R2, 0, 0, asm.Byte))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.set(rd, asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, n))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.mark(label + "_done")
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+}
+
+// basename translates basename(s) and dirname(s): from the end of s,
+// the last byte that is not a slash ends the base name, the slash
+// before it starts it, and the last byte before that which is not a
+// slash ends the directory; "" is ".", a path of slashes "/", a name
+// without a slash has the directory ".".
+func (t *translator) basename(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	dirname := in.Subr() == dif.SubrDirname
+	// Words: 0 the place, 1 the phase, 2 the base's last byte, 3 its
+	// first, 4 the directory's last; -1 where not found.
+	t.readString(0, 0, arg, badAddr, local("read"))
+	t.emit(asm.Add.Imm(asm.R0, -1))
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.DWord))
+	t.room(pc, strsize, local("room"))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("dot")))
+	t.emit(asm.Add.Imm(asm.R1, -1))
+	t.putLoop(0, asm.R1)
+	t.putLoopImm(1, 0)
+	for i := 2; i <= 4; i++ {
+		t.putLoopImm(i, -1)
+	}
+	t.emit(asm.Add.Imm(asm.R1, 5))
+	t.loop(t.callback("basename", t.basenameStep))
+	// R2 the base's last byte, R3 its first, R4 the directory's last.
+	t.getLoop(asm.R2, rState, 2)
+	t.getLoop(asm.R3, rState, 3)
+	t.getLoop(asm.R4, rState, 4)
+	t.emit(asm.JNE.Imm(asm.R2, -1, local("base")))
+	t.emit(asm.Mov.Imm(asm.R2, 0))
+	t.emit(asm.Mov.Imm(asm.R3, 0))
+	t.emit(asm.Mov.Imm(asm.R4, 0))
+	t.mark(local("base"))
+	if dirname {
+		t.emit(asm.JEq.Imm(asm.R3, -1, local("dot")))
+		t.emit(asm.JNE.Imm(asm.R4, -1, local("dir")))
+		t.emit(asm.Mov.Imm(asm.R4, 0))
+		t.mark(local("dir"))
+		t.emit(asm.Mov.Imm(asm.R3, 0))
+		t.emit(asm.Mov.Reg(asm.R2, asm.R4))
+	} else {
+		t.emit(asm.JNE.Imm(asm.R3, -1, local("first")))
+		t.emit(asm.Mov.Imm(asm.R3, 0))
+		t.mark(local("first"))
+	}
+	// The bytes from R3 to R2, strsize-1 at most.
+	t.emit(asm.Sub.Reg(asm.R2, asm.R3))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.JSLE.Imm(asm.R2, strsize-1, local("fits")))
+	t.emit(asm.Mov.Imm(asm.R2, strsize-1))
+	t.mark(local("fits"))
+	t.emit(asm.JSGE.Imm(asm.R2, 0, local("copy")))
+	t.emit(asm.Mov.Imm(asm.R2, 0))
+	t.emit(asm.Ja.Label(local("copy")))
+	t.mark(local("dot"))
+	// ".", in the string table's place of MapStrBuf.
+	t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+	t.emit(asm.StoreImm(asm.R1, 0, '.', asm.Byte))
+	t.emit(asm.Mov.Imm(asm.R2, 1))
+	t.emit(asm.Mov.Imm(asm.R3, 0))
+	t.mark(local("copy"))
+	t.takeString(in.RD(), strsize, local("take"))
+}
+
+func (t *translator) basenameStep() {
+	const l = "cb_basename_"
+	t.getLoop(asm.R1, cState, 0)
+	t.emit(asm.JSGE.Imm(asm.R1, 0, l+"in"))
+	t.stop()
+	t.mark(l + "in")
+	t.bufByte(asm.R3, asm.R1, 0, l+"c")
+	t.getLoop(asm.R2, cState, 1)
+	// R4 = 1 where the phase ends: a slash in phase 1, else not one.
+	t.emit(asm.Mov.Imm(asm.R4, 0))
+	t.emit(asm.JEq.Imm(asm.R3, '/', l+"slash"))
+	t.emit(asm.JEq.Imm(asm.R2, 1, l+"go"))
+	t.emit(asm.Mov.Imm(asm.R4, 1))
+	t.emit(asm.Ja.Label(l + "go"))
+	t.mark(l + "slash")
+	t.emit(asm.JNE.Imm(asm.R2, 1, l+"go"))
+	t.emit(asm.Mov.Imm(asm.R4, 1))
+	t.mark(l + "go")
+	t.emit(asm.JNE.Imm(asm.R4, 0, l+"end"))
+	t.emit(asm.Add.Imm(asm.R1, -1))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.more()
+	t.mark(l + "end")
+	t.emit(asm.JNE.Imm(asm.R2, 0, l+"p1"))
+	t.emit(asm.StoreMem(cState, loopWord(2), asm.R1, asm.DWord))
+	t.putLoopImmIn(cState, 1, 1)
+	t.more()
+	t.mark(l + "p1")
+	t.emit(asm.JNE.Imm(asm.R2, 1, l+"p2"))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(3), asm.R1, asm.DWord))
+	t.putLoopImmIn(cState, 1, 2)
+	t.more()
+	t.mark(l + "p2")
+	t.emit(asm.StoreMem(cState, loopWord(4), asm.R1, asm.DWord))
+	t.stop()
+}

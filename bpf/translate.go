@@ -1367,6 +1367,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrtoll:
 		t.strtoll(pc, in, nargs, arg, badAddr, local)
 
+	case dif.SubrBasename, dif.SubrDirname:
+		t.basename(pc, in, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
