@@ -454,6 +454,7 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(strtoll("0", 2)); trace(strtoll("0x20", 16)); trace(strtoll(" \t-32", 10)); trace(strtoll("010", 8)); trace(strtoll("9223372036854775807")); trace(strtoll("-9223372036854775808")); trace(strtoll("-1000000000000000000001", 8)); trace(strtoll("baddcafe", 16)); trace(strtoll("12j")); trace(strtoll("-0DTrace4EverZ", 36)); trace(strtoll("")); trace(strtoll("0xg", 16)); trace(strtoll("+0X1f", 16)); }`,
 		`BEGIN { b = 37; trace(strtoll("5", b)); }`,
 		`BEGIN { trace(strtoll((char *)8)); }`,
+		`BEGIN { trace(cleanpath("/foo/bar/../../baz/.//")); trace(cleanpath("foo/bar/./././././baz/")); trace(cleanpath("/foo/bar/baz/../../../../../../")); trace(cleanpath("/./")); trace(cleanpath("/foo/bar/baz/../../bop/bang/../../bar/baz/")); trace(cleanpath("//")); trace(cleanpath("/.")); trace(cleanpath("")); trace(cleanpath("/a/..b/.c/..")); trace(cleanpath("a/..")); }`,
 		`BEGIN { trace(basename("/foo/bar///baz/")); trace(dirname("/foo/bar///baz/")); trace(basename("/")); trace(dirname("//")); trace(basename("")); trace(dirname("")); trace(basename("f/")); trace(dirname("f/")); trace(dirname("/.")); trace(basename("foo/bar/baz/")); trace(dirname("foo/bar/baz/")); trace(dirname("/f")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,

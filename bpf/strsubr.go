@@ -1,6 +1,8 @@
 package bpf
 
 import (
+	"fmt"
+
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/kdtrace/kdtrace/dif"
@@ -403,4 +405,181 @@ func (t *translator) basenameStep() {
 	t.mark(l + "p2")
 	t.emit(asm.StoreMem(cState, loopWord(4), asm.R1, asm.DWord))
 	t.stop()
+}
+
+// Phases of cleanpath's callback: the byte c is looked at after
+// nothing, a slash, "/.", "/.."; then a step back over the output to
+// its last slash, or the next byte read.
+const (
+	cleanNext = iota
+	cleanSlash
+	cleanSlashDot
+	cleanDotDot
+	cleanBack
+	cleanRead
+)
+
+// cleanpath translates cleanpath(s) as dtrace_dif_subr's: "//" and
+// "/./" become "/", "dir/.." goes, its output of strsize bytes in
+// scratch stops 5 bytes short of their end.
+func (t *translator) cleanpath(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	// Words: 0 the place in s, 1 in the output, 2 the phase, 3 the
+	// byte c, 4 the output's offset in scratch.
+	t.readString(0, 0, arg, badAddr, local("read"))
+	t.room(pc, strsize, local("room"))
+	t.putLoop(4, asm.R1)
+	t.putLoopImm(0, 0)
+	t.putLoopImm(1, 0)
+	t.putLoopImm(2, cleanRead)
+	t.putLoopImm(3, 1)
+	t.emit(asm.Mov.Imm(asm.R1, 8*strsize+16))
+	t.loop(t.callback("cleanpath", t.cleanpathStep))
+	t.getLoop(asm.R2, rState, 1)
+	t.emit(asm.Mov.Imm(asm.R3, 0))
+	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.JGT.Imm(asm.R1, int32(t.l.scratch)-strsize, local("done")))
+	t.emit(asm.JGT.Imm(asm.R2, strsize-1, local("done")))
+	t.emit(asm.Add.Reg(asm.R2, asm.R1))
+	t.emit(asm.Add.Reg(asm.R2, rScratch))
+	t.emit(asm.StoreImm(asm.R2, 0, 0, asm.Byte))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, strsize))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.mark(local("done"))
+}
+
+func (t *translator) cleanpathStep() {
+	const l = "cb_cleanpath_"
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	// R1 the place in s, R2 in the output, R3 the phase, R4 c.
+	t.getLoop(asm.R1, cState, 0)
+	t.getLoop(asm.R2, cState, 1)
+	t.getLoop(asm.R3, cState, 2)
+	t.getLoop(asm.R4, cState, 3)
+	n := 0
+	// put writes a byte (R5 if c < 0) at the output's place.
+	put := func(c int32) {
+		n++
+		skip := fmt.Sprintf("%sput%d", l, n)
+		if c >= 0 {
+			t.emit(asm.Mov.Imm(asm.R5, c))
+		}
+		t.getLoop(asm.R0, cState, 4)
+		t.emit(asm.JGT.Imm(asm.R0, scratch-strsize, skip))
+		t.emit(asm.JGT.Imm(asm.R2, strsize-1, skip))
+		t.emit(asm.Add.Reg(asm.R0, asm.R2))
+		t.emit(asm.Add.Reg(asm.R0, cScratch))
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R5, asm.Byte))
+		t.mark(skip)
+		t.emit(asm.Add.Imm(asm.R2, 1))
+	}
+	putC := func() {
+		t.emit(asm.Mov.Reg(asm.R5, asm.R4))
+		put(-1)
+	}
+	// get reads the next byte of s into c, 0 past strsize bytes.
+	get := func() {
+		n++
+		end := fmt.Sprintf("%sget%d", l, n)
+		t.emit(asm.Mov.Imm(asm.R4, 0))
+		t.emit(asm.JGE.Imm(asm.R1, strsize, end))
+		t.bufByte(asm.R4, asm.R1, 0, end+"_c")
+		t.emit(asm.Add.Imm(asm.R1, 1))
+		t.mark(end)
+	}
+	phase := func(p int32) {
+		t.emit(asm.Mov.Imm(asm.R3, p))
+		t.emit(asm.Ja.Label(l + "save"))
+	}
+	t.emit(asm.JNE.Imm(asm.R3, cleanNext, l+"slash"))
+	t.emit(asm.Mov.Reg(asm.R0, asm.R2))
+	t.emit(asm.Add.Imm(asm.R0, 5))
+	t.emit(asm.JLT.Imm(asm.R0, strsize, l+"next"))
+	t.stop()
+	t.mark(l + "next")
+	t.emit(asm.JEq.Imm(asm.R4, '/', l+"next_slash"))
+	putC()
+	phase(cleanRead)
+	t.mark(l + "next_slash")
+	get()
+	phase(cleanSlash)
+
+	t.mark(l + "slash")
+	t.emit(asm.JNE.Imm(asm.R3, cleanSlash, l+"slashdot"))
+	t.emit(asm.JNE.Imm(asm.R4, '/', l+"slash_other"))
+	phase(cleanNext)
+	t.mark(l + "slash_other")
+	t.emit(asm.JEq.Imm(asm.R4, '.', l+"slash_dot"))
+	put('/')
+	putC()
+	phase(cleanRead)
+	t.mark(l + "slash_dot")
+	get()
+	phase(cleanSlashDot)
+
+	t.mark(l + "slashdot")
+	t.emit(asm.JNE.Imm(asm.R3, cleanSlashDot, l+"dotdot"))
+	t.emit(asm.JNE.Imm(asm.R4, '/', l+"slashdot_other"))
+	phase(cleanNext)
+	t.mark(l + "slashdot_other")
+	t.emit(asm.JEq.Imm(asm.R4, '.', l+"slashdot_dot"))
+	put('/')
+	put('.')
+	putC()
+	phase(cleanRead)
+	t.mark(l + "slashdot_dot")
+	get()
+	phase(cleanDotDot)
+
+	t.mark(l + "dotdot")
+	t.emit(asm.JNE.Imm(asm.R3, cleanDotDot, l+"back"))
+	t.emit(asm.JEq.Imm(asm.R4, '/', l+"dotdot_up"))
+	t.emit(asm.JEq.Imm(asm.R4, 0, l+"dotdot_up"))
+	put('/')
+	put('.')
+	put('.')
+	putC()
+	phase(cleanRead)
+	t.mark(l + "dotdot_up")
+	// "/../" or "/..": c is read again after the step back.
+	t.emit(asm.Add.Imm(asm.R1, -1))
+	phase(cleanBack)
+
+	t.mark(l + "back")
+	t.emit(asm.JNE.Imm(asm.R3, cleanBack, l+"read"))
+	t.emit(asm.JEq.Imm(asm.R2, 0, l+"back_done"))
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.getLoop(asm.R0, cState, 4)
+	t.emit(asm.JGT.Imm(asm.R0, scratch-strsize, l+"back_done"))
+	t.emit(asm.JGT.Imm(asm.R2, strsize-1, l+"back_done"))
+	t.emit(asm.Add.Reg(asm.R0, asm.R2))
+	t.emit(asm.Add.Reg(asm.R0, cScratch))
+	t.emit(asm.LoadMem(asm.R0, asm.R0, 0, asm.Byte))
+	t.emit(asm.JEq.Imm(asm.R0, '/', l+"back_done"))
+	phase(cleanBack)
+	t.mark(l + "back_done")
+	t.emit(asm.JNE.Imm(asm.R4, 0, l+"back_read"))
+	// The slash found stays, and the NUL follows it.
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	put('/')
+	t.emit(asm.Add.Imm(asm.R2, -1))
+	t.mark(l + "back_read")
+	phase(cleanRead)
+
+	t.mark(l + "read")
+	t.emit(asm.JNE.Imm(asm.R4, 0, l+"get"))
+	t.stop()
+	t.mark(l + "get")
+	get()
+	phase(cleanNext)
+
+	t.mark(l + "save")
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(cState, loopWord(1), asm.R2, asm.DWord))
+	t.emit(asm.StoreMem(cState, loopWord(2), asm.R3, asm.DWord))
+	t.emit(asm.StoreMem(cState, loopWord(3), asm.R4, asm.DWord))
+	t.more()
 }
