@@ -455,6 +455,8 @@ func TestD(t *testing.T) {
 		`BEGIN { b = 37; trace(strtoll("5", b)); }`,
 		`BEGIN { trace(strtoll((char *)8)); }`,
 		`BEGIN { trace(cleanpath("/foo/bar/../../baz/.//")); trace(cleanpath("foo/bar/./././././baz/")); trace(cleanpath("/foo/bar/baz/../../../../../../")); trace(cleanpath("/./")); trace(cleanpath("/foo/bar/baz/../../bop/bang/../../bar/baz/")); trace(cleanpath("//")); trace(cleanpath("/.")); trace(cleanpath("")); trace(cleanpath("/a/..b/.c/..")); trace(cleanpath("a/..")); }`,
+		`BEGIN { trace(strtok(",,,Carrots,,Barley,Oatmeal,,,Beans,", ",")); trace(strtok(NULL, ",")); trace(strtok(NULL, ",")); trace(strtok(NULL, ", ")); trace(strtok(NULL, ",") == NULL); trace(strtok(NULL, ",") == NULL); } BEGIN { trace(strtok(NULL, ",") == NULL); trace(strtok("", "") == NULL); trace(strtok("foo", "")); trace(strtok("foo", "o")); trace(strtok("abc", "xyz")); trace(strtok(NULL, "xyz") == NULL); }`,
+		`BEGIN { trace(strtok((char *)8, ",")); }`,
 		`BEGIN { trace(basename("/foo/bar///baz/")); trace(dirname("/foo/bar///baz/")); trace(basename("/")); trace(dirname("//")); trace(basename("")); trace(dirname("")); trace(basename("f/")); trace(dirname("f/")); trace(dirname("/.")); trace(basename("foo/bar/baz/")); trace(dirname("foo/bar/baz/")); trace(dirname("/f")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,

@@ -583,3 +583,157 @@ func (t *translator) cleanpathStep() {
 	t.emit(asm.StoreMem(cState, loopWord(3), asm.R4, asm.DWord))
 	t.more()
 }
+
+// strtok translates strtok(s, delims): s's first token, its bytes up
+// to a delimiter, copied into strsize bytes of scratch, or NULL if
+// only delimiters are left; strtok(NULL, delims) goes on where the last
+// call of the firing stopped (StateStrtok), up to the same end.
+func (t *translator) strtok(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	half := int32(t.l.strBufHalf())
+	// Words: 0 the phase (0 delimiters, 1 those before the token, 2
+	// the token), 1 the place in s, 2 the bytes of s left, 3 the place
+	// in the delimiters or the token, 4 the token's offset in scratch,
+	// 5 no token, 6 … 9 the delimiters' bitmap.
+	t.room(pc, strsize, local("room"))
+	t.putLoop(4, asm.R1)
+	t.readString(half, 1, arg, badAddr, local("delims"))
+	// s's address at keySlot, its end at keySlot+8.
+	arg(asm.R1, 0)
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("again")))
+	t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+	t.emit(asm.Add.Imm(asm.R2, strsize))
+	t.emit(asm.Ja.Label(local("s")))
+	t.mark(local("again"))
+	t.emit(asm.LoadMem(asm.R1, rState, StateStrtok, asm.DWord))
+	t.emit(asm.LoadMem(asm.R2, rState, StateStrtokEnd, asm.DWord))
+	t.mark(local("s"))
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R2, asm.DWord))
+	t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+	t.putLoop(2, asm.R2)
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("null")))
+	at := func(dst asm.Register, _ int) { t.emit(asm.LoadMem(dst, asm.R10, keySlot, asm.DWord)) }
+	bad := func(int) {
+		at(asm.R1, 0)
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	}
+	t.readString(0, 0, at, bad, local("read"))
+	for _, i := range []int{0, 1, 3, 5, 6, 7, 8, 9} {
+		t.putLoopImm(i, 0)
+	}
+	t.emit(asm.Mov.Imm(asm.R1, 3*strsize+8))
+	t.loop(t.callback("strtok", t.strtokStep))
+	t.getLoop(asm.R1, rState, 5)
+	t.emit(asm.JNE.Imm(asm.R1, 0, local("null")))
+	// The token, with its NUL; where the next call goes on.
+	t.getLoop(asm.R1, rState, 4)
+	t.getLoop(asm.R2, rState, 3)
+	t.emit(asm.JGT.Imm(asm.R1, int32(t.l.scratch)-strsize, local("null")))
+	t.emit(asm.JGT.Imm(asm.R2, strsize-1, local("null")))
+	t.emit(asm.Add.Reg(asm.R2, asm.R1))
+	t.emit(asm.Add.Reg(asm.R2, rScratch))
+	t.emit(asm.StoreImm(asm.R2, 0, 0, asm.Byte))
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, strsize))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.getLoop(asm.R2, rState, 1)
+	t.emit(asm.Add.Reg(asm.R1, asm.R2))
+	t.emit(asm.StoreMem(rState, StateStrtok, asm.R1, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot+8, asm.DWord))
+	t.emit(asm.StoreMem(rState, StateStrtokEnd, asm.R1, asm.DWord))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("null"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.set(in.RD(), asm.R0)
+	t.emit(storeImm64(rState, StateStrtok, 0))
+	t.emit(storeImm64(rState, StateStrtokEnd, 0))
+	t.mark(local("done"))
+}
+
+func (t *translator) strtokStep() {
+	const l = "cb_strtok_"
+	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
+	half := int32(t.l.strBufHalf())
+	t.getLoop(asm.R1, cState, 1)
+	t.getLoop(asm.R2, cState, 3)
+	t.getLoop(asm.R0, cState, 0)
+	// bit leaves in R4 the bitmap's bit for the byte in R3, its
+	// word's address in R5.
+	bit := func() {
+		t.emit(asm.Mov.Reg(asm.R5, asm.R3))
+		t.emit(asm.RSh.Imm(asm.R5, 6))
+		t.emit(asm.And.Imm(asm.R5, 3))
+		t.emit(asm.LSh.Imm(asm.R5, 3))
+		t.emit(asm.Add.Reg(asm.R5, cState))
+		t.emit(asm.Mov.Imm(asm.R4, 1))
+		t.emit(asm.And.Imm(asm.R3, 63))
+		t.emit(asm.LSh.Reg(asm.R4, asm.R3))
+	}
+	word := int16(loopWord(6))
+	t.emit(asm.JNE.Imm(asm.R0, 0, l+"skip"))
+	// The delimiters into the bitmap.
+	t.bufByte(asm.R3, asm.R2, half, l+"d")
+	t.emit(asm.JEq.Imm(asm.R3, 0, l+"delims"))
+	t.emit(asm.JGE.Imm(asm.R2, strsize, l+"delims"))
+	bit()
+	t.emit(asm.LoadMem(asm.R0, asm.R5, word, asm.DWord))
+	t.emit(asm.Or.Reg(asm.R0, asm.R4))
+	t.emit(asm.StoreMem(asm.R5, word, asm.R0, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.StoreMem(cState, loopWord(3), asm.R2, asm.DWord))
+	t.more()
+	t.mark(l + "delims")
+	t.putLoopImmIn(cState, 0, 1)
+	t.more()
+
+	// isDelim jumps to label if the byte of s at R1 is a delimiter,
+	// else leaves the byte in R3 (and R2 unchanged).
+	isDelim := func(label, name string) {
+		t.bufByte(asm.R3, asm.R1, 0, l+name)
+		t.emit(asm.StoreMem(asm.R10, -16, asm.R3, asm.DWord))
+		bit()
+		t.emit(asm.LoadMem(asm.R0, asm.R5, word, asm.DWord))
+		t.emit(asm.And.Reg(asm.R0, asm.R4))
+		t.emit(asm.LoadMem(asm.R3, asm.R10, -16, asm.DWord))
+		t.emit(asm.JNE.Imm(asm.R0, 0, label))
+	}
+	t.mark(l + "skip")
+	t.emit(asm.JNE.Imm(asm.R0, 1, l+"token"))
+	t.getLoop(asm.R0, cState, 2)
+	t.emit(asm.JGE.Reg(asm.R1, asm.R0, l+"start"))
+	isDelim(l+"next", "s")
+	t.emit(asm.JNE.Imm(asm.R3, 0, l+"start"))
+	t.putLoopImmIn(cState, 5, 1)
+	t.stop()
+	t.mark(l + "next")
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(1), asm.R1, asm.DWord))
+	t.more()
+	t.mark(l + "start")
+	t.putLoopImmIn(cState, 0, 2)
+	t.putLoopImmIn(cState, 3, 0)
+	t.more()
+
+	t.mark(l + "token")
+	t.getLoop(asm.R0, cState, 2)
+	t.emit(asm.JGE.Reg(asm.R1, asm.R0, l+"end"))
+	t.emit(asm.JGE.Imm(asm.R2, strsize-1, l+"end"))
+	isDelim(l+"end", "t")
+	t.emit(asm.JEq.Imm(asm.R3, 0, l+"end"))
+	t.getLoop(asm.R0, cState, 4)
+	t.emit(asm.JGT.Imm(asm.R0, scratch-strsize, l+"end"))
+	t.emit(asm.Add.Reg(asm.R0, asm.R2))
+	t.emit(asm.Add.Reg(asm.R0, cScratch))
+	t.emit(asm.StoreMem(asm.R0, 0, asm.R3, asm.Byte))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(cState, loopWord(1), asm.R1, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R2, 1))
+	t.emit(asm.StoreMem(cState, loopWord(3), asm.R2, asm.DWord))
+	t.more()
+	t.mark(l + "end")
+	t.stop()
+}

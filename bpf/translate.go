@@ -1373,6 +1373,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrCleanpath:
 		t.cleanpath(pc, in, arg, badAddr, local)
 
+	case dif.SubrStrtok:
+		t.strtok(pc, in, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
