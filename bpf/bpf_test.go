@@ -457,6 +457,8 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(cleanpath("/foo/bar/../../baz/.//")); trace(cleanpath("foo/bar/./././././baz/")); trace(cleanpath("/foo/bar/baz/../../../../../../")); trace(cleanpath("/./")); trace(cleanpath("/foo/bar/baz/../../bop/bang/../../bar/baz/")); trace(cleanpath("//")); trace(cleanpath("/.")); trace(cleanpath("")); trace(cleanpath("/a/..b/.c/..")); trace(cleanpath("a/..")); }`,
 		`BEGIN { trace(strtok(",,,Carrots,,Barley,Oatmeal,,,Beans,", ",")); trace(strtok(NULL, ",")); trace(strtok(NULL, ",")); trace(strtok(NULL, ", ")); trace(strtok(NULL, ",") == NULL); trace(strtok(NULL, ",") == NULL); } BEGIN { trace(strtok(NULL, ",") == NULL); trace(strtok("", "") == NULL); trace(strtok("foo", "")); trace(strtok("foo", "o")); trace(strtok("abc", "xyz")); trace(strtok(NULL, "xyz") == NULL); }`,
 		`BEGIN { trace(strtok((char *)8, ",")); }`,
+		`typedef uint32_t in_addr_t; BEGIN { this->a = (in_addr_t *)alloca(4); *this->a = htonl(0xc0a80117); trace(inet_ntoa(this->a)); *this->a = 0; trace(inet_ntoa(this->a)); *this->a = -1; trace(inet_ntoa(this->a)); *this->a = htonl(0x7f000a01); trace(inet_ntoa(this->a)); }`,
+		`typedef uint32_t in_addr_t; BEGIN { trace(inet_ntoa((in_addr_t *)8)); }`,
 		`BEGIN { trace(basename("/foo/bar///baz/")); trace(dirname("/foo/bar///baz/")); trace(basename("/")); trace(dirname("//")); trace(basename("")); trace(dirname("")); trace(basename("f/")); trace(dirname("f/")); trace(dirname("/.")); trace(basename("foo/bar/baz/")); trace(dirname("foo/bar/baz/")); trace(dirname("/f")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,

@@ -737,3 +737,92 @@ func (t *translator) strtokStep() {
 	t.mark(l + "end")
 	t.stop()
 }
+
+// inetAddrStrLen is INET_ADDRSTRLEN, the scratch inet_ntoa takes.
+const inetAddrStrLen = 16
+
+// inetNtoa translates inet_ntoa(addr): the 4 bytes at addr in dotted
+// decimal, written backwards from the end of 16 bytes of scratch as
+// the kernel writes them.
+func (t *translator) inetNtoa(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	// Words: 0 the place of the next byte written, 1 the address's
+	// bytes, 2 the output's offset in scratch.
+	t.emit(storeImm64(asm.R10, bufSlot, 0))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+	t.emit(asm.Add.Imm(asm.R1, bufSlot))
+	t.emit(asm.Mov.Imm(asm.R2, 4))
+	arg(asm.R3, 0)
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("read")))
+	badAddr(0)
+	t.mark(local("read"))
+	t.room(pc, inetAddrStrLen, local("room"))
+	t.putLoop(2, asm.R1)
+	t.emit(asm.Add.Reg(asm.R1, rScratch))
+	t.emit(asm.StoreImm(asm.R1, inetAddrStrLen-1, 0, asm.Byte))
+	t.putLoopImm(0, inetAddrStrLen-2)
+	t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
+	t.putLoop(1, asm.R1)
+	t.emit(asm.Mov.Imm(asm.R1, 4))
+	t.loop(t.callback("inet_ntoa", t.inetNtoaStep))
+	t.getLoop(asm.R1, rState, 2)
+	t.getLoop(asm.R2, rState, 0)
+	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Add.Reg(asm.R0, asm.R1))
+	t.emit(asm.Add.Reg(asm.R0, asm.R2))
+	t.emit(asm.Add.Imm(asm.R0, 1))
+	t.set(in.RD(), asm.R0)
+	t.emit(asm.Add.Imm(asm.R1, inetAddrStrLen))
+	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+}
+
+// inetNtoaStep writes the address's byte 3-i in decimal, and the dot
+// before it.
+func (t *translator) inetNtoaStep() {
+	const l = "cb_inet_ntoa_"
+	scratch := int32(t.l.scratch)
+	t.getLoop(asm.R4, cState, 0)
+	n := 0
+	put := func() {
+		n++
+		skip := fmt.Sprintf("%sput%d", l, n)
+		t.getLoop(asm.R0, cState, 2)
+		t.emit(asm.JGT.Imm(asm.R0, scratch-inetAddrStrLen, skip))
+		t.emit(asm.JGT.Imm(asm.R4, inetAddrStrLen-1, skip))
+		t.emit(asm.Add.Reg(asm.R0, asm.R4))
+		t.emit(asm.Add.Reg(asm.R0, cScratch))
+		t.emit(asm.StoreMem(asm.R0, 0, asm.R5, asm.Byte))
+		t.mark(skip)
+		t.emit(asm.Add.Imm(asm.R4, -1))
+	}
+	// R3 the byte: the word's bits 8·(3-i) on.
+	t.getLoop(asm.R3, cState, 1)
+	t.emit(asm.Mov.Imm(asm.R1, 3))
+	t.emit(asm.Sub.Reg(asm.R1, cIndex))
+	t.emit(asm.And.Imm(asm.R1, 3))
+	t.emit(asm.LSh.Imm(asm.R1, 3))
+	t.emit(asm.RSh.Reg(asm.R3, asm.R1))
+	t.emit(asm.And.Imm(asm.R3, 0xff))
+	t.emit(asm.JNE.Imm(asm.R3, 0, l+"digits"))
+	t.emit(asm.Mov.Imm(asm.R5, '0'))
+	put()
+	t.emit(asm.Ja.Label(l + "dot"))
+	t.mark(l + "digits")
+	for d := range 3 {
+		t.emit(asm.Mov.Reg(asm.R5, asm.R3))
+		t.emit(asm.Mod.Imm(asm.R5, 10))
+		t.emit(asm.Add.Imm(asm.R5, '0'))
+		put()
+		t.emit(asm.Div.Imm(asm.R3, 10))
+		if d < 2 {
+			t.emit(asm.JEq.Imm(asm.R3, 0, l+"dot"))
+		}
+	}
+	t.mark(l + "dot")
+	t.emit(asm.JEq.Imm(cIndex, 3, l+"save"))
+	t.emit(asm.Mov.Imm(asm.R5, '.'))
+	put()
+	t.mark(l + "save")
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R4, asm.DWord))
+	t.more()
+}

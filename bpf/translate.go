@@ -1376,6 +1376,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrtok:
 		t.strtok(pc, in, arg, badAddr, local)
 
+	case dif.SubrInetNtoa:
+		t.inetNtoa(pc, in, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
