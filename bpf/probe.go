@@ -769,7 +769,10 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 				b.emit(asm.Mov.Imm(asm.R1, sig))
 			}
 			b.emit(asm.FnSendSignal.Call())
-		case a.Kind == dof.ActBreakpoint, a.Kind == dof.ActPanic, a.Kind == dof.ActChill:
+		case a.Kind == dof.ActChill:
+			b.chill(lp)
+			continue
+		case a.Kind == dof.ActBreakpoint, a.Kind == dof.ActPanic:
 			return fmt.Errorf("bpf: %v cannot be done by BPF programs", a.Kind)
 		}
 		if ra.InTuple && ra.Size == 0 {
