@@ -119,6 +119,9 @@ func onVM(t *testing.T, objs []*dif.Object, ctx *vm.Context, cfg *vm.Config) []r
 			t.Fatalf("vm: %v", err)
 		case void(o):
 			out = append(out, result{Void: true})
+		case o.Ret.ByRef() && v == 0:
+			// NULL, as strstr() and strtok() return: no bytes.
+			out = append(out, result{})
 		case o.Ret.Kind == dif.TypeString:
 			s, err := m.ReadString(v)
 			if err != nil {
@@ -196,7 +199,7 @@ func inKernel(t *testing.T, objs []*dif.Object, args []uint64) []result {
 			out = append(out, result{Void: true})
 			continue
 		}
-		if !objs[i].Ret.ByRef() {
+		if !objs[i].Ret.ByRef() || st.Ret == 0 {
 			out = append(out, result{Value: st.Ret})
 			continue
 		}

@@ -38,7 +38,8 @@ const (
 	StateStrtokEnd = StateStrtok + 8     // the end of strtok()'s string
 	StateChillMark = StateStrtokEnd + 8  // start of this CPU's chill() interval (cpu_dtrace_chillmark)
 	StateChilled   = StateChillMark + 8  // nanoseconds chilled in it (cpu_dtrace_chilled)
-	StateSize      = StateChilled + 8
+	StateElem      = StateChilled + 8    // address of the by-reference element looked up last, as a scalar
+	StateSize      = StateElem + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -136,7 +137,7 @@ const MaxStrSize = 4096
 // Scratch sizes. A per-CPU map value holds at most 32 KiB, and the
 // scratch map's value is twice the scratch size.
 const (
-	DefaultScratch = 4096
+	DefaultScratch = 16384
 	MaxScratch     = 16384
 )
 
@@ -313,12 +314,20 @@ func (l *Layout) keyEntrySize(k keyKind) uint32 {
 	return 8
 }
 
-// valueSize is the bytes of a's elements.
-func (a *assoc) valueSize() uint32 {
-	if a.ref {
-		return max((a.value.limit+7)&^7, 8)
+// valueSize is the bytes of a's elements. Elements by reference are
+// all as big as the largest, so that a store into the last one looked
+// up (elemPtr) is bounded by one size whichever array it is in.
+func (l *Layout) valueSize(a *assoc) uint32 {
+	if !a.ref {
+		return 8
 	}
-	return 8
+	n := uint32(8)
+	for _, b := range l.assocs {
+		if b.ref {
+			n = max(n, (b.value.limit+7)&^7)
+		}
+	}
+	return n
 }
 
 // addAssocs notes o's associative arrays and the shape of their keys,
@@ -510,7 +519,7 @@ const maxRecord = 1<<20 - RecPrefix
 func (l *Layout) zeroSize() uint32 {
 	n := max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
 	for _, a := range l.assocs {
-		n = max(n, l.keySize(a), a.valueSize())
+		n = max(n, l.keySize(a), l.valueSize(a))
 	}
 	return n
 }
@@ -522,4 +531,15 @@ func (l *Layout) maxKeySize() uint32 {
 		n = max(n, l.keySize(a))
 	}
 	return n
+}
+
+// elemSize is the bytes of every by-reference element of associative
+// arrays, 0 if there is none.
+func (l *Layout) elemSize() uint32 {
+	for _, a := range l.assocs {
+		if a.ref {
+			return l.valueSize(a)
+		}
+	}
+	return 0
 }

@@ -104,7 +104,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			continue
 		}
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: assocMapName(i), Type: ebpf.Hash, KeySize: l.keySize(a),
-			ValueSize: a.valueSize(), MaxEntries: l.threads})
+			ValueSize: l.valueSize(a), MaxEntries: l.threads})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an associative array's map: %w", err)
