@@ -834,6 +834,19 @@ func (b *builder) count(off int16) {
 
 // store writes the value of the action just run (StateRet) into its
 // record.
+// badRef faults BADADDR at the address at StateRet, at no DIF offset:
+// the action's value could not be read into its record; the code goes
+// on at lp+"copied".
+func (b *builder) badRef(lp string) {
+	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+	b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
+	b.emit(storeImm64(rState, StateFault, FaultBadAddr))
+	b.emit(storeImm64(rState, StateFaultPC, -1))
+	b.emit(asm.Ja.Label(b.t.fault))
+	b.t.faults[b.t.fault] = true
+	b.mark(lp + "copied")
+}
+
 func (b *builder) store(ra *record.Action, lp string) error {
 	off := int32(RecPrefix + ra.Offset)
 	recAt := func(dst asm.Register, extra int32) {
@@ -879,6 +892,9 @@ func (b *builder) store(ra *record.Action, lp string) error {
 		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)))
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
 		b.emit(asm.FnProbeReadKernelStr.Call())
+		// A string it cannot read (NULL) faults, as dtrace_load8.
+		b.emit(asm.JSGE.Imm(asm.R0, 0, lp+"copied"))
+		b.badRef(lp)
 	case ra.Type.ByRef():
 		read := asm.FnProbeReadKernel
 		if ra.Type.Flags&dif.TFByURef != 0 {
@@ -889,13 +905,7 @@ func (b *builder) store(ra *record.Action, lp string) error {
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
 		b.emit(read.Call())
 		b.emit(asm.JEq.Imm(asm.R0, 0, lp+"copied"))
-		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
-		b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
-		b.emit(storeImm64(rState, StateFault, FaultBadAddr))
-		b.emit(storeImm64(rState, StateFaultPC, -1))
-		b.emit(asm.Ja.Label(b.t.fault))
-		b.t.faults[b.t.fault] = true
-		b.mark(lp + "copied")
+		b.badRef(lp)
 	default:
 		size := map[uint32]asm.Size{1: asm.Byte, 2: asm.Half, 4: asm.Word, 8: asm.DWord}[ra.Size]
 		if size == asm.InvalidSize {
