@@ -462,6 +462,11 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(strtok((char *)8, ",")); }`,
 		`typedef uint32_t in_addr_t; BEGIN { this->a = (in_addr_t *)alloca(4); *this->a = htonl(0xc0a80117); trace(inet_ntoa(this->a)); *this->a = 0; trace(inet_ntoa(this->a)); *this->a = -1; trace(inet_ntoa(this->a)); *this->a = htonl(0x7f000a01); trace(inet_ntoa(this->a)); }`,
 		`typedef uint32_t in_addr_t; BEGIN { trace(inet_ntoa((in_addr_t *)8)); }`,
+		`struct in6_addr { uint8_t b[16]; }; BEGIN { a = (struct in6_addr *)alloca(16); a->b[0] = 0xfe; a->b[1] = 0x80; a->b[8] = 2; a->b[9] = 0x14; a->b[10] = 0x4f; a->b[11] = 0xff; a->b[12] = 0xfe; a->b[13] = 0x0b; a->b[14] = 0x76; a->b[15] = 0xc8; trace(inet_ntop(10, a)); trace(inet_ntoa6(a)); trace(inet_ntop(28, a)); }`,
+		`struct in6_addr { uint8_t b[16]; }; BEGIN { a = (struct in6_addr *)alloca(16); trace(inet_ntop(10, a)); a->b[15] = 1; trace(inet_ntop(10, a)); a->b[12] = 0x7f; trace(inet_ntop(10, a)); trace(inet_ntoa6(a)); a->b[10] = 0xff; a->b[11] = 0xff; trace(inet_ntop(10, a)); trace(inet_ntoa6(a)); a->b[0] = 0x20; a->b[1] = 1; trace(inet_ntop(10, a)); a->b[6] = 1; a->b[15] = 0; trace(inet_ntop(10, a)); }`,
+		`struct in6_addr { uint8_t b[16]; }; BEGIN { a = (struct in6_addr *)alloca(16); a->b[1] = 1; a->b[3] = 2; a->b[9] = 3; a->b[14] = 0xab; a->b[15] = 0xcd; trace(inet_ntop(10, a)); a->b[5] = 7; trace(inet_ntop(10, a)); trace(inet_ntop(2, a)); }`,
+		`struct in6_addr { uint8_t b[16]; }; BEGIN { trace(inet_ntop(3, (void *)alloca(16))); }`,
+		`struct in6_addr { uint8_t b[16]; }; BEGIN { trace(inet_ntop(10, (void *)8)); }`,
 		`BEGIN { trace(basename("/foo/bar///baz/")); trace(dirname("/foo/bar///baz/")); trace(basename("/")); trace(dirname("//")); trace(basename("")); trace(dirname("")); trace(basename("f/")); trace(dirname("f/")); trace(dirname("/.")); trace(basename("foo/bar/baz/")); trace(dirname("foo/bar/baz/")); trace(dirname("/f")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,

@@ -1454,8 +1454,8 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrtok:
 		t.strtok(pc, in, arg, badAddr, local)
 
-	case dif.SubrInetNtoa:
-		t.inetNtoa(pc, in, arg, badAddr, local)
+	case dif.SubrInetNtoa, dif.SubrInetNtoa6, dif.SubrInetNtop:
+		t.inetNtop(pc, in, arg, badAddr, local)
 
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
