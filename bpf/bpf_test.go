@@ -467,6 +467,9 @@ func TestD(t *testing.T) {
 		`struct in6_addr { uint8_t b[16]; }; BEGIN { a = (struct in6_addr *)alloca(16); a->b[1] = 1; a->b[3] = 2; a->b[9] = 3; a->b[14] = 0xab; a->b[15] = 0xcd; trace(inet_ntop(10, a)); a->b[5] = 7; trace(inet_ntop(10, a)); trace(inet_ntop(2, a)); }`,
 		`struct in6_addr { uint8_t b[16]; }; BEGIN { trace(inet_ntop(3, (void *)alloca(16))); }`,
 		`struct in6_addr { uint8_t b[16]; }; BEGIN { trace(inet_ntop(10, (void *)8)); }`,
+		`BEGIN { j = "[1,5,{\"a\":[3,{\"b\":\"x\\\"y\"}]},true, null, -1.5e3]"; trace(json(j, "0")); trace(json(j, "2.a[1].b")); trace(json(j, "2")); trace(json(j, "3")); trace(json(j, "7") == NULL); trace(json(j, "[5]")); trace(json(j, "4")); trace(json(j, "2.c") == NULL); }`,
+		`BEGIN { j = "{\"k\": {\"l\": [ \"u\\u00e9\", 0x1]}, \"m\":false}"; trace(json(j, "k.l[0]")); trace(json(j, "k.l[1]") == NULL); trace(json(j, "m")); trace(json(j, "k")); trace(json("[]", "0") == NULL); trace(json("nope", "0") == NULL); }`,
+		`BEGIN { trace(json((char *)8, "a")); }`,
 		`BEGIN { trace(basename("/foo/bar///baz/")); trace(dirname("/foo/bar///baz/")); trace(basename("/")); trace(dirname("//")); trace(basename("")); trace(dirname("")); trace(basename("f/")); trace(dirname("f/")); trace(dirname("/.")); trace(basename("foo/bar/baz/")); trace(dirname("foo/bar/baz/")); trace(dirname("/f")); }`,
 		// Associative arrays.
 		`BEGIN { a["x"] = 1; a["y"] = 2; trace(a["x"] + a["y"]); trace(a["z"]); a["x"] = 0; trace(a["x"]); a["y"] += 5; trace(a["y"]); }`,

@@ -33,7 +33,7 @@ const (
 	StateLocBase   = StateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
 	StateTmp       = StateLocBase + 8        // where a pointer is stored to be read back as a scalar
 	StateLoop      = StateTmp + 8            // the state of a subroutine's bpf_loop, NLoop words
-	NLoop          = 10
+	NLoop          = 26
 	StateStrtok    = StateLoop + 8*NLoop // strtok()'s place in its string, 0 if none (dtms_strtok)
 	StateStrtokEnd = StateStrtok + 8     // the end of strtok()'s string
 	StateChillMark = StateStrtokEnd + 8  // start of this CPU's chill() interval (cpu_dtrace_chillmark)

@@ -269,7 +269,7 @@ func (b *builder) build() (asm.Instructions, error) {
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
 	t.functions()
-	return t.out, nil
+	return relax(t.out), nil
 }
 
 // prepare readies a firing: the record buffer, with this CPU in its

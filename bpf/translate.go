@@ -86,7 +86,7 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 		t.emit(asm.Return())
 	}
 	t.functions()
-	return t.out, nil
+	return relax(t.out), nil
 }
 
 // A translator appends the BPF code of one program: its prologue, then
@@ -1456,6 +1456,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 
 	case dif.SubrInetNtoa, dif.SubrInetNtoa6, dif.SubrInetNtop:
 		t.inetNtop(pc, in, arg, badAddr, local)
+
+	case dif.SubrJSON:
+		t.json(pc, in, arg, badAddr, local)
 
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
