@@ -92,8 +92,8 @@
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
 //   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
 //     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
-//     compared in a bounded loop the verifier walks once per byte; the
-//     two strings strjoin joins; the frames bpf_get_stack writes for the
+//     compared by a bpf_loop callback; the two strings strjoin joins,
+//     the strings the other string subroutines scan; the frames bpf_get_stack writes for the
 //     stack depths and callers (127 at most).
 //   - kd_assoc0, kd_assoc1, …, hashes: one associative array each (its
 //     elements, global or thread-local, under keys built in MapKey from

@@ -130,8 +130,8 @@ type Config struct {
 	NSpec uint32
 }
 
-// MaxStrSize bounds the strsize option: scmp compares in a loop the
-// verifier walks once per byte.
+// MaxStrSize bounds the strsize option: two strings and their NULs
+// fill MapStrBuf's value.
 const MaxStrSize = 4096
 
 // Scratch sizes. A per-CPU map value holds at most 32 KiB, and the

@@ -6,11 +6,17 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
+const nearJump = (math.MaxInt16 + 1) / 4
+
 // relax rewrites the jumps of insns whose target is further than a
 // jump's 16-bit offset reaches, as a clause of many subroutine calls
 // makes a program of more than 32767 instructions: an unconditional
 // jump becomes a long one (BPF_JMP32 | BPF_JA, Linux 6.6), a
-// conditional one jumps over an unconditional jump to a long one.
+// conditional one jumps over an unconditional jump to a long one. The
+// kernel's rewrites (inlined helpers and bpf_loop calls) add
+// instructions between a jump and its target after this: a jump is
+// near only within nearJump instructions, a quarter of the range.
+
 func relax(insns asm.Instructions) asm.Instructions {
 	for {
 		offsets := make([]int64, len(insns)+1)
@@ -32,7 +38,7 @@ func relax(insns asm.Instructions) asm.Instructions {
 				out = append(out, ins)
 				continue
 			}
-			if d := target - offsets[i] - 1; d >= math.MinInt16 && d <= math.MaxInt16 {
+			if d := target - offsets[i] - 1; d >= -nearJump && d <= nearJump {
 				out = append(out, ins)
 				continue
 			}

@@ -1237,22 +1237,12 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 		t.mark(local(name))
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
-	// R0 is 0 here. A bounded loop: the verifier walks it once per byte.
-	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
-	t.emit(asm.Mov.Imm(asm.R5, 0))
-	t.mark(local("loop"))
-	t.emit(asm.Mov.Reg(asm.R1, asm.R4))
-	t.emit(asm.Add.Reg(asm.R1, asm.R5))
-	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
-	t.emit(asm.LoadMem(asm.R3, asm.R1, half, asm.Byte))
-	t.emit(asm.JNE.Reg(asm.R2, asm.R3, local("diff")))
-	t.emit(asm.JEq.Imm(asm.R2, 0, local("set")))
-	t.emit(asm.Add.Imm(asm.R5, 1))
-	t.emit(asm.JLT.Imm(asm.R5, int32(t.l.strsize), local("loop")))
-	t.emit(asm.Ja.Label(local("set")))
-	t.mark(local("diff"))
-	t.emit(asm.Mov.Reg(asm.R0, asm.R2))
-	t.emit(asm.Sub.Reg(asm.R0, asm.R3))
+	// The bytes compared by a bpf_loop callback, its difference at
+	// the callbacks' word 0.
+	t.putLoopImm(0, 0)
+	t.emit(asm.Mov.Imm(asm.R1, int32(t.l.strsize)))
+	t.loop(t.callback("scmp", t.scmpStep))
+	t.getLoop(asm.R0, rState, 0)
 	t.mark(local("set"))
 	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
 	t.emit(storeImm64(asm.R10, ccB, 0))
@@ -1865,4 +1855,21 @@ func (t *translator) execname(pc int, local func(string) string) {
 	t.mark(local("nocomm"))
 	t.faultAt(pc, FaultNoScratch, 0, false)
 	t.mark(local("comm"))
+}
+
+// scmpStep compares byte i of the two strings in MapStrBuf: at a
+// difference, or at their NUL, the loop ends.
+func (t *translator) scmpStep() {
+	const l = "cb_scmp_"
+	half := int32(t.l.strBufHalf())
+	t.bufByte(asm.R2, cIndex, 0, l+"a")
+	t.bufByte(asm.R3, cIndex, half, l+"b")
+	t.emit(asm.JNE.Reg(asm.R2, asm.R3, l+"diff"))
+	t.emit(asm.JEq.Imm(asm.R2, 0, l+"end"))
+	t.more()
+	t.mark(l + "diff")
+	t.emit(asm.Sub.Reg(asm.R2, asm.R3))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R2, asm.DWord))
+	t.mark(l + "end")
+	t.stop()
 }
