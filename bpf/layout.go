@@ -502,7 +502,8 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 			if need > maxRecord {
 				return fmt.Errorf("bpf: EPID %d: a firing of %d bytes is over %d", ep.EPID, need, maxRecord)
 			}
-			l.recSize = max(l.recSize, RecPrefix+(need+7)&^7)
+			// A byte more, for a string's NUL after the last record.
+			l.recSize = max(l.recSize, RecPrefix+(need+1+7)&^7)
 		}
 	}
 	return nil

@@ -886,10 +886,13 @@ func (b *builder) store(ra *record.Action, lp string) error {
 	}
 	switch {
 	case ra.Type.Kind == dif.TypeString:
-		// Up to the NUL, then zeroes, as dtrace_store_by_ref.
+		// Up to the NUL, then zeroes, as dtrace_store_by_ref; a
+		// string of ra.Size bytes or more fills them all, its NUL
+		// written after them, where the next record goes (the
+		// buffer has a byte more than the largest firing's).
 		b.zeroRec(off, int32(ra.Size))
 		recAt(asm.R1, 0)
-		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)))
+		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)+1))
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
 		b.emit(asm.FnProbeReadKernelStr.Call())
 		// A string it cannot read (NULL) faults, as dtrace_load8.
