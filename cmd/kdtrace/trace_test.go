@@ -219,7 +219,7 @@ var otherProbes = regexp.MustCompile(`syscall|fbt|pid|proc:|sched:|io:|profile-|
 const suiteTimeout = 20 * time.Second
 
 // minSuiteBEGIN is how many of the suite's BEGIN and tick tests pass.
-const minSuiteBEGIN = 145
+const minSuiteBEGIN = 160
 
 // TestTraceSDT counts the runs of a program through proc:::exec-success,
 // which kdtrace makes from the sched_process_exec tracepoint, and its
