@@ -208,7 +208,7 @@ func TestCopyin(t *testing.T) {
 		`BEGIN { trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 55))); trace(strjoin(copyinstr(arg1, 200), copyinstr(arg1, 56))); }`,
 		`BEGIN { trace(copyinstr(arg3)); }`,
 		`BEGIN { trace(*(int *)copyin(arg2, 4)); }`,
-		`BEGIN { trace(*(int *)copyin(arg0, 5000)); }`,
+		`BEGIN { trace(*(int *)copyin(arg0, 20000)); }`,
 	} {
 		t.Run(src, func(t *testing.T) {
 			defer onCPU0(t)()

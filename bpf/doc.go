@@ -92,8 +92,8 @@
 //   - MapStrings: the string tables of all DIFOs, read-only by use.
 //   - MapStrBuf, per CPU: the two strings an scmp compares, copied by
 //     bpf_probe_read_kernel_str (strsize bytes and a NUL each), then
-//     compared in a bounded loop the verifier walks once per byte; the
-//     two strings strjoin joins; the frames bpf_get_stack writes for the
+//     compared by a bpf_loop callback; the two strings strjoin joins,
+//     the strings the other string subroutines scan; the frames bpf_get_stack writes for the
 //     stack depths and callers (127 at most).
 //   - kd_assoc0, kd_assoc1, …, hashes: one associative array each (its
 //     elements, global or thread-local, under keys built in MapKey from
@@ -150,13 +150,32 @@
 // The tuple stack (pushtr, pushtv, popts, flushts) and call for the
 // subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,
 // copyin and copyinstr (bpf_probe_read_user, into scratch), rand (from
-// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr, lltostr and
-// speculation (a compare-and-swap on MapSpec); associative arrays
-// (ldgaa, stgaa, ldtaa, sttaa) keyed by values and strings.
+// bpf_get_prandom_u32), htons … ntohll, strchr, strrchr, lltostr,
+// substr, strstr, index, rindex, strtok, strtoll, basename, dirname,
+// cleanpath, inet_ntoa, inet_ntoa6, inet_ntop and speculation (a
+// compare-and-swap on MapSpec); associative arrays (ldgaa, stgaa, ldtaa,
+// sttaa) keyed by values and strings; stores and copys into scratch,
+// by-reference variables and the by-reference element of an
+// associative array looked up last (its pointer kept at elemPtr; all
+// such elements are as big as the largest, so that one bound serves the
+// verifier whichever array it is in).
+//
+// # Loops
+//
+// The subroutines that scan strings copy them into MapStrBuf and scan
+// the copies in bpf_loop callbacks (loop.go): subprograms after the
+// program's code, one for each kind of loop, which the verifier checks
+// once for each call however many bytes they take, so that a clause of
+// many such calls stays within its limits. A callback keeps its state
+// in MapState's words at StateLoop, looks up the maps it needs itself
+// and cannot fault: what may fault is done before the loop. A program
+// with callbacks describes its functions in BTF (func_info), as the
+// kernel requires. chill() spins in nested bpf_loops on
+// bpf_ktime_get_ns, within dtrace's 500 ms a second per CPU.
 //
 // Everything else — the other subroutines, vtimestamp, ipl, zonename,
 // execargs, keys of other by-reference types, stores into
-// by-reference thread-locals, copys, translators — is refused with an
+// by-reference thread-locals, translators — is refused with an
 // *Error naming the instruction: never translated wrongly. As the kernel
 // does, Translate also refuses a DIFO whose last instruction is not ret,
 // a branch that does not go forward, a store to %r0.

@@ -32,8 +32,15 @@ const (
 	StateGlobBase  = StateSiteArgs + 8*NArgs // kernel address of MapGlobals' value, as a scalar
 	StateLocBase   = StateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
 	StateTmp       = StateLocBase + 8        // where a pointer is stored to be read back as a scalar
-	StateBufUsed   = StateTmp + 8            // bytes of records this CPU's buffer holds, under the fill policy
-	StateFilled    = StateBufUsed + 8        // 1 once this CPU's buffer filled, under the fill policy
+	StateLoop      = StateTmp + 8            // the state of a subroutine's bpf_loop, NLoop words
+	NLoop          = 26
+	StateStrtok    = StateLoop + 8*NLoop // strtok()'s place in its string, 0 if none (dtms_strtok)
+	StateStrtokEnd = StateStrtok + 8     // the end of strtok()'s string
+	StateChillMark = StateStrtokEnd + 8  // start of this CPU's chill() interval (cpu_dtrace_chillmark)
+	StateChilled   = StateChillMark + 8  // nanoseconds chilled in it (cpu_dtrace_chilled)
+	StateElem      = StateChilled + 8    // address of the by-reference element looked up last, as a scalar
+	StateBufUsed   = StateElem + 8       // bytes of records this CPU's buffer holds, under the fill policy
+	StateFilled    = StateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
 	StateSize      = StateFilled + 8
 )
 
@@ -141,14 +148,14 @@ type Config struct {
 	Fill, FillReserve uint32
 }
 
-// MaxStrSize bounds the strsize option: scmp compares in a loop the
-// verifier walks once per byte.
+// MaxStrSize bounds the strsize option: two strings and their NULs
+// fill MapStrBuf's value.
 const MaxStrSize = 4096
 
 // Scratch sizes. A per-CPU map value holds at most 32 KiB, and the
 // scratch map's value is twice the scratch size.
 const (
-	DefaultScratch = 4096
+	DefaultScratch = 16384
 	MaxScratch     = 16384
 )
 
@@ -325,12 +332,20 @@ func (l *Layout) keyEntrySize(k keyKind) uint32 {
 	return 8
 }
 
-// valueSize is the bytes of a's elements.
-func (a *assoc) valueSize() uint32 {
-	if a.ref {
-		return max((a.value.limit+7)&^7, 8)
+// valueSize is the bytes of a's elements. Elements by reference are
+// all as big as the largest, so that a store into the last one looked
+// up (elemPtr) is bounded by one size whichever array it is in.
+func (l *Layout) valueSize(a *assoc) uint32 {
+	if !a.ref {
+		return 8
 	}
-	return 8
+	n := uint32(8)
+	for _, b := range l.assocs {
+		if b.ref {
+			n = max(n, (b.value.limit+7)&^7)
+		}
+	}
+	return n
 }
 
 // addAssocs notes o's associative arrays and the shape of their keys,
@@ -505,7 +520,8 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 			if need > maxRecord {
 				return fmt.Errorf("bpf: EPID %d: a firing of %d bytes is over %d", ep.EPID, need, maxRecord)
 			}
-			l.recSize = max(l.recSize, RecPrefix+(need+7)&^7)
+			// A byte more, for a string's NUL after the last record.
+			l.recSize = max(l.recSize, RecPrefix+(need+1+7)&^7)
 		}
 	}
 	return nil
@@ -522,7 +538,7 @@ const maxRecord = 1<<20 - RecPrefix
 func (l *Layout) zeroSize() uint32 {
 	n := max(l.recSize, l.localsSize(), l.threadRefSize(), 8)
 	for _, a := range l.assocs {
-		n = max(n, l.keySize(a), a.valueSize())
+		n = max(n, l.keySize(a), l.valueSize(a))
 	}
 	return n
 }
@@ -534,4 +550,15 @@ func (l *Layout) maxKeySize() uint32 {
 		n = max(n, l.keySize(a))
 	}
 	return n
+}
+
+// elemSize is the bytes of every by-reference element of associative
+// arrays, 0 if there is none.
+func (l *Layout) elemSize() uint32 {
+	for _, a := range l.assocs {
+		if a.ref {
+			return l.valueSize(a)
+		}
+	}
+	return 0
 }

@@ -269,7 +269,8 @@ func (b *builder) build() (asm.Instructions, error) {
 	b.emit(storeImm64(rState, StateBusy, 0))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
-	return t.out, nil
+	t.functions()
+	return relax(t.out), nil
 }
 
 // prepare readies a firing: the record buffer, with this CPU in its
@@ -635,6 +636,7 @@ func (b *builder) usdtArgs(lp string) {
 // resetFiring zeroes the clause-locals and frees the scratch memory.
 func (b *builder) resetFiring() {
 	b.emit(storeImm64(rState, StateScratch, 0))
+	b.emit(storeImm64(rState, StateStrtok, 0))
 	if !b.t.uses.locals {
 		return
 	}
@@ -772,7 +774,10 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 				b.emit(asm.Mov.Imm(asm.R1, sig))
 			}
 			b.emit(asm.FnSendSignal.Call())
-		case a.Kind == dof.ActBreakpoint, a.Kind == dof.ActPanic, a.Kind == dof.ActChill:
+		case a.Kind == dof.ActChill:
+			b.chill(lp)
+			continue
+		case a.Kind == dof.ActBreakpoint, a.Kind == dof.ActPanic:
 			return fmt.Errorf("bpf: %v cannot be done by BPF programs", a.Kind)
 		}
 		if ra.InTuple && ra.Size == 0 {
@@ -864,6 +869,19 @@ func (b *builder) count(off int16) {
 
 // store writes the value of the action just run (StateRet) into its
 // record.
+// badRef faults BADADDR at the address at StateRet, at no DIF offset:
+// the action's value could not be read into its record; the code goes
+// on at lp+"copied".
+func (b *builder) badRef(lp string) {
+	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
+	b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
+	b.emit(storeImm64(rState, StateFault, FaultBadAddr))
+	b.emit(storeImm64(rState, StateFaultPC, -1))
+	b.emit(asm.Ja.Label(b.t.fault))
+	b.t.faults[b.t.fault] = true
+	b.mark(lp + "copied")
+}
+
 func (b *builder) store(ra *record.Action, lp string) error {
 	off := int32(RecPrefix + ra.Offset)
 	recAt := func(dst asm.Register, extra int32) {
@@ -903,12 +921,18 @@ func (b *builder) store(ra *record.Action, lp string) error {
 	}
 	switch {
 	case ra.Type.Kind == dif.TypeString:
-		// Up to the NUL, then zeroes, as dtrace_store_by_ref.
+		// Up to the NUL, then zeroes, as dtrace_store_by_ref; a
+		// string of ra.Size bytes or more fills them all, its NUL
+		// written after them, where the next record goes (the
+		// buffer has a byte more than the largest firing's).
 		b.zeroRec(off, int32(ra.Size))
 		recAt(asm.R1, 0)
-		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)))
+		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)+1))
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
 		b.emit(asm.FnProbeReadKernelStr.Call())
+		// A string it cannot read (NULL) faults, as dtrace_load8.
+		b.emit(asm.JSGE.Imm(asm.R0, 0, lp+"copied"))
+		b.badRef(lp)
 	case ra.Type.ByRef():
 		read := asm.FnProbeReadKernel
 		if ra.Type.Flags&dif.TFByURef != 0 {
@@ -919,13 +943,7 @@ func (b *builder) store(ra *record.Action, lp string) error {
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
 		b.emit(read.Call())
 		b.emit(asm.JEq.Imm(asm.R0, 0, lp+"copied"))
-		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
-		b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
-		b.emit(storeImm64(rState, StateFault, FaultBadAddr))
-		b.emit(storeImm64(rState, StateFaultPC, -1))
-		b.emit(asm.Ja.Label(b.t.fault))
-		b.t.faults[b.t.fault] = true
-		b.mark(lp + "copied")
+		b.badRef(lp)
 	default:
 		size := map[uint32]asm.Size{1: asm.Byte, 2: asm.Half, 4: asm.Word, 8: asm.DWord}[ra.Size]
 		if size == asm.InvalidSize {

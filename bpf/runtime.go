@@ -108,7 +108,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			continue
 		}
 		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: assocMapName(i), Type: ebpf.Hash, KeySize: l.keySize(a),
-			ValueSize: a.valueSize(), MaxEntries: l.threads})
+			ValueSize: l.valueSize(a), MaxEntries: l.threads})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an associative array's map: %w", err)
@@ -250,6 +250,7 @@ func (r *Runtime) BeginFiring() error {
 	}
 	for _, v := range vals {
 		binary.NativeEndian.PutUint64(v[StateScratch:], 0)
+		binary.NativeEndian.PutUint64(v[StateStrtok:], 0)
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)

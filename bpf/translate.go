@@ -43,6 +43,7 @@ const (
 	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
 	ctxSlot   = -112 // the program's context
 	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
+	elemPtr   = -184 // the by-reference element of an associative array looked up last, or 0
 	// The tuple stack, below the probe program's frame: entry i's value
 	// at tupleSlot-16·i, its size 8 bytes below.
 	tupleSlot = -192
@@ -84,7 +85,8 @@ func Translate(o *dif.Object, l *Layout) (asm.Instructions, error) {
 		t.emit(asm.Mov.Imm(asm.R0, 1))
 		t.emit(asm.Return())
 	}
-	return t.out, nil
+	t.functions()
+	return relax(t.out), nil
 }
 
 // A translator appends the BPF code of one program: its prologue, then
@@ -109,6 +111,11 @@ type translator struct {
 	// faults are the fault labels jumped to: the verifier refuses
 	// code that cannot run, so a fault path is emitted only if used.
 	faults map[string]bool
+
+	// The callbacks of bpf_loop the code calls, emitted after it.
+	funcs  []string
+	bodies map[string]func()
+	loops  int // bpf_loop calls so far, for unique labels
 }
 
 func newTranslator(l *Layout) *translator { return &translator{l: l, faults: map[string]bool{}} }
@@ -244,7 +251,7 @@ func (t *translator) scan() error {
 			t.uses.strings = true
 		case dif.ALLOCS:
 			t.uses.scratch = true
-		case dif.STB, dif.STH, dif.STW, dif.STX:
+		case dif.STB, dif.STH, dif.STW, dif.STX, dif.COPYS:
 			// Stores may go to by-reference variables' storage.
 			t.uses.scratch = true
 			t.uses.globals = t.uses.globals || t.l.grefSize > 0
@@ -367,6 +374,8 @@ func (t *translator) prologue() {
 	for r := uint8(1); r < dif.NRegs; r++ {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
 	}
+	t.emit(storeImm64(asm.R10, elemPtr, 0))
+	t.emit(storeImm64(rState, StateElem, 0))
 	t.emit(storeImm64(rState, StateFault, 0))
 	t.emit(storeImm64(rState, StateFaultPC, 0))
 	t.emit(storeImm64(rState, StateFaultAddr, 0))
@@ -584,6 +593,8 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		return t.static(pc, in)
 	case dif.ALLOCS:
 		t.allocs(pc, in, local)
+	case dif.COPYS:
+		return t.copys(pc, in, local)
 	case dif.STB, dif.STH, dif.STW, dif.STX:
 		t.store(pc, in, local)
 	case dif.LDGA:
@@ -1075,23 +1086,91 @@ func (t *translator) alloc(pc int, rd uint8, local func(string) string) {
 // DTRACEFLT_BADADDR, then DTRACEFLT_BADALIGN, as the kernel checks
 // them. The bytes of by-reference thread-locals, in a hash map, cannot
 // be told from other kernel memory: a store to them faults.
-func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
-	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
-	n := int32(size.Sizeof())
-	// Each region: where its address is kept, the register pointing
-	// to it, and the bytes of it DIF may store to.
-	type region struct {
-		addrAt     int16
-		base       asm.Register
-		start, end uint32
-	}
+// A region is memory DIF may store to: where its address is kept, the
+// register pointing to it (R4: the pointer at elemPtr), and its bytes
+// DIF may store to.
+type region struct {
+	addrAt     int16
+	base       asm.Register
+	start, end uint32
+}
+
+// regions are scratch, the by-reference elements of associative
+// arrays (the last looked up) and the by-reference variables' storage.
+func (t *translator) regions() []region {
 	regions := []region{{StateScrBase, rScratch, 0, t.l.scratch}}
+	if n := t.l.elemSize(); n > 0 {
+		regions = append(regions, region{StateElem, asm.R4, 0, n})
+	}
 	if t.l.grefSize > 0 {
 		regions = append(regions, region{StateGlobBase, rGlobals, slotsSize(len(t.l.globals)), t.l.globalsSize()})
 	}
 	if t.l.lrefSize > 0 {
 		regions = append(regions, region{StateLocBase, rLocals, slotsSize(len(t.l.locals)), t.l.localsSize()})
 	}
+	return regions
+}
+
+// copys translates copys: r2 bytes from the address in r1 to the one
+// in rd, which must lie in a region DIF may store to. The size must be
+// set by the setx just before, as the compiler emits it: the verifier
+// bounds the copy by it.
+func (t *translator) copys(pc int, in dif.Instr, local func(string) string) error {
+	prev := pc - 1
+	if prev < 0 || t.targets[uint32(pc)] || t.o.Code[prev].Op() != dif.SETX || t.o.Code[prev].RD() != in.R2() {
+		return &Error{pc, in, "copys of a size not set just before"}
+	}
+	i := int(t.o.Code[prev].Index())
+	if i >= len(t.o.Ints) {
+		return &Error{pc, in, fmt.Sprintf("integer table index %d out of range", i)}
+	}
+	n := t.o.Ints[i]
+	if n == 0 {
+		t.emit(asm.Mov.Imm(asm.R0, 0))
+		return nil
+	}
+	var regions []region
+	for _, r := range t.regions() {
+		if n <= uint64(r.end-r.start) {
+			regions = append(regions, r)
+		}
+	}
+	for i, r := range regions {
+		next := local(fmt.Sprintf("r%d", i+1))
+		if i > 0 {
+			t.mark(local(fmt.Sprintf("r%d", i)))
+		}
+		t.get(asm.R2, in.RD())
+		t.emit(asm.LoadMem(asm.R1, rState, r.addrAt, asm.DWord))
+		t.emit(asm.Sub.Reg(asm.R2, asm.R1))
+		if r.start > 0 {
+			t.emit(asm.JLT.Imm(asm.R2, int32(r.start), next))
+		}
+		t.emit(asm.JGT.Imm(asm.R2, int32(r.end)-int32(n), next))
+		if r.base == asm.R4 {
+			t.emit(asm.LoadMem(asm.R4, asm.R10, elemPtr, asm.DWord))
+			t.emit(asm.JEq.Imm(asm.R4, 0, next))
+		}
+		t.emit(asm.Add.Reg(asm.R2, r.base))
+		t.emit(asm.Mov.Reg(asm.R1, asm.R2))
+		t.emit(asm.Mov.Imm(asm.R2, int32(n)))
+		t.get(asm.R3, in.R1())
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+		t.get(asm.R1, in.R1())
+		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	}
+	t.mark(local(fmt.Sprintf("r%d", len(regions))))
+	t.get(asm.R1, in.RD())
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("done"))
+	return nil
+}
+
+func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
+	size := map[dif.Op]asm.Size{dif.STB: asm.Byte, dif.STH: asm.Half, dif.STW: asm.Word, dif.STX: asm.DWord}[in.Op()]
+	n := int32(size.Sizeof())
+	regions := t.regions()
 	for i, r := range regions {
 		next := local(fmt.Sprintf("r%d", i+1))
 		if i == len(regions)-1 {
@@ -1110,6 +1189,11 @@ func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 		t.emit(asm.Mov.Reg(asm.R3, asm.R2))
 		t.emit(asm.And.Imm(asm.R3, n-1))
 		t.emit(asm.JNE.Imm(asm.R3, 0, local("badalign")))
+		if r.base == asm.R4 {
+			// Where no element was looked up, a known 0.
+			t.emit(asm.LoadMem(asm.R4, asm.R10, elemPtr, asm.DWord))
+			t.emit(asm.JEq.Imm(asm.R4, 0, next))
+		}
 		t.get(asm.R1, in.R1())
 		t.emit(asm.Add.Reg(asm.R2, r.base))
 		t.emit(asm.StoreMem(asm.R2, 0, asm.R1, size))
@@ -1153,22 +1237,12 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 		t.mark(local(name))
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
-	// R0 is 0 here. A bounded loop: the verifier walks it once per byte.
-	t.emit(asm.LoadMem(asm.R4, asm.R10, strBufPtr, asm.DWord))
-	t.emit(asm.Mov.Imm(asm.R5, 0))
-	t.mark(local("loop"))
-	t.emit(asm.Mov.Reg(asm.R1, asm.R4))
-	t.emit(asm.Add.Reg(asm.R1, asm.R5))
-	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
-	t.emit(asm.LoadMem(asm.R3, asm.R1, half, asm.Byte))
-	t.emit(asm.JNE.Reg(asm.R2, asm.R3, local("diff")))
-	t.emit(asm.JEq.Imm(asm.R2, 0, local("set")))
-	t.emit(asm.Add.Imm(asm.R5, 1))
-	t.emit(asm.JLT.Imm(asm.R5, int32(t.l.strsize), local("loop")))
-	t.emit(asm.Ja.Label(local("set")))
-	t.mark(local("diff"))
-	t.emit(asm.Mov.Reg(asm.R0, asm.R2))
-	t.emit(asm.Sub.Reg(asm.R0, asm.R3))
+	// The bytes compared by a bpf_loop callback, its difference at
+	// the callbacks' word 0.
+	t.putLoopImm(0, 0)
+	t.emit(asm.Mov.Imm(asm.R1, int32(t.l.strsize)))
+	t.loop(t.callback("scmp", t.scmpStep))
+	t.getLoop(asm.R0, rState, 0)
 	t.mark(local("set"))
 	t.emit(asm.StoreMem(asm.R10, ccA, asm.R0, asm.DWord))
 	t.emit(storeImm64(asm.R10, ccB, 0))
@@ -1355,6 +1429,27 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrLltostr:
 		t.lltostr(pc, in, nargs, arg, local)
 
+	case dif.SubrStrstr, dif.SubrIndex, dif.SubrRindex:
+		t.strstr(pc, in, nargs, arg, badAddr, local)
+
+	case dif.SubrStrtoll:
+		t.strtoll(pc, in, nargs, arg, badAddr, local)
+
+	case dif.SubrBasename, dif.SubrDirname:
+		t.basename(pc, in, arg, badAddr, local)
+
+	case dif.SubrCleanpath:
+		t.cleanpath(pc, in, arg, badAddr, local)
+
+	case dif.SubrStrtok:
+		t.strtok(pc, in, arg, badAddr, local)
+
+	case dif.SubrInetNtoa, dif.SubrInetNtoa6, dif.SubrInetNtop:
+		t.inetNtop(pc, in, arg, badAddr, local)
+
+	case dif.SubrJSON:
+		t.json(pc, in, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
@@ -1515,9 +1610,12 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 		find()
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
 		if a.ref {
-			// The pointer read back as a scalar.
+			// The pointer read back as a scalar; it is kept, for
+			// stores into the element (elemPtr).
+			t.emit(asm.StoreMem(asm.R10, elemPtr, asm.R0, asm.DWord))
 			t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
 			t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+			t.emit(asm.StoreMem(rState, StateElem, asm.R0, asm.DWord))
 		} else {
 			t.emit(asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))
 		}
@@ -1538,8 +1636,8 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	keyBuf(asm.R2)
 	t.emit(asm.Mov.Reg(asm.R3, rScratch))
 	t.emit(asm.Add.Imm(asm.R3, int32(t.l.scratch)))
-	if a.valueSize() > t.l.scratch {
-		return &Error{pc, in, fmt.Sprintf("an element of %d bytes, over the scratch size %d", a.valueSize(), t.l.scratch)}
+	if t.l.valueSize(a) > t.l.scratch {
+		return &Error{pc, in, fmt.Sprintf("an element of %d bytes, over the scratch size %d", t.l.valueSize(a), t.l.scratch)}
 	}
 	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
 	t.emit(asm.FnMapUpdateElem.Call())
@@ -1757,4 +1855,21 @@ func (t *translator) execname(pc int, local func(string) string) {
 	t.mark(local("nocomm"))
 	t.faultAt(pc, FaultNoScratch, 0, false)
 	t.mark(local("comm"))
+}
+
+// scmpStep compares byte i of the two strings in MapStrBuf: at a
+// difference, or at their NUL, the loop ends.
+func (t *translator) scmpStep() {
+	const l = "cb_scmp_"
+	half := int32(t.l.strBufHalf())
+	t.bufByte(asm.R2, cIndex, 0, l+"a")
+	t.bufByte(asm.R3, cIndex, half, l+"b")
+	t.emit(asm.JNE.Reg(asm.R2, asm.R3, l+"diff"))
+	t.emit(asm.JEq.Imm(asm.R2, 0, l+"end"))
+	t.more()
+	t.mark(l + "diff")
+	t.emit(asm.Sub.Reg(asm.R2, asm.R3))
+	t.emit(asm.StoreMem(cState, loopWord(0), asm.R2, asm.DWord))
+	t.mark(l + "end")
+	t.stop()
 }

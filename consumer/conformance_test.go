@@ -118,8 +118,6 @@ var suiteFailing = map[string]string{
 	"buffering/tst.fill1.d":       "bufpolicy=fill: the driver's buffers switch; a fill buffer that fills and stops tracing is the runtime's to do",
 	"buffering/tst.ring3.d":       "curthread's type needs the kernel's types, which the driver does not load",
 	"funcs/tst.index.d":           "its .out names /usr/perl5/bin/perl, the test prints /usr/bin/perl (FreeBSD skips the test); the rest matches",
-	"funcs/tst.inet_ntoa6.d":      "sizeof (struct in6_addr) needs the kernel's types, which the driver does not load",
-	"funcs/tst.inet_ntop.d":       "sizeof (struct in6_addr) needs the kernel's types, which the driver does not load",
 	"funcs/tst.system.d":          "its .out holds FreeBSD ping's output; system() itself runs",
 	"misc/tst.dynopt.d":           aggRate,
 	"multiaggs/tst.tuplecompat.d": "curthread's type needs the kernel's types, which the driver does not load",

@@ -98,7 +98,20 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	loaded := make(map[string]bool)
 	var later []*lib
 	if cfg.Lazy {
-		order, later = nil, order
+		// A library that defines a struct, union or enum tag and
+		// depends on nothing is compiled at once: the kernel may have
+		// a type of the same tag, which is then never undefined, and
+		// the library's must take its place in every program, as
+		// dtrace's D definitions do.
+		var now []*lib
+		for _, l := range order {
+			if !strings.Contains(string(l.Text), "depends_on") && definesTag(l) {
+				now = append(now, l)
+			} else {
+				later = append(later, l)
+			}
+		}
+		order = now
 	}
 	skipped, err = compileAll(c, order, cfg, loaded, skipped)
 	if err != nil || len(later) == 0 {
@@ -204,6 +217,16 @@ func definedNames(libs []*lib) map[string]bool {
 		scanNames(l.Text, names)
 	}
 	return names
+}
+
+// definesTag reports whether l defines a struct, union or enum tag.
+func definesTag(l *lib) bool {
+	for name := range definedNames([]*lib{l}) {
+		if i := strings.IndexByte(name, ' '); i > 0 && isTag(name[:i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // mentioned reports whether name, or the tag of a name such as

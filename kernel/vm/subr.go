@@ -6,10 +6,12 @@ import (
 	"github.com/kdtrace/kdtrace/dif"
 )
 
-// Address families as FreeBSD numbers them, for inet_ntop().
+// Address families for inet_ntop(): AF_INET6 as FreeBSD numbers it,
+// and as Linux does.
 const (
-	afInet  = 2
-	afInet6 = 28
+	afInet       = 2
+	afInet6      = 28
+	afInet6Linux = 10
 
 	inetAddrStrLen  = 16 // INET_ADDRSTRLEN
 	inet6AddrStrLen = 46 // INET6_ADDRSTRLEN
@@ -903,7 +905,7 @@ func (m *Machine) inetNtop(subr uint16, rd *uint64, args []tuple) error {
 		}
 		size = inetAddrStrLen
 		s = appendDotted(nil, ip)
-	case afInet6:
+	case afInet6, afInet6Linux:
 		if err := m.canload(src, 16); err != nil {
 			return err
 		}
