@@ -793,6 +793,17 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 			return err
 		}
 	}
+	if exits && !inError && !b.p.End {
+		// exit() drains the tracing from one CPU only, as dtrace's
+		// compare-and-swap of its activity: a firing that finds
+		// another CPU's exit() has come first leaves no record.
+		b.lookup(asm.R1, MapCtl)
+		b.emit(asm.LoadMem(asm.R0, asm.R1, CtlActivity, asm.DWord))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+		b.emit(asm.Mov.Imm(asm.R2, ActivityDraining))
+		b.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, CtlActivity))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+	}
 	if ep.Size > 0 {
 		if speculates(e) {
 			b.specCheck(prefix+"out", prefix)
