@@ -19,6 +19,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/option"
 )
 
 // Spec says what a program's text is, as dtrace's options say it.
@@ -241,8 +242,12 @@ func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.
 			if err := h.opts.SetFromScript(name, value); err != nil {
 				return err
 			}
-			if name == "version" {
+			switch name {
+			case "version":
 				return h.checker.SetVersion(value)
+			case "strsize":
+				n, _ := option.ParseSize(value)
+				h.checker.SetStringSize(int64(n))
 			}
 			return nil
 		},

@@ -254,3 +254,21 @@ func TestTraceRing(t *testing.T) {
 		t.Errorf("stdout %q, want %q", stdout.String(), want)
 	}
 }
+
+// TestTraceStrsizePragma checks that a script's strsize pragma sizes
+// the strings checked after it, as dt_opt_strsize resizes D's string.
+func TestTraceStrsizePragma(t *testing.T) {
+	needTracing(t)
+	script := filepath.Join(t.TempDir(), "s.d")
+	src := "#pragma D option quiet\n#pragma D option strsize=6\nBEGIN { x = \"abcdefghij\"; printf(\"%s|\\n\", x); exit(0); }\n"
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-s", script}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d: %s", st, stderr.String())
+	}
+	if want := "abcdef|\n\n"; stdout.String() != want {
+		t.Errorf("stdout %q, want %q", stdout.String(), want)
+	}
+}

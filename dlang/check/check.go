@@ -238,6 +238,19 @@ func NewChecker(cfg *Config) *Checker {
 // StringSize returns the size of D's string type.
 func (c *Checker) StringSize() int64 { return c.cfg.StringSize }
 
+// SetStringSize resizes D's string type, as dt_opt_strsize does when a
+// program's pragma sets strsize: what is checked after it has strings
+// of n bytes.
+func (c *Checker) SetStringSize(n int64) {
+	if n <= 0 {
+		return
+	}
+	c.cfg.StringSize = n
+	if st, ok := c.strType.(*types.String); ok {
+		st.Bytes = n
+	}
+}
+
 // Aggregation returns the aggregation the checked programs numbered
 // id (Ident.ID), or nil: what a consumer names an aggregation by.
 func (c *Checker) Aggregation(id uint32) *Ident {
