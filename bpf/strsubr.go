@@ -737,3 +737,48 @@ func (t *translator) strtokStep() {
 	t.mark(l + "end")
 	t.stop()
 }
+
+// toupper translates toupper(s) and tolower(s) as dtrace_dif_subr's:
+// s's letters of one case turned into the other, the rest kept, in
+// strsize bytes of scratch. A callback changes the copy in MapStrBuf
+// a byte an iteration.
+func (t *translator) toupper(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	strsize := int32(t.l.strsize)
+	name, lower, upper, convert := "toupper", int32('a'), int32('z'), int32('A')
+	if in.Subr() == dif.SubrTolower {
+		name, lower, upper, convert = "tolower", 'A', 'Z', 'a'
+	}
+	t.readString(0, 0, arg, badAddr, local("read"))
+	// The length without the NUL, strsize-1 at most.
+	t.emit(asm.Add.Imm(asm.R0, -1))
+	t.emit(asm.JSLE.Imm(asm.R0, strsize-1, local("fits")))
+	t.emit(asm.Mov.Imm(asm.R0, strsize-1))
+	t.mark(local("fits"))
+	t.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.DWord))
+	t.room(pc, strsize, local("room"))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot, asm.DWord))
+	t.loop(t.callback(name, func() { t.caseStep(name, lower, upper, convert) }))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+	t.emit(asm.JSGE.Imm(asm.R2, 0, local("len")))
+	t.emit(asm.Mov.Imm(asm.R2, 0))
+	t.mark(local("len"))
+	t.emit(asm.Mov.Imm(asm.R3, 0))
+	t.takeString(in.RD(), strsize, local("take"))
+}
+
+// caseStep changes byte i of MapStrBuf from lower…upper to convert….
+func (t *translator) caseStep(name string, lower, upper, convert int32) {
+	l := "cb_" + name + "_"
+	t.emit(asm.JLT.Imm(cIndex, int32(t.l.strBufSize()), l+"in"))
+	t.stop()
+	t.mark(l + "in")
+	t.emit(asm.Mov.Reg(asm.R1, cBuf))
+	t.emit(asm.Add.Reg(asm.R1, cIndex))
+	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
+	t.emit(asm.JLT.Imm(asm.R2, lower, l+"keep"))
+	t.emit(asm.JGT.Imm(asm.R2, upper, l+"keep"))
+	t.emit(asm.Add.Imm(asm.R2, convert-lower))
+	t.emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.Byte))
+	t.mark(l + "keep")
+	t.more()
+}

@@ -1450,6 +1450,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrJSON:
 		t.json(pc, in, arg, badAddr, local)
 
+	case dif.SubrToupper, dif.SubrTolower:
+		t.toupper(pc, in, arg, badAddr, local)
+
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
 	}
