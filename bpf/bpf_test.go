@@ -456,7 +456,7 @@ func TestD(t *testing.T) {
 		`BEGIN { trace(strstr((char *)8, "a")); }`,
 		`BEGIN { trace(strtoll("0", 2)); trace(strtoll("0x20", 16)); trace(strtoll(" \t-32", 10)); trace(strtoll("010", 8)); trace(strtoll("9223372036854775807")); trace(strtoll("-9223372036854775808")); trace(strtoll("-1000000000000000000001", 8)); trace(strtoll("baddcafe", 16)); trace(strtoll("12j")); trace(strtoll("-0DTrace4EverZ", 36)); trace(strtoll("")); trace(strtoll("0xg", 16)); trace(strtoll("+0X1f", 16)); }`,
 		`BEGIN { b = 37; trace(strtoll("5", b)); }`,
-		`BEGIN { trace(toupper("abcXyz1-@[`+"`"+`{")); trace(tolower("ABCxYZ1-@[`+"`"+`{")); trace(toupper("")); x = "MiXeD"; trace(tolower(x)); trace(toupper(x)); }`,
+		`BEGIN { trace(toupper("abcXyz1-@[` + "`" + `{")); trace(tolower("ABCxYZ1-@[` + "`" + `{")); trace(toupper("")); x = "MiXeD"; trace(tolower(x)); trace(toupper(x)); }`,
 		`BEGIN { trace(toupper((char *)8)); }`,
 		`BEGIN { trace(strtoll((char *)8)); }`,
 		`BEGIN { trace(cleanpath("/foo/bar/../../baz/.//")); trace(cleanpath("foo/bar/./././././baz/")); trace(cleanpath("/foo/bar/baz/../../../../../../")); trace(cleanpath("/./")); trace(cleanpath("/foo/bar/baz/../../bop/bang/../../bar/baz/")); trace(cleanpath("//")); trace(cleanpath("/.")); trace(cleanpath("")); trace(cleanpath("/a/..b/.c/..")); trace(cleanpath("a/..")); }`,
