@@ -782,3 +782,45 @@ func (t *translator) caseStep(name string, lower, upper, convert int32) {
 	t.mark(l + "keep")
 	t.more()
 }
+
+// copyout translates copyout(src, dst, size) and copyoutstr(s, dst,
+// size) as dtrace_dif_subr's: size bytes of src, or s with its NUL and
+// size bytes at most, written to the user's address dst. The bytes
+// pass through MapStrBuf, which bounds a copy (a larger one faults
+// NOSCRATCH); a source that cannot be read, or a destination that
+// cannot be written, faults BADADDR.
+func (t *translator) copyout(pc int, in dif.Instr, arg func(asm.Register, int), badAddr func(int), local func(string) string) {
+	most := int32(t.l.strBufSize())
+	if in.Subr() == dif.SubrCopyoutstr {
+		t.readString(0, 0, arg, badAddr, local("read"))
+		arg(asm.R2, 2)
+		t.emit(asm.JLE.Reg(asm.R2, asm.R0, local("n")))
+		t.emit(asm.Mov.Reg(asm.R2, asm.R0))
+		t.mark(local("n"))
+	} else {
+		arg(asm.R2, 2)
+		t.emit(asm.JEq.Imm(asm.R2, 0, local("n")))
+		t.emit(asm.JLE.Imm(asm.R2, most, local("fits")))
+		t.faultAt(pc, FaultNoScratch, 0, false)
+		t.mark(local("fits"))
+		t.emit(asm.StoreMem(asm.R10, keySlot, asm.R2, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, asm.R10, strBufPtr, asm.DWord))
+		arg(asm.R3, 0)
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.JEq.Imm(asm.R0, 0, local("read")))
+		badAddr(0)
+		t.mark(local("read"))
+		t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
+		t.mark(local("n"))
+	}
+	// R2 the bytes to write, bounded again for the verifier.
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("done")))
+	t.emit(asm.JGT.Imm(asm.R2, most, local("done")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R2))
+	t.emit(asm.LoadMem(asm.R2, asm.R10, strBufPtr, asm.DWord))
+	arg(asm.R1, 1)
+	t.emit(asm.FnProbeWriteUser.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+	badAddr(1)
+	t.mark(local("done"))
+}

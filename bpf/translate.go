@@ -3,7 +3,9 @@ package bpf
 import (
 	"fmt"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/features"
 
 	"github.com/kdtrace/kdtrace/dif"
 )
@@ -1452,6 +1454,13 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 
 	case dif.SubrToupper, dif.SubrTolower:
 		t.toupper(pc, in, arg, badAddr, local)
+
+	case dif.SubrCopyout, dif.SubrCopyoutstr:
+		if err := features.HaveProgramHelper(ebpf.Kprobe, asm.FnProbeWriteUser); err != nil {
+			// A kernel locked down for integrity refuses the helper.
+			return &Error{pc, in, fmt.Sprintf("%s() writes the user's memory through bpf_probe_write_user, which this kernel refuses (%v)", dif.SubrName(subr), err)}
+		}
+		t.copyout(pc, in, arg, badAddr, local)
 
 	default:
 		return &Error{pc, in, fmt.Sprintf("subroutine %s not translated yet", dif.SubrName(subr))}
