@@ -575,16 +575,8 @@ func (c *Consumer) jsonArg(j *jsonBuf, cv *printf.Conv, r *record.Rec, b []byte)
 			return nil
 		}
 	case printf.Float:
-		var v float64
-		switch len(b) {
-		case 4:
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-		case 8:
-			v = math.Float64frombits(le64(b))
-		case 16:
-			v = x87(b)
-		}
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+		v, ok := recFloat(b)
+		if ok && !math.IsInf(v, 0) && !math.IsNaN(v) {
 			*j = strconv.AppendFloat(*j, v, 'g', -1, 64)
 			return nil
 		}

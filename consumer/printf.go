@@ -292,15 +292,8 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		}
 		return spec.int(v, false), nil
 	case printf.Float:
-		var v float64
-		switch len(b) {
-		case 4:
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b)))
-		case 8:
-			v = math.Float64frombits(le64(b))
-		case 16:
-			v = x87(b)
-		default:
+		v, ok := recFloat(b)
+		if !ok {
 			return "", mismatch
 		}
 		return spec.float(v), nil
@@ -484,4 +477,18 @@ func x87(b []byte) float64 {
 		v = -v
 	}
 	return v
+}
+
+// recFloat returns the floating-point value of a record of 4, 8 or 16
+// (x87's long double) bytes, and false for another size.
+func recFloat(b []byte) (float64, bool) {
+	switch len(b) {
+	case 4:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(b))), true
+	case 8:
+		return math.Float64frombits(le64(b)), true
+	case 16:
+		return x87(b), true
+	}
+	return 0, false
 }
