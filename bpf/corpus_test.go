@@ -108,7 +108,9 @@ func comparable(objs []*dif.Object) bool {
 			op := in.Op()
 			// The VM has no registers to give regs[] and uregs[].
 			regs := op == dif.LDGA && (uint32(in.R1()) == dif.VarRegs || uint32(in.R1()) == dif.VarUregs)
-			if op.Form() == dif.FormLoad || op == dif.LDGS && unknown[in.Var()] || op == dif.CALL && in.Subr() == dif.SubrRand || regs {
+			// Nor this machine's processes, which progenyof() walks.
+			calls := op == dif.CALL && (in.Subr() == dif.SubrRand || in.Subr() == dif.SubrProgenyof)
+			if op.Form() == dif.FormLoad || op == dif.LDGS && unknown[in.Var()] || calls || regs {
 				return false
 			}
 		}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/cilium/ebpf/asm"
 	"github.com/kdtrace/kdtrace/btf"
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -42,3 +44,60 @@ var kernelTask = sync.OnceValues(func() (taskOffsets, error) {
 	}
 	return o, nil
 })
+
+// maxAncestors bounds the processes progenyof() walks up from the
+// current one.
+const maxAncestors = 64
+
+// progenyof translates progenyof(pid) as dtrace_dif_subr's: 1 if the
+// current process is pid or descends from it, walking real_parent up
+// to the idle task (its own parent) or maxAncestors processes; else 0.
+// The walk's count and task are on the stack, where the verifier
+// follows them through the loop.
+func (t *translator) progenyof(pc int, in dif.Instr, arg func(asm.Register, int), local func(string) string) error {
+	o, err := kernelTask()
+	if err != nil {
+		return &Error{pc, in, fmt.Sprintf("progenyof() needs the kernel's struct task_struct: %v", err)}
+	}
+	const count, task = keySlot, keySlot + 8
+	// The callbacks' word 0 holds the pid sought, as an int.
+	arg(asm.R1, 0)
+	t.emit(asm.LSh.Imm(asm.R1, 32))
+	t.emit(asm.RSh.Imm(asm.R1, 32))
+	t.putLoop(0, asm.R1)
+	t.emit(storeImm64(asm.R10, count, 0))
+	t.emit(asm.FnGetCurrentTask.Call())
+	t.emit(asm.StoreMem(asm.R10, task, asm.R0, asm.DWord))
+	read := func(off int16, size int32) {
+		t.emit(asm.LoadMem(asm.R3, asm.R10, task, asm.DWord))
+		t.emit(asm.Add.Imm(asm.R3, int32(off)))
+		t.emit(storeImm64(asm.R10, bufSlot, 0))
+		t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+		t.emit(asm.Add.Imm(asm.R1, bufSlot))
+		t.emit(asm.Mov.Imm(asm.R2, size))
+		t.emit(asm.FnProbeReadKernel.Call())
+		t.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
+	}
+	t.mark(local("walk"))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, task, asm.DWord))
+	t.emit(asm.JEq.Imm(asm.R1, 0, local("no")))
+	read(o.tgid, 4)
+	t.getLoop(asm.R1, rState, 0)
+	t.emit(asm.JEq.Reg(asm.R0, asm.R1, local("yes")))
+	read(o.realParent, 8)
+	t.emit(asm.LoadMem(asm.R1, asm.R10, task, asm.DWord))
+	t.emit(asm.JEq.Reg(asm.R0, asm.R1, local("no")))
+	t.emit(asm.StoreMem(asm.R10, task, asm.R0, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, asm.R10, count, asm.DWord))
+	t.emit(asm.Add.Imm(asm.R1, 1))
+	t.emit(asm.StoreMem(asm.R10, count, asm.R1, asm.DWord))
+	t.emit(asm.JLT.Imm(asm.R1, maxAncestors, local("walk")))
+	t.mark(local("no"))
+	t.emit(asm.Mov.Imm(asm.R0, 0))
+	t.emit(asm.Ja.Label(local("done")))
+	t.mark(local("yes"))
+	t.emit(asm.Mov.Imm(asm.R0, 1))
+	t.mark(local("done"))
+	t.set(in.RD(), asm.R0)
+	return nil
+}

@@ -71,6 +71,9 @@ func TestTrace(t *testing.T) {
 		// record ends (dtrace_ecb_resize's aggbase); the record keeps
 		// its value.
 		{[]string{"-q", "-n", `BEGIN { printf("%d %d\n", 7, 3); @c = sum(5); exit(0); }`}, 0, "7 3\n\n                5\n", ""},
+		// BEGIN runs in kdtrace, which descends from init and from
+		// itself, not from a process that cannot be.
+		{[]string{"-q", "-n", `BEGIN { printf("%d %d %d\n", progenyof($pid), progenyof(1), progenyof(-1)); exit(0); }`}, 0, "1 1 0\n\n", ""},
 		// -i names a probe by its ID: 1 is BEGIN, as in dtrace.
 		{[]string{"-q", "-i", `1 { printf("one"); exit(0); }`}, 0, "one\n", ""},
 		{[]string{"-n", `BEGIN { trace(1); trace("two"); trace((char)3); exit(0); }`}, 0,
