@@ -824,3 +824,34 @@ func (t *translator) copyout(pc int, in dif.Instr, arg func(asm.Register, int), 
 	badAddr(1)
 	t.mark(local("done"))
 }
+
+// bcopy translates bcopy(src, dst, size) as dtrace_dif_subr's: size
+// bytes of kernel memory at src copied to dst, which must lie in
+// scratch (alloca's); a dst outside it faults BADADDR on dst, a src
+// that cannot be read BADADDR on src.
+func (t *translator) bcopy(pc int, arg func(asm.Register, int), local func(string) string) {
+	scratch := int32(t.l.scratch)
+	// R1 dst's offset in scratch, R2 the size: both at most scratch,
+	// the map's value holding twice as much.
+	arg(asm.R1, 1)
+	t.emit(asm.LoadMem(asm.R2, rState, StateScrBase, asm.DWord))
+	t.emit(asm.Sub.Reg(asm.R1, asm.R2))
+	arg(asm.R2, 2)
+	t.emit(asm.JGT.Imm(asm.R2, scratch, local("dst")))
+	t.emit(asm.JGT.Imm(asm.R1, scratch, local("dst")))
+	t.emit(asm.Mov.Reg(asm.R3, asm.R1))
+	t.emit(asm.Add.Reg(asm.R3, asm.R2))
+	t.emit(asm.JLE.Imm(asm.R3, scratch, local("in")))
+	t.mark(local("dst"))
+	arg(asm.R1, 1)
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("in"))
+	t.emit(asm.JEq.Imm(asm.R2, 0, local("done")))
+	t.emit(asm.Add.Reg(asm.R1, rScratch))
+	arg(asm.R3, 0)
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
+	arg(asm.R1, 0)
+	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.mark(local("done"))
+}

@@ -1400,6 +1400,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrjoin:
 		return t.strjoin(pc, in, arg, badAddr, local)
 
+	case dif.SubrBcopy:
+		t.bcopy(pc, arg, local)
+
 	case dif.SubrProgenyof:
 		if err := t.progenyof(pc, in, arg, local); err != nil {
 			return err
