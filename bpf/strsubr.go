@@ -825,33 +825,38 @@ func (t *translator) copyout(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.mark(local("done"))
 }
 
-// bcopy translates bcopy(src, dst, size) as dtrace_dif_subr's: size
-// bytes of kernel memory at src copied to dst, which must lie in
-// scratch (alloca's); a dst outside it faults BADADDR on dst, a src
-// that cannot be read BADADDR on src.
-func (t *translator) bcopy(pc int, arg func(asm.Register, int), local func(string) string) {
+// bcopy translates bcopy(src, dst, size) and copyinto(src, size, dst)
+// as dtrace_dif_subr's: size bytes at src, of the kernel's memory or
+// for copyinto the user's, copied to dst, which must lie in scratch
+// (alloca's); a dst outside it faults BADADDR on dst, a src that
+// cannot be read BADADDR on src.
+func (t *translator) bcopy(pc int, in dif.Instr, arg func(asm.Register, int), local func(string) string) {
 	scratch := int32(t.l.scratch)
+	src, dst, size, read := 0, 1, 2, asm.FnProbeReadKernel
+	if in.Subr() == dif.SubrCopyinto {
+		src, size, dst, read = 0, 1, 2, asm.FnProbeReadUser
+	}
 	// R1 dst's offset in scratch, R2 the size: both at most scratch,
 	// the map's value holding twice as much.
-	arg(asm.R1, 1)
+	arg(asm.R1, dst)
 	t.emit(asm.LoadMem(asm.R2, rState, StateScrBase, asm.DWord))
 	t.emit(asm.Sub.Reg(asm.R1, asm.R2))
-	arg(asm.R2, 2)
+	arg(asm.R2, size)
 	t.emit(asm.JGT.Imm(asm.R2, scratch, local("dst")))
 	t.emit(asm.JGT.Imm(asm.R1, scratch, local("dst")))
 	t.emit(asm.Mov.Reg(asm.R3, asm.R1))
 	t.emit(asm.Add.Reg(asm.R3, asm.R2))
 	t.emit(asm.JLE.Imm(asm.R3, scratch, local("in")))
 	t.mark(local("dst"))
-	arg(asm.R1, 1)
+	arg(asm.R1, dst)
 	t.faultAt(pc, FaultBadAddr, asm.R1, true)
 	t.mark(local("in"))
 	t.emit(asm.JEq.Imm(asm.R2, 0, local("done")))
 	t.emit(asm.Add.Reg(asm.R1, rScratch))
-	arg(asm.R3, 0)
-	t.emit(asm.FnProbeReadKernel.Call())
+	arg(asm.R3, src)
+	t.emit(read.Call())
 	t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
-	arg(asm.R1, 0)
+	arg(asm.R1, src)
 	t.faultAt(pc, FaultBadAddr, asm.R1, true)
 	t.mark(local("done"))
 }

@@ -1400,8 +1400,8 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrStrjoin:
 		return t.strjoin(pc, in, arg, badAddr, local)
 
-	case dif.SubrBcopy:
-		t.bcopy(pc, arg, local)
+	case dif.SubrBcopy, dif.SubrCopyinto:
+		t.bcopy(pc, in, arg, local)
 
 	case dif.SubrProgenyof:
 		if err := t.progenyof(pc, in, arg, local); err != nil {

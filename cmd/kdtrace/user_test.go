@@ -121,7 +121,8 @@ int main(int argc, char **argv) {
 }
 `
 
-// TestTraceCopyout checks copyout() and copyoutstr(): they write the
+// TestTraceCopyout checks copyinto(), which reads the traced process's
+// memory, and copyout() and copyoutstr(): they write the
 // traced process's memory where the kernel lets BPF programs do it,
 // and are refused in one sentence where it does not (a kernel locked
 // down for integrity).
@@ -130,6 +131,11 @@ func TestTraceCopyout(t *testing.T) {
 	dir := t.TempDir()
 	bin := gcctest.Build(t, dir, "co", copyoutFixture)
 	result := filepath.Join(dir, "result")
+	// copyinto() reads the buffer into scratch.
+	var in, inErr bytes.Buffer
+	if st := run([]string{"kdtrace", "-q", "-c", bin + " " + result, "-n", `pid$target::named:entry { p = alloca(16); copyinto(arg0, 8, p); printf("%s\n", stringof(p)); }`}, &in, &inErr); st != 0 || in.String() != "........\n\n" {
+		t.Errorf("copyinto: status %d, stdout %q, want %q (stderr %q)", st, in.String(), "........\n\n", inErr.String())
+	}
 	prog := `pid$target::waiting:entry { this->v = (int *)alloca(4); *this->v = 7; copyout(this->v, arg0, 4); }
 pid$target::named:entry { copyoutstr("hello", arg0, 32); }`
 	var stdout, stderr bytes.Buffer
