@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,9 +16,9 @@ import (
 // The locals tests compile testdata/locals.c, whose asm labels mark
 // the addresses probed (mark_entry after work's prologue, mark_loop in
 // its loop, mark_inline in the copy of scale inlined into it,
-// mark_return before it returns), with each compiler, optimisation and
-// DWARF version, and compare the scope at each mark with what gdb's
-// info scope says is available there.
+// mark_return before it returns), with each compiler, optimisation
+// (-O0, -O2, -O3) and DWARF version, and compare the scope at each mark
+// with what gdb's info scope says is available there.
 
 // localsMarks are the labels and the locals that must be in scope at
 // each, with the inlined function declaring the first of them.
@@ -42,7 +43,7 @@ func TestScope(t *testing.T) {
 	}
 	gdb, gdbErr := exec.LookPath("gdb")
 	for _, cc := range []string{"gcc", "clang"} {
-		for _, opt := range []string{"-O0", "-O2"} {
+		for _, opt := range []string{"-O0", "-O2", "-O3"} {
 			for _, dw := range []string{"-gdwarf-4", "-gdwarf-5"} {
 				name := cc + opt + dw
 				t.Run(name, func(t *testing.T) {
@@ -134,6 +135,15 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 			t.Errorf("%s: %s at -O0 is at %s, want on the frame", mark, n, l.Loc)
 		}
 	}
+	// A location list gives a location at PC exactly when one of its
+	// ranges holds PC.
+	for _, l := range sc.Locals {
+		off := sc.PC - sc.Low
+		in := slices.ContainsFunc(l.Available, func(r Range) bool { return r.Lo <= off && off < r.Hi })
+		if l.List && in != (len(l.Loc) > 0) {
+			t.Errorf("%s: %s/%s at %s, available at %v", mark, l.Inlined, l.Name, l.Loc, l.Available)
+		}
+	}
 	if l, ok := sc.Lookup("r"); ok && l.Type != nil {
 		if got := l.Type.String(); got != "struct req *" {
 			t.Errorf("%s: r is %s, want struct req *", mark, got)
@@ -209,4 +219,44 @@ func gdbScope(gdb, prog string, pc uint64) (map[string]string, error) {
 		}
 	}
 	return avail, nil
+}
+
+func TestDecodeExpr(t *testing.T) {
+	secs := &dwarfSections{addr: []byte{0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x20, 0x40, 0, 0, 0, 0, 0}}
+	u := &unitCtx{unit: &unit{vers: 5, addrSize: 8}, addrBase: 0}
+	for _, tt := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"fbreg", []byte{0x91, 0x6c}, "DW_OP_fbreg -20"},
+		{"reg and piece", []byte{0x50, 0x93, 0x04, 0x53, 0x93, 0x04}, "DW_OP_reg0; DW_OP_piece 4; DW_OP_reg3; DW_OP_piece 4"},
+		{"regx", []byte{0x90, 0x11}, "DW_OP_reg17"},
+		{"breg", []byte{0x77, 0x08, 0x06}, "DW_OP_breg7 8; DW_OP_deref"},
+		{"bregx", []byte{0x92, 0x10, 0x7f}, "DW_OP_breg16 -1"},
+		{"addr", []byte{0x03, 0x78, 0x56, 0x34, 0x12, 0, 0, 0, 0}, "DW_OP_addr 0x12345678"},
+		{"addrx", []byte{0xa1, 0x01}, "DW_OP_addr 0x402010"},
+		{"constants", []byte{0x30, 0x4f, 0x08, 0xff, 0x09, 0xff, 0x0b, 0x00, 0x80, 0x10, 0x80, 0x01, 0x11, 0x40}, "DW_OP_lit0; DW_OP_lit31; DW_OP_constu 255; DW_OP_consts -1; DW_OP_consts -32768; DW_OP_constu 128; DW_OP_consts -64"},
+		{"arithmetic", []byte{0x71, 0x00, 0x12, 0x1e, 0x23, 0x03, 0x9f}, "DW_OP_breg1 0; DW_OP_dup; DW_OP_mul; DW_OP_plus_uconst 3; DW_OP_stack_value"},
+		{"implicit value", []byte{0x9e, 0x02, 0x34, 0x12}, "DW_OP_implicit_value 2 34 12"},
+		{"entry value", []byte{0xa3, 0x01, 0x54, 0x9f}, "DW_OP_entry_value (DW_OP_reg4); DW_OP_stack_value"},
+		{"GNU entry value", []byte{0xf3, 0x01, 0x55, 0x9f}, "DW_OP_entry_value (DW_OP_reg5); DW_OP_stack_value"},
+		{"deref_size", []byte{0x75, 0x00, 0x94, 0x04}, "DW_OP_breg5 0; DW_OP_deref_size 4"},
+		{"bit_piece", []byte{0x50, 0x9d, 0x03, 0x05}, "DW_OP_reg0; DW_OP_bit_piece 3 5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := secs.decodeExpr(tt.in, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.String(); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe0}, {0xa1, 0x09}} {
+		if e, err := secs.decodeExpr(bad, u); err == nil {
+			t.Errorf("% x decoded as %s, want an error", bad, e)
+		}
+	}
 }
