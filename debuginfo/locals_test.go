@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The locals tests compile testdata/locals.c, whose asm labels mark
@@ -257,6 +258,51 @@ func TestDecodeExpr(t *testing.T) {
 	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe0}, {0xa1, 0x09}} {
 		if e, err := secs.decodeExpr(bad, u); err == nil {
 			t.Errorf("% x decoded as %s, want an error", bad, e)
+		}
+	}
+}
+
+// TestScopeVmlinux reads the locals at vfs_read's entry in a kernel, and
+// logs how long the first and a second scope take.
+func TestScopeVmlinux(t *testing.T) {
+	path := vmlinuxPath()
+	if path == "" {
+		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(syms, func(s elf.Symbol) bool { return s.Name == "vfs_read" })
+	if i < 0 {
+		t.Skip("no vfs_read in " + path)
+	}
+	ty, err := OpenTypes(path, "kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ty.Close()
+	for _, run := range []string{"cold", "warm"} {
+		start := time.Now()
+		sc, err := ty.Scope(syms[i].Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %s, %d locals in %v", run, sc.Function, len(sc.Locals), time.Since(start))
+		l, ok := sc.Lookup("count")
+		if !ok || !l.Param || l.Type == nil || len(l.Loc) == 0 {
+			t.Fatalf("count at vfs_read's entry: %+v", l)
+		}
+		if sc.Function != "vfs_read" {
+			t.Errorf("function %q, want vfs_read", sc.Function)
 		}
 	}
 }
