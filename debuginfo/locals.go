@@ -45,8 +45,12 @@ type Local struct {
 	Inlined string
 	Type    types.Type // nil when TypeErr says why it could not be converted
 	TypeErr error
-	// Loc is the location at PC. Empty means optimised out at PC.
-	Loc Expr
+	// Loc is the location at PC. Empty means optimised out at PC, or
+	// unreadable when LocErr says why (an operation this package does
+	// not decode, a damaged list): one such local does not hide the
+	// others.
+	Loc    Expr
+	LocErr error
 	// Available is where the local has a location, as offsets from
 	// Scope.Low, when it is given by a location list; nil when Loc
 	// holds throughout the scope.
@@ -277,11 +281,7 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 			if c.decl {
 				return true, nil
 			}
-			l, err := w.local(c, sc, inl)
-			if err != nil {
-				return false, err
-			}
-			if l.Name != "" {
+			if l := w.local(c, sc, inl); l.Name != "" {
 				here = append(here, l)
 			}
 		case tagLexicalBlock, tagInlinedSubroutine:
@@ -314,25 +314,9 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 }
 
 // local describes variable or parameter c.
-func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) (Local, error) {
+func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
 	l := Local{Name: w.nameOf(c), Param: c.tag == tagFormalParameter, Inlined: inl}
-	// The type is the DIE's or its abstract origin's.
-	typDIE, typUnit := c, w.tu
-	for range 4 {
-		if typDIE.typ.form != 0 || typDIE.origin.form == 0 {
-			break
-		}
-		o, ou, err := w.follow(typDIE, typUnit, typDIE.origin)
-		if err != nil {
-			return l, err
-		}
-		typDIE, typUnit = &o, ou
-	}
-	if off, err := w.t.target(&die{off: typDIE.off, u: typUnit}, typDIE.typ); err != nil {
-		l.TypeErr = err
-	} else {
-		l.Type, l.TypeErr = w.t.convertTop(off)
-	}
+	l.Type, l.TypeErr = w.localType(c)
 	var err error
 	switch {
 	case c.loc.form != 0:
@@ -347,9 +331,30 @@ func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) (Local, error) {
 		l.Loc = implicitConst(c.constVal.val, formSize(c.constVal.form, w.tu.unit))
 	}
 	if err != nil {
-		return l, fmt.Errorf("location of %s (DIE at %#x): %w", l.Name, c.off, err)
+		l.Loc, l.LocErr = nil, fmt.Errorf("location of %s (DIE at %#x): %w", l.Name, c.off, err)
 	}
-	return l, nil
+	return l
+}
+
+// localType converts the type of c, which is c's own or its abstract
+// origin's.
+func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
+	d, tu := c, w.tu
+	for range 4 {
+		if d.typ.form != 0 || d.origin.form == 0 {
+			break
+		}
+		o, ou, err := w.follow(d, tu, d.origin)
+		if err != nil {
+			return nil, err
+		}
+		d, tu = &o, ou
+	}
+	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
+	if err != nil {
+		return nil, err
+	}
+	return w.t.convertTop(off)
 }
 
 // follow reads the DIE a reference attribute of d names, in whatever

@@ -244,6 +244,8 @@ func TestDecodeExpr(t *testing.T) {
 		{"GNU entry value", []byte{0xf3, 0x01, 0x55, 0x9f}, "DW_OP_entry_value (DW_OP_reg5); DW_OP_stack_value"},
 		{"deref_size", []byte{0x75, 0x00, 0x94, 0x04}, "DW_OP_breg5 0; DW_OP_deref_size 4"},
 		{"bit_piece", []byte{0x50, 0x9d, 0x03, 0x05}, "DW_OP_reg0; DW_OP_bit_piece 3 5"},
+		{"typed", []byte{0xf5, 0x11, 0x2a, 0xa6, 0x08, 0x2a, 0xa4, 0x2a, 0x02, 0x01, 0x02, 0xa8, 0x00, 0x9f}, "DW_OP_regval_type 17 <0x2a>; DW_OP_deref_type 8 <0x2a>; DW_OP_const_type <0x2a> 01 02; DW_OP_convert <0x0>; DW_OP_stack_value"},
+		{"tls", []byte{0x0e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0xe0}, "DW_OP_constu 16; DW_OP_form_tls_address"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, err := secs.decodeExpr(tt.in, u)
@@ -255,7 +257,7 @@ func TestDecodeExpr(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe0}, {0xa1, 0x09}} {
+	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe5}, {0xa1, 0x09}} {
 		if e, err := secs.decodeExpr(bad, u); err == nil {
 			t.Errorf("% x decoded as %s, want an error", bad, e)
 		}

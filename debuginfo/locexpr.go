@@ -66,6 +66,11 @@ const (
 	OpImplicitPtr   OpCode = 0xa0 // a pointer to the variable of DIE Uint, plus Int
 	OpEntryValue    OpCode = 0xa3 // the value Sub had on entry to the function
 	OpConvert       OpCode = 0xa8 // convert to the base type at unit offset Uint (0: generic)
+	OpReinterpret   OpCode = 0xa9 // reinterpret as the base type at unit offset Uint
+	OpConstType     OpCode = 0xa4 // Block, of the base type at unit offset Uint
+	OpRegvalType    OpCode = 0xa5 // register Reg's value, of the base type at unit offset Uint
+	OpDerefType     OpCode = 0xa6 // read Int bytes, of the base type at unit offset Uint
+	OpFormTLSAddr   OpCode = 0x9b // the address of the thread-local variable at the offset on the stack
 	OpBitPiece      OpCode = 0x9d // Uint bits at bit offset Int
 )
 
@@ -105,6 +110,8 @@ var opNames = map[OpCode]string{
 	OpPiece: "piece", OpDerefSize: "deref_size", OpNop: "nop", OpCallFrameCFA: "call_frame_cfa",
 	OpImplicitValue: "implicit_value", OpStackValue: "stack_value", OpImplicitPtr: "implicit_pointer",
 	OpEntryValue: "entry_value", OpConvert: "convert", OpBitPiece: "bit_piece",
+	OpReinterpret: "reinterpret", OpConstType: "const_type", OpRegvalType: "regval_type",
+	OpDerefType: "deref_type", OpFormTLSAddr: "form_tls_address",
 }
 
 func (op Op) String() string {
@@ -120,8 +127,16 @@ func (op Op) String() string {
 		return fmt.Sprintf("%s %d", n, op.Int)
 	case OpAddr:
 		return fmt.Sprintf("%s %#x", n, op.Uint)
-	case OpConstu, OpPlusUconst, OpPiece, OpDerefSize, OpPick, OpConvert:
+	case OpConstu, OpPlusUconst, OpPiece, OpDerefSize, OpPick:
 		return fmt.Sprintf("%s %d", n, op.Uint)
+	case OpConvert, OpReinterpret:
+		return fmt.Sprintf("%s <%#x>", n, op.Uint)
+	case OpConstType:
+		return fmt.Sprintf("%s <%#x> % x", n, op.Uint, op.Block)
+	case OpRegvalType:
+		return fmt.Sprintf("%s %d <%#x>", n, op.Reg, op.Uint)
+	case OpDerefType:
+		return fmt.Sprintf("%s %d <%#x>", n, op.Int, op.Uint)
 	case OpBitPiece:
 		return fmt.Sprintf("%s %d %d", n, op.Uint, op.Int)
 	case OpImplicitValue:
@@ -217,9 +232,32 @@ func (s *dwarfSections) decodeExpr(p []byte, u *unitCtx) (Expr, error) {
 				}
 				op.Sub = sub
 				b.pos += int(n)
-			case 0xa8, 0xf7: // convert, GNU_convert
+			case 0xa8, 0xf7, 0xa9, 0xf9: // convert, reinterpret and their GNU forms
 				op.Code = OpConvert
+				if c == 0xa9 || c == 0xf9 {
+					op.Code = OpReinterpret
+				}
 				op.Uint = b.uleb()
+			case 0xa4, 0xf4: // const_type, GNU_const_type
+				op.Code = OpConstType
+				op.Uint = b.uleb()
+				n := uint64(b.u8())
+				if b.err == nil && n <= uint64(len(p)-b.pos) {
+					op.Block = p[b.pos : b.pos+int(n)]
+					b.pos += int(n)
+				} else {
+					b.fail()
+				}
+			case 0xa5, 0xf5: // regval_type, GNU_regval_type
+				op.Code = OpRegvalType
+				op.Reg = int(b.uleb())
+				op.Uint = b.uleb()
+			case 0xa6, 0xf6: // deref_type, GNU_deref_type
+				op.Code = OpDerefType
+				op.Int = int64(b.u8())
+				op.Uint = b.uleb()
+			case 0x9b, 0xe0: // form_tls_address, GNU_push_tls_address
+				op.Code = OpFormTLSAddr
 			case 0xa1, 0xfb, 0xa2, 0xfc: // addrx, GNU_addr_index, constx, GNU_const_index
 				v, ok := s.addrIndex(b.uleb(), u)
 				if !ok {
