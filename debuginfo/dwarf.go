@@ -16,6 +16,7 @@ import (
 // little-endian (the only byte order accepted by openELF).
 type dwarfSections struct {
 	info, abbrev, str, lineStr, strOffsets, addr, ranges, rngLists, line []byte
+	loc, locLists                                                        []byte // for locals' locations
 }
 
 // DWARF constants, from the DWARF 5 standard, §7.

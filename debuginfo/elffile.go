@@ -234,7 +234,7 @@ func (e *elfFile) dwarf() (*dwarfSections, error) {
 	secs := map[string]*[]byte{
 		"info": &d.info, "abbrev": &d.abbrev, "str": &d.str, "line_str": &d.lineStr,
 		"str_offsets": &d.strOffsets, "addr": &d.addr, "ranges": &d.ranges,
-		"rnglists": &d.rngLists, "line": &d.line,
+		"rnglists": &d.rngLists, "line": &d.line, "loc": &d.loc, "loclists": &d.locLists,
 	}
 	for i, s := range e.f.Sections {
 		var key string

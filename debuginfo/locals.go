@@ -1,0 +1,576 @@
+package debuginfo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// Locals: the variables and parameters in scope at an address, for D's
+// locals->x. Types.Scope finds the unit and the function holding the
+// address, then descends through the lexical blocks and inlined copies
+// whose ranges hold it, keeping the variables each level declares, and
+// reads each one's location at that address from its expression or its
+// location list.
+
+// More DWARF constants.
+const (
+	tagLexicalBlock = 0x0b
+
+	atLocation     = 0x02
+	atFrameBase    = 0x40
+	atLoclistsBase = 0x8c
+)
+
+// Scope is what is in scope at an address: the function holding it and
+// the locals visible there, innermost first, so that the first of a
+// name is the one C would use.
+type Scope struct {
+	PC       uint64
+	Function string // the out-of-line function holding PC
+	// Low is the function's lowest address; Local.Available is relative
+	// to it, as kinst offsets are.
+	Low       uint64
+	FrameBase Expr // DW_AT_frame_base at PC; empty when there is none
+	Locals    []Local
+}
+
+// Local is a variable or a formal parameter in scope.
+type Local struct {
+	Name  string
+	Param bool
+	// Inlined names the inlined function whose copy declares the
+	// local; empty for the function's own.
+	Inlined string
+	Type    types.Type // nil when TypeErr says why it could not be converted
+	TypeErr error
+	// Loc is the location at PC. Empty means optimised out at PC, or
+	// unreadable when LocErr says why (an operation this package does
+	// not decode, a damaged list): one such local does not hide the
+	// others.
+	Loc    Expr
+	LocErr error
+	// Available is where the local has a location, as offsets from
+	// Scope.Low, when it is given by a location list; nil when Loc
+	// holds throughout the scope.
+	Available []Range
+	// List reports a location list, so that an empty Available means
+	// no location anywhere.
+	List bool
+}
+
+// Lookup returns the innermost local called name.
+func (s *Scope) Lookup(name string) (*Local, bool) {
+	for i := range s.Locals {
+		if s.Locals[i].Name == name {
+			return &s.Locals[i], true
+		}
+	}
+	return nil, false
+}
+
+// ErrNoScope is returned by Scope when no function's debug information
+// covers the address.
+var ErrNoScope = errors.New("no function covers the address")
+
+// Scope returns the locals in scope at pc, an address of the image as
+// its DWARF gives them (a kernel module's as the package places its
+// sections).
+func (t *Types) Scope(pc uint64) (*Scope, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.index(); err != nil {
+		return nil, err
+	}
+	for i := range t.r.units {
+		if u := &t.r.units[i]; u.utype != utCompile && u.utype != utPartial {
+			continue
+		}
+		w, err := t.scopeUnit(i, pc)
+		if err != nil {
+			return nil, t.wrap(err)
+		}
+		if w == nil {
+			continue
+		}
+		sc, err := w.scope()
+		if err != nil {
+			return nil, t.wrap(err)
+		}
+		if sc != nil {
+			return sc, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %#x: %w", t.file, pc, ErrNoScope)
+}
+
+// sdie is a DIE decoded for scopes.
+type sdie struct {
+	off      uint64
+	tag      uint32
+	children bool
+	end      int
+	decl     bool
+
+	sibling, name, typ, origin, spec, low, high, ranges attr
+	loc, constVal, frameBase                            attr
+	locBlk, constBlk, frameBaseBlk                      []byte
+	addrBase, rnglistsBase, loclistsBase                attr
+}
+
+// readScopeDIE decodes the DIE at off in unit tu.
+func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
+	d := sdie{off: off}
+	if off >= uint64(tu.end) {
+		return d, fmt.Errorf("DIE offset %#x outside its unit", off)
+	}
+	b := buf{data: t.r.secs.info[:tu.end], pos: int(off)}
+	code := b.uleb()
+	if code == 0 || code >= uint64(len(tu.tab)) || !tu.tab[code].defined {
+		return d, fmt.Errorf("DIE at %#x: bad abbreviation code %d", off, code)
+	}
+	a := &tu.tab[code]
+	d.tag, d.children = a.tag, a.children
+	for i := range a.attrs {
+		sp := &a.attrs[i]
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(b.uleb())
+		}
+		var v uint64
+		var blk []byte
+		switch form {
+		case formBlock1, formBlock2, formBlock4, formBlock, formExprloc:
+			blk = b.block(form)
+		default:
+			v = b.value(form, sp, tu.unit)
+		}
+		at := attr{form, v}
+		switch sp.attr {
+		case atSibling:
+			d.sibling = at
+		case atName:
+			d.name = at
+		case atType:
+			d.typ = at
+		case atAbstractOrigin:
+			d.origin = at
+		case atSpecification:
+			d.spec = at
+		case atLowPC:
+			d.low = at
+		case atHighPC:
+			d.high = at
+		case atRanges:
+			d.ranges = at
+		case atLocation:
+			d.loc, d.locBlk = at, blk
+		case atConstValue:
+			d.constVal, d.constBlk = at, blk
+		case atFrameBase:
+			d.frameBase, d.frameBaseBlk = at, blk
+		case atDeclaration:
+			d.decl = v != 0
+		case atAddrBase, atGNUAddrBase:
+			d.addrBase = at
+		case atRnglistsBase:
+			d.rnglistsBase = at
+		case atLoclistsBase:
+			d.loclistsBase = at
+		}
+	}
+	if b.err != nil {
+		return d, fmt.Errorf("DIE at %#x: %w", off, b.err)
+	}
+	d.end = b.pos
+	return d, nil
+}
+
+// scopeWalker finds the scope at pc in one unit.
+type scopeWalker struct {
+	t            *Types
+	tu           *typeUnit
+	ctx          unitCtx // tu's, with the bases of addresses and lists
+	loclistsBase uint64
+	root         sdie
+	pc           uint64
+}
+
+// scopeUnit prepares unit i for the walk, or returns nil when its
+// ranges do not hold pc.
+func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
+	tu, err := t.r.unit(i)
+	if err != nil {
+		return nil, err
+	}
+	root, err := t.readScopeDIE(tu, uint64(tu.dies))
+	if err != nil {
+		return nil, err
+	}
+	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root, pc: pc}
+	w.ctx.addrBase = root.addrBase.val
+	w.ctx.rnglistsBase = root.rnglistsBase.val
+	w.loclistsBase = root.loclistsBase.val
+	if root.low.form != 0 {
+		// The base of DWARF 4 lists; a unit with a bad low pc gets 0.
+		w.ctx.base, _ = t.r.secs.address(root.low, &w.ctx)
+	}
+	if root.low.form == 0 && root.ranges.form == 0 {
+		return w, nil // no ranges: look inside
+	}
+	rs, err := t.r.secs.appendRanges(nil, root.low, root.high, root.ranges, &w.ctx, &lowest{})
+	if err != nil {
+		return nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
+	}
+	if !inRanges(rs, pc) {
+		return nil, nil
+	}
+	return w, nil
+}
+
+func inRanges(rs []Range, pc uint64) bool {
+	for _, r := range rs {
+		if r.Lo <= pc && pc < r.Hi {
+			return true
+		}
+	}
+	return false
+}
+
+// scope finds the subprogram holding pc among the unit's DIEs and
+// collects its locals; nil when there is none.
+func (w *scopeWalker) scope() (*Scope, error) {
+	var found *Scope
+	err := w.eachChild(&w.root, func(c *sdie) (bool, error) {
+		if c.tag != tagSubprogram || c.decl {
+			return true, nil
+		}
+		var lo lowest
+		rs, err := w.t.r.secs.appendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &lo)
+		if err != nil {
+			return false, fmt.Errorf("DIE at %#x: %w", c.off, err)
+		}
+		if !inRanges(rs, w.pc) {
+			return true, nil
+		}
+		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr}
+		if c.frameBase.form != 0 {
+			fb, _, _, err := w.location(c.frameBase, c.frameBaseBlk)
+			if err != nil {
+				return false, fmt.Errorf("frame base of DIE at %#x: %w", c.off, err)
+			}
+			sc.FrameBase = fb
+		}
+		if sc.Locals, err = w.block(c, sc, ""); err != nil {
+			return false, err
+		}
+		found = sc
+		return false, nil
+	})
+	return found, err
+}
+
+// block returns the locals of d and of its descendants holding pc,
+// innermost first. inl names the inlined function d is a copy of.
+func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
+	var here, inner []Local
+	err := w.eachChild(d, func(c *sdie) (bool, error) {
+		switch c.tag {
+		case tagVariable, tagFormalParameter:
+			if c.decl {
+				return true, nil
+			}
+			if l := w.local(c, sc, inl); l.Name != "" {
+				here = append(here, l)
+			}
+		case tagLexicalBlock, tagInlinedSubroutine:
+			holds := true
+			if c.low.form != 0 || c.ranges.form != 0 {
+				rs, err := w.t.r.secs.appendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &lowest{})
+				if err != nil {
+					return false, fmt.Errorf("DIE at %#x: %w", c.off, err)
+				}
+				holds = inRanges(rs, w.pc)
+			} else if c.tag == tagInlinedSubroutine {
+				holds = false // a copy without code holds no address
+			}
+			if !holds {
+				return true, nil
+			}
+			name := inl
+			if c.tag == tagInlinedSubroutine {
+				name = w.nameOf(c)
+			}
+			got, err := w.block(c, sc, name)
+			if err != nil {
+				return false, err
+			}
+			inner = append(inner, got...)
+		}
+		return true, nil
+	})
+	return append(inner, here...), err
+}
+
+// local describes variable or parameter c.
+func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
+	l := Local{Name: w.nameOf(c), Param: c.tag == tagFormalParameter, Inlined: inl}
+	l.Type, l.TypeErr = w.localType(c)
+	var err error
+	switch {
+	case c.loc.form != 0:
+		var all []Range
+		l.Loc, all, l.List, err = w.location(c.loc, c.locBlk)
+		for _, r := range all {
+			l.Available = append(l.Available, Range{r.Lo - sc.Low, r.Hi - sc.Low})
+		}
+	case c.constBlk != nil:
+		l.Loc = Expr{{Code: OpImplicitValue, Uint: uint64(len(c.constBlk)), Block: c.constBlk}}
+	case c.constVal.form != 0:
+		l.Loc = implicitConst(c.constVal.val, formSize(c.constVal.form, w.tu.unit))
+	}
+	if err != nil {
+		l.Loc, l.LocErr = nil, fmt.Errorf("location of %s (DIE at %#x): %w", l.Name, c.off, err)
+	}
+	return l
+}
+
+// localType converts the type of c, which is c's own or its abstract
+// origin's.
+func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
+	d, tu := c, w.tu
+	for range 4 {
+		if d.typ.form != 0 || d.origin.form == 0 {
+			break
+		}
+		o, ou, err := w.follow(d, tu, d.origin)
+		if err != nil {
+			return nil, err
+		}
+		d, tu = &o, ou
+	}
+	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
+	if err != nil {
+		return nil, err
+	}
+	return w.t.convertTop(off)
+}
+
+// follow reads the DIE a reference attribute of d names, in whatever
+// unit it lies.
+func (w *scopeWalker) follow(d *sdie, tu *typeUnit, a attr) (sdie, *typeUnit, error) {
+	off, ok := ref(a, tu.unit)
+	if !ok {
+		return sdie{}, nil, fmt.Errorf("DIE at %#x: reference of form %#x not supported (DWZ supplementary file?)", d.off, a.form)
+	}
+	ou := tu
+	if off < uint64(tu.dies) || off >= uint64(tu.end) {
+		var err error
+		if ou, err = w.t.r.unitAt(off); err != nil {
+			return sdie{}, nil, err
+		}
+	}
+	o, err := w.t.readScopeDIE(ou, off)
+	return o, ou, err
+}
+
+// nameOf returns d's name, or its abstract origin's or specification's.
+func (w *scopeWalker) nameOf(d *sdie) string {
+	tu := w.tu
+	for range 4 {
+		if d.name.form != 0 {
+			s, _ := w.t.r.secs.attrString(d.name, &tu.unitCtx)
+			return string(s)
+		}
+		next := d.origin
+		if next.form == 0 {
+			next = d.spec
+		}
+		if next.form == 0 {
+			return ""
+		}
+		o, ou, err := w.follow(d, tu, next)
+		if err != nil {
+			return ""
+		}
+		d, tu = &o, ou
+	}
+	return ""
+}
+
+// eachChild calls fn with d's children until it returns false.
+func (w *scopeWalker) eachChild(d *sdie, fn func(c *sdie) (bool, error)) error {
+	if !d.children {
+		return nil
+	}
+	info := w.t.r.secs.info
+	pos := uint64(d.end)
+	for {
+		if pos >= uint64(w.tu.end) {
+			return fmt.Errorf("children of DIE at %#x: %w", d.off, errTruncated)
+		}
+		if info[pos] == 0 {
+			return nil
+		}
+		c, err := w.t.readScopeDIE(w.tu, pos)
+		if err != nil {
+			return err
+		}
+		more, err := fn(&c)
+		if err != nil || !more {
+			return err
+		}
+		// Reuse the type reader's skipping, which needs only the
+		// sibling and where the attributes end.
+		pos, err = w.t.r.next(&die{off: c.off, u: w.tu, children: c.children, end: c.end, sibling: c.sibling})
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// location reads a location attribute: an expression, or a location
+// list, of which it returns the entry holding pc (empty if none) and
+// every range the list gives a location for.
+func (w *scopeWalker) location(a attr, blk []byte) (e Expr, all []Range, list bool, err error) {
+	secs := w.t.r.secs
+	if blk != nil {
+		e, err = secs.decodeExpr(blk, &w.ctx)
+		return e, nil, false, err
+	}
+	switch a.form {
+	case formSecOffset, formData4, formData8, formLoclistx:
+	default:
+		return nil, nil, false, fmt.Errorf("location of form %#x not supported", a.form)
+	}
+	var found []byte
+	if w.ctx.vers < 5 {
+		found, all, err = w.dwarf4Loc(a.val)
+	} else {
+		off := a.val
+		if a.form == formLoclistx {
+			size := uint64(4)
+			if w.ctx.dwarf64 {
+				size = 8
+			}
+			p := w.loclistsBase + off*size
+			if p+size > uint64(len(secs.locLists)) {
+				return nil, nil, true, fmt.Errorf("location list index %d out of range", off)
+			}
+			b := buf{data: secs.locLists, pos: int(p)}
+			off = w.loclistsBase + b.offset(w.ctx.dwarf64)
+		}
+		found, all, err = w.dwarf5Loc(off)
+	}
+	if err != nil || found == nil {
+		return nil, all, true, err
+	}
+	e, err = secs.decodeExpr(found, &w.ctx)
+	return e, all, true, err
+}
+
+// dwarf4Loc reads the .debug_loc list at off.
+func (w *scopeWalker) dwarf4Loc(off uint64) (found []byte, all []Range, err error) {
+	sec := w.t.r.secs.loc
+	if off >= uint64(len(sec)) {
+		return nil, nil, fmt.Errorf("location list offset %#x out of range", off)
+	}
+	b := buf{data: sec, pos: int(off)}
+	size := w.ctx.addrSize
+	maxAddr := ^uint64(0) >> (64 - 8*uint(size))
+	base := w.ctx.base
+	for {
+		lo, hi := b.addr(size), b.addr(size)
+		switch {
+		case b.err != nil:
+			return nil, nil, b.err
+		case lo == 0 && hi == 0:
+			return found, all, nil
+		case lo == maxAddr:
+			base = hi
+			continue
+		}
+		expr := b.block(formBlock2)
+		if b.err != nil {
+			return nil, nil, b.err
+		}
+		found, all = w.entry(found, all, base+lo, base+hi, expr)
+	}
+}
+
+// dwarf5Loc reads the .debug_loclists list at off.
+func (w *scopeWalker) dwarf5Loc(off uint64) (found []byte, all []Range, err error) {
+	secs := w.t.r.secs
+	if off >= uint64(len(secs.locLists)) {
+		return nil, nil, fmt.Errorf("location list offset %#x out of range", off)
+	}
+	b := buf{data: secs.locLists, pos: int(off)}
+	base := w.ctx.base
+	index := func(i uint64) uint64 {
+		v, ok := secs.addrIndex(i, &w.ctx)
+		if !ok && b.err == nil {
+			b.err = fmt.Errorf("address index %d out of range", i)
+		}
+		return v
+	}
+	var deflt []byte
+	for {
+		var lo, hi uint64
+		switch kind := b.u8(); kind {
+		case 0: // DW_LLE_end_of_list
+			if found == nil && b.err == nil {
+				found = deflt
+			}
+			return found, all, b.err
+		case 1: // DW_LLE_base_addressx
+			base = index(b.uleb())
+			continue
+		case 2: // DW_LLE_startx_endx
+			lo = index(b.uleb())
+			hi = index(b.uleb())
+		case 3: // DW_LLE_startx_length
+			lo = index(b.uleb())
+			hi = lo + b.uleb()
+		case 4: // DW_LLE_offset_pair
+			lo = base + b.uleb()
+			hi = base + b.uleb()
+		case 5: // DW_LLE_default_location
+			deflt = b.block(formBlock)
+			continue
+		case 6: // DW_LLE_base_address
+			base = b.addr(w.ctx.addrSize)
+			continue
+		case 7: // DW_LLE_start_end
+			lo = b.addr(w.ctx.addrSize)
+			hi = b.addr(w.ctx.addrSize)
+		case 8: // DW_LLE_start_length
+			lo = b.addr(w.ctx.addrSize)
+			hi = lo + b.uleb()
+		default:
+			return nil, nil, fmt.Errorf("unknown location list entry %#x at %#x", kind, b.pos-1)
+		}
+		expr := b.block(formBlock)
+		if b.err != nil {
+			return nil, nil, b.err
+		}
+		found, all = w.entry(found, all, lo, hi, expr)
+	}
+}
+
+// entry records one entry of a location list. An empty expression
+// gives no location.
+func (w *scopeWalker) entry(found []byte, all []Range, lo, hi uint64, expr []byte) ([]byte, []Range) {
+	if hi <= lo || len(expr) == 0 {
+		return found, all
+	}
+	if n := len(all); n > 0 && all[n-1].Hi == lo {
+		all[n-1].Hi = hi
+	} else {
+		all = append(all, Range{lo, hi})
+	}
+	if found == nil && lo <= w.pc && w.pc < hi {
+		found = expr
+	}
+	return found, all
+}
