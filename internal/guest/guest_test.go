@@ -39,19 +39,58 @@ var guestCases = []guestCase{
 		name: "kinst offset",
 		cmd: `kdtrace -q -n 'kinst::vfs_read:5 /pid == $target/ { @n = count(); }
 			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
-		want: fmt.Sprintf(`(?s)readzero: %[1]d reads\n.*hits %[1]d\n`, reads),
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// +0x103 is the inline copy of add_rchar (from the -dbg
+		// vmlinux's DWARF, linux-tracing.md §6.2): a site deep in the
+		// function, an optimized kprobe.
+		name: "kinst inline site",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:259 /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// vfs_read(file, buf, count, pos): count, in rdx at entry,
+		// is readzero's 1.
+		name: "kinst regs",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:5 /pid == $target/ { @n[regs[R_RDX]] = count(); }
+			END { printa("rdx %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nrdx 1 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		name: "fbt args",
+		cmd: `kdtrace -q -n 'fbt::vfs_read:entry /pid == $target/ { @n[args[2]] = count(); }
+			END { printa("count %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\ncount 1 hits %[1]d\n\n*$`, reads),
 	},
 	{
 		name: "fbt entry",
 		cmd: `kdtrace -q -n 'fbt::vfs_read:entry /pid == $target/ { @n = count(); }
 			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
-		want: fmt.Sprintf(`(?s)readzero: %[1]d reads\n.*hits %[1]d\n`, reads),
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
 	},
 	{
 		name: "fbt return",
 		cmd: `kdtrace -q -n 'fbt::vfs_read:return /pid == $target/ { @n = count(); }
 			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
-		want: fmt.Sprintf(`(?s)readzero: %[1]d reads\n.*hits %[1]d\n`, reads),
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// Every instruction but the int3s padding the patched return
+		// (+0xec is ret, +0xed to +0xf0 int3 in the live text): the
+		// entry's, the first after the ftrace NOP and add_rchar's each
+		// fire once a read.
+		name: "kinst every instruction",
+		cmd: `kdtrace -q -n 'kinst::vfs_read: /pid == $target/ { @n[probename] = count(); }
+			END { printa("%s %@d\n", @n); }' -c '/bin/readzero 10'`,
+		want: `(?ms)^readzero: 10 reads$.*^0 10$.*^259 10$.*^5 10$`,
+	},
+	{
+		name:   "kinst int3",
+		cmd:    `kdtrace -q -n 'kinst::vfs_read:237 { exit(0); }'`,
+		status: 1,
+		want:   `vfs_read: offset 237 is a trap \(int3 or ud2\), which the kernel does not probe\n$`,
 	},
 	{
 		// +4 is inside the ftrace NOP: refused before anything
