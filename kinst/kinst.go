@@ -256,7 +256,7 @@ func (r *Resolver) CheckOffset(fn string, off uint64) error {
 		if err != nil {
 			return err
 		}
-		if err := d.CheckOffset(off); err != nil {
+		if err := checkProbeable(d, off); err != nil {
 			return fmt.Errorf("%s: %w", fn, err)
 		}
 	}
@@ -293,7 +293,7 @@ func (r *Resolver) checkOffsetSymtab(fn string, off uint64) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", fn, err)
 		}
-		if err := d.CheckOffset(off); err != nil {
+		if err := checkProbeable(d, off); err != nil {
 			return fmt.Errorf("%s: %w", fn, err)
 		}
 	}
@@ -344,4 +344,20 @@ func sortSites(s []sugar.Site, rank map[string]int) []sugar.Site {
 		}
 	}
 	return out
+}
+
+// checkProbeable checks that off starts an instruction of d that the
+// kernel lets a kprobe replace: not a trap, since x86 kprobes refuse an
+// int3 (the padding after a return patched from a jump to the return
+// thunk, or another debugger's breakpoint) and BUG()'s ud2.
+func checkProbeable(d *amd64.Function, off uint64) error {
+	if err := d.CheckOffset(off); err != nil {
+		return err
+	}
+	for _, in := range d.Insts {
+		if in.Addr == d.Addr+off && in.Op == amd64.Trap {
+			return fmt.Errorf("offset %d is a trap (int3 or ud2), which the kernel does not probe", off)
+		}
+	}
+	return nil
 }

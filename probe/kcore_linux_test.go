@@ -53,7 +53,14 @@ func TestLiveKinstOffsets(t *testing.T) {
 		0x5d,                                           // pop %rbp
 		0xc3,                                           // ret
 		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, // padding to next_fn
-		0x31, 0xc0, 0xc3, // next_fn: xor %eax,%eax; ret
+		// next_fn, an int3 between its returns as in a live kernel's
+		// text where a jump to the return thunk became ret and int3s.
+		0x85, 0xff, // test %edi,%edi
+		0x74, 0x02, // je +2
+		0xc3,       // ret
+		0xcc,       // int3
+		0x31, 0xc0, // xor %eax,%eax
+		0xc3, // ret
 	}
 	c, err := Live(Config{Root: root})
 	if err != nil {
@@ -66,7 +73,7 @@ func TestLiveKinstOffsets(t *testing.T) {
 		t.Errorf("without kcore: %v", err)
 	}
 
-	writeKcore(t, filepath.Join(proc, "kcore"), 0xffffffff81000000, append(code, make([]byte, 13)...))
+	writeKcore(t, filepath.Join(proc, "kcore"), 0xffffffff81000000, append(code, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc))
 	c, err = Live(Config{Root: root})
 	if err != nil {
 		t.Fatal(err)
@@ -81,5 +88,17 @@ func TestLiveKinstOffsets(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"0", "1", "4", "6", "7"}, got); diff != "" {
 		t.Errorf("kinst::probe_me: offsets (-want +got):\n%s", diff)
+	}
+	// The kernel refuses a kprobe on int3: +5 is no probe.
+	ps, err = c.Match(Desc{"kinst", "", "next_fn", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, p := range ps {
+		got = append(got, p.Name)
+	}
+	if diff := cmp.Diff([]string{"0", "2", "4", "6", "8"}, got); diff != "" {
+		t.Errorf("kinst::next_fn: offsets (-want +got):\n%s", diff)
 	}
 }

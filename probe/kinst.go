@@ -82,7 +82,8 @@ func (p *kinstProvider) Probes(q *Query, yield func(*Probe) bool) error {
 }
 
 // offsets returns the instruction boundaries of function i of l: every
-// instruction's offset when the code can be read, else the entry only.
+// instruction's offset but traps' when the code can be read, else the
+// entry only.
 func (p *kinstProvider) offsets(l *funcList, i int) ([]uint64, error) {
 	if p.k.code == nil {
 		return []uint64{0}, nil
@@ -100,7 +101,10 @@ func (p *kinstProvider) offsets(l *funcList, i int) ([]uint64, error) {
 	}
 	offs := make([]uint64, 0, len(insts))
 	for _, in := range insts {
-		if in.Op != amd64.Data && in.Addr >= addr && in.Addr < addr+uint64(len(code)) {
+		// Traps are left out: the kernel refuses a kprobe on int3 (the
+		// padding after a patched return, or another debugger's
+		// breakpoint) and on BUG()'s ud2, and neither falls through.
+		if in.Op != amd64.Data && in.Op != amd64.Trap && in.Addr >= addr && in.Addr < addr+uint64(len(code)) {
 			offs = append(offs, in.Addr-addr)
 		}
 	}

@@ -1,0 +1,25 @@
+// Package guest boots a stock Debian kernel under QEMU to run kdtrace
+// where this machine cannot: kernel probes (kprobes, kinst, fbt) need a
+// kernel built with them, and the development and CI machines run one
+// without. The guest is only a test bed; what runs in it is the same
+// kdtrace that runs anywhere.
+//
+// Data flows in one direction:
+//
+//	FetchKernel   apt-get download of a pinned linux-image package into a
+//	              cache keyed by its version, vmlinuz and config extracted
+//	              once (dpkg-deb -x), the .deb dropped;
+//	Initramfs     a gzipped newc cpio holding busybox (static), an /init
+//	              that mounts proc, sys, dev, tracefs and debugfs, and the
+//	              caller's files (a static kdtrace, load generators, the
+//	              script to run);
+//	Run           qemu-system-x86_64 under TCG with -no-reboot and
+//	              panic=-1 and a deadline; the console is read from the
+//	              serial port and the script's output cut out from
+//	              between two sentinel lines that carry a per-boot nonce,
+//	              with the script's exit status.
+//
+// The script's output goes to a file in the guest first and is printed
+// in one piece after the script ends, so that kernel messages on the
+// console cannot land in the middle of it.
+package guest

@@ -1,0 +1,193 @@
+package guest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// reads is how many one-byte reads the load generator makes: enough
+// that a stray read elsewhere would show, few enough for TCG.
+const reads = 1000
+
+// A guestCase is one kdtrace run in the guest and what its output must
+// say.
+type guestCase struct {
+	name   string
+	cmd    string // a shell command line run in the guest
+	status int    // its exit status
+	want   string // a regular expression its output must match
+}
+
+var guestCases = []guestCase{
+	{
+		name: "BEGIN",
+		cmd:  `kdtrace -q -n 'BEGIN { printf("begin fired\n"); exit(0); }'`,
+		want: `^begin fired\n`,
+	},
+	{
+		// +5 is push %r15, the first instruction after the ftrace
+		// NOP at +0 (linux-tracing.md §6.3).
+		name: "kinst offset",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:5 /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// +0x103 is the inline copy of add_rchar (from the -dbg
+		// vmlinux's DWARF, linux-tracing.md §6.2): a site deep in the
+		// function, an optimized kprobe.
+		name: "kinst inline site",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:259 /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// vfs_read(file, buf, count, pos): count, in rdx at entry,
+		// is readzero's 1.
+		name: "kinst regs",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:5 /pid == $target/ { @n[regs[R_RDX]] = count(); }
+			END { printa("rdx %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nrdx 1 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		name: "fbt args",
+		cmd: `kdtrace -q -n 'fbt::vfs_read:entry /pid == $target/ { @n[args[2]] = count(); }
+			END { printa("count %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\ncount 1 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		name: "fbt entry",
+		cmd: `kdtrace -q -n 'fbt::vfs_read:entry /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		name: "fbt return",
+		cmd: `kdtrace -q -n 'fbt::vfs_read:return /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
+	},
+	{
+		// Every instruction of ksys_read, vfs_read's caller: each one a
+		// read runs fires once a read, no other fires at all.
+		name: "kinst every instruction",
+		cmd: `kdtrace -q -n 'kinst::ksys_read: /pid == $target/ { @n[probename] = count(); }
+			END { printa("%s %@d\n", @n); }' -c '/bin/readzero 10'`,
+		want: `^readzero: 10 reads\n0 10\n(\d+ 10\n)*5 10\n(\d+ 10\n)*\n*$`,
+	},
+	{
+		// The int3s padding vfs_read's patched return (+0xec is ret,
+		// +0xed to +0xf0 int3 in the live text) are no probe sites.
+		name:   "kinst int3",
+		cmd:    `kdtrace -q -n 'kinst::vfs_read:237 { exit(0); }'`,
+		status: 1,
+		want:   `vfs_read: offset 237 is a trap \(int3 or ud2\), which the kernel does not probe\n$`,
+	},
+	{
+		// +4 is inside the ftrace NOP: refused before anything
+		// attaches, naming the boundaries either side.
+		name:   "kinst mid-instruction",
+		cmd:    `kdtrace -q -n 'kinst::vfs_read:4 { exit(0); }'`,
+		status: 1,
+		want:   `vfs_read: offset 4 is inside the 5-byte ftrace NOP \(nearest: 0, 5\)\n$`,
+	},
+}
+
+// guestScript runs each case in turn, its output between two marker
+// lines, the second carrying its exit status and the guest's uptime
+// before and after, for the log (TCG's timings are no test's business).
+func guestScript(cases []guestCase) string {
+	var b strings.Builder
+	for _, c := range cases {
+		fmt.Fprintf(&b, "echo '=== %s'\nt0=$(cut -d' ' -f1 /proc/uptime)\n%s\n", c.name, c.cmd)
+		fmt.Fprintf(&b, "s=$?\necho \"=== status $s uptime $t0 $(cut -d' ' -f1 /proc/uptime)\"\n")
+	}
+	return b.String()
+}
+
+var caseRE = regexp.MustCompile(`(?s)=== ([^\n]*)\n(.*?)=== status (\d+) uptime ([\d.]+) ([\d.]+)\n`)
+
+// TestGuest boots the pinned Debian kernel and runs kdtrace in it:
+// BEGIN, then probes on the read path counted against a program that
+// makes a known number of reads.
+func TestGuest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a kernel under QEMU TCG (about a minute); skipped under -short")
+	}
+	busybox, err := Available()
+	if err != nil {
+		t.Skip(err)
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not found, to build the static load generator")
+	}
+	ctx := context.Background()
+	cache, err := CacheDir()
+	if err != nil {
+		t.Skip(err)
+	}
+	img, err := FetchKernel(ctx, Debian12, cache)
+	var fe *FetchError
+	if errors.As(err, &fe) {
+		t.Skipf("cannot download the guest kernel: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := img.HasConfig("CONFIG_KPROBES"); err != nil || !ok {
+		t.Fatalf("%s has no CONFIG_KPROBES=y (%v)", img.Config, err)
+	}
+
+	dir := t.TempDir()
+	kdtrace := filepath.Join(dir, "kdtrace")
+	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kdtrace: %v\n%s", err, out)
+	}
+	readzero := filepath.Join(dir, "readzero")
+	if out, err := exec.Command("gcc", "-static", "-O2", "-o", readzero, "testdata/readzero.c").CombinedOutput(); err != nil {
+		t.Fatalf("building readzero: %v\n%s", err, out)
+	}
+
+	res, err := Run(ctx, Config{
+		Image:   img,
+		Busybox: busybox,
+		Files:   map[string]string{"bin/kdtrace": kdtrace, "bin/readzero": readzero},
+		Script:  guestScript(guestCases),
+		Timeout: 5 * time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("guest wall time %v; output:\n%s", res.Wall.Round(time.Millisecond), res.Output)
+	got := map[string][2]string{}
+	for _, m := range caseRE.FindAllStringSubmatch(res.Output, -1) {
+		got[m[1]] = [2]string{m[2], m[3]}
+		t0, _ := strconv.ParseFloat(m[4], 64)
+		t1, _ := strconv.ParseFloat(m[5], 64)
+		t.Logf("%s: %.2f s of guest time", m[1], t1-t0)
+	}
+	for _, c := range guestCases {
+		t.Run(c.name, func(t *testing.T) {
+			r, ok := got[c.name]
+			if !ok {
+				t.Fatalf("no output in the guest's:\n%s", res.Output)
+			}
+			if r[1] != strconv.Itoa(c.status) {
+				t.Errorf("exit status %s, want %d; output:\n%s", r[1], c.status, r[0])
+			}
+			if !regexp.MustCompile(c.want).MatchString(r[0]) {
+				t.Errorf("output does not match %q:\n%s", c.want, r[0])
+			}
+		})
+	}
+}
