@@ -122,31 +122,7 @@ type sdie struct {
 // readScopeDIE decodes the DIE at off in unit tu.
 func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 	d := sdie{off: off}
-	if off >= uint64(tu.end) {
-		return d, fmt.Errorf("DIE offset %#x outside its unit", off)
-	}
-	b := buf{data: t.r.secs.info[:tu.end], pos: int(off)}
-	code := b.uleb()
-	if code == 0 || code >= uint64(len(tu.tab)) || !tu.tab[code].defined {
-		return d, fmt.Errorf("DIE at %#x: bad abbreviation code %d", off, code)
-	}
-	a := &tu.tab[code]
-	d.tag, d.children = a.tag, a.children
-	for i := range a.attrs {
-		sp := &a.attrs[i]
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(b.uleb())
-		}
-		var v uint64
-		var blk []byte
-		switch form {
-		case formBlock1, formBlock2, formBlock4, formBlock, formExprloc:
-			blk = b.block(form)
-		default:
-			v = b.value(form, sp, tu.unit)
-		}
-		at := attr{form, v}
+	end, err := readDIE(t.r.secs.info, tu, off, &d.tag, &d.children, func(sp *attrSpec, at attr, blk []byte) {
 		switch sp.attr {
 		case atSibling:
 			d.sibling = at
@@ -171,7 +147,7 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 		case atFrameBase:
 			d.frameBase, d.frameBaseBlk = at, blk
 		case atDeclaration:
-			d.decl = v != 0
+			d.decl = at.val != 0
 		case atAddrBase, atGNUAddrBase:
 			d.addrBase = at
 		case atRnglistsBase:
@@ -179,12 +155,9 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 		case atLoclistsBase:
 			d.loclistsBase = at
 		}
-	}
-	if b.err != nil {
-		return d, fmt.Errorf("DIE at %#x: %w", off, b.err)
-	}
-	d.end = b.pos
-	return d, nil
+	})
+	d.end = end
+	return d, err
 }
 
 // scopeWalker finds the scope at pc in one unit.

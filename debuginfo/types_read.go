@@ -235,32 +235,9 @@ func (r *typeReader) read(off uint64) (die, error) {
 // readIn decodes the DIE at off in unit tu.
 func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 	d := die{off: off, u: tu}
-	if off >= uint64(tu.end) {
-		return d, fmt.Errorf("DIE offset %#x outside its unit", off)
-	}
-	b := buf{data: r.secs.info[:tu.end], pos: int(off)}
-	code := b.uleb()
-	if code == 0 || code >= uint64(len(tu.tab)) || !tu.tab[code].defined {
-		return d, fmt.Errorf("DIE at %#x: bad abbreviation code %d", off, code)
-	}
-	a := &tu.tab[code]
-	d.tag, d.children = a.tag, a.children
 	var name attr
-	for i := range a.attrs {
-		sp := &a.attrs[i]
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(b.uleb())
-		}
-		var v uint64
-		var blk []byte
-		switch form {
-		case formBlock1, formBlock2, formBlock4, formBlock, formExprloc:
-			blk = b.block(form)
-		default:
-			v = b.value(form, sp, tu.unit)
-		}
-		at := attr{form, v}
+	end, err := readDIE(r.secs.info, tu, off, &d.tag, &d.children, func(sp *attrSpec, at attr, blk []byte) {
+		v := at.val
 		switch sp.attr {
 		case atName:
 			name = at
@@ -297,11 +274,11 @@ func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 		case atPrototyped:
 			d.prototyped = v != 0
 		}
+	})
+	if err != nil {
+		return d, err
 	}
-	if b.err != nil {
-		return d, fmt.Errorf("DIE at %#x: %w", off, b.err)
-	}
-	d.end = b.pos
+	d.end = end
 	if name.form != 0 {
 		s, ok := r.secs.attrString(name, &tu.unitCtx)
 		if !ok {
@@ -310,6 +287,43 @@ func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 		d.name = s
 	}
 	return d, nil
+}
+
+// readDIE decodes the DIE at off in unit tu of the section info: its
+// tag and whether it has children, then fn is called with each of its
+// attributes, a block's or expression's bytes in blk. It returns the
+// offset after the DIE.
+func readDIE(info []byte, tu *typeUnit, off uint64, tag *uint32, children *bool, fn func(sp *attrSpec, at attr, blk []byte)) (int, error) {
+	if off >= uint64(tu.end) {
+		return 0, fmt.Errorf("DIE offset %#x outside its unit", off)
+	}
+	b := buf{data: info[:tu.end], pos: int(off)}
+	code := b.uleb()
+	if code == 0 || code >= uint64(len(tu.tab)) || !tu.tab[code].defined {
+		return 0, fmt.Errorf("DIE at %#x: bad abbreviation code %d", off, code)
+	}
+	a := &tu.tab[code]
+	*tag, *children = a.tag, a.children
+	for i := range a.attrs {
+		sp := &a.attrs[i]
+		form := sp.form
+		if form == formIndirect {
+			form = uint32(b.uleb())
+		}
+		var v uint64
+		var blk []byte
+		switch form {
+		case formBlock1, formBlock2, formBlock4, formBlock, formExprloc:
+			blk = b.block(form)
+		default:
+			v = b.value(form, sp, tu.unit)
+		}
+		fn(sp, attr{form, v}, blk)
+	}
+	if b.err != nil {
+		return 0, fmt.Errorf("DIE at %#x: %w", off, b.err)
+	}
+	return b.pos, nil
 }
 
 // block reads a block or expression and returns its bytes.
