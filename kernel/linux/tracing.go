@@ -9,7 +9,6 @@ import (
 	"os"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -641,11 +640,13 @@ func (t *Tracing) keepRec(cpu int, ep *record.EProbe, rec []byte) {
 	}
 	r.firings = append(r.firings, ringFiring{ep, append([]byte(nil), rec...)})
 	r.size += len(rec)
-	n := 0
-	for ; r.size > t.ringSize && n < len(r.firings); n++ {
-		r.size -= len(r.firings[n].rec)
+	// The oldest are resliced away, not copied over: append moves
+	// only the live firings when it grows the array.
+	for len(r.firings) > 0 && r.size > t.ringSize {
+		r.size -= len(r.firings[0].rec)
+		r.firings[0] = ringFiring{}
+		r.firings = r.firings[1:]
 	}
-	r.firings = slices.Delete(r.firings, 0, n)
 }
 
 // appendRec appends a firing's records to its CPU's buffer, on the
