@@ -59,15 +59,11 @@ func copyFile(dst, src string) error {
 // debugging information, so that pid probes find the functions the
 // tests name. When X.d is beside it, the program's USDT providers are
 // made from it as bsd.prog.mk makes them: dtrace -h writes X.h, which
-// tst.X.c includes, and dtrace -G links X.o from its object. Only the
-// failure to build the test's own helper is an error: other tests of
-// the folder may need helpers this system cannot build.
-func (r *Runner) buildHelpers(dir, test string) error {
-	own := strings.TrimSuffix(strings.TrimSuffix(test, ".d"), ".ksh") + ".c"
-	srcs, err := filepath.Glob(filepath.Join(dir, "tst.*.c"))
-	if err != nil {
-		return err
-	}
+// tst.X.c includes, and dtrace -G links X.o from its object. It
+// returns why each helper that failed did, by tst.X.
+func (r *Runner) buildHelpers(dir string) map[string]error {
+	errs := map[string]error{}
+	srcs, _ := filepath.Glob(filepath.Join(dir, "tst.*.c"))
 	for _, src := range srcs {
 		base := strings.TrimSuffix(filepath.Base(src), ".c")
 		steps := [][]string{{"cc", "-O0", "-g", "-o", base + ".exe", base + ".c"}}
@@ -84,14 +80,12 @@ func (r *Runner) buildHelpers(dir, test string) error {
 			cmd := exec.Command(step[0], step[1:]...)
 			cmd.Dir = dir
 			if out, err := cmd.CombinedOutput(); err != nil {
-				if filepath.Base(src) == own {
-					return fmt.Errorf("building %s.exe: %s: %v: %s", base, filepath.Base(step[0]), err, firstLine(out))
-				}
+				errs[base] = fmt.Errorf("building %s.exe: %s: %v: %s", base, filepath.Base(step[0]), err, firstLine(out))
 				break
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
 func exists(path string) bool {

@@ -10,9 +10,9 @@
 // tst.X.ksh.out) byte for byte; an output that is itself a ksh script
 // ("#!/…ksh" on its first line) must also run with status 0.
 //
-// The suite is read-only: a Runner copies a test's folder into a
-// directory of its own for each test, builds the folder's helper
-// programs there (cc -O0 -g, as the harness's Makefile), and runs the
-// test in that copy. Each test's processes are a process group of
+// The suite is read-only: a Runner copies each folder once and builds
+// its helper programs there (cc -O0 -g, as the harness's Makefile),
+// then copies that into a directory of its own for each test, and runs
+// the test in that copy. Each test's processes are a process group of
 // their own, killed when the test ends or times out.
 package harness

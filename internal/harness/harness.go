@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,6 +26,42 @@ type Runner struct {
 	// Work is where the runner copies folders; each test gets a fresh
 	// directory under it.
 	Work string
+
+	mu      sync.Mutex
+	folders map[string]*folder // by the suite's folder
+}
+
+// A folder is a suite folder copied once with its helpers built, which
+// each of its tests then copies.
+type folder struct {
+	once sync.Once
+	dir  string
+	errs map[string]error // why a helper (tst.X.c) did not build
+	err  error
+}
+
+// prepared returns the folder src copied and its helpers built, done
+// once however many of its tests run.
+func (r *Runner) prepared(src string) *folder {
+	r.mu.Lock()
+	if r.folders == nil {
+		r.folders = map[string]*folder{}
+	}
+	f := r.folders[src]
+	if f == nil {
+		f = &folder{}
+		r.folders[src] = f
+	}
+	r.mu.Unlock()
+	f.once.Do(func() {
+		if f.dir, f.err = os.MkdirTemp(r.Work, "folder"); f.err != nil {
+			return
+		}
+		if f.err = copyDir(f.dir, src); f.err == nil {
+			f.errs = r.buildHelpers(f.dir)
+		}
+	})
+	return f
 }
 
 // A Result is what a test did and whether it passed.
@@ -58,11 +95,20 @@ func (r *Runner) Run(root, path string) (res Result) {
 		return res
 	}
 	defer os.RemoveAll(dir)
-	if err := copyDir(dir, filepath.Dir(path)); err != nil {
+	f := r.prepared(filepath.Dir(path))
+	if f.err != nil {
+		res.Reason = f.err.Error()
+		return res
+	}
+	// Only the failure to build the test's own helper is the test's:
+	// other tests of the folder may need helpers this system cannot
+	// build.
+	name := filepath.Base(path)
+	if err := f.errs[strings.TrimSuffix(strings.TrimSuffix(name, ".d"), ".ksh")]; err != nil {
 		res.Reason = err.Error()
 		return res
 	}
-	if err := r.buildHelpers(dir, filepath.Base(path)); err != nil {
+	if err := copyDir(dir, f.dir); err != nil {
 		res.Reason = err.Error()
 		return res
 	}
