@@ -141,7 +141,11 @@ func (r *Runner) exec(dir, name string) (stdout, stderr []byte, err error) {
 	if strings.HasSuffix(name, ".ksh") {
 		c := r.command(dir, "ksh", name, r.DTrace)
 		c.cmd.Env = append(c.cmd.Env, "tst="+name)
-		return c.run(r)
+		stdout, stderr, err = c.run(r)
+		// Many scripts work in /var/tmp/dtest.$$ and remove it only
+		// when they succeed: remove what this one left, by its PID.
+		os.RemoveAll(fmt.Sprintf("/var/tmp/dtest.%d", c.cmd.Process.Pid))
+		return stdout, stderr, err
 	}
 	args := []string{"-C", "-s", name}
 	exe := filepath.Join(dir, strings.TrimSuffix(name, ".d")+".exe")
