@@ -1,0 +1,302 @@
+package debuginfo
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The call frame tests compile testdata/cfi.c (and cfi.s, hand-written
+// frames) with gcc and clang, with and without unwind tables, and a Go
+// program, and compare the row at each address of every FDE with what
+// readelf --debug-dump=frames-interp prints for it.
+
+// readelfFDE is one FDE as readelf interprets it.
+type readelfFDE struct {
+	off    int
+	lo, hi uint64
+	cols   []string // the register columns' names
+	rows   []readelfRow
+}
+
+type readelfRow struct {
+	loc  uint64
+	cfa  string
+	regs []string // by column
+}
+
+var (
+	reSection = regexp.MustCompile(`^Contents of the (\S+) section:`)
+	reCIE     = regexp.MustCompile(`^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ CIE `)
+	reFDE     = regexp.MustCompile(`^([0-9a-f]+) [0-9a-f]+ [0-9a-f]+ FDE cie=([0-9a-f]+) pc=([0-9a-f]+)\.\.([0-9a-f]+)`)
+)
+
+// readelfFrames runs readelf and returns each section's FDEs, with the
+// rows of their CIE when they print none of their own.
+func readelfFrames(t *testing.T, file string) map[string][]readelfFDE {
+	t.Helper()
+	out, err := exec.Command("readelf", "--debug-dump=frames-interp", file).Output()
+	if err != nil {
+		t.Fatalf("readelf --debug-dump=frames-interp %s: %v", file, err)
+	}
+	secs := map[string][]readelfFDE{}
+	type table struct {
+		cols []string
+		rows []readelfRow
+	}
+	cies := map[int]*table{}
+	var sec string
+	var cur *table
+	var curFDE *readelfFDE
+	var curCIE int
+	flush := func() {
+		if curFDE != nil {
+			if len(curFDE.rows) == 0 {
+				// No instructions of its own: the CIE's row, at the
+				// FDE's start.
+				if c := cies[curCIE]; c != nil && len(c.rows) > 0 {
+					r := c.rows[len(c.rows)-1]
+					r.loc = curFDE.lo
+					curFDE.cols, curFDE.rows = c.cols, []readelfRow{r}
+				}
+			}
+			secs[sec] = append(secs[sec], *curFDE)
+		}
+		curFDE = nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if m := reSection.FindStringSubmatch(line); m != nil {
+			flush()
+			sec = m[1]
+			cies = map[int]*table{}
+			continue
+		}
+		if m := reCIE.FindStringSubmatch(line); m != nil {
+			flush()
+			off, _ := strconv.ParseInt(m[1], 16, 64)
+			cur = &table{}
+			cies[int(off)] = cur
+			continue
+		}
+		if m := reFDE.FindStringSubmatch(line); m != nil {
+			flush()
+			off, _ := strconv.ParseInt(m[1], 16, 64)
+			c, _ := strconv.ParseInt(m[2], 16, 64)
+			lo, _ := strconv.ParseUint(m[3], 16, 64)
+			hi, _ := strconv.ParseUint(m[4], 16, 64)
+			curFDE = &readelfFDE{off: int(off), lo: lo, hi: hi}
+			curCIE = int(c)
+			cur = &table{}
+			continue
+		}
+		if strings.HasSuffix(line, "ZERO terminator") {
+			flush()
+			cur = nil
+			continue
+		}
+		f := fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "LOC" && f[1] == "CFA":
+			cur.cols = f[2:]
+			if curFDE != nil {
+				curFDE.cols = cur.cols
+			}
+		case len(f) >= 2 && cur != nil && isHex(f[0]):
+			loc, _ := strconv.ParseUint(f[0], 16, 64)
+			r := readelfRow{loc: loc, cfa: f[1], regs: f[2:]}
+			cur.rows = append(cur.rows, r)
+			if curFDE != nil {
+				curFDE.rows = append(curFDE.rows, r)
+			}
+		}
+	}
+	flush()
+	return secs
+}
+
+// fields splits a row, keeping readelf's "r14 (r14)" as one field.
+func fields(line string) []string {
+	var out []string
+	for _, f := range strings.Fields(line) {
+		if strings.HasPrefix(f, "(") && len(out) > 0 {
+			out[len(out)-1] += " " + f
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func isHex(s string) bool {
+	_, err := strconv.ParseUint(s, 16, 64)
+	return err == nil && len(s) >= 8
+}
+
+// amd64Regs are readelf's names of DWARF's amd64 registers.
+var amd64Regs = []string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
+
+func regNum(name string) (int, bool) {
+	for i, n := range amd64Regs {
+		if n == name {
+			return i, true
+		}
+	}
+	if n, ok := strings.CutPrefix(name, "xmm"); ok {
+		if i, err := strconv.Atoi(n); err == nil {
+			return 17 + i, true
+		}
+	}
+	return 0, false
+}
+
+// readelfCFA writes a CFA rule as readelf does.
+func readelfCFA(r CFARule) string {
+	if len(r.Expr) > 0 {
+		return "exp"
+	}
+	if r.Reg >= 0 && r.Reg < len(amd64Regs) {
+		return fmt.Sprintf("%s%+d", amd64Regs[r.Reg], r.Offset)
+	}
+	return fmt.Sprintf("r%d%+d", r.Reg, r.Offset)
+}
+
+// readelfRule writes a register rule as readelf does.
+func readelfRule(r Rule, ok bool) string {
+	if !ok {
+		return "u"
+	}
+	switch r.Kind {
+	case RuleExpression:
+		return "exp"
+	case RuleValExpression:
+		return "vexp"
+	case RuleRegister:
+		if r.Reg < len(amd64Regs) {
+			return fmt.Sprintf("r%d (%s)", r.Reg, amd64Regs[r.Reg])
+		}
+	}
+	return r.String()
+}
+
+// compareFrames checks every FDE readelf prints for the file against
+// our rows, at each row's first, middle and last address, and returns
+// how many addresses it checked.
+func compareFrames(t *testing.T, file string) int {
+	t.Helper()
+	f, err := OpenFrames(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.errs) > 0 {
+		t.Errorf("indexing: %v", errors.Join(f.errs...))
+	}
+	want := readelfFrames(t, file)
+	checked := 0
+	for _, s := range f.secs {
+		fdes := want[s.name]
+		if len(fdes) == 0 {
+			t.Errorf("%s: readelf prints no FDE", s.name)
+			continue
+		}
+		// One section at a time: the other may describe the same code.
+		one := &Frames{path: f.path, secs: []*cfiSection{s}}
+		one.index()
+		for _, w := range fdes {
+			if w.hi <= w.lo {
+				continue
+			}
+			rows := w.rows
+			for i, row := range rows {
+				if i+1 < len(rows) && rows[i+1].loc == row.loc {
+					continue // a later row at the same address wins
+				}
+				hi := w.hi
+				if i+1 < len(rows) {
+					hi = rows[i+1].loc
+				}
+				if row.loc >= hi {
+					continue
+				}
+				for _, pc := range []uint64{row.loc, row.loc + (hi-row.loc)/2, hi - 1} {
+					checked++
+					got, err := one.Row(pc)
+					if err != nil {
+						t.Errorf("%s FDE %#x: %#x: %v", s.name, w.off, pc, err)
+						continue
+					}
+					if got.Lo != row.loc || got.Hi != hi {
+						t.Errorf("%s FDE %#x: %#x: row [%#x, %#x), readelf [%#x, %#x)", s.name, w.off, pc, got.Lo, got.Hi, row.loc, hi)
+					}
+					if c := readelfCFA(got.CFA); c != row.cfa {
+						t.Errorf("%s FDE %#x: %#x: CFA %s, readelf %s", s.name, w.off, pc, c, row.cfa)
+					}
+					for j, col := range w.cols {
+						n, ok := regNum(col)
+						if col == "ra" {
+							n, ok = got.RA, true
+						}
+						if !ok {
+							t.Fatalf("readelf column %q: unknown register", col)
+						}
+						rule, has := got.Regs[n]
+						if g := readelfRule(rule, has); j < len(row.regs) && g != row.regs[j] {
+							t.Errorf("%s FDE %#x: %#x: %s %s, readelf %s", s.name, w.off, pc, col, g, row.regs[j])
+						}
+					}
+				}
+			}
+		}
+	}
+	return checked
+}
+
+func TestFramesReadelf(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the fixture's assembly is amd64's")
+	}
+	need(t, "readelf")
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []string{"gcc", "clang"} {
+		for _, opt := range []string{"-O0", "-O2"} {
+			for _, tables := range []string{"-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables"} {
+				name := cc + opt + tables[1:]
+				t.Run(name, func(t *testing.T) {
+					need(t, cc)
+					prog := filepath.Join(t.TempDir(), "cfi")
+					args := []string{opt, "-g", tables, "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s")}
+					run(t, "", cc, args...)
+					n := compareFrames(t, prog)
+					t.Logf("%d addresses checked", n)
+				})
+			}
+		}
+	}
+	t.Run("go", func(t *testing.T) {
+		need(t, "go")
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.21\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, "go", "build", "-o", "hello", ".")
+		n := compareFrames(t, filepath.Join(dir, "hello"))
+		t.Logf("%d addresses checked", n)
+	})
+}
