@@ -329,26 +329,50 @@ func (f *Frames) index() {
 // Row returns the call frame information at pc, an address of the image
 // as its symbols give it (a kernel module's as the package places its
 // sections).
+//
+// Where an image has both ORC and DWARF's tables (a Linux kernel or
+// module), ORC decides the CFA: objtool checks it at every instruction
+// of the final code, including inline assembly that switches stacks and
+// the alternatives patched in at boot, which the compiler's tables do
+// not know of. DWARF's row, which has the rules of the callee-saved
+// registers, is returned narrowed to ORC's range when the two agree.
 func (f *Frames) Row(pc uint64) (*Row, error) {
+	wrap := func(err error) error { return fmt.Errorf("%s: %#x: %w", f.path, pc, err) }
+	var dw *Row
+	var dwErr error
 	if d := f.find(pc); d != nil {
-		r, err := d.row(pc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %#x: %w", f.path, pc, err)
-		}
-		return r, nil
+		dw, dwErr = d.row(pc)
 	}
 	if f.orc != nil {
-		r, err := f.orc.row(pc)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %#x: %w", f.path, pc, err)
+		o, err := f.orc.row(pc)
+		switch {
+		case err == nil && dw != nil && sameCFA(dw.CFA, o.CFA):
+			dw.Lo, dw.Hi = max(dw.Lo, o.Lo), min(dw.Hi, o.Hi)
+			return dw, nil
+		case err == nil:
+			return o, nil
+		case dw == nil && dwErr == nil:
+			return nil, wrap(err)
 		}
-		return r, nil
 	}
-	err := fmt.Errorf("%s: %#x: %w", f.path, pc, ErrNoFrame)
+	if dwErr != nil {
+		return nil, wrap(dwErr)
+	}
+	if dw != nil {
+		return dw, nil
+	}
+	err := wrap(ErrNoFrame)
 	if len(f.errs) > 0 {
 		err = fmt.Errorf("%w (%w)", err, errors.Join(f.errs...))
 	}
 	return nil, err
+}
+
+func sameCFA(a, b CFARule) bool {
+	if len(a.Expr) > 0 || len(b.Expr) > 0 {
+		return a.Expr.String() == b.Expr.String()
+	}
+	return a.Reg == b.Reg && a.Offset == b.Offset
 }
 
 // CFA returns the rule of the canonical frame address at pc.

@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The call frame tests compile testdata/cfi.c (and cfi.s, hand-written
@@ -299,4 +301,175 @@ func TestFramesReadelf(t *testing.T) {
 		n := compareFrames(t, filepath.Join(dir, "hello"))
 		t.Logf("%d addresses checked", n)
 	})
+}
+
+// kernelWithORC is a Linux kernel with ORC and DWARF: vmlinuxPath's, or
+// the Debian kernel the guest tests cache.
+func kernelWithORC() string {
+	if p := vmlinuxPath(); p != "" {
+		return p
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "kdtrace", "guest", "*", "vmlinux-*"))
+	if len(m) > 0 {
+		return m[0]
+	}
+	return ""
+}
+
+// TestFramesKernel checks the kernel's frames: the CFA is rsp+8 at
+// every function's entry, from ORC alone and with DWARF, and along
+// vfs_read from its entry to its first jump out, the CFA and the saved
+// registers follow its pushes and stack adjustments as objdump shows
+// them.
+func TestFramesKernel(t *testing.T) {
+	path := kernelWithORC()
+	if path == "" {
+		t.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	start := time.Now()
+	f, err := OpenFrames(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.orc == nil {
+		t.Fatal("no ORC tables")
+	}
+	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), len(f.orc.ips), time.Since(start))
+	ef, err := openELF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	funcs, _, err := ef.symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	orcOnly := &Frames{path: path, orc: f.orc}
+	n, none := 0, 0
+	start = time.Now()
+	for _, s := range funcs {
+		if strings.Contains(s.Name, ".cold") {
+			continue // a function's unlikely part: entered by a jump, inside its frame
+		}
+		n++
+		for _, fr := range []*Frames{f, orcOnly} {
+			r, err := fr.Row(s.Value)
+			if errors.Is(err, ErrNoFrame) {
+				none++ // assembly objtool was told to skip
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			if got := r.CFA.String(); got != "r7+8" {
+				t.Errorf("%s at %#x: CFA %s from %s, want r7+8", s.Name, s.Value, got, r.Source)
+			}
+			if ra, ok := r.Regs[r.RA]; !ok || ra.Kind != RuleOffset || ra.Offset != -8 {
+				t.Errorf("%s at %#x: return address %v, want c-8", s.Name, s.Value, ra)
+			}
+		}
+	}
+	t.Logf("%d functions, %d lookups without a frame; %v a lookup", n, none, time.Since(start)/time.Duration(2*n))
+	if none > n/100 {
+		t.Errorf("%d of %d function entries have no frame", none, n)
+	}
+
+	// DWARF against ORC, every third byte of every tenth FDE.
+	agree, differ := 0, 0
+	for i := 0; i < len(f.fdes); i += 10 {
+		d := &f.fdes[i]
+		for pc := d.lo; pc < d.hi; pc += 3 {
+			r, err := d.row(pc)
+			if err != nil {
+				t.Fatalf("%#x: %v", pc, err)
+			}
+			if o, err := f.orc.row(pc); err == nil {
+				if sameCFA(r.CFA, o.CFA) {
+					agree++
+				} else {
+					differ++
+				}
+			}
+		}
+	}
+	t.Logf(".debug_frame and ORC agree on the CFA at %d addresses, differ at %d", agree, differ)
+
+	checkVfsRead(t, f, ef, funcs)
+}
+
+var objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f ]+\t(\S+)\s*(.*)$`)
+
+// checkVfsRead follows vfs_read's stack from its entry.
+func checkVfsRead(t *testing.T, f *Frames, ef *elfFile, funcs []elf.Symbol) {
+	need(t, "objdump")
+	var sym elf.Symbol
+	for _, s := range funcs {
+		if s.Name == "vfs_read" {
+			sym = s
+		}
+	}
+	if sym.Size == 0 {
+		t.Fatal("no vfs_read")
+	}
+	out, err := exec.Command("objdump", "-d",
+		fmt.Sprintf("--start-address=%#x", sym.Value), fmt.Sprintf("--stop-address=%#x", sym.Value+sym.Size), ef.path).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	regs := map[string]int{"%rbx": 3, "%rbp": 6, "%r12": 12, "%r13": 13, "%r14": 14, "%r15": 15}
+	saved := map[int]int64{}
+	depth := int64(8)
+	checked := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		m := objdumpInsn.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		pc, _ := strconv.ParseUint(m[1], 16, 64)
+		op, args := m[2], m[3]
+		r, err := f.Row(pc)
+		if err != nil {
+			t.Fatalf("vfs_read+%#x: %v", pc-sym.Value, err)
+		}
+		checked++
+		if want := fmt.Sprintf("r7%+d", depth); r.CFA.String() != want {
+			t.Errorf("vfs_read+%#x %s %s: CFA %v, objdump says %s", pc-sym.Value, op, args, r.CFA, want)
+		}
+		for reg, off := range saved {
+			if got := r.Regs[reg]; got.Kind != RuleOffset || got.Offset != off {
+				t.Errorf("vfs_read+%#x: register %d %v, pushed at c%+d", pc-sym.Value, reg, got, off)
+			}
+		}
+		var n int64
+		switch {
+		case op == "push":
+			depth += 8
+			if reg, ok := regs[args]; ok {
+				saved[reg] = -depth
+			}
+		case op == "pop":
+			depth -= 8
+		case op == "sub" && strings.HasSuffix(args, ",%rsp"):
+			if _, err := fmt.Sscanf(args, "$0x%x,%%rsp", &n); err != nil {
+				t.Fatalf("%s %s: %v", op, args, err)
+			}
+			depth += n
+		case op == "add" && strings.HasSuffix(args, ",%rsp"):
+			if _, err := fmt.Sscanf(args, "$0x%x,%%rsp", &n); err != nil {
+				t.Fatalf("%s %s: %v", op, args, err)
+			}
+			depth -= n
+		case op == "jmp" || op == "ret" || op == "leave" || strings.HasSuffix(args, ",%rsp"):
+			t.Logf("vfs_read: %d instructions checked, to +%#x (%s %s)", checked, pc-sym.Value, op, args)
+			return
+		}
+	}
+	t.Errorf("vfs_read: no jump out")
 }
