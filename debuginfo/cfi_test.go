@@ -205,6 +205,20 @@ func compareFrames(t *testing.T, file string) int {
 		t.Errorf("indexing: %v", errors.Join(f.errs...))
 	}
 	want := readelfFrames(t, file)
+	ef, err := openELF(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	rel := ef.f.Type == elf.ET_REL
+	funcs, _, err := ef.symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcAt := map[uint64]bool{}
+	for _, s := range funcs {
+		funcAt[s.Value] = true
+	}
 	checked := 0
 	for _, s := range f.secs {
 		fdes := want[s.name]
@@ -215,9 +229,28 @@ func compareFrames(t *testing.T, file string) int {
 		// One section at a time: the other may describe the same code.
 		one := &Frames{path: f.path, secs: []*cfiSection{s}}
 		one.index()
+		byOff := map[int]*fde{}
+		for i := range one.fdes {
+			byOff[one.fdes[i].off] = &one.fdes[i]
+		}
 		for _, w := range fdes {
 			if w.hi <= w.lo {
 				continue
+			}
+			// readelf places an object file's sections at 0, the
+			// package one after another: its FDEs must start at
+			// functions, where readelf's start at offsets.
+			d := byOff[w.off]
+			if d == nil {
+				t.Errorf("%s FDE %#x: not indexed", s.name, w.off)
+				continue
+			}
+			shift := d.lo - w.lo
+			if rel && !funcAt[d.lo] {
+				t.Errorf("%s FDE %#x: starts at %#x, where no function does", s.name, w.off, d.lo)
+			}
+			if !rel && shift != 0 {
+				t.Errorf("%s FDE %#x: starts at %#x, readelf %#x", s.name, w.off, d.lo, w.lo)
 			}
 			rows := w.rows
 			for i, row := range rows {
@@ -233,11 +266,12 @@ func compareFrames(t *testing.T, file string) int {
 				}
 				for _, pc := range []uint64{row.loc, row.loc + (hi-row.loc)/2, hi - 1} {
 					checked++
-					got, err := one.Row(pc)
+					got, err := one.Row(pc + shift)
 					if err != nil {
 						t.Errorf("%s FDE %#x: %#x: %v", s.name, w.off, pc, err)
 						continue
 					}
+					got.Lo, got.Hi = got.Lo-shift, got.Hi-shift
 					if got.Lo != row.loc || got.Hi != hi {
 						t.Errorf("%s FDE %#x: %#x: row [%#x, %#x), readelf [%#x, %#x)", s.name, w.off, pc, got.Lo, got.Hi, row.loc, hi)
 					}
@@ -287,6 +321,15 @@ func TestFramesReadelf(t *testing.T) {
 				})
 			}
 		}
+	}
+	for _, tables := range []string{"-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables"} {
+		t.Run("object"+tables[1:], func(t *testing.T) {
+			need(t, "gcc")
+			obj := filepath.Join(t.TempDir(), "cfi.o")
+			run(t, "", "gcc", "-O2", "-g", tables, "-c", "-o", obj, filepath.Join(src, "cfi.c"))
+			n := compareFrames(t, obj)
+			t.Logf("%d addresses checked", n)
+		})
 	}
 	t.Run("go", func(t *testing.T) {
 		need(t, "go")
