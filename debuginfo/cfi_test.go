@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -515,4 +516,287 @@ func checkVfsRead(t *testing.T, f *Frames, ef *elfFile, funcs []elf.Symbol) {
 		}
 	}
 	t.Errorf("vfs_read: no jump out")
+}
+
+// entry prefixes an entry's body with its length, in the 32- or 64-bit
+// format.
+func entry(dwarf64 bool, body ...[]byte) []byte {
+	b := bytes.Join(body, nil)
+	if dwarf64 {
+		return append(binary.LittleEndian.AppendUint64([]byte{0xff, 0xff, 0xff, 0xff}, uint64(len(b))), b...)
+	}
+	return append(binary.LittleEndian.AppendUint32(nil, uint32(len(b))), b...)
+}
+
+func le64(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+func le32(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+
+// synthFrames indexes one section made of entries.
+func synthFrames(name string, entries ...[]byte) *Frames {
+	s := &cfiSection{name: name, data: bytes.Join(entries, nil), eh: name == ".eh_frame", addr: 0x400000, addrSize: 8}
+	f := &Frames{path: "synth", secs: []*cfiSection{s}}
+	f.index()
+	return f
+}
+
+// A version 4 CIE in the 64-bit format, and the instructions compilers
+// do not emit (DW_CFA_set_loc, remember and restore state across
+// advances of each size).
+var synthDebugFrame = [][]byte{
+	entry(true, le64(^uint64(0)), []byte{4, 0, 8, 0, 1, 0x78, 16,
+		0x0c, 7, 8, // def_cfa rsp+8
+		0x90, 1}), // offset ra, c-8
+	entry(true, le64(0), le64(0x1000), le64(0x100), []byte{
+		0x44,       // advance_loc 4
+		0x0e, 0x10, // def_cfa_offset 16
+		0x86, 2, // offset rbp, c-16
+		0x01}, le64(0x1010), []byte{ // set_loc 0x1010
+		0x0d, 6, // def_cfa_register rbp
+		0x03, 0x20, 0, // advance_loc2 0x20
+		0x0a,       // remember_state
+		0x0e, 0x20, // def_cfa_offset 32
+		0xc6,                  // restore rbp
+		0x04}, le32(8), []byte{ // advance_loc4 8
+		0x0b,       // restore_state
+		0x2e, 0x10, // GNU_args_size 16
+	}),
+}
+
+func TestFramesSynthetic(t *testing.T) {
+	f := synthFrames(".debug_frame", synthDebugFrame...)
+	if len(f.errs) > 0 {
+		t.Fatal(errors.Join(f.errs...))
+	}
+	for _, tc := range []struct {
+		pc      uint64
+		cfa     string
+		lo, hi  uint64
+		rbp     string
+		args    uint64
+		wantErr string
+	}{
+		{pc: 0x0fff, wantErr: "synth: 0xfff: no call frame information covers the address"},
+		{pc: 0x1000, cfa: "r7+8", lo: 0x1000, hi: 0x1004, rbp: "u"},
+		{pc: 0x100f, cfa: "r7+16", lo: 0x1004, hi: 0x1010, rbp: "c-16"},
+		{pc: 0x1010, cfa: "r6+16", lo: 0x1010, hi: 0x1030, rbp: "c-16"},
+		{pc: 0x1037, cfa: "r6+32", lo: 0x1030, hi: 0x1038, rbp: "u"},
+		{pc: 0x1038, cfa: "r6+16", lo: 0x1038, hi: 0x1100, rbp: "c-16", args: 16},
+		{pc: 0x10ff, cfa: "r6+16", lo: 0x1038, hi: 0x1100, rbp: "c-16", args: 16},
+		{pc: 0x1100, wantErr: "no call frame information covers the address"},
+	} {
+		r, err := f.Row(tc.pc)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrNoFrame) {
+				t.Errorf("%#x: error %v, want %q", tc.pc, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%#x: %v", tc.pc, err)
+			continue
+		}
+		rbp, ok := r.Regs[6]
+		got := fmt.Sprintf("%v [%#x, %#x) rbp %s args %d", r.CFA, r.Lo, r.Hi, readelfRule(rbp, ok), r.ArgsSize)
+		want := fmt.Sprintf("%s [%#x, %#x) rbp %s args %d", tc.cfa, tc.lo, tc.hi, tc.rbp, tc.args)
+		if got != want {
+			t.Errorf("%#x: %s, want %s", tc.pc, got, want)
+		}
+	}
+}
+
+// An .eh_frame CIE "zPLR" whose FDE's start is an indirect pointer
+// (DW_EH_PE_indirect|pcrel|sdata4) and whose LSDA is skipped.
+func TestFramesIndirect(t *testing.T) {
+	cie := entry(false, le32(0), []byte{1, 'z', 'P', 'L', 'R', 0, 1, 0x78, 16,
+		7, 0x9b, 0, 0, 0, 0, 0x1b, 0x9b, // aug data: personality enc + ptr, LSDA enc, FDE enc
+		0x0c, 7, 8, 0x90, 1})
+	// The FDE's CIE pointer is at offset len(cie)+4; its pc field after.
+	pcField := uint64(0x400000 + len(cie) + 8)
+	fde := entry(false, le32(uint32(len(cie)+4)), le32(0x100), le32(0x40), []byte{4, 0, 0, 0, 0, 0x41, 0x0e, 0x10})
+	s := &cfiSection{name: ".eh_frame", data: append(cie, fde...), eh: true, addr: 0x400000, addrSize: 8}
+	s.read = func(addr uint64, n int) ([]byte, bool) {
+		if addr != pcField+0x100 || n != 8 {
+			return nil, false
+		}
+		return le64(0x2000), true
+	}
+	f := &Frames{path: "synth", secs: []*cfiSection{s}}
+	f.index()
+	if len(f.errs) > 0 {
+		t.Fatal(errors.Join(f.errs...))
+	}
+	r, err := f.Row(0x2001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%v [%#x, %#x)", r.CFA, r.Lo, r.Hi); got != "r7+16 [0x2001, 0x2040)" {
+		t.Errorf("got %s, want r7+16 [0x2001, 0x2040)", got)
+	}
+}
+
+func TestFramesDamaged(t *testing.T) {
+	cie := func(version byte, ins ...byte) []byte {
+		return entry(false, le32(0xffffffff), []byte{version, 0, 1, 0x78, 16}, ins)
+	}
+	fde := func(cieOff uint32, ins ...byte) []byte {
+		return entry(false, le32(cieOff), le64(0x1000), le64(0x10), ins)
+	}
+	for _, tc := range []struct {
+		name    string
+		entries [][]byte
+		index   string // the error of indexing
+		row     string // the error of the row at 0x1008
+	}{
+		{name: "version", entries: [][]byte{cie(9), fde(0)},
+			index: ".debug_frame: damaged CIE at offset 0x0: version 9",
+			row:   "synth: 0x1008: no call frame information covers the address (.debug_frame: damaged CIE at offset 0x0: version 9"},
+		{name: "length", entries: [][]byte{cie(3), {0x40, 0, 0, 0, 1}},
+			index: ".debug_frame: damaged entry at offset 0xd: length 0x40 runs past the end of the section",
+			row:   "no call frame information covers the address"},
+		{name: "cie pointer", entries: [][]byte{cie(3), fde(0x400)},
+			index: ".debug_frame: damaged FDE at offset 0xd: CIE pointer 0x400 points past the section"},
+		{name: "restore_state", entries: [][]byte{cie(3, 0x0c, 7, 8), fde(0, 0x41, 0x0b)},
+			row: "synth: 0x1008: .debug_frame: damaged FDE at offset 0x10: DW_CFA_restore_state at byte 1 with no state remembered"},
+		{name: "unknown", entries: [][]byte{cie(3, 0x0c, 7, 8), fde(0, 0x3f)},
+			row: "synth: 0x1008: .debug_frame: damaged FDE at offset 0x10: unknown instruction 0x3f at byte 0"},
+		{name: "truncated", entries: [][]byte{cie(3, 0x0c, 7), fde(0)},
+			row: "synth: 0x1008: .debug_frame: damaged CIE at offset 0x0: instruction at byte 0: truncated DWARF data"},
+		{name: "expression", entries: [][]byte{cie(3, 0x0c, 7, 8), fde(0, 0x0f, 5, 0x76)},
+			row: "DW_CFA_def_cfa_expression at byte 0: truncated DWARF data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := synthFrames(".debug_frame", tc.entries...)
+			if err := errors.Join(f.errs...); tc.index == "" && err != nil || tc.index != "" && (err == nil || !strings.Contains(err.Error(), tc.index)) {
+				t.Errorf("indexing: %v, want %q", err, tc.index)
+			}
+			_, err := f.Row(0x1008)
+			if tc.row == "" {
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.row) {
+				t.Errorf("row: %v, want %q", err, tc.row)
+			}
+		})
+	}
+}
+
+// FuzzFrames decodes any section as .debug_frame and as .eh_frame, and
+// runs the instructions of every FDE at its start, middle and end.
+func FuzzFrames(f *testing.F) {
+	f.Add(bytes.Join(synthDebugFrame, nil), false, uint64(0x1038))
+	f.Add(entry(false, le32(0), []byte{1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0x0c, 7, 8}), true, uint64(0))
+	f.Fuzz(func(t *testing.T, data []byte, eh bool, pc uint64) {
+		name := ".debug_frame"
+		if eh {
+			name = ".eh_frame"
+		}
+		fr := synthFrames(name, data)
+		fr.Row(pc)
+		for _, d := range fr.fdes {
+			fr.Row(d.lo)
+			fr.Row(d.lo + (d.hi-d.lo)/2)
+			fr.Row(d.hi - 1)
+		}
+	})
+}
+
+// orcEntryBytes encodes an ORC entry; typ is the 6.1 type, converted for
+// the 6.4 layout.
+func orcEntryBytes(sp, bp int16, spReg, bpReg, typ uint8, end, newLayout bool) []byte {
+	b := binary.LittleEndian.AppendUint16(nil, uint16(sp))
+	b = binary.LittleEndian.AppendUint16(b, uint16(bp))
+	b = append(b, spReg|bpReg<<4)
+	switch {
+	case newLayout && end:
+		return append(b, 1)
+	case newLayout && spReg == orcRegUndefined:
+		return append(b, 0)
+	case newLayout:
+		return append(b, typ+2)
+	case end:
+		return append(b, typ|4)
+	}
+	return append(b, typ)
+}
+
+func TestORC(t *testing.T) {
+	for _, newLayout := range []bool{false, true} {
+		t.Run(fmt.Sprint("6.4 layout ", newLayout), func(t *testing.T) {
+			// Entries at 0x1000 (entry), 0x1001 (after push rbp, a weak
+			// terminator first), 0x1004 (rbp-based), 0x1010 (indirect,
+			// a stack switch), 0x1020 (regs), 0x1030 (end of stack),
+			// given out of order as a module's are.
+			type ent struct {
+				ip uint64
+				e  []byte
+			}
+			ents := []ent{
+				{0x1004, orcEntryBytes(16, -16, orcRegBP, orcRegPrevSP, orcTypeCall, false, newLayout)},
+				{0x1000, orcEntryBytes(8, 0, orcRegSP, orcRegUndefined, orcTypeCall, false, newLayout)},
+				{0x1001, orcEntryBytes(16, -16, orcRegSP, orcRegPrevSP, orcTypeCall, false, newLayout)},
+				{0x1001, orcEntryBytes(0, 0, orcRegUndefined, orcRegUndefined, orcTypeCall, false, newLayout)},
+				{0x1010, orcEntryBytes(8, 0, orcRegSPIndirect, orcRegBP, orcTypeCall, false, newLayout)},
+				{0x1020, orcEntryBytes(0, 0, orcRegSP, orcRegUndefined, orcTypeRegs, false, newLayout)},
+				{0x1030, orcEntryBytes(0, 0, orcRegUndefined, orcRegUndefined, orcTypeCall, true, newLayout)},
+			}
+			const base = 0x5000
+			var ips, entries []byte
+			for i, e := range ents {
+				ips = binary.LittleEndian.AppendUint32(ips, uint32(int32(int64(e.ip)-int64(base+4*i))))
+				entries = append(entries, e.e...)
+			}
+			o, err := decodeORC(ips, entries, base, newLayout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &Frames{path: "orc", orc: o}
+			for _, tc := range []struct {
+				pc   uint64
+				want string
+			}{
+				{0xfff, "orc: 0xfff: .orc_unwind: no call frame information covers the address"},
+				{0x1000, "r7+8 [0x1000, 0x1001) rbp s ra c-8"},
+				{0x1003, "r7+16 [0x1001, 0x1004) rbp c-16 ra c-8"},
+				{0x1004, "r6+16 [0x1004, 0x1010) rbp c-16 ra c-8"},
+				{0x101f, "exp(DW_OP_breg7 8; DW_OP_deref) [0x1010, 0x1020) rbp exp ra c-8"},
+				{0x1020, "r7+0 [0x1020, 0x1030) rbp s ra u signal"},
+				{0x1030, "orc: 0x1030: .orc_unwind: the entry at 0x1030 ends the stack: no call frame information covers the address"},
+			} {
+				r, err := f.Row(tc.pc)
+				var got string
+				if err != nil {
+					got = err.Error()
+				} else {
+					rbp, hasRBP := r.Regs[6]
+					ra, hasRA := r.Regs[16]
+					got = fmt.Sprintf("%v [%#x, %#x) rbp %s ra %s", r.CFA, r.Lo, r.Hi, readelfRule(rbp, hasRBP), readelfRule(ra, hasRA))
+					if r.Signal {
+						got += " signal"
+					}
+				}
+				if got != tc.want {
+					t.Errorf("%#x: %s, want %s", tc.pc, got, tc.want)
+				}
+			}
+		})
+	}
+	if _, err := decodeORC(make([]byte, 8), make([]byte, 6), 0, false); err == nil {
+		t.Error("no error for 2 addresses and 1 entry")
+	}
+}
+
+func FuzzORC(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 8, 0, 0, 0, 5, 0}, uint64(0), false)
+	f.Fuzz(func(t *testing.T, data []byte, pc uint64, newLayout bool) {
+		n := len(data) / 10
+		o, err := decodeORC(data[:4*n], data[4*n:10*n], 0x1000, newLayout)
+		if err != nil {
+			t.Fatal(err) // sizes agree by construction
+		}
+		f := &Frames{path: "orc", orc: o}
+		f.Row(pc)
+		for _, ip := range o.ips {
+			f.Row(ip)
+		}
+	})
 }

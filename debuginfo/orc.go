@@ -89,11 +89,15 @@ func loadORC(ef *elfFile) (*orcTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ef.path, err)
 	}
+	return decodeORC(ipData, entData, ef.addrs[ipIdx], newLayout)
+}
+
+// decodeORC decodes the tables, .orc_unwind_ip at address base.
+func decodeORC(ipData, entData []byte, base uint64, newLayout bool) (*orcTable, error) {
 	n := len(ipData) / 4
 	if len(ipData)%4 != 0 || len(entData) != 6*n {
 		return nil, &CFIError{Section: ".orc_unwind", Entry: "table", Err: fmt.Errorf("%d bytes of addresses for %d bytes of entries", len(ipData), len(entData))}
 	}
-	base := ef.addrs[ipIdx]
 	type pair struct {
 		ip uint64
 		e  orcEntry
