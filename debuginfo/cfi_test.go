@@ -555,7 +555,7 @@ var synthDebugFrame = [][]byte{
 		0x03, 0x20, 0, // advance_loc2 0x20
 		0x0a,       // remember_state
 		0x0e, 0x20, // def_cfa_offset 32
-		0xc6,                  // restore rbp
+		0xc6,                   // restore rbp
 		0x04}, le32(8), []byte{ // advance_loc4 8
 		0x0b,       // restore_state
 		0x2e, 0x10, // GNU_args_size 16
