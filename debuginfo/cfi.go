@@ -434,8 +434,8 @@ func (s *cfiSection) pointer(b *buf, enc uint8, addrSize int, rel bool) (uint64,
 	at := s.addr + uint64(b.pos)
 	var v uint64
 	if enc&0x70 == peAligned {
-		if a := addrSize; a > 0 {
-			b.skip(uint64((a - b.pos%a) % a))
+		if a := uint64(addrSize); a > 0 {
+			b.skip((a - (s.addr+uint64(b.pos))%a) % a)
 		}
 		v = b.addr(addrSize)
 	} else {
@@ -499,15 +499,31 @@ func (s *cfiSection) pointer(b *buf, enc uint8, addrSize int, rel bool) (uint64,
 
 // scan walks the section, decoding its CIEs and adding its FDEs to out.
 // A damaged FDE is skipped; a damaged length stops the walk, since the
-// next entry cannot be found.
+// next entry cannot be found. The errors are the first few met, and
+// how many more there were.
 func (s *cfiSection) scan(out *[]fde, rank int) error {
-	cies := map[int]*cie{}
+	cies := map[int]cieResult{}
 	var errs []error
+	more := 0
+	fail := func(err error) {
+		if len(errs) < 4 {
+			errs = append(errs, err)
+		} else {
+			more++
+		}
+	}
+	done := func() error {
+		if more > 0 {
+			errs = append(errs, fmt.Errorf("%s: %d more damaged entries", s.name, more))
+		}
+		return errors.Join(errs...)
+	}
 	for pos := 0; pos < len(s.data); {
 		b := buf{data: s.data, pos: pos}
 		n, dwarf64 := b.unitLength()
 		if b.err != nil {
-			return errors.Join(append(errs, &CFIError{s.name, pos, "entry", b.err})...)
+			fail(&CFIError{s.name, pos, "entry", b.err})
+			return done()
 		}
 		if n == 0 {
 			if s.eh {
@@ -517,30 +533,35 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 			continue
 		}
 		if n > uint64(len(s.data)-b.pos) {
-			return errors.Join(append(errs, &CFIError{s.name, pos, "entry", fmt.Errorf("length %#x runs past the end of the section", n)})...)
+			fail(&CFIError{s.name, pos, "entry", fmt.Errorf("length %#x runs past the end of the section", n)})
+			return done()
 		}
 		end := b.pos + int(n)
 		e := buf{data: s.data[:end], pos: b.pos}
 		idAt := e.pos
 		id := e.offset(dwarf64)
-		next := end
 		switch {
+		case e.err != nil:
+			fail(&CFIError{s.name, pos, "entry", e.err})
 		case s.isCIE(id, dwarf64):
+			if _, seen := cies[pos]; seen {
+				break // decoded for an earlier FDE, its error reported then
+			}
 			if _, err := s.cie(cies, pos); err != nil {
-				errs = append(errs, err)
+				fail(err)
 			}
 		default:
-			d, err := s.fde(cies, pos, &e, idAt, id, dwarf64)
+			d, err := s.fde(cies, pos, &e, idAt, id)
 			d.rank = rank
 			if err != nil {
-				errs = append(errs, err)
+				fail(err)
 			} else if d.hi > d.lo {
 				*out = append(*out, d)
 			}
 		}
-		pos = next
+		pos = end
 	}
-	return errors.Join(errs...)
+	return done()
 }
 
 func (s *cfiSection) isCIE(id uint64, dwarf64 bool) bool {
@@ -554,20 +575,22 @@ func (s *cfiSection) isCIE(id uint64, dwarf64 bool) bool {
 }
 
 // cie decodes the CIE at off, once.
-func (s *cfiSection) cie(cies map[int]*cie, off int) (*cie, error) {
-	if c, ok := cies[off]; ok {
-		if c == nil {
-			return nil, &CFIError{s.name, off, "CIE", errors.New("damaged, see above")}
-		}
-		return c, nil
+func (s *cfiSection) cie(cies map[int]cieResult, off int) (*cie, error) {
+	if r, ok := cies[off]; ok {
+		return r.c, r.err
 	}
 	c, err := s.decodeCIE(off)
-	cies[off] = c
 	if err != nil {
-		cies[off] = nil
-		return nil, &CFIError{s.name, off, "CIE", err}
+		err = &CFIError{s.name, off, "CIE", err}
 	}
-	return c, nil
+	cies[off] = cieResult{c, err}
+	return c, err
+}
+
+// cieResult is a CIE decoded, or why it could not be.
+type cieResult struct {
+	c   *cie
+	err error
 }
 
 func (s *cfiSection) decodeCIE(off int) (*cie, error) {
@@ -668,7 +691,7 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 }
 
 // fde decodes the FDE at off, whose CIE id field is at idAt.
-func (s *cfiSection) fde(cies map[int]*cie, off int, b *buf, idAt int, id uint64, dwarf64 bool) (fde, error) {
+func (s *cfiSection) fde(cies map[int]cieResult, off int, b *buf, idAt int, id uint64) (fde, error) {
 	var cieOff int
 	if s.eh {
 		if id > uint64(idAt) {

@@ -650,6 +650,8 @@ func TestFramesDamaged(t *testing.T) {
 		{name: "version", entries: [][]byte{cie(9), fde(0)},
 			index: ".debug_frame: damaged CIE at offset 0x0: version 9",
 			row:   "synth: 0x1008: no call frame information covers the address (.debug_frame: damaged CIE at offset 0x0: version 9"},
+		{name: "many", entries: [][]byte{cie(9), fde(0), fde(0), fde(0), fde(0), fde(0), fde(0)},
+			index: ".debug_frame: 3 more damaged entries"},
 		{name: "length", entries: [][]byte{cie(3), {0x40, 0, 0, 0, 1}},
 			index: ".debug_frame: damaged entry at offset 0xd: length 0x40 runs past the end of the section",
 			row:   "no call frame information covers the address"},
