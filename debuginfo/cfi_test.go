@@ -874,3 +874,133 @@ func TestFramesSeparateDebug(t *testing.T) {
 		}
 	}
 }
+
+// TestFramesGDB runs the fixture under gdb with a breakpoint at the
+// start of every row of its C functions, and compares the CFA our rows
+// compute from the registers with the frame address gdb's unwinder
+// reports, and the saved registers' addresses with gdb's.
+func TestFramesGDB(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the fixture's assembly is amd64's")
+	}
+	need(t, "gcc", "gdb")
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			dir := t.TempDir()
+			prog := filepath.Join(dir, "cfi")
+			run(t, dir, "gcc", opt, "-g", "-fno-pie", "-no-pie", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+			f, err := OpenFrames(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ef, err := openELF(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			funcs, _, err := ef.symbols()
+			ef.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var script strings.Builder
+			script.WriteString("set pagination off\nset confirm off\n")
+			rows := map[uint64]*Row{}
+			for _, s := range funcs {
+				switch s.Name {
+				case "with_alloca", "many_saved", "realigned", "sum", "checked", "main":
+				default:
+					continue
+				}
+				for pc := s.Value; pc < s.Value+s.Size; {
+					r, err := f.Row(pc)
+					if err != nil {
+						t.Fatalf("%s: %v", s.Name, err)
+					}
+					rows[pc] = r
+					fmt.Fprintf(&script, "break *%#x\ncommands\nsilent\nprintf \"PC %%lx %%lx %%lx\\n\", $pc, $rsp, $rbp\ninfo frame\ncontinue\nend\n", pc)
+					pc = r.Hi
+				}
+			}
+			script.WriteString("run\n")
+			gdbScript := filepath.Join(dir, "script.gdb")
+			if err := os.WriteFile(gdbScript, []byte(script.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command("gdb", "-batch", "-nx", "-x", gdbScript, prog).CombinedOutput()
+			if err != nil {
+				t.Fatalf("gdb: %v\n%s", err, out)
+			}
+			hits := 0
+			var pc, rsp, rbp, cfa uint64
+			var r *Row
+			savedNext := false
+			for _, line := range strings.Split(string(out), "\n") {
+				line = strings.TrimSpace(line)
+				if _, err := fmt.Sscanf(line, "PC %x %x %x", &pc, &rsp, &rbp); err == nil {
+					r = rows[pc]
+					continue
+				}
+				if r == nil {
+					continue
+				}
+				var frame uint64
+				if _, err := fmt.Sscanf(line, "Stack level 0, frame at %v:", &frame); err == nil {
+					hits++
+					base, ok := map[int]uint64{7: rsp, 6: rbp}[r.CFA.Reg]
+					if len(r.CFA.Expr) > 0 || !ok {
+						t.Errorf("%#x: CFA %v: not computable here", pc, r.CFA)
+						r = nil
+						continue
+					}
+					if cfa = base + uint64(r.CFA.Offset); cfa != frame {
+						t.Errorf("%#x: CFA %v = %#x, gdb's frame at %#x", pc, r.CFA, cfa, frame)
+					}
+					continue
+				}
+				if line == "Saved registers:" {
+					savedNext = true
+					continue
+				}
+				if !savedNext {
+					continue
+				}
+				savedNext = false
+				// "rbx at 0x7ffe..., rbp at 0x7ffe..., rip at 0x7ffe..."
+				gdbSaved := map[int]uint64{}
+				for _, item := range strings.Split(line, ", ") {
+					var name string
+					var addr uint64
+					if _, err := fmt.Sscanf(item, "%s at %v", &name, &addr); err != nil {
+						t.Fatalf("gdb's saved registers %q: %v", line, err)
+					}
+					n, ok := regNum(name)
+					if name == "rip" {
+						n, ok = r.RA, true
+					}
+					if ok {
+						gdbSaved[n] = addr
+					}
+				}
+				for n, rule := range r.Regs {
+					if rule.Kind == RuleOffset && gdbSaved[n] != cfa+uint64(rule.Offset) {
+						t.Errorf("%#x: register %d saved at CFA%+d = %#x, gdb says %#x", pc, n, rule.Offset, cfa+uint64(rule.Offset), gdbSaved[n])
+					}
+				}
+				for n, addr := range gdbSaved {
+					if rule := r.Regs[n]; rule.Kind != RuleOffset {
+						t.Errorf("%#x: register %d: rule %v, gdb says saved at %#x", pc, n, rule, addr)
+					}
+				}
+				r = nil
+			}
+			t.Logf("%d breakpoint hits at %d row starts checked", hits, len(rows))
+			if hits == 0 {
+				t.Errorf("no breakpoint hit:\n%s", out)
+			}
+		})
+	}
+}
