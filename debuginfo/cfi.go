@@ -188,16 +188,46 @@ func OpenFrames(path string) (*Frames, error) {
 
 // Frames reads the image's call frame information: .debug_frame from
 // its debug file or itself, .eh_frame and ORC from itself (a separate
-// debug file keeps only empty copies of those).
+// debug file keeps only empty copies of those). Each call reads the
+// files again: callers keep the result.
 func (img *Image) Frames() (*Frames, error) {
-	ef, err := openELF(img.Path)
+	return openFrames(img.Path, img.DebugPath)
+}
+
+// Frames returns the call frame information of the image the types
+// come from, read as Image.Frames does on the first call.
+func (t *Types) Frames() (*Frames, error) {
+	t.framesOnce.Do(func() {
+		image := t.image
+		if image == "" {
+			image = t.file
+		}
+		t.frames, t.framesErr = openFrames(image, t.file)
+	})
+	return t.frames, t.framesErr
+}
+
+// CFA returns the rule of the canonical frame address at pc, an address
+// of the image as Scope takes it.
+func (t *Types) CFA(pc uint64) (CFARule, error) {
+	f, err := t.Frames()
+	if err != nil {
+		return CFARule{}, err
+	}
+	return f.CFA(pc)
+}
+
+// openFrames reads the image's tables and the debug file's
+// .debug_frame.
+func openFrames(image, debug string) (*Frames, error) {
+	ef, err := openELF(image)
 	if err != nil {
 		return nil, err
 	}
 	defer ef.Close()
-	f := &Frames{path: img.Path}
-	if img.DebugPath != "" && img.DebugPath != img.Path {
-		dbg, err := openELF(img.DebugPath)
+	f := &Frames{path: image}
+	if debug != "" && debug != image {
+		dbg, err := openELF(debug)
 		if err != nil {
 			return nil, err
 		}
@@ -211,14 +241,6 @@ func (img *Image) Frames() (*Frames, error) {
 	}
 	f.index()
 	return f, f.check()
-}
-
-// Frames reads the call frame information of the file the types come
-// from. For a program whose DWARF is in a separate file, that file's
-// .eh_frame is empty: Image.Frames reads the program too. Each call
-// reads the file again: callers keep the result.
-func (t *Types) Frames() (*Frames, error) {
-	return OpenFrames(t.file)
 }
 
 // check reports a file without any call frame information.

@@ -804,9 +804,9 @@ func FuzzORC(f *testing.F) {
 }
 
 // TestFramesSeparateDebug reads a program whose DWARF was moved to a
-// separate file: Image.Frames finds the C functions' .eh_frame in the
-// program and the assembly's .debug_frame in the debug file, where the
-// debug file alone (Types.Frames) has no .eh_frame.
+// separate file: Image.Frames and Types.Frames find the C functions'
+// .eh_frame in the program and the assembly's .debug_frame in the debug
+// file, where the debug file alone has no .eh_frame.
 func TestFramesSeparateDebug(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
@@ -850,7 +850,14 @@ func TestFramesSeparateDebug(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ty.Close()
-	dbg, err := ty.Frames()
+	viaTypes, err := ty.Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := ty.Frames(); again != viaTypes {
+		t.Error("Types.Frames read the tables again")
+	}
+	dbg, err := OpenFrames(img.DebugPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -862,11 +869,16 @@ func TestFramesSeparateDebug(t *testing.T) {
 		{"main", ".eh_frame", false},
 		{"cfi_forms", ".debug_frame", true},
 	} {
-		r, err := all.Row(addr[tc.fn])
-		if err != nil {
-			t.Errorf("%s: %v", tc.fn, err)
-		} else if r.CFA.String() != "r7+8" || r.Source != tc.source {
-			t.Errorf("%s: CFA %v from %s, want r7+8 from %s", tc.fn, r.CFA, r.Source, tc.source)
+		for _, fr := range []*Frames{all, viaTypes} {
+			r, err := fr.Row(addr[tc.fn])
+			if err != nil {
+				t.Errorf("%s: %v", tc.fn, err)
+			} else if r.CFA.String() != "r7+8" || r.Source != tc.source {
+				t.Errorf("%s: CFA %v from %s, want r7+8 from %s", tc.fn, r.CFA, r.Source, tc.source)
+			}
+		}
+		if cfa, err := ty.CFA(addr[tc.fn]); err != nil || cfa.String() != "r7+8" {
+			t.Errorf("%s: Types.CFA %v, %v; want r7+8", tc.fn, cfa, err)
 		}
 		_, err = dbg.Row(addr[tc.fn])
 		if tc.inDebug && err != nil || !tc.inDebug && !errors.Is(err, ErrNoFrame) {

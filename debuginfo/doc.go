@@ -79,7 +79,7 @@
 // is what a local at DW_OP_fbreg needs when DW_AT_frame_base is
 // DW_OP_call_frame_cfa, as gcc writes it. OpenFrames reads one file,
 // Image.Frames the image and its separate debug file, Types.Frames the
-// file the types come from. The tables read are .debug_frame (CIE
+// same for the image of the types, once; Types.CFA is its CFA. The tables read are .debug_frame (CIE
 // versions 1, 3 and 4, 32- and 64-bit entries) and .eh_frame
 // (augmentations z, R, P, L, S and the pointer encodings, indirect ones
 // read from the file), and for a Linux x86-64 kernel its ORC tables
