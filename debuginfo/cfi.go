@@ -155,8 +155,7 @@ type cie struct {
 	dataAlign int64
 	ra        int
 	fdeEnc    uint8 // DW_EH_PE_* of FDE addresses
-	lsdaEnc   uint8
-	hasAugLen bool // 'z': FDEs carry augmentation data, with its length
+	hasAugLen bool  // 'z': FDEs carry augmentation data, with its length
 	signal    bool
 	ins       []byte // the initial instructions
 }
@@ -498,8 +497,10 @@ func (s *cfiSection) pointer(b *buf, enc uint8, addrSize int, rel bool) (uint64,
 		v += s.text
 	case peDatarel:
 		v += s.got
-	default:
+	case peFuncrel:
 		return 0, fmt.Errorf("pointer encoding %#x is relative to a function", enc)
+	default:
+		return 0, fmt.Errorf("unknown pointer encoding %#x", enc)
 	}
 	if addrSize == 4 {
 		v = uint64(uint32(v))
@@ -628,7 +629,7 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 	if id := b.offset(dwarf64); !s.isCIE(id, dwarf64) || b.err != nil {
 		return nil, errors.New("not a CIE")
 	}
-	c := &cie{off: off, addrSize: s.addrSize, fdeEnc: peAbsptr, lsdaEnc: peOmit}
+	c := &cie{off: off, addrSize: s.addrSize, fdeEnc: peAbsptr}
 	c.version = b.u8()
 	switch {
 	case c.version == 1 || c.version == 3:
@@ -672,7 +673,7 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 			case 'R':
 				c.fdeEnc = a.u8()
 			case 'L':
-				c.lsdaEnc = a.u8()
+				a.u8() // the LSDA's encoding: FDEs' LSDAs are skipped whole
 			case 'P':
 				enc := a.u8()
 				// The personality routine is not needed for frames; an
