@@ -1034,3 +1034,40 @@ func TestFramesFiles(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFramesKernel measures reading a kernel's tables and a lookup
+// at the middle of each function.
+func BenchmarkFramesKernel(b *testing.B) {
+	path := kernelWithORC()
+	if path == "" {
+		b.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
+	}
+	ef, err := openELF(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	funcs, _, err := ef.symbols()
+	ef.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := OpenFrames(path); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	f, err := OpenFrames(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("row", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			s := funcs[i%len(funcs)]
+			f.Row(s.Value + s.Size/2)
+			i++
+		}
+	})
+}

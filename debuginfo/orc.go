@@ -131,7 +131,7 @@ func decodeORC(ipData, entData []byte, base uint64, newLayout bool) (*orcTable, 
 	// terminators (undefined, not an end) come first, so that the last,
 	// which a lookup takes, is the real one.
 	weak := func(e orcEntry) bool { return e.spReg == orcRegUndefined && !e.end }
-	slices.SortStableFunc(ps, func(a, b pair) int {
+	order := func(a, b pair) int {
 		if c := cmp.Compare(a.ip, b.ip); c != 0 {
 			return c
 		}
@@ -142,7 +142,10 @@ func decodeORC(ipData, entData []byte, base uint64, newLayout bool) (*orcTable, 
 			return 1
 		}
 		return 0
-	})
+	}
+	if !slices.IsSortedFunc(ps, order) {
+		slices.SortStableFunc(ps, order)
+	}
 	t := &orcTable{ips: make([]uint64, n), entries: make([]orcEntry, n)}
 	for i, p := range ps {
 		t.ips[i], t.entries[i] = p.ip, p.e
