@@ -1071,3 +1071,57 @@ func BenchmarkFramesKernel(b *testing.B) {
 		}
 	})
 }
+
+// TestFramesModule reads a kernel module's ORC, whose addresses are
+// relocations against its sections, unsorted until the kernel loads
+// it: the CFA must be rsp+8 at every function's entry, in the package's
+// layout of the module's sections. The module is KDTRACE_MODULE, or
+// Debian's xfs.ko where an earlier session unpacked it.
+func TestFramesModule(t *testing.T) {
+	path := os.Getenv("KDTRACE_MODULE")
+	if path == "" {
+		m, _ := filepath.Glob("/var/tmp/kdtrace-modules/lib/modules/*/kernel/fs/xfs/xfs.ko")
+		if len(m) == 0 {
+			t.Skip("no kernel module with ORC: set KDTRACE_MODULE")
+		}
+		path = m[0]
+	}
+	f, err := OpenFrames(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.orc == nil {
+		t.Fatalf("%s: no ORC", path)
+	}
+	ef, err := openELF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	funcs, _, err := ef.symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, none := 0, 0
+	for _, s := range funcs {
+		if strings.Contains(s.Name, ".cold") {
+			continue
+		}
+		n++
+		r, err := f.Row(s.Value)
+		if errors.Is(err, ErrNoFrame) {
+			none++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		if r.CFA.String() != "r7+8" {
+			t.Errorf("%s at %#x: CFA %v from %s, want r7+8", s.Name, s.Value, r.CFA, r.Source)
+		}
+	}
+	t.Logf("%s: %d ORC entries, %d functions, %d without a frame", path, len(f.orc.ips), n, none)
+	if n == 0 || none > n/100 {
+		t.Errorf("%d of %d function entries have no frame", none, n)
+	}
+}
