@@ -181,8 +181,11 @@ func OpenFrames(path string) (*Frames, error) {
 	if err := f.load(ef, true); err != nil {
 		return nil, err
 	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	f.index()
-	return f, f.check()
+	return f, nil
 }
 
 // Frames reads the image's call frame information: .debug_frame from
@@ -238,8 +241,11 @@ func openFrames(image, debug string) (*Frames, error) {
 	if err := f.load(ef, true); err != nil {
 		return nil, err
 	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	f.index()
-	return f, f.check()
+	return f, nil
 }
 
 // check reports a file without any call frame information.
