@@ -1125,3 +1125,25 @@ func TestFramesModule(t *testing.T) {
 		t.Errorf("%d of %d function entries have no frame", none, n)
 	}
 }
+
+func TestOpenFramesErrors(t *testing.T) {
+	need(t, "gcc")
+	src, err := filepath.Abs("testdata/cfi.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(t.TempDir(), "bare.o")
+	run(t, "", "gcc", "-O2", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-c", "-o", obj, src)
+	for _, tc := range []struct {
+		path, want string
+	}{
+		{obj, obj + ": no call frame information (.debug_frame, .eh_frame or ORC)"},
+		{src, src + ": not an ELF file"},
+		{"testdata/missing", "testdata/missing: no such file or directory"},
+	} {
+		f, err := OpenFrames(tc.path)
+		if f != nil || err == nil || err.Error() != tc.want {
+			t.Errorf("OpenFrames(%s): %v, %v; want %q", tc.path, f, err, tc.want)
+		}
+	}
+}
