@@ -1147,3 +1147,47 @@ func TestOpenFramesErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestPointerEncodings(t *testing.T) {
+	s := &cfiSection{name: ".eh_frame", eh: true, addr: 0x1000, addrSize: 8, text: 0x2000, got: 0x3000,
+		read: func(addr uint64, n int) ([]byte, bool) {
+			if addr == 0x1000 && n == 8 {
+				return le64(0xabcd), true
+			}
+			return nil, false
+		}}
+	for _, tc := range []struct {
+		enc  uint8
+		data []byte // at offset 4 of the section, address 0x1004
+		want uint64
+		err  string
+	}{
+		{enc: peAbsptr, data: le64(0x1122334455667788), want: 0x1122334455667788},
+		{enc: peUleb128, data: []byte{0xe5, 0x8e, 0x26}, want: 624485},
+		{enc: peUdata2, data: []byte{0x34, 0x12}, want: 0x1234},
+		{enc: peUdata4, data: le32(0x89abcdef), want: 0x89abcdef},
+		{enc: peUdata8, data: le64(1 << 40), want: 1 << 40},
+		{enc: peSleb128, data: []byte{0x7f}, want: ^uint64(0)},
+		{enc: peSdata2, data: []byte{0xfe, 0xff}, want: ^uint64(1)},
+		{enc: peSdata4 | pePcrel, data: le32(0xfffffffc), want: 0x1000},
+		{enc: peSdata4 | peTextrel, data: le32(0x10), want: 0x2010},
+		{enc: peSdata4 | peDatarel, data: le32(0x10), want: 0x3010},
+		{enc: peSdata8, data: le64(0xfffffffffffffff0), want: ^uint64(15)},
+		{enc: peAligned, data: append([]byte{0, 0, 0, 0}, le64(0x77)...), want: 0x77},
+		{enc: peOmit, want: 0},
+		{enc: peIndirect | peSdata4 | pePcrel, data: le32(0xfffffffc), want: 0xabcd},
+		{enc: peIndirect | peUdata4, data: le32(0x5000), err: "indirect pointer to 0x5000: no contents in the file"},
+		{enc: peSdata4 | peFuncrel, data: le32(0), err: "pointer encoding 0x4b is relative to a function"},
+		{enc: 0x0f, data: le32(0), err: "unknown pointer encoding 0xf"},
+		{enc: peUdata8, data: le32(0), err: "truncated DWARF data"},
+	} {
+		b := buf{data: append([]byte{0, 0, 0, 0}, tc.data...), pos: 4}
+		got, err := s.pointer(&b, tc.enc, 8, true)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%#x: %#x, %v; want error %q", tc.enc, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("%#x: %#x, %v; want %#x", tc.enc, got, err, tc.want)
+		}
+	}
+}
