@@ -19,9 +19,9 @@ import (
 // with CONFIG_UNWINDER_ORC, which keeps neither, its ORC tables (orc.go).
 
 // CFARule says how to compute the CFA: the value of register Reg plus
-// Offset, or, when Expr is not empty (DW_CFA_def_cfa_expression), the
-// value of Expr, evaluated with an empty stack. Reg is a DWARF register
-// number: on amd64 7 is rsp and 6 rbp.
+// Offset, or, when Expr is not empty (DW_CFA_def_cfa_expression; Reg is
+// then -1), the value of Expr, evaluated with an empty stack. Reg is a
+// DWARF register number: on amd64 7 is rsp and 6 rbp.
 type CFARule struct {
 	Reg    int
 	Offset int64
