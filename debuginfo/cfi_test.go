@@ -1191,3 +1191,76 @@ func TestPointerEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestFramesEhFrameHdr checks the index against the linker's:
+// .eh_frame_hdr's table of FDEs sorted by address (datarel pointers,
+// relative to the header).
+func TestFramesEhFrameHdr(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the fixture's assembly is amd64's")
+	}
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			need(t, cc)
+			prog := filepath.Join(t.TempDir(), "cfi")
+			run(t, "", cc, "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+			ef, err := openELF(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ef.Close()
+			hdr, eh := ef.f.Section(".eh_frame_hdr"), ef.f.Section(".eh_frame")
+			if hdr == nil || eh == nil {
+				t.Fatal("no .eh_frame_hdr or .eh_frame")
+			}
+			data, err := ef.data(hdr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// version, eh_frame_ptr_enc, fde_count_enc, table_enc, then
+			// the pointers.
+			hs := &cfiSection{name: ".eh_frame_hdr", data: data, eh: true, addr: hdr.Addr, addrSize: 8, got: hdr.Addr}
+			b := buf{data: data, pos: 4}
+			if len(data) < 4 || data[0] != 1 {
+				t.Fatalf(".eh_frame_hdr version %v", data[:min(len(data), 1)])
+			}
+			ptr := func(enc uint8) uint64 {
+				v, err := hs.pointer(&b, enc, 8, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return v
+			}
+			if p := ptr(data[1]); p != eh.Addr {
+				t.Errorf("eh_frame_ptr %#x, .eh_frame at %#x", p, eh.Addr)
+			}
+			count := ptr(data[2])
+			table := map[int]uint64{} // FDE offset: its start
+			for range count {
+				lo := ptr(data[3])
+				table[int(ptr(data[3])-eh.Addr)] = lo
+			}
+			f, err := OpenFrames(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, d := range f.fdes {
+				if !d.sec.eh {
+					continue
+				}
+				n++
+				if lo, ok := table[d.off]; !ok || lo != d.lo {
+					t.Errorf("FDE at %#x for [%#x, %#x): .eh_frame_hdr has %#x, %v", d.off, d.lo, d.hi, lo, ok)
+				}
+			}
+			if n == 0 || n > len(table) {
+				t.Errorf("%d FDEs indexed, %d in .eh_frame_hdr", n, len(table))
+			}
+		})
+	}
+}
