@@ -69,6 +69,32 @@
 // consistent within the module and offsets from symbols are right. Code
 // for such a module is the unrelocated bytes of the file.
 //
+// # Call frame information
+//
+// Frames answers, for an address of an image's code, where the caller's
+// frame is and where the caller's registers were saved: Row gives the
+// CFA's rule (a DWARF register plus an offset, or an expression), the
+// registers' rules, the return address column and the range of
+// addresses where the row holds; CFA gives the CFA's rule alone, which
+// is what a local at DW_OP_fbreg needs when DW_AT_frame_base is
+// DW_OP_call_frame_cfa, as gcc writes it. OpenFrames reads one file,
+// Image.Frames the image and its separate debug file, Types.Frames the
+// same for the image of the types, once; Types.CFA is its CFA. The tables read are .debug_frame (CIE
+// versions 1, 3 and 4, 32- and 64-bit entries) and .eh_frame
+// (augmentations z, R, P, L, S and the pointer encodings, indirect ones
+// read from the file), and for a Linux x86-64 kernel its ORC tables
+// (Linux 6.1's layout, and 6.4's when .orc_header is present). The
+// instructions run up to the address; expressions are decoded, not
+// evaluated. Where a kernel has both ORC and DWARF, ORC decides the CFA
+// (objtool checks it on the final code, inline assembly included) and
+// DWARF's row is kept when it agrees. Register numbers are DWARF's: on
+// amd64 7 is rsp, 6 rbp, 16 the return address. A damaged entry is a
+// *CFIError naming the section and the offset; an address no table
+// covers is ErrNoFrame. Not read: .eh_frame_hdr (the index is built from
+// the entries themselves, in under 0.1 s for Debian's vmlinux or
+// nodejs), and the CFA rules of ORC's register frames
+// (entry code), which Row gives as the address of the saved registers.
+//
 // Not supported: split DWARF (-gsplit-dwarf), references into DWZ
 // supplementary files (.gnu_debugaltlink; copies whose origin lies there
 // are counted in BuildStats.Unresolved), debuginfod, and big-endian

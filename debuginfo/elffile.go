@@ -312,6 +312,11 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 					size = 8
 				case elf.R_X86_64_32, elf.R_X86_64_32S:
 					size = 4
+				case elf.R_X86_64_PC32:
+					// .eh_frame's and ORC's addresses, relative to
+					// the field, in the package's layout.
+					size = 4
+					v -= e.addrs[idx] + off
 				}
 			case elf.EM_AARCH64:
 				switch elf.R_AARCH64(typ) {

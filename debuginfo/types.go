@@ -73,6 +73,11 @@ type Types struct {
 	err     error // why the index could not be built
 	closed  bool
 	conv    typeConv
+
+	image      string // the image, for its call frame information (cfi.go)
+	framesOnce sync.Once
+	frames     *Frames
+	framesErr  error
 }
 
 var (
@@ -120,7 +125,7 @@ func (img *Image) Types() (*Types, error) {
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
-	t := &Types{name: img.Module, file: path, ef: ef, r: newTypeReader(secs, units)}
+	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, r: newTypeReader(secs, units)}
 	t.conv.init()
 	// Converted types copy what they keep from the sections, so the
 	// mapping may go with t.
