@@ -83,10 +83,11 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 	if err := t.index(); err != nil {
 		return nil, err
 	}
-	for i := range t.r.units {
-		if u := &t.r.units[i]; u.utype != utCompile && u.utype != utPartial {
-			continue
-		}
+	units, err := t.unitsAt(pc)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	for _, i := range units {
 		w, err := t.scopeUnit(i, pc)
 		if err != nil {
 			return nil, t.wrap(err)
@@ -173,15 +174,29 @@ type scopeWalker struct {
 // scopeUnit prepares unit i for the walk, or returns nil when its
 // ranges do not hold pc.
 func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
-	tu, err := t.r.unit(i)
+	w, rs, err := t.unitWalker(i)
 	if err != nil {
 		return nil, err
+	}
+	if rs != nil && !inRanges(rs, pc) {
+		return nil, nil
+	}
+	w.pc = pc
+	return w, nil
+}
+
+// unitWalker reads the root of unit i: a walker for it, and its
+// ranges, nil when the root gives none (the unit must be looked into).
+func (t *Types) unitWalker(i int) (*scopeWalker, []Range, error) {
+	tu, err := t.r.unit(i)
+	if err != nil {
+		return nil, nil, err
 	}
 	root, err := t.readScopeDIE(tu, uint64(tu.dies))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root, pc: pc}
+	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root}
 	w.ctx.addrBase = root.addrBase.val
 	w.ctx.rnglistsBase = root.rnglistsBase.val
 	w.loclistsBase = root.loclistsBase.val
@@ -190,16 +205,16 @@ func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
 		w.ctx.base, _ = t.r.secs.address(root.low, &w.ctx)
 	}
 	if root.low.form == 0 && root.ranges.form == 0 {
-		return w, nil // no ranges: look inside
+		return w, nil, nil
 	}
 	rs, err := t.r.secs.appendRanges(nil, root.low, root.high, root.ranges, &w.ctx, &lowest{})
 	if err != nil {
-		return nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
+		return nil, nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
 	}
-	if !inRanges(rs, pc) {
-		return nil, nil
+	if rs == nil {
+		rs = []Range{}
 	}
-	return w, nil
+	return w, rs, nil
 }
 
 func inRanges(rs []Range, pc uint64) bool {

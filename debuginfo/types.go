@@ -73,6 +73,7 @@ type Types struct {
 	err     error // why the index could not be built
 	closed  bool
 	conv    typeConv
+	units   *unitTable // for Scope, built on its first call
 }
 
 var (
