@@ -1,0 +1,324 @@
+package dtrace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/probe"
+)
+
+// locals-> is resolved here, between the probe catalog, which knows
+// where each probe is (a kinst probe's function and offset, a pid
+// probe's object, symbol and offset), and the debug information of the
+// image the probe is in, which knows the variables in scope at that
+// address and where each lives.
+
+// maxLocalsProbes bounds the probes one description's locals are read
+// at: a glob over a function's instructions is refused beyond it.
+const maxLocalsProbes = 4096
+
+// localsProbes adds locals-> to the catalog's answers.
+type localsProbes struct {
+	probe.Matcher
+	r *localsReader
+}
+
+func (p localsProbes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
+	m, err := p.Matcher.Match(d)
+	if err != nil || m.Count == 0 {
+		return m, err
+	}
+	desc := probe.Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name}
+	if d.ID != 0 {
+		if pr := p.Catalog.ByID(d.ID); pr != nil {
+			desc = pr.Desc()
+		}
+	}
+	m.Locals = sync.OnceValues(func() (*check.Frame, error) { return p.r.frame(p.Catalog, desc) })
+	return m, nil
+}
+
+// localsReader opens the images probes are in, once each.
+type localsReader struct {
+	kernel func() (*debuginfo.Set, error) // the kernel's images, kinst's
+	// openCFA opens an image's call frame information, where the
+	// canonical frame address at any instruction is read; nil until
+	// debuginfo reads it, when the CFA is known at a function's first
+	// instruction only.
+	openCFA func(path string) (cfaRules, error)
+
+	mu    sync.Mutex
+	types map[string]*typesOrErr // by file
+}
+
+// cfaRules gives the canonical frame address at a link-time address:
+// the value of DWARF register reg plus off.
+type cfaRules interface {
+	CFA(pc uint64) (reg int, off int64, err error)
+}
+
+type typesOrErr struct {
+	t   *debuginfo.Types
+	err error
+}
+
+// frame returns the locals at the probes d matches: those whose
+// location and type are the same at every one of them.
+func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, error) {
+	ps, err := cat.Match(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) > maxLocalsProbes {
+		return nil, fmt.Errorf("the description matches %d probes, more than the %d locals-> is read at", len(ps), maxLocalsProbes)
+	}
+	var f *check.Frame
+	for _, p := range ps {
+		g, err := r.probeFrame(p)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if f == nil {
+			f = g
+			continue
+		}
+		f = merge(f, g, p)
+	}
+	if f == nil {
+		return nil, errors.New("the description matches no probe")
+	}
+	return f, nil
+}
+
+// merge keeps what f (the first probes') and g (probe p's) agree on.
+func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
+	samePlace := f.Place.User == g.Place.User && f.Place.FrameBase.String() == g.Place.FrameBase.String() &&
+		f.Place.Bias == g.Place.Bias && f.Place.PCBias == g.Place.PCBias && f.Place.PC == g.Place.PC &&
+		f.Place.CFA == g.Place.CFA
+	f.Place.Entry = f.Place.Entry && g.Place.Entry
+	for _, l := range f.Locals {
+		if l.Unavailable != "" {
+			continue
+		}
+		m := g.Lookup(l.Name)
+		switch {
+		case m == nil || len(m.Loc) == 0:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("not in scope or optimized out at %s", p)
+		case !samePlace && usesFrame(l.Loc) || m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String():
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
+		}
+	}
+	return f
+}
+
+// usesFrame reports whether a location depends on where it is read:
+// the frame base, the CFA or a relocated address.
+func usesFrame(e debuginfo.Expr) bool {
+	for _, op := range e {
+		switch op.Code {
+		case debuginfo.OpFbreg, debuginfo.OpCallFrameCFA, debuginfo.OpAddr:
+			return true
+		}
+	}
+	return false
+}
+
+// probeFrame reads the locals at one probe.
+func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
+	switch site := p.Detail.(type) {
+	case *probe.KernelSite:
+		if p.Provider != "kinst" {
+			return nil, errors.New("locals-> reads a function's variables at kinst and pid probes")
+		}
+		return r.kernelFrame(site)
+	case *probe.UserSite:
+		if site.Return {
+			return nil, errors.New("a return probe fires once the function's frame is gone")
+		}
+		if site.Addr == 0 {
+			return nil, errors.New("a probe at an absolute address is in no function")
+		}
+		return r.userFrame(site)
+	}
+	return nil, errors.New("locals-> reads a function's variables at kinst and pid probes")
+}
+
+func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error) {
+	if r.kernel == nil {
+		return nil, errors.New("no kernel image to read debugging information from")
+	}
+	set, err := r.kernel()
+	if err != nil {
+		return nil, err
+	}
+	var img *debuginfo.Image
+	for _, i := range set.Images() {
+		if i.Module == site.Module || site.Module == "vmlinux" && i.Module == "kernel" || len(set.Images()) == 1 {
+			img = i
+			break
+		}
+	}
+	if img == nil {
+		return nil, fmt.Errorf("no debugging information for module %s", site.Module)
+	}
+	fn, err := set.Lookup(site.Function)
+	if err != nil {
+		return nil, err
+	}
+	var sym *debuginfo.Symbol
+	for i, s := range fn.OutOfLine {
+		if s.Module != img.Module {
+			continue
+		}
+		if sym != nil && site.Addr == 0 {
+			return nil, fmt.Errorf("%s has several symbols in %s: its locals are ambiguous", site.Function, img.Path)
+		}
+		if sym == nil || s.Addr == site.Addr {
+			sym = &fn.OutOfLine[i]
+		}
+	}
+	if sym == nil {
+		return nil, fmt.Errorf("no function symbol %s in %s", site.Function, img.Path)
+	}
+	path := img.DebugPath
+	if path == "" {
+		path = img.Path
+	}
+	t, err := r.open(path, img.Module)
+	if err != nil {
+		return nil, err
+	}
+	pc := sym.Addr + site.Offset
+	f, err := r.scope(t, path, pc, site.Function, sym.Addr, site.Offset == 0)
+	if err != nil {
+		return nil, err
+	}
+	if site.Addr != 0 {
+		// A running kernel's address (KASLR) or a module's load address.
+		f.Place.Bias = site.Addr - sym.Addr
+	}
+	return f, nil
+}
+
+func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
+	path := site.Path
+	t, err := r.open(path, "a.out")
+	if err != nil && site.PID != 0 {
+		// The file as the process sees it, from another mount namespace.
+		alt := "/proc/" + strconv.Itoa(site.PID) + "/root" + path
+		if t2, err2 := r.open(alt, "a.out"); err2 == nil {
+			t, path, err = t2, alt, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	pc := site.Addr + site.Offset
+	f, err := r.scope(t, path, pc, "", site.Addr, site.Offset == 0)
+	if err != nil {
+		return nil, err
+	}
+	// The object may be placed anywhere (a PIE, a library): the bias is
+	// the probe's address at run time minus its link address.
+	f.Place.User, f.Place.PCBias, f.Place.PC = true, true, pc
+	return f, nil
+}
+
+// open opens the DWARF of the file at path, once.
+func (r *localsReader) open(path, module string) (*debuginfo.Types, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if x, ok := r.types[path]; ok {
+		return x.t, x.err
+	}
+	t, err := debuginfo.OpenTypes(path, module)
+	if r.types == nil {
+		r.types = map[string]*typesOrErr{}
+	}
+	r.types[path] = &typesOrErr{t, err}
+	return t, err
+}
+
+// close releases the files open.
+func (r *localsReader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.types {
+		if x.t != nil {
+			x.t.Close()
+		}
+	}
+	r.types = nil
+}
+
+// scope reads the locals at pc, a link-time address of the image whose
+// DWARF t is; sym is the address of the function symbol the probe's
+// offset is from.
+func (r *localsReader) scope(t *debuginfo.Types, path string, pc uint64, fn string, sym uint64, entry bool) (*check.Frame, error) {
+	sc, err := t.Scope(pc)
+	if err != nil {
+		return nil, err
+	}
+	if fn == "" {
+		fn = sc.Function
+	}
+	f := &check.Frame{Function: sc.Function, Place: check.Place{Entry: entry, FrameBase: sc.FrameBase}}
+	f.Place.CFA = r.cfa(path, pc, entry)
+	for i := range sc.Locals {
+		l := &sc.Locals[i]
+		cl := &check.Local{Name: l.Name, Inlined: l.Inlined, Param: l.Param, Type: l.Type, Loc: l.Loc, Frame: f}
+		switch {
+		case l.TypeErr != nil:
+			cl.Loc, cl.Unavailable = nil, "its type cannot be read: "+l.TypeErr.Error()
+		case l.LocErr != nil:
+			cl.Unavailable = "its location cannot be read: " + l.LocErr.Error()
+		case len(l.Loc) == 0:
+			cl.Unavailable = unavailable(l, fn, pc-sym, sc.Low-sym)
+		}
+		f.Locals = append(f.Locals, cl)
+	}
+	return f, nil
+}
+
+// unavailable says where l, optimised out at off, has a location, as
+// offsets from fn's symbol; low is where its scope's function starts.
+func unavailable(l *debuginfo.Local, fn string, off, low uint64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "optimized out at %s+%#x", fn, off)
+	if !l.List || len(l.Available) == 0 {
+		b.WriteString(", and everywhere in its scope")
+		return b.String()
+	}
+	b.WriteString("; available at ")
+	for i, r := range l.Available {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s+%#x..%s+%#x", fn, r.Lo+low, fn, r.Hi+low)
+	}
+	return b.String()
+}
+
+// cfa returns the canonical frame address at pc: at a function's first
+// instruction the return address was just pushed, so it is rsp+8;
+// elsewhere the image's call frame information says.
+func (r *localsReader) cfa(path string, pc uint64, entry bool) check.CFA {
+	if entry {
+		return check.CFA{Reg: 7, Off: 8}
+	}
+	if r.openCFA == nil {
+		return check.CFA{Err: errors.New("kdtrace reads the CFA at a function's first instruction only")}
+	}
+	rules, err := r.openCFA(path)
+	if err != nil {
+		return check.CFA{Err: err}
+	}
+	reg, off, err := rules.CFA(pc)
+	return check.CFA{Reg: reg, Off: off, Err: err}
+}
