@@ -300,7 +300,7 @@ func unavailable(l *debuginfo.Local, fn string, off, low uint64) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%s+%#x..%s+%#x", fn, r.Lo+low, fn, r.Hi+low)
+		fmt.Fprintf(&b, "[%s+%#x, %s+%#x)", fn, r.Lo+low, fn, r.Hi+low)
 	}
 	return b.String()
 }

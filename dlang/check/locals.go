@@ -23,14 +23,25 @@ type Frame struct {
 	Place  Place
 }
 
-// Lookup returns the innermost local called name, or nil.
+// Lookup returns the local called name that locals->name reads: the
+// innermost that has a location at the probes, else the innermost, or
+// nil. An inlined copy's variable optimised out where the probe is
+// (gcc schedules a callee's first instructions among its caller's) so
+// does not hide the caller's of the same name.
 func (f *Frame) Lookup(name string) *Local {
+	var first *Local
 	for _, l := range f.Locals {
-		if l.Name == name {
+		if l.Name != name {
+			continue
+		}
+		if len(l.Loc) > 0 && l.Type != nil {
 			return l
 		}
+		if first == nil {
+			first = l
+		}
 	}
-	return nil
+	return first
 }
 
 // Place is what the code generator needs, besides a variable's

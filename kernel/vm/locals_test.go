@@ -168,8 +168,8 @@ func TestLocalsErrors(t *testing.T) {
 	}{
 		{"no such variable", mk(false, &check.Local{Name: "count", Type: long, Loc: reg0}, &check.Local{Name: "buf", Type: long, Loc: reg0}),
 			nil, "locals->cont", diag.D_LOCALS_UNDEF, "cont is not a variable or parameter of work at kinst::work:16 (did you mean count?); in scope there: count, buf"},
-		{"optimised out", mk(false, &check.Local{Name: "n", Type: long, Unavailable: "optimized out at work+0x10; available at work+0x0..work+0x8"}),
-			nil, "locals->n", diag.D_LOCALS_OPT, "locals->n is not available at kinst::work:16: optimized out at work+0x10; available at work+0x0..work+0x8"},
+		{"optimised out", mk(false, &check.Local{Name: "n", Type: long, Unavailable: "optimized out at work+0x10; available at [work+0x0, work+0x8)"}),
+			nil, "locals->n", diag.D_LOCALS_OPT, "locals->n is not available at kinst::work:16: optimized out at work+0x10; available at [work+0x0, work+0x8)"},
 		{"no frame", nil, errors.New("no debugging information for work"), "locals->n", diag.D_LOCALS_NONE, "locals->n is not available at kinst::work:16: no debugging information for work"},
 		{"entry value after entry", mk(false, &check.Local{Name: "n", Type: long, Loc: entryRDI}),
 			nil, "locals->n", diag.D_LOCALS_LOC, "which is not kept after the function's first instruction"},
