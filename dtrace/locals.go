@@ -55,6 +55,12 @@ type localsReader struct {
 
 	mu    sync.Mutex
 	types map[string]*typesOrErr // by file
+	cfas  map[string]*cfaOrErr   // by file
+}
+
+type cfaOrErr struct {
+	rules cfaRules
+	err   error
 }
 
 // cfaRules gives the canonical frame address at a link-time address:
@@ -315,10 +321,20 @@ func (r *localsReader) cfa(path string, pc uint64, entry bool) check.CFA {
 	if r.openCFA == nil {
 		return check.CFA{Err: errors.New("kdtrace reads the CFA at a function's first instruction only")}
 	}
-	rules, err := r.openCFA(path)
-	if err != nil {
-		return check.CFA{Err: err}
+	r.mu.Lock()
+	x, ok := r.cfas[path]
+	if !ok {
+		x = &cfaOrErr{}
+		x.rules, x.err = r.openCFA(path)
+		if r.cfas == nil {
+			r.cfas = map[string]*cfaOrErr{}
+		}
+		r.cfas[path] = x
 	}
-	reg, off, err := rules.CFA(pc)
+	r.mu.Unlock()
+	if x.err != nil {
+		return check.CFA{Err: x.err}
+	}
+	reg, off, err := x.rules.CFA(pc)
 	return check.CFA{Reg: reg, Off: off, Err: err}
 }
