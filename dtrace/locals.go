@@ -87,6 +87,9 @@ func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, er
 	var f *check.Frame
 	for _, p := range ps {
 		g, err := r.probeFrame(p)
+		if errors.Is(err, errNoFrame) {
+			return nil, fmt.Errorf("%s is no kinst probe nor pid probe in a function, where locals-> reads a traced function's variables", p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
@@ -135,12 +138,16 @@ func usesFrame(e debuginfo.Expr) bool {
 	return false
 }
 
+// errNoFrame is probeFrame's error for a probe in no traced function's
+// frame.
+var errNoFrame = errors.New("locals-> reads a function's variables at kinst and pid probes")
+
 // probeFrame reads the locals at one probe.
 func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
 	switch site := p.Detail.(type) {
 	case *probe.KernelSite:
 		if p.Provider != "kinst" {
-			return nil, errors.New("locals-> reads a function's variables at kinst and pid probes")
+			return nil, errNoFrame
 		}
 		return r.kernelFrame(site)
 	case *probe.UserSite:
@@ -148,11 +155,11 @@ func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
 			return nil, errors.New("a return probe fires once the function's frame is gone")
 		}
 		if site.Addr == 0 {
-			return nil, errors.New("a probe at an absolute address is in no function")
+			return nil, errNoFrame
 		}
 		return r.userFrame(site)
 	}
-	return nil, errors.New("locals-> reads a function's variables at kinst and pid probes")
+	return nil, errNoFrame
 }
 
 func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error) {
