@@ -142,6 +142,16 @@ func usesFrame(e debuginfo.Expr) bool {
 // frame.
 var errNoFrame = errors.New("locals-> reads a function's variables at kinst and pid probes")
 
+// usesAddr reports whether a location holds DW_OP_addr.
+func usesAddr(e debuginfo.Expr) bool {
+	for _, op := range e {
+		if op.Code == debuginfo.OpAddr {
+			return true
+		}
+	}
+	return false
+}
+
 // probeFrame reads the locals at one probe.
 func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
 	switch site := p.Detail.(type) {
@@ -215,6 +225,15 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 	if site.Addr != 0 {
 		// A running kernel's address (KASLR) or a module's load address.
 		f.Place.Bias = site.Addr - sym.Addr
+	}
+	if img.Module != "kernel" && img.Module != "vmlinux" {
+		// A module's sections are placed apart: its text's bias is
+		// not its data's.
+		for _, l := range f.Locals {
+			if usesAddr(l.Loc) {
+				l.Loc, l.Unavailable = nil, "it is static in a module, whose data's load address kdtrace does not know"
+			}
+		}
 	}
 	return f, nil
 }
