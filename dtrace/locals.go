@@ -105,12 +105,9 @@ func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, er
 	return f, nil
 }
 
-// merge keeps what f (the first probes') and g (probe p's) agree on.
+// merge keeps what f (the first probes') and g (probe p's) agree on: a
+// variable whose code would differ at p is not available.
 func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
-	samePlace := f.Place.User == g.Place.User && f.Place.FrameBase.String() == g.Place.FrameBase.String() &&
-		f.Place.Bias == g.Place.Bias && f.Place.PCBias == g.Place.PCBias && f.Place.PC == g.Place.PC &&
-		f.Place.CFA == g.Place.CFA
-	f.Place.Entry = f.Place.Entry && g.Place.Entry
 	for _, l := range f.Locals {
 		if l.Unavailable != "" {
 			continue
@@ -118,24 +115,41 @@ func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
 		m := g.Lookup(l.Name)
 		switch {
 		case m == nil || len(m.Loc) == 0:
-			l.Loc, l.Unavailable = nil, fmt.Sprintf("not in scope or optimized out at %s", p)
-		case !samePlace && usesFrame(l.Loc) || m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String():
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
+		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
+			placeKey(l.Loc, &f.Place) != placeKey(m.Loc, &g.Place):
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
 		}
 	}
+	f.Place.Entry = f.Place.Entry && g.Place.Entry
 	return f
 }
 
-// usesFrame reports whether a location depends on where it is read:
-// the frame base, the CFA or a relocated address.
-func usesFrame(e debuginfo.Expr) bool {
-	for _, op := range e {
+// placeKey writes what of a place the code of a location depends on.
+func placeKey(loc debuginfo.Expr, pl *check.Place) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "user=%t", pl.User)
+	cfa := func() {
+		fmt.Fprintf(&b, " cfa=%d%+d,%t", pl.CFA.Reg, pl.CFA.Off, pl.CFA.Err == nil)
+	}
+	for _, op := range loc {
 		switch op.Code {
-		case debuginfo.OpFbreg, debuginfo.OpCallFrameCFA, debuginfo.OpAddr:
-			return true
+		case debuginfo.OpFbreg:
+			fmt.Fprintf(&b, " fb=%s", pl.FrameBase)
+			for _, f := range pl.FrameBase {
+				if f.Code == debuginfo.OpCallFrameCFA {
+					cfa()
+				}
+			}
+		case debuginfo.OpCallFrameCFA:
+			cfa()
+		case debuginfo.OpAddr:
+			fmt.Fprintf(&b, " bias=%d,%t,%d", pl.Bias, pl.PCBias, pl.PC)
+		case debuginfo.OpEntryValue:
+			fmt.Fprintf(&b, " entry=%t", pl.Entry)
 		}
 	}
-	return false
+	return b.String()
 }
 
 // errNoFrame is probeFrame's error for a probe in no traced function's

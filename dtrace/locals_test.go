@@ -150,6 +150,12 @@ func TestLocalsKinstOffline(t *testing.T) {
 		}
 	}
 
+	// Every instruction of work: n is at rbp-12 at each (clang -O0
+	// gives a single location, not a list), so one code serves all.
+	if _, err := h.Compile(dtrace.Name, "kinst::work: { trace(locals->n); }", 0); err != nil {
+		t.Errorf("kinst::work: %v", err)
+	}
+
 	// A name that is not there, and a probe not in a function's frame.
 	for _, tt := range []struct{ src, err string }{
 		{probe + " { trace(locals->summ); }", "summ is not a variable or parameter of work at " + probe + " (did you mean sum?); in scope there: hits, r, n, sum"},

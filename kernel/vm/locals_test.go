@@ -224,3 +224,34 @@ func runLocal(t *testing.T, probe string, frame *check.Frame, expr string, cfg *
 	}
 	return int64(v)
 }
+
+// TestLocalsPerDescription: a clause of two descriptions where x lives
+// in other registers gets code of its own for each.
+func TestLocalsPerDescription(t *testing.T) {
+	frame := func(reg int) check.ProbeMatch {
+		f := &check.Frame{Function: "work"}
+		f.Locals = []*check.Local{{Name: "x", Type: types.Long, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: reg}}, Frame: f}}
+		return check.ProbeMatch{Count: 1, Locals: func() (*check.Frame, error) { return f, nil }}
+	}
+	probes := dtracetest.Probes{"kinst::work:4": frame(5), "kinst::work:9": frame(0), "kinst::work:12": frame(5)}
+	src := "kinst::work:4, kinst::work:9, kinst::work:12 { trace(locals->x); }"
+	_, _, p, err := dtracetest.CompileWith("t.d", []byte(src), nil, &check.Config{Probes: probes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	regs := make([]uint64, 41)
+	regs[rRDI], regs[rRAX] = 11, 22
+	want := []uint64{11, 22, 11}
+	if len(p.ECBs) != len(want) {
+		t.Fatalf("%d ECBs", len(p.ECBs))
+	}
+	for i, ecb := range p.ECBs {
+		m := vm.New(&vm.Config{})
+		m.BeginFiring()
+		m.BeginClause()
+		v, err := m.Run(emit.Object(ecb.Actions[0].DIFO), &vm.Context{Regs: regs})
+		if err != nil || v != want[i] {
+			t.Errorf("%s: %d, %v; want %d", ecb.Probe, v, err, want[i])
+		}
+	}
+}
