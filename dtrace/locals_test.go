@@ -3,12 +3,14 @@ package dtrace_test
 import (
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/emit"
@@ -165,5 +167,80 @@ func TestLocalsKinstOffline(t *testing.T) {
 		if _, err := h.Compile(dtrace.Name, tt.src, 0); err == nil || !strings.Contains(err.Error(), tt.err) {
 			t.Errorf("%s: error %v, want %q", tt.src, err, tt.err)
 		}
+	}
+}
+
+// TestLocalsVmlinux compiles locals->count at vfs_read's entry and in
+// its middle against a vmlinux with DWARF (KDTRACE_VMLINUX), timing the
+// first compile (the image's DWARF opened and indexed) and the next
+// ones, and reads an inlined copy's parameter (fsnotify_access's file)
+// where the copy is.
+func TestLocalsVmlinux(t *testing.T) {
+	path := os.Getenv("KDTRACE_VMLINUX")
+	if path == "" {
+		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	h, err := dtrace.Open(&dtrace.Config{BTF: "none", Kernel: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	compile := func(src string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		if _, err := h.Compile(dtrace.Name, src, 0); err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		return time.Since(start)
+	}
+	cold := compile(`kinst::vfs_read:0 { printf("%d\n", locals->count); }`)
+	warm := compile(`kinst::vfs_read:0 { printf("%d\n", locals->count); }`)
+	t.Logf("kinst::vfs_read:0 locals->count: cold %v, warm %v", cold, warm)
+
+	// Where fsnotify_access's copy is, its file parameter.
+	ty, err := debuginfo.OpenTypes(path, "kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ty.Close()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var fn elf.Symbol
+	for _, s := range syms {
+		if s.Name == "vfs_read" && elf.ST_TYPE(s.Info) == elf.STT_FUNC {
+			fn = s
+		}
+	}
+	found := false
+	for off := uint64(0); off < fn.Size && !found; off++ {
+		sc, err := ty.Scope(fn.Value + off)
+		if err != nil {
+			continue
+		}
+		for _, l := range sc.Locals {
+			if l.Inlined == "fsnotify_access" && l.Name == "file" && len(l.Loc) > 0 {
+				found = true
+				// An instruction boundary: kinst checks it.
+				src := fmt.Sprintf("kinst::vfs_read:%d { print(locals->file); }", off)
+				if _, err := h.Compile(dtrace.Name, src, 0); err != nil && !strings.Contains(err.Error(), "not an instruction") {
+					t.Errorf("%s: %v", src, err)
+				} else if err == nil {
+					t.Logf("vfs_read+%d: fsnotify_access's file read, %s", off, l.Loc)
+				} else {
+					found = false
+				}
+				break
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no instruction of vfs_read where fsnotify_access's file is available")
 	}
 }
