@@ -295,10 +295,59 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 				return false, err
 			}
 			inner = append(inner, got...)
+			if c.tag == tagInlinedSubroutine {
+				gone, err := w.abstractOnly(c, sc, name)
+				if err != nil {
+					return false, err
+				}
+				inner = append(inner, gone...)
+			}
 		}
 		return true, nil
 	})
 	return append(inner, here...), err
+}
+
+// abstractOnly returns the parameters and variables of the function
+// inlined copy c is of that the copy has no DIE of: compilers leave out
+// those the copy optimised away entirely. They are listed without a
+// location, so that locals-> says they are optimised out rather than
+// unknown. Only the origin's own level is read (not its blocks), and
+// only when the origin lies in c's unit.
+func (w *scopeWalker) abstractOnly(c *sdie, sc *Scope, inl string) ([]Local, error) {
+	off, ok := ref(c.origin, w.tu.unit)
+	if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+		return nil, nil
+	}
+	concrete := map[uint64]bool{}
+	err := w.eachChild(c, func(v *sdie) (bool, error) {
+		if v.tag == tagVariable || v.tag == tagFormalParameter {
+			if o, ok := ref(v.origin, w.tu.unit); ok {
+				concrete[o] = true
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	origin, err := w.t.readScopeDIE(w.tu, off)
+	if err != nil {
+		return nil, err
+	}
+	var gone []Local
+	err = w.eachChild(&origin, func(v *sdie) (bool, error) {
+		if (v.tag != tagVariable && v.tag != tagFormalParameter) || v.decl || concrete[v.off] {
+			return true, nil
+		}
+		l := Local{Name: w.nameOf(v), Param: v.tag == tagFormalParameter, Inlined: inl, List: true}
+		if l.Name != "" {
+			l.Type, l.TypeErr = w.localType(v)
+			gone = append(gone, l)
+		}
+		return true, nil
+	})
+	return gone, err
 }
 
 // local describes variable or parameter c.
