@@ -255,3 +255,85 @@ func TestLocalsPerDescription(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLocals compiles locals->x for locations made of any operations,
+// at places of every kind, and runs what compiles: the code generator
+// refuses with a diagnostic or generates code the VM runs, and neither
+// panics.
+func FuzzLocals(f *testing.F) {
+	f.Add([]byte{0, 5, 1, 3})
+	f.Add([]byte{3, 6, 0xec, 9, 8, 2, 4})
+	f.Add([]byte{1, 0, 7, 4, 1, 1, 7, 4})
+	codes := []debuginfo.OpCode{
+		debuginfo.OpReg, debuginfo.OpBreg, debuginfo.OpFbreg, debuginfo.OpCallFrameCFA, debuginfo.OpAddr,
+		debuginfo.OpConstu, debuginfo.OpConsts, debuginfo.OpLit, debuginfo.OpPlusUconst, debuginfo.OpPlus,
+		debuginfo.OpMinus, debuginfo.OpMul, debuginfo.OpDiv, debuginfo.OpMod, debuginfo.OpAnd, debuginfo.OpShl,
+		debuginfo.OpShr, debuginfo.OpShra, debuginfo.OpNeg, debuginfo.OpNot, debuginfo.OpDup, debuginfo.OpOver,
+		debuginfo.OpPick, debuginfo.OpDrop, debuginfo.OpSwap, debuginfo.OpRot, debuginfo.OpDeref,
+		debuginfo.OpDerefSize, debuginfo.OpStackValue, debuginfo.OpImplicitValue, debuginfo.OpPiece,
+		debuginfo.OpEntryValue, debuginfo.OpBra, debuginfo.OpNop, debuginfo.OpBitPiece,
+	}
+	req := &types.Struct{Name: "req", Bytes: 16}
+	req.SetMembers([]types.Member{{Name: "id", Type: types.IntType, Offset: 0}, {Name: "len", Type: types.Long, Offset: 64}})
+	typs := []struct {
+		t    types.Type
+		expr string
+	}{
+		{types.IntType, "locals->x"}, {types.Long, "locals->x + 1"}, {types.UChar, "locals->x"},
+		{&types.Pointer{Elem: req}, "locals->x->len"}, {req, "locals->x.len"}, {req, "&locals->x"},
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < 2 {
+			return
+		}
+		ty := typs[int(b[0])%len(typs)]
+		place := check.Place{User: b[1]&1 != 0, Entry: b[1]&2 != 0, PCBias: b[1]&4 != 0, PC: 0x1000, Bias: uint64(b[1]) << 12}
+		switch b[1] >> 3 & 3 {
+		case 1:
+			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 6}}
+		case 2:
+			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}}
+		case 3:
+			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpBreg, Reg: 7, Int: 16}}
+		}
+		place.CFA = check.CFA{Reg: 7, Off: 8}
+		if b[1]&0x20 != 0 {
+			place.CFA = check.CFA{Err: errors.New("no CFI")}
+		}
+		var loc debuginfo.Expr
+		for i := 2; i+1 < len(b) && len(loc) < 16; i += 2 {
+			op := debuginfo.Op{Code: codes[int(b[i])%len(codes)], Reg: int(b[i+1] % 20), Int: int64(int8(b[i+1])), Uint: uint64(b[i+1] % 12)}
+			switch op.Code {
+			case debuginfo.OpImplicitValue:
+				op.Block = b[i+1 : i+1+int(b[i+1]%10)%(len(b)-i)]
+			case debuginfo.OpEntryValue:
+				op.Sub = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: int(b[i+1] % 18)}}
+			}
+			loc = append(loc, op)
+		}
+		if len(loc) == 0 {
+			return
+		}
+		fr := &check.Frame{Function: "work", Place: place}
+		fr.Locals = []*check.Local{{Name: "x", Type: ty.t, Loc: loc, Frame: fr}}
+		m := check.ProbeMatch{Count: 1, Locals: func() (*check.Frame, error) { return fr, nil }}
+		src := "kinst::work:1 { trace(" + ty.expr + "); }"
+		_, _, p, err := dtracetest.CompileWith("t.d", []byte(src), nil, &check.Config{Probes: dtracetest.Probes{"kinst::work:1": m}})
+		if err != nil {
+			var de *diag.Error
+			if !errors.As(err, &de) {
+				t.Fatalf("%s at %s: %v is no diagnostic", ty.expr, loc, err)
+			}
+			return
+		}
+		regs := make([]uint64, 41)
+		for i := range regs {
+			regs[i] = uint64(i) * 0x1000
+		}
+		mem := vm.Segments{{Addr: 0, Data: make([]byte, 0x30000)}}
+		machine := vm.New(&vm.Config{Kernel: mem, User: mem})
+		machine.BeginFiring()
+		machine.BeginClause()
+		machine.Run(emit.Object(p.ECBs[0].Actions[0].DIFO), &vm.Context{Regs: regs, URegs: regs})
+	})
+}
