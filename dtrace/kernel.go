@@ -135,7 +135,7 @@ func (h *Handle) probes() check.Probes {
 		return nil
 	}
 	h.catalog = cat
-	h.locals = &localsReader{kernel: h.kinst.images}
+	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline()}
 	return localsProbes{probe.Matcher{Catalog: cat}, h.locals}
 }
 

@@ -47,6 +47,9 @@ func (p localsProbes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
 // localsReader opens the images probes are in, once each.
 type localsReader struct {
 	kernel func() (*debuginfo.Set, error) // the kernel's images, kinst's
+	// live says the kernel's images are the running kernel's, placed
+	// where its symbols' addresses say (KASLR), not where they link.
+	live bool
 	// openCFA opens an image's call frame information, where the
 	// canonical frame address at any instruction is read; nil until
 	// debuginfo reads it, when the CFA is known at a function's first
@@ -239,6 +242,15 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 	if site.Addr != 0 {
 		// A running kernel's address (KASLR) or a module's load address.
 		f.Place.Bias = site.Addr - sym.Addr
+	}
+	if r.live && site.Addr == 0 {
+		// The symbol table hides the running kernel's addresses
+		// (kptr_restrict): where its data is is not known.
+		for _, l := range f.Locals {
+			if usesAddr(l.Loc) {
+				l.Loc, l.Unavailable = nil, "it is static, and the running kernel's symbols hide where its data is"
+			}
+		}
 	}
 	if img.Module != "kernel" && img.Module != "vmlinux" {
 		// A module's sections are placed apart: its text's bias is
