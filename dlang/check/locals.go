@@ -128,7 +128,12 @@ func (c *Checker) local(e *ast.SelectorExpr) *Value {
 	if len(l.Loc) == 0 || l.Type == nil {
 		c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s is not available at %s: %s\n", name, c.probeDesc, l.Unavailable)
 	}
-	v := typed(l.Type, f.Place.User)
+	// At a pid probe, pointers and by-reference values are in the
+	// process's memory, as a member of user memory is (selector).
+	v := typed(l.Type, false)
+	if f.Place.User && (isPointerKind(types.Resolve(l.Type)) || v.Flags&Ref != 0) {
+		v.Flags |= Userland
+	}
 	v.Local = l
 	c.record(e.Sel, v)
 	return v
