@@ -21,6 +21,11 @@ import (
 // to the regs[] index regs.d gives the register.
 var dwarfRegs = [...]uint64{33, 31, 32, 30, 28, 27, 29, 39, 26, 25, 24, 23, 22, 21, 20, 19, 36}
 
+// dwarfRIP is the DWARF number of the return address column, which
+// dwarfRegs maps to the instruction pointer: at a probe, the probe's
+// address.
+const dwarfRIP = 16
+
 // uint64Type is what a register holds before it is narrowed to the
 // variable's type.
 var uint64Type = &types.Int{Name: "uint64_t", Bytes: 8}
@@ -205,7 +210,7 @@ func (lg *localGen) run(ops debuginfo.Expr) (kind locPiece, reg int, blk []byte)
 		case debuginfo.OpAddr:
 			r := g.setInt(op.Uint + lg.place.Bias)
 			if lg.place.PCBias {
-				pc := lg.register(16)
+				pc := lg.register(dwarfRIP)
 				link := g.setInt(lg.place.PC)
 				g.ir.Emit(dif.ALU(dif.SUB, pc, link, pc))
 				g.ir.Emit(dif.ALU(dif.ADD, r, pc, r))
