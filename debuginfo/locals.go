@@ -319,16 +319,26 @@ func (w *scopeWalker) abstractOnly(c *sdie, sc *Scope, inl string) ([]Local, err
 	if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
 		return nil, nil
 	}
+	// The copy's DIEs name their origins: those of its own level and
+	// of its blocks, which may hold what the origin's level declares.
 	concrete := map[uint64]bool{}
-	err := w.eachChild(c, func(v *sdie) (bool, error) {
-		if v.tag == tagVariable || v.tag == tagFormalParameter {
-			if o, ok := ref(v.origin, w.tu.unit); ok {
-				concrete[o] = true
+	var walk func(d *sdie) error
+	walk = func(d *sdie) error {
+		return w.eachChild(d, func(v *sdie) (bool, error) {
+			switch v.tag {
+			case tagVariable, tagFormalParameter:
+				if o, ok := ref(v.origin, w.tu.unit); ok {
+					concrete[o] = true
+				}
+			case tagLexicalBlock:
+				if err := walk(v); err != nil {
+					return false, err
+				}
 			}
-		}
-		return true, nil
-	})
-	if err != nil {
+			return true, nil
+		})
+	}
+	if err := walk(c); err != nil {
 		return nil, err
 	}
 	origin, err := w.t.readScopeDIE(w.tu, off)

@@ -120,6 +120,16 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 	if len(sc.FrameBase) == 0 {
 		t.Errorf("%s: no frame base", mark)
 	}
+	// A copy's variable is there once, whether its DIE is the copy's
+	// or only its origin's.
+	seen := map[string]bool{}
+	for _, l := range sc.Locals {
+		if k := l.Inlined + "/" + l.Name; seen[k] {
+			t.Errorf("%s: %s twice in %v", mark, k, localNames(sc))
+		} else {
+			seen[k] = true
+		}
+	}
 	for i, n := range names {
 		l, ok := sc.Lookup(n)
 		if !ok {

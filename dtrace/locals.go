@@ -235,7 +235,7 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 		return nil, err
 	}
 	pc := sym.Addr + site.Offset
-	f, err := r.scope(t, path, pc, site.Function, sym.Addr, site.Offset == 0)
+	f, err := r.scope(t, path, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
 		return nil, err
 	}
 	pc := site.Addr + site.Offset
-	f, err := r.scope(t, path, pc, "", site.Addr, site.Offset == 0)
+	f, err := r.scope(t, path, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0)
 	if err != nil {
 		return nil, err
 	}
@@ -315,16 +315,21 @@ func (r *localsReader) close() {
 	r.types = nil
 }
 
+// funcSym is the function symbol a probe's offset is from.
+type funcSym struct {
+	name       string // "" for the name DWARF gives
+	addr, size uint64
+}
+
 // scope reads the locals at pc, a link-time address of the image whose
-// DWARF t is; sym is the address of the function symbol the probe's
-// offset is from.
-func (r *localsReader) scope(t *debuginfo.Types, path string, pc uint64, fn string, sym uint64, entry bool) (*check.Frame, error) {
+// DWARF t is.
+func (r *localsReader) scope(t *debuginfo.Types, path string, pc uint64, sym funcSym, entry bool) (*check.Frame, error) {
 	sc, err := t.Scope(pc)
 	if err != nil {
 		return nil, err
 	}
-	if fn == "" {
-		fn = sc.Function
+	if sym.name == "" {
+		sym.name = sc.Function
 	}
 	f := &check.Frame{Function: sc.Function, Place: check.Place{Entry: entry, FrameBase: sc.FrameBase}}
 	f.Place.CFA = r.cfa(path, pc, entry)
@@ -337,18 +342,26 @@ func (r *localsReader) scope(t *debuginfo.Types, path string, pc uint64, fn stri
 		case l.LocErr != nil:
 			cl.Unavailable = "its location cannot be read: " + l.LocErr.Error()
 		case len(l.Loc) == 0:
-			cl.Unavailable = unavailable(l, fn, pc-sym, sc.Low-sym)
+			cl.Unavailable = unavailable(l, sym, pc, sc.Low)
 		}
 		f.Locals = append(f.Locals, cl)
 	}
 	return f, nil
 }
 
-// unavailable says where l, optimised out at off, has a location, as
-// offsets from fn's symbol; low is where its scope's function starts.
-func unavailable(l *debuginfo.Local, fn string, off, low uint64) string {
+// unavailable says where l, optimised out at pc, has a location, as
+// offsets from the probe's function symbol (addresses outside it, as a
+// function's .cold part, as they are); low is where l's scope's
+// function starts, which l.Available is relative to.
+func unavailable(l *debuginfo.Local, sym funcSym, pc, low uint64) string {
+	at := func(a uint64) string {
+		if a >= sym.addr && a <= sym.addr+sym.size {
+			return fmt.Sprintf("%s+%#x", sym.name, a-sym.addr)
+		}
+		return fmt.Sprintf("%#x", a)
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "optimized out at %s+%#x", fn, off)
+	fmt.Fprintf(&b, "optimized out at %s", at(pc))
 	if !l.List || len(l.Available) == 0 {
 		b.WriteString(", and everywhere in its scope")
 		return b.String()
@@ -358,7 +371,7 @@ func unavailable(l *debuginfo.Local, fn string, off, low uint64) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "[%s+%#x, %s+%#x)", fn, r.Lo+low, fn, r.Hi+low)
+		fmt.Fprintf(&b, "[%s, %s)", at(r.Lo+low), at(r.Hi+low))
 	}
 	return b.String()
 }
