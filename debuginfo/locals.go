@@ -83,11 +83,7 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 	if err := t.index(); err != nil {
 		return nil, err
 	}
-	units, err := t.unitsAt(pc)
-	if err != nil {
-		return nil, t.wrap(err)
-	}
-	for _, i := range units {
+	for _, i := range t.unitsAt(pc) {
 		w, err := t.scopeUnit(i, pc)
 		if err != nil {
 			return nil, t.wrap(err)

@@ -15,8 +15,8 @@ type unitTable struct {
 	// spans holding an address walks back from the last one starting
 	// at or below it only while an earlier one may still reach it.
 	maxHi []uint64
-	// open are the units whose roots give no ranges, looked into for
-	// every address, after the others.
+	// open are the units whose roots give no ranges (or cannot be
+	// read), looked into for every address, after the others.
 	open []int
 }
 
@@ -29,13 +29,9 @@ type unitSpan struct {
 // unitsAt returns the indexes of the compile and partial units that may
 // hold pc, in the order of .debug_info: those whose ranges hold it, then
 // those that give no ranges. t.mu is held.
-func (t *Types) unitsAt(pc uint64) ([]int, error) {
+func (t *Types) unitsAt(pc uint64) []int {
 	if t.units == nil {
-		u, err := t.buildUnitTable()
-		if err != nil {
-			return nil, err
-		}
-		t.units = u
+		t.units = t.buildUnitTable()
 	}
 	u := t.units
 	var at []int
@@ -47,20 +43,20 @@ func (t *Types) unitsAt(pc uint64) ([]int, error) {
 	}
 	slices.Sort(at)
 	at = slices.Compact(at)
-	return append(at, u.open...), nil
+	return append(at, u.open...)
 }
 
-func (t *Types) buildUnitTable() (*unitTable, error) {
+func (t *Types) buildUnitTable() *unitTable {
 	u := &unitTable{}
 	for i := range t.r.units {
 		if ut := t.r.units[i].utype; ut != utCompile && ut != utPartial {
 			continue
 		}
 		_, rs, err := t.unitWalker(i)
-		if err != nil {
-			return nil, err
-		}
-		if rs == nil {
+		if err != nil || rs == nil {
+			// Looked into at every address: a unit whose root
+			// cannot be read fails the lookups it is reached by,
+			// not those an earlier unit answers.
 			u.open = append(u.open, i)
 			continue
 		}
@@ -77,5 +73,5 @@ func (t *Types) buildUnitTable() (*unitTable, error) {
 		hi = max(hi, s.Hi)
 		u.maxHi[i] = hi
 	}
-	return u, nil
+	return u
 }
