@@ -339,6 +339,8 @@ func (r *localsReader) scope(t *debuginfo.Types, path string, pc uint64, sym fun
 		switch {
 		case l.TypeErr != nil:
 			cl.Loc, cl.Unavailable = nil, "its type cannot be read: "+l.TypeErr.Error()
+		case l.Type == nil:
+			cl.Loc, cl.Unavailable = nil, "its debugging information gives it no type"
 		case l.LocErr != nil:
 			cl.Unavailable = "its location cannot be read: " + l.LocErr.Error()
 		case len(l.Loc) == 0:
