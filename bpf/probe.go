@@ -940,7 +940,14 @@ func (b *builder) store(ra *record.Action, lp string) error {
 		recAt(asm.R1, 0)
 		b.emit(asm.Mov.Imm(asm.R2, int32(ra.Size)+1))
 		b.emit(asm.LoadMem(asm.R3, rState, StateRet, asm.DWord))
-		b.emit(asm.FnProbeReadKernelStr.Call())
+		read := asm.FnProbeReadKernelStr
+		if ra.Type.Flags&dif.TFByURef != 0 {
+			// A string in the process's memory (a userland
+			// pointer's, such as a local at a pid probe), copied in
+			// as dtrace_probe copies a DIF_TF_BYUREF string.
+			read = asm.FnProbeReadUserStr
+		}
+		b.emit(read.Call())
 		// A string it cannot read (NULL) faults, as dtrace_load8.
 		b.emit(asm.JSGE.Imm(asm.R0, 0, lp+"copied"))
 		b.badRef(lp)

@@ -83,10 +83,7 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 	if err := t.index(); err != nil {
 		return nil, err
 	}
-	for i := range t.r.units {
-		if u := &t.r.units[i]; u.utype != utCompile && u.utype != utPartial {
-			continue
-		}
+	for _, i := range t.unitsAt(pc) {
 		w, err := t.scopeUnit(i, pc)
 		if err != nil {
 			return nil, t.wrap(err)
@@ -173,15 +170,29 @@ type scopeWalker struct {
 // scopeUnit prepares unit i for the walk, or returns nil when its
 // ranges do not hold pc.
 func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
-	tu, err := t.r.unit(i)
+	w, rs, err := t.unitWalker(i)
 	if err != nil {
 		return nil, err
+	}
+	if rs != nil && !inRanges(rs, pc) {
+		return nil, nil
+	}
+	w.pc = pc
+	return w, nil
+}
+
+// unitWalker reads the root of unit i: a walker for it, and its
+// ranges, nil when the root gives none (the unit must be looked into).
+func (t *Types) unitWalker(i int) (*scopeWalker, []Range, error) {
+	tu, err := t.r.unit(i)
+	if err != nil {
+		return nil, nil, err
 	}
 	root, err := t.readScopeDIE(tu, uint64(tu.dies))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root, pc: pc}
+	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root}
 	w.ctx.addrBase = root.addrBase.val
 	w.ctx.rnglistsBase = root.rnglistsBase.val
 	w.loclistsBase = root.loclistsBase.val
@@ -190,16 +201,16 @@ func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
 		w.ctx.base, _ = t.r.secs.address(root.low, &w.ctx)
 	}
 	if root.low.form == 0 && root.ranges.form == 0 {
-		return w, nil // no ranges: look inside
+		return w, nil, nil
 	}
 	rs, err := t.r.secs.appendRanges(nil, root.low, root.high, root.ranges, &w.ctx, &lowest{})
 	if err != nil {
-		return nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
+		return nil, nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
 	}
-	if !inRanges(rs, pc) {
-		return nil, nil
+	if rs == nil {
+		rs = []Range{}
 	}
-	return w, nil
+	return w, rs, nil
 }
 
 func inRanges(rs []Range, pc uint64) bool {
@@ -280,10 +291,69 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 				return false, err
 			}
 			inner = append(inner, got...)
+			if c.tag == tagInlinedSubroutine {
+				gone, err := w.abstractOnly(c, sc, name)
+				if err != nil {
+					return false, err
+				}
+				inner = append(inner, gone...)
+			}
 		}
 		return true, nil
 	})
 	return append(inner, here...), err
+}
+
+// abstractOnly returns the parameters and variables of the function
+// inlined copy c is of that the copy has no DIE of: compilers leave out
+// those the copy optimised away entirely. They are listed without a
+// location, so that locals-> says they are optimised out rather than
+// unknown. Only the origin's own level is read (not its blocks), and
+// only when the origin lies in c's unit.
+func (w *scopeWalker) abstractOnly(c *sdie, sc *Scope, inl string) ([]Local, error) {
+	off, ok := ref(c.origin, w.tu.unit)
+	if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+		return nil, nil
+	}
+	// The copy's DIEs name their origins: those of its own level and
+	// of its blocks, which may hold what the origin's level declares.
+	concrete := map[uint64]bool{}
+	var walk func(d *sdie) error
+	walk = func(d *sdie) error {
+		return w.eachChild(d, func(v *sdie) (bool, error) {
+			switch v.tag {
+			case tagVariable, tagFormalParameter:
+				if o, ok := ref(v.origin, w.tu.unit); ok {
+					concrete[o] = true
+				}
+			case tagLexicalBlock:
+				if err := walk(v); err != nil {
+					return false, err
+				}
+			}
+			return true, nil
+		})
+	}
+	if err := walk(c); err != nil {
+		return nil, err
+	}
+	origin, err := w.t.readScopeDIE(w.tu, off)
+	if err != nil {
+		return nil, err
+	}
+	var gone []Local
+	err = w.eachChild(&origin, func(v *sdie) (bool, error) {
+		if (v.tag != tagVariable && v.tag != tagFormalParameter) || v.decl || concrete[v.off] {
+			return true, nil
+		}
+		l := Local{Name: w.nameOf(v), Param: v.tag == tagFormalParameter, Inlined: inl, List: true}
+		if l.Name != "" {
+			l.Type, l.TypeErr = w.localType(v)
+			gone = append(gone, l)
+		}
+		return true, nil
+	})
+	return gone, err
 }
 
 // local describes variable or parameter c.

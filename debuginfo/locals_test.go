@@ -120,6 +120,16 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 	if len(sc.FrameBase) == 0 {
 		t.Errorf("%s: no frame base", mark)
 	}
+	// A copy's variable is there once, whether its DIE is the copy's
+	// or only its origin's.
+	seen := map[string]bool{}
+	for _, l := range sc.Locals {
+		if k := l.Inlined + "/" + l.Name; seen[k] {
+			t.Errorf("%s: %s twice in %v", mark, k, localNames(sc))
+		} else {
+			seen[k] = true
+		}
+	}
 	for i, n := range names {
 		l, ok := sc.Lookup(n)
 		if !ok {
@@ -306,5 +316,54 @@ func TestScopeVmlinux(t *testing.T) {
 		if sc.Function != "vfs_read" {
 			t.Errorf("function %q, want vfs_read", sc.Function)
 		}
+	}
+}
+
+// TestScopeAbstractOnly: the parameters and variables of an inlined
+// function that its copy has no DIE of are in scope at the copy's
+// entry, without a location, typed from the abstract origin.
+func TestScopeAbstractOnly(t *testing.T) {
+	src, err := filepath.Abs("testdata/abstract.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []string{"gcc", "clang"} {
+		t.Run(cc, func(t *testing.T) {
+			if _, err := exec.LookPath(cc); err != nil {
+				t.Skipf("%s not installed: %v", cc, err)
+			}
+			prog := filepath.Join(t.TempDir(), "abstract")
+			if out, err := exec.Command(cc, "-O2", "-g", "-o", prog, src).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", cc, err, out)
+			}
+			f, err := elf.Open(prog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			syms, _ := f.Symbols()
+			f.Close()
+			i := slices.IndexFunc(syms, func(s elf.Symbol) bool { return s.Name == "g" })
+			ty, err := OpenTypes(prog, "abstract")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ty.Close()
+			sc, err := ty.Scope(syms[i].Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, l := range sc.Locals {
+				names = append(names, l.Inlined+"/"+l.Name)
+				if l.Inlined == "f" && l.Type == nil {
+					t.Errorf("%s: no type: %v", l.Name, l.TypeErr)
+				}
+			}
+			for _, want := range []string{"f/unused", "f/x", "f/t", "/a"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("%s not in scope at g's entry: %v", want, names)
+				}
+			}
+		})
 	}
 }

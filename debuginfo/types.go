@@ -73,6 +73,7 @@ type Types struct {
 	err     error // why the index could not be built
 	closed  bool
 	conv    typeConv
+	units   *unitTable // for Scope, built on its first call
 
 	image      string // the image, for its call frame information (cfi.go)
 	framesOnce sync.Once

@@ -81,6 +81,7 @@ type Handle struct {
 	checker    *check.Checker
 	catalog    *probe.Catalog // nil where no catalog can be had
 	kinst      *lazyKinst
+	locals     *localsReader  // the images locals-> reads, opened on first use
 	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	expander   *sugar.Expander
 	deps       func(class, name string) error
@@ -144,6 +145,9 @@ func (h *Handle) Close() error {
 	h.closeProcesses()
 	if h.kinst != nil {
 		h.kinst.close()
+	}
+	if h.locals != nil {
+		h.locals.close()
 	}
 	return nil
 }

@@ -135,7 +135,8 @@ func (h *Handle) probes() check.Probes {
 		return nil
 	}
 	h.catalog = cat
-	return probe.Matcher{Catalog: cat}
+	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline()}
+	return localsProbes{probe.Matcher{Catalog: cat}, h.locals}
 }
 
 // probeTypes gives fbt and syscall probes their argument types from the
@@ -209,6 +210,19 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 		Warn: func(err error) { l.h.warnf("%v", err) }}
 	l.err = nil
 	return l.r, nil
+}
+
+// images returns the kernel's images with debug information, for
+// locals->.
+func (l *lazyKinst) images() (*debuginfo.Set, error) {
+	r, err := l.resolver()
+	if err != nil {
+		return nil, err
+	}
+	if l.set == nil {
+		return nil, r.NoDebug
+	}
+	return l.set, nil
 }
 
 func (l *lazyKinst) Sites(fn string, ret bool) (*sugar.Sites, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/probe"
@@ -138,7 +139,62 @@ func (h *Handle) writeProbeInfo(w io.Writer, p *probe.Probe) {
 	if len(args) == 0 {
 		fmt.Fprintf(w, "\t\tNone\n")
 	}
+	h.writeLocals(w, p)
 	fmt.Fprintf(w, "\n")
+}
+
+// writeLocals writes, for a kinst probe or a pid probe in a function
+// (not a return), the variables locals-> may read there, with their
+// types, and why each that it may not is not available.
+func (h *Handle) writeLocals(w io.Writer, p *probe.Probe) {
+	switch site := p.Detail.(type) {
+	case *probe.KernelSite:
+		if p.Provider != "kinst" {
+			return
+		}
+	case *probe.UserSite:
+		if site.Return || site.Addr == 0 {
+			return
+		}
+	default:
+		return
+	}
+	if h.locals == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n\tLocal Variables\n")
+	f, err := h.locals.probeFrame(p)
+	if err != nil {
+		fmt.Fprintf(w, "\t\tNone: %v\n", err)
+		return
+	}
+	for i, l := range f.Locals {
+		var notes []string
+		if f.Lookup(l.Name) != f.Locals[i] {
+			notes = append(notes, "hidden by another of its name")
+		}
+		if l.Param {
+			notes = append(notes, "parameter")
+		}
+		if l.Inlined != "" {
+			notes = append(notes, "of inlined "+l.Inlined)
+		}
+		if l.Unavailable != "" {
+			notes = append(notes, l.Unavailable)
+		}
+		typ := "(unknown)"
+		if l.Type != nil {
+			typ = l.Type.String()
+		}
+		fmt.Fprintf(w, "\t\tlocals->%s: %s", l.Name, typ)
+		if len(notes) > 0 {
+			fmt.Fprintf(w, " (%s)", strings.Join(notes, "; "))
+		}
+		fmt.Fprintf(w, "\n")
+	}
+	if len(f.Locals) == 0 {
+		fmt.Fprintf(w, "\t\tNone\n")
+	}
 }
 
 func writeAttr(w io.Writer, a probe.Attr) {

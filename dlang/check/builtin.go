@@ -217,6 +217,7 @@ var builtins = []builtin{
 	{name: "jstack", kind: ActFunc, id: ActJstack, proto: "stack(...)"},
 	{name: "lltostr", kind: Func, id: subrLltostr, proto: "string(int64_t, [int])"},
 	{name: "llquantize", kind: AggFunc, id: AggLlquantize, proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
+	{name: "locals", kind: Ptr, proto: "void"},
 	{name: "lquantize", kind: AggFunc, id: AggLquantize, proto: "void(@, int32_t, int32_t, ...)"},
 	{name: "max", kind: AggFunc, id: AggMax, proto: "void(@)"},
 	{name: "memref", kind: Func, id: subrMemref, proto: "uintptr_t *(void *, size_t)"},

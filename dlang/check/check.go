@@ -61,6 +61,10 @@ type ProbeMatch struct {
 	// translated. args[N] is then translated by the D library's
 	// translators, as dtrace's stable providers' arguments are.
 	XArgs []string
+	// Locals, when set, gives the traced function's variables at the
+	// probes, for locals->; it is called only when a clause uses them.
+	// An error says why the probes have none.
+	Locals func() (*Frame, error)
 }
 
 // Symbols describes the kernel's symbols.
@@ -121,6 +125,8 @@ type Value struct {
 	// Const is set for integer constants, with their value in Int.
 	Const bool
 	Int   uint64
+	// Local is the traced function's variable locals->name reads.
+	Local *Local
 }
 
 // Info holds the results of checking a program.
@@ -171,7 +177,10 @@ type Checker struct {
 	xlators    []*Translator
 	probeArgs  []types.Type // the argument types of the clause's probes; nil when untyped
 	probeXArgs []string     // the types they are translated to
-	probeDesc  string       // the probe description being checked
+	// probeLocals gives the variables locals-> reads at the clause's
+	// probes; nil when they have none.
+	probeLocals func() (*Frame, error)
+	probeDesc   string // the probe description being checked
 	// values and formats are where checking records its results:
 	// Info.Values and Info.Formats, or scratch's while a clause is
 	// checked for a probe description after its first.
@@ -439,7 +448,7 @@ func (c *Checker) clause(cl *ast.Clause) {
 			c.values, c.formats = c.scratch.Values, c.scratch.Formats
 		}
 		c.clauseActs = clauseActions{}
-		c.probeArgs, c.probeXArgs = nil, nil
+		c.probeArgs, c.probeXArgs, c.probeLocals = nil, nil, nil
 		c.probeDesc = d.String()
 		c.label = "" // matching the description is no part of the clause
 		if c.cfg.Probes != nil {
@@ -461,6 +470,7 @@ func (c *Checker) clause(cl *ast.Clause) {
 			if m.Count == 0 && !c.cfg.ZeroMatch {
 				c.errorf(d.Pos(), diag.D_PDESC_ZERO, "probe description %s does not match any probes\n", d)
 			}
+			c.probeLocals = m.Locals
 			if m.Typed {
 				c.probeArgs, c.probeXArgs = m.Args, m.XArgs
 				if c.probeArgs == nil {

@@ -813,6 +813,9 @@ func (c *Checker) selfThis(e *ast.SelectorExpr, base string) *Ident {
 
 func (c *Checker) selector(e *ast.SelectorExpr, idflags IdentFlags) *Value {
 	op := e.Op
+	if base, ok := e.X.(*ast.Ident); ok && op == token.ARROW && base.Name == "locals" {
+		return c.local(e)
+	}
 	if base, ok := e.X.(*ast.Ident); ok && op == token.ARROW && (base.Name == "self" || base.Name == "this") {
 		id := c.selfThis(e, base.Name)
 		v := c.varValue(ast.DiagPos(e), id, idflags)

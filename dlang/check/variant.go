@@ -113,7 +113,22 @@ func sameValue(x, y *Value) bool {
 		return true
 	}
 	return x != nil && y != nil && x.Flags == y.Flags && x.Ident == y.Ident && x.Const == y.Const &&
-		x.Int == y.Int && sameType(x.Type, y.Type, 0)
+		x.Int == y.Int && sameType(x.Type, y.Type, 0) && sameLocal(x.Local, y.Local)
+}
+
+// sameLocal reports whether two variables are read alike: the same
+// location at places read the same way.
+func sameLocal(a, b *Local) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil || a.Loc.String() != b.Loc.String() {
+		return false
+	}
+	p, q := &a.Frame.Place, &b.Frame.Place
+	return p.User == q.User && p.Entry == q.Entry && p.FrameBase.String() == q.FrameBase.String() &&
+		p.CFA.Reg == q.CFA.Reg && p.CFA.Off == q.CFA.Off && (p.CFA.Err == nil) == (q.CFA.Err == nil) &&
+		p.Bias == q.Bias && p.PCBias == q.PCBias && p.PC == q.PC
 }
 
 // sameType reports whether a and b are the same type down to the

@@ -228,6 +228,13 @@ const (
 	D_PRINTM_SIZE
 	D_PRINTT_ADDR
 	D_PRINTT_SIZE
+
+	// kdtrace's own, after dtrace's: locals-> (the traced function's
+	// variables at kinst and pid probes).
+	D_LOCALS_NONE  // no locals at the probes
+	D_LOCALS_UNDEF // no such variable there
+	D_LOCALS_OPT   // optimised out at the probes
+	D_LOCALS_LOC   // a location DIF cannot read
 )
 
 var tagNames = [...]string{
@@ -454,4 +461,8 @@ var tagNames = [...]string{
 	D_PRINTM_SIZE:          "D_PRINTM_SIZE",
 	D_PRINTT_ADDR:          "D_PRINTT_ADDR",
 	D_PRINTT_SIZE:          "D_PRINTT_SIZE",
+	D_LOCALS_NONE:          "D_LOCALS_NONE",
+	D_LOCALS_UNDEF:         "D_LOCALS_UNDEF",
+	D_LOCALS_OPT:           "D_LOCALS_OPT",
+	D_LOCALS_LOC:           "D_LOCALS_LOC",
 }

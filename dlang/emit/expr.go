@@ -553,6 +553,9 @@ func (g *gen) address(e ast.Expr) uint8 {
 			return g.expr(x.X)
 		}
 	case *ast.SelectorExpr:
+		if v := g.value(e); v.Local != nil {
+			return g.localAddress(v)
+		}
 		if isMember(x) {
 			r, _ := g.member(x)
 			return r
@@ -608,6 +611,9 @@ func (g *gen) member(e *ast.SelectorExpr) (uint8, types.Member) {
 
 // selector loads x.m or x->m, or a self-> or this-> variable.
 func (g *gen) selector(e *ast.SelectorExpr, v *check.Value) uint8 {
+	if v.Local != nil {
+		return g.local(v)
+	}
 	if !isMember(e) {
 		r := g.regs.alloc()
 		g.ir.LoadVar(loadOp(v.Ident), g.varRef(v.Ident), r)

@@ -98,7 +98,13 @@ func (g *gen) difType(t types.Type, flags check.Flags) dif.Type {
 		return dif.IntType(8)
 	}
 	if types.IsString(t) {
-		return dif.StringType(uint32(g.strsize))
+		dt := dif.StringType(uint32(g.strsize))
+		if flags&check.Userland != 0 {
+			// A string in user memory (stringof a userland
+			// pointer), copied in where it is recorded.
+			dt.Flags = dif.TFByURef
+		}
+		return dt
 	}
 	var ck uint8
 	switch r := types.Resolve(t).(type) {

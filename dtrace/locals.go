@@ -1,0 +1,381 @@
+package dtrace
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/ast"
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/probe"
+)
+
+// locals-> is resolved here, between the probe catalog, which knows
+// where each probe is (a kinst probe's function and offset, a pid
+// probe's object, symbol and offset), and the debug information of the
+// image the probe is in, which knows the variables in scope at that
+// address and where each lives.
+
+// maxLocalsProbes bounds the probes one description's locals are read
+// at: a glob over a function's instructions is refused beyond it.
+const maxLocalsProbes = 4096
+
+// localsProbes adds locals-> to the catalog's answers.
+type localsProbes struct {
+	probe.Matcher
+	r *localsReader
+}
+
+func (p localsProbes) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
+	m, err := p.Matcher.Match(d)
+	if err != nil || m.Count == 0 {
+		return m, err
+	}
+	desc := probe.Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name}
+	if d.ID != 0 {
+		if pr := p.Catalog.ByID(d.ID); pr != nil {
+			desc = pr.Desc()
+		}
+	}
+	m.Locals = sync.OnceValues(func() (*check.Frame, error) { return p.r.frame(p.Catalog, desc) })
+	return m, nil
+}
+
+// localsReader opens the images probes are in, once each.
+type localsReader struct {
+	kernel func() (*debuginfo.Set, error) // the kernel's images, kinst's
+	// live says the kernel's images are the running kernel's, placed
+	// where its symbols' addresses say (KASLR), not where they link.
+	live  bool
+	mu    sync.Mutex
+	types map[string]*typesOrErr // by file
+}
+
+type typesOrErr struct {
+	t   *debuginfo.Types
+	err error
+}
+
+// frame returns the locals at the probes d matches: those whose
+// location and type are the same at every one of them.
+func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, error) {
+	ps, err := cat.Match(d)
+	if err != nil {
+		return nil, err
+	}
+	if len(ps) > maxLocalsProbes {
+		return nil, fmt.Errorf("the description matches %d probes, more than the %d locals-> is read at", len(ps), maxLocalsProbes)
+	}
+	var f *check.Frame
+	for _, p := range ps {
+		g, err := r.probeFrame(p)
+		if errors.Is(err, errNoFrame) {
+			return nil, fmt.Errorf("%s is no kinst probe nor pid probe in a function, where locals-> reads a traced function's variables", p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if f == nil {
+			f = g
+			continue
+		}
+		f = merge(f, g, p)
+	}
+	if f == nil {
+		return nil, errors.New("the description matches no probe")
+	}
+	return f, nil
+}
+
+// merge keeps what f (the first probes') and g (probe p's) agree on: a
+// variable whose code would differ at p is not available.
+func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
+	for _, l := range f.Locals {
+		if l.Unavailable != "" {
+			continue
+		}
+		m := g.Lookup(l.Name)
+		switch {
+		case m == nil || len(m.Loc) == 0:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
+		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
+			placeKey(l.Loc, &f.Place) != placeKey(m.Loc, &g.Place):
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
+		}
+	}
+	f.Place.Entry = f.Place.Entry && g.Place.Entry
+	return f
+}
+
+// placeKey writes what of a place the code of a location depends on.
+func placeKey(loc debuginfo.Expr, pl *check.Place) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "user=%t", pl.User)
+	cfa := func() {
+		fmt.Fprintf(&b, " cfa=%d%+d,%t", pl.CFA.Reg, pl.CFA.Off, pl.CFA.Err == nil)
+	}
+	for _, op := range loc {
+		switch op.Code {
+		case debuginfo.OpFbreg:
+			fmt.Fprintf(&b, " fb=%s", pl.FrameBase)
+			for _, f := range pl.FrameBase {
+				if f.Code == debuginfo.OpCallFrameCFA {
+					cfa()
+				}
+			}
+		case debuginfo.OpCallFrameCFA:
+			cfa()
+		case debuginfo.OpAddr:
+			fmt.Fprintf(&b, " bias=%d,%t,%d", pl.Bias, pl.PCBias, pl.PC)
+		case debuginfo.OpEntryValue:
+			fmt.Fprintf(&b, " entry=%t", pl.Entry)
+		}
+	}
+	return b.String()
+}
+
+// errNoFrame is probeFrame's error for a probe in no traced function's
+// frame.
+var errNoFrame = errors.New("locals-> reads a function's variables at kinst and pid probes")
+
+// usesAddr reports whether a location holds DW_OP_addr.
+func usesAddr(e debuginfo.Expr) bool {
+	for _, op := range e {
+		if op.Code == debuginfo.OpAddr {
+			return true
+		}
+	}
+	return false
+}
+
+// probeFrame reads the locals at one probe.
+func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
+	switch site := p.Detail.(type) {
+	case *probe.KernelSite:
+		if p.Provider != "kinst" {
+			return nil, errNoFrame
+		}
+		return r.kernelFrame(site)
+	case *probe.UserSite:
+		if site.Return {
+			return nil, errors.New("a return probe fires once the function's frame is gone")
+		}
+		if site.Addr == 0 {
+			return nil, errNoFrame
+		}
+		return r.userFrame(site)
+	}
+	return nil, errNoFrame
+}
+
+func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error) {
+	if r.kernel == nil {
+		return nil, errors.New("no kernel image to read debugging information from")
+	}
+	set, err := r.kernel()
+	if err != nil {
+		return nil, err
+	}
+	var img *debuginfo.Image
+	for _, i := range set.Images() {
+		if i.Module == site.Module || site.Module == "vmlinux" && i.Module == "kernel" || len(set.Images()) == 1 {
+			img = i
+			break
+		}
+	}
+	if img == nil {
+		return nil, fmt.Errorf("no debugging information for module %s", site.Module)
+	}
+	fn, err := set.Lookup(site.Function)
+	if err != nil {
+		return nil, err
+	}
+	var sym *debuginfo.Symbol
+	for i, s := range fn.OutOfLine {
+		if s.Module != img.Module {
+			continue
+		}
+		if sym != nil && site.Addr == 0 {
+			return nil, fmt.Errorf("%s has several symbols in %s: its locals are ambiguous", site.Function, img.Path)
+		}
+		if sym == nil || s.Addr == site.Addr {
+			sym = &fn.OutOfLine[i]
+		}
+	}
+	if sym == nil {
+		return nil, fmt.Errorf("no function symbol %s in %s", site.Function, img.Path)
+	}
+	path := img.DebugPath
+	if path == "" {
+		path = img.Path
+	}
+	// The image's own types find its ORC and .eh_frame beside the debug
+	// file's .debug_frame.
+	t, err := r.open(path, img.Types)
+	if err != nil {
+		return nil, err
+	}
+	pc := sym.Addr + site.Offset
+	f, err := r.scope(t, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0)
+	if err != nil {
+		return nil, err
+	}
+	if site.Addr != 0 {
+		// A running kernel's address (KASLR) or a module's load address.
+		f.Place.Bias = site.Addr - sym.Addr
+	}
+	if r.live && site.Addr == 0 {
+		// The symbol table hides the running kernel's addresses
+		// (kptr_restrict): where its data is is not known.
+		for _, l := range f.Locals {
+			if usesAddr(l.Loc) {
+				l.Loc, l.Unavailable = nil, "it is static, and the running kernel's symbols hide where its data is"
+			}
+		}
+	}
+	if img.Module != "kernel" && img.Module != "vmlinux" {
+		// A module's sections are placed apart: its text's bias is
+		// not its data's.
+		for _, l := range f.Locals {
+			if usesAddr(l.Loc) {
+				l.Loc, l.Unavailable = nil, "it is static in a module, whose data's load address kdtrace does not know"
+			}
+		}
+	}
+	return f, nil
+}
+
+func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
+	openFile := func(path string) (*debuginfo.Types, error) {
+		return r.open(path, func() (*debuginfo.Types, error) { return debuginfo.OpenTypes(path, "a.out") })
+	}
+	t, err := openFile(site.Path)
+	if err != nil && site.PID != 0 {
+		// The file as the process sees it, from another mount namespace.
+		if t2, err2 := openFile("/proc/" + strconv.Itoa(site.PID) + "/root" + site.Path); err2 == nil {
+			t, err = t2, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	pc := site.Addr + site.Offset
+	f, err := r.scope(t, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0)
+	if err != nil {
+		return nil, err
+	}
+	// The object may be placed anywhere (a PIE, a library): the bias is
+	// the probe's address at run time minus its link address.
+	f.Place.User, f.Place.PCBias, f.Place.PC = true, true, pc
+	return f, nil
+}
+
+// open opens the DWARF of the file at path with openTypes, once.
+func (r *localsReader) open(path string, openTypes func() (*debuginfo.Types, error)) (*debuginfo.Types, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if x, ok := r.types[path]; ok {
+		return x.t, x.err
+	}
+	t, err := openTypes()
+	if r.types == nil {
+		r.types = map[string]*typesOrErr{}
+	}
+	r.types[path] = &typesOrErr{t, err}
+	return t, err
+}
+
+// close releases the files open.
+func (r *localsReader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, x := range r.types {
+		if x.t != nil {
+			x.t.Close()
+		}
+	}
+	r.types = nil
+}
+
+// funcSym is the function symbol a probe's offset is from.
+type funcSym struct {
+	name       string // "" for the name DWARF gives
+	addr, size uint64
+}
+
+// scope reads the locals at pc, a link-time address of the image whose
+// DWARF t is.
+func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry bool) (*check.Frame, error) {
+	sc, err := t.Scope(pc)
+	if err != nil {
+		return nil, err
+	}
+	if sym.name == "" {
+		sym.name = sc.Function
+	}
+	f := &check.Frame{Function: sc.Function, Place: check.Place{Entry: entry, FrameBase: sc.FrameBase}}
+	f.Place.CFA = cfa(t, pc, entry)
+	for i := range sc.Locals {
+		l := &sc.Locals[i]
+		cl := &check.Local{Name: l.Name, Inlined: l.Inlined, Param: l.Param, Type: l.Type, Loc: l.Loc, Frame: f}
+		switch {
+		case l.TypeErr != nil:
+			cl.Loc, cl.Unavailable = nil, "its type cannot be read: "+l.TypeErr.Error()
+		case l.Type == nil:
+			cl.Loc, cl.Unavailable = nil, "its debugging information gives it no type"
+		case l.LocErr != nil:
+			cl.Unavailable = "its location cannot be read: " + l.LocErr.Error()
+		case len(l.Loc) == 0:
+			cl.Unavailable = unavailable(l, sym, pc, sc.Low)
+		}
+		f.Locals = append(f.Locals, cl)
+	}
+	return f, nil
+}
+
+// unavailable says where l, optimised out at pc, has a location, as
+// offsets from the probe's function symbol (addresses outside it, as a
+// function's .cold part, as they are); low is where l's scope's
+// function starts, which l.Available is relative to.
+func unavailable(l *debuginfo.Local, sym funcSym, pc, low uint64) string {
+	at := func(a uint64) string {
+		if a >= sym.addr && a <= sym.addr+sym.size {
+			return fmt.Sprintf("%s+%#x", sym.name, a-sym.addr)
+		}
+		return fmt.Sprintf("%#x", a)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "optimized out at %s", at(pc))
+	if !l.List || len(l.Available) == 0 {
+		b.WriteString(", and everywhere in its scope")
+		return b.String()
+	}
+	b.WriteString("; available at ")
+	for i, r := range l.Available {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "[%s, %s)", at(r.Lo+low), at(r.Hi+low))
+	}
+	return b.String()
+}
+
+// cfa returns the canonical frame address at pc: at a function's first
+// instruction the return address was just pushed, so it is rsp+8;
+// elsewhere the image's call frame information says.
+func cfa(t *debuginfo.Types, pc uint64, entry bool) check.CFA {
+	if entry {
+		return check.CFA{Reg: 7, Off: 8}
+	}
+	rule, err := t.CFA(pc)
+	switch {
+	case err != nil:
+		return check.CFA{Err: err}
+	case len(rule.Expr) > 0:
+		return check.CFA{Err: fmt.Errorf("the CFA is a DWARF expression there (%s)", rule.Expr)}
+	}
+	return check.CFA{Reg: rule.Reg, Off: rule.Offset}
+}
