@@ -349,30 +349,13 @@ func TestFramesReadelf(t *testing.T) {
 	})
 }
 
-// kernelWithORC is a Linux kernel with ORC and DWARF: vmlinuxPath's, or
-// the Debian kernel the guest tests cache.
-func kernelWithORC() string {
-	if p := vmlinuxPath(); p != "" {
-		return p
-	}
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	m, _ := filepath.Glob(filepath.Join(dir, "kdtrace", "guest", "*", "vmlinux-*"))
-	if len(m) > 0 {
-		return m[0]
-	}
-	return ""
-}
-
 // TestFramesKernel checks the kernel's frames: the CFA is rsp+8 at
 // every function's entry, from ORC alone and with DWARF, and along
 // vfs_read from its entry to its first jump out, the CFA and the saved
 // registers follow its pushes and stack adjustments as objdump shows
 // them.
 func TestFramesKernel(t *testing.T) {
-	path := kernelWithORC()
+	path := vmlinuxPath()
 	if path == "" {
 		t.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
 	}
@@ -1038,7 +1021,7 @@ func TestFramesFiles(t *testing.T) {
 // BenchmarkFramesKernel measures reading a kernel's tables and a lookup
 // at the middle of each function.
 func BenchmarkFramesKernel(b *testing.B) {
-	path := kernelWithORC()
+	path := vmlinuxPath()
 	if path == "" {
 		b.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
 	}

@@ -462,16 +462,23 @@ func TestTypesMemberBits(t *testing.T) {
 	}
 }
 
-// vmlinuxPath is a Linux kernel with DWARF for TestTypesVmlinux: the
-// KDTRACE_VMLINUX environment variable, or Debian's 6.1 debug vmlinux
-// where an earlier session unpacked it.
+// vmlinuxPath is a Linux kernel with DWARF and ORC for the tests that
+// need one: the KDTRACE_VMLINUX environment variable, or Debian's 6.1
+// debug vmlinux where the guest test caches it (internal/guest) or an
+// earlier session unpacked it.
 func vmlinuxPath() string {
 	if p := os.Getenv("KDTRACE_VMLINUX"); p != "" {
 		return p
 	}
-	m, _ := filepath.Glob("/var/tmp/kdtrace-vmlinux/usr/lib/debug/boot/vmlinux-*")
-	if len(m) > 0 {
-		return m[0]
+	var globs []string
+	if dir, err := os.UserCacheDir(); err == nil {
+		globs = append(globs, filepath.Join(dir, "kdtrace", "guest", "*", "vmlinux-*"))
+	}
+	globs = append(globs, "/var/tmp/kdtrace-vmlinux/usr/lib/debug/boot/vmlinux-*")
+	for _, g := range globs {
+		if m, _ := filepath.Glob(g); len(m) > 0 {
+			return m[0]
+		}
 	}
 	return ""
 }
