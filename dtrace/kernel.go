@@ -153,6 +153,11 @@ func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
 	}
 	if k := h.kernelBTF(); k != nil {
 		mb, err := h.moduleBTF(k, module)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A module built without BTF (out of tree): its probes'
+			// arguments are untyped, as without any kernel types.
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
