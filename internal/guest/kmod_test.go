@@ -30,15 +30,15 @@ const (
 	seed     = 0x1234 // kinst_test.c's kinst_test_seed
 )
 
-// A kmodCase is one kdtrace run in the guest: its output lines, kdtrace's
-// warnings apart, must be want in any order (printa orders equal counts
-// as it likes), and its warnings must match warn.
+// A kmodCase is one kdtrace run in the guest: its output lines must be
+// want in any order (printa orders equal counts as it likes), and its
+// stderr, warnings and errors, must match stderr.
 type kmodCase struct {
 	name   string
 	cmd    string
 	status int
 	want   []string
-	warn   string // a regular expression the warnings must match; "" for none
+	stderr string // a regular expression; "" for nothing on stderr
 }
 
 // moduleWarning is what kdtrace says when the guest's kernel has no
@@ -70,8 +70,8 @@ func kmodCases() []kmodCase {
 			cmd: `kdtrace -q -n 'kinst::kinst_test_inline:entry { @e[probefunc] = count(); }
 				kinst::kinst_test_inline:return { @r[probefunc] = count(); }
 				END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); }' -c '` + trigger(triggers) + `'`,
-			want: append(perCaller("entry %s %d"), perCaller("return %s %d")...),
-			warn: moduleWarning("kinst_test_inline"),
+			want:   append(perCaller("entry %s %d"), perCaller("return %s %d")...),
+			stderr: moduleWarning("kinst_test_inline"),
 		},
 		{
 			// tst.dtracetest_fbtconvert: a function never inlined is
@@ -86,7 +86,7 @@ func kmodCases() []kmodCase {
 				fmt.Sprintf("fbt kinst_test kinst_test_fbtconvert return %d", triggers),
 				fmt.Sprintf("rdi %d %d", seed, seed+triggers-1),
 			},
-			warn: moduleWarning("kinst_test_fbtconvert"),
+			stderr: moduleWarning("kinst_test_fbtconvert"),
 		},
 		{
 			// tst.inline_agg: entry and return paired on the thread,
@@ -96,8 +96,8 @@ func kmodCases() []kmodCase {
 				kinst::kinst_test_inline:return /self->ts/ {
 					@n[probefunc] = count(); @later[probefunc] = sum(timestamp >= self->ts); self->ts = 0; }
 				END { printa("%s %@d %@d\n", @n, @later); }' -c '` + trigger(triggers) + `'`,
-			want: perCaller("%s %[2]d %[2]d"),
-			warn: moduleWarning("kinst_test_inline"),
+			want:   perCaller("%s %[2]d %[2]d"),
+			stderr: moduleWarning("kinst_test_inline"),
 		},
 		{
 			// tst.inline_multiple: one clause over the return of an
@@ -117,7 +117,17 @@ func kmodCases() []kmodCase {
 				fmt.Sprintf("kinst_test_fbtconvert %d", triggers),
 			},
 			// One warning a run.
-			warn: moduleWarning("kinst_test_inline"),
+			stderr: moduleWarning("kinst_test_inline"),
+		},
+		{
+			// The kernel refuses kprobes in a notrace function; kdtrace
+			// says why rather than pass on a missing symbol.
+			name:   "notrace",
+			cmd:    `kdtrace -q -n 'fbt::kinst_test_notrace:entry { exit(0); }'`,
+			status: 1,
+			stderr: `^kdtrace: could not enable tracing: kinst_test_notrace: the kernel refuses kprobes in kinst_test_notrace \[kinst_test\]: ` +
+				`it is notrace \(not in /sys/kernel/tracing/available_filter_functions\), and kprobe events refuse notrace functions ` +
+				`\(CONFIG_KPROBE_EVENTS_ON_NOTRACE is off\)\n$`,
 		},
 	}
 }
@@ -266,8 +276,8 @@ func TestGuestModule(t *testing.T) {
 			if diff := cmp.Diff(want, lines); diff != "" {
 				t.Errorf("output lines (-want +got):\n%s\nstderr:\n%s", diff, r.stderr)
 			}
-			if c.warn == "" && r.stderr != "" || c.warn != "" && !regexp.MustCompile(c.warn).MatchString(r.stderr) {
-				t.Errorf("stderr does not match %q:\n%s", c.warn, r.stderr)
+			if c.stderr == "" && r.stderr != "" || c.stderr != "" && !regexp.MustCompile(c.stderr).MatchString(r.stderr) {
+				t.Errorf("stderr does not match %q:\n%s", c.stderr, r.stderr)
 			}
 		})
 	}

@@ -7,7 +7,8 @@
  *   kinst_test_inline      always inlined, into three callers;
  *   kinst_test_both        inlined into kinst_test_caller3 and also
  *                          kept out of line, called through a pointer;
- *   kinst_test_fbtconvert  never inlined: kinst::...:entry becomes fbt.
+ *   kinst_test_fbtconvert  never inlined: kinst::...:entry becomes fbt;
+ *   kinst_test_notrace     never inlined and notrace: no kprobe allowed.
  *
  * The arguments come from a variable the compiler cannot see through,
  * so that it makes no constant-propagated clones of the functions.
@@ -49,6 +50,16 @@ static noinline unsigned long kinst_test_fbtconvert(unsigned long a)
 	return a + 1;
 }
 
+/*
+ * Never inlined and notrace: kprobe events refuse it, which kdtrace
+ * must say plainly.
+ */
+static noinline notrace unsigned long kinst_test_notrace(unsigned long a)
+{
+	WRITE_ONCE(kinst_test_sink, a);
+	return a ^ 1;
+}
+
 static unsigned long (*kinst_test_both_ptr)(unsigned long) = kinst_test_both;
 
 static noinline unsigned long kinst_test_caller1(unsigned long a)
@@ -82,6 +93,7 @@ static ssize_t kinst_test_write(struct file *file, const char __user *buf,
 		sum += kinst_test_caller2(seed + i);
 		sum += kinst_test_caller3(seed + i);
 		sum += READ_ONCE(kinst_test_both_ptr)(seed + i);
+		sum += kinst_test_notrace(seed + i);
 	}
 	WRITE_ONCE(kinst_test_sink, sum);
 	return len;
