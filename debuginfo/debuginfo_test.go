@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -85,21 +86,26 @@ type disassembly struct {
 	code  map[string][]byte // by symbol, with the padding after it
 	addr  map[string]uint64 // by symbol
 	size  map[string]uint64 // by symbol, from nm
+	// relocs holds the offsets of the PC-relative relocations in each
+	// symbol's code (objdump -r, for a .o).
+	relocs map[string][]uint64
 }
 
 var (
 	symLine  = regexp.MustCompile(`^([0-9a-f]+) <([^>]+)>:$`)
 	insnLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*(?:\t(.*))?$`)
 	markRe   = regexp.MustCompile(`nopw\s+0x([0-9a-f]+)\(%rax,%rax,1\)`)
+	relocRe  = regexp.MustCompile(`^\s+([0-9a-f]+): R_X86_64_(?:PC32|PLT32)\s`)
 )
 
 func objdump(t testing.TB, file string) disassembly {
 	t.Helper()
-	out, err := exec.Command("objdump", "-d", file).Output()
+	out, err := exec.Command("objdump", "-dr", file).Output()
 	if err != nil {
-		t.Fatalf("objdump -d %s: %v", file, err)
+		t.Fatalf("objdump -dr %s: %v", file, err)
 	}
-	d := disassembly{marks: map[string][]site{}, code: map[string][]byte{}, addr: map[string]uint64{}, size: map[string]uint64{}}
+	d := disassembly{marks: map[string][]site{}, code: map[string][]byte{}, addr: map[string]uint64{}, size: map[string]uint64{},
+		relocs: map[string][]uint64{}}
 	nm, err := exec.Command("nm", "-S", "--defined-only", file).Output()
 	if err != nil {
 		t.Fatalf("nm -S %s: %v", file, err)
@@ -118,6 +124,11 @@ func objdump(t testing.TB, file string) disassembly {
 			sym = m[2]
 			start, _ = strconv.ParseUint(m[1], 16, 64)
 			d.addr[sym] = start
+			continue
+		}
+		if m := relocRe.FindStringSubmatch(line); m != nil && sym != "" {
+			off, _ := strconv.ParseUint(m[1], 16, 64)
+			d.relocs[sym] = append(d.relocs[sym], off-start)
 			continue
 		}
 		m := insnLine.FindStringSubmatch(line)
@@ -311,7 +322,9 @@ func checkSet(t *testing.T, s *Set, f fixture, cc string) {
 		t.Errorf("Lookup(no_such_function) = %v, want an UnknownFunctionError naming both images", err)
 	}
 
-	// Code gives objdump's bytes, for the program and the module.
+	// Code gives objdump's bytes, for the program and the module, the
+	// module's with its PC-relative relocations applied: those to
+	// symbols it does not define (modsink) reach past its code.
 	for _, tc := range []struct {
 		module, fn string
 		d          disassembly
@@ -321,12 +334,25 @@ func checkSet(t *testing.T, s *Set, f fixture, cc string) {
 		{"mod", "modfunc1", mod},
 		{"mod", "modfunc2", mod},
 	} {
-		_, code, err := s.Code(tc.module, tc.fn)
+		addr, code, err := s.Code(tc.module, tc.fn)
 		if err != nil {
 			t.Errorf("Code(%s, %s): %v", tc.module, tc.fn, err)
 			continue
 		}
-		if want := tc.d.code[tc.fn]; uint64(len(code)) != tc.d.size[tc.fn] || !bytes.HasPrefix(want, code) {
+		want := bytes.Clone(tc.d.code[tc.fn])
+		for _, off := range tc.d.relocs[tc.fn] {
+			if off+4 > uint64(len(code)) || off+4 > uint64(len(want)) {
+				t.Errorf("Code(%s, %s): relocation at +%#x past the code", tc.module, tc.fn, off)
+				continue
+			}
+			copy(want[off:off+4], code[off:off+4])
+			// Every relocation in the fixture ends its instruction.
+			target := addr + off + 4 + uint64(int64(int32(binary.LittleEndian.Uint32(code[off:]))))
+			if in, ok := s.SymbolAt(tc.module, target); ok {
+				t.Errorf("Code(%s, %s): the relocation at +%#x reaches %#x, in %s", tc.module, tc.fn, off, target, in.Name)
+			}
+		}
+		if uint64(len(code)) != tc.d.size[tc.fn] || !bytes.HasPrefix(want, code) {
 			t.Errorf("Code(%s, %s) = % x, objdump says % x", tc.module, tc.fn, code, tc.d.code[tc.fn])
 		}
 	}

@@ -67,7 +67,10 @@
 // address 0; the package places the SHF_ALLOC sections one after another
 // and applies the debug sections' relocations, so addresses are
 // consistent within the module and offsets from symbols are right. Code
-// for such a module is the unrelocated bytes of the file.
+// for such a module is the file's, with the relocations of its branches
+// applied: a symbol the module does not define is placed past its last
+// section, so that a call or jump to one (the kernel's return thunk, a
+// tail call) leaves the module's code, as it does once loaded.
 //
 // # Call frame information
 //

@@ -31,6 +31,13 @@ type elfFile struct {
 	// addresses from the DWARF (after relocation) and the symbol table
 	// agree and offsets from a symbol's start are right.
 	addrs []uint64
+	// end is the end of that layout: symbols a module does not define
+	// (the kernel's functions, its return thunk) are placed past it,
+	// so that a branch to one leaves the module's code.
+	end uint64
+	// text holds the executable sections of an ET_REL file with their
+	// relocations applied, by section index, made on first use.
+	text map[int][]byte
 }
 
 // ErrNotELF is the error of opening a file that is not an ELF file.
@@ -97,6 +104,7 @@ func openELF(path string) (*elfFile, error) {
 			next += s.Size
 		}
 	}
+	e.end = next
 	return e, nil
 }
 
@@ -298,9 +306,13 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 			var v uint64
 			if si > 0 && si <= uint64(len(syms)) {
 				s := syms[si-1] // Symbols omits the null symbol
-				v = s.Value
-				if int(s.Section) < len(e.addrs) && s.Section != elf.SHN_UNDEF {
-					v += e.addrs[s.Section]
+				switch {
+				case s.Section == elf.SHN_UNDEF:
+					v = e.end + 16*si
+				case int(s.Section) < len(e.addrs):
+					v = s.Value + e.addrs[s.Section]
+				default:
+					v = s.Value
 				}
 			}
 			v += add
@@ -312,9 +324,10 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 					size = 8
 				case elf.R_X86_64_32, elf.R_X86_64_32S:
 					size = 4
-				case elf.R_X86_64_PC32:
-					// .eh_frame's and ORC's addresses, relative to
-					// the field, in the package's layout.
+				case elf.R_X86_64_PC32, elf.R_X86_64_PLT32:
+					// Relative to the field, in the package's layout:
+					// .eh_frame's and ORC's addresses, and branches in
+					// code (S + A - P).
 					size = 4
 					v -= e.addrs[idx] + off
 				}
@@ -370,8 +383,33 @@ func (e *elfFile) symbols() (funcs, thunks []elf.Symbol, err error) {
 	return funcs, thunks, nil
 }
 
+// textData returns executable section i, for an ET_REL file with its
+// relocations applied: unrelocated, every call and jump out of a module
+// (a tail call, a jump to the return thunk) reads as a branch to the
+// next instruction.
+func (e *elfFile) textData(i int, s *elf.Section) ([]byte, error) {
+	if e.f.Type != elf.ET_REL {
+		return e.data(s)
+	}
+	if d, ok := e.text[i]; ok {
+		return d, nil
+	}
+	d, err := e.data(s)
+	if err != nil {
+		return nil, err
+	}
+	if d, err = e.relocate(i, d); err != nil {
+		return nil, fmt.Errorf("relocating %s: %w", s.Name, err)
+	}
+	if e.text == nil {
+		e.text = map[int][]byte{}
+	}
+	e.text[i] = d
+	return d, nil
+}
+
 // code returns the bytes at [addr, addr+size) from the executable
-// section holding them.
+// section holding them, relocated.
 func (e *elfFile) code(addr, size uint64) ([]byte, error) {
 	for i, s := range e.f.Sections {
 		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type == elf.SHT_NOBITS {
@@ -381,7 +419,7 @@ func (e *elfFile) code(addr, size uint64) ([]byte, error) {
 		if addr < lo || addr-lo >= s.Size || size > s.Size-(addr-lo) {
 			continue
 		}
-		d, err := e.data(s)
+		d, err := e.textData(i, s)
 		if err != nil {
 			return nil, err
 		}

@@ -19,17 +19,31 @@ import (
 // are those of /proc/modules, with build-ids from
 // /sys/module/<name>/notes, found by build-id or under
 // <root>/lib/modules/<release>/ at their modules.dep path (Debian keeps
-// name.ko there, Fedora name.ko.debug). A module without debug info is
-// skipped with a warning.
+// name.ko there, Fedora name.ko.debug), or for a module modules.dep does
+// not list (an out-of-tree module loaded with insmod), where depmod
+// would look: updates/, updates/dkms/ and extra/. A module without debug
+// info is skipped with a warning.
+//
+// Without the kernel's own debug image, the set holds the modules'
+// images alone and KernelError says why the kernel's is missing; when
+// no module has one either, that is Kernel's error.
 func Kernel(opts Options) (*Set, error) {
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	return kernelAt("/", opts)
+}
+
+// kernelAt is Kernel on a system whose /proc, /sys, /boot and /lib are
+// under sysroot.
+func kernelAt(sysroot string, opts Options) (*Set, error) {
+	sys := func(p string) string { return filepath.Join(sysroot, p) }
+	b, err := os.ReadFile(sys("/proc/sys/kernel/osrelease"))
 	if err != nil {
 		return nil, fmt.Errorf("kernel release: %w", err)
 	}
 	release := strings.TrimSpace(string(b))
-	notes, _ := os.ReadFile("/sys/kernel/notes")
+	notes, _ := os.ReadFile(sys("/sys/kernel/notes"))
 	id := noteBuildID(notes)
 	root := opts.debugRoot()
+	modDir := sys(filepath.Join("/lib/modules", release))
 
 	s := &Set{}
 	opts = s.collecting(opts)
@@ -37,22 +51,28 @@ func Kernel(opts Options) (*Set, error) {
 		buildIDPath(root, id),
 		filepath.Join(root, "boot", "vmlinux-"+release),
 		filepath.Join(root, "lib/modules", release, "vmlinux"),
-		filepath.Join("/boot", "vmlinux-"+release),
-		filepath.Join("/lib/modules", release, "build/vmlinux"),
+		sys(filepath.Join("/boot", "vmlinux-"+release)),
+		filepath.Join(modDir, "build/vmlinux"),
 	}
-	k, _, err := openMatching("kernel", nonEmpty(cands), id, opts)
-	if err != nil {
-		return nil, fmt.Errorf("running kernel %s (build-id %s): %w", release, id, err)
+	var images []*Image
+	k, _, kerr := openMatching("kernel", nonEmpty(cands), id, opts)
+	if kerr != nil {
+		kerr = fmt.Errorf("running kernel %s (build-id %s): %w", release, id, kerr)
+	} else {
+		images = append(images, k)
 	}
-	images := []*Image{k}
-	paths := modulePaths(release)
-	for _, m := range loadedModules() {
-		notes, _ := os.ReadFile(filepath.Join("/sys/module", m, "notes/.note.gnu.build-id"))
+	paths := modulePaths(modDir)
+	for _, m := range loadedModules(sys("/proc/modules")) {
+		notes, _ := os.ReadFile(sys(filepath.Join("/sys/module", m, "notes/.note.gnu.build-id")))
 		mid := noteBuildID(notes)
 		cands := []string{buildIDPath(root, mid)}
 		if rel, ok := paths[m]; ok {
 			ko := filepath.Join(root, "lib/modules", release, trimCompression(rel))
-			cands = append(cands, ko, ko+".debug", filepath.Join("/lib/modules", release, rel))
+			cands = append(cands, ko, ko+".debug", filepath.Join(modDir, rel))
+		} else {
+			for _, rel := range outOfTree(m) {
+				cands = append(cands, filepath.Join(modDir, rel))
+			}
 		}
 		img, _, err := openMatching(m, nonEmpty(cands), mid, opts)
 		if err != nil {
@@ -61,9 +81,32 @@ func Kernel(opts Options) (*Set, error) {
 		}
 		images = append(images, img)
 	}
+	if kerr != nil && len(images) == 0 {
+		return nil, kerr
+	}
 	set := NewSet(images...)
 	set.warnings = s.warnings
+	set.kernelErr = kerr
 	return set, nil
+}
+
+// outOfTree returns where, relative to /lib/modules/<release>, depmod
+// looks for a module it was not built with, in its order: DKMS's and
+// the administrator's updates/ first, then extra/, where kbuild's
+// modules_install puts external modules. The file may spell the name
+// with '-' where the kernel has '_'.
+func outOfTree(module string) []string {
+	names := []string{module + ".ko"}
+	if dashed := strings.ReplaceAll(module, "_", "-"); dashed != module {
+		names = append(names, dashed+".ko")
+	}
+	var rels []string
+	for _, dir := range []string{"updates", "updates/dkms", "extra"} {
+		for _, n := range names {
+			rels = append(rels, filepath.Join(dir, n))
+		}
+	}
+	return rels
 }
 
 func nonEmpty(ss []string) []string {
@@ -83,9 +126,9 @@ func trimCompression(p string) string {
 	return p
 }
 
-// loadedModules returns the names in /proc/modules.
-func loadedModules() []string {
-	f, err := os.Open("/proc/modules")
+// loadedModules returns the names in /proc/modules, at path.
+func loadedModules(path string) []string {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
@@ -100,12 +143,12 @@ func loadedModules() []string {
 	return names
 }
 
-// modulePaths maps module names to their paths relative to
-// /lib/modules/<release>, from modules.dep. Names are as the kernel
+// modulePaths maps module names to their paths relative to modDir,
+// /lib/modules/<release>, from its modules.dep. Names are as the kernel
 // spells them, with '_' for '-'.
-func modulePaths(release string) map[string]string {
+func modulePaths(modDir string) map[string]string {
 	paths := map[string]string{}
-	f, err := os.Open(filepath.Join("/lib/modules", release, "modules.dep"))
+	f, err := os.Open(filepath.Join(modDir, "modules.dep"))
 	if err != nil {
 		return paths
 	}

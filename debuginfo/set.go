@@ -66,8 +66,9 @@ type Function struct {
 // Set is the images searched for functions: a kernel first, then its
 // modules by name; or the program images given.
 type Set struct {
-	images   []*Image
-	warnings []Warning
+	images    []*Image
+	warnings  []Warning
+	kernelErr error
 }
 
 // NewSet orders the images, the kernel first and the others by module
@@ -93,6 +94,11 @@ func (s *Set) Images() []*Image { return slices.Clone(s.images) }
 // Warnings returns the problems met while building the set, such as a
 // module skipped because its debug file did not match.
 func (s *Set) Warnings() []Warning { return slices.Clone(s.warnings) }
+
+// KernelError says why a set Kernel made holds no image of the running
+// kernel itself, only its modules'; nil when it holds one, and for sets
+// of named files.
+func (s *Set) KernelError() error { return s.kernelErr }
 
 // Searched describes the images for messages, e.g.
 // "/usr/lib/debug/boot/vmlinux-6.1.0-56-amd64 (kernel), ...".

@@ -154,6 +154,11 @@ func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
 	}
 	if k := h.kernelBTF(); k != nil {
 		mb, err := h.moduleBTF(k, module)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A module built without BTF (out of tree): its probes'
+			// arguments are untyped, as without any kernel types.
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -193,20 +198,26 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	} else {
 		l.set, l.err = debuginfo.Kernel(opts)
 	}
+	// A running kernel whose own debug image is missing while some
+	// modules' are found answers for the modules' functions.
+	var noKernel error
+	if l.err == nil && !l.offline() {
+		noKernel = l.set.KernelError()
+	}
 	var syms *ksym.Table
-	if l.err != nil && (cfg.Kernel != "" || len(cfg.Modules) == 0) {
+	if (l.err != nil || noKernel != nil) && (cfg.Kernel != "" || len(cfg.Modules) == 0) {
 		// Without debug information, offsets are checked against the
 		// code the kernel's symbol table finds (modules' files have
 		// none to give).
 		var serr error
-		if syms, serr = l.h.ksyms.Table(); serr != nil {
+		if syms, serr = l.h.ksyms.Table(); serr != nil && l.err != nil {
 			return nil, l.err
 		}
 	}
 	if l.err != nil && syms == nil {
 		return nil, l.err
 	}
-	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, Compat: l.compat, ZeroMatch: l.h.zdefs,
+	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, NoKernel: noKernel, Compat: l.compat, ZeroMatch: l.h.zdefs,
 		Warn: func(err error) { l.h.warnf("%v", err) }}
 	l.err = nil
 	return l.r, nil

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kdtrace/kdtrace/amd64"
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -49,6 +50,12 @@ type Resolver struct {
 	Symbols *ksym.Table
 	// NoDebug says why Set is nil.
 	NoDebug error
+	// NoKernel says why Set, made for a running kernel, holds only its
+	// modules' images: a function no module knows is then checked
+	// against Symbols, and kinst::f:entry and :return for it fail with
+	// NoKernel; those a module answers warn that the kernel's own
+	// copies, if any, are not listed.
+	NoKernel error
 	// Compat selects the reference implementation's rules (-x
 	// kinstcompat).
 	Compat bool
@@ -61,6 +68,8 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	funcs map[funcKey]*amd64.Function
+
+	warnedNoKernel atomic.Bool
 }
 
 type funcKey struct {
@@ -78,10 +87,16 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	f, err := r.Set.Lookup(fn)
 	if err != nil {
 		var unknown *debuginfo.UnknownFunctionError
-		if errors.As(err, &unknown) && r.ZeroMatch {
+		switch {
+		case errors.As(err, &unknown) && r.NoKernel != nil:
+			return nil, fmt.Errorf("%s is in no module's debug info, and the kernel's is missing: %w", fn, r.NoKernel)
+		case errors.As(err, &unknown) && r.ZeroMatch:
 			return nil, nil
 		}
 		return nil, err
+	}
+	if r.NoKernel != nil && !r.warnedNoKernel.Swap(true) {
+		r.warn(fmt.Errorf("kinst::%s: only the copies in modules are listed, the kernel's debug info is missing: %w", fn, r.NoKernel))
 	}
 	s := &sugar.Sites{Inline: len(f.Copies) > 0, OutOfLine: len(f.OutOfLine) > 0}
 	for _, c := range f.Copies {
@@ -239,7 +254,10 @@ func (r *Resolver) CheckOffset(fn string, off uint64) error {
 	f, err := r.Set.Lookup(fn)
 	if err != nil {
 		var unknown *debuginfo.UnknownFunctionError
-		if errors.As(err, &unknown) && r.ZeroMatch {
+		switch {
+		case errors.As(err, &unknown) && r.NoKernel != nil:
+			return r.checkOffsetSymtab(fn, off)
+		case errors.As(err, &unknown) && r.ZeroMatch:
 			return nil
 		}
 		return err
@@ -267,6 +285,9 @@ func (r *Resolver) CheckOffset(fn string, off uint64) error {
 func (r *Resolver) noDebug() error {
 	if r.NoDebug != nil {
 		return r.NoDebug
+	}
+	if r.NoKernel != nil {
+		return r.NoKernel
 	}
 	return errors.New("no debug information")
 }

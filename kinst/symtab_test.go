@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/kinst"
 	"github.com/kdtrace/kdtrace/ksym"
 )
@@ -93,5 +96,48 @@ func TestWithoutDWARFErrors(t *testing.T) {
 	r = &kinst.Resolver{Symbols: tab}
 	if err := r.CheckOffset("vfs_read", 5); err == nil || !strings.Contains(err.Error(), "cannot check that offset 5 of vfs_read is an instruction: reading its code: ") {
 		t.Errorf("no code: %v", err)
+	}
+}
+
+// TestModulesWithoutKernel resolves against a running kernel's set that
+// holds a module's image but not the kernel's: the module's functions
+// are answered from its DWARF, with one warning that the kernel's copies
+// are missing, and the kernel's functions fall back to the symbol table
+// for offsets and fail, naming the missing image, for inline sites.
+func TestModulesWithoutKernel(t *testing.T) {
+	set, err := debuginfo.Open("", []string{filepath.Join("..", "examples", "kinst", "demo")}, debuginfo.Options{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	tab, err := ksym.ReadKallsyms(strings.NewReader("ffffffff816d5b70 T vfs_read\nffffffff816d5d40 T vfs_write\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	r := &kinst.Resolver{Set: set, Symbols: tab, NoKernel: errors.New("no debug info for kernel"),
+		Warn: func(err error) { warnings = append(warnings, err.Error()) }}
+	for _, ret := range []bool{false, true} {
+		s, err := r.Sites("req_valid", ret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Sites) == 0 || s.Sites[0].Module != "demo" {
+			t.Errorf("kinst::req_valid (return %v): sites %+v", ret, s.Sites)
+		}
+	}
+	want := []string{"kinst::req_valid: only the copies in modules are listed, the kernel's debug info is missing: no debug info for kernel"}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	if _, err := r.Sites("vfs_read", false); err == nil || err.Error() != "vfs_read is in no module's debug info, and the kernel's is missing: no debug info for kernel" {
+		t.Errorf("kinst::vfs_read:entry: %v", err)
+	}
+	if err := r.CheckOffset("vfs_read", 5); err == nil || !strings.Contains(err.Error(), "cannot check that offset 5 of vfs_read is an instruction: reading its code: ") {
+		t.Errorf("kinst::vfs_read:5 is not checked against the symbol table: %v", err)
+	}
+	// main is the module's, which the symbol table does not list.
+	if err := r.CheckOffset("main", 0); err != nil {
+		t.Errorf("kinst::main:0: %v", err)
 	}
 }

@@ -80,7 +80,7 @@ func testCatalog(t testing.TB) *Catalog {
 			if err != nil {
 				return nil, err
 			}
-			return tableFuncs(t), nil
+			return tableFuncs(t, nil), nil
 		},
 		types: func(module string) (KernelTypes, error) {
 			if module == KernelModule {

@@ -131,6 +131,9 @@
 // read lazily: the kernel's function list on the first description that
 // needs it (about 5 ms for the 56,000 functions of a 5.5 MB BTF,
 // mapped), after which an exact description costs about a microsecond.
+// A loaded module without BTF (/proc/modules names it, /sys/kernel/btf
+// does not: an out-of-tree module built against a distribution's
+// headers) has its functions listed from kallsyms.
 //
 // Errors say what could not be read and why: a provider's as a
 // *ProviderError, the pid provider's refusals as a *ProcError.

@@ -102,3 +102,56 @@ func TestLiveKinstOffsets(t *testing.T) {
 		t.Errorf("kinst::next_fn: offsets (-want +got):\n%s", diff)
 	}
 }
+
+// TestLiveModuleWithoutBTF lists the functions of a loaded module that
+// has no BTF (an out-of-tree module) from kallsyms, beside the kernel's
+// and other modules' BTF, and reads kallsyms only when such a module is
+// loaded.
+func TestLiveModuleWithoutBTF(t *testing.T) {
+	root := t.TempDir()
+	proc := filepath.Join(root, "proc")
+	btfDir := filepath.Join(root, "sys/kernel/btf")
+	os.MkdirAll(proc, 0o755)
+	os.MkdirAll(btfDir, 0o755)
+	// BTF without types: a header and the empty string.
+	empty := []byte{0x9f, 0xeb, 1, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}
+	os.WriteFile(filepath.Join(btfDir, "vmlinux"), empty, 0o644)
+	os.WriteFile(filepath.Join(btfDir, "withbtf"), empty, 0o644)
+	os.WriteFile(filepath.Join(proc, "modules"), []byte(
+		"withbtf 16384 0 - Live 0xffffffffc0000000\nkmod 16384 0 - Live 0xffffffffc0347000 (OE)\n"), 0o644)
+	count := func() int {
+		c, err := Live(Config{Root: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Count(Desc{"fbt", "", "", "entry"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// kallsyms is missing: only reading it would fail.
+	os.WriteFile(filepath.Join(proc, "modules"), []byte("withbtf 16384 0 - Live 0xffffffffc0000000\n"), 0o644)
+	if n := count(); n != 0 {
+		t.Errorf("without modules lacking BTF: %d fbt entry probes, want 0", n)
+	}
+	os.WriteFile(filepath.Join(proc, "modules"), []byte(
+		"withbtf 16384 0 - Live 0xffffffffc0000000\nkmod 16384 0 - Live 0xffffffffc0347000 (OE)\n"), 0o644)
+	os.WriteFile(filepath.Join(proc, "kallsyms"), []byte(
+		"ffffffff81000000 T in_kernel\n"+
+			"ffffffffc0000000 t in_withbtf\t[withbtf]\n"+
+			"ffffffffc0347000 t kmod_one\t[kmod]\n"+
+			"ffffffffc0347010 t kmod_two\t[kmod]\n"+
+			"ffffffffc0349000 d kmod_data\t[kmod]\n"), 0o644)
+	c, err := Live(Config{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Match(Desc{"fbt", "", "", "entry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"fbt:kmod:kmod_one:entry", "fbt:kmod:kmod_two:entry"}, names(ps)); diff != "" {
+		t.Errorf("fbt:::entry (-want +got):\n%s", diff)
+	}
+}

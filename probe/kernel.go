@@ -160,13 +160,18 @@ func loadBTFFuncs(path, module string, baseStrs uint32) (*funcList, uint32, erro
 }
 
 // tableFuncs lists the functions of a kernel's symbol table by module,
-// the kernel's first. Addresses are those the table has (zero without
-// the privilege to see them); sizes are left unknown.
-func tableFuncs(t *ksym.Table) []*funcList {
-	builders := map[string]*funcListBuilder{KernelModule: {}}
-	order := []string{KernelModule}
+// the kernel's first; only the modules in only when it is not nil.
+// Addresses are those the table has (zero without the privilege to see
+// them); sizes are left unknown.
+func tableFuncs(t *ksym.Table, only map[string]bool) []*funcList {
+	builders := map[string]*funcListBuilder{}
+	var order []string
+	if only == nil {
+		builders[KernelModule] = &funcListBuilder{}
+		order = append(order, KernelModule)
+	}
 	for s := range t.All() {
-		if !s.Func {
+		if !s.Func || only != nil && !only[s.Module] {
 			continue
 		}
 		b, ok := builders[s.Module]

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/ksym"
@@ -17,7 +20,8 @@ import (
 // Live returns the catalog of the running system: the dtrace and
 // profile providers; fbt and kinst over the functions of the kernel's
 // BTF (/sys/kernel/btf/vmlinux and the modules' split BTF beside it),
-// or of /proc/kallsyms when the kernel has no BTF; syscall over tracefs's
+// or of /proc/kallsyms when the kernel has no BTF, and for a loaded
+// module without BTF, of its symbols in /proc/kallsyms; syscall over tracefs's
 // syscall events or the kernel's syscall handlers; proc, sched and io,
 // dtrace's stable providers, made from the kernel's tracepoints (SDT);
 // and a pid provider for each process a description names (pid<PID>),
@@ -33,7 +37,8 @@ func Live(cfg Config) (*Catalog, error) {
 			return ksym.Kallsyms(kallsyms, cfg.path("/proc/kcore"))
 		})
 	}
-	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, syms) }
+	procModules := cfg.path("/proc/modules")
+	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, procModules, syms) }
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	sys := &syscallProvider{k: k, eventDirs: []string{
 		cfg.path("/sys/kernel/tracing/events/syscalls"),
@@ -50,8 +55,11 @@ func Live(cfg Config) (*Catalog, error) {
 }
 
 // liveFuncs lists the running kernel's functions from its BTF, or from
-// its symbol table when it has none.
-func liveFuncs(btfDir string, syms func() (*ksym.Table, error)) ([]*funcList, error) {
+// its symbol table when it has none. A module loaded without BTF (an
+// out-of-tree module built where pahole found no vmlinux, as DKMS and
+// kbuild against a distribution's headers build them) has its functions
+// listed from the symbol table, which is read only then.
+func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error)) ([]*funcList, error) {
 	vmlinux := filepath.Join(btfDir, KernelModule)
 	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -59,7 +67,7 @@ func liveFuncs(btfDir string, syms func() (*ksym.Table, error)) ([]*funcList, er
 		if err != nil {
 			return nil, fmt.Errorf("the kernel has no BTF (%s) and its symbols cannot be read: %w", vmlinux, err)
 		}
-		return tableFuncs(t), nil
+		return tableFuncs(t, nil), nil
 	}
 	if err != nil {
 		return nil, err
@@ -69,7 +77,9 @@ func liveFuncs(btfDir string, syms func() (*ksym.Table, error)) ([]*funcList, er
 	if err != nil {
 		return nil, err
 	}
+	hasBTF := map[string]bool{}
 	for _, e := range ents {
+		hasBTF[e.Name()] = true
 		if e.Name() == KernelModule {
 			continue
 		}
@@ -79,5 +89,35 @@ func liveFuncs(btfDir string, syms func() (*ksym.Table, error)) ([]*funcList, er
 		}
 		ls = append(ls, l)
 	}
-	return ls, nil
+	noBTF := map[string]bool{}
+	for _, m := range loadedModules(procModules) {
+		if !hasBTF[m] {
+			noBTF[m] = true
+		}
+	}
+	if len(noBTF) == 0 {
+		return ls, nil
+	}
+	t, err := syms()
+	if err != nil {
+		return nil, fmt.Errorf("modules without BTF (%s): their symbols cannot be read: %w", strings.Join(slices.Sorted(maps.Keys(noBTF)), ", "), err)
+	}
+	return append(ls, tableFuncs(t, noBTF)...), nil
+}
+
+// loadedModules returns the names of the modules in procModules, as
+// /proc/modules lists them; none when it cannot be read (a kernel
+// without module support has no such file).
+func loadedModules(procModules string) []string {
+	b, err := os.ReadFile(procModules)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, _, ok := strings.Cut(line, " "); ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }

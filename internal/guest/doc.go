@@ -19,6 +19,13 @@
 //	              between two sentinel lines that carry a per-boot nonce,
 //	              with the script's exit status.
 //
+// FetchHeaders adds the kernel's headers and kbuild to the same cache
+// (apt-get download of linux-headers-<release>, its -common and
+// linux-kbuild, pinned to the kernel's version), and Headers.BuildModule
+// builds an out-of-tree module against them with the host's gcc-12, the
+// kernel's compiler: the test module of testdata/kmod, which the guest
+// loads with insmod, carries its DWARF in the .ko.
+//
 // The script's output goes to a file in the guest first and is printed
 // in one piece after the script ends, so that kernel messages on the
 // console cannot land in the middle of it.

@@ -25,7 +25,9 @@ import (
 // "no such file"; the refusal here is a *SiteError whose cause is a
 // *BoundaryError naming the nearest boundaries.
 //
-// A kernel without kprobe perf events gets HaveKprobes's sentence.
+// A function the kernel refuses because ftrace cannot trace it gets a
+// *NotraceError saying so. A kernel without kprobe perf events gets
+// HaveKprobes's sentence.
 // Attaching is all or nothing.
 func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, text *ksym.Table) (*Attachment, error) {
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
@@ -48,6 +50,7 @@ func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, te
 		}
 		l, err := attach(sym, prog, opts)
 		if err != nil {
+			err = explainRefusal(err, s.Module, s.Function, tracefsDirs)
 			return a.fail(&SiteError{Index: i, Site: kernelSiteName(s), Err: err})
 		}
 		a.add(l)
