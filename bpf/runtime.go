@@ -162,6 +162,21 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 // it for attachments of the given type (uprobe_multi links need
 // theirs).
 func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
+	return r.load(name, ctx, insns, own, at, "")
+}
+
+// LoadTrampoline is LoadProbe for a program of CtxFEntry or CtxFExit:
+// the kernel checks it against the function it is for, found by name in
+// the BTF of the kernel or of a loaded module, and it can be attached
+// there alone.
+func (r *Runtime) LoadTrampoline(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, function string) (*ebpf.Program, error) {
+	if ctx != CtxFEntry && ctx != CtxFExit {
+		return nil, fmt.Errorf("bpf: loading %s: context %d has no trampoline", name, ctx)
+	}
+	return r.load(name, ctx, insns, own, ctx.AttachType(), function)
+}
+
+func (r *Runtime) load(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType, to string) (*ebpf.Program, error) {
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
@@ -186,6 +201,7 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, ow
 		Name:         name,
 		Type:         ctx.ProgramType(),
 		AttachType:   at,
+		AttachTo:     to,
 		Instructions: insns,
 		License:      "GPL", // bpf_probe_read_kernel is GPL-only
 	})

@@ -44,6 +44,10 @@ type Config struct {
 	// tracing ends, the oldest given up for the newest that do not
 	// fit. 0 under the other policies.
 	Ring uint64
+	// Note, if set, is told in a line how each fbt probe is attached:
+	// on an fentry or fexit program (a BPF trampoline), or on a kprobe
+	// and why (-x verbose).
+	Note func(line string)
 	// Compile compiles a D expression of an SDT probe's site (over
 	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
 	// value; nil refuses the proc, sched and io providers.
@@ -143,6 +147,10 @@ type group struct {
 	usdt   []*probe.USDTSite // a point each
 	uargs  [][]bpf.USDTArg   // each USDT point's arguments
 
+	// tramp is set for an fbt probe's group on an fentry or fexit
+	// program, which goes back on a kprobe if the kernel refuses it.
+	tramp *trampoline
+
 	// An SDT group's tracepoint, and its probes' sites by index.
 	tp      probe.SDTSite
 	sites   []bpf.Site
@@ -239,6 +247,11 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			}
 		}
 	}
+	note := cfg.Note
+	if note == nil {
+		note = func(string) {}
+	}
+	order = splitTrampolines(order, note)
 	// The ERROR clauses need a program of their own only to be checked:
 	// each program runs them where its clauses fault.
 	lay, err := bpf.NewLayout(&cfg.BPF)
@@ -281,6 +294,10 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		return nil, fmt.Errorf("reading the ring buffer: %w", err)
 	}
 	for i, g := range order {
+		if len(g.kernel) == 0 && strings.HasPrefix(g.name, "fbt-") {
+			// Every probe of the kprobe group went on a trampoline.
+			continue
+		}
 		insns, err := bpf.BuildProbe(pps[i], lay)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", g.name, err)
@@ -306,6 +323,18 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			}
 			t.maps = append(t.maps, um)
 			own[bpf.MapUArgs] = um
+		}
+		if g.tramp != nil {
+			c, err := t.trampoline(g, insns, own)
+			if err != nil {
+				// Back on a kprobe, in the group it came from, which
+				// comes later.
+				note(fmt.Sprintf("%s: kprobe (the kernel refused its trampoline: %v)", g.name, err))
+				g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+				continue
+			}
+			t.closers = append(t.closers, c)
+			continue
 		}
 		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {

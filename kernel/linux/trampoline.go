@@ -1,0 +1,160 @@
+package linux
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
+	"github.com/kdtrace/kdtrace/bpf"
+	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/kernel/linux/attach"
+	"github.com/kdtrace/kdtrace/probe"
+)
+
+// A trampoline is what a group of an fbt probe on an fentry or fexit
+// program keeps to go back on a kprobe: the kprobe group it came from
+// and the probe's entry there, in that group's numbering of clauses.
+type trampoline struct {
+	from  *group
+	entry *bpf.ProbeEntry
+}
+
+// maxTrampolines is how many fbt probes of an enabling may go on
+// trampolines. Each is a program of its own, checked by the verifier
+// and attached on its own, and two file descriptors; past this many,
+// one kprobe program serving every probe costs less to set up.
+const maxTrampolines = 64
+
+// splitTrampolines gives each fbt site that can go on a BPF trampoline
+// a group of its own, of context CtxFEntry or CtxFExit, put before the
+// kprobe group it leaves: a trampoline serves one function, and its
+// program is loaded for it. A site stays on its kprobe where the kernel
+// has no trampolines, where the enabling has more than maxTrampolines
+// fbt probes, where a clause of its probe reads regs[] (a
+// trampoline saves no registers), or where the function's BTF rules
+// fentry out (attach.TrampolineTarget). Each fbt probe's choice is
+// told to note.
+func splitTrampolines(order []*group, note func(string)) []*group {
+	haveErr := attach.HaveTrampolines()
+	n := 0
+	for _, g := range order {
+		if strings.HasPrefix(g.name, "fbt-") {
+			n += len(g.kernel)
+		}
+	}
+	if haveErr == nil && n > maxTrampolines {
+		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
+	}
+	var out []*group
+	for _, g := range order {
+		if len(g.kernel) == 0 || !strings.HasPrefix(g.name, "fbt-") {
+			out = append(out, g)
+			continue
+		}
+		names := make([]string, len(g.kernel))
+		for name, i := range g.index {
+			names[i] = name
+		}
+		var kept []int
+		for i, s := range g.kernel {
+			why := haveErr
+			if why == nil {
+				why = trampolineRefusal(g, uint32(i), s)
+			}
+			if why != nil {
+				note(fmt.Sprintf("%s: kprobe (%v)", names[i], why))
+				kept = append(kept, i)
+				continue
+			}
+			kind := "fentry"
+			if s.Return {
+				kind = "fexit"
+			}
+			note(names[i] + ": " + kind)
+			out = append(out, g.trampolineGroup(names[i], uint32(i)))
+		}
+		g.keep(kept)
+		out = append(out, g)
+	}
+	return out
+}
+
+// trampolineRefusal says why site s, index i of kprobe group g, cannot
+// go on a trampoline, or returns nil.
+func trampolineRefusal(g *group, i uint32, s *probe.KernelSite) error {
+	for c, epid := range g.entries[i].EPIDs {
+		if epid != 0 && bpf.ReadsRegs(g.clauses[c].ECB) {
+			return fmt.Errorf("a clause reads regs[]")
+		}
+	}
+	if err := attach.TrampolineTarget(s); err != nil {
+		return fmt.Errorf("no fentry: %w", err)
+	}
+	return nil
+}
+
+// trampolineGroup returns the group of site i of kprobe group g on a
+// trampoline: the clauses of its probe, its entry at index 0.
+func (g *group) trampolineGroup(name string, i uint32) *group {
+	ctx := bpf.CtxFEntry
+	if g.kernel[i].Return {
+		ctx = bpf.CtxFExit
+	}
+	ent := g.entries[i]
+	t := &group{name: name, ctx: ctx, ecbs: map[*kernel.ECB]int{}, kernel: []*probe.KernelSite{g.kernel[i]},
+		index: map[string]uint32{name: 0}, tramp: &trampoline{from: g, entry: ent}}
+	mine := &bpf.ProbeEntry{ID: ent.ID}
+	for c, epid := range ent.EPIDs {
+		if epid == 0 {
+			continue
+		}
+		t.ecbs[g.clauses[c].ECB] = len(t.clauses)
+		t.clauses = append(t.clauses, g.clauses[c])
+		mine.EPIDs = append(mine.EPIDs, epid)
+	}
+	t.entries = map[uint32]*bpf.ProbeEntry{0: mine}
+	return t
+}
+
+// keep leaves kprobe group g the sites of the given indexes, numbered
+// anew from 0.
+func (g *group) keep(sites []int) {
+	names := make(map[uint32]string, len(g.index))
+	for name, i := range g.index {
+		names[i] = name
+	}
+	kernel, entries := g.kernel, g.entries
+	g.kernel, g.entries, g.index = nil, map[uint32]*bpf.ProbeEntry{}, map[string]uint32{}
+	for _, i := range sites {
+		g.addKernelSite(names[uint32(i)], kernel[i], entries[uint32(i)])
+	}
+}
+
+// addKernelSite adds a site, of the named probe, to kprobe group g with
+// its entry.
+func (g *group) addKernelSite(name string, s *probe.KernelSite, ent *bpf.ProbeEntry) {
+	n := uint32(len(g.kernel))
+	g.kernel = append(g.kernel, s)
+	g.entries[n] = ent
+	g.index[name] = n
+}
+
+// trampoline loads the program of an fbt probe's group on a trampoline
+// and attaches it.
+func (t *Tracing) trampoline(g *group, insns asm.Instructions, own map[string]*ebpf.Map) (io.Closer, error) {
+	s := g.kernel[0]
+	prog, err := t.rt.LoadTrampoline("kdt_"+progName(g.name), g.ctx, insns, own, s.Function)
+	if err != nil {
+		return nil, err
+	}
+	a, err := attach.Trampoline(prog, s)
+	if err != nil {
+		prog.Close()
+		return nil, err
+	}
+	t.progs = append(t.progs, prog)
+	return a, nil
+}
