@@ -22,10 +22,13 @@ type trampoline struct {
 	entry *bpf.ProbeEntry
 }
 
-// maxTrampolines is how many fbt probes of an enabling may go on
-// trampolines. Each is a program of its own, checked by the verifier
-// and attached on its own, and two file descriptors; past this many,
-// one kprobe program serving every probe costs less to set up.
+// maxTrampolines is how many fbt probes of an enabling go on
+// trampolines where the kernel also has kprobes. Each is a program of
+// its own, checked by the verifier and attached on its own, two file
+// descriptors and a look-up in the kernel's BTF (some 70 ms on the
+// development machines); past this many, one kprobe program serving
+// every probe costs less to set up. A kernel without kprobes gets
+// trampolines however many.
 const maxTrampolines = 64
 
 // splitTrampolines gives each fbt site that can go on a BPF trampoline
@@ -33,7 +36,7 @@ const maxTrampolines = 64
 // kprobe group it leaves: a trampoline serves one function, and its
 // program is loaded for it. A site stays on its kprobe where the kernel
 // has no trampolines, where the enabling has more than maxTrampolines
-// fbt probes, where a clause of its probe reads regs[] (a
+// fbt probes and the kernel has kprobes, where a clause of its probe reads regs[] (a
 // trampoline saves no registers), or where the function's BTF rules
 // fentry out (attach.TrampolineTarget). Each fbt probe's choice is
 // told to note.
@@ -45,7 +48,7 @@ func splitTrampolines(order []*group, note func(string)) []*group {
 			n += len(g.kernel)
 		}
 	}
-	if haveErr == nil && n > maxTrampolines {
+	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
 		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
 	}
 	var out []*group

@@ -126,12 +126,16 @@ func byValue(t btf.Type) bool {
 	return false
 }
 
+// kernelTypes keeps the kernel's BTF, and its modules', once read: one
+// enabling checks many functions.
+var kernelTypes = btf.NewCache()
+
 // kernelBTF returns the BTF of the kernel, or of one of its modules.
 func kernelBTF(module string) (*btf.Spec, error) {
 	if module == "" || module == probe.KernelModule {
-		return btf.LoadKernelSpec()
+		return kernelTypes.Kernel()
 	}
-	return btf.LoadKernelModuleSpec(module)
+	return kernelTypes.Module(module)
 }
 
 // Trampoline attaches prog, an fentry program (an fexit program for a
