@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/kdtrace/kdtrace/bpf"
@@ -293,48 +294,20 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	if t.ring, err = ringbuf.NewReader(t.rt.Ring); err != nil {
 		return nil, fmt.Errorf("reading the ring buffer: %w", err)
 	}
+	// Trampolines first: one the kernel refuses goes back on its kprobe
+	// group, which comes later.
+	if err := t.trampolines(order, pps, lay, note); err != nil {
+		return nil, err
+	}
 	for i, g := range order {
-		if len(g.kernel) == 0 && strings.HasPrefix(g.name, "fbt-") {
-			// Every probe of the kprobe group went on a trampoline.
+		if g.tramp != nil || len(g.kernel) == 0 && strings.HasPrefix(g.name, "fbt-") {
+			// On a trampoline, or a kprobe group whose every probe
+			// went on one.
 			continue
 		}
-		insns, err := bpf.BuildProbe(pps[i], lay)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g.name, err)
-		}
-		entries := make(map[uint32]bpf.ProbeEntry, len(g.entries))
-		for idx, e := range g.entries {
-			entries[idx] = *e
-		}
-		pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+		insns, own, err := t.build(g, pps[i], lay)
 		if err != nil {
 			return nil, err
-		}
-		t.maps = append(t.maps, pm)
-		own := map[string]*ebpf.Map{bpf.MapProbes: pm}
-		if g.ctx == bpf.CtxUSDT {
-			points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
-			for i, a := range g.uargs {
-				points[uint32(i)] = a
-			}
-			um, err := bpf.NewUArgMap(points)
-			if err != nil {
-				return nil, err
-			}
-			t.maps = append(t.maps, um)
-			own[bpf.MapUArgs] = um
-		}
-		if g.tramp != nil {
-			c, err := t.trampoline(g, insns, own)
-			if err != nil {
-				// Back on a kprobe, in the group it came from, which
-				// comes later.
-				note(fmt.Sprintf("%s: kprobe (the kernel refused its trampoline: %v)", g.name, err))
-				g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
-				continue
-			}
-			t.closers = append(t.closers, c)
-			continue
 		}
 		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
@@ -357,6 +330,37 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 	}
 	return t, nil
+}
+
+// build builds a group's program, and the maps of its own.
+func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) (asm.Instructions, map[string]*ebpf.Map, error) {
+	insns, err := bpf.BuildProbe(pp, lay)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", g.name, err)
+	}
+	entries := make(map[uint32]bpf.ProbeEntry, len(g.entries))
+	for idx, e := range g.entries {
+		entries[idx] = *e
+	}
+	pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.maps = append(t.maps, pm)
+	own := map[string]*ebpf.Map{bpf.MapProbes: pm}
+	if g.ctx == bpf.CtxUSDT {
+		points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
+		for i, a := range g.uargs {
+			points[uint32(i)] = a
+		}
+		um, err := bpf.NewUArgMap(points)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.maps = append(t.maps, um)
+		own[bpf.MapUArgs] = um
+	}
+	return insns, own, nil
 }
 
 // progName makes a BPF object name of a group's: at most 15 characters

@@ -2,11 +2,9 @@ package linux
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/kernel"
@@ -38,8 +36,7 @@ const maxTrampolines = 64
 // has no trampolines, where the enabling has more than maxTrampolines
 // fbt probes and the kernel has kprobes, where a clause of its probe reads regs[] (a
 // trampoline saves no registers), or where the function's BTF rules
-// fentry out (attach.TrampolineTarget). Each fbt probe's choice is
-// told to note.
+// fentry out (attach.TrampolineTarget); note is told which and why.
 func splitTrampolines(order []*group, note func(string)) []*group {
 	haveErr := attach.HaveTrampolines()
 	n := 0
@@ -72,11 +69,6 @@ func splitTrampolines(order []*group, note func(string)) []*group {
 				kept = append(kept, i)
 				continue
 			}
-			kind := "fentry"
-			if s.Return {
-				kind = "fexit"
-			}
-			note(names[i] + ": " + kind)
 			out = append(out, g.trampolineGroup(names[i], uint32(i)))
 		}
 		g.keep(kept)
@@ -145,19 +137,59 @@ func (g *group) addKernelSite(name string, s *probe.KernelSite, ent *bpf.ProbeEn
 	g.index[name] = n
 }
 
-// trampoline loads the program of an fbt probe's group on a trampoline
-// and attaches it.
-func (t *Tracing) trampoline(g *group, insns asm.Instructions, own map[string]*ebpf.Map) (io.Closer, error) {
-	s := g.kernel[0]
-	prog, err := t.rt.LoadTrampoline("kdt_"+progName(g.name), g.ctx, insns, own, s.Function)
-	if err != nil {
-		return nil, err
+// trampolines loads the programs of the groups of fbt probes on
+// trampolines, together, and attaches them. A probe whose program or
+// link the kernel refuses goes back on the kprobe group it came from:
+// when the programs cannot be loaded together, each is loaded alone, to
+// find which.
+func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.Layout, note func(string)) error {
+	var (
+		gs []*group
+		ts []bpf.Trampoline
+	)
+	for i, g := range order {
+		if g.tramp == nil {
+			continue
+		}
+		insns, own, err := t.build(g, pps[i], lay)
+		if err != nil {
+			return err
+		}
+		gs = append(gs, g)
+		ts = append(ts, bpf.Trampoline{Name: "kdt_" + progName(g.kernel[0].Function), Context: g.ctx, Insns: insns, Own: own, Function: g.kernel[0].Function})
 	}
-	a, err := attach.Trampoline(prog, s)
-	if err != nil {
-		prog.Close()
-		return nil, err
+	if len(ts) == 0 {
+		return nil
 	}
-	t.progs = append(t.progs, prog)
-	return a, nil
+	progs, err := t.rt.LoadTrampolines(ts)
+	errs := make([]error, len(ts))
+	if err != nil {
+		progs = make([]*ebpf.Program, len(ts))
+		for i := range ts {
+			var p []*ebpf.Program
+			if p, errs[i] = t.rt.LoadTrampolines(ts[i : i+1]); errs[i] == nil {
+				progs[i] = p[0]
+			}
+		}
+	}
+	for i, g := range gs {
+		if errs[i] == nil {
+			a, err := attach.Trampoline(progs[i], g.kernel[0])
+			if err == nil {
+				t.progs = append(t.progs, progs[i])
+				t.closers = append(t.closers, a)
+				kind := "fentry"
+				if g.ctx == bpf.CtxFExit {
+					kind = "fexit"
+				}
+				note(g.name + ": " + kind)
+				continue
+			}
+			progs[i].Close()
+			errs[i] = err
+		}
+		note(fmt.Sprintf("%s: kprobe (the kernel refused its trampoline: %v)", g.name, errs[i]))
+		g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+	}
+	return nil
 }
