@@ -75,12 +75,17 @@ func haveTrampolines() error {
 // function ftrace does not trace, init code). A kinst offset never
 // goes on a trampoline.
 func TrampolineTarget(s *probe.KernelSite) error {
-	if s.Offset != 0 {
-		return errors.New("a trampoline goes on a function's entry or return, not at an offset")
-	}
 	spec, err := kernelBTF(s.Module)
 	if err != nil {
 		return err
+	}
+	return trampolineTarget(spec, s)
+}
+
+// trampolineTarget is TrampolineTarget in the given BTF.
+func trampolineTarget(spec *btf.Spec, s *probe.KernelSite) error {
+	if s.Offset != 0 {
+		return errors.New("a trampoline goes on a function's entry or return, not at an offset")
 	}
 	ts, err := spec.AnyTypesByName(s.Function)
 	if err != nil && !errors.Is(err, btf.ErrNotFound) {
