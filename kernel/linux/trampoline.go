@@ -1,6 +1,7 @@
 package linux
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -22,11 +23,11 @@ type trampoline struct {
 
 // maxTrampolines is how many fbt probes of an enabling go on
 // trampolines where the kernel also has kprobes. Each is a program of
-// its own, checked by the verifier and attached on its own, two file
-// descriptors and a look-up in the kernel's BTF (some 70 ms on the
-// development machines); past this many, one kprobe program serving
-// every probe costs less to set up. A kernel without kprobes gets
-// trampolines however many.
+// its own, checked by the verifier, attached on its own (the kernel
+// patches the function's text and builds the trampoline), and two file
+// descriptors; past this many, one kprobe program serving every probe
+// costs less to set up. A kernel without kprobes gets trampolines
+// however many.
 const maxTrampolines = 64
 
 // splitTrampolines gives each fbt site that can go on a BPF trampoline
@@ -34,17 +35,22 @@ const maxTrampolines = 64
 // kprobe group it leaves: a trampoline serves one function, and its
 // program is loaded for it. A site stays on its kprobe where the kernel
 // has no trampolines, where the enabling has more than maxTrampolines
-// fbt probes and the kernel has kprobes, where a clause of its probe reads regs[] (a
-// trampoline saves no registers), or where the function's BTF rules
-// fentry out (attach.TrampolineTarget); note is told which and why.
+// fbt probes and the kernel has kprobes, where a clause of its probe
+// reads regs[] (a trampoline saves no registers), or where the
+// function's BTF rules fentry out (attach.TrampolineTarget); note is
+// told which and why.
 func splitTrampolines(order []*group, note func(string)) []*group {
-	haveErr := attach.HaveTrampolines()
 	n := 0
 	for _, g := range order {
 		if strings.HasPrefix(g.name, "fbt-") {
 			n += len(g.kernel)
 		}
 	}
+	if n == 0 {
+		// Asking the kernel costs a reading of its BTF.
+		return order
+	}
+	haveErr := attach.HaveTrampolines()
 	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
 		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
 	}
@@ -82,7 +88,7 @@ func splitTrampolines(order []*group, note func(string)) []*group {
 func trampolineRefusal(g *group, i uint32, s *probe.KernelSite) error {
 	for c, epid := range g.entries[i].EPIDs {
 		if epid != 0 && bpf.ReadsRegs(g.clauses[c].ECB) {
-			return fmt.Errorf("a clause reads regs[]")
+			return errors.New("a clause reads regs[]")
 		}
 	}
 	if err := attach.TrampolineTarget(s); err != nil {
