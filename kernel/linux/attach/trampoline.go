@@ -8,7 +8,6 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
-	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
@@ -31,15 +30,10 @@ var trampolines = sync.OnceValue(func() error { return haveTrampolines() })
 func HaveTrampolines() error { return trampolines() }
 
 func haveTrampolines() error {
-	if err := features.HaveProgramType(ebpf.Tracing); err != nil {
-		if errors.Is(err, unix.EPERM) {
-			return errors.New("the kernel refuses fentry programs (EPERM)")
-		}
-		return fmt.Errorf("the kernel loads no fentry program: %w", err)
-	}
 	// An fexit program that reads an argument and the return value, on
 	// the function cilium/ebpf probes fentry with: loaded, never
-	// attached.
+	// attached. (features.HaveProgramType would read the kernel's BTF
+	// once more to ask less.)
 	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
 		Type:       ebpf.Tracing,
 		AttachType: ebpf.AttachTraceFExit,
@@ -59,8 +53,14 @@ func haveTrampolines() error {
 			asm.Return(),
 		},
 	})
-	if err != nil {
+	var ve *ebpf.VerifierError
+	switch {
+	case errors.Is(err, unix.EPERM):
+		return errors.New("the kernel refuses fentry programs (EPERM)")
+	case errors.As(err, &ve):
 		return fmt.Errorf("the kernel has no bpf_get_func_arg or bpf_get_func_ret (Linux 5.17): %w", err)
+	case err != nil:
+		return fmt.Errorf("the kernel loads no fentry program: %w", err)
 	}
 	prog.Close()
 	return nil
