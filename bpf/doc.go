@@ -128,7 +128,8 @@
 // and these built-in variables:
 //
 //   - arg0 … arg9 and args[], from StateArgs, which the probe's
-//     prologue fills;
+//     prologue fills (at fentry and fexit by bpf_get_func_arg and
+//     bpf_get_func_ret);
 //   - pid, tid (of the initial PID namespace), ppid (the parent's tgid,
 //     read at the offsets the kernel's BTF gives), uid, gid, cpu,
 //     curthread (the task_struct's address);
@@ -145,7 +146,8 @@
 //   - regs[] and uregs[], numbered as regs.d numbers them on amd64:
 //     regs[] from the registers the probe's context holds (kprobe,
 //     uprobe, perf event), uregs[] (and regs[] elsewhere) from the
-//     thread's user registers, task_pt_regs.
+//     thread's user registers, task_pt_regs; regs[] is refused at
+//     fentry and fexit, whose context holds none.
 //
 // The tuple stack (pushtr, pushtv, popts, flushts) and call for the
 // subroutines strlen, strjoin (into scratch, through MapStrBuf), alloca,

@@ -54,6 +54,15 @@ const (
 	// call's arguments, or its return value, follow the event's 16
 	// bytes of header and number.
 	CtxSyscallTP
+	// CtxFEntry is an fentry program, a BPF trampoline's at the entry
+	// of one kernel function: the program serves that one probe (index
+	// 0), its arguments are the function's, read by bpf_get_func_arg
+	// (0 past the function's own). Its context holds no registers.
+	CtxFEntry
+	// CtxFExit is an fexit program at one kernel function's return:
+	// arg1 is the return value, read by bpf_get_func_ret, and arg0
+	// reads 0, as at CtxReturn.
+	CtxFExit
 )
 
 // ProgramType is the BPF program type of a context.
@@ -65,8 +74,22 @@ func (c Context) ProgramType() ebpf.ProgramType {
 		return ebpf.Kprobe
 	case CtxSyscallTP:
 		return ebpf.TracePoint
+	case CtxFEntry, CtxFExit:
+		return ebpf.Tracing
 	}
 	return ebpf.RawTracepoint
+}
+
+// AttachType is the attach type a program of the context is loaded
+// with, ebpf.AttachNone but for the trampolines'.
+func (c Context) AttachType() ebpf.AttachType {
+	switch c {
+	case CtxFEntry:
+		return ebpf.AttachTraceFEntry
+	case CtxFExit:
+		return ebpf.AttachTraceFExit
+	}
+	return ebpf.AttachNone
 }
 
 // artificialFrames is how many frames of a kernel stack taken in the
@@ -79,7 +102,35 @@ func (c Context) artificialFrames() int32 {
 	case CtxSysEnter, CtxSysExit, CtxRawTP:
 		return 3
 	}
+	return c.trampolineFrames()
+}
+
+// trampolineFrames is how many frames of a kernel stack taken in an
+// fentry or fexit program are the tracing's own (the program and the
+// trampoline), and for fexit the traced function's, which has returned:
+// stack(), stackdepth and caller then start where a kprobe's or a
+// kretprobe's would.
+func (c Context) trampolineFrames() int32 {
+	switch c {
+	case CtxFEntry:
+		return 2
+	case CtxFExit:
+		return 3
+	}
 	return 0
+}
+
+// ReadsRegs reports whether a clause reads regs[], which needs the
+// registers of a kprobe's context: an fentry or fexit program has none.
+func ReadsRegs(e *kernel.ECB) bool {
+	for _, o := range difos(e) {
+		for _, in := range o.Code {
+			if in.Op() == dif.LDGA && uint32(in.R1()) == dif.VarRegs {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // A Clause is an ECB as a probe program runs it: its predicate and
@@ -427,7 +478,7 @@ func (b *builder) index() {
 		b.emit(asm.Mov.Imm(asm.R2, 8))
 		b.emit(asm.FnProbeReadKernel.Call())
 		b.emit(asm.LoadMem(asm.R0, asm.R10, bufSlot, asm.DWord))
-	case CtxPerf:
+	case CtxPerf, CtxFEntry, CtxFExit:
 		b.emit(asm.Mov.Imm(asm.R0, 0))
 	case CtxEntry, CtxReturn, CtxUSDT:
 		b.emit(asm.FnGetAttachCookie.Call())
@@ -507,6 +558,28 @@ func (b *builder) args() {
 		set(1, asm.R2)
 	case CtxUSDT:
 		b.usdtArgs(lp)
+	case CtxFEntry:
+		// bpf_get_func_arg refuses an argument past the function's
+		// (-EINVAL): it stays 0.
+		for i := 0; i < NArgs; i++ {
+			b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+			b.emit(asm.Mov.Imm(asm.R2, int32(i)))
+			b.emit(asm.Mov.Reg(asm.R3, asm.R10))
+			b.emit(asm.Add.Imm(asm.R3, bufSlot))
+			b.emit(asm.FnGetFuncArg.Call())
+			b.emit(asm.JNE.Imm(asm.R0, 0, fmt.Sprintf("%sfarg%d", lp, i)))
+			b.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+			set(i, asm.R2)
+			b.mark(fmt.Sprintf("%sfarg%d", lp, i))
+		}
+	case CtxFExit:
+		b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+		b.emit(asm.Add.Imm(asm.R2, bufSlot))
+		b.emit(asm.FnGetFuncRet.Call())
+		b.emit(asm.JNE.Imm(asm.R0, 0, lp+"fret"))
+		b.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
+		set(1, asm.R2)
+		b.mark(lp + "fret")
 	}
 }
 
@@ -920,6 +993,19 @@ func (b *builder) store(ra *record.Action, lp string) error {
 		b.emit(asm.Mov.Imm(asm.R3, int32(ra.Size)-skip))
 		b.emit(asm.Mov.Imm(asm.R4, flags))
 		b.emit(asm.FnGetStack.Call())
+		if ra.Action == dof.ActStack && b.p.Context == CtxFEntry {
+			// The first frame is the function's, at the trampoline's
+			// return address: past the 5-byte call that replaced the
+			// ftrace NOP. A kprobe there gives the address past the
+			// one-byte int3 it emulates: the frame is made that.
+			b.emit(asm.JSLT.Imm(asm.R0, 8, lp+"frame0"))
+			recAt(asm.R1, 0)
+			b.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord))
+			b.emit(asm.Sub.Imm(asm.R2, 4))
+			b.emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord))
+			b.mark(lp + "frame0")
+			b.emit(asm.Mov.Imm(asm.R0, 0))
+		}
 		return nil
 	case dof.ActUSym, dof.ActUMod, dof.ActUAddr:
 		b.emit(asm.FnGetCurrentPidTgid.Call())

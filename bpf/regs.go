@@ -27,8 +27,15 @@ var regsOffsets = [...]int16{
 // are those the probe's context holds (a kprobe's or uprobe's, a perf
 // event's interrupted ones); uregs[], and regs[] where the context
 // holds none, are the thread's user registers (task_pt_regs). An index
-// out of range, or of a register pt_regs lacks, faults ILLOP.
-func (t *translator) regs(pc int, in dif.Instr, local func(string) string) {
+// out of range, or of a register pt_regs lacks, faults ILLOP. regs[]
+// is refused at an fentry or fexit probe, whose context has only the
+// function's arguments.
+func (t *translator) regs(pc int, in dif.Instr, local func(string) string) error {
+	if uint32(in.R1()) == dif.VarRegs && (t.ctx == CtxFEntry || t.ctx == CtxFExit) {
+		// A trampoline saves the arguments, not the registers: the
+		// runtime puts a probe whose clauses read regs[] on a kprobe.
+		return &Error{pc, in, "regs[] is not available at an fentry or fexit probe"}
+	}
 	t.get(asm.R2, in.R2())
 	for i, off := range regsOffsets {
 		if off < 0 {
@@ -66,4 +73,5 @@ func (t *translator) regs(pc int, in dif.Instr, local func(string) string) {
 	t.emit(asm.Mov.Imm(asm.R1, 0))
 	t.mark(local("regok"))
 	t.set(in.RD(), asm.R1)
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -162,6 +163,70 @@ func (r *Runtime) Load(name string, insns asm.Instructions) (*ebpf.Program, erro
 // it for attachments of the given type (uprobe_multi links need
 // theirs).
 func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
+	return r.load(name, ctx, insns, own, at)
+}
+
+// A Trampoline is a program of CtxFEntry or CtxFExit to load for the
+// kernel function it traces, named as the BTF of the kernel or of a
+// loaded module names it: the kernel checks the program against the
+// function's arguments, and it can be attached there alone.
+type Trampoline struct {
+	Name     string
+	Context  Context
+	Insns    asm.Instructions
+	Own      map[string]*ebpf.Map // as LoadProbe's
+	Function string
+}
+
+// LoadTrampolines loads the programs of ts as LoadProbe loads one, all
+// or none: together, they look the functions up in one reading of the
+// kernel's BTF, where each program loaded alone reads it again.
+func (r *Runtime) LoadTrampolines(ts []Trampoline) ([]*ebpf.Program, error) {
+	cs := &ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{}}
+	for i, tr := range ts {
+		if tr.Context != CtxFEntry && tr.Context != CtxFExit {
+			return nil, fmt.Errorf("bpf: loading %s: context %d has no trampoline", tr.Name, tr.Context)
+		}
+		spec, err := r.spec(tr.Name, tr.Context, tr.Insns, tr.Own, tr.Context.AttachType())
+		if err != nil {
+			return nil, err
+		}
+		spec.AttachTo = tr.Function
+		cs.Programs[strconv.Itoa(i)] = spec
+	}
+	if len(ts) == 1 {
+		prog, err := ebpf.NewProgram(cs.Programs["0"])
+		if err != nil {
+			return nil, fmt.Errorf("bpf: loading %s for %s: %w", ts[0].Name, ts[0].Function, err)
+		}
+		return []*ebpf.Program{prog}, nil
+	}
+	coll, err := ebpf.NewCollection(cs)
+	if err != nil {
+		return nil, fmt.Errorf("bpf: loading %d trampolines: %w", len(ts), err)
+	}
+	progs := make([]*ebpf.Program, len(ts))
+	for i := range ts {
+		progs[i] = coll.Programs[strconv.Itoa(i)]
+	}
+	return progs, nil
+}
+
+func (r *Runtime) load(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.Program, error) {
+	spec, err := r.spec(name, ctx, insns, own, at)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := ebpf.NewProgram(spec)
+	if err != nil {
+		return nil, fmt.Errorf("bpf: loading %s: %w", name, err)
+	}
+	return prog, nil
+}
+
+// spec returns the spec of a program, its instructions tied to the
+// runtime's maps and its own.
+func (r *Runtime) spec(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.ProgramSpec, error) {
 	insns = append(asm.Instructions(nil), insns...)
 	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
 		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
@@ -182,17 +247,13 @@ func (r *Runtime) LoadProbe(name string, ctx Context, insns asm.Instructions, ow
 			return nil, fmt.Errorf("bpf: %w", err)
 		}
 	}
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	return &ebpf.ProgramSpec{
 		Name:         name,
 		Type:         ctx.ProgramType(),
 		AttachType:   at,
 		Instructions: insns,
 		License:      "GPL", // bpf_probe_read_kernel is GPL-only
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bpf: loading %s: %w", name, err)
-	}
-	return prog, nil
+	}, nil
 }
 
 // State is what a translated DIFO left on one CPU.

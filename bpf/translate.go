@@ -601,7 +601,9 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.store(pc, in, local)
 	case dif.LDGA:
 		if v := uint32(r1); v == dif.VarRegs || v == dif.VarUregs {
-			t.regs(pc, in, local)
+			if err := t.regs(pc, in, local); err != nil {
+				return err
+			}
 			break
 		}
 		if uint32(r1) != dif.VarArgs {
@@ -917,7 +919,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	case id == dif.VarErrno:
 		t.errno(local)
 	case id == dif.VarStackdepth, id == dif.VarUstackdepth:
-		flags := int32(0)
+		flags := t.ctx.trampolineFrames()
 		if id == dif.VarUstackdepth {
 			flags = userStack
 		}
@@ -930,7 +932,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	case id == dif.VarCaller, id == dif.VarUcaller:
 		// The second frame of the stack: the first is where the probe
 		// fired. 0 if there is none.
-		flags := int32(0)
+		flags := t.ctx.trampolineFrames()
 		if id == dif.VarUcaller {
 			flags = userStack
 		}

@@ -51,6 +51,9 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		return nil, errors.New("no probes can be found on this system")
 	}
 	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose"), Compile: h.compileSite}
+	if cfg.Verbose {
+		cfg.Note = func(line string) { fmt.Fprintf(h.cfg.Stderr, "%s: %s\n", h.cfg.Name, line) }
+	}
 	size := func(name string) uint64 {
 		v, ok := h.opts.Value(name)
 		if !ok {

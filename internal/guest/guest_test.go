@@ -102,6 +102,53 @@ var guestCases = []guestCase{
 		status: 1,
 		want:   `vfs_read: offset 4 is inside the 5-byte ftrace NOP \(nearest: 0, 5\)\n$`,
 	},
+	{
+		// The fbt cases above go on trampolines: -x verbose says so.
+		name: "fbt entry on fentry",
+		cmd: `kdtrace -x verbose -q -n 'fbt::vfs_read:entry /pid == $target/ { @n[args[2], arg6] = count(); }
+			END { printa("count %d arg6 %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^kdtrace: fbt:vmlinux:vfs_read:entry: fentry\nreadzero: %[1]d reads\ncount 1 arg6 0 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		// arg0, the returning instruction's offset, is 0 as at a
+		// kretprobe; arg1 the value, readzero's one byte.
+		name: "fbt return on fexit",
+		cmd: `kdtrace -x verbose -q -n 'fbt::vfs_read:return /pid == $target/ { @n[arg0, arg1] = count(); }
+			END { printa("arg0 %d arg1 %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^kdtrace: fbt:vmlinux:vfs_read:return: fexit\nreadzero: %[1]d reads\narg0 0 arg1 1 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		// A trampoline saves no registers: the probe stays a kprobe.
+		name: "fbt regs on kprobe",
+		cmd: `kdtrace -x verbose -q -n 'fbt::vfs_read:entry /pid == $target/ { @n[regs[R_RDX]] = count(); }
+			END { printa("rdx %d hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^kdtrace: fbt:vmlinux:vfs_read:entry: kprobe \(a clause reads regs\[\]\)\nreadzero: %[1]d reads\nrdx 1 hits %[1]d\n\n*$`, reads),
+	},
+	{
+		// The stack and caller at fentry are the kprobe's at the
+		// function's +0: both count under one key, the function's
+		// +0x1 first.
+		name: "fbt stack on fentry",
+		cmd: `kdtrace -x verbose -q -n 'fbt::vfs_read:entry, kinst::vfs_read:0 /pid == $target/ { @[stack(), caller] = count(); }
+			END { printa(@); }' -c '/bin/readzero 10'`,
+		want: "^kdtrace: fbt:vmlinux:vfs_read:entry: fentry\nreadzero: 10 reads\n\n\n\\s+kernel`vfs_read\\+0x1\n\\s+kernel`ksys_read\\+0x[0-9a-f]+\n(\\s+kernel`\\S+\n)+\\s+-?\\d+\\s+20\n\n*$",
+	},
+	{
+		// The links are file descriptors: a kdtrace killed with
+		// SIGKILL leaves no trampoline behind.
+		name: "fbt trampolines gone on kill -9",
+		cmd: `kdtrace -q -n 'fbt::vfs_read:entry, fbt::vfs_read:return { @n = count(); }' & p=$!
+			i=0; n=0
+			while [ $i -lt 600 ]; do
+				n=$(cat /proc/$p/fdinfo/* 2>/dev/null | grep -c '^link_type:.*tracing'); [ "$n" = 2 ] && break
+				sleep 0.5; i=$((i+1))
+			done
+			echo "tracing links $n"; cat /proc/$p/fdinfo/* | grep '^attach_type' | sort
+			echo "traced $(grep -c '^vfs_read ' /sys/kernel/tracing/enabled_functions)"
+			kill -9 $p; wait $p; sleep 1
+			echo "after kill $(grep -c '^vfs_read ' /sys/kernel/tracing/enabled_functions)"`,
+		want: "^tracing links 2\nattach_type:\\s+24\nattach_type:\\s+25\ntraced 1\n(.*Killed.*\n)?after kill 0\n$",
+	},
 }
 
 // guestScript runs each case in turn, its output between two marker

@@ -38,6 +38,13 @@
 // control sample of commit() or discard() comes, then appends them to
 // their CPUs' buffers or drops them, and frees the speculation.
 //
+// An fbt probe goes on a BPF trampoline where it can (splitTrampolines):
+// a group of its own, whose fentry or fexit program is loaded for its
+// function; a kprobe group serves the others, and takes back a probe
+// whose trampoline the kernel refuses when it is loaded or attached.
+// Where a clause of the probe reads regs[] it stays on the kprobe,
+// whose context holds the registers. Config.Note is told each choice.
+//
 // proc, sched and io probes fire from tracepoints: each SDT site's
 // condition and arguments, D expressions, are compiled (Config.Compile)
 // and run in the tracepoint's program before the probe's clauses, one

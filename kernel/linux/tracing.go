@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/kdtrace/kdtrace/bpf"
@@ -44,6 +45,10 @@ type Config struct {
 	// tracing ends, the oldest given up for the newest that do not
 	// fit. 0 under the other policies.
 	Ring uint64
+	// Note, if set, is told in a line how each fbt probe is attached:
+	// on an fentry or fexit program (a BPF trampoline), or on a kprobe
+	// and why (-x verbose).
+	Note func(line string)
 	// Compile compiles a D expression of an SDT probe's site (over
 	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
 	// value; nil refuses the proc, sched and io providers.
@@ -143,6 +148,10 @@ type group struct {
 	usdt   []*probe.USDTSite // a point each
 	uargs  [][]bpf.USDTArg   // each USDT point's arguments
 
+	// tramp is set for an fbt probe's group on an fentry or fexit
+	// program, which goes back on a kprobe if the kernel refuses it.
+	tramp *trampoline
+
 	// An SDT group's tracepoint, and its probes' sites by index.
 	tp      probe.SDTSite
 	sites   []bpf.Site
@@ -239,6 +248,11 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			}
 		}
 	}
+	note := cfg.Note
+	if note == nil {
+		note = func(string) {}
+	}
+	order = splitTrampolines(order, note)
 	// The ERROR clauses need a program of their own only to be checked:
 	// each program runs them where its clauses fault.
 	lay, err := bpf.NewLayout(&cfg.BPF)
@@ -280,32 +294,20 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	if t.ring, err = ringbuf.NewReader(t.rt.Ring); err != nil {
 		return nil, fmt.Errorf("reading the ring buffer: %w", err)
 	}
+	// Trampolines first: one the kernel refuses goes back on its kprobe
+	// group, which comes later.
+	if err := t.trampolines(order, pps, lay, note); err != nil {
+		return nil, err
+	}
 	for i, g := range order {
-		insns, err := bpf.BuildProbe(pps[i], lay)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", g.name, err)
+		if g.tramp != nil || len(g.kernel) == 0 && strings.HasPrefix(g.name, "fbt-") {
+			// On a trampoline, or a kprobe group whose every probe
+			// went on one.
+			continue
 		}
-		entries := make(map[uint32]bpf.ProbeEntry, len(g.entries))
-		for idx, e := range g.entries {
-			entries[idx] = *e
-		}
-		pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+		insns, own, err := t.build(g, pps[i], lay)
 		if err != nil {
 			return nil, err
-		}
-		t.maps = append(t.maps, pm)
-		own := map[string]*ebpf.Map{bpf.MapProbes: pm}
-		if g.ctx == bpf.CtxUSDT {
-			points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
-			for i, a := range g.uargs {
-				points[uint32(i)] = a
-			}
-			um, err := bpf.NewUArgMap(points)
-			if err != nil {
-				return nil, err
-			}
-			t.maps = append(t.maps, um)
-			own[bpf.MapUArgs] = um
 		}
 		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
 		if err != nil {
@@ -328,6 +330,37 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 	}
 	return t, nil
+}
+
+// build builds a group's program, and the maps of its own.
+func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) (asm.Instructions, map[string]*ebpf.Map, error) {
+	insns, err := bpf.BuildProbe(pp, lay)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", g.name, err)
+	}
+	entries := make(map[uint32]bpf.ProbeEntry, len(g.entries))
+	for idx, e := range g.entries {
+		entries[idx] = *e
+	}
+	pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.maps = append(t.maps, pm)
+	own := map[string]*ebpf.Map{bpf.MapProbes: pm}
+	if g.ctx == bpf.CtxUSDT {
+		points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
+		for i, a := range g.uargs {
+			points[uint32(i)] = a
+		}
+		um, err := bpf.NewUArgMap(points)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.maps = append(t.maps, um)
+		own[bpf.MapUArgs] = um
+	}
+	return insns, own, nil
 }
 
 // progName makes a BPF object name of a group's: at most 15 characters

@@ -18,6 +18,7 @@
 //	kprobe program ──► Uprobes (*probe.UserSite)  ┐ one link per file,
 //	                   USDT (*probe.USDTSite)     ┘ process and kind
 //	kprobe program ──► Kprobes (*probe.KernelSite)
+//	tracing program ─► Trampoline (one *probe.KernelSite) ──► fentry, fexit
 //
 // Each call attaches one group and returns an *Attachment whose Close
 // detaches everything the call made. A program that serves several
@@ -74,9 +75,16 @@
 // it up in the process while the probe is attached and down when it is
 // removed, however the tracer ends.
 //
-// Kernel probes. fbt and kinst go on kprobes at function+offset, the
-// function named as kallsyms names it; fentry/fexit are not used yet.
-// HaveKprobes finds, once and in linux-tracing.md §10.1's order (the
+// Kernel probes. kinst, and fbt where no trampoline serves, go on
+// kprobes at function+offset, the function named as kallsyms names it.
+// An fbt probe goes on a BPF trampoline (Trampoline: an fentry or fexit
+// link) where HaveTrampolines says the kernel has them, with the
+// helpers that read a function's arguments and return value (Linux
+// 5.17), and TrampolineTarget finds nothing in the function's BTF that
+// a trampoline cannot carry (over six arguments, a structure passed or
+// returned by value, a name BTF gives several functions). A trampoline
+// program is loaded for its one function, so each such probe is a
+// program and a link of its own. HaveKprobes finds, once and in linux-tracing.md §10.1's order (the
 // kprobe event source, then tracefs's kprobe_events, then the kernel's
 // configuration to say why), whether the kernel has them; on the
 // development machines it has not, and Kprobes says so in one sentence.
