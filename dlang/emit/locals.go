@@ -143,22 +143,9 @@ func (lg *localGen) pieceValue(kind locPiece, reg int, blk []byte, n uint64) uin
 	switch kind {
 	case pieceMem:
 		r := lg.pop()
-		op := dif.LDX
-		switch n {
-		case 1:
-			op = dif.LDUB
-		case 2:
-			op = dif.LDUH
-		case 4:
-			op = dif.LDUW
-		case 8:
-		default:
+		if !lg.load(r, n) {
 			lg.fail("has a piece of %d bytes in memory: only pieces of 1, 2, 4 or 8 bytes are read", n)
 		}
-		if lg.place.User {
-			op += dif.ULDSB - dif.LDSB
-		}
-		g.ir.Emit(dif.Load(op, r, r))
 		return r
 	case pieceReg:
 		return lg.register(reg)
@@ -292,7 +279,16 @@ var aluOps = map[debuginfo.OpCode]dif.Op{
 
 // deref replaces the address in r by the n bytes there.
 func (lg *localGen) deref(r uint8, n uint64) {
-	op := dif.LDX
+	if !lg.load(r, n) {
+		lg.fail("reads %d bytes with DW_OP_deref_size: only 1, 2, 4 or 8 are read", n)
+	}
+}
+
+// load replaces the address in r by the n bytes there, zero-extended,
+// from user memory at pid probes; it reports false for a size DIF has
+// no load of.
+func (lg *localGen) load(r uint8, n uint64) bool {
+	var op dif.Op
 	switch n {
 	case 1:
 		op = dif.LDUB
@@ -301,13 +297,15 @@ func (lg *localGen) deref(r uint8, n uint64) {
 	case 4:
 		op = dif.LDUW
 	case 8:
+		op = dif.LDX
 	default:
-		lg.fail("reads %d bytes with DW_OP_deref_size: only 1, 2, 4 or 8 are read", n)
+		return false
 	}
 	if lg.place.User {
 		op += dif.ULDSB - dif.LDSB
 	}
 	lg.g.ir.Emit(dif.Load(op, r, r))
+	return true
 }
 
 // register loads DWARF register n from regs[] or uregs[].
