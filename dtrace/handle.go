@@ -81,6 +81,7 @@ type Handle struct {
 	checker    *check.Checker
 	catalog    *probe.Catalog // nil where no catalog can be had
 	kinst      *lazyKinst
+	pidInline  *lazyPid
 	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	expander   *sugar.Expander
 	deps       func(class, name string) error
@@ -144,6 +145,9 @@ func (h *Handle) Close() error {
 	h.closeProcesses()
 	if h.kinst != nil {
 		h.kinst.close()
+	}
+	if h.pidInline != nil {
+		h.pidInline.close()
 	}
 	return nil
 }
@@ -220,7 +224,8 @@ func (h *Handle) setup() error {
 	h.ready = true
 	h.ksyms = h.symbols()
 	h.kinst = &lazyKinst{h: h, compat: h.opts.IsSet("kinstcompat")}
-	h.expander = &sugar.Expander{Kinst: h.kinst}
+	h.pidInline = &lazyPid{h: h}
+	h.expander = &sugar.Expander{Kinst: h.kinst, Pid: h.pidInline}
 	var strsize int64
 	if v, ok := h.opts.Value("strsize"); ok {
 		n, _ := option.ParseSize(v)

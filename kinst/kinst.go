@@ -1,5 +1,7 @@
 // Package kinst resolves kinst probe descriptions to instruction sites,
-// for the D compiler's sugar pass (it implements sugar.Kinst).
+// for the D compiler's sugar pass (it implements sugar.Kinst). The same
+// Resolver, over a program's or a library's image, gives the sites of
+// the pid provider's entry and return probes of inlined functions.
 //
 // It joins two packages: debuginfo says where a function's inline copies
 // are (caller, offset, address ranges) and gives the callers' code;
@@ -20,7 +22,9 @@
 // Sites are named as kinst names them, function symbol and offset; a
 // site in a caller's cold part (gcc's f.cold) is named by that part's
 // symbol. They come sorted by module, function and offset, so that -d
-// output is the same on every run.
+// output is the same on every run. Sites also lists the function's
+// compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
+// which the pid rewrite traces as f.
 package kinst
 
 import (
@@ -84,6 +88,9 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 		return nil, err
 	}
 	s := &sugar.Sites{Inline: len(f.Copies) > 0, OutOfLine: len(f.OutOfLine) > 0}
+	for _, c := range r.Set.Clones(fn) {
+		s.Clones = append(s.Clones, c.Name)
+	}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
 			// Code outside every function symbol (a kernel's alternative

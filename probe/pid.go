@@ -159,6 +159,25 @@ func (c *Catalog) makeUSDT(pid int) error {
 	return nil
 }
 
+// ObjectFile returns the file of the object module of process pid, as
+// the pid provider finds it for pidPID:module:f:entry (a.out, a base
+// name or a prefix of one), read through the process's root. It returns
+// "" when the process maps no such object; an error when the process
+// cannot be grabbed, as a *ProcError.
+func (c *Catalog) ObjectFile(pid int, module string) (string, error) {
+	if c.procs == nil {
+		return "", procErrorf("D_PROC_NODEV", nil, "pid provider is not installed on this system")
+	}
+	p, err := c.pidProvider(pid)
+	if err != nil {
+		return "", err
+	}
+	if o := p.proc.object(module); o != nil {
+		return o.file, nil
+	}
+	return "", nil
+}
+
 // pidOf returns the process ID at the end of a provider name, as
 // dt_pid_get_pid reads it.
 func pidOf(prov string) (int, error) {

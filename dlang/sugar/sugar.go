@@ -9,7 +9,12 @@
 //   - kinst::f:entry and kinst::f:return descriptions of inline
 //     functions become one kinst::caller:offset description per inline
 //     copy, and kinst::f:N descriptions are checked to name an
-//     instruction (see Kinst).
+//     instruction (see Kinst);
+//   - pidN:object:f:entry and :return descriptions of a function the
+//     compiler inlined or cloned become one pidN:object:caller:off
+//     description per inline site, off in hex as the pid provider names
+//     offset probes, plus the function's own out-of-line body and its
+//     clones (see Pid).
 //
 // An Expander carries the state dtrace keeps per handle: the
 // dtrace:::ERROR clause that sets self->%error is emitted once per run,
@@ -32,6 +37,10 @@ type Expander struct {
 	// and checks kinst offsets. When nil, kinst descriptions are left as
 	// written.
 	Kinst Kinst
+	// Pid finds the inline copies and clones of the functions that
+	// pid entry and return descriptions name. When nil, pid
+	// descriptions are left as written.
+	Pid Pid
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
 }
@@ -64,6 +73,12 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 	if e.Kinst != nil {
 		var err error
 		if probes, err = e.expandKinst(probes); err != nil {
+			return nil, err
+		}
+	}
+	if e.Pid != nil {
+		var err error
+		if probes, err = e.expandPid(probes); err != nil {
 			return nil, err
 		}
 	}
