@@ -2,6 +2,7 @@ package dtrace
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -49,7 +50,36 @@ func (l *lazyPid) Sites(pid int, module, fn string, ret bool) (*sugar.Sites, err
 	if errors.As(err, &unknown) {
 		return nil, nil
 	}
-	return s, err
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unique(fn, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// unique checks that each function the sites name is one symbol of the
+// object: the pid provider finds a function by its name alone, so a
+// site in one of several static functions of that name would be made
+// in another.
+func (o *pidObject) unique(fn string, s *sugar.Sites) error {
+	img := o.set.Images()[0]
+	seen := map[string]bool{}
+	names := append([]string(nil), s.Clones...)
+	for _, site := range s.Sites {
+		names = append(names, site.Func)
+	}
+	for _, name := range names {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if _, _, err := o.set.Code(img.Module, name); err != nil {
+			return fmt.Errorf("a probe of %s is in %s, which the pid provider cannot name: %w", fn, name, err)
+		}
+	}
+	return nil
 }
 
 // object opens the image of file the first time it is asked for.

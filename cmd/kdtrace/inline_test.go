@@ -324,3 +324,39 @@ func probesPerClause(d string) []int {
 	}
 	return n
 }
+
+// TestInlineAmbiguousCaller checks that an inline copy in one of two
+// static functions of the same name is refused, naming both: the pid
+// provider finds functions by name, and would put the probe in the
+// other.
+func TestInlineAmbiguousCaller(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the fixture is a Linux amd64 program")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skipf("no gcc: %v", err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	files := map[string]string{
+		"f.h": "static volatile long sink;\nstatic inline long f(long x) { sink++; if (x < 0) return 0; return x * 3; }\n",
+		"a.c": "#include \"f.h\"\n__attribute__((noinline)) static long helper(long x) { return f(x) + 1; }\nlong one(long x) { return helper(x); }\n",
+		"b.c": "#include \"f.h\"\n__attribute__((noinline)) static long helper(long x) { return f(x * 2) + 1; }\nlong one(long);\nint main(int argc, char **argv) { return one(argc) + helper(argc); }\n",
+	}
+	for name, src := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "amb")
+	if out, err := exec.Command(gcc, "-O2", "-g", "-o", bin, filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	st := run([]string{"kdtrace", "-e", "-c", bin, "-n", "pid$target:a.out:f:entry { }"}, &stdout, &stderr)
+	want := regexp.MustCompile(`^kdtrace: invalid probe specifier pid\$target:a.out:f:entry \{ \}: probe description pid\d+:a.out:f:entry does not match any probes: a probe of f is in helper, which the pid provider cannot name: 2 function symbols helper in \S+, at 0x[0-9a-f]+, 0x[0-9a-f]+\n$`)
+	if st != 1 || !want.MatchString(stderr.String()) {
+		t.Errorf("status %d, stderr %q; want 1 and %s", st, stderr.String(), want)
+	}
+}
