@@ -175,37 +175,74 @@ func TestInlineCompilers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
+	builds := []struct {
+		name, cc, level string
+		flags           []string // more compiler flags
+		strip           []string // strip's flags, the DWARF moved to a file named by .gnu_debuglink
+	}{
+		{"gcc-O2", "gcc", "-O2", nil, nil},
+		{"gcc-O3", "gcc", "-O3", nil, nil},
+		{"clang-O2", "clang", "-O2", nil, nil},
+		{"clang-O3", "clang", "-O3", nil, nil},
+		{"gcc-O2-nopie", "gcc", "-O2", []string{"-fno-pie", "-no-pie"}, nil},
+		{"gcc-O2-debuglink", "gcc", "-O2", nil, []string{"--strip-debug"}},
+	}
 	clones, parts := 0, 0
-	for _, cc := range []string{"gcc", "clang"} {
-		if _, err := exec.LookPath(cc); err != nil {
-			t.Logf("no %s: its builds are skipped", cc)
-			continue
-		}
-		for _, level := range []string{"-O2", "-O3"} {
-			t.Run(cc+level, func(t *testing.T) {
-				dir := t.TempDir()
-				prog, lib := buildInlineFixture(t, cc, level, src, dir)
-				c, p := checkInlined(t, prog, lib, cache)
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) {
+			if _, err := exec.LookPath(b.cc); err != nil {
+				t.Skipf("no %s: %v", b.cc, err)
+			}
+			dir := t.TempDir()
+			prog, lib := buildInlineFixture(t, b.cc, b.level, b.flags, src, dir)
+			if b.strip != nil {
+				separateDebug(t, prog, b.strip)
+				separateDebug(t, lib, b.strip)
+			}
+			c, p := checkInlined(t, prog, lib, cache)
+			if b.cc == "gcc" {
 				clones += c
 				parts += p
-				traceInlineFixture(t, bin, prog, script, cache)
-			})
-		}
+			}
+			traceInlineFixture(t, bin, prog, script, cache)
+		})
 	}
 	if _, err := exec.LookPath("gcc"); err == nil && (clones == 0 || parts == 0) {
 		t.Errorf("gcc made %d clones of g and %d partial inlinings of p: the fixture no longer covers them", clones, parts)
 	}
 }
 
+// separateDebug moves file's DWARF into file.debug, strips file with
+// strip's flags and links the two by .gnu_debuglink, as distributions
+// ship programs.
+func separateDebug(t *testing.T, file string, flags []string) {
+	t.Helper()
+	for _, c := range [][]string{
+		{"objcopy", "--only-keep-debug", file, file + ".debug"},
+		append(append([]string{"strip"}, flags...), file),
+		{"objcopy", "--add-gnu-debuglink=" + file + ".debug", file},
+	} {
+		if _, err := exec.LookPath(c[0]); err != nil {
+			t.Skipf("no %s (binutils): %v", c[0], err)
+		}
+		cmd := exec.Command(c[0], c[1:]...)
+		cmd.Dir = filepath.Dir(file)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+}
+
 // buildInlineFixture builds the library and the program linked to it,
-// as position-independent code (Debian's default), with -g.
-func buildInlineFixture(t *testing.T, cc, level, src, dir string) (prog, lib string) {
+// with -g and flags, position-independent unless flags say otherwise
+// (Debian's default).
+func buildInlineFixture(t *testing.T, cc, level string, flags []string, src, dir string) (prog, lib string) {
 	t.Helper()
 	lib = filepath.Join(dir, "libuinl.so")
 	prog = filepath.Join(dir, "prog")
 	for _, args := range [][]string{
 		{level, "-g", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "lib.c")},
-		{level, "-g", "-o", prog, filepath.Join(src, "prog.c"), "-L" + dir, "-luinl", "-Wl,-rpath," + dir},
+		append([]string{level, "-g", "-o", prog, filepath.Join(src, "prog.c"), "-L" + dir, "-luinl", "-Wl,-rpath," + dir}, flags...),
 	} {
 		if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 			t.Fatalf("%s %v: %v\n%s", cc, args, err, out)
