@@ -66,6 +66,19 @@ func TestInlineDemoRewrite(t *testing.T) {
 			t.Errorf("kdtrace -e -n '%s { }': status %d, stderr %q", d, st, stderr.String())
 		}
 	}
+	// A function that is not inlined, patterns and offsets are left
+	// as written.
+	for _, d := range []string{"pid$target:a.out:get:entry", "pid$target:a.out:get:return", "pid$target:a.out:val*:entry", "pid$target:a.out:valid:0"} {
+		stdout.Reset()
+		stderr.Reset()
+		if st := run([]string{"kdtrace", "-e", "-d", "-c", demo, "-n", d + " { }"}, &stdout, &stderr); st != 0 {
+			t.Errorf("kdtrace -e -d -n '%s { }': status %d, stderr %q", d, st, stderr.String())
+		}
+		want := d + "\n{\n}\n\n"
+		if got := pidNumber.ReplaceAllString(stdout.String(), "pid$$target:"); got != want {
+			t.Errorf("kdtrace -e -d -n '%s { }' printed %q, want %q", d, got, want)
+		}
+	}
 }
 
 // TestInlineREADME runs the README's first command, with kdtrace built
