@@ -86,6 +86,17 @@ var (
 		[]byte{0x75, 0xfa}, // 0x06 jne 0x02       copy: the latch
 		[]byte{0xc3},       // 0x08 ret
 	)
+	// A loop entered in its middle has two entries, so neither block
+	// dominates the other and no edge closes the loop by dominance.
+	twoEntryLoop = cat(
+		[]byte{0x85, 0xff}, // 0x00 test %edi,%edi
+		[]byte{0x74, 0x04}, // 0x02 je 0x08        into the loop's middle
+		[]byte{0x89, 0xf8}, // 0x04 mov %edi,%eax  copy
+		[]byte{0x01, 0xc0}, // 0x06 add %eax,%eax  copy
+		[]byte{0xff, 0xcf}, // 0x08 dec %edi       caller
+		[]byte{0x75, 0xf8}, // 0x0a jne 0x04
+		[]byte{0xc3},       // 0x0c ret
+	)
 	jumpTable = cat(
 		[]byte{0xff, 0xe0}, // 0x00 jmp *%rax
 		[]byte{0x31, 0xc0}, // 0x02 xor %eax,%eax: reached only through the table
@@ -113,6 +124,7 @@ func TestExitSitesSynthetic(t *testing.T) {
 		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, []uint64{0x02, 0x08}},
 		{"loop body without its latch", latchLoop, []Range{{0x02, 0x04}}, []uint64{0x04}},
 		{"jump table", jumpTable, []Range{{0x00, 0x02}}, []uint64{0x02}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, []uint64{0x08}},
 		{"tail call through a pointer", pointerTailCall, []Range{{0x00, 0x02}}, []uint64{0x00}},
 		{"empty ranges are ignored", diamond, []Range{{0x0e, 0x0e}, {0x0e, 0x12}}, []uint64{0x11}},
 	}
