@@ -162,13 +162,15 @@ pid$target:a.out:p:entry { @n["p", "entry"] = count(); }
 pid$target:a.out:p:return { @n["p", "return"] = count(); }
 pid$target:a.out:g:entry { @n["g", "entry"] = count(); }
 pid$target:a.out:g:return { @n["g", "return"] = count(); }
+pid$target:a.out:m:entry { @n["m", "entry"] = count(); }
+pid$target:a.out:m:return { @n["m", "return"] = count(); }
 pid$target:libuinl.so:h:entry { @n["h", "entry"] = count(); }
 pid$target:libuinl.so:h:return { @n["h", "return"] = count(); }
 END { printa("probe %s %s %@d\n", @n); printa("site %s %s %@d\n", @site); }
 `
 
 // inlineFuncs are the fixture's functions in inlineScript's order.
-var inlineFuncs = []string{"f", "p", "g", "h"}
+var inlineFuncs = []string{"f", "p", "g", "m", "h"}
 
 // TestInlineCompilers builds testdata/uinline's program and library
 // with gcc and clang at -O2 and -O3, checks in their DWARF that f and
@@ -317,7 +319,7 @@ func traceInlineFixture(t *testing.T, bin, prog, script, cache string) {
 	if err != nil {
 		t.Fatalf("kdtrace -e -d: %v\n%s", err, rewrite)
 	}
-	probes := probesPerClause(string(rewrite))
+	probes, guards := probesOf(string(rewrite))
 	cmd := exec.Command(bin, "-q", "-c", prog, "-s", script)
 	cmd.Env = env
 	var stderr bytes.Buffer
@@ -342,7 +344,7 @@ func traceInlineFixture(t *testing.T, bin, prog, script, cache string) {
 			byCaller[f[1]+" "+caller] += atoi(t, f[3])
 		}
 	}
-	for i, fn := range inlineFuncs {
+	for _, fn := range inlineFuncs {
 		n, ok := own[fn]
 		if !ok {
 			t.Fatalf("the program did not print its count of %s:\n%s", fn, out)
@@ -350,10 +352,9 @@ func traceInlineFixture(t *testing.T, bin, prog, script, cache string) {
 		if fired[fn+" entry"] != n || fired[fn+" return"] != n {
 			t.Errorf("%s: %d entries and %d returns fired, the program counts %d calls", fn, fired[fn+" entry"], fired[fn+" return"], n)
 		}
-		if 2*i+1 < len(probes) {
-			t.Logf("%s: %d entry probes, %d return probes, %d calls", fn, probes[2*i], probes[2*i+1], n)
-		}
+		t.Logf("%s: %d entry probes, %d return probes, %d calls", fn, probes[fn+" entry"], probes[fn+" return"], n)
 	}
+	t.Logf("%d inline copies guarded", guards)
 	for name, n := range own {
 		caller, ok := strings.CutPrefix(name, "f.")
 		if !ok {
@@ -370,21 +371,34 @@ func traceInlineFixture(t *testing.T, bin, prog, script, cache string) {
 	}
 }
 
-// probesPerClause counts the probe descriptions of each clause that
-// kdtrace -d printed, in order.
-func probesPerClause(d string) []int {
-	var n []int
-	count := 0
-	for _, line := range strings.Split(d, "\n") {
-		switch {
-		case strings.HasPrefix(line, "pid"):
-			count++
-		case line == "{":
-			n = append(n, count)
-			count = 0
+// probesOf counts the probe descriptions of the clauses kdtrace -d
+// printed that count @n["fn", "kind"], by "fn kind", and the guards'
+// flags the rewrite made.
+func probesOf(d string) (probes map[string]int, guards int) {
+	probes = map[string]int{}
+	key := regexp.MustCompile(`@n\["(\w+)", "(\w+)"\]`)
+	flags := map[string]bool{}
+	for _, clause := range strings.Split(d, "\n}\n") {
+		head, body, ok := strings.Cut(clause, "{\n")
+		if !ok {
+			continue
 		}
+		for _, f := range regexp.MustCompile(`self->%inl_\d+`).FindAllString(body, -1) {
+			flags[f] = true
+		}
+		m := key.FindStringSubmatch(body)
+		if m == nil {
+			continue
+		}
+		n := 0
+		for _, line := range strings.Split(head, "\n") {
+			if strings.HasPrefix(line, "pid") {
+				n++
+			}
+		}
+		probes[m[1]+" "+m[2]] = n
 	}
-	return n
+	return probes, len(flags)
 }
 
 // TestInlineAmbiguousCaller checks that an inline copy in one of two

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 )
 
@@ -122,5 +123,96 @@ func TestPidTarget(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"4567 a.out valid"}, p.asked); diff != "" {
 		t.Errorf("questions (-want +got):\n%s", diff)
+	}
+}
+
+// TestPidGuards checks the clauses that make a shared return site fire
+// only after its copy's entry: the flag set at the entry and moved into
+// a clause-local at every exit before the program's clauses, and the
+// guarded clause's predicate, for two clauses on the same sites.
+func TestPidGuards(t *testing.T) {
+	entry := sugar.Site{Func: "alloc", Offset: 0x3f}
+	p := &fakePid{funcs: map[string][2]*sugar.Sites{
+		"123 a.out perturb": {
+			{Inline: true, Sites: []sugar.Site{entry}},
+			{Inline: true, Sites: []sugar.Site{{Func: "alloc", Offset: 0x50}, {Func: "alloc", Offset: 0x5a}},
+				Guards: []sugar.Guard{{Entry: entry, Exits: []sugar.Site{{Func: "alloc", Offset: 0x50}, {Func: "alloc", Offset: 0x5a}}, Shared: []sugar.Site{{Func: "alloc", Offset: 0x5a}}}}},
+		},
+	}}
+	src := `pid123:a.out:perturb:return /arg1 > 0/ { @r = count(); }
+BEGIN, pid123:a.out:perturb:return { @n = count(); }
+`
+	prog, err := parser.ParseFile("t.d", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&sugar.Expander{Pid: p}).Expand(prog); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printer.Fprint(&out, prog)
+	want := `pid123:a.out:alloc:3f
+{
+        ((self->%inl_1) = 0x1);
+}
+
+pid123:a.out:alloc:50,
+pid123:a.out:alloc:5a
+{
+        ((this->%inl_1) = (self->%inl_1));
+        ((self->%inl_1) = 0x0);
+}
+
+pid123:a.out:alloc:50,
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_1) = 0x1);
+}
+
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_1) = 0x0);
+}
+
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_1) = ((this->%ok_1) || (this->%inl_1)));
+}
+
+pid123:a.out:alloc:50,
+pid123:a.out:alloc:5a
+/((this->%ok_1) && (arg1 > 0x0))/
+{
+        (@r = count());
+}
+
+:::BEGIN,
+pid123:a.out:alloc:50,
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_2) = 0x1);
+}
+
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_2) = 0x0);
+}
+
+pid123:a.out:alloc:5a
+{
+        ((this->%ok_2) = ((this->%ok_2) || (this->%inl_1)));
+}
+
+:::BEGIN,
+pid123:a.out:alloc:50,
+pid123:a.out:alloc:5a
+/(this->%ok_2)/
+{
+        (@n = count());
+}
+
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("-d (-want +got):\n%s", diff)
 	}
 }

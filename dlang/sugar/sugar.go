@@ -43,6 +43,10 @@ type Expander struct {
 	Pid Pid
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
+
+	guards   map[string]int // the pid rewrite's guards, by entry site
+	prologue []*ast.Clause  // the clauses keeping guards' flags, not yet emitted
+	oks      int            // the guarded clauses so far
 }
 
 // Expand rewrites prog's clauses in place.
@@ -62,7 +66,14 @@ func (e *Expander) Expand(prog *ast.Program) error {
 			out = append(out, c)
 		}
 	}
-	prog.Decls = out
+	// The guards' flags are kept before any clause of the program
+	// reads them.
+	var first []ast.Decl
+	for _, c := range e.prologue {
+		first = append(first, c)
+	}
+	e.prologue = nil
+	prog.Decls = append(first, out...)
 	return nil
 }
 
@@ -76,19 +87,25 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 			return nil, err
 		}
 	}
+	pred := c.Pred
+	var guards []*ast.Clause
 	if e.Pid != nil {
+		var shared []guarded
 		var err error
-		if probes, err = e.expandPid(probes); err != nil {
+		if probes, shared, err = e.expandPid(probes); err != nil {
 			return nil, err
+		}
+		if len(shared) > 0 {
+			guards, pred = e.guardClauses(probes, shared, pred)
 		}
 	}
 	if !hasIf(c.Body) {
-		return []*ast.Clause{{Probes: probes, Pred: c.Pred, Body: c.Body, DiagPos: c.DiagPos}}, nil
+		return append(guards, &ast.Clause{Probes: probes, Pred: pred, Body: c.Body, DiagPos: c.DiagPos}), nil
 	}
 	s := &splitter{probes: probes, pos: c.Pos()}
 	cond := 0
-	if c.Pred != nil {
-		cond = s.newCondition(c.Pred, 0)
+	if pred != nil {
+		cond = s.newCondition(pred, 0)
 	}
 	s.visitStmts(c.Body, cond)
 	if s.conditions != 0 {
@@ -103,7 +120,7 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 		}
 		s.out = append([]*ast.Clause{errc}, s.out...)
 	}
-	return s.out, nil
+	return append(guards, s.out...), nil
 }
 
 func hasIf(list []ast.Stmt) bool {

@@ -5,7 +5,7 @@
  *
  *	f N		calls of f, counted by f
  *	f.CALLER N	calls of f made by CALLER (f: through the pointer)
- *	p N, g N	calls of p and g, counted by them
+ *	p N, g N, m N	calls of p, g and m, counted by them
  *	h N		calls of the library's h, counted by h
  *
  * f is inlined into several callers, with an early return, a loop, a
@@ -14,14 +14,17 @@
  * them a tail call. p has a fast path and a large slow one: gcc inlines
  * the fast path and leaves the rest as p.part.0. g takes a pointer and
  * an argument it never reads, and most calls pass the same constant:
- * gcc makes clones of it (g.constprop.0.isra.0) in place of g.
+ * gcc makes clones of it (g.constprop.0.isra.0) in place of g. m's
+ * copy in take() ends where take's other path joins it (clang), so its
+ * return site is reached without entering m.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 long l1(long), l2(long), lcount(void);	/* the library's */
 
-static long nf, np, ng;
+static long nf, np, ng, nm;
 static long per[6];
 static volatile long sink;
 
@@ -94,6 +97,30 @@ __attribute__((noinline)) long c1(long x) { struct pt q = {x, 2}; return g(&q, 3
 __attribute__((noinline)) long c2(long x) { struct pt q = {x, 4}; return g(&q, 3, 1); }
 __attribute__((noinline)) long c3(long x) { struct pt q = {x, 4}; return g(&q, x, 1); }
 
+static volatile int markbyte;
+static char pool[2048];
+__attribute__((noinline)) long work(long x) { sink += x; return x & 7; }
+
+static inline void m(char *q, long n)
+{
+	nm++;
+	if (__builtin_expect(markbyte, 0))
+		memset(q, markbyte, n);
+}
+__attribute__((noinline)) char *take(long n)
+{
+	long a = work(n), b = work(n + 1);
+	char *q;
+	if (a == 3) {
+		q = pool + a + b;
+		work(a * b);
+		return q;
+	}
+	q = pool + (n & 1023);
+	m(q, a + b);
+	return q;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *caller[] = { "once", "loop", "tail", "", "", "f" };
@@ -105,6 +132,9 @@ int main(int argc, char **argv)
 		t += d1(i) + d2(i) + d3(i);
 		t += c1(i) + c2(i) + c3(i);
 		t += l1(i - 3) + l2(i);
+		t += (long)take(i);
+		if (i == n / 2)
+			markbyte = 1;
 	}
 	t += loop(n);
 	sink = t;
@@ -112,6 +142,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 6; i++)
 		if (caller[i][0] != '\0')
 			printf("f.%s %ld\n", caller[i], per[i]);
-	printf("p %ld\ng %ld\nh %ld\n", np, ng, lcount());
+	printf("p %ld\ng %ld\nm %ld\nh %ld\n", np, ng, nm, lcount());
 	return 0;
 }
