@@ -70,6 +70,9 @@ func (o *pidObject) unique(fn string, s *sugar.Sites) error {
 	for _, site := range s.Sites {
 		names = append(names, site.Func)
 	}
+	for _, g := range s.Guards {
+		names = append(names, g.Entry.Func)
+	}
 	for _, name := range names {
 		if seen[name] {
 			continue

@@ -14,7 +14,9 @@
 //     compiler inlined or cloned become one pidN:object:caller:off
 //     description per inline site, off in hex as the pid provider names
 //     offset probes, plus the function's own out-of-line body and its
-//     clones (see Pid).
+//     clones (see Pid); the return sites of a copy that can be reached
+//     without running its entry fire only after it, through a
+//     thread-local flag (see Guard).
 //
 // An Expander carries the state dtrace keeps per handle: the
 // dtrace:::ERROR clause that sets self->%error is emitted once per run,
