@@ -81,11 +81,11 @@ type Handle struct {
 	checker    *check.Checker
 	catalog    *probe.Catalog // nil where no catalog can be had
 	kinst      *lazyKinst
-	pidInline  *lazyPid
 	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	expander   *sugar.Expander
 	deps       func(class, name string) error
 	brokenLibs []*library.Error // own libraries that do not fit this kernel
+	pidInline  *lazyPid         // the objects pid inline probes read, opened on first use
 }
 
 // FileError is a file named in the Config that cannot be used: it does
@@ -143,11 +143,11 @@ func Open(cfg *Config) (*Handle, error) {
 // and releases the images it opened.
 func (h *Handle) Close() error {
 	h.closeProcesses()
-	if h.kinst != nil {
-		h.kinst.close()
-	}
 	if h.pidInline != nil {
 		h.pidInline.close()
+	}
+	if h.kinst != nil {
+		h.kinst.close()
 	}
 	return nil
 }
