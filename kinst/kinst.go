@@ -24,7 +24,9 @@
 // symbol. They come sorted by module, function and offset, so that -d
 // output is the same on every run. Sites also lists the function's
 // compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
-// which the pid rewrite traces as f.
+// which the pid rewrite traces as f, and for a return, the copies some
+// of whose sites other paths also reach, with their entry (Guards; see
+// amd64.Function.Exits), which the pid rewrite guards.
 package kinst
 
 import (
