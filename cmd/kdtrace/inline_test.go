@@ -192,7 +192,7 @@ func TestInlineCompilers(t *testing.T) {
 	cache := t.TempDir()
 	builds := []struct {
 		name, cc, level string
-		flags           []string // more compiler flags
+		flags           []string // more compiler flags, for the program
 		strip           []string // strip's flags, the DWARF moved to a file named by .gnu_debuglink
 	}{
 		{"gcc-O2", "gcc", "-O2", nil, nil},
@@ -200,6 +200,8 @@ func TestInlineCompilers(t *testing.T) {
 		{"clang-O2", "clang", "-O2", nil, nil},
 		{"clang-O3", "clang", "-O3", nil, nil},
 		{"gcc-O2-nopie", "gcc", "-O2", []string{"-fno-pie", "-no-pie"}, nil},
+		{"gcc-O2-dwarf4", "gcc", "-O2", []string{"-gdwarf-4"}, nil},
+		{"clang-O3-dwarf4", "clang", "-O3", []string{"-gdwarf-4"}, nil},
 		{"gcc-O2-debuglink", "gcc", "-O2", nil, []string{"--strip-debug"}},
 		// Stripped as distributions ship them: the callers' symbols
 		// are in the debug file only.
