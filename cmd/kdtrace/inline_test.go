@@ -438,3 +438,31 @@ func TestInlineAmbiguousCaller(t *testing.T) {
 		t.Errorf("status %d, stderr %q; want 1 and %s", st, stderr.String(), want)
 	}
 }
+
+// TestInlineNoDWARF checks that a program without DWARF keeps its pid
+// descriptions as written: the pid provider makes them from the symbol
+// table, the out-of-line copy's alone.
+func TestInlineNoDWARF(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the fixture is a Linux amd64 program")
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skipf("no gcc: %v", err)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	bin := filepath.Join(t.TempDir(), "demo")
+	if out, err := exec.Command(gcc, "-O2", "-g0", "-o", bin, filepath.Join("..", "..", "examples", "inline", "demo.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	for _, d := range []string{"pid$target:a.out:valid:entry", "pid$target:a.out:valid:return"} {
+		var stdout, stderr bytes.Buffer
+		if st := run([]string{"kdtrace", "-e", "-d", "-c", bin, "-n", d + " { }"}, &stdout, &stderr); st != 0 {
+			t.Errorf("kdtrace -e -d -n '%s { }': status %d, stderr %q", d, st, stderr.String())
+		}
+		want := d + "\n{\n}\n\n"
+		if got := pidNumber.ReplaceAllString(stdout.String(), "pid$$target:"); got != want {
+			t.Errorf("kdtrace -e -d -n '%s { }' printed %q, want %q", d, got, want)
+		}
+	}
+}
