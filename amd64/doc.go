@@ -42,6 +42,12 @@
 //   - no instruction of the copy can be reached from v along forward
 //     edges (back edges ignored).
 //
+// A loop entered in its middle (gcc jumps into rotated loops) has no
+// edge whose target dominates its source; there the retreating edges of
+// the depth-first walk from the entry, to a block the walk is still in,
+// count as back edges, so that every cycle has one. Where each loop has
+// one entry the two are the same edges.
+//
 // For a final edge the probe goes on v. When u leaves the function (a
 // ret, a jump to a return thunk, or a jump out of the function, which is a
 // tail call) there is no v, and the probe goes on u itself. No list of
@@ -61,6 +67,13 @@
 // It is typically the move of the return value before the jump to the
 // join point where the other exits arrive; the later site fires on that
 // path as well.
+//
+// A site at v can also be reached without running the copy: the join
+// after an if without an else, a common epilogue, a loop head entered
+// first from above. Exits reports, for each site, whether it can be
+// reached from where the function is called, from another site or from
+// itself without running the copy's entry; the pid rewrite then fires
+// the return probe there only on threads its entry probe marked.
 //
 // Three consequences are worth knowing. A kinst probe fires before its
 // instruction runs, so a probe on a conditional jump that leaves the

@@ -361,10 +361,16 @@ func (f *Function) dominators() {
 		tstack = tstack[:len(tstack)-1]
 	}
 
+	// A back edge closes a loop: its target dominates its source. A loop
+	// with several entries (irreducible; gcc makes them by jumping into
+	// a rotated loop) has no such edge, so its retreating edges, to an
+	// earlier block in the depth-first order, count as back edges too:
+	// every cycle then has one, and the two are the same edges when
+	// every loop has a single entry.
 	for _, b := range f.Blocks {
 		b.back = make([]bool, len(b.Succs))
 		for i, s := range b.Succs {
-			b.back[i] = s.Dominates(b)
+			b.back[i] = s.Dominates(b) || b.reachable && s.reachable && rpo[s.Index] <= rpo[b.Index]
 		}
 	}
 }

@@ -86,6 +86,25 @@ var (
 		[]byte{0x75, 0xfa}, // 0x06 jne 0x02       copy: the latch
 		[]byte{0xc3},       // 0x08 ret
 	)
+	// A loop entered in its middle has two entries, so neither block
+	// dominates the other and no edge closes the loop by dominance.
+	twoEntryLoop = cat(
+		[]byte{0x85, 0xff}, // 0x00 test %edi,%edi
+		[]byte{0x74, 0x04}, // 0x02 je 0x08        into the loop's middle
+		[]byte{0x89, 0xf8}, // 0x04 mov %edi,%eax  copy
+		[]byte{0x01, 0xc0}, // 0x06 add %eax,%eax  copy
+		[]byte{0xff, 0xcf}, // 0x08 dec %edi       caller
+		[]byte{0x75, 0xf8}, // 0x0a jne 0x04
+		[]byte{0xc3},       // 0x0c ret
+	)
+	// The padding gcc puts before a loop head has no predecessor.
+	paddedLoop = cat(
+		[]byte{0xeb, 0x01}, // 0x00 jmp 0x03        copy
+		[]byte{0x90},       // 0x02 nop             padding
+		[]byte{0xff, 0xcf}, // 0x03 dec %edi        copy: the loop
+		[]byte{0x75, 0xfc}, // 0x05 jne 0x03
+		[]byte{0xc3},       // 0x07 ret             caller
+	)
 	jumpTable = cat(
 		[]byte{0xff, 0xe0}, // 0x00 jmp *%rax
 		[]byte{0x31, 0xc0}, // 0x02 xor %eax,%eax: reached only through the table
@@ -113,12 +132,50 @@ func TestExitSitesSynthetic(t *testing.T) {
 		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, []uint64{0x02, 0x08}},
 		{"loop body without its latch", latchLoop, []Range{{0x02, 0x04}}, []uint64{0x04}},
 		{"jump table", jumpTable, []Range{{0x00, 0x02}}, []uint64{0x02}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, []uint64{0x08}},
 		{"tail call through a pointer", pointerTailCall, []Range{{0x00, 0x02}}, []uint64{0x00}},
 		{"empty ranges are ignored", diamond, []Range{{0x0e, 0x0e}, {0x0e, 0x12}}, []uint64{0x11}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := mustFunction(t, tt.code).ExitSites(tt.copy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExitsShared checks which exit sites can be reached without running
+// the copy's entry since the function was called or the copy last left.
+func TestExitsShared(t *testing.T) {
+	tests := []struct {
+		name  string
+		code  []byte
+		copy  []Range
+		entry uint64
+		want  []Exit
+	}{
+		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{0x0e, false}}},
+		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
+		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
+		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{0x11, false}}},
+		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
+		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{0x0a, false}}},
+		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{0x04, false}, {0x0c, false}}},
+		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{0x04, false}, {0x0c, false}}},
+		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x08, true}}},
+		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x02, true}, {0x08, false}}},
+		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{0x07, false}}},
+		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, []Exit{{0x0e, true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := mustFunction(t, tt.code).Exits(tt.copy, tt.entry)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -27,8 +27,15 @@
 // Compile then runs one program through the passes:
 //
 //	text ─► cpp (-C, scripts only) ─► parser ─► sugar (if/else, kinst
-//	inline entry/return) ─► [Sugar: -d text] ─► checker ─► emit (DIF,
-//	ECBs) ─► [DIFV: -S listing]
+//	and pid inline entry/return) ─► [Sugar: -d text] ─► checker ─► emit
+//	(DIF, ECBs) ─► [DIFV: -S listing]
+//
+// The sugar pass finds kinst's inline sites in the kernel's images,
+// opened on the first kinst question, and the pid provider's in the
+// DWARF of the object a pid entry or return description names, found
+// among the objects the process maps (so -c and -p come before
+// Compile) and opened on the first question about it; both use package
+// kinst's rules.
 //
 // The checker and the code generator take one clause at a time, as
 // dtrace's dt_compile_one_clause: a clause is checked, its ECBs are

@@ -86,6 +86,7 @@ type Handle struct {
 	expander   *sugar.Expander
 	deps       func(class, name string) error
 	brokenLibs []*library.Error // own libraries that do not fit this kernel
+	pidInline  *lazyPid         // the objects pid inline probes read, opened on first use
 }
 
 // FileError is a file named in the Config that cannot be used: it does
@@ -143,6 +144,9 @@ func Open(cfg *Config) (*Handle, error) {
 // and releases the images it opened.
 func (h *Handle) Close() error {
 	h.closeProcesses()
+	if h.pidInline != nil {
+		h.pidInline.close()
+	}
 	if h.kinst != nil {
 		h.kinst.close()
 	}
@@ -224,7 +228,8 @@ func (h *Handle) setup() error {
 	h.ready = true
 	h.ksyms = h.symbols()
 	h.kinst = &lazyKinst{h: h, compat: h.opts.IsSet("kinstcompat")}
-	h.expander = &sugar.Expander{Kinst: h.kinst}
+	h.pidInline = &lazyPid{h: h}
+	h.expander = &sugar.Expander{Kinst: h.kinst, Pid: h.pidInline}
 	var strsize int64
 	if v, ok := h.opts.Value("strsize"); ok {
 		n, _ := option.ParseSize(v)

@@ -1,5 +1,7 @@
 // Package kinst resolves kinst probe descriptions to instruction sites,
-// for the D compiler's sugar pass (it implements sugar.Kinst).
+// for the D compiler's sugar pass (it implements sugar.Kinst). The same
+// Resolver, over a program's or a library's image, gives the sites of
+// the pid provider's entry and return probes of inlined functions.
 //
 // It joins two packages: debuginfo says where a function's inline copies
 // are (caller, offset, address ranges) and gives the callers' code;
@@ -20,7 +22,11 @@
 // Sites are named as kinst names them, function symbol and offset; a
 // site in a caller's cold part (gcc's f.cold) is named by that part's
 // symbol. They come sorted by module, function and offset, so that -d
-// output is the same on every run.
+// output is the same on every run. Sites also lists the function's
+// compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
+// which the pid rewrite traces as f, and for a return, the copies some
+// of whose sites other paths also reach, with their entry (Guards; see
+// amd64.Function.Exits), which the pid rewrite guards.
 package kinst
 
 import (
@@ -99,6 +105,9 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 		r.warn(fmt.Errorf("kinst::%s: only the copies in modules are listed, the kernel's debug info is missing: %w", fn, r.NoKernel))
 	}
 	s := &sugar.Sites{Inline: len(f.Copies) > 0, OutOfLine: len(f.OutOfLine) > 0}
+	for _, c := range r.Set.Clones(fn) {
+		s.Clones = append(s.Clones, c.Name)
+	}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
 			// Code outside every function symbol (a kernel's alternative
@@ -108,8 +117,9 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 			continue
 		}
 		var sites []sugar.Site
+		var g *sugar.Guard
 		if ret {
-			sites, err = r.returnSites(c)
+			sites, g, err = r.returnSites(c)
 		} else {
 			sites, err = r.entrySite(c)
 		}
@@ -117,6 +127,9 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, c.Caller, err)
 		}
 		s.Sites = append(s.Sites, sites...)
+		if g != nil {
+			s.Guards = append(s.Guards, *g)
+		}
 	}
 	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
 	return s, nil
@@ -143,38 +156,57 @@ func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
 	return []sugar.Site{site}, nil
 }
 
-func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, error) {
+// returnSites returns the return sites of copy c and, when one of them
+// can be reached without running the copy's entry, the guard that makes
+// them exact.
+func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, *sugar.Guard, error) {
 	if len(c.Ranges) == 0 {
 		// The copy's code was optimised away: it is left where it is
 		// entered.
-		return r.entrySite(c)
+		sites, err := r.entrySite(c)
+		return sites, nil, err
 	}
 	fn, err := r.function(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ranges := make([]amd64.Range, len(c.Ranges))
 	for i, rg := range c.Ranges {
 		ranges[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
 	}
-	var addrs []uint64
+	var exits []amd64.Exit
 	if r.Compat {
+		var addrs []uint64
 		addrs, err = fn.CompatExitSites(ranges)
+		for _, a := range addrs {
+			exits = append(exits, amd64.Exit{Addr: a})
+		}
 	} else {
-		addrs, err = fn.ExitSites(ranges)
+		exits, err = fn.Exits(ranges, c.Entry)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sites := make([]sugar.Site, 0, len(addrs))
-	for _, a := range addrs {
-		s, err := r.site(c.Module, a)
+	sites := make([]sugar.Site, 0, len(exits))
+	var shared []sugar.Site
+	for _, x := range exits {
+		s, err := r.site(c.Module, x.Addr)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sites = append(sites, s)
+		if x.Shared {
+			shared = append(shared, s)
+		}
 	}
-	return sites, nil
+	if len(shared) == 0 {
+		return sites, nil, nil
+	}
+	entry, err := r.entrySite(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sites, &sugar.Guard{Entry: entry[0], Exits: sites, Shared: shared}, nil
 }
 
 // site names the instruction at addr as kinst does: the function symbol

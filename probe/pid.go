@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kdtrace/kdtrace/amd64"
+	"github.com/kdtrace/kdtrace/debuginfo"
 )
 
 // MaxPIDProbes is how many probes the pid providers of a catalog may
@@ -157,6 +158,25 @@ func (c *Catalog) makeUSDT(pid int) error {
 		c.users = append(c.users, u)
 	}
 	return nil
+}
+
+// ObjectFile returns the file of the object module of process pid, as
+// the pid provider finds it for pidPID:module:f:entry (a.out, a base
+// name or a prefix of one), read through the process's root. It returns
+// "" when the process maps no such object; an error when the process
+// cannot be grabbed, as a *ProcError.
+func (c *Catalog) ObjectFile(pid int, module string) (string, error) {
+	if c.procs == nil {
+		return "", procErrorf("D_PROC_NODEV", nil, "pid provider is not installed on this system")
+	}
+	p, err := c.pidProvider(pid)
+	if err != nil {
+		return "", err
+	}
+	if o := p.proc.object(module); o != nil {
+		return o.file, nil
+	}
+	return "", nil
 }
 
 // pidOf returns the process ID at the end of a provider name, as
@@ -500,6 +520,10 @@ type objSyms struct {
 	mu   sync.Mutex
 	offs map[uint64][]uint64 // instruction offsets by function address
 	sysc map[uint64]bool     // the addresses of syscall instructions decoded
+
+	stripped  bool // the file has no .symtab
+	debugOnce sync.Once
+	debug     map[string]objSym // a stripped file's symbols, from its debug file
 }
 
 // syscall reports whether a syscall instruction is at addr, in a
@@ -547,6 +571,7 @@ func readObjSyms(file string) (*objSyms, error) {
 	}
 	st, _ := f.Symbols()
 	dyn, _ := f.DynamicSymbols()
+	s.stripped = f.Section(".symtab") == nil
 	s.symtab, s.dynsym = conv(st), conv(dyn)
 	// Lookups by name search the dynamic symbols first, as libproc's.
 	for _, tab := range [][]elf.Symbol{st, dyn} {
@@ -560,9 +585,40 @@ func readObjSyms(file string) (*objSyms, error) {
 	return s, nil
 }
 
+// lookup finds a symbol by name. A name a stripped file's own tables
+// lack is looked up in its debug file's symbol table, which kept the
+// local functions: the pid rewrite of inlined functions names their
+// callers, and a probe named alone can be made there, while patterns
+// still match only the file's own symbols, as dtrace's.
 func (s *objSyms) lookup(name string) (objSym, bool) {
-	sym, ok := s.byName[name]
+	if sym, ok := s.byName[name]; ok || !s.stripped {
+		return sym, ok
+	}
+	s.debugOnce.Do(s.readDebugSymbols)
+	sym, ok := s.debug[name]
 	return sym, ok
+}
+
+// readDebugSymbols reads the symbol table of the file's separate debug
+// file, if it has one that matches it.
+func (s *objSyms) readDebugSymbols() {
+	path, err := debuginfo.DebugFile(s.file, debuginfo.Options{})
+	if err != nil || path == s.file {
+		return
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	s.debug = map[string]objSym{}
+	for _, e := range syms {
+		if e.Name != "" {
+			s.debug[e.Name] = objSym{name: e.Name, value: e.Value, size: e.Size,
+				fn: elf.ST_TYPE(e.Info) == elf.STT_FUNC, defined: e.Section != elf.SHN_UNDEF}
+		}
+	}
 }
 
 // offsets returns the offsets of the instructions of function sym,

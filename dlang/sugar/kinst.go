@@ -33,6 +33,25 @@ type Sites struct {
 	OutOfLine bool
 	// Sites are the instruction sites, in a deterministic order.
 	Sites []Site
+	// Guards are the inline copies some of whose return sites code
+	// outside the copy also reaches (a join after an if without an
+	// else, a common epilogue): a return probe there alone would also
+	// fire on paths that did not just leave the copy. The pid rewrite
+	// guards them with a thread-local flag that the copy's entry sets
+	// and its exits clear; the kinst rewrite does not yet.
+	Guards []Guard
+	// Clones are the function symbols of the compiler's clones of the
+	// function (f.constprop.0, f.isra.0), out-of-line bodies called in
+	// its place, in a deterministic order. The pid rewrite traces
+	// them as the function.
+	Clones []string
+}
+
+// A Guard is one inline copy whose return sites need its entry's mark.
+type Guard struct {
+	Entry  Site   // the copy's entry site
+	Exits  []Site // all its return sites
+	Shared []Site // those that code outside the copy also reaches
 }
 
 // Site is one instruction to probe: Offset bytes into function Func of
@@ -47,11 +66,14 @@ type Site struct {
 // description of one function: the provider is exactly "kinst" and the
 // function a plain name, not a pattern.
 func kinstFunction(d *ast.ProbeDesc) (string, bool) {
-	if d.Provider != "kinst" || d.Function == "" || strings.ContainsAny(d.Function, "*?[]\\!") {
+	if d.Provider != "kinst" || d.Function == "" || isPattern(d.Function) {
 		return "", false
 	}
 	return d.Function, true
 }
+
+// isPattern reports whether a description's field is a glob pattern.
+func isPattern(s string) bool { return strings.ContainsAny(s, "*?[]\\!") }
 
 // expandKinst rewrites kinst entry and return descriptions: the first
 // site replaces the description, later sites are appended to the list,

@@ -9,7 +9,14 @@
 //   - kinst::f:entry and kinst::f:return descriptions of inline
 //     functions become one kinst::caller:offset description per inline
 //     copy, and kinst::f:N descriptions are checked to name an
-//     instruction (see Kinst).
+//     instruction (see Kinst);
+//   - pidN:object:f:entry and :return descriptions of a function the
+//     compiler inlined or cloned become one pidN:object:caller:off
+//     description per inline site, off in hex as the pid provider names
+//     offset probes, plus the function's own out-of-line body and its
+//     clones (see Pid); the return sites of a copy that can be reached
+//     without running its entry fire only after it, through a
+//     thread-local flag (see Guard).
 //
 // An Expander carries the state dtrace keeps per handle: the
 // dtrace:::ERROR clause that sets self->%error is emitted once per run,
@@ -32,8 +39,16 @@ type Expander struct {
 	// and checks kinst offsets. When nil, kinst descriptions are left as
 	// written.
 	Kinst Kinst
+	// Pid finds the inline copies and clones of the functions that
+	// pid entry and return descriptions name. When nil, pid
+	// descriptions are left as written.
+	Pid Pid
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
+
+	guards   map[string]int // the pid rewrite's guards, by entry site
+	prologue []*ast.Clause  // the clauses keeping guards' flags, not yet emitted
+	oks      int            // the guarded clauses so far
 }
 
 // Expand rewrites prog's clauses in place.
@@ -53,7 +68,14 @@ func (e *Expander) Expand(prog *ast.Program) error {
 			out = append(out, c)
 		}
 	}
-	prog.Decls = out
+	// The guards' flags are kept before any clause of the program
+	// reads them.
+	var first []ast.Decl
+	for _, c := range e.prologue {
+		first = append(first, c)
+	}
+	e.prologue = nil
+	prog.Decls = append(first, out...)
 	return nil
 }
 
@@ -67,13 +89,25 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 			return nil, err
 		}
 	}
+	pred := c.Pred
+	var guards []*ast.Clause
+	if e.Pid != nil {
+		var shared []guarded
+		var err error
+		if probes, shared, err = e.expandPid(probes); err != nil {
+			return nil, err
+		}
+		if len(shared) > 0 {
+			guards, pred = e.guardClauses(probes, shared, pred)
+		}
+	}
 	if !hasIf(c.Body) {
-		return []*ast.Clause{{Probes: probes, Pred: c.Pred, Body: c.Body, DiagPos: c.DiagPos}}, nil
+		return append(guards, &ast.Clause{Probes: probes, Pred: pred, Body: c.Body, DiagPos: c.DiagPos}), nil
 	}
 	s := &splitter{probes: probes, pos: c.Pos()}
 	cond := 0
-	if c.Pred != nil {
-		cond = s.newCondition(c.Pred, 0)
+	if pred != nil {
+		cond = s.newCondition(pred, 0)
 	}
 	s.visitStmts(c.Body, cond)
 	if s.conditions != 0 {
@@ -88,7 +122,7 @@ func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 		}
 		s.out = append([]*ast.Clause{errc}, s.out...)
 	}
-	return s.out, nil
+	return append(guards, s.out...), nil
 }
 
 func hasIf(list []ast.Stmt) bool {

@@ -1,0 +1,103 @@
+package amd64
+
+// An Exit is a return site of an inline copy, as ExitSites finds them.
+type Exit struct {
+	Addr uint64
+	// Shared reports that control also reaches Addr from code outside
+	// the copy: a join after an if without an else, a common epilogue,
+	// the rest of a path that already left the copy by another exit. A
+	// probe there fires on paths that did not just leave the copy, so
+	// the copy's exits count its calls exactly only when a probe at
+	// the copy's entry marks the thread as inside it, and each exit
+	// fires only when so marked.
+	Shared bool
+}
+
+// Exits returns ExitSites' sites of the copy, each saying whether it
+// is Shared: whether it can be reached along a path that does not run
+// the copy's entry, at address entry, since the function was called, or
+// since the copy's last exit.
+func (f *Function) Exits(copy []Range, entry uint64) ([]Exit, error) {
+	sites, err := f.ExitSites(copy)
+	if err != nil {
+		return nil, err
+	}
+	isSite := make(map[int]bool, len(sites))
+	for _, a := range sites {
+		i, _ := f.instAt(a)
+		isSite[i] = true
+	}
+	e, ok := f.instAt(entry)
+	exits := make([]Exit, len(sites))
+	for k, a := range sites {
+		i, _ := f.instAt(a)
+		// An entry the code does not hold cannot mark the thread.
+		exits[k] = Exit{Addr: a, Shared: !ok || f.reachedAround(i, e, isSite)}
+	}
+	return exits, nil
+}
+
+// reachedAround reports whether instruction v, a site, can be reached
+// along a path that does not run instruction e, the copy's entry, and
+// starts where the function is called, at code the graph knows no way
+// into (a jump table's target; not padding), at another site, or at v
+// itself: then a
+// probe at v alone would fire on a path that did not just leave the
+// copy, or twice for one call.
+func (f *Function) reachedAround(v, e int, isSite map[int]bool) bool {
+	seen := make([]bool, len(f.Blocks))
+	var work []int
+	// preds pushes the instructions that run just before instruction
+	// i, and reports whether i is where control comes from outside.
+	preds := func(i int) bool {
+		b := f.Blocks[f.blockOf[i]]
+		if i > b.first {
+			work = append(work, i-1)
+			return false
+		}
+		if b == f.entry || len(b.Preds) == 0 && !padding(b) {
+			return true
+		}
+		for _, p := range b.Preds {
+			work = append(work, p.first+len(p.Insts)-1)
+		}
+		return false
+	}
+	if v == e || preds(v) {
+		return v != e
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		if i == e {
+			continue // the path runs the entry
+		}
+		if isSite[i] {
+			return true // another site, or v again
+		}
+		b := f.Blocks[f.blockOf[i]]
+		if i == b.first+len(b.Insts)-1 {
+			// A block is walked back from its end once.
+			if seen[b.Index] {
+				continue
+			}
+			seen[b.Index] = true
+		}
+		if preds(i) {
+			return true
+		}
+	}
+	return false
+}
+
+// padding reports whether b is all no-operations: the alignment padding
+// before a loop head, which control falls into only from where it
+// enters it.
+func padding(b *Block) bool {
+	for _, in := range b.Insts {
+		if in.Op != Nop {
+			return false
+		}
+	}
+	return true
+}
