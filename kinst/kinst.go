@@ -207,7 +207,7 @@ func (r *Resolver) function(c debuginfo.Copy) (*amd64.Function, error) {
 			parts = append(parts, amd64.Part{Addr: psym.Addr, Code: pcode})
 		}
 	}
-	f, err := amd64.NewFunction(code, sym.Addr, parts...)
+	f, err := amd64.NewFunctionNoReturn(code, sym.Addr, r.noReturnIn(c.Module), parts...)
 	if err != nil {
 		return nil, err
 	}
