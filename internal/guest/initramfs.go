@@ -44,6 +44,10 @@ func (r *Initramfs) HostFile(name, src string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	if st.Size() > 0xffffffff {
+		// newc's size field has eight hex digits.
+		return fmt.Errorf("%s: %d bytes, past the 4 GB a cpio entry holds", src, st.Size())
+	}
 	r.add(name, entry{mode: modeFile | uint32(mode.Perm()), src: src, size: st.Size()})
 	return nil
 }
