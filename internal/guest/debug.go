@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // DebugPackage is the name of the package holding k's vmlinux with DWARF.
@@ -31,6 +32,7 @@ func FetchDebug(ctx context.Context, k Kernel, cache string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
+	dropStale(dir)
 	tmp, err := os.MkdirTemp(dir, "fetch-")
 	if err != nil {
 		return fail(err)
@@ -82,4 +84,16 @@ func extract(ctx context.Context, dir, deb, member string) error {
 		return fmt.Errorf("%s has no %s", filepath.Base(deb), member)
 	}
 	return nil
+}
+
+// dropStale removes what fetches killed before their cleanup left in a
+// cache directory: an 860 MB package, perhaps. A fetch under way
+// elsewhere is younger than an hour.
+func dropStale(dir string) {
+	old, _ := filepath.Glob(filepath.Join(dir, "fetch-*"))
+	for _, d := range old {
+		if st, err := os.Stat(d); err == nil && time.Since(st.ModTime()) > time.Hour {
+			os.RemoveAll(d)
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExtract streams one member out of a .deb built here, as FetchDebug
@@ -52,5 +53,26 @@ func TestExtract(t *testing.T) {
 	err := extract(ctx, out, deb, "./usr/lib/debug/boot/vmlinux-y")
 	if err == nil || !strings.Contains(err.Error(), "vmlinux-y") {
 		t.Errorf("a missing member: %v", err)
+	}
+}
+
+func TestDropStale(t *testing.T) {
+	dir := t.TempDir()
+	stale, fresh := filepath.Join(dir, "fetch-1"), filepath.Join(dir, "fetch-2")
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "root"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(stale, long, long); err != nil {
+		t.Fatal(err)
+	}
+	dropStale(dir)
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a fetch directory two hours old was kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fetch under way was dropped: %v", err)
 	}
 }
