@@ -192,11 +192,11 @@ func TestCheckOffset(t *testing.T) {
 		{4, ""},
 		{9, ""},
 		{15, ""},
-		{6, "offset 6 is inside the 5-byte ftrace NOP (nearest: 4, 9)"},
-		{12, "offset 12 is not an instruction boundary (nearest: 11, 15)"},
-		{1, "offset 1 is not an instruction boundary (nearest: 0, 4)"},
-		{17, "offset 17 is in data, not code (nearest: 15)"},
-		{16, "offset 16 is in data, not code (nearest: 15)"},
+		{6, "offset 6 is inside the 5-byte ftrace NOP (nearest boundaries: 4 and 9)"},
+		{12, "offset 12 is not an instruction boundary (nearest boundaries: 11 and 15)"},
+		{1, "offset 1 is not an instruction boundary (nearest boundaries: 0 and 4)"},
+		{17, "offset 17 is in data, not code (nearest boundary: 15)"},
+		{16, "offset 16 is in data, not code (nearest boundary: 15)"},
 		{18, "offset 18 is past the end of the function (size 18)"},
 	}
 	for _, tt := range tests {

@@ -62,6 +62,13 @@
 // basic block. It covers early returns, copies split into several ranges
 // and tail calls, which the reference's rule (CompatExitSites) misses.
 //
+// The graph's paths must be the code's: a call to a function that never
+// returns (the caller names them, to NewFunctionNoReturn; kinst gives
+// the kernel's, such as __stack_chk_fail) ends its path. Taken to fall
+// through, it runs into whatever code the compiler put next, and a path
+// invented that way from after a copy back into it hides the copy's
+// return site (do_sendfile's fsnotify_access on Debian's 6.1 kernel).
+//
 // One refinement keeps the probe to one firing per path: a site from which
 // control runs straight on, without a branch, to another site is dropped.
 // It is typically the move of the return value before the jump to the

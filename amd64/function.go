@@ -11,8 +11,9 @@ import (
 //
 // The graph is the usual one: a block is a run of instructions entered
 // only at its first and left only at its last. Calls do not end blocks:
-// they return. A block ending in ret, a trap, hlt, Data, or a jump that
-// leaves the function has no successors.
+// they return, except a call to a function the caller says never returns
+// (NewFunctionNoReturn). A block ending in ret, a trap, hlt, Data, such a
+// call, or a jump that leaves the function has no successors.
 //
 // An indirect jump's targets are not in the code. They are taken to be
 // the orphan blocks: those no direct path from the entry reaches and that
@@ -27,9 +28,10 @@ type Function struct {
 	Insts  []Inst   // every instruction of every part, in address order
 	Blocks []*Block // the basic blocks, in address order
 
-	parts   []Part // the function itself, then its cold parts
-	entry   *Block
-	blockOf []int32 // index in Blocks of the block of each instruction
+	parts    []Part // the function itself, then its cold parts
+	noReturn func(target uint64) bool
+	entry    *Block
+	blockOf  []int32 // index in Blocks of the block of each instruction
 }
 
 // A Part is a piece of a function's code. Compilers move the code of
@@ -82,7 +84,17 @@ func (b *Block) IsBackEdge(s *Block) bool {
 // NewFunction decodes the code of a function whose entry is at addr,
 // and of its cold parts if any, and builds its control-flow graph.
 func NewFunction(code []byte, addr uint64, cold ...Part) (*Function, error) {
-	f := &Function{Addr: addr, parts: append([]Part{{addr, code}}, cold...)}
+	return NewFunctionNoReturn(code, addr, nil, cold...)
+}
+
+// NewFunctionNoReturn is NewFunction for code calling functions that never
+// return (a kernel's __stack_chk_fail or panic, a program's abort):
+// noReturn says which, by the callee's address. The compiler puts
+// unrelated code after such a call, and taking the call to fall through
+// into it would invent paths, from after an inline copy back into it, that
+// hide the copy's return sites.
+func NewFunctionNoReturn(code []byte, addr uint64, noReturn func(target uint64) bool, cold ...Part) (*Function, error) {
+	f := &Function{Addr: addr, parts: append([]Part{{addr, code}}, cold...), noReturn: noReturn}
 	for _, p := range f.parts {
 		insts, err := Decode(p.Code, p.Addr)
 		if err != nil {
@@ -178,7 +190,7 @@ func (f *Function) buildBlocks() {
 			leader[i+1] = true
 		case in.Op == Data:
 			leader[i], leader[i+1] = true, true
-		case !in.Op.fallsThrough():
+		case !f.fallsThrough(in):
 			leader[i+1] = true
 		}
 		if i+1 < len(f.Insts) && in.End() != f.Insts[i+1].Addr {
@@ -212,7 +224,7 @@ func (f *Function) buildEdges() {
 		if last.Op == IndirectJump {
 			indirect = append(indirect, b)
 		}
-		if next := b.Index + 1; last.Op.fallsThrough() && next < len(f.Blocks) && last.End() == f.Blocks[next].Addr() {
+		if next := b.Index + 1; f.fallsThrough(last) && next < len(f.Blocks) && last.End() == f.Blocks[next].Addr() {
 			b.addSucc(f.Blocks[next])
 		}
 	}
@@ -243,6 +255,15 @@ func (f *Function) buildEdges() {
 			b.addSucc(o)
 		}
 	}
+}
+
+// fallsThrough reports whether execution may go on after in to the next
+// instruction.
+func (f *Function) fallsThrough(in Inst) bool {
+	if in.Op == Call && f.noReturn != nil && f.noReturn(in.Target) {
+		return false
+	}
+	return in.Op.fallsThrough()
 }
 
 // padding reports whether b is all alignment padding, or not code.

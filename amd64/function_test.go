@@ -275,3 +275,48 @@ func TestRefused(t *testing.T) {
 		}
 	}
 }
+
+// noReturnCall is do_sendfile's shape in Debian's 6.1 vmlinux: the code
+// after a call to a function that never returns (__stack_chk_fail) is
+// another path's, which jumps back to before the copy.
+var noReturnCall = cat(
+	[]byte{0x85, 0xff},                   // 0x00 test %edi,%edi
+	[]byte{0x75, 0x0c},                   // 0x02 jne 0x10
+	[]byte{0xff, 0xc0},                   // 0x04 inc %eax       the copy
+	[]byte{0x85, 0xf6},                   // 0x06 test %esi,%esi
+	[]byte{0x75, 0x01},                   // 0x08 jne 0x0b
+	[]byte{0xc3},                         // 0x0a ret
+	[]byte{0xe8, 0xf0, 0x0f, 0x00, 0x00}, // 0x0b call 0x1000   never returns
+	[]byte{0xeb, 0xf2},                   // 0x10 jmp 0x04
+)
+
+func TestExitSitesNoReturn(t *testing.T) {
+	tests := []struct {
+		name     string
+		noReturn func(uint64) bool
+		want     []uint64
+	}{
+		// Falling through the call makes a cycle through the copy with no
+		// back edge on it, so the copy seems never left for good.
+		{"call taken to return", nil, nil},
+		{"call known not to return", func(a uint64) bool { return a == 0x1000 }, []uint64{0x06}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := NewFunctionNoReturn(noReturnCall, 0, tt.noReturn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.ExitSites([]Range{{0x04, 0x06}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if b, _ := f.Block(0x0b); (tt.noReturn != nil) != (len(b.Succs) == 0) {
+				t.Errorf("block at 0x0b has successors %d", len(b.Succs))
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package amd64
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 )
 
 // An OffsetError reports a probe offset that is not the start of an
@@ -19,11 +20,15 @@ type OffsetError struct {
 
 	InData      bool // Off lies in bytes that are not code
 	InFtraceNOP bool // Off lies inside the ftrace NOP at the entry
+
+	// Hex writes the offsets in hex, as the pid provider names them;
+	// kinst's are decimal.
+	Hex bool
 }
 
 func (e *OffsetError) Error() string {
 	if e.Off >= e.Size {
-		return fmt.Sprintf("offset %d is past the end of the function (size %d)", e.Off, e.Size)
+		return fmt.Sprintf("offset %s is past the end of the function (size %s)", e.format(e.Off), e.format(e.Size))
 	}
 	what := "is not an instruction boundary"
 	switch {
@@ -32,15 +37,27 @@ func (e *OffsetError) Error() string {
 	case e.InData:
 		what = "is in data, not code"
 	}
-	switch {
-	case e.HasBelow && e.HasAbove:
-		return fmt.Sprintf("offset %d %s (nearest: %d, %d)", e.Off, what, e.Below, e.Above)
-	case e.HasBelow:
-		return fmt.Sprintf("offset %d %s (nearest: %d)", e.Off, what, e.Below)
-	case e.HasAbove:
-		return fmt.Sprintf("offset %d %s (nearest: %d)", e.Off, what, e.Above)
+	var near []string
+	if e.HasBelow {
+		near = append(near, e.format(e.Below))
 	}
-	return fmt.Sprintf("offset %d %s", e.Off, what)
+	if e.HasAbove {
+		near = append(near, e.format(e.Above))
+	}
+	switch len(near) {
+	case 2:
+		return fmt.Sprintf("offset %s %s (nearest boundaries: %s and %s)", e.format(e.Off), what, near[0], near[1])
+	case 1:
+		return fmt.Sprintf("offset %s %s (nearest boundary: %s)", e.format(e.Off), what, near[0])
+	}
+	return fmt.Sprintf("offset %s %s", e.format(e.Off), what)
+}
+
+func (e *OffsetError) format(off uint64) string {
+	if e.Hex {
+		return "0x" + strconv.FormatUint(off, 16)
+	}
+	return strconv.FormatUint(off, 10)
 }
 
 // CheckOffset reports whether off, an offset from the function's entry,

@@ -13,7 +13,8 @@
 # `perf probe -k VMLINUX -D FUNC` prints, timing both.
 #
 # Environment: WORK (default /var/tmp/kdtrace-vmlinux); VMLINUX to use a
-# vmlinux already at hand.
+# vmlinux already at hand. Without it, the vmlinux the guest test caches
+# (internal/guest's FetchDebug) is used when there.
 set -eu
 
 N=${1:-200}
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 mkdir -p "$WORK"
 
 if [ -z "${VMLINUX:-}" ]; then
-	VMLINUX=$(ls "$WORK"/usr/lib/debug/boot/vmlinux-* 2>/dev/null | head -n 1 || true)
+	VMLINUX=$(ls "$WORK"/usr/lib/debug/boot/vmlinux-* "${XDG_CACHE_HOME:-$HOME/.cache}"/kdtrace/guest/*/vmlinux-* 2>/dev/null | head -n 1 || true)
 fi
 if [ -z "$VMLINUX" ]; then
 	pkg=$(apt-cache depends linux-image-amd64-dbg | awk '/Depends: linux-image-.*-dbg/ { print $2; exit }')

@@ -429,3 +429,16 @@ func (e *elfFile) code(addr, size uint64) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("%s: no executable section holds [%#x, %#x)", e.path, addr, addr+size)
 }
+
+// section returns the name of the allocated section holding addr.
+func (e *elfFile) section(addr uint64) (string, bool) {
+	for i, s := range e.f.Sections {
+		if s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if lo := e.addrs[i]; addr >= lo && addr-lo < s.Size {
+			return s.Name, true
+		}
+	}
+	return "", false
+}

@@ -294,12 +294,32 @@ func (img *Image) Close() error {
 func (img *Image) code(addr, size uint64) ([]byte, error) {
 	img.mu.Lock()
 	defer img.mu.Unlock()
-	if img.elf == nil {
-		ef, err := openELF(img.Path)
-		if err != nil {
-			return nil, err
-		}
-		img.elf = ef
+	if err := img.openELF(); err != nil {
+		return nil, err
 	}
 	return img.elf.code(addr, size)
+}
+
+// section returns the name of the image's section holding addr.
+func (img *Image) section(addr uint64) (string, bool) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.openELF() != nil {
+		return "", false
+	}
+	return img.elf.section(addr)
+}
+
+// openELF opens the image's file for its code, once; the index, read
+// from the cache, needs none of it.
+func (img *Image) openELF() error {
+	if img.elf != nil {
+		return nil
+	}
+	ef, err := openELF(img.Path)
+	if err != nil {
+		return err
+	}
+	img.elf = ef
+	return nil
 }

@@ -238,6 +238,16 @@ func (s *Set) SymbolAt(module string, addr uint64) (Symbol, bool) {
 	return img.symbol(img.x.sym(i)), true
 }
 
+// SectionAt returns the name of the section of a module's image that
+// holds addr, such as .init.text for code the kernel frees after boot.
+func (s *Set) SectionAt(module string, addr uint64) (string, bool) {
+	img, err := s.image(module)
+	if err != nil {
+		return "", false
+	}
+	return img.section(addr)
+}
+
 // Thunks returns the return and indirect-branch thunks of a module's
 // image, by address. A jump to a ReturnThunk is a return.
 func (s *Set) Thunks(module string) []Thunk {

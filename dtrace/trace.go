@@ -80,6 +80,11 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		n, _ := strconv.ParseUint(v, 0, 32)
 		cfg.BPF.NSpec = uint32(n)
 	}
+	cfg.KinstMax = linux.DefaultKinstMax
+	if v, ok := h.opts.Value("kinstmaxprobes"); ok {
+		n, _ := strconv.ParseUint(v, 0, 32)
+		cfg.KinstMax = int(n)
+	}
 	if n := size("dynvarsize"); n != 0 {
 		cfg.BPF.Threads = uint32(max(1, min(n/64, 1<<24)))
 	}

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -110,10 +111,10 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
-			// Code outside every function symbol (a kernel's alternative
-			// instruction sections, say) cannot be named as
-			// kinst::caller:offset.
-			r.warn(fmt.Errorf("inline copy of %s at %#x in %s left out: no function symbol holds it", fn, c.Entry, c.Module))
+			// Code outside every function symbol cannot be named as
+			// kinst::caller:offset. Naming it after the symbol before
+			// it would name code of another function.
+			r.warn(fmt.Errorf("inline copy of %s at %#x in %s left out: %s", fn, c.Entry, c.Module, r.nameless(c)))
 			continue
 		}
 		var sites []sugar.Site
@@ -133,6 +134,18 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	}
 	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
 	return s, nil
+}
+
+// nameless says why a copy no function symbol holds has no site.
+func (r *Resolver) nameless(c debuginfo.Copy) string {
+	sec, ok := r.Set.SectionAt(c.Module, c.Entry)
+	switch {
+	case !ok:
+		return "no function symbol holds it"
+	case strings.HasPrefix(sec, ".init."):
+		return fmt.Sprintf("no function symbol holds it, in %s, which the kernel frees after boot", sec)
+	}
+	return fmt.Sprintf("no function symbol holds it, in %s", sec)
 }
 
 func (r *Resolver) warn(err error) {
@@ -254,7 +267,7 @@ func (r *Resolver) function(c debuginfo.Copy) (*amd64.Function, error) {
 			parts = append(parts, amd64.Part{Addr: psym.Addr, Code: pcode})
 		}
 	}
-	f, err := amd64.NewFunction(code, sym.Addr, parts...)
+	f, err := amd64.NewFunctionNoReturn(code, sym.Addr, r.noReturnIn(c.Module), parts...)
 	if err != nil {
 		return nil, err
 	}
@@ -307,10 +320,28 @@ func (r *Resolver) CheckOffset(fn string, off uint64) error {
 			return err
 		}
 		if err := checkProbeable(d, off); err != nil {
+			r.inFentryCall(sym.Module, d, err)
 			return fmt.Errorf("%s: %w", fn, err)
 		}
 	}
 	return nil
+}
+
+// inFentryCall marks an offset error inside the call to __fentry__ that
+// an image holds at a traced function's entry as inside the ftrace NOP:
+// ftrace turns that call into the NOP of the live text at boot.
+func (r *Resolver) inFentryCall(module string, d *amd64.Function, err error) {
+	var oe *amd64.OffsetError
+	if !errors.As(err, &oe) || len(d.Insts) == 0 {
+		return
+	}
+	in := d.Insts[0]
+	if in.Addr != d.Addr || in.Op != amd64.Call || in.Len != 5 || oe.Off == 0 || oe.Off >= 5 {
+		return
+	}
+	if s, ok := r.Set.SymbolAt(module, in.Target); ok && s.Addr == in.Target && s.Name == "__fentry__" {
+		oe.InFtraceNOP = true
+	}
 }
 
 // noDebug is the error of the questions only debug information answers.

@@ -26,7 +26,7 @@ func TestCheckProbeable(t *testing.T) {
 		want string
 	}{
 		{0, ""},
-		{2, "offset 2 is inside the 5-byte ftrace NOP (nearest: 0, 5)"},
+		{2, "offset 2 is inside the 5-byte ftrace NOP (nearest boundaries: 0 and 5)"},
 		{5, ""},
 		{6, "offset 6 is a trap (int3 or ud2), which the kernel does not probe"},
 		{8, ""},

@@ -55,7 +55,7 @@ func init() {
 		verbose zdefs kinstcompat`)
 	add(Compile, countValue, `pgmax`)
 	add(Runtime, sizeValue, `aggsize bufsize dynvarsize specsize strsize`)
-	add(Runtime, countValue, `cpu jstackframes jstackstrsize nspec stackframes ustackframes`)
+	add(Runtime, countValue, `cpu jstackframes jstackstrsize kinstmaxprobes nspec stackframes ustackframes`)
 	add(Runtime, rateValue, `cleanrate statusrate`)
 	add(Runtime, boolValue, `destructive grabanon temporal`)
 	add(Dynamic, rateValue, `aggrate switchrate`)

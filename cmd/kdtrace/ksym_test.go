@@ -62,7 +62,7 @@ func TestKinstWithoutDWARF(t *testing.T) {
 		return st, stdout.String(), stderr.String()
 	}
 	st, _, stderr := kdtrace("--kernel", bare, "-e", "-n", "kinst::req_submit:4 { }")
-	if want := `invalid probe description "kinst::req_submit:4": req_submit: offset 4 is not an instruction boundary (nearest: 3, 5)`; st != 1 || !strings.Contains(stderr, want) {
+	if want := `invalid probe description "kinst::req_submit:4": req_submit: offset 4 is not an instruction boundary (nearest boundaries: 3 and 5)`; st != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("kinst::req_submit:4: status %d, %q; want 1 and %q", st, stderr, want)
 	}
 	if st, _, stderr := kdtrace("--kernel", bare, "-e", "-n", "kinst::req_submit:5 { }"); st != 0 {

@@ -9,10 +9,17 @@
 //	FetchKernel   apt-get download of a pinned linux-image package into a
 //	              cache keyed by its version, vmlinuz and config extracted
 //	              once (dpkg-deb -x), the .deb dropped;
+//	FetchDebug    the same for the -dbg package's vmlinux with DWARF,
+//	              streamed out of the 860 MB .deb alone (dpkg-deb
+//	              --fsys-tarfile | tar -x --occurrence=1);
 //	Initramfs     a gzipped newc cpio holding busybox (static), an /init
 //	              that mounts proc, sys, dev, tracefs and debugfs, and the
 //	              caller's files (a static kdtrace, load generators, the
-//	              script to run);
+//	              script to run); Config.Data's large files (the debug
+//	              vmlinux at /usr/lib/debug/boot/vmlinux-<release>,
+//	              where kdtrace looks for it) follow in an uncompressed
+//	              cpio, which the kernel unpacks with a copy where gunzip
+//	              under TCG would take many seconds;
 //	Run           qemu-system-x86_64 under TCG with -no-reboot and
 //	              panic=-1 and a deadline; the console is read from the
 //	              serial port and the script's output cut out from

@@ -29,11 +29,63 @@ type guestCase struct {
 	want   string // a regular expression its output must match
 }
 
+// sendfiles is how many sendfile(2)s the load generator makes in its -s
+// mode.
+const sendfiles = 100
+
 var guestCases = []guestCase{
 	{
 		name: "BEGIN",
 		cmd:  `kdtrace -q -n 'BEGIN { printf("begin fired\n"); exit(0); }'`,
 		want: `^begin fired\n`,
+	},
+	{
+		// The first run that needs DWARF finds the -dbg vmlinux at
+		// /usr/lib/debug/boot/vmlinux-$(uname -r), checks its build-id
+		// against /sys/kernel/notes, and indexes it into the cache;
+		// the runs after it read the cache. vfs_read+259 is the site
+		// the offset case below probes.
+		name: "kinst inline sites listed",
+		cmd:  `kdtrace -l -n kinst::add_rchar:entry`,
+		want: `(?m)^ *\d+ +kinst +vmlinux +vfs_read 259$`,
+	},
+	{
+		name: "kinst inline entry and return",
+		cmd: `kdtrace -q -n 'kinst::add_rchar:entry /pid == $target/ { @e[probefunc] = count(); }
+			kinst::add_rchar:return /pid == $target/ { @r[probefunc] = count(); }
+			END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nentry vfs_read %[1]d\nreturn vfs_read %[1]d\n\n*$`, reads),
+	},
+	{
+		// Of fsnotify_access's nine inline copies, only vfs_read's
+		// runs for the process's reads.
+		name: "kinst inline fsnotify_access",
+		cmd: `kdtrace -q -n 'kinst::fsnotify_access:entry /pid == $target/ { @e[probefunc] = count(); }
+			kinst::fsnotify_access:return /pid == $target/ { @r[probefunc] = count(); }
+			END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nentry vfs_read %[1]d\nreturn vfs_read %[1]d\n\n*$`, reads),
+	},
+	{
+		// sendfile(2) runs do_sendfile's inline copy of
+		// fsnotify_access, whose return site (+644) is found only
+		// when the call to __stack_chk_fail is known not to return.
+		name: "kinst inline sendfile",
+		cmd: `echo x >/tmp/small; kdtrace -q -n 'kinst::fsnotify_access:entry /pid == $target/ { @e[probefunc] = count(); }
+			kinst::fsnotify_access:return /pid == $target/ { @r[probefunc] = count(); }
+			END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); }' -c '/bin/readzero -s ` + strconv.Itoa(sendfiles) + ` /tmp/small'`,
+		want: fmt.Sprintf(`^readzero: %[1]d sendfiles\nentry do_sendfile %[1]d\nreturn do_sendfile %[1]d\n\n*$`, sendfiles),
+	},
+	{
+		// vfs_read is not inlined anywhere: its entry is fbt's.
+		name: "kinst entry of a function not inlined",
+		cmd:  `kdtrace -e -d -n 'kinst::vfs_read:entry'`,
+		want: `(?m)^fbt::vfs_read:entry$`,
+	},
+	{
+		name: "kinst entry as fbt",
+		cmd: `kdtrace -q -n 'kinst::vfs_read:entry /pid == $target/ { @n = count(); }
+			END { printa("hits %@d\n", @n); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\nhits %[1]d\n\n*$`, reads),
 	},
 	{
 		// +5 is push %r15, the first instruction after the ftrace
@@ -87,20 +139,53 @@ var guestCases = []guestCase{
 		want: `^readzero: 10 reads\n0 10\n(\d+ 10\n)*5 10\n(\d+ 10\n)*\n*$`,
 	},
 	{
-		// The int3s padding vfs_read's patched return (+0xec is ret,
-		// +0xed to +0xf0 int3 in the live text) are no probe sites.
+		// Without debug information (--debug-root an empty directory) the
+		// offset is checked against the live text, where the jump to
+		// the return thunk at +0xec is patched into ret and four int3s.
 		name:   "kinst int3",
-		cmd:    `kdtrace -q -n 'kinst::vfs_read:237 { exit(0); }'`,
+		cmd:    `mkdir -p /tmp/nodebug; kdtrace --debug-root /tmp/nodebug -q -n 'kinst::vfs_read:237 { exit(0); }'`,
 		status: 1,
 		want:   `vfs_read: offset 237 is a trap \(int3 or ud2\), which the kernel does not probe\n$`,
 	},
 	{
-		// +4 is inside the ftrace NOP: refused before anything
+		// With it, against the vmlinux's text, where +0xec is still
+		// the 5-byte jmp __x86_return_thunk.
+		name:   "kinst int3 with debug information",
+		cmd:    `kdtrace -q -n 'kinst::vfs_read:237 { exit(0); }'`,
+		status: 1,
+		want:   `vfs_read: offset 237 is not an instruction boundary \(nearest boundaries: 236 and 241\)\n$`,
+	},
+	{
+		// +4 is inside the ftrace NOP of the live text, the call to
+		// __fentry__ of the vmlinux's: refused before anything
 		// attaches, naming the boundaries either side.
 		name:   "kinst mid-instruction",
 		cmd:    `kdtrace -q -n 'kinst::vfs_read:4 { exit(0); }'`,
 		status: 1,
-		want:   `vfs_read: offset 4 is inside the 5-byte ftrace NOP \(nearest: 0, 5\)\n$`,
+		want:   `vfs_read: offset 4 is inside the 5-byte ftrace NOP \(nearest boundaries: 0 and 5\)\n$`,
+	},
+	{
+		name:   "kinst mid-instruction without debug information",
+		cmd:    `kdtrace --debug-root /tmp/nodebug -q -n 'kinst::vfs_read:4 { exit(0); }'`,
+		status: 1,
+		want:   `vfs_read: offset 4 is inside the 5-byte ftrace NOP \(nearest boundaries: 0 and 5\)\n$`,
+	},
+	{
+		// do_syscall_64 is noinstr code, on the kernel's kprobe
+		// blacklist: refused before anything attaches, with the
+		// reason, where the kernel would answer EINVAL.
+		name:   "kinst blacklisted",
+		cmd:    `kdtrace -q -n 'kinst::do_syscall_64:0 { exit(0); }'`,
+		status: 1,
+		want:   `do_syscall_64 is on the kernel's kprobe blacklist \(/sys/kernel/debug/kprobes/blacklist\), which kprobes cannot probe: noinstr or entry code, or a function marked NOKPROBE_SYMBOL\n$`,
+	},
+	{
+		// Every instruction of vfs_read is over a limit of 100 kinst
+		// probes: refused before any attaches.
+		name:   "kinst probe limit",
+		cmd:    `kdtrace -x kinstmaxprobes=100 -q -n 'kinst::vfs_read: { exit(0); }'`,
+		status: 1,
+		want:   `^kdtrace: could not enable tracing: kinst::vfs_read: brings the kinst probes to 1\d\d, past the limit of 100 \(each is a kprobe\); raise it with -x kinstmaxprobes=1\d\d\n$`,
 	},
 	{
 		// The fbt cases above go on trampolines: -x verbose says so.
@@ -165,6 +250,25 @@ func guestScript(cases []guestCase) string {
 
 var caseRE = regexp.MustCompile(`(?s)=== ([^\n]*)\n(.*?)=== status (\d+) uptime ([\d.]+) ([\d.]+)\n`)
 
+// guestDebugImage returns a copy of the -dbg vmlinux, in dir, without
+// the sections kdtrace does not read: the relocations (.rela.*, which
+// the vmlinux keeps for KASLR and which are half its size) and
+// .debug_frame. The copy keeps the build-id, the symbols, the code and
+// the DWARF the index and the types come from, and halves what the
+// guest must hold in RAM.
+func guestDebugImage(t *testing.T, vmlinux, dir string) string {
+	t.Helper()
+	if _, err := exec.LookPath("objcopy"); err != nil {
+		t.Skip("objcopy not found (binutils), to make the guest's debug image")
+	}
+	out := filepath.Join(dir, "vmlinux")
+	cmd := exec.Command("objcopy", "--remove-section=.rela*", "--remove-section=.debug_frame", vmlinux, out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, b)
+	}
+	return out
+}
+
 // TestGuest boots the pinned Debian kernel and runs kdtrace in it:
 // BEGIN, then probes on the read path counted against a program that
 // makes a known number of reads.
@@ -199,8 +303,15 @@ func TestGuest(t *testing.T) {
 	if ok, err := img.HasConfig("CONFIG_KPROBES"); err != nil || !ok {
 		t.Fatalf("%s has no CONFIG_KPROBES=y (%v)", img.Config, err)
 	}
+	vmlinux, err := FetchDebug(ctx, Debian12, cache)
+	if errors.As(err, &fe) {
+		t.Skipf("cannot download the guest kernel's debug image: %v", err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
 
 	dir := t.TempDir()
+	debug := guestDebugImage(t, vmlinux, dir)
 	kdtrace := filepath.Join(dir, "kdtrace")
 	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -216,8 +327,12 @@ func TestGuest(t *testing.T) {
 		Image:   img,
 		Busybox: busybox,
 		Files:   map[string]string{"bin/kdtrace": kdtrace, "bin/readzero": readzero},
+		Data:    map[string]string{"usr/lib/debug/boot/vmlinux-" + Debian12.Release: debug},
+		// The initramfs holds the debug image twice while the kernel
+		// unpacks it, and kdtrace maps it to index it.
+		Memory:  "3G",
 		Script:  guestScript(guestCases),
-		Timeout: 5 * time.Minute,
+		Timeout: 8 * time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,8 @@ type Initramfs struct {
 type entry struct {
 	mode uint32 // type and permission bits, as stat's st_mode
 	data []byte // contents; a symlink's target
+	src  string // the host file holding the contents, when data is nil
+	size int64  // src's size
 }
 
 const (
@@ -32,7 +34,22 @@ const (
 
 // File adds a file holding data; mode is its permission bits.
 func (r *Initramfs) File(name string, data []byte, mode os.FileMode) {
-	r.add(name, entry{modeFile | uint32(mode.Perm()), data})
+	r.add(name, entry{mode: modeFile | uint32(mode.Perm()), data: data})
+}
+
+// HostFile adds the host's file src as name, read only when the archive
+// is written, so that large files (a vmlinux) are not held in memory.
+func (r *Initramfs) HostFile(name, src string, mode os.FileMode) error {
+	st, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if st.Size() > 0xffffffff {
+		// newc's size field has eight hex digits.
+		return fmt.Errorf("%s: %d bytes, past the 4 GB a cpio entry holds", src, st.Size())
+	}
+	r.add(name, entry{mode: modeFile | uint32(mode.Perm()), src: src, size: st.Size()})
+	return nil
 }
 
 // Program adds the host's executable src as name, refusing one that
@@ -58,12 +75,12 @@ func (r *Initramfs) Program(name, src string) error {
 
 // Symlink adds name pointing to target.
 func (r *Initramfs) Symlink(name, target string) {
-	r.add(name, entry{modeLink | 0o777, []byte(target)})
+	r.add(name, entry{mode: modeLink | 0o777, data: []byte(target)})
 }
 
 // Dir adds an empty directory.
 func (r *Initramfs) Dir(name string) {
-	r.add(name, entry{modeDir | 0o755, nil})
+	r.add(name, entry{mode: modeDir | 0o755})
 }
 
 func (r *Initramfs) add(name string, e entry) {
@@ -73,7 +90,7 @@ func (r *Initramfs) add(name string, e entry) {
 	name = strings.TrimPrefix(path.Clean("/"+name), "/")
 	for dir := path.Dir(name); dir != "." && dir != "/"; dir = path.Dir(dir) {
 		if _, ok := r.entries[dir]; !ok {
-			r.entries[dir] = entry{modeDir | 0o755, nil}
+			r.entries[dir] = entry{mode: modeDir | 0o755}
 		}
 	}
 	r.entries[name] = e
@@ -88,22 +105,37 @@ func (r *Initramfs) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if err := r.write(zw); err != nil {
+		return cw.n, err
+	}
+	err = zw.Close()
+	return cw.n, err
+}
+
+// WriteUncompressed writes the archive as WriteTo does but not
+// compressed: a large file then costs the guest a copy, where gunzip
+// under TCG would cost it seconds a hundred megabytes. The kernel takes
+// an uncompressed archive after a compressed one, at a four-byte
+// boundary of the whole (see PadTo4).
+func (r *Initramfs) WriteUncompressed(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	err := r.write(cw)
+	return cw.n, err
+}
+
+func (r *Initramfs) write(w io.Writer) error {
 	names := make([]string, 0, len(r.entries))
 	for name := range r.entries {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for i, name := range names {
-		if err := writeEntry(zw, uint32(i+1), name, r.entries[name]); err != nil {
-			return cw.n, err
+		if err := writeEntry(w, uint32(i+1), name, r.entries[name]); err != nil {
+			return err
 		}
 	}
 	// The trailer ends the archive.
-	if err := writeEntry(zw, 0, "TRAILER!!!", entry{}); err != nil {
-		return cw.n, err
-	}
-	err = zw.Close()
-	return cw.n, err
+	return writeEntry(w, 0, "TRAILER!!!", entry{})
 }
 
 // writeEntry writes one newc header, name and data, each of the last
@@ -113,14 +145,50 @@ func writeEntry(w io.Writer, ino uint32, name string, e entry) error {
 	if e.mode&0o170000 == modeDir {
 		nlink = 2
 	}
+	size := int64(len(e.data))
+	if e.src != "" {
+		size = e.size
+	}
 	hdr := fmt.Sprintf("070701%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x%08x",
-		ino, e.mode, 0, 0, nlink, 0, len(e.data), 0, 0, 0, 0, len(name)+1, 0)
+		ino, e.mode, 0, 0, nlink, 0, size, 0, 0, 0, 0, len(name)+1, 0)
 	buf := []byte(hdr + name + "\x00")
 	buf = append(buf, make([]byte, pad4(len(buf)))...)
 	buf = append(buf, e.data...)
-	buf = append(buf, make([]byte, pad4(len(e.data)))...)
-	_, err := w.Write(buf)
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	if e.src != "" {
+		if err := copyFile(w, e.src, size); err != nil {
+			return err
+		}
+	}
+	_, err := w.Write(make([]byte, pad4(int(size%4))))
 	return err
+}
+
+// copyFile writes the size bytes of the file src, failing if it has
+// changed size since the header said how many there are.
+func copyFile(w io.Writer, src string, size int64) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	n, err := io.Copy(w, f)
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("%s: %d bytes, not %d as when added", src, n, size)
+	}
+	return nil
+}
+
+// PadTo4 writes the zeros that bring n bytes written to a multiple of
+// four: the kernel looks for an archive after another only there.
+func PadTo4(w io.Writer, n int64) (int64, error) {
+	k, err := w.Write(make([]byte, pad4(int(n%4))))
+	return int64(k), err
 }
 
 func pad4(n int) int { return (4 - n%4) % 4 }

@@ -2,7 +2,9 @@ package guest
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,6 +79,60 @@ func TestCut(t *testing.T) {
 		out, status, ok := cut(tt.console, b, e)
 		if out != tt.out || status != tt.status || ok != tt.ok {
 			t.Errorf("cut(%q) = %q, %d, %v, want %q, %d, %v", tt.console, out, status, ok, tt.out, tt.status, tt.ok)
+		}
+	}
+}
+
+// TestInitramfsUncompressed extracts an uncompressed archive of a host
+// file, odd-sized so that the padding after it shows, with busybox cpio.
+func TestInitramfsUncompressed(t *testing.T) {
+	busybox, err := Available()
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	data := bytes.Repeat([]byte("0123456789"), 100001)[:1000003]
+	if err := os.WriteFile(src, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var fs Initramfs
+	if err := fs.HostFile("usr/lib/debug/boot/vmlinux", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs.File("after", []byte("x"), 0o644)
+	var b bytes.Buffer
+	n, err := fs.WriteUncompressed(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(b.Len()) || n%4 != 0 {
+		t.Errorf("wrote %d bytes, said %d; want a multiple of 4", b.Len(), n)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(busybox, "cpio", "-i", "-d")
+	cmd.Dir, cmd.Stdin = out, &b
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("busybox cpio: %v\n%s", err, msg)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "usr/lib/debug/boot/vmlinux"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("extracted %d bytes (%v), want the %d written", len(got), err, len(data))
+	}
+	if got, err := os.ReadFile(filepath.Join(out, "after")); err != nil || string(got) != "x" {
+		t.Errorf("the entry after it: %q, %v", got, err)
+	}
+}
+
+func TestPadTo4(t *testing.T) {
+	for n := int64(0); n < 8; n++ {
+		var b bytes.Buffer
+		k, err := PadTo4(&b, n)
+		if err != nil || k != int64(b.Len()) || (n+k)%4 != 0 || k > 3 {
+			t.Errorf("PadTo4 after %d bytes wrote %d (%v)", n, k, err)
 		}
 	}
 }

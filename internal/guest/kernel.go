@@ -73,6 +73,7 @@ func FetchKernel(ctx context.Context, k Kernel, cache string) (*Image, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, &FetchError{k, err}
 	}
+	dropStale(dir)
 	tmp, err := os.MkdirTemp(dir, "fetch-")
 	if err != nil {
 		return nil, &FetchError{k, err}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,13 @@ type Config struct {
 	Files   map[string]string // guest path -> host path of a static program
 	Script  string            // run by busybox sh as root, in /tmp
 	Timeout time.Duration     // for the whole boot; 2 minutes if zero
+	// Data is more files, guest path -> host path, put in an archive of
+	// their own, uncompressed: a debug vmlinux, too large to gunzip
+	// under TCG.
+	Data map[string]string
+	// Memory is the guest's RAM in qemu's -m syntax, 1G if empty. The
+	// initramfs lives in it, twice while the kernel unpacks it.
+	Memory string
 }
 
 // A Result is what a boot gave.
@@ -77,7 +85,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fs.WriteTo(f); err != nil {
+	if err := writeInitrd(f, &fs, cfg.Data); err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -85,10 +93,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 
+	memory := cfg.Memory
+	if memory == "" {
+		memory = "1G"
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, QEMU,
-		"-accel", "tcg", "-cpu", "max", "-m", "1G", "-smp", "1",
+		"-accel", "tcg", "-cpu", "max", "-m", memory, "-smp", "1",
 		"-nographic", "-nodefaults", "-no-reboot", "-serial", "stdio",
 		"-kernel", cfg.Image.Vmlinuz, "-initrd", initrd,
 		// panic=-1 and -no-reboot turn a panic into qemu's exit;
@@ -116,6 +128,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Output, res.Status = out, status
 	return res, nil
+}
+
+// writeInitrd writes fs gzipped and, when there are data files, an
+// uncompressed archive of them after it.
+func writeInitrd(w io.Writer, fs *Initramfs, data map[string]string) error {
+	n, err := fs.WriteTo(w)
+	if err != nil || len(data) == 0 {
+		return err
+	}
+	if _, err := PadTo4(w, n); err != nil {
+		return err
+	}
+	var raw Initramfs
+	for guest, host := range data {
+		if err := raw.HostFile(guest, host, 0o644); err != nil {
+			return err
+		}
+	}
+	_, err = raw.WriteUncompressed(w)
+	return err
 }
 
 // initScript is the guest's /init: it mounts what tracing needs, runs

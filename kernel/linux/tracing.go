@@ -53,7 +53,17 @@ type Config struct {
 	// arg0 …, the tracepoint's arguments) into a DIFO that returns its
 	// value; nil refuses the proc, sched and io providers.
 	Compile func(expr string) (*dif.Object, error)
+	// KinstMax is the most kinst probes a tracing may enable
+	// (kinstmaxprobes); 0 means no limit. Each is a kprobe, which the
+	// kernel installs one by one and which costs at every execution of
+	// its instruction, and kinst::f: makes one per instruction.
+	KinstMax int
 }
+
+// DefaultKinstMax is KinstMax unless -x kinstmaxprobes says otherwise:
+// kinst::f: on a large function (a thousand instructions) and more
+// takes long to attach and slows the kernel where it runs.
+const DefaultKinstMax = 1000
 
 // A Tracing is an enabling: the ECBs of a program on the probes they
 // match, their BPF programs loaded and attached.
@@ -178,6 +188,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	// The probes enabled, whose names probeprov … probename read.
 	var named []record.Probe
 	seen := map[uint32]bool{}
+	nkinst := 0
 	for i := range ecbs {
 		e := &ecbs[i]
 		var ps []*probe.Probe
@@ -200,7 +211,15 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			if !seen[p.ID] {
 				seen[p.ID] = true
 				named = append(named, p)
+				if p.Provider == "kinst" {
+					nkinst++
+				}
 			}
+		}
+		if cfg.KinstMax > 0 && nkinst > cfg.KinstMax {
+			d := e.Probe
+			return nil, fmt.Errorf("%s:%s:%s:%s brings the kinst probes to %d, past the limit of %d (each is a kprobe); raise it with -x kinstmaxprobes=%d",
+				d.Provider, d.Module, d.Function, d.Name, nkinst, cfg.KinstMax, nkinst)
 		}
 		eps, err := t.layout.Add(e, rps)
 		if err != nil {

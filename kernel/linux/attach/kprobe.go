@@ -23,7 +23,9 @@ import (
 // running kernel's, through kallsyms and /proc/kcore): the kernel
 // refuses such a probe itself, but the error reaches us as a misleading
 // "no such file"; the refusal here is a *SiteError whose cause is a
-// *BoundaryError naming the nearest boundaries.
+// *BoundaryError naming the nearest boundaries. A site on the kernel's
+// kprobe blacklist (BlacklistFile, when readable) is refused likewise,
+// with a *BlacklistError.
 //
 // A function the kernel refuses because ftrace cannot trace it gets a
 // *NotraceError saying so. A kernel without kprobe perf events gets
@@ -33,8 +35,13 @@ func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, te
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
 		return nil, err
 	}
+	bl := kernelBlacklist()
 	for i, s := range sites {
-		if err := checkKernelSite(s, text); err != nil {
+		err := checkKernelSite(s, text)
+		if err == nil {
+			err = checkBlacklist(s, bl)
+		}
+		if err != nil {
 			return nil, &SiteError{Index: i, Site: kernelSiteName(s), Err: err}
 		}
 	}

@@ -207,31 +207,9 @@ type BoundaryError struct {
 }
 
 func (e *BoundaryError) Error() string {
-	oe := e.OffsetError
-	if oe.Off >= oe.Size {
-		return fmt.Sprintf("offset %s is past the end of the function (size %s)", formatOffset(oe.Off, e.Hex), formatOffset(oe.Size, e.Hex))
-	}
-	what := "is not an instruction boundary"
-	switch {
-	case oe.InFtraceNOP:
-		what = "is inside the 5-byte ftrace NOP"
-	case oe.InData:
-		what = "is in data, not code"
-	}
-	var near []string
-	if oe.HasBelow {
-		near = append(near, formatOffset(oe.Below, e.Hex))
-	}
-	if oe.HasAbove {
-		near = append(near, formatOffset(oe.Above, e.Hex))
-	}
-	switch len(near) {
-	case 2:
-		return fmt.Sprintf("offset %s %s (nearest boundaries: %s and %s)", formatOffset(oe.Off, e.Hex), what, near[0], near[1])
-	case 1:
-		return fmt.Sprintf("offset %s %s (nearest boundary: %s)", formatOffset(oe.Off, e.Hex), what, near[0])
-	}
-	return fmt.Sprintf("offset %s %s", formatOffset(oe.Off, e.Hex), what)
+	oe := *e.OffsetError
+	oe.Hex = e.Hex
+	return oe.Error()
 }
 
 func (e *BoundaryError) Unwrap() error { return e.OffsetError }

@@ -1,0 +1,107 @@
+package kinst_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dlang/sugar"
+	"github.com/kdtrace/kdtrace/kinst"
+)
+
+// debianVmlinux is Debian 12's 6.1.0-56 vmlinux with DWARF: the
+// KDTRACE_VMLINUX environment variable, or where the guest test's
+// FetchDebug caches it.
+func debianVmlinux(t *testing.T) string {
+	if p := os.Getenv("KDTRACE_VMLINUX"); p != "" {
+		return p
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		p := filepath.Join(dir, "kdtrace", "guest", "6.1.0-56-amd64_6.1.192-2", "vmlinux-6.1.0-56-amd64")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Debian 6.1 vmlinux with DWARF: set KDTRACE_VMLINUX, or run the guest test once")
+	return ""
+}
+
+// TestDebianVmlinux checks the sites issue 13 found wrong on Debian's
+// 6.1.0-56 vmlinux (build-id eb4fbcd0…).
+func TestDebianVmlinux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes a 630 MB vmlinux")
+	}
+	set, err := debuginfo.Open(debianVmlinux(t), nil, debuginfo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if id := set.Images()[0].BuildID; id != "eb4fbcd037e7253717950bf2b93bd5566f47c56f" {
+		t.Skipf("not Debian's 6.1.0-56 vmlinux: build-id %s", id)
+	}
+	var warnings []string
+	r := &kinst.Resolver{Set: set, Warn: func(err error) { warnings = append(warnings, err.Error()) }}
+
+	t.Run("do_sendfile return site", func(t *testing.T) {
+		// do_sendfile's copy of fsnotify_access ([+551, +644) and
+		// [+997, +1054)) is left at +644 on every path; the call to
+		// __stack_chk_fail at +1170, taken to fall through, made a
+		// path from +644 back into it, and the copy sits in a loop
+		// entered in its middle, which has no edge whose target
+		// dominates its source.
+		entry, err := r.Sites("fsnotify_access", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites, err := r.Sites("fsnotify_access", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (sugar.Site{Func: "do_sendfile", Offset: 551}); !slices.Contains(entry.Sites, want) {
+			t.Errorf("no entry site %s:%d in %v", want.Func, want.Offset, entry.Sites)
+		}
+		for _, want := range []sugar.Site{{Func: "do_sendfile", Offset: 644}, {Func: "__kernel_read", Offset: 405}} {
+			if !slices.Contains(sites.Sites, want) {
+				t.Errorf("no return site %s:%d in %v", want.Func, want.Offset, sites.Sites)
+			}
+		}
+		// Every copy with an entry has an exit in the same caller.
+		callers := map[string]bool{}
+		for _, x := range sites.Sites {
+			callers[x.Func] = true
+		}
+		for _, x := range entry.Sites {
+			if !callers[x.Func] {
+				t.Errorf("the copy in %s (entry at +%d) has no return site there", x.Func, x.Offset)
+			}
+		}
+	})
+	t.Run("nameless site", func(t *testing.T) {
+		warnings = nil
+		sites, err := r.Sites("native_pmd_val", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sites.Sites {
+			if s.Func == "" {
+				t.Errorf("a site without a function: %+v", s)
+			}
+		}
+		want := "inline copy of native_pmd_val at 0xffffffff830b230a in kernel left out: no function symbol holds it, in .init.text, which the kernel frees after boot"
+		if !slices.Contains(warnings, want) {
+			t.Errorf("warnings %q, want %q", warnings, want)
+		}
+	})
+	t.Run("ftrace call", func(t *testing.T) {
+		// The vmlinux holds call __fentry__ at +0, the NOP of the live
+		// text.
+		err := r.CheckOffset("vfs_read", 4)
+		if want := "vfs_read: offset 4 is inside the 5-byte ftrace NOP (nearest boundaries: 0 and 5)"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	})
+}
