@@ -177,8 +177,15 @@ func TestLocalsKinstOffline(t *testing.T) {
 // where the copy is.
 func TestLocalsVmlinux(t *testing.T) {
 	path := os.Getenv("KDTRACE_VMLINUX")
+	if dir, err := os.UserCacheDir(); path == "" && err == nil {
+		// Where the guest test (internal/guest) caches Debian's.
+		p := filepath.Join(dir, "kdtrace", "guest", "6.1.0-56-amd64_6.1.192-2", "vmlinux-6.1.0-56-amd64")
+		if _, err := os.Stat(p); err == nil {
+			path = p
+		}
+	}
 	if path == "" {
-		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX")
+		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX, or run the guest test once")
 	}
 	if testing.Short() {
 		t.Skip("short")
