@@ -26,7 +26,7 @@
 // compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
 // which the pid rewrite traces as f, and for a return, the copies some
 // of whose sites other paths also reach, with their entry (Guards; see
-// amd64.Function.Exits), which the pid rewrite guards.
+// amd64.Function.Exits), which the pid and kinst rewrites guard.
 package kinst
 
 import (

@@ -1,11 +1,14 @@
 package kinst_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
@@ -77,6 +80,55 @@ func TestDebianVmlinux(t *testing.T) {
 		for _, x := range entry.Sites {
 			if !callers[x.Func] {
 				t.Errorf("the copy in %s (entry at +%d) has no return site there", x.Func, x.Offset)
+			}
+		}
+	})
+	t.Run("guarded copies", func(t *testing.T) {
+		// The copies with a return site other paths reach: their
+		// entries, the guards' flags, and what -x kinstcompat makes of
+		// them (no guard).
+		compat := &kinst.Resolver{Set: set, Compat: true}
+		for _, tt := range []struct {
+			fn      string
+			copies  int
+			guarded []string // the guarded copies' entries
+		}{
+			{"fsnotify_access", 9, []string{"do_iter_read:62", "io_req_io_end:122", "vfs_copy_file_range:410", "vfs_iocb_iter_read:72"}},
+			{"add_rchar", 9, []string{"__ia32_sys_preadv:192", "__kernel_read:414", "__x64_compat_sys_preadv:217", "__x64_sys_preadv:202", "do_preadv:173", "do_readv:171", "vfs_read:259"}},
+		} {
+			entry, err := r.Sites(tt.fn, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ret, err := r.Sites(tt.fn, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entry.Sites) != tt.copies {
+				t.Errorf("%s: %d entry sites, want %d", tt.fn, len(entry.Sites), tt.copies)
+			}
+			var got []string
+			for _, g := range ret.Guards {
+				got = append(got, fmt.Sprintf("%s:%d", g.Entry.Func, g.Entry.Offset))
+				if !slices.Contains(entry.Sites, g.Entry) {
+					t.Errorf("%s: guard entry %+v is not an entry site", tt.fn, g.Entry)
+				}
+				for _, x := range g.Shared {
+					if !slices.Contains(g.Exits, x) {
+						t.Errorf("%s: shared site %+v is not one of the copy's exits %v", tt.fn, x, g.Exits)
+					}
+				}
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.guarded, got); diff != "" {
+				t.Errorf("%s: guarded copies (-want +got):\n%s", tt.fn, diff)
+			}
+			c, err := compat.Sites(tt.fn, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Guards) != 0 {
+				t.Errorf("%s: -x kinstcompat makes %d guards, want none", tt.fn, len(c.Guards))
 			}
 		}
 	})

@@ -36,9 +36,9 @@ type Sites struct {
 	// Guards are the inline copies some of whose return sites code
 	// outside the copy also reaches (a join after an if without an
 	// else, a common epilogue): a return probe there alone would also
-	// fire on paths that did not just leave the copy. The pid rewrite
-	// guards them with a thread-local flag that the copy's entry sets
-	// and its exits clear; the kinst rewrite does not yet.
+	// fire on paths that did not just leave the copy. The pid and
+	// kinst rewrites guard them with a thread-local flag that the
+	// copy's entry sets and its exits clear.
 	Guards []Guard
 	// Clones are the function symbols of the compiler's clones of the
 	// function (f.constprop.0, f.isra.0), out-of-line bodies called in
@@ -79,10 +79,12 @@ func isPattern(s string) bool { return strings.ContainsAny(s, "*?[]\\!") }
 // site replaces the description, later sites are appended to the list,
 // and a function that is also out of line adds its fbt probe; a function
 // with no inline site becomes fbt::f:entry or fbt::f:return, or is an
-// error when it has no out-of-line body either.
-func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error) {
+// error when it has no out-of-line body either. The return sites other
+// paths also reach are guarded as the pid rewrite's are (see guard).
+func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []guarded, error) {
 	out := probes
 	copied := false
+	var shared []guarded
 	for i, d := range probes {
 		fn, ok := kinstFunction(d)
 		if !ok {
@@ -90,7 +92,7 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 		}
 		if off, err := strconv.ParseUint(d.Name, 0, 64); err == nil {
 			if err := e.Kinst.CheckOffset(fn, off); err != nil {
-				return nil, diag.Errorf(d.DescPos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": %v", d, err)
+				return nil, nil, diag.Errorf(d.DescPos, diag.D_PDESC_INVAL, "invalid probe description \"%s\": %v", d, err)
 			}
 			continue
 		}
@@ -99,7 +101,7 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 		}
 		sites, err := e.Kinst.Sites(fn, d.Name == "return")
 		if err != nil {
-			return nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: %v", d, err)
+			return nil, nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: %v", d, err)
 		}
 		if sites == nil {
 			continue // left as written (-Z)
@@ -110,7 +112,7 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 		}
 		if len(sites.Sites) == 0 {
 			if sites.Inline && !sites.OutOfLine {
-				return nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: no inline copy of %s can be probed", d, fn)
+				return nil, nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: no inline copy of %s can be probed", d, fn)
 			}
 			fbt := *d
 			fbt.Provider = "fbt"
@@ -118,20 +120,26 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, error
 			continue
 		}
 		for j, s := range sites.Sites {
-			mod := s.Module
-			if mod == "" {
-				mod = d.Module
-			}
-			nd := &ast.ProbeDesc{DescPos: d.DescPos, Provider: "kinst", Module: mod, Function: s.Func, Name: strconv.FormatUint(s.Offset, 10)}
 			if j == 0 {
-				out[i] = nd
+				out[i] = kinstSite(d, s)
 			} else {
-				out = append(out, nd)
+				out = append(out, kinstSite(d, s))
 			}
 		}
 		if sites.OutOfLine {
 			out = append(out, &ast.ProbeDesc{DescPos: d.DescPos, Provider: "fbt", Module: d.Module, Function: d.Function, Name: d.Name})
 		}
+		shared = e.guard(d, sites.Guards, kinstSite, shared)
 	}
-	return out, nil
+	return out, shared, nil
+}
+
+// kinstSite is the description of a site, in the site's module or else
+// the one d names, its offset in decimal as kinst names offset probes.
+func kinstSite(d *ast.ProbeDesc, s Site) *ast.ProbeDesc {
+	mod := s.Module
+	if mod == "" {
+		mod = d.Module
+	}
+	return &ast.ProbeDesc{DescPos: d.DescPos, Provider: "kinst", Module: mod, Function: s.Func, Name: strconv.FormatUint(s.Offset, 10)}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/parser"
+	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 )
 
@@ -112,5 +113,156 @@ func TestKinstZeroMatch(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"kinst::nosuch:entry"}, got); diff != "" {
 		t.Errorf("-Z must leave the description (-want +got):\n%s", diff)
+	}
+}
+
+// TestKinstGuards checks that kinst return sites other paths reach are
+// guarded as the pid provider's are, with the same numbering across
+// both providers, and that a copy without such a site, or sites given
+// without guards (-x kinstcompat), come out as they did unguarded.
+func TestKinstGuards(t *testing.T) {
+	entry := sugar.Site{Func: "vfs_read", Offset: 241}
+	modEntry := sugar.Site{Module: "ext4", Func: "ext4_read", Offset: 10}
+	guarded := &sugar.Sites{Inline: true,
+		Sites: []sugar.Site{{Func: "vfs_read", Offset: 250}, {Func: "vfs_read", Offset: 300}, {Module: "ext4", Func: "ext4_read", Offset: 30}},
+		Guards: []sugar.Guard{
+			{Entry: entry, Exits: []sugar.Site{{Func: "vfs_read", Offset: 250}, {Func: "vfs_read", Offset: 300}}, Shared: []sugar.Site{{Func: "vfs_read", Offset: 300}}},
+			{Entry: modEntry, Exits: []sugar.Site{{Module: "ext4", Func: "ext4_read", Offset: 30}}, Shared: []sugar.Site{{Module: "ext4", Func: "ext4_read", Offset: 30}}},
+		}}
+	unguarded := &sugar.Sites{Inline: true, Sites: []sugar.Site{{Func: "vfs_read", Offset: 250}, {Func: "vfs_read", Offset: 300}}}
+	k := &fakeKinst{funcs: map[string][2]*sugar.Sites{
+		"acc":    {{Inline: true, Sites: []sugar.Site{entry, modEntry}}, guarded},
+		"compat": {{Inline: true, Sites: []sugar.Site{entry}}, unguarded},
+	}}
+	p := &fakePid{funcs: map[string][2]*sugar.Sites{
+		"9 a.out perturb": {nil, {Inline: true, Sites: []sugar.Site{{Func: "alloc", Offset: 0x5a}},
+			Guards: []sugar.Guard{{Entry: sugar.Site{Func: "alloc", Offset: 0x3f}, Exits: []sugar.Site{{Func: "alloc", Offset: 0x5a}}, Shared: []sugar.Site{{Func: "alloc", Offset: 0x5a}}}}}},
+	}}
+	tests := []struct {
+		name, src, want string
+	}{
+		{"unguarded as before", "kinst::compat:return /arg0/ { @ = count(); }", `kinst::vfs_read:250,
+kinst::vfs_read:300
+/arg0/
+{
+        (@_ = count());
+}
+
+`},
+		{"entry never guarded", "kinst::acc:entry { @ = count(); }", `kinst::vfs_read:241,
+kinst:ext4:ext4_read:10
+{
+        (@_ = count());
+}
+
+`},
+		{"guarded, module kept", "kinst::acc:return { @ = count(); }", `kinst::vfs_read:241
+{
+        ((self->%inl_1) = 0x1);
+}
+
+kinst::vfs_read:250,
+kinst::vfs_read:300
+{
+        ((this->%inl_1) = (self->%inl_1));
+        ((self->%inl_1) = 0x0);
+}
+
+kinst:ext4:ext4_read:10
+{
+        ((self->%inl_2) = 0x1);
+}
+
+kinst:ext4:ext4_read:30
+{
+        ((this->%inl_2) = (self->%inl_2));
+        ((self->%inl_2) = 0x0);
+}
+
+kinst::vfs_read:250,
+kinst::vfs_read:300,
+kinst:ext4:ext4_read:30
+{
+        ((this->%ok_1) = 0x1);
+}
+
+kinst::vfs_read:300,
+kinst:ext4:ext4_read:30
+{
+        ((this->%ok_1) = 0x0);
+}
+
+kinst::vfs_read:300
+{
+        ((this->%ok_1) = ((this->%ok_1) || (this->%inl_1)));
+}
+
+kinst:ext4:ext4_read:30
+{
+        ((this->%ok_1) = ((this->%ok_1) || (this->%inl_2)));
+}
+
+kinst::vfs_read:250,
+kinst::vfs_read:300,
+kinst:ext4:ext4_read:30
+/(this->%ok_1)/
+{
+        (@_ = count());
+}
+
+`},
+		{"kinst and pid in one clause", "kinst::compat:return, pid9:a.out:perturb:return { @ = count(); }", `pid9:a.out:alloc:3f
+{
+        ((self->%inl_1) = 0x1);
+}
+
+pid9:a.out:alloc:5a
+{
+        ((this->%inl_1) = (self->%inl_1));
+        ((self->%inl_1) = 0x0);
+}
+
+kinst::vfs_read:250,
+pid9:a.out:alloc:5a,
+kinst::vfs_read:300
+{
+        ((this->%ok_1) = 0x1);
+}
+
+pid9:a.out:alloc:5a
+{
+        ((this->%ok_1) = 0x0);
+}
+
+pid9:a.out:alloc:5a
+{
+        ((this->%ok_1) = ((this->%ok_1) || (this->%inl_1)));
+}
+
+kinst::vfs_read:250,
+pid9:a.out:alloc:5a,
+kinst::vfs_read:300
+/(this->%ok_1)/
+{
+        (@_ = count());
+}
+
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, err := parser.ParseFile("t.d", []byte(tt.src), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := (&sugar.Expander{Kinst: k, Pid: p}).Expand(prog); err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			printer.Fprint(&out, prog)
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("-d (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -86,7 +86,7 @@ func (e *Expander) expandPid(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []guard
 		}
 		out[i] = descs[0]
 		out = append(out, descs[1:]...)
-		shared = e.guard(d, sites.Guards, shared)
+		shared = e.guard(d, sites.Guards, pidSite, shared)
 	}
 	return out, shared, nil
 }
@@ -106,17 +106,19 @@ func pidSite(d *ast.ProbeDesc, s Site) *ast.ProbeDesc {
 
 // guard numbers the guards of a return description d, making the
 // clauses that keep each guard's flag the first time it is met, and
-// adds d's shared sites to shared.
+// adds d's shared sites to shared. site names a site as d's provider
+// does (pidSite, kinstSite), so that the pid and kinst rewrites guard
+// alike.
 //
 // The flag of guard N is self->%inl_N: the copy's entry sets it; at
 // each of the copy's exits, before any clause of the program, it moves
 // into this->%inl_N, so that every clause of that firing sees whether
 // the thread came through the entry, and the flag is clear for the
 // next call.
-func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, shared []guarded) []guarded {
+func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, site func(*ast.ProbeDesc, Site) *ast.ProbeDesc, shared []guarded) []guarded {
 	pos := d.DescPos
 	for _, g := range guards {
-		entry := pidSite(d, g.Entry)
+		entry := site(d, g.Entry)
 		key := entry.String()
 		n, ok := e.guards[key]
 		if !ok {
@@ -129,7 +131,7 @@ func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, shared []guarded) []g
 			local := thisVar(pos, fmt.Sprintf("%%inl_%d", n))
 			var exits []*ast.ProbeDesc
 			for _, x := range g.Exits {
-				exits = append(exits, pidSite(d, x))
+				exits = append(exits, site(d, x))
 			}
 			e.prologue = append(e.prologue,
 				&ast.Clause{Probes: []*ast.ProbeDesc{entry}, Body: []ast.Stmt{assign(pos, flag, intLit(pos, 1))}},
@@ -137,7 +139,7 @@ func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, shared []guarded) []g
 		}
 	next:
 		for _, x := range g.Shared {
-			sd := pidSite(d, x)
+			sd := site(d, x)
 			for k := range shared {
 				if shared[k].desc.String() == sd.String() {
 					shared[k].guards = append(shared[k].guards, n)

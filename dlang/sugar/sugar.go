@@ -8,8 +8,8 @@
 //     them;
 //   - kinst::f:entry and kinst::f:return descriptions of inline
 //     functions become one kinst::caller:offset description per inline
-//     copy, and kinst::f:N descriptions are checked to name an
-//     instruction (see Kinst);
+//     copy, guarded as the pid provider's below, and kinst::f:N
+//     descriptions are checked to name an instruction (see Kinst);
 //   - pidN:object:f:entry and :return descriptions of a function the
 //     compiler inlined or cloned become one pidN:object:caller:off
 //     description per inline site, off in hex as the pid provider names
@@ -46,7 +46,7 @@ type Expander struct {
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
 
-	guards   map[string]int // the pid rewrite's guards, by entry site
+	guards   map[string]int // the inline rewrites' guards, by entry site
 	prologue []*ast.Clause  // the clauses keeping guards' flags, not yet emitted
 	oks      int            // the guarded clauses so far
 }
@@ -83,23 +83,25 @@ func (e *Expander) Expand(prog *ast.Program) error {
 // does.
 func (e *Expander) ExpandClause(c *ast.Clause) ([]*ast.Clause, error) {
 	probes := c.Probes
+	var shared []guarded
 	if e.Kinst != nil {
 		var err error
-		if probes, err = e.expandKinst(probes); err != nil {
+		if probes, shared, err = e.expandKinst(probes); err != nil {
 			return nil, err
 		}
 	}
-	pred := c.Pred
-	var guards []*ast.Clause
 	if e.Pid != nil {
-		var shared []guarded
+		var pidShared []guarded
 		var err error
-		if probes, shared, err = e.expandPid(probes); err != nil {
+		if probes, pidShared, err = e.expandPid(probes); err != nil {
 			return nil, err
 		}
-		if len(shared) > 0 {
-			guards, pred = e.guardClauses(probes, shared, pred)
-		}
+		shared = append(shared, pidShared...)
+	}
+	pred := c.Pred
+	var guards []*ast.Clause
+	if len(shared) > 0 {
+		guards, pred = e.guardClauses(probes, shared, pred)
 	}
 	if !hasIf(c.Body) {
 		return append(guards, &ast.Clause{Probes: probes, Pred: pred, Body: c.Body, DiagPos: c.DiagPos}), nil

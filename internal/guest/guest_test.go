@@ -234,6 +234,34 @@ var guestCases = []guestCase{
 			echo "after kill $(grep -c '^vfs_read ' /sys/kernel/tracing/enabled_functions)"`,
 		want: "^tracing links 2\nattach_type:\\s+24\nattach_type:\\s+25\ntraced 1\n(.*Killed.*\n)?after kill 0\n$",
 	},
+	{
+		// vfs_read's copy of add_rchar returns at +173, the join
+		// after if (ret > 0), which every read reaches: -d shows the
+		// guard its entry (+259) sets and its exit reads.
+		name: "kinst guard shown",
+		cmd:  `kdtrace -e -d -n 'kinst::add_rchar:return { @ = count(); }'`,
+		want: `(?m)^kinst:[^:\n]*:vfs_read:259\n\{\n\s+\(\(self->%inl_(\d+)\) = 0x1\);\n\}\n\nkinst:[^:\n]*:vfs_read:173\n\{\n\s+\(\(this->%inl_(\d+)\) = \(self->%inl_(\d+)\)\);\n\s+\(\(self->%inl_(\d+)\) = 0x0\);\n\}\n(.|\n)*^/\(this->%ok_1\)/$`,
+	},
+	{
+		// Reads at EOF return 0 and skip add_rchar: the shared site
+		// +173 fires for each, the guarded return probe for none.
+		name: "kinst guard shared site without entry",
+		cmd: `: >/tmp/empty; kdtrace -q -n 'kinst::add_rchar:entry /pid == $target/ { @e[probefunc] = count(); }
+			kinst::add_rchar:return /pid == $target/ { @r[probefunc] = count(); }
+			kinst::vfs_read:173 /pid == $target/ { @s = count(); }
+			END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); printa("site %@d\n", @s); }' -c '/bin/readzero -z ` + strconv.Itoa(reads) + ` /tmp/empty'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads at EOF\nsite %[1]d\n\n*$`, reads),
+	},
+	{
+		// readv(2) runs guarded copies of both: fsnotify_access in
+		// do_iter_read, add_rchar in do_readv.
+		name: "kinst guarded copies readv",
+		cmd: `kdtrace -q -n 'kinst::add_rchar:entry, kinst::fsnotify_access:entry /pid == $target/ { @e[probefunc] = count(); }
+			kinst::add_rchar:return, kinst::fsnotify_access:return /pid == $target/ { @r[probefunc] = count(); }
+			END { printa("entry %s %@d\n", @e); printa("return %s %@d\n", @r); }' -c '/bin/readzero -v ` + strconv.Itoa(reads) + `'`,
+		// Equal counts may print in either order.
+		want: fmt.Sprintf(`^readzero: %[1]d readvs\n(entry do_iter_read %[1]d\nentry do_readv %[1]d|entry do_readv %[1]d\nentry do_iter_read %[1]d)\n(return do_iter_read %[1]d\nreturn do_readv %[1]d|return do_readv %[1]d\nreturn do_iter_read %[1]d)\n\n*$`, reads),
+	},
 }
 
 // guestScript runs each case in turn, its output between two marker
