@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // TestLiveFBTProbeable matches fbt globs over a fake root whose kernel
@@ -107,5 +109,44 @@ func TestLiveFBTProbeable(t *testing.T) {
 		"fbt:vmlinux:vfs_nokprobe:entry", "fbt:vmlinux:vfs_caches_init:entry"}
 	if diff := cmp.Diff(want, match(Desc{"fbt", "vmlinux", "vfs_*", "entry"})); diff != "" {
 		t.Errorf("without tracefs (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkReadProbeable reads a list of ftrace's size: the running
+// kernel's own when it can be read, else one made of the functions in
+// its kallsyms (some 60,000 names either way), with a blacklist of a
+// thousand of them.
+func BenchmarkReadProbeable(b *testing.B) {
+	dir := b.TempDir()
+	list := filepath.Join(dir, "available_filter_functions")
+	if data, err := os.ReadFile("/sys/kernel/tracing/available_filter_functions"); err == nil {
+		os.WriteFile(list, data, 0o644)
+	} else {
+		t, err := ksym.Kallsyms("/proc/kallsyms", "")
+		if err != nil {
+			b.Skip(err)
+		}
+		var names strings.Builder
+		for s := range t.All() {
+			if s.Func && s.Module == ksym.KernelModule {
+				names.WriteString(s.Name + "\n")
+			}
+		}
+		os.WriteFile(list, []byte(names.String()), 0o644)
+	}
+	data, _ := os.ReadFile(list)
+	lines := strings.Split(string(data), "\n")
+	var bl strings.Builder
+	for i := 0; i < len(lines); i += len(lines)/1000 + 1 {
+		bl.WriteString("0x0000000000000000-0x0000000000000000\t" + lines[i] + "\n")
+	}
+	blacklist := filepath.Join(dir, "blacklist")
+	os.WriteFile(blacklist, []byte(bl.String()), 0o644)
+	b.ReportMetric(float64(len(lines)), "lines")
+	for b.Loop() {
+		p, err := readProbeable([]string{dir}, blacklist)
+		if err != nil || len(p.mods) == 0 {
+			b.Fatal(p, err)
+		}
 	}
 }
