@@ -32,6 +32,13 @@
 // addresses) for a kallsyms table. Either may be missing: a stripped
 // image, a kernel built without CONFIG_PROC_KCORE; Code then says why.
 //
+// # Lists
+//
+// ReadFilterFunctions and ReadKprobeBlacklist parse the kernel's lists of
+// the functions tracing can reach: ftrace's available_filter_functions
+// and the kprobe blacklist, which fbt's listing and kprobes' refusals
+// read.
+//
 // # Types
 //
 // Resolver joins a table with the kernel's type information (BTF VARs,

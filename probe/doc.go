@@ -75,7 +75,11 @@
 // module's name. Entry arguments are the BTF prototype's parameters;
 // return probes have args[0], the offset of the returning instruction
 // (int), and args[1], the return value, as FreeBSD's fbt; a void
-// function's return probe has args[0] only.
+// function's return probe has args[0] only. In a live catalog a glob
+// over functions matches only those the kernel lets fbt probe: in
+// tracefs's available_filter_functions and not on the kprobe blacklist,
+// both read once, when a glob first needs them (a function named in full
+// is matched regardless, so that enabling it says why it cannot be).
 //
 // kinst: kinst:module:function:offset, made on demand as FreeBSD's: the
 // function must be literal; a decimal offset names one probe; an empty

@@ -1,6 +1,10 @@
 package probe
 
-import "github.com/kdtrace/kdtrace/dlang/types"
+import (
+	"fmt"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
 
 // A KernelSite is where an fbt or kinst probe goes.
 type KernelSite struct {
@@ -19,6 +23,13 @@ type KernelSite struct {
 // probes' arguments are the function's parameters; return probes have
 // args[0], the offset of the returning instruction (int), and args[1],
 // the return value, as FreeBSD's fbt.
+//
+// As dtrace's fbt makes probes only for the functions it can
+// instrument, a glob over functions matches only the functions the
+// kernel lets fbt probe, where the catalog knows them (see probeable);
+// a function named in full is matched whatever the kernel says of it,
+// so that enabling it fails with the kernel's reason rather than with
+// "no probes".
 type fbtProvider struct{ k *kernel }
 
 func (*fbtProvider) Name() string           { return "fbt" }
@@ -29,8 +40,15 @@ func (f *fbtProvider) Probes(q *Query, yield func(*Probe) bool) error {
 	if !entry && !ret {
 		return nil
 	}
-	_, err := f.k.walkFuncs(q, func(l *funcList, i int) bool {
+	pr, err := f.probeable(q)
+	if err != nil {
+		return err
+	}
+	_, err = f.k.walkFuncs(q, func(l *funcList, i int) bool {
 		fn := l.name(i)
+		if pr != nil && !pr.has(l.module, fn) {
+			return true
+		}
 		var r symRange
 		if l.syms != nil {
 			r = l.syms[i]
@@ -54,9 +72,32 @@ func (f *fbtProvider) countProbes(q *Query) (int, error) {
 	if per == 0 {
 		return 0, nil
 	}
+	pr, err := f.probeable(q)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
-	_, err := f.k.walkFuncs(q, func(*funcList, int) bool { n += per; return true })
+	_, err = f.k.walkFuncs(q, func(l *funcList, i int) bool {
+		if pr == nil || pr.has(l.module, l.name(i)) {
+			n += per
+		}
+		return true
+	})
 	return n, err
+}
+
+// probeable returns the functions q may match, nil for any: q's
+// function is named in full, or the catalog does not know which the
+// kernel lets fbt probe.
+func (f *fbtProvider) probeable(q *Query) (*probeable, error) {
+	if _, literal := q.Function.Literal(); literal || f.k.probeable == nil {
+		return nil, nil
+	}
+	pr, err := f.k.probeable()
+	if err != nil {
+		return nil, fmt.Errorf("the functions the kernel lets fbt probe: %w", err)
+	}
+	return pr, nil
 }
 
 // fbtProbe is an fbt probe and its site, allocated together.

@@ -36,6 +36,9 @@ type kernel struct {
 	types func(module string) (KernelTypes, error)
 	// code returns the code of a function; nil when it cannot be read.
 	code func(l *funcList, i int) (addr uint64, code []byte, err error)
+	// probeable returns the functions fbt can instrument; nil, or a
+	// nil set, when every function listed is taken to be.
+	probeable func() (*probeable, error)
 	// syscallPrefix starts the names of the syscall handlers
 	// (__x64_sys_ on amd64).
 	syscallPrefix string

@@ -21,7 +21,10 @@ import (
 // profile providers; fbt and kinst over the functions of the kernel's
 // BTF (/sys/kernel/btf/vmlinux and the modules' split BTF beside it),
 // or of /proc/kallsyms when the kernel has no BTF, and for a loaded
-// module without BTF, of its symbols in /proc/kallsyms; syscall over tracefs's
+// module without BTF, of its symbols in /proc/kallsyms, fbt's globs
+// matching only the functions the kernel lets it probe (those in
+// tracefs's available_filter_functions and not on the kprobe blacklist,
+// where tracefs can be read); syscall over tracefs's
 // syscall events or the kernel's syscall handlers; proc, sched and io,
 // dtrace's stable providers, made from the kernel's tracepoints (SDT);
 // and a pid provider for each process a description names (pid<PID>),
@@ -40,9 +43,12 @@ func Live(cfg Config) (*Catalog, error) {
 	procModules := cfg.path("/proc/modules")
 	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, procModules, syms) }
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
+	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
+	blacklist := cfg.path(ksym.KprobeBlacklist)
+	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
 	sys := &syscallProvider{k: k, eventDirs: []string{
-		cfg.path("/sys/kernel/tracing/events/syscalls"),
-		cfg.path("/sys/kernel/debug/tracing/events/syscalls"),
+		filepath.Join(tracefs[0], "events/syscalls"),
+		filepath.Join(tracefs[1], "events/syscalls"),
 	}}
 	c := New(Dtrace(), Profile(), sys, &fbtProvider{k}, &kinstProvider{k},
 		newSDTProvider("proc", procSpecs, k), newSDTProvider("sched", schedSpecs, k),

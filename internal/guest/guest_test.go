@@ -262,6 +262,33 @@ var guestCases = []guestCase{
 		// Equal counts may print in either order.
 		want: fmt.Sprintf(`^readzero: %[1]d readvs\n(entry do_iter_read %[1]d\nentry do_readv %[1]d|entry do_readv %[1]d\nentry do_iter_read %[1]d)\n(return do_iter_read %[1]d\nreturn do_readv %[1]d|return do_readv %[1]d\nreturn do_iter_read %[1]d)\n\n*$`, reads),
 	},
+	{
+		// A glob over fbt lists only what the kernel lets fbt probe:
+		// not vfs_set_acl_prepare_kgid, notrace (an inline function
+		// kept out of line), nor vfs_caches_init, init code freed
+		// after boot, which BTF still describes.
+		name: "fbt glob lists the probeable",
+		cmd: `kdtrace -l -n 'fbt::vfs_*:entry' >/tmp/vfs; s=$?
+			echo "listed $(grep -c ' entry$' /tmp/vfs) vfs_read $(grep -c ' vfs_read entry$' /tmp/vfs) refused $(grep -c -e ' vfs_set_acl_prepare_kgid ' -e ' vfs_caches_init ' /tmp/vfs)"
+			[ $s = 0 ]`,
+		want: `^listed \d\d+ vfs_read 1 refused 0\n$`,
+	},
+	{
+		// Enabled, the glob's probes all attach (as kprobes: there are
+		// more than fbt's trampolines) and count the reads.
+		name: "fbt glob",
+		cmd: `kdtrace -q -n 'fbt::vfs_*:entry /pid == $target/ { @[probefunc] = count(); }
+			END { printa("%s %@d\n", @); }' -c '/bin/readzero ` + strconv.Itoa(reads) + `'`,
+		want: fmt.Sprintf(`^readzero: %[1]d reads\n(vfs_\w+ \d+\n)*vfs_read %[1]d\n(vfs_\w+ \d+\n)*\n*$`, reads),
+	},
+	{
+		// Named in full, a function fbt cannot probe is an error
+		// saying why.
+		name:   "fbt notrace named",
+		cmd:    `kdtrace -q -n 'fbt::vfs_set_acl_prepare_kgid:entry { exit(0); }'`,
+		status: 1,
+		want:   `the kernel refuses kprobes in vfs_set_acl_prepare_kgid: it is notrace \(not in /sys/kernel/tracing/available_filter_functions\)`,
+	},
 }
 
 // guestScript runs each case in turn, its output between two marker

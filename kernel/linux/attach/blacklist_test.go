@@ -19,21 +19,22 @@ const blacklistText = `0xffffffff81a43dc0-0xffffffff81a43e70	do_syscall_64
 `
 
 func TestReadBlacklist(t *testing.T) {
-	bl, err := readBlacklist(strings.NewReader(blacklistText))
+	bl, err := ksym.ReadKprobeBlacklist(strings.NewReader(blacklistText))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []blacklisted{{name: "do_syscall_64"}, {name: "notify_die"}, {name: "hidden"}, {name: "mod_fn", module: "somemod"}}
-	if diff := cmp.Diff(want, bl, cmp.AllowUnexported(blacklisted{})); diff != "" {
+	k := ksym.KernelModule
+	want := []ksym.Name{{Module: k, Name: "do_syscall_64"}, {Module: k, Name: "notify_die"}, {Module: k, Name: "hidden"}, {Module: "somemod", Name: "mod_fn"}}
+	if diff := cmp.Diff(want, bl); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if _, err := readBlacklist(strings.NewReader("ffff-0x10\tf\n")); err == nil {
+	if _, err := ksym.ReadKprobeBlacklist(strings.NewReader("ffff-0x10\tf\n")); err == nil {
 		t.Error("a bad range was read")
 	}
 }
 
 func TestCheckBlacklist(t *testing.T) {
-	bl, err := readBlacklist(strings.NewReader(blacklistText))
+	bl, err := ksym.ReadKprobeBlacklist(strings.NewReader(blacklistText))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package attach
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +8,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kdtrace/kdtrace/ksym"
 )
 
 // A NotraceError says why the kernel refused a kprobe in a function:
@@ -42,7 +43,7 @@ func explainRefusal(err error, module, fn string, tracefsDirs []string) error {
 		return err
 	}
 	for _, dir := range tracefsDirs {
-		path := filepath.Join(dir, "available_filter_functions")
+		path := filepath.Join(dir, ksym.FilterFunctions)
 		listed, lerr := filterListed(path, module, fn)
 		if lerr != nil {
 			continue
@@ -55,25 +56,22 @@ func explainRefusal(err error, module, fn string, tracefsDirs []string) error {
 	return err
 }
 
-// filterListed reports whether available_filter_functions at path lists
-// fn of module: "fn" for the kernel's own, "fn [module]" for a module's.
+// filterListed reports whether ftrace's list of the functions it can
+// trace, at path, lists fn of module.
 func filterListed(path, module, fn string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
 	}
 	defer f.Close()
-	want := fn
-	if !kernelModule(module) {
-		want = fn + " [" + module + "]"
+	if kernelModule(module) {
+		module = ksym.KernelModule
 	}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if sc.Text() == want {
-			return true, nil
-		}
-	}
-	return false, sc.Err()
+	listed := false
+	err = ksym.ReadFilterFunctions(f, func(m string, name []byte) {
+		listed = listed || m == module && string(name) == fn
+	})
+	return listed, err
 }
 
 // kernelModule reports whether module names the kernel itself.
