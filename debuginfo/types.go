@@ -74,6 +74,7 @@ type Types struct {
 	closed  bool
 	conv    typeConv
 	units   *unitTable // for Scope, built on its first call
+	opts    Options    // where the index and unit table are cached
 
 	image      string // the image, for its call frame information (cfi.go)
 	framesOnce sync.Once
@@ -126,7 +127,7 @@ func (img *Image) Types() (*Types, error) {
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
-	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, r: newTypeReader(secs, units)}
+	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, r: newTypeReader(secs, units), opts: img.opts}
 	t.conv.init()
 	// Converted types copy what they keep from the sections, so the
 	// mapping may go with t.
@@ -157,10 +158,18 @@ func (t *Types) index() error {
 	}
 	if !t.indexed {
 		t.indexed = true
-		t.x, t.err = buildTypeIndex(t.r.secs, t.r.units, 0)
+		if d, ok := t.loadTypesCache(".types", typesCacheMagic); ok {
+			if x, err := decodeTypeIndex(d); err == nil {
+				t.x = x
+				return nil
+			}
+		}
+		t.x, t.err = buildTypeIndex(t.r.secs, t.r.units, t.opts.Workers)
 		if t.err != nil {
 			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, t.err)
+			return t.err
 		}
+		t.storeTypesCache(".types", typesCacheMagic, func(e *encoder) { encodeTypeIndex(e, t.x) })
 	}
 	return t.err
 }

@@ -31,7 +31,7 @@ type unitSpan struct {
 // those that give no ranges. t.mu is held.
 func (t *Types) unitsAt(pc uint64) []int {
 	if t.units == nil {
-		t.units = t.buildUnitTable()
+		t.units = t.loadUnitTable()
 	}
 	u := t.units
 	var at []int
@@ -67,11 +67,29 @@ func (t *Types) buildUnitTable() *unitTable {
 		}
 	}
 	sort.Slice(u.spans, func(i, j int) bool { return u.spans[i].Lo < u.spans[j].Lo })
+	u.index()
+	return u
+}
+
+// loadUnitTable returns the unit table from the cache, or builds it
+// and stores it there.
+func (t *Types) loadUnitTable() *unitTable {
+	if d, ok := t.loadTypesCache(".units", unitsCacheMagic); ok {
+		if u, err := decodeUnitTable(d, len(t.r.units)); err == nil {
+			return u
+		}
+	}
+	u := t.buildUnitTable()
+	t.storeTypesCache(".units", unitsCacheMagic, func(e *encoder) { encodeUnitTable(e, u) })
+	return u
+}
+
+// index computes maxHi from the sorted spans.
+func (u *unitTable) index() {
 	u.maxHi = make([]uint64, len(u.spans))
 	var hi uint64
 	for i, s := range u.spans {
 		hi = max(hi, s.Hi)
 		u.maxHi[i] = hi
 	}
-	return u
 }

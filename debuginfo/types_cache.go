@@ -1,0 +1,289 @@
+package debuginfo
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/crc32"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// What Types builds from the whole of a file's DWARF, the name index and
+// the unit table, is cached next to the kinst index, in two files named
+// by the debug file's build-id (or a hash of its path):
+// <key>.types and <key>.units. Reading them spares a second run the walk
+// over every unit, which on a kernel touches 200 MB of the file; the
+// lookups that follow touch only the DIEs they convert. The format:
+//
+//	magic, version uint32
+//	the debug file: path, size, mtime, build-id
+//	the table (see encodeTypeIndex, encodeUnitTable)
+//	CRC32-C of all the bytes before it
+//
+// Integers are little-endian, strings a uint32 length then bytes. A file
+// whose magic, version, checksum or inputs differ, or that cannot be
+// decoded, is ignored and rebuilt; a write is to a temporary file
+// renamed over the old one, as for the kinst index.
+const (
+	typesCacheMagic   = "KDTRTYP\n"
+	unitsCacheMagic   = "KDTRUNT\n"
+	typesCacheVersion = 1
+)
+
+// typesCacheHeader identifies the debug file a cached table was built
+// from.
+type typesCacheHeader struct {
+	path, buildID string
+	size          uint64
+	mtime         int64
+}
+
+func (t *Types) cacheHeader() (typesCacheHeader, error) {
+	abs, err := filepath.Abs(t.file)
+	if err != nil {
+		return typesCacheHeader{}, err
+	}
+	return typesCacheHeader{path: abs, buildID: t.ef.buildID(), size: uint64(t.ef.size), mtime: t.ef.mtime.UnixNano()}, nil
+}
+
+// typesCachePath returns the cache file of the table with suffix ext.
+func (t *Types) typesCachePath(h typesCacheHeader, ext string) (string, error) {
+	dir, err := t.opts.cacheDir()
+	if err != nil {
+		return "", err
+	}
+	key := h.buildID
+	if key == "" {
+		sum := sha256.Sum256([]byte(h.path))
+		key = "path-" + hex.EncodeToString(sum[:16])
+	}
+	return filepath.Join(dir, key+ext), nil
+}
+
+// loadTypesCache returns the body of the cache file with suffix ext and
+// magic, past its header, when the file is current.
+func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
+	if t.opts.NoCache {
+		return nil, false
+	}
+	h, err := t.cacheHeader()
+	if err != nil {
+		return nil, false
+	}
+	p, err := t.typesCachePath(h, ext)
+	if err != nil {
+		return nil, false
+	}
+	data, err := os.ReadFile(p)
+	if err != nil || len(data) < len(magic)+8 || string(data[:len(magic)]) != magic {
+		return nil, false
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+		return nil, false
+	}
+	d := &decoder{b: body[len(magic):]}
+	if d.u32() != typesCacheVersion {
+		return nil, false
+	}
+	var got typesCacheHeader
+	got.path = d.str()
+	got.size = d.u64()
+	got.mtime = int64(d.u64())
+	got.buildID = d.str()
+	if d.bad || got != h {
+		return nil, false
+	}
+	return d, true
+}
+
+// storeTypesCache writes a table, which write appends to e, to the cache
+// file with suffix ext. A failure leaves the cache as it was: the table
+// is rebuilt next time.
+func (t *Types) storeTypesCache(ext, magic string, write func(e *encoder)) {
+	if t.opts.NoCache {
+		return
+	}
+	h, err := t.cacheHeader()
+	if err != nil {
+		return
+	}
+	p, err := t.typesCachePath(h, ext)
+	if err != nil {
+		return
+	}
+	e := encoder{}
+	e.b = append(e.b, magic...)
+	e.u32(typesCacheVersion)
+	e.str(h.path)
+	e.u64(h.size)
+	e.u64(uint64(h.mtime))
+	e.str(h.buildID)
+	write(&e)
+	e.u32(crc32.Checksum(e.b, castagnoli()))
+	writeFileAtomic(p, e.b)
+}
+
+// writeFileAtomic writes data to a temporary file in p's directory and
+// renames it over p.
+func writeFileAtomic(p string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*"+filepath.Ext(p))
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// encodeTypeIndex appends x: for each kind of name, a count then
+// (name, DIE offset, declaration) sorted by name; the enumerators as
+// (name, offset); the type unit signatures as (signature, offset); the
+// statistics. Sorting makes the file the same whichever worker found
+// what.
+func encodeTypeIndex(e *encoder, x *typeIndex) {
+	for _, m := range x.names {
+		e.u64(uint64(len(m)))
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			r := m[k]
+			e.str(k)
+			e.u64(r.off)
+			if r.decl {
+				e.u8(1)
+			} else {
+				e.u8(0)
+			}
+		}
+	}
+	e.u64(uint64(len(x.enums)))
+	for _, k := range slices.Sorted(maps.Keys(x.enums)) {
+		e.str(k)
+		e.u64(x.enums[k])
+	}
+	e.u64(uint64(len(x.sigs)))
+	for _, k := range slices.Sorted(maps.Keys(x.sigs)) {
+		e.u64(k)
+		e.u64(x.sigs[k])
+	}
+	e.u64(uint64(x.stats.units))
+	e.u64(uint64(x.stats.named))
+}
+
+// decodeTypeIndex reads what encodeTypeIndex wrote. The names are
+// substrings of one copy of the body, not a string each.
+func decodeTypeIndex(d *decoder) (*typeIndex, error) {
+	all := string(d.b)
+	base := len(d.b)
+	str := func() string {
+		n := uint64(d.u32())
+		at := base - len(d.b)
+		if d.take(n) == nil {
+			return ""
+		}
+		return all[at : at+int(n)]
+	}
+	count := func(recMin int) int {
+		n := d.u64()
+		if n > uint64(len(d.b))/uint64(recMin) {
+			d.bad = true
+			return 0
+		}
+		return int(n)
+	}
+	x := &typeIndex{}
+	for i := range x.names {
+		n := count(4 + 8 + 1)
+		m := make(map[string]dieRef, n)
+		for range n {
+			k := str()
+			off := d.u64()
+			decl := d.take(1)
+			if d.bad {
+				break
+			}
+			m[k] = dieRef{off: off, decl: decl[0] != 0}
+		}
+		x.names[i] = m
+	}
+	n := count(4 + 8)
+	x.enums = make(map[string]uint64, n)
+	for range n {
+		k := str()
+		x.enums[k] = d.u64()
+	}
+	n = count(16)
+	x.sigs = make(map[uint64]uint64, n)
+	for range n {
+		k := d.u64()
+		x.sigs[k] = d.u64()
+	}
+	x.stats.units = int(d.u64())
+	x.stats.named = int(d.u64())
+	if d.bad || len(d.b) != 0 {
+		return nil, errors.New("truncated or malformed")
+	}
+	return x, nil
+}
+
+// encodeUnitTable appends u: the spans as (lo, hi, unit), sorted as the
+// table keeps them, then the open units.
+func encodeUnitTable(e *encoder, u *unitTable) {
+	e.u64(uint64(len(u.spans)))
+	for _, s := range u.spans {
+		e.u64(s.Lo)
+		e.u64(s.Hi)
+		e.u32(uint32(s.unit))
+	}
+	e.u64(uint64(len(u.open)))
+	for _, i := range u.open {
+		e.u32(uint32(i))
+	}
+}
+
+// decodeUnitTable reads what encodeUnitTable wrote, checking that the
+// units are those of a file with nunits units and the spans in order.
+func decodeUnitTable(d *decoder, nunits int) (*unitTable, error) {
+	bad := errors.New("truncated or malformed")
+	n := d.u64()
+	if n > uint64(len(d.b))/20 {
+		return nil, bad
+	}
+	u := &unitTable{spans: make([]unitSpan, n)}
+	for i := range u.spans {
+		s := &u.spans[i]
+		s.Lo, s.Hi, s.unit = d.u64(), d.u64(), int(d.u32())
+		if s.unit >= nunits || i > 0 && s.Lo < u.spans[i-1].Lo {
+			return nil, bad
+		}
+	}
+	n = d.u64()
+	if n > uint64(len(d.b))/4 {
+		return nil, bad
+	}
+	u.open = make([]int, n)
+	for i := range u.open {
+		if u.open[i] = int(d.u32()); u.open[i] >= nunits {
+			return nil, bad
+		}
+	}
+	if d.bad || len(d.b) != 0 {
+		return nil, bad
+	}
+	u.index()
+	return u, nil
+}
