@@ -123,11 +123,14 @@ func (img *Image) Types() (*Types, error) {
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
-	units, err := parseUnits(secs.info)
-	if err != nil {
-		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, opts: img.opts}
+	units, table := t.cachedUnits(len(secs.info))
+	if units == nil {
+		if units, err = parseUnits(secs.info); err != nil {
+			return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+		}
 	}
-	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, r: newTypeReader(secs, units), opts: img.opts}
+	t.r, t.units = newTypeReader(secs, units), table
 	t.conv.init()
 	// Converted types copy what they keep from the sections, so the
 	// mapping may go with t.

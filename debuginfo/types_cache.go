@@ -12,8 +12,8 @@ import (
 	"slices"
 )
 
-// What Types builds from the whole of a file's DWARF, the name index and
-// the unit table, is cached next to the kinst index, in two files named
+// What Types builds from the whole of a file's DWARF, the name index,
+// the unit headers and the unit table, is cached next to the kinst index, in two files named
 // by the debug file's build-id (or a hash of its path):
 // <key>.types and <key>.units. Reading them spares a second run the walk
 // over every unit, which on a kernel touches 200 MB of the file; the
@@ -21,7 +21,7 @@ import (
 //
 //	magic, version uint32
 //	the debug file: path, size, mtime, build-id
-//	the table (see encodeTypeIndex, encodeUnitTable)
+//	the tables (see encodeTypeIndex, encodeUnits)
 //	CRC32-C of all the bytes before it
 //
 // Integers are little-endian, strings a uint32 length then bytes. A file
@@ -240,9 +240,27 @@ func decodeTypeIndex(d *decoder) (*typeIndex, error) {
 	return x, nil
 }
 
-// encodeUnitTable appends u: the spans as (lo, hi, unit), sorted as the
-// table keeps them, then the open units.
-func encodeUnitTable(e *encoder, u *unitTable) {
+// encodeUnits appends the unit headers of a file and its unit table:
+// a count then each header's fields, then the spans as (lo, hi, unit),
+// sorted as the table keeps them, then the open units. With the headers
+// cached, a second run does not touch the head of every unit (on a
+// kernel, each of those page faults maps 64 KB of the file around it).
+func encodeUnits(e *encoder, units []unit, u *unitTable) {
+	e.u64(uint64(len(units)))
+	for _, h := range units {
+		e.u64(uint64(h.off))
+		e.u64(uint64(h.dies))
+		e.u64(uint64(h.end))
+		e.u8(uint8(h.vers))
+		e.u8(h.utype)
+		e.u8(uint8(h.addrSize))
+		if h.dwarf64 {
+			e.u8(1)
+		} else {
+			e.u8(0)
+		}
+		e.u64(h.abbrevOff)
+	}
 	e.u64(uint64(len(u.spans)))
 	for _, s := range u.spans {
 		e.u64(s.Lo)
@@ -255,35 +273,54 @@ func encodeUnitTable(e *encoder, u *unitTable) {
 	}
 }
 
-// decodeUnitTable reads what encodeUnitTable wrote, checking that the
-// units are those of a file with nunits units and the spans in order.
-func decodeUnitTable(d *decoder, nunits int) (*unitTable, error) {
+// decodeUnits reads what encodeUnits wrote, checking that the units lie
+// in order within a .debug_info of size infoSize and that the table
+// refers to them.
+func decodeUnits(d *decoder, infoSize int) ([]unit, *unitTable, error) {
 	bad := errors.New("truncated or malformed")
 	n := d.u64()
+	if n > uint64(len(d.b))/28 {
+		return nil, nil, bad
+	}
+	units := make([]unit, n)
+	prev := 0
+	for i := range units {
+		h := &units[i]
+		off, dies, end := d.u64(), d.u64(), d.u64()
+		vers, utype, addrSize, dwarf64 := d.take(1), d.take(1), d.take(1), d.take(1)
+		h.abbrevOff = d.u64()
+		if d.bad || off < uint64(prev) || dies < off || end < dies || end > uint64(infoSize) {
+			return nil, nil, bad
+		}
+		h.off, h.dies, h.end = int(off), int(dies), int(end)
+		h.vers, h.utype, h.addrSize, h.dwarf64 = int(vers[0]), utype[0], int(addrSize[0]), dwarf64[0] != 0
+		prev = h.end
+	}
+	n = d.u64()
 	if n > uint64(len(d.b))/20 {
-		return nil, bad
+		return nil, nil, bad
 	}
 	u := &unitTable{spans: make([]unitSpan, n)}
 	for i := range u.spans {
 		s := &u.spans[i]
 		s.Lo, s.Hi, s.unit = d.u64(), d.u64(), int(d.u32())
-		if s.unit >= nunits || i > 0 && s.Lo < u.spans[i-1].Lo {
-			return nil, bad
+		if s.unit >= len(units) || i > 0 && s.Lo < u.spans[i-1].Lo {
+			return nil, nil, bad
 		}
 	}
 	n = d.u64()
 	if n > uint64(len(d.b))/4 {
-		return nil, bad
+		return nil, nil, bad
 	}
 	u.open = make([]int, n)
 	for i := range u.open {
-		if u.open[i] = int(d.u32()); u.open[i] >= nunits {
-			return nil, bad
+		if u.open[i] = int(d.u32()); u.open[i] >= len(units) {
+			return nil, nil, bad
 		}
 	}
 	if d.bad || len(d.b) != 0 {
-		return nil, bad
+		return nil, nil, bad
 	}
 	u.index()
-	return u, nil
+	return units, u, nil
 }

@@ -65,19 +65,27 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 					t.Errorf("%s: index read back differs (-built +read):\n%s", path, diff)
 				}
 				e = encoder{}
-				encodeUnitTable(&e, u)
-				gotU, err := decodeUnitTable(&decoder{b: e.b}, len(openCachedTypes(t, path, "").r.units))
+				units := openCachedTypes(t, path, "").r.units
+				encodeUnits(&e, units, u)
+				gotUnits, gotU, err := decodeUnits(&decoder{b: e.b}, 1<<30)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if diff := cmp.Diff(units, gotUnits, cmp.AllowUnexported(unit{})); diff != "" {
+					t.Errorf("%s: unit headers read back differ (-built +read):\n%s", path, diff)
 				}
 				if diff := cmp.Diff(u, gotU, cmpTables); diff != "" {
 					t.Errorf("%s: unit table read back differs (-built +read):\n%s", path, diff)
 				}
 				// Every truncation is an error, not a panic.
 				for n := range e.b {
-					if _, err := decodeUnitTable(&decoder{b: e.b[:n]}, 1<<20); err == nil {
-						t.Errorf("unit table truncated to %d bytes decoded", n)
+					if _, _, err := decodeUnits(&decoder{b: e.b[:n]}, 1<<30); err == nil {
+						t.Errorf("units truncated to %d bytes decoded", n)
 					}
+				}
+				// Units past the end of .debug_info are refused.
+				if _, _, err := decodeUnits(&decoder{b: e.b}, units[len(units)-1].end-1); err == nil {
+					t.Error("units past the end of .debug_info decoded")
 				}
 			}
 		})
@@ -123,6 +131,9 @@ func TestTypesCacheUsed(t *testing.T) {
 	}
 	if diff := cmp.Diff(refU, u, cmpTables); diff != "" {
 		t.Errorf("unit table from the cache differs (-built +cached):\n%s", diff)
+	}
+	if diff := cmp.Diff(ref.r.units, warm.r.units, cmp.AllowUnexported(unit{})); diff != "" {
+		t.Errorf("unit headers from the cache differ (-parsed +cached):\n%s", diff)
 	}
 	for _, name := range []string{"struct list", "struct anon", "enum color", "chain_t", "unsigned long"} {
 		want, got := mustType(t, ref, name), mustType(t, warm, name)

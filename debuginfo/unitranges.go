@@ -31,7 +31,7 @@ type unitSpan struct {
 // those that give no ranges. t.mu is held.
 func (t *Types) unitsAt(pc uint64) []int {
 	if t.units == nil {
-		t.units = t.loadUnitTable()
+		t.units = t.cacheUnitTable()
 	}
 	u := t.units
 	var at []int
@@ -71,17 +71,26 @@ func (t *Types) buildUnitTable() *unitTable {
 	return u
 }
 
-// loadUnitTable returns the unit table from the cache, or builds it
-// and stores it there.
-func (t *Types) loadUnitTable() *unitTable {
-	if d, ok := t.loadTypesCache(".units", unitsCacheMagic); ok {
-		if u, err := decodeUnitTable(d, len(t.r.units)); err == nil {
-			return u
-		}
-	}
+// cacheUnitTable builds the unit table and stores it in the cache with
+// the unit headers; Types reads both from there when it is current.
+func (t *Types) cacheUnitTable() *unitTable {
 	u := t.buildUnitTable()
-	t.storeTypesCache(".units", unitsCacheMagic, func(e *encoder) { encodeUnitTable(e, u) })
+	t.storeTypesCache(".units", unitsCacheMagic, func(e *encoder) { encodeUnits(e, t.r.units, u) })
 	return u
+}
+
+// cachedUnits returns the unit headers and the unit table from the
+// cache, or nils.
+func (t *Types) cachedUnits(infoSize int) ([]unit, *unitTable) {
+	d, ok := t.loadTypesCache(".units", unitsCacheMagic)
+	if !ok {
+		return nil, nil
+	}
+	units, u, err := decodeUnits(d, infoSize)
+	if err != nil {
+		return nil, nil
+	}
+	return units, u
 }
 
 // index computes maxHi from the sorted spans.
