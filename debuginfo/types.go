@@ -31,7 +31,15 @@ package debuginfo
 // core and 13 MB of heap; struct task_struct then converts in 25 to 45
 // ms, 11,000 DIEs in 9 MB, and lookups of converted types take
 // microseconds. The mapped file's pages the walk touches (200 MB) are
-// the kernel's page cache, not the process's heap.
+// the kernel's page cache, not the process's heap, but they count in
+// the process's resident size.
+//
+// So the index, the unit headers and Scope's unit table are cached by
+// the debug file's build-id next to the kinst index (types_cache.go),
+// and a second Types of the same file reads them instead: on that
+// vmlinux, the index loads in 50 ms and a locals probe's compile by
+// kdtrace takes 0.23 s and 147 MB at most resident, against 2.6 s and
+// 380 MB when it walks every unit.
 
 import (
 	"errors"
