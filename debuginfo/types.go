@@ -36,9 +36,10 @@ package debuginfo
 //
 // So the index, the unit headers and Scope's unit table are cached by
 // the debug file's build-id next to the kinst index (types_cache.go),
-// and a second Types of the same file reads them instead: on that
-// vmlinux, the index loads in 50 ms and a locals probe's compile by
-// kdtrace takes 0.23 s and 147 MB at most resident, against 2.6 s and
+// and a second Types of the same file reads them instead. The index is
+// then searched in the file's bytes, sorted tables rather than maps: on
+// that vmlinux it loads in 8 ms and 6 MB, and a locals probe's compile
+// by kdtrace takes 0.2 s and 135 MB at most resident, against 2.6 s and
 // 380 MB when it walks every unit.
 
 import (
@@ -76,7 +77,7 @@ type Types struct {
 	mu      sync.Mutex
 	ef      *elfFile
 	r       *typeReader
-	x       *typeIndex
+	x       *nameIndex
 	indexed bool
 	err     error // why the index could not be built
 	closed  bool
@@ -175,12 +176,18 @@ func (t *Types) index() error {
 				return nil
 			}
 		}
-		t.x, t.err = buildTypeIndex(t.r.secs, t.r.units, t.opts.Workers)
-		if t.err != nil {
-			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, t.err)
+		x, err := buildTypeIndex(t.r.secs, t.r.units, t.opts.Workers)
+		if err != nil {
+			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err)
 			return t.err
 		}
-		t.storeTypesCache(".types", typesCacheMagic, func(e *encoder) { encodeTypeIndex(e, t.x) })
+		var e encoder
+		encodeTypeIndex(&e, x)
+		if t.x, err = decodeTypeIndex(&decoder{b: e.b}); err != nil {
+			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err) // a bug of ours
+			return t.err
+		}
+		t.storeTypesCache(".types", typesCacheMagic, e.b)
 	}
 	return t.err
 }
@@ -202,7 +209,7 @@ func (t *Types) LookupType(name string) (types.Type, error) {
 		return nil, err
 	}
 	for _, n := range names {
-		if r, ok := t.x.names[class][n]; ok {
+		if r, ok := t.x.lookup(class, n); ok {
 			return t.convertTop(r.off)
 		}
 	}
@@ -218,7 +225,7 @@ func (t *Types) LookupEnumerator(name string) (*types.Enum, int64, bool) {
 	if t.index() != nil {
 		return nil, 0, false
 	}
-	off, ok := t.x.enums[name]
+	off, ok := t.x.enum(name)
 	if !ok {
 		return nil, 0, false
 	}
@@ -245,7 +252,7 @@ func (t *Types) LookupFunc(name string) (*types.Func, []string, error) {
 	if err := t.index(); err != nil {
 		return nil, nil, err
 	}
-	r, ok := t.x.names[kindFunc][name]
+	r, ok := t.x.lookup(kindFunc, name)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -264,7 +271,7 @@ func (t *Types) LookupVar(name string) (types.Type, error) {
 	if err := t.index(); err != nil {
 		return nil, err
 	}
-	r, ok := t.x.names[kindVar][name]
+	r, ok := t.x.lookup(kindVar, name)
 	if !ok {
 		return nil, nil
 	}

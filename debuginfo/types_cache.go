@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 )
 
 // What Types builds from the whole of a file's DWARF, the name index,
@@ -101,10 +102,10 @@ func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
 	return d, true
 }
 
-// storeTypesCache writes a table, which write appends to e, to the cache
-// file with suffix ext. A failure leaves the cache as it was: the table
-// is rebuilt next time.
-func (t *Types) storeTypesCache(ext, magic string, write func(e *encoder)) {
+// storeTypesCache writes the encoded tables in body to the cache file
+// with suffix ext. A failure leaves the cache as it was: the tables are
+// rebuilt next time.
+func (t *Types) storeTypesCache(ext, magic string, body []byte) {
 	if t.opts.NoCache {
 		return
 	}
@@ -123,7 +124,7 @@ func (t *Types) storeTypesCache(ext, magic string, write func(e *encoder)) {
 	e.u64(h.size)
 	e.u64(uint64(h.mtime))
 	e.str(h.buildID)
-	write(&e)
+	e.b = append(e.b, body...)
 	e.u32(crc32.Checksum(e.b, castagnoli()))
 	writeFileAtomic(p, e.b)
 }
@@ -151,17 +152,102 @@ func writeFileAtomic(p string, data []byte) error {
 	return err
 }
 
-// encodeTypeIndex appends x: for each kind of name, a count then
-// (name, DIE offset, declaration) sorted by name; the enumerators as
-// (name, offset); the type unit signatures as (signature, offset); the
-// statistics. Sorting makes the file the same whichever worker found
-// what.
+// nameIndex is the name index as the cache file holds it, searched in
+// place: a kernel's 140,000 names in Go maps would cost 16 MB of heap
+// and 40 ms to fill at every start, for the few dozen lookups a
+// program makes.
+type nameIndex struct {
+	strs  []byte
+	names [numKinds]table // nameRecSize records sorted by name
+	enums table           // enumRecSize records sorted by name
+	sigs  table           // sigRecSize records sorted by signature
+	stats typeIndexStats
+}
+
+const (
+	nameRecSize = 4 + 4 + 8 + 1 // name's offset in strs and length, DIE, declaration
+	enumRecSize = 4 + 4 + 8     // name's offset and length, enum's DIE
+	sigRecSize  = 8 + 8         // signature, type's DIE
+)
+
+func (x *nameIndex) name(rec []byte) []byte {
+	off, n := u32(rec), u32(rec[4:])
+	return x.strs[off : off+n]
+}
+
+// search returns the record of t called name.
+func (x *nameIndex) search(t table, name string) ([]byte, bool) {
+	i := sort.Search(t.len(), func(i int) bool { return string(x.name(t.rec(i))) >= name })
+	if i < t.len() && string(x.name(t.rec(i))) == name {
+		return t.rec(i), true
+	}
+	return nil, false
+}
+
+// lookup returns the DIE of the name of the given kind.
+func (x *nameIndex) lookup(kind int, name string) (dieRef, bool) {
+	rec, ok := x.search(x.names[kind], name)
+	if !ok {
+		return dieRef{}, false
+	}
+	return dieRef{off: u64(rec[8:]), decl: rec[16] != 0}, true
+}
+
+// enum returns the DIE of the enum with an enumerator called name.
+func (x *nameIndex) enum(name string) (uint64, bool) {
+	rec, ok := x.search(x.enums, name)
+	if !ok {
+		return 0, false
+	}
+	return u64(rec[8:]), true
+}
+
+// sig returns the DIE of the type of the type unit with signature sig.
+func (x *nameIndex) sig(sig uint64) (uint64, bool) {
+	t := x.sigs
+	i := sort.Search(t.len(), func(i int) bool { return u64(t.rec(i)) >= sig })
+	if i < t.len() && u64(t.rec(i)) == sig {
+		return u64(t.rec(i)[8:]), true
+	}
+	return 0, false
+}
+
+// encodeTypeIndex appends x: the names' bytes; for each kind of name a
+// table of (name, DIE offset, declaration) sorted by name; the
+// enumerators as (name, offset); the type unit signatures as
+// (signature, offset); the statistics. Sorting makes the file the same
+// whichever worker found what.
 func encodeTypeIndex(e *encoder, x *typeIndex) {
-	for _, m := range x.names {
-		e.u64(uint64(len(m)))
-		for _, k := range slices.Sorted(maps.Keys(m)) {
+	var strs []byte
+	pos := map[string]uint32{}
+	intern := func(s string) uint32 {
+		p, ok := pos[s]
+		if !ok {
+			p = uint32(len(strs))
+			pos[s] = p
+			strs = append(strs, s...)
+		}
+		return p
+	}
+	names := make([][]string, len(x.names))
+	for i, m := range x.names {
+		names[i] = slices.Sorted(maps.Keys(m))
+		for _, k := range names[i] {
+			intern(k)
+		}
+	}
+	enums := slices.Sorted(maps.Keys(x.enums))
+	for _, k := range enums {
+		intern(k)
+	}
+	e.u64(uint64(len(strs)))
+	e.b = append(e.b, strs...)
+	for i, m := range x.names {
+		e.u64(uint64(len(names[i])))
+		for _, k := range names[i] {
 			r := m[k]
-			e.str(k)
+			e.u32(pos[k])
+			e.u32(uint32(len(k)))
 			e.u64(r.off)
 			if r.decl {
 				e.u8(1)
@@ -170,9 +256,10 @@ func encodeTypeIndex(e *encoder, x *typeIndex) {
 			}
 		}
 	}
-	e.u64(uint64(len(x.enums)))
-	for _, k := range slices.Sorted(maps.Keys(x.enums)) {
-		e.str(k)
+	e.u64(uint64(len(enums)))
+	for _, k := range enums {
+		e.u32(pos[k])
+		e.u32(uint32(len(k)))
 		e.u64(x.enums[k])
 	}
 	e.u64(uint64(len(x.sigs)))
@@ -184,57 +271,37 @@ func encodeTypeIndex(e *encoder, x *typeIndex) {
 	e.u64(uint64(x.stats.named))
 }
 
-// decodeTypeIndex reads what encodeTypeIndex wrote. The names are
-// substrings of one copy of the body, not a string each.
-func decodeTypeIndex(d *decoder) (*typeIndex, error) {
-	all := string(d.b)
-	base := len(d.b)
-	str := func() string {
-		n := uint64(d.u32())
-		at := base - len(d.b)
-		if d.take(n) == nil {
-			return ""
-		}
-		return all[at : at+int(n)]
-	}
-	count := func(recMin int) int {
-		n := d.u64()
-		if n > uint64(len(d.b))/uint64(recMin) {
-			d.bad = true
-			return 0
-		}
-		return int(n)
-	}
-	x := &typeIndex{}
-	for i := range x.names {
-		n := count(4 + 8 + 1)
-		m := make(map[string]dieRef, n)
-		for range n {
-			k := str()
-			off := d.u64()
-			decl := d.take(1)
-			if d.bad {
-				break
+// decodeTypeIndex returns a view of what encodeTypeIndex wrote, which
+// refers to d's bytes. It checks that the names lie in the strings and
+// that the tables are sorted, so that a search cannot go astray.
+func decodeTypeIndex(d *decoder) (*nameIndex, error) {
+	x := &nameIndex{strs: d.take(d.u64())}
+	named := func(t table) bool {
+		for i := range t.len() {
+			rec := t.rec(i)
+			if off, n := uint64(u32(rec)), uint64(u32(rec[4:])); off+n > uint64(len(x.strs)) {
+				return false
 			}
-			m[k] = dieRef{off: off, decl: decl[0] != 0}
+			if i > 0 && string(x.name(t.rec(i-1))) >= string(x.name(rec)) {
+				return false
+			}
 		}
-		x.names[i] = m
+		return true
 	}
-	n := count(4 + 8)
-	x.enums = make(map[string]uint64, n)
-	for range n {
-		k := str()
-		x.enums[k] = d.u64()
+	ok := true
+	for i := range x.names {
+		x.names[i] = d.table(nameRecSize)
+		ok = ok && named(x.names[i])
 	}
-	n = count(16)
-	x.sigs = make(map[uint64]uint64, n)
-	for range n {
-		k := d.u64()
-		x.sigs[k] = d.u64()
+	x.enums = d.table(enumRecSize)
+	ok = ok && named(x.enums)
+	x.sigs = d.table(sigRecSize)
+	for i := 1; i < x.sigs.len(); i++ {
+		ok = ok && u64(x.sigs.rec(i-1)) < u64(x.sigs.rec(i))
 	}
 	x.stats.units = int(d.u64())
 	x.stats.named = int(d.u64())
-	if d.bad || len(d.b) != 0 {
+	if !ok || d.bad || len(d.b) != 0 {
 		return nil, errors.New("truncated or malformed")
 	}
 	return x, nil

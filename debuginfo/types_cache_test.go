@@ -28,7 +28,7 @@ func openCachedTypes(t *testing.T, path, dir string) *Types {
 
 // cachedTables returns the index and the unit table of ty, building or
 // loading them.
-func cachedTables(t *testing.T, ty *Types) (*typeIndex, *unitTable) {
+func cachedTables(t *testing.T, ty *Types) (*nameIndex, *unitTable) {
 	t.Helper()
 	ty.mu.Lock()
 	defer ty.mu.Unlock()
@@ -39,7 +39,7 @@ func cachedTables(t *testing.T, ty *Types) (*typeIndex, *unitTable) {
 	return ty.x, ty.units
 }
 
-var cmpTables = cmp.Options{cmp.AllowUnexported(typeIndex{}, typeIndexStats{}, dieRef{}, unitTable{}, unitSpan{}), cmpopts.EquateEmpty()}
+var cmpTables = cmp.Options{cmp.AllowUnexported(nameIndex{}, table{}, typeIndexStats{}, unitTable{}, unitSpan{}), cmpopts.EquateEmpty()}
 
 // TestTypesCacheRoundTrip: what is read back from a cache file is what
 // was built, for each compiler and DWARF version of the type fixtures
@@ -49,7 +49,12 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
 			for _, path := range []string{fx.prog, fx.obj} {
-				x, u := cachedTables(t, openCachedTypes(t, path, ""))
+				ty := openCachedTypes(t, path, "")
+				_, u := cachedTables(t, ty)
+				x, err := buildTypeIndex(ty.r.secs, ty.r.units, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
 				// An object file keeps its type units in sections
 				// of their own, which Types does not read.
 				if path == fx.prog && (len(x.names[classStruct]) == 0 || len(x.enums) == 0) {
@@ -61,8 +66,37 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(x, got, cmpTables); diff != "" {
-					t.Errorf("%s: index read back differs (-built +read):\n%s", path, diff)
+				for kind, m := range x.names {
+					if got.names[kind].len() != len(m) {
+						t.Errorf("%s: %d names of kind %d read back, %d built", path, got.names[kind].len(), kind, len(m))
+					}
+					for k, want := range m {
+						if r, ok := got.lookup(kind, k); !ok || r != want {
+							t.Errorf("%s: name %q of kind %d read back as %v, %v, built %v", path, k, kind, r, ok, want)
+						}
+					}
+					if r, ok := got.lookup(kind, "no such name"); ok {
+						t.Errorf("%s: a name never built is read back as %v", path, r)
+					}
+				}
+				for k, want := range x.enums {
+					if off, ok := got.enum(k); !ok || off != want {
+						t.Errorf("%s: enumerator %q read back as %#x, %v, built %#x", path, k, off, ok, want)
+					}
+				}
+				for k, want := range x.sigs {
+					if off, ok := got.sig(k); !ok || off != want {
+						t.Errorf("%s: signature %#x read back as %#x, %v, built %#x", path, k, off, ok, want)
+					}
+				}
+				if got.sigs.len() != len(x.sigs) || got.enums.len() != len(x.enums) || got.stats != x.stats {
+					t.Errorf("%s: %d signatures, %d enumerators, %+v read back; %d, %d, %+v built", path,
+						got.sigs.len(), got.enums.len(), got.stats, len(x.sigs), len(x.enums), x.stats)
+				}
+				for n := range e.b {
+					if _, err := decodeTypeIndex(&decoder{b: e.b[:n]}); err == nil {
+						t.Errorf("index truncated to %d bytes decoded", n)
+					}
 				}
 				e = encoder{}
 				units := openCachedTypes(t, path, "").r.units
@@ -112,12 +146,17 @@ func TestTypesCacheUsed(t *testing.T) {
 	if !ok {
 		t.Fatal("the cache file just written is not current")
 	}
-	x, err := decodeTypeIndex(d)
+	if _, err := decodeTypeIndex(d); err != nil {
+		t.Fatal(err)
+	}
+	x, err := buildTypeIndex(cold.r.secs, cold.r.units, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	x.names[classOther]["only_in_the_cache"] = x.names[classOther]["chain_t"]
-	cold.storeTypesCache(".types", typesCacheMagic, func(e *encoder) { encodeTypeIndex(e, x) })
+	var e encoder
+	encodeTypeIndex(&e, x)
+	cold.storeTypesCache(".types", typesCacheMagic, e.b)
 	warm := openCachedTypes(t, fx.prog, dir)
 	if typ, err := warm.LookupType("only_in_the_cache"); err != nil || typ == nil {
 		t.Fatalf("a name of the cache file is not found: %v, %v", typ, err)
@@ -125,8 +164,8 @@ func TestTypesCacheUsed(t *testing.T) {
 	os.Remove(typesFile)
 
 	warm = openCachedTypes(t, fx.prog, dir)
-	x, u := cachedTables(t, warm)
-	if diff := cmp.Diff(refX, x, cmpTables); diff != "" {
+	cx, u := cachedTables(t, warm)
+	if diff := cmp.Diff(refX, cx, cmpTables); diff != "" {
 		t.Errorf("index from the cache differs (-built +cached):\n%s", diff)
 	}
 	if diff := cmp.Diff(refU, u, cmpTables); diff != "" {
@@ -273,12 +312,12 @@ func TestTypesCacheVmlinux(t *testing.T) {
 		t.Skip("short")
 	}
 	dir := t.TempDir()
-	var xs [2]*typeIndex
+	var xs [2]*nameIndex
 	var us [2]*unitTable
 	for i, run := range []string{"cold", "warm"} {
 		start := time.Now()
 		xs[i], us[i] = cachedTables(t, openCachedTypes(t, path, dir))
-		t.Logf("%s: index of %d structs and unit table of %d spans in %v", run, len(xs[i].names[classStruct]), len(us[i].spans), time.Since(start))
+		t.Logf("%s: index of %d structs and unit table of %d spans in %v", run, xs[i].names[classStruct].len(), len(us[i].spans), time.Since(start))
 	}
 	if diff := cmp.Diff(xs[0], xs[1], cmpTables); diff != "" {
 		t.Errorf("index from the cache differs (-built +cached):\n%s", diff)

@@ -75,7 +75,9 @@ func (t *Types) buildUnitTable() *unitTable {
 // the unit headers; Types reads both from there when it is current.
 func (t *Types) cacheUnitTable() *unitTable {
 	u := t.buildUnitTable()
-	t.storeTypesCache(".units", unitsCacheMagic, func(e *encoder) { encodeUnits(e, t.r.units, u) })
+	var e encoder
+	encodeUnits(&e, t.r.units, u)
+	t.storeTypesCache(".units", unitsCacheMagic, e.b)
 	return u
 }
 
