@@ -39,6 +39,11 @@
 //     whole. The next run maps the file and queries it in place, reading
 //     no DWARF; a stale or damaged file is rebuilt (a damaged one with a
 //     warning). Writes go to a temporary file renamed into place.
+//     Types caches what it builds from every unit of a debug file (its
+//     name index, the unit headers and Scope's table of units by
+//     address) the same way, in <build-id>.types and <build-id>.units,
+//     keyed and checked by the debug file's path, size, mtime and
+//     build-id; a file that does not check is rebuilt silently.
 //  5. A Set holds the images searched, the kernel first and then the
 //     modules by name, and answers Lookup, Code, SymbolAt and Thunks.
 //

@@ -84,6 +84,8 @@ type Image struct {
 	x      *index
 	mapped []byte // the cache file x lives in, if mapped
 
+	opts Options // for Types: where to cache its tables
+
 	mu  sync.Mutex
 	elf *elfFile // for Code; reopened on use after Close
 }
@@ -130,7 +132,7 @@ func openImage(module, path string, extra []string, opts Options) (*Image, error
 	if err != nil {
 		return nil, err
 	}
-	img := &Image{Module: module, Path: path, BuildID: ef.buildID(), elf: ef}
+	img := &Image{Module: module, Path: path, BuildID: ef.buildID(), elf: ef, opts: opts}
 	if !opts.NoCache {
 		if x, mapped, ok := loadCache(img, ef, &opts); ok {
 			img.x, img.mapped, img.Cached = x, mapped, true

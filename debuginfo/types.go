@@ -31,7 +31,16 @@ package debuginfo
 // core and 13 MB of heap; struct task_struct then converts in 25 to 45
 // ms, 11,000 DIEs in 9 MB, and lookups of converted types take
 // microseconds. The mapped file's pages the walk touches (200 MB) are
-// the kernel's page cache, not the process's heap.
+// the kernel's page cache, not the process's heap, but they count in
+// the process's resident size.
+//
+// So the index, the unit headers and Scope's unit table are cached by
+// the debug file's build-id next to the kinst index (types_cache.go),
+// and a second Types of the same file reads them instead. The index is
+// then searched in the file's bytes, sorted tables rather than maps: on
+// that vmlinux it loads in 8 ms and 6 MB, and a locals probe's compile
+// by kdtrace takes 0.2 s and 135 MB at most resident, against 2.6 s and
+// 380 MB when it walks every unit.
 
 import (
 	"errors"
@@ -68,12 +77,13 @@ type Types struct {
 	mu      sync.Mutex
 	ef      *elfFile
 	r       *typeReader
-	x       *typeIndex
+	x       *nameIndex
 	indexed bool
 	err     error // why the index could not be built
 	closed  bool
 	conv    typeConv
 	units   *unitTable // for Scope, built on its first call
+	opts    Options    // where the index and unit table are cached
 
 	image      string // the image, for its call frame information (cfi.go)
 	framesOnce sync.Once
@@ -122,11 +132,14 @@ func (img *Image) Types() (*Types, error) {
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
-	units, err := parseUnits(secs.info)
-	if err != nil {
-		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, opts: img.opts}
+	units, table := t.cachedUnits(len(secs.info))
+	if units == nil {
+		if units, err = parseUnits(secs.info); err != nil {
+			return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
+		}
 	}
-	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, r: newTypeReader(secs, units)}
+	t.r, t.units = newTypeReader(secs, units), table
 	t.conv.init()
 	// Converted types copy what they keep from the sections, so the
 	// mapping may go with t.
@@ -157,10 +170,24 @@ func (t *Types) index() error {
 	}
 	if !t.indexed {
 		t.indexed = true
-		t.x, t.err = buildTypeIndex(t.r.secs, t.r.units, 0)
-		if t.err != nil {
-			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, t.err)
+		if d, ok := t.loadTypesCache(".types", typesCacheMagic); ok {
+			if x, err := decodeTypeIndex(d); err == nil {
+				t.x = x
+				return nil
+			}
 		}
+		x, err := buildTypeIndex(t.r.secs, t.r.units, t.opts.Workers)
+		if err != nil {
+			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err)
+			return t.err
+		}
+		var e encoder
+		encodeTypeIndex(&e, x)
+		if t.x, err = decodeTypeIndex(&decoder{b: e.b}); err != nil {
+			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err) // a bug of ours
+			return t.err
+		}
+		t.storeTypesCache(".types", typesCacheMagic, e.b)
 	}
 	return t.err
 }
@@ -182,7 +209,7 @@ func (t *Types) LookupType(name string) (types.Type, error) {
 		return nil, err
 	}
 	for _, n := range names {
-		if r, ok := t.x.names[class][n]; ok {
+		if r, ok := t.x.lookup(class, n); ok {
 			return t.convertTop(r.off)
 		}
 	}
@@ -198,7 +225,7 @@ func (t *Types) LookupEnumerator(name string) (*types.Enum, int64, bool) {
 	if t.index() != nil {
 		return nil, 0, false
 	}
-	off, ok := t.x.enums[name]
+	off, ok := t.x.enum(name)
 	if !ok {
 		return nil, 0, false
 	}
@@ -225,7 +252,7 @@ func (t *Types) LookupFunc(name string) (*types.Func, []string, error) {
 	if err := t.index(); err != nil {
 		return nil, nil, err
 	}
-	r, ok := t.x.names[kindFunc][name]
+	r, ok := t.x.lookup(kindFunc, name)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -244,7 +271,7 @@ func (t *Types) LookupVar(name string) (types.Type, error) {
 	if err := t.index(); err != nil {
 		return nil, err
 	}
-	r, ok := t.x.names[kindVar][name]
+	r, ok := t.x.lookup(kindVar, name)
 	if !ok {
 		return nil, nil
 	}

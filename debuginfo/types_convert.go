@@ -78,7 +78,7 @@ func (t *Types) target(d *die, a attr) (uint64, error) {
 	case 0:
 		return 0, nil
 	case formRefSig8:
-		if off, ok := t.x.sigs[a.val]; ok {
+		if off, ok := t.x.sig(a.val); ok {
 			return off, nil
 		}
 		return 0, fmt.Errorf("DIE at %#x: no type unit with signature %#x", d.off, a.val)
@@ -549,7 +549,7 @@ func (t *Types) canonical(class int, d *die) (uint64, bool) {
 	if len(d.name) == 0 {
 		return 0, false
 	}
-	r, ok := t.x.names[class][string(d.name)]
+	r, ok := t.x.lookup(class, string(d.name))
 	switch {
 	case !ok || r.off == d.off:
 		return 0, false

@@ -31,7 +31,7 @@ type unitSpan struct {
 // those that give no ranges. t.mu is held.
 func (t *Types) unitsAt(pc uint64) []int {
 	if t.units == nil {
-		t.units = t.buildUnitTable()
+		t.units = t.cacheUnitTable()
 	}
 	u := t.units
 	var at []int
@@ -67,11 +67,40 @@ func (t *Types) buildUnitTable() *unitTable {
 		}
 	}
 	sort.Slice(u.spans, func(i, j int) bool { return u.spans[i].Lo < u.spans[j].Lo })
+	u.index()
+	return u
+}
+
+// cacheUnitTable builds the unit table and stores it in the cache with
+// the unit headers; Types reads both from there when it is current.
+func (t *Types) cacheUnitTable() *unitTable {
+	u := t.buildUnitTable()
+	var e encoder
+	encodeUnits(&e, t.r.units, u)
+	t.storeTypesCache(".units", unitsCacheMagic, e.b)
+	return u
+}
+
+// cachedUnits returns the unit headers and the unit table from the
+// cache, or nils.
+func (t *Types) cachedUnits(infoSize int) ([]unit, *unitTable) {
+	d, ok := t.loadTypesCache(".units", unitsCacheMagic)
+	if !ok {
+		return nil, nil
+	}
+	units, u, err := decodeUnits(d, infoSize)
+	if err != nil {
+		return nil, nil
+	}
+	return units, u
+}
+
+// index computes maxHi from the sorted spans.
+func (u *unitTable) index() {
 	u.maxHi = make([]uint64, len(u.spans))
 	var hi uint64
 	for i, s := range u.spans {
 		hi = max(hi, s.Hi)
 		u.maxHi[i] = hi
 	}
-	return u
 }
