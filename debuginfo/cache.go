@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/kdtrace/kdtrace/internal/mmap"
 )
@@ -146,6 +147,7 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 		return nil, nil, false
 	}
 	img.Stats = stats
+	cacheUsed(p, time.Now())
 	return x, mapped, true
 }
 

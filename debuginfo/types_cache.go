@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"time"
 )
 
 // What Types builds from the whole of a file's DWARF, the name index,
@@ -99,6 +100,7 @@ func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
 	if d.bad || got != h {
 		return nil, false
 	}
+	cacheUsed(p, time.Now())
 	return d, true
 }
 
@@ -148,8 +150,10 @@ func writeFileAtomic(p string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	trimCache(filepath.Dir(p), time.Now())
+	return nil
 }
 
 // nameIndex is the name index as the cache file holds it, searched in

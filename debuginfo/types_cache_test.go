@@ -136,7 +136,7 @@ func TestTypesCacheUsed(t *testing.T) {
 	refX, refU := cachedTables(t, ref)
 	cold := openCachedTypes(t, fx.prog, dir)
 	cachedTables(t, cold)
-	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, "*.[tu]*"))
 	if len(files) != 2 {
 		t.Fatalf("cache files %q, want a .types and a .units", files)
 	}
