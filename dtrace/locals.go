@@ -330,10 +330,27 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 			cl.Unavailable = "its location cannot be read: " + l.LocErr.Error()
 		case len(l.Loc) == 0:
 			cl.Unavailable = unavailable(l, sym, pc, sc.Low)
+		case !entry:
+			if op, ok := entryValue(l.Loc); ok {
+				// Past the first instruction nothing keeps the
+				// caller's registers: say so where -lv lists it,
+				// not only when a clause reads it.
+				cl.Loc, cl.Unavailable = nil, fmt.Sprintf("available only as its value on entry to the function (%s), which nothing keeps past the function's first instruction", op)
+			}
 		}
 		f.Locals = append(f.Locals, cl)
 	}
 	return f, nil
+}
+
+// entryValue returns loc's first DW_OP_entry_value, if it has one.
+func entryValue(loc debuginfo.Expr) (debuginfo.Op, bool) {
+	for _, op := range loc {
+		if op.Code == debuginfo.OpEntryValue {
+			return op, true
+		}
+	}
+	return debuginfo.Op{}, false
 }
 
 // unavailable says where l, optimised out at pc, has a location, as

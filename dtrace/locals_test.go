@@ -251,3 +251,82 @@ func TestLocalsVmlinux(t *testing.T) {
 		t.Errorf("no instruction of vfs_read where fsnotify_access's file is available")
 	}
 }
+
+// entryValueKernel's n, after the call that took rdi, is only its value
+// on entry (gcc -O2's DW_OP_entry_value), which nothing keeps at mark.
+const entryValueKernel = `__attribute__((noinline)) long g(long x) { __asm__ volatile("" : : : "memory"); return x * 3; }
+__attribute__((noinline)) long work(long n)
+{
+	long r = g(n * 7);
+	__asm__ volatile(".globl mark\nmark:");
+	return r + 1;
+}
+int main(int argc, char **argv) { (void)argv; return (int)work(argc); }
+`
+
+// TestLocalsEntryValue: a variable available only as an entry value is
+// read at the function's first instruction, and refused past it, by
+// the checker and in -lv alike.
+func TestLocalsEntryValue(t *testing.T) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "k.c"), filepath.Join(dir, "k")
+	if err := os.WriteFile(src, []byte(entryValueKernel), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gcc, "-O2", "-g", "-fno-pie", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	addr := map[string]uint64{}
+	for _, s := range syms {
+		addr[s.Name] = s.Value
+	}
+	probe := fmt.Sprintf("kinst::work:%d", addr["mark"]-addr["work"])
+
+	ty, err := debuginfo.OpenTypes(bin, "kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ty.Close()
+	sc, err := ty.Scope(addr["mark"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := sc.Lookup("n"); !ok || len(l.Loc) == 0 || l.Loc[0].Code != debuginfo.OpEntryValue {
+		t.Skipf("gcc put n at mark elsewhere than in an entry value: %+v", l)
+	}
+
+	h, err := dtrace.Open(&dtrace.Config{BTF: "none", Kernel: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Compile(dtrace.Name, "kinst::work:0 { trace(locals->n); }", 0); err != nil {
+		t.Errorf("at the first instruction: %v", err)
+	}
+	const why = "available only as its value on entry to the function (DW_OP_entry_value (DW_OP_reg5)), which nothing keeps past the function's first instruction"
+	want := "locals->n is not available at " + probe + ": " + why
+	if _, err := h.Compile(dtrace.Name, probe+" { trace(locals->n); }", 0); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%s: error %v, want %q", probe, err, want)
+	}
+	lp, err := h.Compile(dtrace.Name, probe, dtrace.NoCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := h.ListProbes(&out, true, lp); err != nil {
+		t.Fatal(err)
+	}
+	if l := "\t\tlocals->n: long int (parameter; " + why + ")\n"; !strings.Contains(out.String(), l) {
+		t.Errorf("-lv lacks %q:\n%s", l, out.String())
+	}
+}
