@@ -45,8 +45,16 @@ type probeCase struct {
 }
 
 var cases = []probeCase{
+	// Start-up and exit with no probe to attach: what the probe cases
+	// take past it is their attach and first firing.
+	{name: "kdtrace BEGIN", cmd: `kdtrace -q -n 'BEGIN { exit(0); }'`},
+	{name: "bpftrace BEGIN", bpftrace: true, cmd: `bpftrace -e 'BEGIN { exit(); }'`},
+	// Compiling alone: kinst resolves the offset against the text then.
+	{name: "kdtrace -e kinst::vfs_read:5", cmd: `kdtrace -e -n 'kinst::vfs_read:5 { exit(0); }'`},
 	{name: "kdtrace kinst::vfs_read:5", cmd: `kdtrace -q -n 'kinst::vfs_read:5 { exit(0); }'`},
-	{name: "bpftrace kprobe:vfs_read+5", bpftrace: true, cmd: `bpftrace -e 'kprobe:vfs_read+5 { exit(); }'`},
+	// bpftrace built without libbfd cannot check that an offset is an
+	// instruction boundary; it refuses one unless --unsafe.
+	{name: "bpftrace kprobe:vfs_read+5", bpftrace: true, cmd: `bpftrace --unsafe -e 'kprobe:vfs_read+5 { exit(); }'`},
 	{name: "kdtrace fbt::vfs_read:entry", cmd: `kdtrace -q -n 'fbt::vfs_read:entry { exit(0); }'`},
 	{name: "bpftrace kprobe:vfs_read", bpftrace: true, cmd: `bpftrace -e 'kprobe:vfs_read { exit(); }'`},
 	// Nine inline copies, nine kprobes: bpftrace has no name for them.
@@ -158,7 +166,7 @@ func run(runs int, bpftrace, memory string, timeout time.Duration) error {
 	if res.Status != 0 {
 		return fmt.Errorf("guest script exited %d:\n%s", res.Status, res.Output)
 	}
-	return report(os.Stdout, active, res)
+	return report(os.Stdout, active, runs, res)
 }
 
 // command runs a command on the host, its output shown on failure.
@@ -240,7 +248,7 @@ func quote(s string) string {
 // its warm runs, and the ratio of each bpftrace case to the kdtrace case
 // before it. A case that failed is shown with the first failure's
 // output.
-func report(w io.Writer, cs []probeCase, res *guest.Result) error {
+func report(w io.Writer, cs []probeCase, runs int, res *guest.Result) error {
 	cold := make([]float64, len(cs))
 	warm := make([][]float64, len(cs))
 	failed := make([]int, len(cs))
@@ -279,7 +287,7 @@ func report(w io.Writer, cs []probeCase, res *guest.Result) error {
 	medians := make([]float64, len(cs))
 	for i, c := range cs {
 		if failed[i] > 0 {
-			fmt.Fprintf(w, "%-38s failed %d of %d runs:\n%s\n", c.name, failed[i], failed[i]+len(warm[i])+1, strings.Join(why[i], "\n"))
+			fmt.Fprintf(w, "%-38s failed %d of %d runs:\n%s\n", c.name, failed[i], runs+1, strings.Join(why[i], "\n"))
 		}
 		if len(warm[i]) == 0 {
 			continue
@@ -287,6 +295,16 @@ func report(w io.Writer, cs []probeCase, res *guest.Result) error {
 		slices.Sort(warm[i])
 		medians[i] = warm[i][len(warm[i])/2]
 		fmt.Fprintf(w, "%-38s %9.0f %9.0f %9.0f %9.0f %d\n", c.name, cold[i], medians[i], warm[i][0], warm[i][len(warm[i])-1], len(warm[i]))
+	}
+	// What a probe costs past its tracer's start-up and exit.
+	begin := map[string]float64{}
+	for i, c := range cs {
+		tool, probe, _ := strings.Cut(c.name, " ")
+		if probe == "BEGIN" {
+			begin[tool] = medians[i]
+		} else if b, ok := begin[tool]; ok && b > 0 && medians[i] > 0 {
+			fmt.Fprintf(w, "median %s past %s BEGIN's: %.0f ms\n", c.name, tool, medians[i]-b)
+		}
 	}
 	for i, c := range cs {
 		if c.bpftrace && i > 0 && !cs[i-1].bpftrace && medians[i] > 0 && medians[i-1] > 0 {
