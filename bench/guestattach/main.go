@@ -9,13 +9,16 @@
 // Each tracer runs under the guest's stopwatch (./stopwatch), which
 // reads a byte of /dev/zero every millisecond: a vfs_read, which fires
 // the probe as soon as it is attached, whose clause exits. The first
-// run of each case is the cold one (kdtrace indexes the debug vmlinux
-// then, and the page cache is empty); it is shown apart, and -n more
-// runs, the cases taking turns, give the median.
+// run of each case is the cold one, shown apart: the page cache is
+// empty, and the first kdtrace that reads DWARF indexes the debug
+// vmlinux into its cache. Then -n more runs, the cases taking turns,
+// give the median. A "past BEGIN" line subtracts the tracer's BEGIN
+// case, start-up and exit with nothing to attach. One boot with -n 6
+// takes about ten minutes.
 //
 // bpftrace is dynamic: the host's binary goes into the guest with its
 // loader and every library ldd names, at the same paths, in the
-// uncompressed archive of Config.Data. Without -bpftrace (empty) or a
+// uncompressed archive of Config.Data. With -bpftrace none, or no
 // bpftrace on the host, only kdtrace's cases run.
 package main
 
@@ -72,7 +75,8 @@ var cases = []probeCase{
 	{name: "kdtrace -e kinst::vfs_read:5", cmd: `kdtrace -e -n 'kinst::vfs_read:5 { exit(0); }'`},
 	{name: "kdtrace -e fbt::vfs_read:entry", cmd: `kdtrace -e -n 'fbt::vfs_read:entry { exit(0); }'`},
 	{name: "kdtrace kinst::vfs_read:5", cmd: `kdtrace -q -n 'kinst::vfs_read:5 { exit(0); }'`},
-	// Checked against the live text alone, as bpftrace's offset is not.
+	// Without the debug vmlinux kdtrace checks the offset against the
+	// live text alone; bpftrace below, without it, checks nothing.
 	{name: "kdtrace kinst::vfs_read:5 no DWARF", cmd: `kdtrace --debug-root /tmp/nodebug -q -n 'kinst::vfs_read:5 { exit(0); }'`},
 	{name: "bpftrace kprobe:vfs_read+5", bpftrace: true, cmd: `bpftrace -e 'kprobe:vfs_read+5 { exit(); }'`,
 		before: hideDebug, after: showDebug},
