@@ -13,7 +13,8 @@
 # `perf probe -k VMLINUX -D FUNC` prints, timing both.
 #
 # Environment: WORK (default /var/tmp/kdtrace-vmlinux); VMLINUX to use a
-# vmlinux already at hand. Without it, the vmlinux the guest test caches
+# vmlinux already at hand; FUNC, the inlined function the kdtrace command
+# and perf probe -D are timed on (default kmap_local_page). Without it, the vmlinux the guest test caches
 # (internal/guest's FetchDebug) is used when there.
 set -eu
 
@@ -65,7 +66,7 @@ KD=$WORK/kdtrace
 go build -o "$KD" ./cmd/kdtrace
 KCACHE=$(mktemp -d)
 trap 'rm -rf "$CACHE" "$OUT" "$KCACHE"' EXIT
-FUNC=kmap_local_page
+FUNC=${FUNC:-kmap_local_page}
 XDG_CACHE_HOME=$KCACHE measure "kdtrace first run (-e -d -n kinst::$FUNC:entry)" \
 	"$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
 XDG_CACHE_HOME=$KCACHE measure "kdtrace cached run (-e -d -n kinst::$FUNC:entry)" \
