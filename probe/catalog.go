@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -42,8 +43,9 @@ type Catalog struct {
 
 	ids struct { // probe IDs, numbered on first use
 		sync.Mutex
-		byDesc   map[Desc]uint32
-		descs    []Desc          // by ID - 1
+		byDesc   map[Desc]uint32 // the probes of idBlocks with descs
+		blocks   []idBlock       // by first ID
+		next     uint32          // the next ID to give
 		made     map[Desc]*Probe // probes made on demand, numbered when asked
 		numbered int             // the providers numbered so far, in order
 	}
@@ -290,38 +292,110 @@ func (c *Catalog) ID(p *Probe) uint32 {
 	c.ids.Lock()
 	defer c.ids.Unlock()
 	d := p.Desc()
-	if id, ok := c.ids.byDesc[d]; ok {
-		return id
-	}
 	// The providers are numbered in order up to the probe's, so that
 	// BEGIN's ID costs no walk of the kernel's functions.
-	for c.numberNextLocked(func(name string) bool { return name == p.Provider }) {
-		if id, ok := c.ids.byDesc[d]; ok {
+	for {
+		if id, ok := c.numberedLocked(d); ok {
 			return id
 		}
+		if !c.numberNextLocked(func(name string) bool { return name == p.Provider }) {
+			break
+		}
 	}
-	if id, ok := c.ids.byDesc[d]; ok {
+	if id, ok := c.numberedLocked(d); ok {
 		return id
 	}
-	c.ids.descs = append(c.ids.descs, d)
-	id := uint32(len(c.ids.descs))
-	c.ids.byDesc[d] = id
+	id := c.addLocked(d)
 	c.ids.made[d] = p
+	return id
+}
+
+// An idBlock is a run of IDs from first: the probes in descs, or the n
+// probes of an indexer in its order.
+type idBlock struct {
+	first uint32
+	descs []Desc
+	n     uint32
+	index probeIndexer
+	prov  string // the indexer's
+}
+
+func (b *idBlock) len() uint32 {
+	if b.index != nil {
+		return b.n
+	}
+	return uint32(len(b.descs))
+}
+
+// A probeIndexer finds a probe's place among all its probes, and the
+// probe at a place, without making the others: fbt, whose probes are
+// every kernel function's entry and return, so that numbering one costs
+// no probe made for each.
+type probeIndexer interface {
+	probeCounter
+	// probeIndex returns d's place in Probes' order over all the
+	// provider's probes.
+	probeIndex(d Desc) (int, bool)
+	// probeAt returns the probe at place i of that order.
+	probeAt(i int) (Desc, bool)
+}
+
+// numberedLocked returns d's ID if its provider is numbered.
+func (c *Catalog) numberedLocked(d Desc) (uint32, bool) {
+	if id, ok := c.ids.byDesc[d]; ok {
+		return id, true
+	}
+	for i := range c.ids.blocks {
+		b := &c.ids.blocks[i]
+		if b.index != nil && b.prov == d.Provider {
+			if at, ok := b.index.probeIndex(d); ok && uint32(at) < b.n {
+				return b.first + uint32(at), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// addLocked gives d the next ID.
+func (c *Catalog) addLocked(d Desc) uint32 {
+	if c.ids.next == 0 {
+		c.ids.next = 1
+	}
+	bs := c.ids.blocks
+	if len(bs) == 0 || bs[len(bs)-1].index != nil {
+		c.ids.blocks = append(bs, idBlock{first: c.ids.next})
+	}
+	b := &c.ids.blocks[len(c.ids.blocks)-1]
+	b.descs = append(b.descs, d)
+	id := c.ids.next
+	c.ids.next++
+	c.ids.byDesc[d] = id
 	return id
 }
 
 // ByID returns the probe with the given ID, or nil.
 func (c *Catalog) ByID(id uint32) *Probe {
 	c.ids.Lock()
-	for uint64(id) > uint64(len(c.ids.descs)) && c.numberNextLocked(func(string) bool { return false }) {
+	for id >= c.ids.next && c.numberNextLocked(func(string) bool { return false }) {
 	}
-	if id == 0 || uint64(id) > uint64(len(c.ids.descs)) {
+	if id == 0 || id >= c.ids.next {
 		c.ids.Unlock()
 		return nil
 	}
-	d := c.ids.descs[id-1]
+	bs := c.ids.blocks
+	b := &bs[sort.Search(len(bs), func(i int) bool { return bs[i].first+bs[i].len() > id })]
+	var d Desc
+	ok := true
+	if b.index != nil {
+		d, ok = b.index.probeAt(int(id - b.first))
+	} else {
+		d = b.descs[id-b.first]
+	}
 	p := c.ids.made[d]
 	c.ids.Unlock()
+	if !ok {
+		return nil
+	}
 	if p != nil {
 		return p
 	}
@@ -338,6 +412,7 @@ func (c *Catalog) numberNextLocked(stop func(name string) bool) bool {
 	if c.ids.byDesc == nil {
 		c.ids.byDesc = make(map[Desc]uint32)
 		c.ids.made = make(map[Desc]*Probe)
+		c.ids.next = 1
 	}
 	ps := c.Providers()
 	if c.ids.numbered >= len(ps) {
@@ -345,11 +420,18 @@ func (c *Catalog) numberNextLocked(stop func(name string) bool) bool {
 	}
 	p := ps[c.ids.numbered]
 	c.ids.numbered++
-	walkProvider(p, NewQuery(Desc{Provider: p.Name()}), func(p *Probe) bool {
-		d := p.Desc()
-		if _, ok := c.ids.byDesc[d]; !ok {
-			c.ids.descs = append(c.ids.descs, d)
-			c.ids.byDesc[d] = uint32(len(c.ids.descs))
+	q := NewQuery(Desc{Provider: p.Name()})
+	if x, ok := p.(probeIndexer); ok {
+		// A provider that cannot count its probes has none to number.
+		if n, err := x.countProbes(q); err == nil && n > 0 {
+			c.ids.blocks = append(c.ids.blocks, idBlock{first: c.ids.next, n: uint32(n), index: x, prov: p.Name()})
+			c.ids.next += uint32(n)
+		}
+		return !stop(p.Name())
+	}
+	walkProvider(p, q, func(p *Probe) bool {
+		if d := p.Desc(); c.ids.byDesc[d] == 0 {
+			c.addLocked(d)
 		}
 		return true
 	})

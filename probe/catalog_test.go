@@ -73,7 +73,12 @@ var testKernelTypes = testTypes{
 
 // testCatalog returns a hermetic catalog over testKallsyms.
 func testCatalog(t testing.TB) *Catalog {
-	k := &kernel{
+	k := testKernel(t)
+	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k}, &kinstProvider{k})
+}
+
+func testKernel(t testing.TB) *kernel {
+	return &kernel{
 		syscallPrefix: "__x64_sys_",
 		load: func() ([]*funcList, error) {
 			t, err := ksym.ReadKallsyms(strings.NewReader(testKallsyms))
@@ -89,7 +94,6 @@ func testCatalog(t testing.TB) *Catalog {
 			return nil, nil
 		},
 	}
-	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k}, &kinstProvider{k})
 }
 
 func names(ps []*Probe) []string {
@@ -340,13 +344,44 @@ func ExampleCatalog_Info() {
 // probe, stable between catalogs of the same probes, and found again by
 // ByID; a probe made on demand is numbered after the rest.
 func TestID(t *testing.T) {
-	c := testCatalog(t)
+	t.Run("fbt last", func(t *testing.T) { testID(t, testCatalog) })
+	// fbt's IDs are found by its place in its own order, not by
+	// walking: the providers after it must be numbered after it all.
+	t.Run("fbt first", func(t *testing.T) {
+		testID(t, func(t testing.TB) *Catalog {
+			k := testKernel(t)
+			return New(&fbtProvider{k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
+		})
+	})
+	// Of a glob, fbt lists only what the kernel lets it probe; its IDs
+	// skip the rest.
+	t.Run("fbt probeable", func(t *testing.T) {
+		testID(t, func(t testing.TB) *Catalog {
+			k := testKernel(t)
+			k.probeable = func() (*probeable, error) {
+				kt, err := ksym.ReadKallsyms(strings.NewReader(strings.ReplaceAll(testKallsyms, "T vfs_write\n", "D vfs_write\n")))
+				if err != nil {
+					return nil, err
+				}
+				pr := &probeable{mods: map[string]*funcList{}}
+				for _, l := range tableFuncs(kt, nil) {
+					pr.mods[l.module] = l
+				}
+				return pr, nil
+			}
+			return New(Dtrace(), &fbtProvider{k}, &syscallProvider{k: k}, &kinstProvider{k})
+		})
+	})
+}
+
+func testID(t *testing.T, catalog func(testing.TB) *Catalog) {
+	c := catalog(t)
 	var all []*Probe
 	c.Walk(Desc{}, func(p *Probe) bool { all = append(all, p); return true })
 	if len(all) < 10 {
 		t.Fatalf("the test catalog has %d probes", len(all))
 	}
-	other := testCatalog(t)
+	other := catalog(t)
 	for i, p := range all {
 		if id := c.ID(p); id != uint32(i+1) {
 			t.Fatalf("ID(%v) = %d, want %d", p, id, i+1)

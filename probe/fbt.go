@@ -86,6 +86,62 @@ func (f *fbtProvider) countProbes(q *Query) (int, error) {
 	return n, err
 }
 
+// walkAll calls yield with each function fbt has probes for, in
+// Probes' order, and the place of its entry probe among them all (its
+// return probe is the next), until yield returns false.
+func (f *fbtProvider) walkAll(yield func(at int, mod, fn string) bool) {
+	q := NewQuery(Desc{Provider: "fbt"})
+	pr, err := f.probeable(q)
+	if err != nil {
+		return
+	}
+	at := 0
+	f.k.walkFuncs(q, func(l *funcList, i int) bool {
+		fn := l.name(i)
+		if pr != nil && !pr.has(l.module, fn) {
+			return true
+		}
+		at += 2
+		return yield(at-2, l.module, fn)
+	})
+}
+
+func (f *fbtProvider) probeIndex(d Desc) (int, bool) {
+	if d.Provider != "fbt" || d.Name != "entry" && d.Name != "return" {
+		return 0, false
+	}
+	found := -1
+	f.walkAll(func(at int, mod, fn string) bool {
+		if fn == d.Function && mod == d.Module {
+			found = at
+			return false
+		}
+		return true
+	})
+	if found < 0 {
+		return 0, false
+	}
+	if d.Name == "return" {
+		found++
+	}
+	return found, true
+}
+
+func (f *fbtProvider) probeAt(i int) (Desc, bool) {
+	var d Desc
+	f.walkAll(func(at int, mod, fn string) bool {
+		if i >= at+2 {
+			return true
+		}
+		d = Desc{Provider: "fbt", Module: mod, Function: fn, Name: "entry"}
+		if i > at {
+			d.Name = "return"
+		}
+		return false
+	})
+	return d, d.Provider != ""
+}
+
 // probeable returns the functions q may match, nil for any: q's
 // function is named in full, or the catalog does not know which the
 // kernel lets fbt probe.
