@@ -39,28 +39,7 @@ int main(void) { struct req q = { 3, 7 }; return (int)work(&q, 4); }
 // given as the kernel, from its DWARF, and runs the code in the VM over
 // registers and memory laid out as clang laid out work's frame.
 func TestLocalsKinstOffline(t *testing.T) {
-	clang, err := exec.LookPath("clang")
-	if err != nil {
-		t.Skip("no clang")
-	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "k.c"), filepath.Join(dir, "k")
-	if err := os.WriteFile(src, []byte(localsKernel), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(clang, "-O0", "-g", "-fno-pie", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Skipf("clang: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, _ := f.Symbols()
-	f.Close()
-	addr := map[string]uint64{}
-	for _, s := range syms {
-		addr[s.Name] = s.Value
-	}
+	bin, addr := buildMarked(t, "clang", "-O0", localsKernel)
 	off := addr["mark"] - addr["work"]
 
 	h, err := dtrace.Open(&dtrace.Config{BTF: "none", Kernel: bin})
@@ -268,28 +247,7 @@ int main(int argc, char **argv) { (void)argv; return (int)work(argc); }
 // read at the function's first instruction, and refused past it, by
 // the checker and in -lv alike.
 func TestLocalsEntryValue(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc")
-	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "k.c"), filepath.Join(dir, "k")
-	if err := os.WriteFile(src, []byte(entryValueKernel), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(gcc, "-O2", "-g", "-fno-pie", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Skipf("gcc: %v\n%s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, _ := f.Symbols()
-	f.Close()
-	addr := map[string]uint64{}
-	for _, s := range syms {
-		addr[s.Name] = s.Value
-	}
+	bin, addr := buildMarked(t, "gcc", "-O2", entryValueKernel)
 	probe := fmt.Sprintf("kinst::work:%d", addr["mark"]-addr["work"])
 
 	ty, err := debuginfo.OpenTypes(bin, "kernel")
@@ -329,4 +287,35 @@ func TestLocalsEntryValue(t *testing.T) {
 	if l := "\t\tlocals->n: long int (parameter; " + why + ")\n"; !strings.Contains(out.String(), l) {
 		t.Errorf("-lv lacks %q:\n%s", l, out.String())
 	}
+}
+
+// buildMarked builds the C program src with cc at the optimisation
+// level opt, with DWARF and not position-independent, and returns it
+// and its symbols' addresses.
+func buildMarked(t *testing.T, cc, opt, src string) (bin string, addr map[string]uint64) {
+	t.Helper()
+	path, err := exec.LookPath(cc)
+	if err != nil {
+		t.Skip("no " + cc)
+	}
+	dir := t.TempDir()
+	c := filepath.Join(dir, "k.c")
+	bin = filepath.Join(dir, "k")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(path, opt, "-g", "-fno-pie", "-no-pie", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Skipf("%s: %v\n%s", cc, err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	addr = map[string]uint64{}
+	for _, s := range syms {
+		addr[s.Name] = s.Value
+	}
+	return bin, addr
 }
