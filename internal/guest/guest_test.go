@@ -327,38 +327,62 @@ func guestDebugImage(t *testing.T, vmlinux, dir string) string {
 // TestGuest boots the pinned Debian kernel and runs kdtrace in it:
 // BEGIN, then probes on the read path counted against a program that
 // makes a known number of reads.
-func TestGuest(t *testing.T) {
+// guestSetup skips the test where the guest cannot run: under -short or
+// the race detector, without qemu, a static busybox or the tools named,
+// or when the kernel cannot be downloaded. It returns the busybox, the
+// kernel and the cache directory.
+func guestSetup(t *testing.T, tools ...string) (busybox string, img *Image, cache string) {
+	t.Helper()
 	if testing.Short() {
-		t.Skip("boots a kernel under QEMU TCG (about a minute); skipped under -short")
+		t.Skip("boots a kernel under QEMU TCG (minutes); skipped under -short")
 	}
 	if dtracetest.Race {
-		// The guest runs a kdtrace built without it; the run adds a
-		// minute for nothing the race detector sees.
+		// The guest runs a kdtrace built without it; the run adds
+		// minutes for nothing the race detector sees.
 		t.Skip("the guest's kdtrace runs without the race detector")
 	}
 	busybox, err := Available()
 	if err != nil {
 		t.Skip(err)
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("gcc not found, to build the static load generator")
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found, to build the guest's programs", tool)
+		}
 	}
-	ctx := context.Background()
-	cache, err := CacheDir()
-	if err != nil {
+	if cache, err = CacheDir(); err != nil {
 		t.Skip(err)
 	}
-	img, err := FetchKernel(ctx, Debian12, cache)
+	img, err = FetchKernel(context.Background(), Debian12, cache)
 	var fe *FetchError
 	if errors.As(err, &fe) {
 		t.Skipf("cannot download the guest kernel: %v", err)
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	return busybox, img, cache
+}
+
+// buildKdtrace builds a static kdtrace in dir for the guest.
+func buildKdtrace(t *testing.T, dir string) string {
+	t.Helper()
+	kdtrace := filepath.Join(dir, "kdtrace")
+	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building kdtrace: %v\n%s", err, out)
+	}
+	return kdtrace
+}
+
+func TestGuest(t *testing.T) {
+	busybox, img, cache := guestSetup(t, "gcc")
+	ctx := context.Background()
 	if ok, err := img.HasConfig("CONFIG_KPROBES"); err != nil || !ok {
 		t.Fatalf("%s has no CONFIG_KPROBES=y (%v)", img.Config, err)
 	}
 	vmlinux, err := FetchDebug(ctx, Debian12, cache)
+	var fe *FetchError
 	if errors.As(err, &fe) {
 		t.Skipf("cannot download the guest kernel's debug image: %v", err)
 	} else if err != nil {
@@ -367,12 +391,7 @@ func TestGuest(t *testing.T) {
 
 	dir := t.TempDir()
 	debug := guestDebugImage(t, vmlinux, dir)
-	kdtrace := filepath.Join(dir, "kdtrace")
-	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kdtrace: %v\n%s", err, out)
-	}
+	kdtrace := buildKdtrace(t, dir)
 	readzero := filepath.Join(dir, "readzero")
 	if out, err := exec.Command("gcc", "-static", "-O2", "-o", readzero, "testdata/readzero.c").CombinedOutput(); err != nil {
 		t.Fatalf("building readzero: %v\n%s", err, out)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -15,8 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 
 // FreeBSD proves kinst's inline tracing with a test module driven
@@ -184,36 +180,12 @@ var kmodCaseRE = regexp.MustCompile(`(?s)=== ([^\n]*)\n(.*?)=== stderr\n(.*?)===
 // FreeBSD's four kinst inline tests. The guest has no debug image of
 // its kernel: the module's own DWARF answers.
 func TestGuestModule(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a kernel under QEMU TCG; skipped under -short")
-	}
-	if dtracetest.Race {
-		t.Skip("the guest's kdtrace runs without the race detector")
-	}
-	busybox, err := Available()
-	if err != nil {
-		t.Skip(err)
-	}
 	// Debian's headers build with the kernel's compiler, gcc-12, by
 	// that name.
-	for _, tool := range []string{"make", "gcc-12"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found, to build the test module", tool)
-		}
-	}
+	busybox, img, cache := guestSetup(t, "make", "gcc-12")
 	ctx := context.Background()
-	cache, err := CacheDir()
-	if err != nil {
-		t.Skip(err)
-	}
-	img, err := FetchKernel(ctx, Debian12, cache)
-	var fe *FetchError
-	if errors.As(err, &fe) {
-		t.Skipf("cannot download the guest kernel: %v", err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
 	hdrs, err := FetchHeaders(ctx, Debian12, cache)
+	var fe *FetchError
 	if errors.As(err, &fe) {
 		t.Skipf("cannot download the guest kernel's headers: %v", err)
 	} else if err != nil {
@@ -227,12 +199,7 @@ func TestGuestModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("kinst_test.ko built in %v", time.Since(start).Round(time.Millisecond))
-	kdtrace := filepath.Join(dir, "kdtrace")
-	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kdtrace: %v\n%s", err, out)
-	}
+	kdtrace := buildKdtrace(t, dir)
 	// The host's rewrite of each program, from the .ko named: -Z
 	// since the host has no such module to match the sites against.
 	var wantRewrites []string
