@@ -336,6 +336,9 @@ func guestSetup(t *testing.T, tools ...string) (busybox string, img *Image, cach
 	if testing.Short() {
 		t.Skip("boots a kernel under QEMU TCG (minutes); skipped under -short")
 	}
+	// The guests are single CPUs: two boot side by side, so that the
+	// package's time is the longer boot's, not their sum.
+	t.Parallel()
 	if dtracetest.Race {
 		// The guest runs a kdtrace built without it; the run adds
 		// minutes for nothing the race detector sees.
