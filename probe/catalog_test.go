@@ -74,7 +74,7 @@ var testKernelTypes = testTypes{
 // testCatalog returns a hermetic catalog over testKallsyms.
 func testCatalog(t testing.TB) *Catalog {
 	k := testKernel(t)
-	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k}, &kinstProvider{k})
+	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k: k}, &kinstProvider{k})
 }
 
 func testKernel(t testing.TB) *kernel {
@@ -350,7 +350,7 @@ func TestID(t *testing.T) {
 	t.Run("fbt first", func(t *testing.T) {
 		testID(t, func(t testing.TB) *Catalog {
 			k := testKernel(t)
-			return New(&fbtProvider{k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
+			return New(&fbtProvider{k: k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
 		})
 	})
 	// Of a glob, fbt lists only what the kernel lets it probe; its IDs
@@ -369,7 +369,7 @@ func TestID(t *testing.T) {
 				}
 				return pr, nil
 			}
-			return New(Dtrace(), &fbtProvider{k}, &syscallProvider{k: k}, &kinstProvider{k})
+			return New(Dtrace(), &fbtProvider{k: k}, &syscallProvider{k: k}, &kinstProvider{k})
 		})
 	})
 }

@@ -98,7 +98,7 @@ func Offline(image string, modules []string, cfg Config) (*Catalog, error) {
 		}
 		return ls, nil
 	}
-	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k}, &kinstProvider{k}), nil
+	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k: k}, &kinstProvider{k}), nil
 }
 
 // loadELFFuncs lists the functions of the symbol table of the ELF file

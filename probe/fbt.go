@@ -2,6 +2,8 @@ package probe
 
 import (
 	"fmt"
+	"sort"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
@@ -30,7 +32,12 @@ type KernelSite struct {
 // a function named in full is matched whatever the kernel says of it,
 // so that enabling it fails with the kernel's reason rather than with
 // "no probes".
-type fbtProvider struct{ k *kernel }
+type fbtProvider struct {
+	k *kernel
+
+	orderOnce sync.Once
+	order     []fbtModule // for probe IDs, made on first use
+}
 
 func (*fbtProvider) Name() string           { return "fbt" }
 func (*fbtProvider) Attributes() Attributes { return kernelAttr }
@@ -86,60 +93,103 @@ func (f *fbtProvider) countProbes(q *Query) (int, error) {
 	return n, err
 }
 
-// walkAll calls yield with each function fbt has probes for, in
-// Probes' order, and the place of its entry probe among them all (its
-// return probe is the next), until yield returns false.
-func (f *fbtProvider) walkAll(yield func(at int, mod, fn string) bool) {
-	q := NewQuery(Desc{Provider: "fbt"})
-	pr, err := f.probeable(q)
-	if err != nil {
-		return
+// An fbtModule places a module's probes in Probes' order over all of
+// fbt's: its functions' entry and return probes, two by two, from first.
+type fbtModule struct {
+	l     *funcList
+	first int
+	// rank[i] is how many of the functions before i fbt has probes
+	// for; nil when it has for all.
+	rank []int32
+	pr   *probeable
+}
+
+func (m *fbtModule) has(i int) bool { return m.pr == nil || m.pr.has(m.l.module, m.l.name(i)) }
+
+func (m *fbtModule) place(i int) int {
+	if m.rank != nil {
+		i = int(m.rank[i])
 	}
-	at := 0
-	f.k.walkFuncs(q, func(l *funcList, i int) bool {
-		fn := l.name(i)
-		if pr != nil && !pr.has(l.module, fn) {
-			return true
+	return m.first + 2*i
+}
+
+// ordered returns where each module's probes are in Probes' order over
+// all of fbt's, worked out once so that a probe's place costs a lookup,
+// not a walk of every kernel function.
+func (f *fbtProvider) ordered() []fbtModule {
+	f.orderOnce.Do(func() {
+		pr, err := f.probeable(NewQuery(Desc{Provider: "fbt"}))
+		mods, merr := f.k.modules()
+		if err != nil || merr != nil {
+			return
 		}
-		at += 2
-		return yield(at-2, l.module, fn)
+		at := 0
+		for _, l := range mods {
+			m := fbtModule{l: l, first: at, pr: pr}
+			n := l.len()
+			if pr != nil {
+				m.rank = make([]int32, l.len())
+				n = 0
+				for i := range l.len() {
+					m.rank[i] = int32(n)
+					if m.has(i) {
+						n++
+					}
+				}
+			}
+			f.order = append(f.order, m)
+			at += 2 * n
+		}
 	})
+	return f.order
 }
 
 func (f *fbtProvider) probeIndex(d Desc) (int, bool) {
 	if d.Provider != "fbt" || d.Name != "entry" && d.Name != "return" {
 		return 0, false
 	}
-	found := -1
-	f.walkAll(func(at int, mod, fn string) bool {
-		if fn == d.Function && mod == d.Module {
-			found = at
-			return false
+	for _, m := range f.ordered() {
+		if m.l.module != d.Module {
+			continue
 		}
-		return true
-	})
-	if found < 0 {
-		return 0, false
+		i, ok := m.l.lookup(d.Function)
+		if !ok || !m.has(i) {
+			return 0, false
+		}
+		at := m.place(i)
+		if d.Name == "return" {
+			at++
+		}
+		return at, true
 	}
-	if d.Name == "return" {
-		found++
-	}
-	return found, true
+	return 0, false
 }
 
-func (f *fbtProvider) probeAt(i int) (Desc, bool) {
-	var d Desc
-	f.walkAll(func(at int, mod, fn string) bool {
-		if i >= at+2 {
-			return true
+func (f *fbtProvider) probeAt(at int) (Desc, bool) {
+	order := f.ordered()
+	k := sort.Search(len(order), func(k int) bool { return order[k].first > at }) - 1
+	if k < 0 {
+		return Desc{}, false
+	}
+	m := &order[k]
+	// The function whose probes hold place at: the first one fbt has
+	// probes for at or after its rank.
+	want := (at - m.first) / 2
+	i := want
+	if m.rank != nil {
+		i = sort.Search(len(m.rank), func(i int) bool { return int(m.rank[i]) >= want })
+		for i < m.l.len() && !m.has(i) {
+			i++
 		}
-		d = Desc{Provider: "fbt", Module: mod, Function: fn, Name: "entry"}
-		if i > at {
-			d.Name = "return"
-		}
-		return false
-	})
-	return d, d.Provider != ""
+	}
+	if i >= m.l.len() {
+		return Desc{}, false
+	}
+	d := Desc{Provider: "fbt", Module: m.l.module, Function: m.l.name(i), Name: "entry"}
+	if (at-m.first)%2 == 1 {
+		d.Name = "return"
+	}
+	return d, true
 }
 
 // probeable returns the functions q may match, nil for any: q's

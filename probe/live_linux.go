@@ -50,7 +50,7 @@ func Live(cfg Config) (*Catalog, error) {
 		filepath.Join(tracefs[0], "events/syscalls"),
 		filepath.Join(tracefs[1], "events/syscalls"),
 	}}
-	c := New(Dtrace(), Profile(), sys, &fbtProvider{k}, &kinstProvider{k},
+	c := New(Dtrace(), Profile(), sys, &fbtProvider{k: k}, &kinstProvider{k},
 		newSDTProvider("proc", procSpecs, k), newSDTProvider("sched", schedSpecs, k),
 		newSDTProvider("io", ioSpecs, k))
 	c.procs = &procFS{root: cfg.path("/proc")}
