@@ -175,8 +175,16 @@ func (g *gen) load(t types.Type, user bool, reg uint8) {
 	if typedRef(t) {
 		return
 	}
-	size := t.Size()
-	signed := types.IsSigned(t) && !types.IsPointer(t)
+	op, ok := loadInst(t.Size(), types.IsSigned(t) && !types.IsPointer(t), user)
+	if !ok {
+		g.fail(diag.D_UNKNOWN, "internal error: cannot load a value of %d bytes", t.Size())
+	}
+	g.ir.Emit(dif.Load(op, reg, reg))
+}
+
+// loadInst returns the instruction that loads size bytes, sign-extended
+// or not, from kernel or user memory; false for a size DIF has none for.
+func loadInst(size int64, signed, user bool) (dif.Op, bool) {
 	var op dif.Op
 	switch size {
 	case 1:
@@ -188,12 +196,12 @@ func (g *gen) load(t types.Type, user bool, reg uint8) {
 	case 8:
 		op = dif.LDX
 	default:
-		g.fail(diag.D_UNKNOWN, "internal error: cannot load a value of %d bytes", size)
+		return 0, false
 	}
 	if user {
 		op += dif.ULDSB - dif.LDSB
 	}
-	g.ir.Emit(dif.Load(op, reg, reg))
+	return op, true
 }
 
 func pick(cond bool, a, b dif.Op) dif.Op {

@@ -288,24 +288,11 @@ func (lg *localGen) deref(r uint8, n uint64) {
 // from user memory at pid probes; it reports false for a size DIF has
 // no load of.
 func (lg *localGen) load(r uint8, n uint64) bool {
-	var op dif.Op
-	switch n {
-	case 1:
-		op = dif.LDUB
-	case 2:
-		op = dif.LDUH
-	case 4:
-		op = dif.LDUW
-	case 8:
-		op = dif.LDX
-	default:
-		return false
+	op, ok := loadInst(int64(n), false, lg.place.User)
+	if ok {
+		lg.g.ir.Emit(dif.Load(op, r, r))
 	}
-	if lg.place.User {
-		op += dif.ULDSB - dif.LDSB
-	}
-	lg.g.ir.Emit(dif.Load(op, r, r))
-	return true
+	return ok
 }
 
 // register loads DWARF register n from regs[] or uregs[].
