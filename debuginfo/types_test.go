@@ -3,7 +3,6 @@ package debuginfo
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -463,24 +464,13 @@ func TestTypesMemberBits(t *testing.T) {
 }
 
 // vmlinuxPath is a Linux kernel with DWARF and ORC for the tests that
-// need one: the KDTRACE_VMLINUX environment variable, or Debian's 6.1
-// debug vmlinux where the guest test caches it (internal/guest) or an
-// earlier session unpacked it.
+// need one (see guest.CachedDebug), or "".
 func vmlinuxPath() string {
-	if p := os.Getenv("KDTRACE_VMLINUX"); p != "" {
-		return p
+	p, ok := guest.CachedDebug()
+	if !ok {
+		return ""
 	}
-	var globs []string
-	if dir, err := os.UserCacheDir(); err == nil {
-		globs = append(globs, filepath.Join(dir, "kdtrace", "guest", "*", "vmlinux-*"))
-	}
-	globs = append(globs, "/var/tmp/kdtrace-vmlinux/usr/lib/debug/boot/vmlinux-*")
-	for _, g := range globs {
-		if m, _ := filepath.Glob(g); len(m) > 0 {
-			return m[0]
-		}
-	}
-	return ""
+	return p
 }
 
 func TestTypesVmlinux(t *testing.T) {

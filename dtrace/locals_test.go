@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/internal/guest"
+
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dtrace"
@@ -155,15 +157,8 @@ func TestLocalsKinstOffline(t *testing.T) {
 // ones, and reads an inlined copy's parameter (fsnotify_access's file)
 // where the copy is.
 func TestLocalsVmlinux(t *testing.T) {
-	path := os.Getenv("KDTRACE_VMLINUX")
-	if dir, err := os.UserCacheDir(); path == "" && err == nil {
-		// Where the guest test (internal/guest) caches Debian's.
-		p := filepath.Join(dir, "kdtrace", "guest", "6.1.0-56-amd64_6.1.192-2", "vmlinux-6.1.0-56-amd64")
-		if _, err := os.Stat(p); err == nil {
-			path = p
-		}
-	}
-	if path == "" {
+	path, ok := guest.CachedDebug()
+	if !ok {
 		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX, or run the guest test once")
 	}
 	if testing.Short() {

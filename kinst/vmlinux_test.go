@@ -2,11 +2,11 @@ package kinst_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -19,17 +19,11 @@ import (
 // KDTRACE_VMLINUX environment variable, or where the guest test's
 // FetchDebug caches it.
 func debianVmlinux(t *testing.T) string {
-	if p := os.Getenv("KDTRACE_VMLINUX"); p != "" {
-		return p
+	p, ok := guest.CachedDebug()
+	if !ok {
+		t.Skip("no Debian 6.1 vmlinux with DWARF: set KDTRACE_VMLINUX, or run the guest test once")
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(dir, "kdtrace", "guest", "6.1.0-56-amd64_6.1.192-2", "vmlinux-6.1.0-56-amd64")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Debian 6.1 vmlinux with DWARF: set KDTRACE_VMLINUX, or run the guest test once")
-	return ""
+	return p
 }
 
 // TestDebianVmlinux checks the sites issue 13 found wrong on Debian's

@@ -22,7 +22,7 @@ func (k Kernel) DebugPackage() string { return "linux-image-" + k.Release + "-db
 // cache only whole, so an interrupted fetch is redone.
 func FetchDebug(ctx context.Context, k Kernel, cache string) (string, error) {
 	dir := filepath.Join(cache, k.Release+"_"+k.Version)
-	vmlinux := filepath.Join(dir, "vmlinux-"+k.Release)
+	vmlinux := debugPath(cache, k)
 	if exists(vmlinux) {
 		return vmlinux, nil
 	}
@@ -96,4 +96,24 @@ func dropStale(dir string) {
 			os.RemoveAll(d)
 		}
 	}
+}
+
+func debugPath(cache string, k Kernel) string {
+	return filepath.Join(cache, k.Release+"_"+k.Version, "vmlinux-"+k.Release)
+}
+
+// CachedDebug returns Debian 12's debug vmlinux if a guest test has
+// fetched it into the user's cache, for the tests that read a real
+// kernel's DWARF: the KDTRACE_VMLINUX environment variable names
+// another.
+func CachedDebug() (string, bool) {
+	if p := os.Getenv("KDTRACE_VMLINUX"); p != "" {
+		return p, true
+	}
+	cache, err := CacheDir()
+	if err != nil {
+		return "", false
+	}
+	p := debugPath(cache, Debian12)
+	return p, exists(p)
 }
