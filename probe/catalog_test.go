@@ -377,11 +377,16 @@ func TestID(t *testing.T) {
 			return New(&fbtProvider{k: k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
 		})
 	})
-	// Of a glob, fbt lists only what the kernel lets it probe; its IDs
-	// skip the rest.
-	t.Run("fbt probeable", func(t *testing.T) {
-		testID(t, func(t testing.TB) *Catalog {
-			k := testKernel(t)
+}
+
+// TestIDProbeable checks that fbt's probe IDs are the same whether or
+// not the catalog knows which functions the kernel lets fbt probe
+// (tracefs's list, which only root may read): of a glob, fbt lists only
+// those, and the IDs of the others are left unused.
+func TestIDProbeable(t *testing.T) {
+	catalog := func(limit bool) *Catalog {
+		k := testKernel(t)
+		if limit {
 			k.probeable = func() (*probeable, error) {
 				kt, err := ksym.ReadKallsyms(strings.NewReader(strings.ReplaceAll(testKallsyms, "T vfs_write\n", "D vfs_write\n")))
 				if err != nil {
@@ -393,9 +398,48 @@ func TestID(t *testing.T) {
 				}
 				return pr, nil
 			}
-			return New(Dtrace(), &fbtProvider{k: k}, &syscallProvider{k: k}, &kinstProvider{k})
-		})
-	})
+		}
+		return New(Dtrace(), &fbtProvider{k: k}, &syscallProvider{k: k}, &kinstProvider{k})
+	}
+	limited, all := catalog(true), catalog(false)
+	var probes []*Probe
+	limited.Walk(Desc{}, func(p *Probe) bool { probes = append(probes, p); return true })
+	if len(probes) < 10 {
+		t.Fatalf("the test catalog has %d probes", len(probes))
+	}
+	skipped := false
+	last := uint32(0)
+	for _, p := range probes {
+		if p.Function == "vfs_write" {
+			t.Errorf("%v listed, though the kernel does not let fbt probe it", p)
+		}
+		id := limited.ID(p)
+		if id <= last {
+			t.Errorf("ID(%v) = %d, not after the ID %d before it", p, id, last)
+		}
+		skipped = skipped || id > last+1
+		last = id
+		var q *Probe
+		all.Walk(p.Desc(), func(r *Probe) bool { q = r; return false })
+		if q == nil || all.ID(q) != id {
+			t.Errorf("ID(%v) = %d; without the kernel's list, %v", p, id, q)
+		}
+		if r := catalog(true).ByID(id); r == nil || r.Desc() != p.Desc() {
+			t.Errorf("another catalog's ByID(%d) = %v, want %v", id, r, p)
+		}
+	}
+	if !skipped {
+		t.Error("no ID was left unused for vfs_write's probes")
+	}
+	// The IDs of vfs_write's probes hold none.
+	var w *Probe
+	all.Walk(Desc{"fbt", "", "vfs_write", "entry"}, func(p *Probe) bool { w = p; return false })
+	if w == nil {
+		t.Fatal("no fbt::vfs_write:entry without the kernel's list")
+	}
+	if p := limited.ByID(all.ID(w)); p != nil {
+		t.Errorf("ByID(%d) = %v, want none", all.ID(w), p)
+	}
 }
 
 func testID(t *testing.T, catalog func(testing.TB) *Catalog) {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,22 +26,7 @@ func unprivileged(t *testing.T, extra ...string) func(args ...string) (stdout, s
 	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
 		t.Skip("running kdtrace as another user needs root")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed")
-	}
-	dir, err := os.MkdirTemp("", "kdtrace-nobody")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := filepath.Join(dir, "kdtrace")
-	if err := copyFile(os.Args[0], bin); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	setpriv, bin := nobodyBinary(t)
 	prefix := append([]string{"--reuid=" + nobody, "--regid=" + nobody, "--clear-groups"}, extra...)
 	return func(args ...string) (string, string, int) {
 		t.Helper()
@@ -56,6 +42,30 @@ func unprivileged(t *testing.T, extra ...string) func(args ...string) (stdout, s
 		}
 		return stdout.String(), stderr.String(), cmd.ProcessState.ExitCode()
 	}
+}
+
+// nobodyBinary returns setpriv's path and that of a copy of the test
+// binary where nobody can run it; it skips the test where setpriv is
+// missing.
+func nobodyBinary(t *testing.T) (setpriv, bin string) {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed")
+	}
+	dir, err := os.MkdirTemp("", "kdtrace-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin = filepath.Join(dir, "kdtrace")
+	if err := copyFile(os.Args[0], bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return setpriv, bin
 }
 
 func copyFile(from, to string) error {
@@ -130,5 +140,62 @@ func TestCapabilitiesSuffice(t *testing.T) {
 	bpfOnly := unprivileged(t, "--inh-caps=+bpf", "--ambient-caps=+bpf")
 	if _, stderr, status := bpfOnly("-q", "-n", "BEGIN { exit(0); }"); status != 1 || !bytes.Contains([]byte(stderr), []byte("requires additional privileges")) {
 		t.Errorf("kdtrace with CAP_BPF alone: status %d, stderr %q; want 1 and the privileges message", status, stderr)
+	}
+}
+
+// TestListIDsUnprivileged lists every probe as root and as nobody, in a
+// mount namespace of their own where tracefs is mounted (as it is on
+// most systems, readable by root alone): nobody lists every probe root
+// lists, with the same ID. (Before, root listed the system calls of
+// tracefs's tracepoints and nobody those of the kernel's handlers, and
+// every ID after them differed.)
+func TestListIDsUnprivileged(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("listing as another user, in a mount namespace, needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	setpriv, bin := nobodyBinary(t)
+	out := t.TempDir()
+	asRoot, asNobody := filepath.Join(out, "root"), filepath.Join(out, "nobody")
+	script := `mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing || exit 99
+"$1" -l >"$3" && "$2" --reuid=` + nobody + ` --regid=` + nobody + ` --clear-groups "$1" -l >"$4"`
+	cmd := exec.Command(unshare, "--mount", "--propagation", "private", "sh", "-c", script, "sh", bin, setpriv, asRoot, asNobody)
+	cmd.Env = append(os.Environ(), "KDTRACE_TEST_MAIN=1")
+	cmd.Dir = "/"
+	if b, err := cmd.CombinedOutput(); cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 99 {
+		t.Skipf("tracefs cannot be mounted: %s", b)
+	} else if err != nil {
+		t.Fatalf("kdtrace -l as root and as nobody: %v: %s", err, b)
+	}
+	ids := func(file string) map[string]string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			if f := strings.Fields(line); len(f) >= 4 {
+				m[strings.Join(f[1:], ":")] = f[0]
+			}
+		}
+		return m
+	}
+	root, other := ids(asRoot), ids(asNobody)
+	if len(root) < 100 {
+		t.Fatalf("root lists %d probes", len(root))
+	}
+	bad := 0
+	for d, id := range root {
+		if other[d] != id {
+			if bad++; bad <= 10 {
+				t.Errorf("%s: ID %s as root, %q as nobody", d, id, other[d])
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of root's %d probes have another ID as nobody", bad, len(root))
 	}
 }
