@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -63,5 +65,38 @@ func TestPsargs(t *testing.T) {
 		if st != 0 || stdout.String() != tt.stdout+"\n" {
 			t.Errorf("kdtrace %q: status %d, stdout %q, stderr %q; want 0 and %q", tt.args, st, stdout.String(), stderr.String(), tt.stdout)
 		}
+	}
+}
+
+// TestTranslatorBounds translates a struct whose 16-byte member a
+// translator fills from a 4-byte array followed by other bytes: the
+// member holds the array's bytes and zeroes, read member by member or
+// translated whole (before, its bytes 4 to 7 were the 'A's after it).
+func TestTranslatorBounds(t *testing.T) {
+	needTracing(t)
+	script := filepath.Join(t.TempDir(), "xlate.d")
+	src := `struct src { char a[4]; uint32_t tail; };
+typedef struct dst { char m[16]; int after; } dst_t;
+translator dst_t < struct src *S > { m = S->a; after = 7; };
+BEGIN
+{
+	this->p = (struct src *)alloca(sizeof (struct src));
+	this->p->a[0] = 'h';
+	this->p->a[1] = 'i';
+	this->p->tail = 0x41414141;
+	printf("%d %d %d %s|", xlate<dst_t *>(this->p)->m[4], xlate<dst_t *>(this->p)->m[7],
+	    xlate<dst_t *>(this->p)->after, xlate<dst_t *>(this->p)->m);
+	d = *xlate<dst_t *>(this->p);
+	printf("%d %d %d %s\n", d.m[4], d.m[7], d.after, d.m);
+	exit(0);
+}
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	st := run([]string{"kdtrace", "-q", "-s", script}, &stdout, &stderr)
+	if want := "0 0 7 hi|0 0 7 hi\n\n"; st != 0 || stdout.String() != want {
+		t.Errorf("kdtrace -s xlate.d: status %d, stdout %q, stderr %q; want 0 and %q", st, stdout.String(), stderr.String(), want)
 	}
 }
