@@ -175,8 +175,12 @@
 // kernel requires. chill() spins in nested bpf_loops on
 // bpf_ktime_get_ns, within dtrace's 500 ms a second per CPU.
 //
+// execargs reads the current process's arguments from its memory
+// (mm->arg_start to arg_end) with bpf_probe_read_user, and a bpf_loop
+// turns the NULs between them into spaces.
+//
 // Everything else — the other subroutines, vtimestamp, ipl, zonename,
-// execargs, keys of other by-reference types, stores into
+// keys of other by-reference types, stores into
 // by-reference thread-locals, translators — is refused with an
 // *Error naming the instruction: never translated wrongly. As the kernel
 // does, Translate also refuses a DIFO whose last instruction is not ret,

@@ -278,6 +278,10 @@ func (t *translator) scan() error {
 			case dif.VarStackdepth, dif.VarUstackdepth, dif.VarCaller, dif.VarUcaller:
 				// bpf_get_stack writes the frames there.
 				t.uses.strbuf = true
+			case dif.VarExecargs:
+				// The arguments are read into MapStrBuf, then scratch.
+				t.uses.strbuf = true
+				t.uses.scratch = true
 			}
 		}
 	}
@@ -888,6 +892,10 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		t.emit(asm.FnGetSmpProcessorId.Call())
 	case id == dif.VarExecname:
 		t.execname(pc, local)
+	case id == dif.VarExecargs:
+		if err := t.execargs(pc, in, local); err != nil {
+			return err
+		}
 	case id == dif.VarTimestamp:
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.

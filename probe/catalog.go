@@ -286,7 +286,9 @@ func sameArgs(a, b []types.Type) bool {
 // ID returns the probe's ID, which -l lists and a description may give
 // instead of its names: its place, from 1, in the order Walk lists every
 // probe of the catalog, so a probe keeps its ID while the system's
-// probes stay the same. Probes made on demand (of pid and USDT
+// probes stay the same. fbt holds a place for each function, whether or
+// not the kernel lets it probe the function (which only root may find
+// out), so that IDs do not depend on who asks. Probes made on demand (of pid and USDT
 // providers, and kinst's) are numbered after those, in the order asked.
 func (c *Catalog) ID(p *Probe) uint32 {
 	c.ids.Lock()
@@ -336,8 +338,13 @@ type probeIndexer interface {
 	// probeIndex returns d's place in Probes' order over all the
 	// provider's probes.
 	probeIndex(d Desc) (int, bool)
-	// probeAt returns the probe at place i of that order.
+	// probeAt returns the probe at place i of that order, if there
+	// is one there.
 	probeAt(i int) (Desc, bool)
+	// probePlaces returns the number of places in that order, the
+	// IDs the provider's probes are given among: a place may hold no
+	// probe.
+	probePlaces() (int, error)
 }
 
 // numberedLocked returns d's ID if its provider is numbered.
@@ -422,8 +429,8 @@ func (c *Catalog) numberNextLocked(stop func(name string) bool) bool {
 	c.ids.numbered++
 	q := NewQuery(Desc{Provider: p.Name()})
 	if x, ok := p.(probeIndexer); ok {
-		// A provider that cannot count its probes has none to number.
-		if n, err := x.countProbes(q); err == nil && n > 0 {
+		// A provider that cannot count its places has none to number.
+		if n, err := x.probePlaces(); err == nil && n > 0 {
 			c.ids.blocks = append(c.ids.blocks, idBlock{first: c.ids.next, n: uint32(n), index: x, prov: p.Name()})
 			c.ids.next += uint32(n)
 		}

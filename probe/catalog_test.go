@@ -170,6 +170,30 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// TestSyscallHandlers checks that the syscall provider, listing the
+// kernel's handlers, lists only those Config.Syscall takes for system
+// calls: a kernel has handlers of the compat calls of 32-bit programs,
+// which are no calls of its own.
+func TestSyscallHandlers(t *testing.T) {
+	tests := []struct {
+		isCall func(string) bool
+		want   []string
+	}{
+		{nil, []string{"syscall:vmlinux:openat:entry", "syscall:vmlinux:read:entry", "syscall:vmlinux:wait4:entry", "syscall:vmlinux:waitid:entry"}},
+		{func(name string) bool { return name != "waitid" && name != "openat" }, []string{"syscall:vmlinux:read:entry", "syscall:vmlinux:wait4:entry"}},
+	}
+	for _, tt := range tests {
+		c := New(&syscallProvider{k: testKernel(t), isCall: tt.isCall})
+		got, err := c.Match(Desc{"syscall", "", "", "entry"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, names(got)); diff != "" {
+			t.Errorf("syscall:::entry (-want +got):\n%s", diff)
+		}
+	}
+}
+
 func TestMatchAll(t *testing.T) {
 	c := testCatalog(t)
 	n, err := c.Count(Desc{})
@@ -353,11 +377,16 @@ func TestID(t *testing.T) {
 			return New(&fbtProvider{k: k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
 		})
 	})
-	// Of a glob, fbt lists only what the kernel lets it probe; its IDs
-	// skip the rest.
-	t.Run("fbt probeable", func(t *testing.T) {
-		testID(t, func(t testing.TB) *Catalog {
-			k := testKernel(t)
+}
+
+// TestIDProbeable checks that fbt's probe IDs are the same whether or
+// not the catalog knows which functions the kernel lets fbt probe
+// (tracefs's list, which only root may read): of a glob, fbt lists only
+// those, and the IDs of the others are left unused.
+func TestIDProbeable(t *testing.T) {
+	catalog := func(limit bool) *Catalog {
+		k := testKernel(t)
+		if limit {
 			k.probeable = func() (*probeable, error) {
 				kt, err := ksym.ReadKallsyms(strings.NewReader(strings.ReplaceAll(testKallsyms, "T vfs_write\n", "D vfs_write\n")))
 				if err != nil {
@@ -369,9 +398,48 @@ func TestID(t *testing.T) {
 				}
 				return pr, nil
 			}
-			return New(Dtrace(), &fbtProvider{k: k}, &syscallProvider{k: k}, &kinstProvider{k})
-		})
-	})
+		}
+		return New(Dtrace(), &fbtProvider{k: k}, &syscallProvider{k: k}, &kinstProvider{k})
+	}
+	limited, all := catalog(true), catalog(false)
+	var probes []*Probe
+	limited.Walk(Desc{}, func(p *Probe) bool { probes = append(probes, p); return true })
+	if len(probes) < 10 {
+		t.Fatalf("the test catalog has %d probes", len(probes))
+	}
+	skipped := false
+	last := uint32(0)
+	for _, p := range probes {
+		if p.Function == "vfs_write" {
+			t.Errorf("%v listed, though the kernel does not let fbt probe it", p)
+		}
+		id := limited.ID(p)
+		if id <= last {
+			t.Errorf("ID(%v) = %d, not after the ID %d before it", p, id, last)
+		}
+		skipped = skipped || id > last+1
+		last = id
+		var q *Probe
+		all.Walk(p.Desc(), func(r *Probe) bool { q = r; return false })
+		if q == nil || all.ID(q) != id {
+			t.Errorf("ID(%v) = %d; without the kernel's list, %v", p, id, q)
+		}
+		if r := catalog(true).ByID(id); r == nil || r.Desc() != p.Desc() {
+			t.Errorf("another catalog's ByID(%d) = %v, want %v", id, r, p)
+		}
+	}
+	if !skipped {
+		t.Error("no ID was left unused for vfs_write's probes")
+	}
+	// The IDs of vfs_write's probes hold none.
+	var w *Probe
+	all.Walk(Desc{"fbt", "", "vfs_write", "entry"}, func(p *Probe) bool { w = p; return false })
+	if w == nil {
+		t.Fatal("no fbt::vfs_write:entry without the kernel's list")
+	}
+	if p := limited.ByID(all.ID(w)); p != nil {
+		t.Errorf("ByID(%d) = %v, want none", all.ID(w), p)
+	}
 }
 
 func testID(t *testing.T, catalog func(testing.TB) *Catalog) {

@@ -95,23 +95,18 @@ func (f *fbtProvider) countProbes(q *Query) (int, error) {
 
 // An fbtModule places a module's probes in Probes' order over all of
 // fbt's: its functions' entry and return probes, two by two, from first.
+// Every function has its place, whether or not fbt has probes for it:
+// which it has depends on what tracefs says, which only root may read,
+// and a probe's ID must not depend on who lists it.
 type fbtModule struct {
 	l     *funcList
 	first int
-	// rank[i] is how many of the functions before i fbt has probes
-	// for; nil when it has for all.
-	rank []int32
-	pr   *probeable
+	pr    *probeable
 }
 
 func (m *fbtModule) has(i int) bool { return m.pr == nil || m.pr.has(m.l.module, m.l.name(i)) }
 
-func (m *fbtModule) place(i int) int {
-	if m.rank != nil {
-		i = int(m.rank[i])
-	}
-	return m.first + 2*i
-}
+func (m *fbtModule) place(i int) int { return m.first + 2*i }
 
 // ordered returns where each module's probes are in Probes' order over
 // all of fbt's, worked out once so that a probe's place costs a lookup,
@@ -125,23 +120,22 @@ func (f *fbtProvider) ordered() []fbtModule {
 		}
 		at := 0
 		for _, l := range mods {
-			m := fbtModule{l: l, first: at, pr: pr}
-			n := l.len()
-			if pr != nil {
-				m.rank = make([]int32, l.len())
-				n = 0
-				for i := range l.len() {
-					m.rank[i] = int32(n)
-					if m.has(i) {
-						n++
-					}
-				}
-			}
-			f.order = append(f.order, m)
-			at += 2 * n
+			f.order = append(f.order, fbtModule{l: l, first: at, pr: pr})
+			at += 2 * l.len()
 		}
 	})
 	return f.order
+}
+
+func (f *fbtProvider) probePlaces() (int, error) {
+	order := f.ordered()
+	if len(order) == 0 {
+		// The functions could not be listed: say why.
+		_, err := f.k.modules()
+		return 0, err
+	}
+	last := order[len(order)-1]
+	return last.first + 2*last.l.len(), nil
 }
 
 func (f *fbtProvider) probeIndex(d Desc) (int, bool) {
@@ -172,17 +166,9 @@ func (f *fbtProvider) probeAt(at int) (Desc, bool) {
 		return Desc{}, false
 	}
 	m := &order[k]
-	// The function whose probes hold place at: the first one fbt has
-	// probes for at or after its rank.
-	want := (at - m.first) / 2
-	i := want
-	if m.rank != nil {
-		i = sort.Search(len(m.rank), func(i int) bool { return int(m.rank[i]) >= want })
-		for i < m.l.len() && !m.has(i) {
-			i++
-		}
-	}
-	if i >= m.l.len() {
+	// The function whose probes hold place at, if fbt has them.
+	i := (at - m.first) / 2
+	if i >= m.l.len() || !m.has(i) {
 		return Desc{}, false
 	}
 	d := Desc{Provider: "fbt", Module: m.l.module, Function: m.l.name(i), Name: "entry"}

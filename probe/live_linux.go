@@ -3,6 +3,7 @@
 package probe
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,7 +26,8 @@ import (
 // matching only the functions the kernel lets it probe (those in
 // tracefs's available_filter_functions and not on the kprobe blacklist,
 // where tracefs can be read); syscall over tracefs's
-// syscall events or the kernel's syscall handlers; proc, sched and io,
+// syscall events or the kernel's syscall handlers that cfg.Syscall
+// accepts; proc, sched and io,
 // dtrace's stable providers, made from the kernel's tracepoints (SDT);
 // and a pid provider for each process a description names (pid<PID>),
 // made on demand from /proc. Nothing is read until a description needs
@@ -46,10 +48,11 @@ func Live(cfg Config) (*Catalog, error) {
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
-	sys := &syscallProvider{k: k, eventDirs: []string{
+	sys := &syscallProvider{k: k, isCall: cfg.Syscall, eventDirs: []string{
 		filepath.Join(tracefs[0], "events/syscalls"),
 		filepath.Join(tracefs[1], "events/syscalls"),
 	}}
+	sys.handlers = func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }
 	c := New(Dtrace(), Profile(), sys, &fbtProvider{k: k}, &kinstProvider{k},
 		newSDTProvider("proc", procSpecs, k), newSDTProvider("sched", schedSpecs, k),
 		newSDTProvider("io", ioSpecs, k))
@@ -126,4 +129,30 @@ func loadedModules(procModules string) []string {
 		}
 	}
 	return names
+}
+
+// kallsymsHandlers returns the names of the kernel's syscall handlers
+// (those starting with prefix) in the kallsyms file at path, which
+// every user may read: those it defines, not the weak symbols (W) that
+// stand, as aliases of sys_ni_syscall, for the calls it was built
+// without (init_module without CONFIG_MODULES), which have no
+// tracepoint and do nothing. BTF cannot tell the two apart, and lacks
+// handlers of calls without arguments (getpid).
+func kallsymsHandlers(path, prefix string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "ffffffff81382730 T __x64_sys_getpid", without a module.
+		_, rest, _ := strings.Cut(sc.Text(), " ")
+		typ, name, ok := strings.Cut(rest, " ")
+		if ok && (typ == "T" || typ == "t") && strings.HasPrefix(name, prefix) && !strings.Contains(name, "\t") {
+			names = append(names, name)
+		}
+	}
+	return names, sc.Err()
 }

@@ -3,7 +3,9 @@ package probe
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,17 +24,24 @@ type Syscall struct {
 
 // syscallProvider is the syscall provider: syscall:vmlinux:name:entry
 // and :return for each system call, as Oracle's DTrace for Linux names
-// them. The calls are those of the kernel's syscall tracepoints
-// (tracefs events/syscalls) when tracefs is mounted, else those whose
-// handlers (__x64_sys_name) the kernel's function list holds. Entry
-// arguments are typed from the tracepoint's format or, without tracefs,
-// from the prototype of __do_sys_name where BTF has one; both return
-// arguments are the return value, a long.
+// them. The calls are those whose handlers (__x64_sys_name) the kernel
+// has, as every user can read them, so that a probe's ID does not
+// depend on the privileges of who lists it: tracefs, where the
+// kernel's syscall tracepoints are, is root's alone. Entry arguments
+// are typed from the tracepoint's format where tracefs can be read,
+// else from the prototype of __do_sys_name where BTF has one; both
+// return arguments are the return value, a long.
 type syscallProvider struct {
 	k *kernel
 	// eventDirs are the places tracefs's events/syscalls may be, in
 	// order of preference; none for an offline kernel.
 	eventDirs []string
+	// isCall is Config.Syscall.
+	isCall func(name string) bool
+	// handlers lists the names of the kernel's syscall handlers, its
+	// own and not the weak stubs of the calls it was built without;
+	// nil, or an error, for those of its function list.
+	handlers func() ([]string, error)
 
 	once   sync.Once
 	events string // the events/syscalls directory found, or ""
@@ -60,8 +69,8 @@ func (s *syscallProvider) calls() ([]string, error) {
 	s.once.Do(func() {
 		for _, dir := range s.eventDirs {
 			if names, err := tracefsSyscalls(dir); err == nil && len(names) > 0 {
-				s.events, s.names = dir, names
-				return
+				s.events = dir
+				break
 			}
 		}
 		s.names, s.err = s.handlerSyscalls()
@@ -85,18 +94,27 @@ func tracefsSyscalls(dir string) ([]string, error) {
 }
 
 func (s *syscallProvider) handlerSyscalls() ([]string, error) {
-	l, err := s.k.module(KernelModule)
-	if err != nil || l == nil {
-		return nil, err
+	var all []string
+	if s.handlers != nil {
+		all, _ = s.handlers()
+	}
+	if all == nil {
+		l, err := s.k.module(KernelModule)
+		if err != nil || l == nil {
+			return nil, err
+		}
+		for i := range l.len() {
+			all = append(all, l.name(i))
+		}
 	}
 	var names []string
-	for i := range l.len() {
-		if name, ok := strings.CutPrefix(l.name(i), s.k.syscallPrefix); ok && name != "ni_syscall" {
+	for _, h := range all {
+		if name, ok := strings.CutPrefix(h, s.k.syscallPrefix); ok && name != "ni_syscall" && (s.isCall == nil || s.isCall(name)) {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
-	return names, nil
+	return slices.Compact(names), nil
 }
 
 func (s *syscallProvider) Probes(q *Query, yield func(*Probe) bool) error {
@@ -171,12 +189,11 @@ func (s *syscallProvider) entryArgs(name string) ([]types.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.events != "" {
-		file := filepath.Join(s.events, "sys_enter_"+name, "format")
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return nil, err
-		}
+	// A call without a tracepoint (one whose number the kernel's
+	// table leaves to sys_ni_syscall) is typed from BTF.
+	if data, file, err := s.format(name); err != nil {
+		return nil, err
+	} else if data != nil {
 		decls, err := formatFields(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
@@ -195,6 +212,20 @@ func (s *syscallProvider) entryArgs(name string) ([]types.Type, error) {
 		return nil, err
 	}
 	return f.Params, nil
+}
+
+// format returns the format file of name's entry tracepoint and its
+// path; nil if tracefs cannot be read or has no such tracepoint.
+func (s *syscallProvider) format(name string) ([]byte, string, error) {
+	if s.events == "" {
+		return nil, "", nil
+	}
+	file := filepath.Join(s.events, "sys_enter_"+name, "format")
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	return data, file, err
 }
 
 // formatFields returns the declarations of the fields of a tracepoint

@@ -75,6 +75,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		usage(stderr, c.name)
 		return 2
 	}
+	if traces(opts) {
+		// As dtrace, whose first step is opening the device: a run
+		// that would trace is refused before anything else is done.
+		if err := dtrace.CheckPrivileges(); err != nil {
+			return c.fail("failed to initialize dtrace: %v", err)
+		}
+	}
 	if st, ok := c.open(opts, operands); !ok {
 		return st
 	}
@@ -174,6 +181,19 @@ func (c *command) trace(progs []*dtrace.Program) int {
 		return c.fail("%v", err)
 	}
 	return status
+}
+
+// traces reports whether the options ask for a run that enables
+// probes: not one that lists (-l), compiles (-e), or writes a header
+// (-h), an object (-G) or the version (-V), which need no privilege.
+func traces(opts []opt) bool {
+	for _, o := range opts {
+		switch o.name {
+		case "l", "e", "h", "G", "V":
+			return false
+		}
+	}
+	return true
 }
 
 // describe is how dtrace names a program in its "matched" message: a

@@ -647,6 +647,11 @@ func (g *gen) translated(e *ast.SelectorExpr, id *check.Ident) uint8 {
 	old, had := g.bound[xl.Arg]
 	g.bound[xl.Arg] = in
 	r := g.expr(mexpr)
+	if s, ok := types.Resolve(xl.To).(*types.Struct); ok {
+		if m, ok := s.Member(e.Sel.Name); ok {
+			r = g.xlateValue(m.Type, g.value(mexpr).Type, r)
+		}
+	}
 	if had {
 		g.bound[xl.Arg] = old
 	} else {
@@ -689,7 +694,13 @@ func (g *gen) translateAll(id *check.Ident) uint8 {
 			g.ir.Emit(dif.ALU(dif.ADD, addr, n, addr))
 			g.regs.free(n)
 		}
-		g.store(mem.Type, val, addr)
+		// A string is copied up to its NUL: stringof(a) of a shorter
+		// array has the type string.
+		if vt := g.value(m.Value).Type; g.xlateNeedsCopy(mem.Type, vt) || types.IsString(vt) {
+			g.xlateCopy(mem.Type, vt, val, addr)
+		} else {
+			g.store(mem.Type, val, addr)
+		}
 		g.regs.free(addr)
 		g.regs.free(val)
 	}

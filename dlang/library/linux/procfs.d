@@ -105,7 +105,7 @@ typedef struct lwpsinfo {
 /*
  * A process: the thread group of a task. Its arguments and environment
  * live in user memory, at pr_argv and pr_envp; pr_psargs holds the
- * command name, as the kernel keeps no copy of the arguments.
+ * arguments separated by spaces, at most PRARGSZ-1 bytes of them.
  */
 typedef struct psinfo {
 	int pr_flag;		/* the PF_* flags of the group leader */
@@ -120,7 +120,7 @@ typedef struct psinfo {
 	gid_t pr_egid;		/* effective group ID */
 	uintptr_t pr_addr;	/* the group leader's struct task_struct */
 	char pr_fname[16];	/* command name */
-	char pr_psargs[80];	/* command name (see above) */
+	char pr_psargs[80];	/* initial characters of the arguments */
 	uintptr_t pr_argv;	/* user address of the arguments */
 	uintptr_t pr_envp;	/* user address of the environment */
 	char pr_dmodel;		/* data model: PR_MODEL_ILP32 or PR_MODEL_LP64 */
@@ -150,7 +150,15 @@ translator psinfo_t < struct task_struct *T > {
 	pr_egid = T->cred->egid.val;
 	pr_addr = (uintptr_t)T->group_leader;
 	pr_fname = T->group_leader->comm;
-	pr_psargs = T->group_leader->comm;
+	/*
+	 * The arguments are read from the process's memory (execargs),
+	 * which a probe can read only in the process it fires in; another
+	 * process's pr_psargs, and a kernel thread's, which has no
+	 * arguments, is its command name, as Oracle's DTrace for Linux
+	 * gives a kernel thread's.
+	 */
+	pr_psargs = T->mm != NULL && T->mm == curthread->mm ? execargs :
+	    T->group_leader->comm;
 	pr_argv = T->mm != NULL ? T->mm->arg_start : 0;
 	pr_envp = T->mm != NULL ? T->mm->env_start : 0;
 	/*
