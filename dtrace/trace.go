@@ -28,6 +28,12 @@ type Tracing struct {
 	matched []int // probes each program's ECBs were enabled on
 }
 
+// ErrDestructive is Enable's refusal of programs with destructive
+// actions, or DIF that calls a destructive subroutine, when the
+// destructive option (-w) is not set: dtrace_state_go's EACCES, in
+// libdtrace's words.
+var ErrDestructive = errors.New("Destructive actions not allowed")
+
 // Enable enables the programs' ECBs on the probes they match, and
 // libdtrace's ERROR clause with them, as dtrace_program_exec and
 // dtrace_go do. Nothing runs until Run; Close undoes it.
@@ -45,6 +51,9 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	k, err := kernel.Load(b, nil)
 	if err != nil {
 		return nil, err
+	}
+	if k.Destructive && !h.opts.IsSet("destructive") {
+		return nil, ErrDestructive
 	}
 	k.ECBs[len(k.ECBs)-1].UArg = dof.ECBError
 	if h.catalog == nil {
