@@ -344,3 +344,43 @@ func TestEnableDestructive(t *testing.T) {
 		})
 	}
 }
+
+// TestEnableBufTooSmall checks that Enable refuses a buffer set smaller
+// than a record when the programs need it, as dtrace_state_go does.
+func TestEnableBufTooSmall(t *testing.T) {
+	const (
+		plain = `BEGIN { trace(1); }`
+		agg   = `BEGIN { @ = count(); }`
+		spec  = `BEGIN { speculate(speculation()); trace(1); }`
+	)
+	tests := []struct {
+		option, value, src string
+		refused            bool
+	}{
+		{"bufsize", "0", plain, true},
+		{"bufsize", "7", plain, true},
+		{"bufsize", "8", plain, false},
+		{"aggsize", "0", agg, true},
+		{"aggsize", "0", plain, false},
+		{"specsize", "0", spec, true},
+		{"specsize", "0", plain, false},
+		{"specsize", "8", spec, false},
+	}
+	for _, tt := range tests {
+		h := open(t, nil, nil)
+		if err := h.SetOpt(tt.option, tt.value); err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.Compile(dtrace.Name, tt.src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := h.Enable(p)
+		if err == nil {
+			tr.Close()
+		}
+		if errors.Is(err, dtrace.ErrBufTooSmall) != tt.refused {
+			t.Errorf("%s=%s, %s: Enable: %v; want ErrBufTooSmall: %v", tt.option, tt.value, tt.src, err, tt.refused)
+		}
+	}
+}
