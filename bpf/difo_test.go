@@ -322,7 +322,7 @@ func TestThreadDrops(t *testing.T) {
 		{`BEGIN { a[1] = 1; a[2] = 2; trace(a[2]); a[1] = 0; a[2] = 3; trace(a[2]); }`, "a[2]", 0, 3},
 	} {
 		objs := difos(compileD(t, tt.src))
-		l, rt := newRuntime(t, &bpf.Config{Threads: 1}, objs)
+		l, rt := newRuntime(t, &bpf.Config{DynVarSize: bpf.DynVarBytes}, objs)
 		defer rt.Close()
 		defer onCPU0(t)()
 		var vals []uint64

@@ -1,8 +1,8 @@
 package bpf
 
 import (
+	"cmp"
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/kdtrace/kdtrace/dif"
@@ -77,7 +77,7 @@ type ThreadKey struct {
 // in the runtime's maps. Every DIFO must be added before the maps are
 // made (NewRuntime) and before it is translated.
 type Layout struct {
-	threads uint32           // entries of MapThreads
+	threads uint32           // entries of each map of dynamic variables, once fit
 	probes  uint32           // entries of MapProbeNames
 	scratch uint32           // bytes of scratch memory per CPU
 	strsize uint32           // the strsize option
@@ -94,10 +94,15 @@ type Layout struct {
 	strs    []byte
 	strBase map[*dif.Object]uint32
 
-	ring    uint32         // bytes of the ring buffer
-	fill    uint32         // Config.Fill
+	// The size options, as set, then as fit lowers them, and the
+	// memory the maps of each may take.
+	bufSize, aggOpt, dynVarSize uint64
+	limit                       uint64
+	manual                      bool
+
+	ring    uint32         // bytes of the ring buffer, once fit
+	fill    uint32         // Config.Fill, at most bufsize once fit
 	reserve uint32         // Config.FillReserve
-	aggSize uint32         // the aggsize option
 	nspec   uint32         // the nspec option
 	recSize uint32         // bytes of MapRec's value
 	aggs    map[uint32]int // aggregation ID → its map, in shapes
@@ -121,21 +126,27 @@ func (a aggMap) shared() bool { return a.value > maxPerCPUValue }
 
 // Config sizes the runtime's maps.
 type Config struct {
-	// Threads is the number of thread-local variables the thread map
-	// holds (dtrace's dynvarsize decides it); 0 means 4096.
-	Threads uint32
+	// DynVarSize is the dynvarsize option: each map of dynamic
+	// variables (thread-locals, an associative array) holds an entry
+	// for each DynVarBytes of it; 0 means DefaultDynVarSize.
+	DynVarSize uint64
 	// Scratch is the bytes of scratch memory of a CPU: a power of two
 	// from 8 to MaxScratch; 0 means DefaultScratch.
 	Scratch uint32
 	// StrSize is the strsize option, at most MaxStrSize; 0 means 256.
 	StrSize uint32
-	// Ring is the bytes of the ring buffer the firings' records go
-	// through (dtrace's bufsize decides it), rounded up to a power of
-	// two; 0 means 4 MiB.
-	Ring uint32
-	// AggSize is the bytes of aggregation entries each aggregation's
-	// map may hold (dtrace's aggsize); 0 means 4 MiB.
-	AggSize uint32
+	// BufSize is the bufsize option: the bytes of the ring buffer the
+	// firings' records go through, rounded up to a power of two; 0
+	// means DefaultBufSize.
+	BufSize uint64
+	// AggSize is the aggsize option: the bytes of aggregation entries
+	// each aggregation's map may hold; 0 means DefaultAggSize.
+	AggSize uint64
+	// Limit is the most memory the maps of one size option may take
+	// (0: no limit); NewRuntime lowers an option whose maps take more
+	// (Runtime.Lowered) or, with Manual (bufresize=manual), refuses it.
+	Limit  uint64
+	Manual bool
 	// Probes is the number of probes whose names (probeprov …
 	// probename) the runtime holds; 0 means 16384.
 	Probes uint32
@@ -165,26 +176,18 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	if cfg == nil {
 		cfg = &Config{}
 	}
-	l := &Layout{threads: cfg.Threads, scratch: cfg.Scratch, strsize: cfg.StrSize,
+	l := &Layout{scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
 		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
-		ring: cfg.Ring, fill: cfg.Fill, reserve: cfg.FillReserve, aggSize: cfg.AggSize, aggs: map[uint32]int{}, probes: cfg.Probes}
+		bufSize: cmp.Or(cfg.BufSize, DefaultBufSize), aggOpt: cmp.Or(cfg.AggSize, DefaultAggSize),
+		dynVarSize: cmp.Or(cfg.DynVarSize, DefaultDynVarSize), limit: cfg.Limit, manual: cfg.Manual,
+		fill: cfg.Fill, reserve: cfg.FillReserve, aggs: map[uint32]int{}, probes: cfg.Probes}
 	if l.probes == 0 {
 		l.probes = 16384
-	}
-	if l.ring == 0 {
-		l.ring = 4 << 20
-	}
-	l.ring = max(4096, uint32(1)<<bits.Len32(l.ring-1))
-	if l.aggSize == 0 {
-		l.aggSize = 4 << 20
 	}
 	l.nspec = max(1, cfg.NSpec)
 	if l.nspec > MaxNSpec {
 		return nil, fmt.Errorf("bpf: nspec %d is over %d", l.nspec, MaxNSpec)
-	}
-	if l.threads == 0 {
-		l.threads = 4096
 	}
 	if l.scratch == 0 {
 		l.scratch = DefaultScratch

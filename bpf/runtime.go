@@ -30,6 +30,9 @@ type Runtime struct {
 	// translator refuses).
 	Key    *ebpf.Map
 	Assocs []*ebpf.Map
+	// Lowered are the size options lowered for the maps to fit the
+	// Layout's limit.
+	Lowered []Lowered
 }
 
 // MapProbeNames' value: a probe's provider, module, function and name,
@@ -52,6 +55,10 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: %w", err)
 	}
+	lowered, err := l.fit(ncpu)
+	if err != nil {
+		return nil, err
+	}
 	specs := []*ebpf.MapSpec{
 		{Name: MapState, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: StateSize, MaxEntries: 1},
 		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
@@ -72,7 +79,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: MapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
 		&ebpf.MapSpec{Name: MapSpec, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: l.nspec + 1},
 	)
-	r := &Runtime{}
+	r := &Runtime{Lowered: lowered}
 	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key, &r.Spec}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)
@@ -83,11 +90,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		*ptrs[i] = m
 	}
 	for i, a := range l.shapes {
-		// Entries of aggsize bytes: the key, the data and the hash
-		// table's own, counted as the kernel counts them (16 bytes).
-		// At least minAggEntries: dtrace's snapshots empty its
-		// buffers at aggrate, where a map keeps its keys.
-		n := max(minAggEntries, l.aggSize/(a.key+a.value+16))
+		n := uint32(aggEntries(l.aggOpt, a))
 		typ := ebpf.PerCPUHash
 		if a.shared() {
 			typ = ebpf.Hash

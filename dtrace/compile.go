@@ -92,10 +92,6 @@ func (p *Program) ListDIF(w io.Writer) error {
 	return emit.List(w, p.Object)
 }
 
-// Destructive reports whether the program has destructive actions,
-// which the kernel refuses unless they are permitted (-w).
-func (p *Program) Destructive() bool { return p.Info.Destructive }
-
 // Compile compiles a program given as text of kind spec, as
 // dtrace_program_strcompile, or as dtrace_program_fcompile for a
 // Script, whose text is the path of the file to read ("-" for the

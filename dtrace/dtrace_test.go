@@ -67,7 +67,7 @@ func TestCompileDOF(t *testing.T) {
 	if len(k.ECBs) != 2 || k.ECBs[0].Pred == nil || len(k.ECBs[0].Actions) != 5 || len(k.ECBs[1].Actions) != 2 {
 		t.Errorf("DOF has %d ECBs: %+v; want the first with a predicate and 5 actions, the second with 2", len(k.ECBs), k.ECBs)
 	}
-	if p1.Destructive() {
+	if k.Destructive {
 		t.Error("count() and printf() are not destructive")
 	}
 }
@@ -279,5 +279,108 @@ func TestListProbesBuffered(t *testing.T) {
 		"   ID   PROVIDER            MODULE                          FUNCTION NAME\n"
 	if diff := cmp.Diff(want, string(got)); diff != "" {
 		t.Errorf("the file (-want +got):\n%s", diff)
+	}
+}
+
+// TestEnableDestructive checks that Enable refuses, without the
+// destructive option, a program that calls a destructive subroutine
+// wherever the call hides, and only such programs.
+func TestEnableDestructive(t *testing.T) {
+	const out = `(copyoutstr("x", 0, 1), 1)`
+	tests := []struct {
+		name, src   string
+		destructive bool
+	}{
+		{"none", `BEGIN /pid/ { @[pid] = sum(1); printf("%d", (strlen("x"), 1)); }`, false},
+		{"action", `BEGIN { raise(9); }`, true},
+		{"statement", `BEGIN { copyoutstr("x", 0, 1); }`, true},
+		{"predicate", `BEGIN /pid && ` + out + `/ { trace(1); }`, true},
+		{"inline", `inline int f = ` + out + `; BEGIN { trace(f); }`, true},
+		{"inline in a predicate", `inline int f = ` + out + `; BEGIN /f/ { }`, true},
+		{"aggregation key", `BEGIN { @[` + out + `] = count(); }`, true},
+		{"aggregation argument", `BEGIN { @ = sum(` + out + `); }`, true},
+		{"printf argument", `BEGIN { printf("%d\n", ` + out + `); }`, true},
+		{"trace argument", `BEGIN { trace(` + out + `); }`, true},
+		{"global assignment", `BEGIN { x = ` + out + `; }`, true},
+		{"clause-local assignment", `BEGIN { this->x = ` + out + `; }`, true},
+		{"thread-local assignment", `BEGIN { self->x = ` + out + `; }`, true},
+		{"if body", `BEGIN { if (pid) { copyoutstr("x", 0, 1); } }`, true},
+		{"else body", `BEGIN { if (pid) { trace(1); } else { copyoutstr("x", 0, 1); } }`, true},
+		{"speculate", `BEGIN { speculate(` + out + `); trace(1); }`, true},
+		{"exit", `BEGIN { exit(` + out + `); }`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range []bool{false, true} {
+				h := open(t, nil, nil)
+				if w {
+					if err := h.SetOpt("destructive", ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				p, err := h.Compile(dtrace.Name, tt.src, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := dtrace.DOF(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				k, err := kernel.Load(b, nil)
+				if err != nil {
+					t.Fatalf("the kernel's checks refuse the DOF: %v", err)
+				}
+				if k.Destructive != tt.destructive {
+					t.Errorf("Destructive = %v, want %v", k.Destructive, tt.destructive)
+				}
+				tr, err := h.Enable(p)
+				if err == nil {
+					tr.Close()
+				}
+				if want := tt.destructive && !w; errors.Is(err, dtrace.ErrDestructive) != want {
+					t.Errorf("-w %v: Enable: %v; want ErrDestructive: %v", w, err, want)
+				}
+			}
+		})
+	}
+}
+
+// TestEnableBufTooSmall checks that Enable refuses a buffer set smaller
+// than a record when the programs need it, as dtrace_state_go does.
+func TestEnableBufTooSmall(t *testing.T) {
+	const (
+		plain = `BEGIN { trace(1); }`
+		agg   = `BEGIN { @ = count(); }`
+		spec  = `BEGIN { speculate(speculation()); trace(1); }`
+	)
+	tests := []struct {
+		option, value, src string
+		refused            bool
+	}{
+		{"bufsize", "0", plain, true},
+		{"bufsize", "7", plain, true},
+		{"bufsize", "8", plain, false},
+		{"aggsize", "0", agg, true},
+		{"aggsize", "0", plain, false},
+		{"specsize", "0", spec, true},
+		{"specsize", "0", plain, false},
+		{"specsize", "8", spec, false},
+	}
+	for _, tt := range tests {
+		h := open(t, nil, nil)
+		if err := h.SetOpt(tt.option, tt.value); err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.Compile(dtrace.Name, tt.src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := h.Enable(p)
+		if err == nil {
+			tr.Close()
+		}
+		if errors.Is(err, dtrace.ErrBufTooSmall) != tt.refused {
+			t.Errorf("%s=%s, %s: Enable: %v; want ErrBufTooSmall: %v", tt.option, tt.value, tt.src, err, tt.refused)
+		}
 	}
 }

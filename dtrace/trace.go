@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"strconv"
 	"time"
 
+	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
@@ -28,6 +30,12 @@ type Tracing struct {
 	matched []int // probes each program's ECBs were enabled on
 }
 
+// ErrDestructive is Enable's refusal of programs with destructive
+// actions, or DIF that calls a destructive subroutine, when the
+// destructive option (-w) is not set: dtrace_state_go's EACCES, in
+// libdtrace's words.
+var ErrDestructive = errors.New("Destructive actions not allowed")
+
 // Enable enables the programs' ECBs on the probes they match, and
 // libdtrace's ERROR clause with them, as dtrace_program_exec and
 // dtrace_go do. Nothing runs until Run; Close undoes it.
@@ -46,6 +54,20 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if k.Destructive && !h.opts.IsSet("destructive") {
+		return nil, ErrDestructive
+	}
+	size := func(name string) (uint64, bool) {
+		v, ok := h.opts.Value(name)
+		if !ok {
+			return 0, false
+		}
+		n, _ := option.ParseSize(v)
+		return n, true
+	}
+	if err := tooSmall(k, size); err != nil {
+		return nil, err
+	}
 	k.ECBs[len(k.ECBs)-1].UArg = dof.ECBError
 	if h.catalog == nil {
 		return nil, errors.New("no probes can be found on this system")
@@ -54,28 +76,23 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if cfg.Verbose {
 		cfg.Note = func(line string) { fmt.Fprintf(h.cfg.Stderr, "%s: %s\n", h.cfg.Name, line) }
 	}
-	size := func(name string) uint64 {
-		v, ok := h.opts.Value(name)
-		if !ok {
-			return 0
-		}
-		n, _ := option.ParseSize(v)
-		return n
-	}
-	if n := size("strsize"); n != 0 {
+	if n, _ := size("strsize"); n > bpf.MaxStrSize {
+		return nil, fmt.Errorf("bpf: strsize %d is over %d", n, bpf.MaxStrSize)
+	} else if n != 0 {
 		cfg.Records.StrSize = uint32(n)
 	}
 	cfg.BPF.StrSize = cfg.Records.StrSize
-	cfg.BPF.Ring = uint32(min(size("bufsize"), 1<<30))
+	bufsize, _ := size("bufsize")
+	cfg.BPF.BufSize = bufsize
 	// dtrace's default bufsize is 4m.
 	switch v, _ := h.opts.Value("bufpolicy"); v {
 	case "fill":
-		cfg.BPF.Fill = uint32(min(cmp.Or(size("bufsize"), 4<<20), 1<<30))
+		cfg.BPF.Fill = uint32(min(cmp.Or(bufsize, bpf.DefaultBufSize), math.MaxUint32))
 	case "ring":
-		cfg.Ring = cmp.Or(size("bufsize"), 4<<20)
+		cfg.Ring = cmp.Or(bufsize, bpf.DefaultBufSize)
 	}
-	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
-	cfg.SpecSize = size("specsize")
+	cfg.BPF.AggSize, _ = size("aggsize")
+	cfg.SpecSize, _ = size("specsize")
 	if v, ok := h.opts.Value("nspec"); ok {
 		n, _ := strconv.ParseUint(v, 0, 32)
 		cfg.BPF.NSpec = uint32(n)
@@ -85,9 +102,14 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		n, _ := strconv.ParseUint(v, 0, 32)
 		cfg.KinstMax = int(n)
 	}
-	if n := size("dynvarsize"); n != 0 {
-		cfg.BPF.Threads = uint32(max(1, min(n/64, 1<<24)))
+	if n, ok := size("dynvarsize"); ok {
+		// Room for one variable at least, as dtrace_dstate_init
+		// makes.
+		cfg.BPF.DynVarSize = max(n, bpf.DynVarBytes)
 	}
+	cfg.BPF.Limit = linux.MemLimit()
+	policy, _ := h.opts.Value("bufresize")
+	cfg.BPF.Manual = policy == "manual"
 	t, err := linux.Enable(k.ECBs, cfg)
 	if err != nil {
 		return nil, err
@@ -159,7 +181,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	v, _ := h.opts.Value("encoding")
 	switchRate := time.Second
 	if v, ok := h.opts.Value("switchrate"); ok {
-		if d, err := option.ParseInterval(v); err == nil && d > 0 {
+		if d, err := option.ParseInterval(v); err == nil {
 			switchRate = d
 		}
 	}
@@ -170,7 +192,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			return errors.New("not an option this consumer sets at run time")
 		}
 		d, err := option.ParseInterval(value)
-		if err != nil || d <= 0 {
+		if err != nil {
 			return option.ErrValue
 		}
 		if name == "switchrate" {
@@ -229,6 +251,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	if err := tr.t.Go(); err != nil {
 		return 1, err
 	}
+	tr.reportLowered(cfg.Err)
 	exits, live := h.startProcesses()
 	stopped := false
 	work := time.Now()

@@ -40,10 +40,12 @@
 // later, 128 before: Config.FuncNameLen), action kinds wider than 16
 // bits, printm without a DIFO, records larger than 32 bits, and a
 // speculate after a data-recording action, which the kernel means to
-// refuse and no longer does. It also checks kernel relocations, which
-// the kernel ignores but kdtrace's runtime applies, and relocation
-// names. Relocations are checked, not applied: the runtime knows where
-// things are.
+// refuse and no longer does. A program is Destructive when DIF anywhere
+// in an ECB calls copyout or copyoutstr, where the kernel looks only at
+// the expressions of DIFEXPR actions. It also checks kernel
+// relocations, which the kernel ignores but kdtrace's runtime applies,
+// and relocation names. Relocations are checked, not applied: the
+// runtime knows where things are.
 //
 // The DIF of each DIFO is checked by package dif (dtrace_difo_validate)
 // as the DIFO is read, with one dif.Validator for the file so that its

@@ -28,6 +28,9 @@ const (
 // with EINVAL; Load makes them for every ECB.
 func (l *loader) enable(n int) error {
 	e := &l.prog.ECBs[n]
+	if destructive(e) {
+		l.prog.Destructive = true
+	}
 	opt := l.optValues()
 	var recs []record
 	// What the actions so far hold, for the checks of order.
@@ -70,9 +73,6 @@ func (l *loader) enable(n int) error {
 			st.data = true
 			continue
 		}
-		if a.Kind.IsDestructive() || (a.Kind == dof.ActDIFExpr && a.DIFO != nil && a.DIFO.Destructive) {
-			l.prog.Destructive = true
-		}
 		// The checks of order come first, as dtrace_ecb_action_add
 		// makes them.
 		switch {
@@ -104,6 +104,26 @@ func (l *loader) enable(n int) error {
 		return l.dataErr(p.sec, p.off, ReasonECBTooLarge)
 	}
 	return nil
+}
+
+// destructive reports whether an ECB may harm a process or the kernel:
+// a destructive action, or DIF anywhere in it (its predicate, an
+// action's expression, an aggregation's key or argument) that calls a
+// destructive subroutine. The kernel looks only at the expressions of
+// DIFEXPR actions (dtrace_ecb_action_add), so that a copyout() hidden
+// in a predicate, an inline's value or an aggregation's key runs
+// without the destructive option; kdtrace does not let it.
+func destructive(e *ECB) bool {
+	if e.Pred != nil && e.Pred.Destructive {
+		return true
+	}
+	for i := range e.Actions {
+		a := &e.Actions[i]
+		if a.Kind.IsDestructive() || (a.DIFO != nil && a.DIFO.Destructive) {
+			return true
+		}
+	}
+	return false
 }
 
 // AlignOf is the alignment the kernel gives a record of that size: the

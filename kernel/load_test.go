@@ -86,23 +86,52 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDestructive checks that a program is destructive when a
+// destructive action or DIF calling copyout() or copyoutstr() is
+// anywhere in an ECB, not only in a DIFEXPR action's expression, where
+// the kernel looks.
 func TestDestructive(t *testing.T) {
-	p := &dof.Program{ECBs: []dof.ECB{{Actions: []dof.Action{
-		{Kind: dof.ActRaise, DIFO: doftest.Const(9, 4)},
-	}}}}
-	got, err := kernel.Load(write(t, p, nil), nil)
-	if err != nil {
-		t.Fatal(err)
+	// callDIFO calls subr and returns 1 as an int of size bytes.
+	callDIFO := func(subr uint32, size uint32) *dof.DIFO {
+		return &dof.DIFO{Ret: doftest.Int(size), Code: []uint32{doftest.Call(subr, 1), doftest.SetX(0, 1), doftest.Ret(1)},
+			Ints: []uint64{1}}
 	}
-	if !got.Destructive {
-		t.Error("raise() is not destructive")
+	out, outstr, safe := callDIFO(dif.SubrCopyout, 8), callDIFO(dif.SubrCopyoutstr, 8), callDIFO(dif.SubrStrlen, 8)
+	begin := dof.ProbeSpec{Provider: "dtrace", Name: "BEGIN"}
+	trace := dof.Action{Kind: dof.ActDIFExpr, DIFO: doftest.Const(1, 8)}
+	// sum is @[key] = sum(arg): the key, then the aggregation.
+	sum := func(key, arg *dof.DIFO) []dof.Action {
+		return []dof.Action{{Kind: dof.ActDIFExpr, DIFO: key}, {Kind: dof.AggSum, NTuple: 1, DIFO: arg}}
 	}
-	got, err = kernel.Load(write(t, doftest.ByName("printf"), nil), nil)
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		ecb  dof.ECB
+		want bool
+	}{
+		{"nothing destructive", dof.ECB{Pred: safe, Actions: append(sum(safe, safe), trace)}, false},
+		{"destructive action", dof.ECB{Actions: []dof.Action{{Kind: dof.ActRaise, DIFO: doftest.Const(9, 4)}}}, true},
+		{"expression", dof.ECB{Actions: []dof.Action{{Kind: dof.ActDIFExpr, DIFO: out}}}, true},
+		{"predicate", dof.ECB{Pred: outstr, Actions: []dof.Action{trace}}, true},
+		{"printf argument", dof.ECB{Actions: []dof.Action{{Kind: dof.ActPrintf, Format: "%d", DIFO: out}}}, true},
+		{"aggregation key", dof.ECB{Actions: sum(outstr, safe)}, true},
+		{"aggregation argument", dof.ECB{Actions: sum(safe, out)}, true},
+		{"speculate", dof.ECB{Actions: []dof.Action{{Kind: dof.ActSpeculate, DIFO: outstr}, trace}}, true},
+		{"exit", dof.ECB{Actions: []dof.Action{{Kind: dof.ActExit, DIFO: callDIFO(dif.SubrCopyout, 4)}}}, true},
 	}
-	if got.Destructive {
-		t.Error("printf() is destructive")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.ecb
+			e.Probe = begin
+			// A harmless ECB first: one destructive ECB is enough.
+			p := &dof.Program{ECBs: []dof.ECB{{Probe: begin, Actions: []dof.Action{trace}}, e}}
+			k, err := kernel.Load(write(t, p, nil), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Destructive != tt.want {
+				t.Errorf("Destructive = %v, want %v", k.Destructive, tt.want)
+			}
+		})
 	}
 }
 

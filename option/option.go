@@ -222,7 +222,9 @@ func parseRate(s string) (uint64, error) {
 
 // ParseInterval parses a rate option's value (aggrate, switchrate) as
 // the interval it gives: a bare number or one in hz is a frequency,
-// one with a time unit an interval.
+// one with a time unit an interval. A frequency of 0, as one too high
+// for a whole nanosecond, is an interval of 0, as dt_opt_rate makes
+// it: no wait at all.
 func ParseInterval(s string) (time.Duration, error) {
 	n, err := parseRate(s)
 	if err != nil {
@@ -235,8 +237,8 @@ func ParseInterval(s string) (time.Duration, error) {
 	if d, ok := per[unit]; ok {
 		return time.Duration(n) * d, nil
 	}
-	if n == 0 {
-		return 0, ErrValue
+	if n == 0 || n > uint64(time.Second) {
+		return 0, nil
 	}
 	return time.Second / time.Duration(n), nil
 }

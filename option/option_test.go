@@ -3,6 +3,7 @@ package option
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestSet(t *testing.T) {
@@ -55,5 +56,23 @@ func TestParseSize(t *testing.T) {
 	}
 	if _, err := ParseSize("16x"); err == nil {
 		t.Error("ParseSize(16x) accepted a bad unit")
+	}
+}
+
+// TestParseInterval checks rates as dt_opt_rate reads them: a frequency
+// of 0, or one too high for a nanosecond, is no interval at all.
+func TestParseInterval(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"10hz": 100 * time.Millisecond, "4": 250 * time.Millisecond, "5ms": 5 * time.Millisecond, "2s": 2 * time.Second,
+		"0": 0, "0hz": 0, "0ms": 0, "2000000000hz": 0,
+	} {
+		if got, err := ParseInterval(in); err != nil || got != want {
+			t.Errorf("ParseInterval(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "-1", "1x", "hz"} {
+		if _, err := ParseInterval(in); err == nil {
+			t.Errorf("ParseInterval(%q) accepted it", in)
+		}
 	}
 }

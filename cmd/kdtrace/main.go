@@ -106,13 +106,11 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 	}
 	var progs []*dtrace.Program
-	destructive := false
 	for _, p := range c.progs {
 		prog, err := c.h.Compile(p.spec, p.arg, c.flags)
 		if err != nil {
 			return c.compileFailure(err)
 		}
-		destructive = destructive || prog.Destructive()
 		progs = append(progs, prog)
 	}
 	switch {
@@ -127,10 +125,6 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return c.link(progs)
 	case !c.exec:
 		return 0
-	}
-	if _, ok := c.h.Option("destructive"); destructive && !ok {
-		// What the kernel answers dtrace when it enables them.
-		return c.fail("could not enable tracing: Destructive actions not allowed")
 	}
 	return c.trace(progs)
 }

@@ -19,6 +19,8 @@ func TestRun(t *testing.T) {
 	}{
 		{[]string{"-n", "BEGIN { raise(9); }"}, 1, "could not enable tracing: Destructive actions not allowed"},
 		{[]string{"-w", "-e", "-n", "BEGIN { raise(9); }"}, 0, ""},
+		{[]string{"-n", `inline int f = (copyoutstr("x", 0, 1), 1); BEGIN /f/ { }`}, 1, "could not enable tracing: Destructive actions not allowed"},
+		{[]string{"-e", "-n", `inline int f = (copyoutstr("x", 0, 1), 1); BEGIN /f/ { }`}, 0, ""},
 		{[]string{"-e", "-n", "BEGIN { raise(9); }"}, 0, ""},
 		{[]string{"-x", "version=1.0", "-e", "-n", "BEGIN { strstr = 1; }"}, 0, ""},
 		{[]string{"-x", "version=nine", "-e", "-n", "BEGIN { }"}, 1, "failed to set -x version"},

@@ -46,25 +46,23 @@ func (c *Checker) statement(x ast.Expr) {
 		}
 	}
 	kind := actData
+	call, isCall := x.(*ast.CallExpr)
 	switch {
 	case v.Ident != nil && v.Ident.Kind == Agg:
 		if b, ok := x.(*ast.BinaryExpr); ok && b.Op == token.ASGN {
 			c.aggregation(b)
 			kind = actAgg
 		}
+	case isCall && v.Ident != nil && v.Ident.Kind == ActFunc:
+		// An action whatever its arguments call: its own kind says
+		// whether it is destructive, as dt_action_destructive.
+		kind = c.action(call, v.Ident)
 	case c.destructive(x):
 		kind = actDestruct
 	case isAssignment(x):
 		kind = actNone
-	default:
-		if call, ok := x.(*ast.CallExpr); ok && v.Ident != nil && v.Ident.Kind == ActFunc {
-			kind = c.action(call, v.Ident)
-		}
 	}
 	c.programContext(x)
-	if kind == actDestruct {
-		c.info.Destructive = true
-	}
 	if kind == actData && v.Ident != nil && v.Ident.Kind == XlatePtr {
 		c.errorf(pos, diag.D_CG_DYN, "expression cannot evaluate to result of a translated pointer\n")
 	}

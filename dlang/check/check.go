@@ -154,10 +154,6 @@ type Info struct {
 	// program the checker has seen (inlines, translators' members),
 	// which the code generator expands where they are used.
 	Declared map[ast.Expr]*Value
-	// Destructive is set when the program has destructive actions or
-	// subroutines (stop, raise, copyout …), which need -w to be
-	// enabled; as in dtrace, compiling them needs nothing.
-	Destructive bool
 }
 
 // Checker checks the programs of one dtrace session. Declarations,
@@ -295,9 +291,9 @@ func (c *Checker) Check(prog *ast.Program) (info *Info, err error) {
 // dt_compile_one_clause cooks a clause and generates its code before
 // the next: yield is called with the clause and an Info whose Values,
 // Formats and Variant hold that clause's results only, which are valid
-// until yield returns. Declared and Destructive are the program's so
-// far; NextLocal is 0 until the Info returned, which is the program's
-// without any clause's values. A program of many clauses so never holds
+// until yield returns. Declared is the program's so far; NextLocal is
+// 0 until the Info returned, which is the program's without any
+// clause's values. A program of many clauses so never holds
 // the results of all; as each element of prog.Decls is read once, before
 // it is checked, yield may also set the clause's element to nil once it
 // needs the clause no more, to free its syntax tree. An error yield

@@ -224,24 +224,6 @@ func TestFailedTranslatorScope(t *testing.T) {
 	}
 }
 
-func TestDestructive(t *testing.T) {
-	for src, want := range map[string]bool{
-		"BEGIN { trace(1); }":                         false,
-		"BEGIN { raise(9); }":                         true,
-		"BEGIN { copyout((void *)0, 0, 0); }":         true,
-		"BEGIN { speculation(); printf(\"%d\", 1); }": false,
-	} {
-		info, err := checkSource(src)
-		if err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		if info.Destructive != want {
-			t.Errorf("%s: Destructive = %v, want %v", src, info.Destructive, want)
-		}
-	}
-}
-
 // TestRegion checks that errors say which part of a clause they lie in,
 // which dtrace prints for programs without lines.
 func TestRegion(t *testing.T) {

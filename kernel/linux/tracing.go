@@ -80,6 +80,10 @@ type Tracing struct {
 
 	// Matched is, for each ECB, the number of probes it was enabled on.
 	Matched []int
+	// Lowered are the size options lowered for their buffers to fit
+	// the memory they may take (Config.BPF.Limit), with their values
+	// now.
+	Lowered []bpf.Lowered
 	// Grab, if set, is told the processes whose user addresses the
 	// records hold (ustack(), usym(), …), as they are read.
 	Grab func(pid int)
@@ -286,6 +290,9 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 	}
 	if t.rt, err = bpf.NewRuntime(lay); err != nil {
+		return nil, err
+	}
+	if err := t.fit(cfg); err != nil {
 		return nil, err
 	}
 	if err := t.rt.SetWallClock(); err != nil {

@@ -1,0 +1,97 @@
+package bpf
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestFit checks that each size option is halved until its maps fit
+// the limit and the kernel's bounds, and said so, or refused under the
+// manual policy; and that a map as small as it goes fits any limit.
+func TestFit(t *testing.T) {
+	const ncpu = 4
+	// An aggregation of 8-byte keys and values, a by-reference
+	// associative array.
+	agg := aggMap{key: 8, value: 8 + AggTouched}
+	tests := []struct {
+		name    string
+		cfg     Config
+		aggs    bool
+		big     bool // an aggregation of 64 KiB values instead
+		want    []Lowered
+		wantErr error
+		ring    uint32 // bytes of the ring buffer once fit
+		threads uint32 // entries of the maps of dynamic variables
+	}{
+		{name: "defaults", cfg: Config{Limit: 64 << 20}, aggs: true, ring: 4 << 20, threads: 4096},
+		{name: "under the limit", cfg: Config{BufSize: 64 << 20, Limit: 64 << 20}, ring: 64 << 20, threads: 4096},
+		{name: "bufsize", cfg: Config{BufSize: 1 << 40, Limit: 64 << 20},
+			want: []Lowered{{"bufsize", 64 << 20}}, ring: 64 << 20, threads: 4096},
+		// 100t halved until its power of two fits: 50m, a ring of 64m.
+		{name: "bufsize not a power of two", cfg: Config{BufSize: 100 << 40, Limit: 64 << 20},
+			want: []Lowered{{"bufsize", 50 << 20}}, ring: 64 << 20, threads: 4096},
+		{name: "bufsize without a limit", cfg: Config{BufSize: 1 << 40},
+			want: []Lowered{{"bufsize", 1 << 31}}, ring: 1 << 31, threads: 4096},
+		// No lower than the defaults, whatever the limit.
+		{name: "least", cfg: Config{BufSize: 1 << 40, AggSize: 1 << 40, DynVarSize: 1 << 40, Limit: 1}, aggs: true,
+			want: []Lowered{{"bufsize", DefaultBufSize}, {"aggsize", DefaultAggSize}, {"dynvarsize", DefaultDynVarSize}},
+			ring: DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
+		{name: "defaults over the limit", cfg: Config{Limit: 1}, aggs: true, ring: DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
+		// Maps as small as they go fit whatever the limit.
+		{name: "fewest aggregation entries", cfg: Config{AggSize: 32 << 20, Limit: 1}, big: true,
+			ring: DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
+		{name: "dynvarsize", cfg: Config{DynVarSize: 1 << 40, Limit: 64 << 20},
+			want: []Lowered{{"dynvarsize", 16 << 20}}, ring: 4 << 20, threads: 16 << 20 / DynVarBytes},
+		{name: "aggsize", cfg: Config{AggSize: 1 << 40, Limit: 64 << 20}, aggs: true,
+			want: []Lowered{{"aggsize", 16 << 20}}, ring: 4 << 20, threads: 4096},
+		{name: "aggsize without aggregations", cfg: Config{AggSize: 1 << 40, Limit: 64 << 20}, ring: 4 << 20, threads: 4096},
+		{name: "all", cfg: Config{BufSize: 1 << 40, AggSize: 1 << 40, DynVarSize: 1 << 40, Limit: 64 << 20}, aggs: true,
+			want: []Lowered{{"bufsize", 64 << 20}, {"aggsize", 16 << 20}, {"dynvarsize", 16 << 20}}, ring: 64 << 20, threads: 16 << 20 / DynVarBytes},
+		{name: "manual", cfg: Config{BufSize: 1 << 40, Limit: 64 << 20, Manual: true}, wantErr: ErrNoMemory},
+		{name: "manual aggsize", cfg: Config{AggSize: 1 << 40, Limit: 64 << 20, Manual: true}, aggs: true, wantErr: ErrNoMemory},
+		{name: "manual under the limit", cfg: Config{BufSize: 64 << 20, Limit: 64 << 20, Manual: true}, ring: 64 << 20, threads: 4096},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := NewLayout(&tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.aggs {
+				l.shapes = append(l.shapes, agg)
+			}
+			if tt.big {
+				l.shapes = append(l.shapes, aggMap{key: 8, value: 64 << 10})
+			}
+			got, err := l.fit(ncpu)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("fit: %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("lowered (-want +got):\n%s", diff)
+			}
+			if l.ring != tt.ring || l.threads != tt.threads {
+				t.Errorf("ring %d, %d dynamic variables; want %d and %d", l.ring, l.threads, tt.ring, tt.threads)
+			}
+			// Each lowered option fits, or is no more than its
+			// default, and would not fit at twice its value: it was
+			// halved no more than needed.
+			for _, lw := range got {
+				cost := map[string]func(uint64) (uint64, bool){"bufsize": l.ringCost, "dynvarsize": l.dynVarCost,
+					"aggsize": func(v uint64) (uint64, bool) { return l.aggCost(v, ncpu) }}[lw.Option]
+				def := map[string]uint64{"bufsize": DefaultBufSize, "aggsize": DefaultAggSize, "dynvarsize": DefaultDynVarSize}[lw.Option]
+				if c, least := cost(lw.Value); lw.Value > def && !least && tt.cfg.Limit != 0 && c > tt.cfg.Limit {
+					t.Errorf("%s %d takes %d bytes, over %d", lw.Option, lw.Value, c, tt.cfg.Limit)
+				}
+				if c, _ := cost(2 * lw.Value); c <= tt.cfg.Limit && tt.cfg.Limit != 0 {
+					t.Errorf("%s %d is lowered too far: twice it takes %d bytes, within %d", lw.Option, lw.Value, c, tt.cfg.Limit)
+				}
+			}
+		})
+	}
+}
