@@ -26,7 +26,7 @@ func TestGuestCasesApart(t *testing.T) {
 	for _, c := range guestCases {
 		cmds[c.name] = c.cmd
 	}
-	for _, c := range kmodCases() {
+	for _, c := range kmodCases("") {
 		cmds["module "+c.name] = c.cmd
 	}
 	for name, cmd := range cmds {
