@@ -10,8 +10,9 @@
 //	              of Debian 12's 6.1 kernels the archive has, with their
 //	              -dbg, headers and kbuild packages, Cached what the cache
 //	              holds whole, and Choose takes the newest whose packages
-//	              a test needs are all in one or the other, or the first
-//	              so of a list of pinned builds, or says what each lacks;
+//	              a test needs are all in one or the other (or the first
+//	              such of a list of pinned builds), or says what each
+//	              lacks;
 //	FetchKernel   apt-get download of the linux-image package (or its
 //	              -unsigned build) at that version into a cache keyed by
 //	              it, vmlinuz and config extracted once (dpkg-deb -x), the
