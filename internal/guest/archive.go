@@ -49,7 +49,7 @@ func QueryArchive(ctx context.Context, series, flavour string) (Archive, error) 
 	var names []string
 	for _, name := range strings.Fields(string(out)) {
 		if m := imageRE(series, flavour).FindStringSubmatch(name); m != nil {
-			names = append(names, Kernel{Release: m[1]}.packages(true)...)
+			names = append(names, Kernel{Release: m[1]}.packages()...)
 		}
 	}
 	if len(names) == 0 {
@@ -93,16 +93,13 @@ func parseMadison(out []byte) Archive {
 func (a Archive) has(pkg, version string) bool { return slices.Contains(a[pkg], version) }
 
 // packages returns the names of k's packages: its image's, the unsigned
-// build's, and with all, the -dbg, headers and kbuild packages'.
-func (k Kernel) packages(all bool) []string {
-	names := []string{"linux-image-" + k.Release, "linux-image-" + k.Release + "-unsigned"}
-	if all {
-		names = append(names, k.DebugPackage())
-		if pkgs, err := k.headerPackages(); err == nil {
-			for _, p := range pkgs {
-				name, _, _ := strings.Cut(p, "=")
-				names = append(names, name)
-			}
+// build's, and the -dbg, headers and kbuild packages'.
+func (k Kernel) packages() []string {
+	names := []string{"linux-image-" + k.Release, "linux-image-" + k.Release + "-unsigned", k.DebugPackage()}
+	if pkgs, err := k.headerPackages(); err == nil {
+		for _, p := range pkgs {
+			name, _, _ := strings.Cut(p, "=")
+			names = append(names, name)
 		}
 	}
 	return names
