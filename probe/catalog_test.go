@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/corpus"
 	"github.com/kdtrace/kdtrace/ksym"
 )
 
@@ -280,9 +280,8 @@ func TestProviderError(t *testing.T) {
 // corpusDir returns the DTrace test suite's common tests, skipping the
 // test when it is absent.
 func corpusDir(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common")
-	if _, err := os.Stat(dir); err != nil {
+	dir, ok := corpus.DTraceTests()
+	if !ok {
 		t.Skipf("DTrace test corpus not present at %s", dir)
 	}
 	return dir

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/internal/version"
 )
 
 // TestCommandLine checks what a new user meets first: files named on
@@ -59,7 +61,11 @@ func TestCommandLine(t *testing.T) {
 		{args: []string{"--kernel"}, status: 2, stderr: "kdtrace: option requires an argument -- kernel\n" + usageText.String()},
 		// The command is created, and killed when the run stops.
 		{args: []string{"-c", "ls"}, status: 1, stderr: "kdtrace: no probes specified\n"},
-		{args: []string{"-V"}, status: 0, stdout: "kdtrace: Sun D 1.13\n"},
+		// dtrace's line, with kdtrace's version and commit after it
+		// (TestVersionStamped checks what they say).
+		{args: []string{"-V"}, status: 0, stdout: "kdtrace: Sun D 1.13 (" + version.String() + ")\n"},
+		{args: []string{"--version"}, status: 0, stdout: version.String() + "\n"},
+		{args: []string{"-e", "--version", "-n", "BEGIN"}, status: 0, stdout: version.String() + "\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
@@ -90,7 +96,7 @@ func TestOptionsDocumented(t *testing.T) {
 	for name := range longOptions {
 		takes = append(takes, "--"+name)
 	}
-	takes = append(takes, "--help")
+	takes = append(takes, "--help", "--version")
 	var u bytes.Buffer
 	usage(&u, "kdtrace")
 	usageOpts := optionsIn(u.String())

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/kdtrace/kdtrace/dtrace"
+	"github.com/kdtrace/kdtrace/internal/version"
 )
 
 func main() {
@@ -68,6 +69,10 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	opts, operands, err := getopt(argv[1:])
 	if errors.Is(err, errHelp) {
 		usage(stdout, c.name)
+		return 0
+	}
+	if errors.Is(err, errVersion) {
+		fmt.Fprintln(stdout, version.String())
 		return 0
 	}
 	if err != nil {
@@ -254,7 +259,8 @@ func (c *command) open(opts []opt, operands []string) (int, bool) {
 		c.objects, cfg.Args = operands, nil
 	}
 	if modes == "V" {
-		fmt.Fprintf(c.stdout, "%s: %s\n", c.name, dtrace.Version)
+		// dtrace's line, then which kdtrace says it.
+		fmt.Fprintf(c.stdout, "%s: %s (%s)\n", c.name, dtrace.Version, version.String())
 		return 0, false
 	}
 	h, err := dtrace.Open(cfg)

@@ -35,6 +35,10 @@ func (e *usageError) Error() string { return e.msg }
 // on the standard output.
 var errHelp = errors.New("help")
 
+// errVersion is --version, which prints kdtrace's own version and
+// commit on the standard output.
+var errVersion = errors.New("version")
+
 // getopt splits args (without the program name) into options and
 // operands as dtrace's getopt loop does: options and operands may be
 // interleaved, flags may be combined (-qs script), and "--" ends the
@@ -47,8 +51,11 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 			return opts, append(operands, args[i+1:]...), nil
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
-			if a == "--help" {
+			switch a {
+			case "--help":
 				return nil, nil, errHelp
+			case "--version":
+				return nil, nil, errVersion
 			}
 			if !longOptions[name] {
 				return nil, nil, &usageError{fmt.Sprintf("illegal option -- %s", a[2:])}
@@ -146,7 +153,7 @@ func usage(w io.Writer, name string) {
 	-S  print D compiler intermediate code
 	-U  undefine symbol when invoking preprocessor
 	-v  set verbose mode (report stability attributes, arguments)
-	-V  report DTrace API version
+	-V  report DTrace API version (and kdtrace's version and commit)
 	-w  permit destructive actions
 	-x  enable or modify compiler and tracing options
 	-X  specify ISO C conformance settings for preprocessor
@@ -159,5 +166,6 @@ func usage(w io.Writer, name string) {
 	              image's .BTF, else /sys/kernel/btf/vmlinux)
 	--libxo json  structured output: JSON Lines, as -O (see kdtrace(1))
 	--help        print this usage on the standard output
+	--version     print kdtrace's version and the commit it was built from
 `, name)
 }

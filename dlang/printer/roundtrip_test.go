@@ -20,6 +20,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/token"
+	"github.com/kdtrace/kdtrace/internal/corpus"
 )
 
 // typeSet answers IsType for the type names a program declares or uses,
@@ -190,11 +191,8 @@ func bracketDepth(s string) int {
 // TestCorpusRoundTrip checks, for every corpus script that parses and has
 // no if, that the -d output parses to the same tree and prints the same.
 func TestCorpusRoundTrip(t *testing.T) {
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
+	dir, ok := corpus.DTraceTests()
+	if !ok {
 		t.Skipf("DTrace test corpus not present at %s", dir)
 	}
 	var files []string

@@ -9,17 +9,15 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/internal/corpus"
 )
 
 // corpusDir returns the DTrace test suite's common tests in ../shared
 // beside the repository, skipping the test when it is absent.
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(dir); err != nil {
+	dir, ok := corpus.DTraceTests()
+	if !ok {
 		t.Skipf("DTrace test corpus not present at %s", dir)
 	}
 	return dir

@@ -1,5 +1,5 @@
 // Package dtracetest finds the DTrace test suite beside the repository
-// (../shared/corpus/dtrace-tst) and sets up a script the way its harness
+// (../shared/corpus/dtrace-tst, through package corpus) and sets up a script the way its harness
 // runs it, for the conformance tests of the compiler's passes, and
 // compiles D for the tests of the passes after them.
 package dtracetest
@@ -7,7 +7,6 @@ package dtracetest
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -19,16 +18,16 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/corpus"
 )
 
 // Dir returns the suite's common tests, skipping the test when the
 // suite is absent.
 func Dir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "corpus", "dtrace-tst", "tst", "common")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("DTrace test corpus not present at %s", dir)
+	dir, ok := corpus.DTraceTests()
+	if !ok {
+		t.Skipf("DTrace test corpus not present at %s (a link to ../shared/corpus beside the repository: see README.md)", dir)
 	}
 	return dir
 }

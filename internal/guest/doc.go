@@ -6,9 +6,17 @@
 //
 // Data flows in one direction:
 //
-//	FetchKernel   apt-get download of a pinned linux-image package into a
-//	              cache keyed by its version, vmlinuz and config extracted
-//	              once (dpkg-deb -x), the .deb dropped;
+//	Choose        which kernel: QueryArchive asks apt-cache what versions
+//	              of Debian 12's 6.1 kernels the archive has, with their
+//	              -dbg, headers and kbuild packages, Cached what the cache
+//	              holds whole, and Choose takes the newest whose packages
+//	              a test needs are all in one or the other (or the first
+//	              such of a list of pinned builds), or says what each
+//	              lacks;
+//	FetchKernel   apt-get download of the linux-image package (or its
+//	              -unsigned build) at that version into a cache keyed by
+//	              it, vmlinuz and config extracted once (dpkg-deb -x), the
+//	              .deb dropped;
 //	FetchDebug    the same for the -dbg package's vmlinux with DWARF,
 //	              streamed out of the 860 MB .deb alone (dpkg-deb
 //	              --fsys-tarfile | tar -x --occurrence=1);

@@ -324,14 +324,10 @@ func guestDebugImage(t *testing.T, vmlinux, dir string) string {
 	return out
 }
 
-// TestGuest boots the pinned Debian kernel and runs kdtrace in it:
-// BEGIN, then probes on the read path counted against a program that
-// makes a known number of reads.
 // guestSetup skips the test where the guest cannot run: under -short or
-// the race detector, without qemu, a static busybox or the tools named,
-// or when the kernel cannot be downloaded. It returns the busybox, the
-// kernel and the cache directory.
-func guestSetup(t *testing.T, tools ...string) (busybox string, img *Image, cache string) {
+// the race detector, or without qemu, a static busybox or the tools
+// named. It returns the busybox and the kernel cache's directory.
+func guestSetup(t *testing.T, tools ...string) (busybox, cache string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots a kernel under QEMU TCG (minutes); skipped under -short")
@@ -356,14 +352,82 @@ func guestSetup(t *testing.T, tools ...string) (busybox string, img *Image, cach
 	if cache, err = CacheDir(); err != nil {
 		t.Skip(err)
 	}
-	img, err = FetchKernel(context.Background(), Debian12, cache)
-	var fe *FetchError
-	if errors.As(err, &fe) {
-		t.Skipf("cannot download the guest kernel: %v", err)
-	} else if err != nil {
+	return busybox, cache
+}
+
+// A guestKernel is a kernel fetched for a test: its image, and what
+// the test's Needs asked for.
+type guestKernel struct {
+	*Image
+	vmlinux string   // the -dbg vmlinux, with Needs.Debug
+	headers *Headers // with Needs.Headers
+}
+
+// fetchGuestKernel returns the best kernel of Debian 12's 6.1 for amd64
+// that the test can have, with what needs names (with pins, the first
+// of them it can have). It fails the test, saying what is missing, when
+// apt knows the series but no kernel has all its packages in the
+// archive or in the cache, or when a download fails for any reason but
+// the network. It skips it when the machine has no apt that knows the
+// series, or no network to the archive, and nothing usable cached.
+func fetchGuestKernel(t *testing.T, cache string, needs Needs, pins ...Kernel) *guestKernel {
+	t.Helper()
+	ctx := context.Background()
+	a, err := QueryArchive(ctx, "6.1", "amd64")
+	cached := Cached(cache, "6.1", "amd64", needs)
+	switch {
+	case err == nil:
+	case len(cached) > 0:
+		t.Logf("%v: the cache's kernels only", err)
+		a = Archive{}
+	case errors.Is(err, ErrNoApt) || errors.Is(err, exec.ErrNotFound):
+		t.Skipf("no Debian 12 kernel to boot: %v, and none cached in %s", err, cache)
+	default:
 		t.Fatal(err)
 	}
-	return busybox, img, cache
+	ks, err := Choose(a, cached, needs, pins...)
+	if err != nil {
+		if len(pins) > 0 {
+			t.Fatalf("%v\n(the test's expectations are those builds'; pin one Debian still has, with its own)", err)
+		}
+		t.Fatal(err)
+	}
+	var offline []string
+	for _, k := range ks {
+		g, err := fetchKernel(ctx, cache, k, needs)
+		var fe *FetchError
+		if errors.As(err, &fe) && fe.Offline() {
+			offline = append(offline, err.Error())
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v\n(apt's package lists may be older than the archive: apt-get update)", err)
+		}
+		t.Logf("guest kernel %s %s (%s)", k.Release, k.Version, k.Package())
+		return g
+	}
+	t.Skipf("no network to the archive, and nothing usable in %s:\n%s", cache, strings.Join(offline, "\n"))
+	return nil
+}
+
+// fetchKernel fetches k's image and what needs names into cache.
+func fetchKernel(ctx context.Context, cache string, k Kernel, needs Needs) (*guestKernel, error) {
+	img, err := FetchKernel(ctx, k, cache)
+	if err != nil {
+		return nil, err
+	}
+	g := &guestKernel{Image: img}
+	if needs.Debug {
+		if g.vmlinux, err = FetchDebug(ctx, k, cache); err != nil {
+			return nil, err
+		}
+	}
+	if needs.Headers {
+		if g.headers, err = FetchHeaders(ctx, k, cache); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // buildKdtrace builds a static kdtrace in dir for the guest.
@@ -378,22 +442,19 @@ func buildKdtrace(t *testing.T, dir string) string {
 	return kdtrace
 }
 
+// TestGuest boots the pinned Debian kernel, whose offsets its cases
+// name, and runs kdtrace in it: BEGIN, then probes on the read path
+// counted against a program that makes a known number of reads.
 func TestGuest(t *testing.T) {
-	busybox, img, cache := guestSetup(t, "gcc")
+	busybox, cache := guestSetup(t, "gcc")
+	g := fetchGuestKernel(t, cache, Needs{Debug: true}, Debian12)
 	ctx := context.Background()
-	if ok, err := img.HasConfig("CONFIG_KPROBES"); err != nil || !ok {
-		t.Fatalf("%s has no CONFIG_KPROBES=y (%v)", img.Config, err)
-	}
-	vmlinux, err := FetchDebug(ctx, Debian12, cache)
-	var fe *FetchError
-	if errors.As(err, &fe) {
-		t.Skipf("cannot download the guest kernel's debug image: %v", err)
-	} else if err != nil {
-		t.Fatal(err)
+	if ok, err := g.HasConfig("CONFIG_KPROBES"); err != nil || !ok {
+		t.Fatalf("%s has no CONFIG_KPROBES=y (%v)", g.Config, err)
 	}
 
 	dir := t.TempDir()
-	debug := guestDebugImage(t, vmlinux, dir)
+	debug := guestDebugImage(t, g.vmlinux, dir)
 	kdtrace := buildKdtrace(t, dir)
 	readzero := filepath.Join(dir, "readzero")
 	if out, err := exec.Command("gcc", "-static", "-O2", "-o", readzero, "testdata/readzero.c").CombinedOutput(); err != nil {
@@ -401,10 +462,10 @@ func TestGuest(t *testing.T) {
 	}
 
 	res, err := Run(ctx, Config{
-		Image:   img,
+		Image:   g.Image,
 		Busybox: busybox,
 		Files:   map[string]string{"bin/kdtrace": kdtrace, "bin/readzero": readzero},
-		Data:    map[string]string{"usr/lib/debug/boot/vmlinux-" + Debian12.Release: debug},
+		Data:    map[string]string{"usr/lib/debug/boot/vmlinux-" + g.Release: debug},
 		// The initramfs holds the debug image twice while the kernel
 		// unpacks it, and kdtrace maps it to index it.
 		Memory:  "3G",

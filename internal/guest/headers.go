@@ -51,7 +51,7 @@ var releaseRE = regexp.MustCompile(`^((\d+\.\d+)\.\d+-\d+)-[a-z0-9-]+$`)
 func FetchHeaders(ctx context.Context, k Kernel, cache string) (*Headers, error) {
 	dir := filepath.Join(cache, k.Release+"_"+k.Version)
 	root := filepath.Join(dir, "headers")
-	h := &Headers{Kernel: k, Dir: filepath.Join(root, "usr/src/linux-headers-"+k.Release)}
+	h := &Headers{Kernel: k, Dir: headersDir(cache, k)}
 	if exists(filepath.Join(h.Dir, "Makefile")) {
 		return h, nil
 	}
@@ -99,6 +99,11 @@ func FetchHeaders(ctx context.Context, k Kernel, cache string) (*Headers, error)
 		return nil, &FetchError{k, err}
 	}
 	return h, nil
+}
+
+// headersDir is where FetchHeaders puts k's tree in cache.
+func headersDir(cache string, k Kernel) string {
+	return filepath.Join(cache, k.Release+"_"+k.Version, "headers", "usr/src/linux-headers-"+k.Release)
 }
 
 // includeRE is the start of the Makefile's include of the common tree.

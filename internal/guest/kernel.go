@@ -10,21 +10,32 @@ import (
 	"strings"
 )
 
-// A Kernel names a Debian kernel image package, pinned to one version:
-// the ABI number in the package name changes with security updates, and
-// a test's offsets hold for one build only.
+// A Kernel names a Debian kernel image package at one version: the ABI
+// number in the package name changes with security updates, and a
+// test's offsets hold for one build only.
 type Kernel struct {
 	Release string // uname -r, as in linux-image-<Release>
 	Version string // the package's version
+	// Unsigned says the image comes from the -unsigned package, the
+	// same kernel without the signature for UEFI Secure Boot, which
+	// QEMU's -kernel does not check: Debian publishes the signed
+	// package after the others, and not always before it drops them.
+	Unsigned bool
 }
 
 // Debian12 is the kernel linux-tracing.md measured: Debian 12's 6.1,
 // build-id eb4fbcd037e7253717950bf2b93bd5566f47c56f, with kprobes,
-// optprobes and kprobes on ftrace.
+// optprobes and kprobes on ftrace. TestGuest's offsets are this
+// build's.
 var Debian12 = Kernel{Release: "6.1.0-56-amd64", Version: "6.1.192-2"}
 
-// Package is the package's name as apt knows it.
-func (k Kernel) Package() string { return "linux-image-" + k.Release }
+// Package is the image package's name as apt knows it.
+func (k Kernel) Package() string {
+	if k.Unsigned {
+		return "linux-image-" + k.Release + "-unsigned"
+	}
+	return "linux-image-" + k.Release
+}
 
 // Image is a kernel fetched into the cache.
 type Image struct {
@@ -43,8 +54,7 @@ func CacheDir() (string, error) {
 	return filepath.Join(dir, "kdtrace", "guest"), nil
 }
 
-// A FetchError says the kernel could not be downloaded or unpacked;
-// a test skips on it, since no fault of kdtrace's can cause it.
+// A FetchError says the kernel could not be downloaded or unpacked.
 type FetchError struct {
 	Kernel Kernel
 	Err    error
@@ -55,6 +65,31 @@ func (e *FetchError) Error() string {
 }
 
 func (e *FetchError) Unwrap() error { return e.Err }
+
+// Offline reports whether the fetch failed for want of a network to the
+// archive, by apt's words for it (its messages are in English: run sets
+// LC_ALL=C), rather than for a package the archive no longer has.
+func (e *FetchError) Offline() bool {
+	msg := e.Err.Error()
+	for _, s := range offlineMessages {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// offlineMessages are what apt-get says when it cannot reach a mirror:
+// the name does not resolve, or nothing answers.
+var offlineMessages = []string{
+	"Temporary failure resolving",
+	"Could not resolve",
+	"Could not connect to",
+	"Failed to connect to",
+	"Network is unreachable",
+	"No route to host",
+	"Connection timed out",
+}
 
 // FetchKernel returns k's vmlinuz and config from cache, a directory
 // per version, downloading the package with apt-get and unpacking it
@@ -114,10 +149,12 @@ func exists(name string) bool {
 	return err == nil
 }
 
-// run runs a command in dir; its error carries the command's stderr.
+// run runs a command in dir; its error carries the command's stderr,
+// in English (LC_ALL=C).
 func run(ctx context.Context, dir, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
