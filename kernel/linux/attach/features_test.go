@@ -76,3 +76,22 @@ func writeFile(t *testing.T, name, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTracepointWithoutTracefs: where tracefs is not mounted, a
+// tracepoint is refused with how to mount it, not cilium/ebpf's words.
+func TestTracepointWithoutTracefs(t *testing.T) {
+	saved := tracefsDirs
+	defer func() { tracefsDirs = saved }()
+	dir := t.TempDir()
+	tracefsDirs = []string{filepath.Join(dir, "tracing"), filepath.Join(dir, "debug", "tracing")}
+	mkdir(t, tracefsDirs[0]) // the mount point, empty
+	_, err := Tracepoint(nil, "sched", "sched_process_exec")
+	want := "attaching to tracepoint sched:sched_process_exec: tracefs is not mounted (mount it with: mount -t tracefs nodev /sys/kernel/tracing)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Tracepoint = %v, want %q", err, want)
+	}
+	mkdir(t, tracefsDirs[1]+"/events")
+	if err := haveTracefs(); err != nil {
+		t.Errorf("haveTracefs with events under the second place = %v", err)
+	}
+}

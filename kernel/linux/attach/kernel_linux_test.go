@@ -74,6 +74,7 @@ func TestSyscalls(t *testing.T) {
 
 func TestTracepoint(t *testing.T) {
 	needBPF(t)
+	needTracefs(t)
 	c := loadCounter(t, ebpf.TracePoint, ebpf.AttachNone, 1, syscallsOf(unix.Getpid(), 0, false)...)
 	a, err := Tracepoint(c.prog, "syscalls", "sys_enter_getppid")
 	if err != nil {

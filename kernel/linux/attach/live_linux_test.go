@@ -26,6 +26,15 @@ func needBPF(t testing.TB) {
 	}
 }
 
+// needTracefs skips a test of tracepoints read through tracefs where it
+// is not mounted; .ci/run mounts it, as systemd does at boot.
+func needTracefs(t testing.TB) {
+	t.Helper()
+	if err := haveTracefs(); err != nil {
+		t.Skip(err)
+	}
+}
+
 // A counter is a test program and its counts, an array of n.
 type counter struct {
 	prog   *ebpf.Program

@@ -1,7 +1,9 @@
 package attach
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -35,7 +37,11 @@ func RawTracepoint(prog *ebpf.Program, name string) (*Attachment, error) {
 
 // Tracepoint attaches prog, a tracepoint program, to tracepoint
 // system:event ("sched", "sched_process_exec") through a perf event.
+// The event's ID comes from tracefs, which must be mounted.
 func Tracepoint(prog *ebpf.Program, system, event string) (*Attachment, error) {
+	if err := haveTracefs(); err != nil {
+		return nil, fmt.Errorf("attaching to tracepoint %s:%s: %w", system, event, err)
+	}
 	l, err := link.Tracepoint(system, event, prog, nil)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to tracepoint %s:%s: %w", system, event, err)
@@ -43,4 +49,16 @@ func Tracepoint(prog *ebpf.Program, system, event string) (*Attachment, error) {
 	a := &Attachment{}
 	a.add(l)
 	return a, nil
+}
+
+// haveTracefs returns nil if tracefs is mounted where cilium/ebpf looks
+// for it, else one sentence saying how to mount it: systemd mounts it
+// at boot, but containers and minimal systems often do not.
+func haveTracefs() error {
+	for _, dir := range tracefsDirs {
+		if _, err := os.Stat(dir + "/events"); err == nil {
+			return nil
+		}
+	}
+	return errors.New("tracefs is not mounted (mount it with: mount -t tracefs nodev /sys/kernel/tracing)")
 }
