@@ -70,7 +70,6 @@ func (o *Options) cache() *cachedir.Dir {
 	}
 	path, err := o.cacheDir()
 	caches.Lock()
-	defer caches.Unlock()
 	c := caches.m[path]
 	if c == nil {
 		c = &openCache{err: err}
@@ -85,8 +84,10 @@ func (o *Options) cache() *cachedir.Dir {
 		}
 		caches.m[path] = c
 	}
-	if c.err != nil && !c.told && o.Warn != nil {
-		c.told = true
+	tell := c.err != nil && !c.told && o.Warn != nil
+	c.told = c.told || tell
+	caches.Unlock()
+	if tell {
 		o.Warn(Warning{Err: c.err})
 	}
 	return c.dir

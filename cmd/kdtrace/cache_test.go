@@ -147,3 +147,30 @@ func TestCacheOtherUser(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheRefusedTypes: a program that only names a --kernel image's
+// types, indexed without kinst, is told too why the cache is not used.
+func TestCacheRefusedTypes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to give a directory to another user")
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(home, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	demo := filepath.Join("..", "..", "examples", "kinst", "demo")
+	var stdout, stderr bytes.Buffer
+	st := run([]string{"kdtrace", "--kernel", demo, "-e", "-n", "BEGIN { trace(sizeof(struct req)); }"}, &stdout, &stderr)
+	want := "kdtrace: warning: not using the cache " + filepath.Join(home, ".cache", "kdtrace") + ": " + home + ": owned by another user (uid 65534)\n"
+	if st != 0 || stderr.String() != want {
+		t.Errorf("status %d, stderr %q; want 0 and %q", st, stderr.String(), want)
+	}
+	if ents, err := os.ReadDir(home); err != nil || len(ents) != 0 {
+		t.Errorf("%s holds %v (%v), want nothing", home, ents, err)
+	}
+}
