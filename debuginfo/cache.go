@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 )
 
@@ -47,18 +49,59 @@ func (o *Options) cacheDir() (string, error) {
 	return filepath.Join(d, "kdtrace"), nil
 }
 
-func cachePath(img *Image, opts *Options) (string, error) {
-	dir, err := opts.cacheDir()
-	if err != nil {
-		return "", err
+// caches holds the cache directories this process has opened, by path:
+// each is checked once (see internal/cachedir), and one refused is
+// reported once, then the work goes on without it.
+var caches = struct {
+	sync.Mutex
+	m map[string]*openCache
+}{m: map[string]*openCache{}}
+
+type openCache struct {
+	dir  *cachedir.Dir
+	err  error
+	told bool
+}
+
+// cache returns the cache directory, or nil if there is none to use.
+func (o *Options) cache() *cachedir.Dir {
+	if o.NoCache {
+		return nil
 	}
+	path, err := o.cacheDir()
+	caches.Lock()
+	c := caches.m[path]
+	if c == nil {
+		c = &openCache{err: err}
+		if err == nil {
+			c.dir, c.err = cachedir.Open(path)
+		}
+		switch {
+		case c.err != nil && path == "":
+			c.err = fmt.Errorf("not using a cache: %w", c.err)
+		case c.err != nil:
+			c.err = fmt.Errorf("not using the cache %s: %w", path, c.err)
+		}
+		caches.m[path] = c
+	}
+	tell := c.err != nil && !c.told && o.Warn != nil
+	c.told = c.told || tell
+	caches.Unlock()
+	if tell {
+		o.Warn(Warning{Err: c.err})
+	}
+	return c.dir
+}
+
+// cacheName returns the name of the image's index in the cache.
+func cacheName(img *Image) string {
 	key := img.BuildID
 	if key == "" {
 		abs, _ := filepath.Abs(img.Path)
 		sum := sha256.Sum256([]byte(abs))
 		key = "path-" + hex.EncodeToString(sum[:16])
 	}
-	return filepath.Join(dir, key+".idx"), nil
+	return key + ".idx"
 }
 
 // cacheHeader identifies the inputs of a cached index.
@@ -91,25 +134,24 @@ func headerFor(img *Image, ef *elfFile) (cacheHeader, error) {
 	return h, nil
 }
 
-// storeCache writes a serialised index atomically: to a temporary file
-// in the cache directory, then renamed over the old one.
+// storeCache writes a serialised index to the cache, if there is one.
 func storeCache(img *Image, data []byte, opts *Options) error {
-	p, err := cachePath(img, opts)
-	if err != nil {
-		return err
+	if dir := opts.cache(); dir != nil {
+		return storeFile(dir, cacheName(img), data)
 	}
-	return writeFileAtomic(p, data)
+	return nil
 }
 
 // loadCache returns the cached index of the image if it is current,
 // and the mapping it lives in. A problem with the cache is not an error:
 // the index is rebuilt.
 func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte, ok bool) {
-	p, err := cachePath(img, opts)
-	if err != nil {
+	dir := opts.cache()
+	if dir == nil {
 		return nil, nil, false
 	}
-	f, err := os.Open(p)
+	name := cacheName(img)
+	f, err := dir.Open(name)
 	if err != nil {
 		return nil, nil, false
 	}
@@ -121,7 +163,8 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 	data, err := mmap.Map(f, st.Size())
 	if err != nil || data == nil {
 		mapped = nil
-		if data, err = os.ReadFile(p); err != nil {
+		data = make([]byte, st.Size())
+		if _, err := io.ReadFull(f, data); err != nil {
 			return nil, nil, false
 		}
 	} else {
@@ -142,12 +185,12 @@ func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte,
 		mmap.Unmap(mapped)
 		img.DebugPath, img.Source = "", ""
 		if !errors.Is(err, errOldVersion) && !errors.Is(err, errStale) {
-			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("ignoring index cache %s: %w", p, err)})
+			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("ignoring index cache %s: %w", f.Name(), err)})
 		}
 		return nil, nil, false
 	}
 	img.Stats = stats
-	cacheUsed(p, time.Now())
+	cacheUsed(dir, name, st.ModTime(), time.Now())
 	return x, mapped, true
 }
 

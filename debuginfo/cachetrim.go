@@ -1,10 +1,10 @@
 package debuginfo
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
 
 // The cache keeps an index for every image kdtrace has read: each
@@ -24,30 +24,39 @@ const (
 	cacheTrimFile = "trim.txt"
 )
 
-// cacheUsed marks the cache file at p as used now.
-func cacheUsed(p string, now time.Time) {
-	if st, err := os.Stat(p); err == nil && now.Sub(st.ModTime()) > cacheTouch {
-		os.Chtimes(p, now, now)
+// cacheUsed marks the cache file name, last marked at mtime, as used
+// now.
+func cacheUsed(dir *cachedir.Dir, name string, mtime, now time.Time) {
+	if now.Sub(mtime) > cacheTouch {
+		dir.Touch(name, now)
 	}
+}
+
+// storeFile writes data to the cache file name, whole or not at all,
+// then trims the cache.
+func storeFile(dir *cachedir.Dir, name string, data []byte) error {
+	if err := dir.WriteFile(name, data); err != nil {
+		return err
+	}
+	trimCache(dir, time.Now())
+	return nil
 }
 
 // trimCache removes from dir the cache files unused for cacheUnused,
 // and the temporary files of writes that did not finish, at most once
 // every cacheTrimEvery. Failing to is no error: the cache only grows.
-func trimCache(dir string, now time.Time) {
-	mark := filepath.Join(dir, cacheTrimFile)
-	if st, err := os.Stat(mark); err == nil && now.Sub(st.ModTime()) < cacheTrimEvery {
+func trimCache(dir *cachedir.Dir, now time.Time) {
+	if st, err := dir.Lstat(cacheTrimFile); err == nil && now.Sub(st.ModTime) < cacheTrimEvery {
 		return
 	}
-	if err := os.WriteFile(mark, nil, 0o644); err != nil {
+	if err := dir.WriteFile(cacheTrimFile, nil); err != nil {
 		return
 	}
-	ents, err := os.ReadDir(dir)
+	names, err := dir.Names()
 	if err != nil {
 		return
 	}
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range names {
 		limit := cacheUnused
 		switch {
 		case strings.HasPrefix(name, ".tmp-"):
@@ -56,8 +65,8 @@ func trimCache(dir string, now time.Time) {
 		default:
 			continue // not ours (the guest's downloads, trim.txt)
 		}
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() && now.Sub(info.ModTime()) > limit {
-			os.Remove(filepath.Join(dir, name))
+		if st, err := dir.Lstat(name); err == nil && st.Regular && now.Sub(st.ModTime) > limit {
+			dir.Remove(name)
 		}
 	}
 }

@@ -6,7 +6,20 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
+
+// openCacheDir opens dir as a cache directory.
+func openCacheDir(t *testing.T, dir string) *cachedir.Dir {
+	t.Helper()
+	d, err := cachedir.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
 
 func TestTrimCache(t *testing.T) {
 	now := time.Now()
@@ -40,7 +53,8 @@ func TestTrimCache(t *testing.T) {
 	}
 	os.Chtimes(old, now.Add(-400*24*time.Hour), now.Add(-400*24*time.Hour))
 
-	trimCache(dir, now)
+	d := openCacheDir(t, dir)
+	trimCache(d, now)
 	for _, f := range files {
 		_, err := os.Stat(filepath.Join(dir, f.name))
 		if kept := err == nil; kept != f.kept {
@@ -55,11 +69,11 @@ func TestTrimCache(t *testing.T) {
 	stale := filepath.Join(dir, "d.idx")
 	os.WriteFile(stale, []byte("x"), 0o644)
 	os.Chtimes(stale, now.Add(-40*24*time.Hour), now.Add(-40*24*time.Hour))
-	trimCache(dir, now.Add(time.Hour))
+	trimCache(d, now.Add(time.Hour))
 	if _, err := os.Stat(stale); err != nil {
 		t.Errorf("trimmed again within a day: %v", err)
 	}
-	trimCache(dir, now.Add(25*time.Hour))
+	trimCache(d, now.Add(25*time.Hour))
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("%s not trimmed a day later", stale)
 	}
@@ -67,12 +81,13 @@ func TestTrimCache(t *testing.T) {
 
 func TestCacheUsed(t *testing.T) {
 	now := time.Now()
-	p := filepath.Join(t.TempDir(), "a.idx")
+	d := openCacheDir(t, t.TempDir())
+	p := filepath.Join(d.Path, "a.idx")
 	os.WriteFile(p, []byte("x"), 0o644)
 	var times []time.Time
 	for _, age := range []time.Duration{10 * time.Minute, 3 * time.Hour} {
 		os.Chtimes(p, now.Add(-age), now.Add(-age))
-		cacheUsed(p, now)
+		cacheUsed(d, "a.idx", now.Add(-age), now)
 		st, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

@@ -38,7 +38,10 @@
 //     inputs' paths, sizes and modification times, with a CRC32-C of the
 //     whole. The next run maps the file and queries it in place, reading
 //     no DWARF; a stale or damaged file is rebuilt (a damaged one with a
-//     warning). Writes go to a temporary file renamed into place.
+//     warning). Writes go to a temporary file renamed into place, and
+//     every file is reached through the directory's descriptor, without
+//     following links, in a directory that no other user could change
+//     (internal/cachedir says which are refused).
 //     Types caches what it builds from every unit of a debug file (its
 //     name index, the unit headers and Scope's table of units by
 //     address) the same way, in <build-id>.types and <build-id>.units,

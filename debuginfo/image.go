@@ -21,7 +21,9 @@ type Options struct {
 	// DefaultDebugRoot.
 	DebugRoot string
 	// CacheDir holds the index cache; empty means kdtrace under
-	// os.UserCacheDir.
+	// os.UserCacheDir. A directory that another user could change, or
+	// that lies under one, is not used (see internal/cachedir): that
+	// is reported once, as a Warning, and the work goes on without.
 	CacheDir string
 	// NoCache disables reading and writing the cache.
 	NoCache bool
@@ -46,16 +48,20 @@ func (o *Options) warn(w Warning) {
 	}
 }
 
-// Warning is a problem with one image that did not stop the others.
+// Warning is a problem with one image that did not stop the others,
+// or with the cache, which is then not used.
 type Warning struct {
-	Image     string // the image concerned
+	Image     string // the image concerned, if any
 	DebugFile string // the debug file concerned, if any
 	Err       error
 }
 
 func (w Warning) Error() string {
-	if w.DebugFile != "" {
+	switch {
+	case w.DebugFile != "":
 		return fmt.Sprintf("%s (debug file %s): %v", w.Image, w.DebugFile, w.Err)
+	case w.Image == "":
+		return w.Err.Error()
 	}
 	return fmt.Sprintf("%s: %v", w.Image, w.Err)
 }

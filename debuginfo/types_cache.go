@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash/crc32"
+	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -52,36 +52,40 @@ func (t *Types) cacheHeader() (typesCacheHeader, error) {
 	return typesCacheHeader{path: abs, buildID: t.ef.buildID(), size: uint64(t.ef.size), mtime: t.ef.mtime.UnixNano()}, nil
 }
 
-// typesCachePath returns the cache file of the table with suffix ext.
-func (t *Types) typesCachePath(h typesCacheHeader, ext string) (string, error) {
-	dir, err := t.opts.cacheDir()
-	if err != nil {
-		return "", err
-	}
+// typesCacheName returns the name in the cache of the table with
+// suffix ext.
+func typesCacheName(h typesCacheHeader, ext string) string {
 	key := h.buildID
 	if key == "" {
 		sum := sha256.Sum256([]byte(h.path))
 		key = "path-" + hex.EncodeToString(sum[:16])
 	}
-	return filepath.Join(dir, key+ext), nil
+	return key + ext
 }
 
 // loadTypesCache returns the body of the cache file with suffix ext and
 // magic, past its header, when the file is current.
 func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
-	if t.opts.NoCache {
+	dir := t.opts.cache()
+	if dir == nil {
 		return nil, false
 	}
 	h, err := t.cacheHeader()
 	if err != nil {
 		return nil, false
 	}
-	p, err := t.typesCachePath(h, ext)
+	name := typesCacheName(h, ext)
+	f, err := dir.Open(name)
 	if err != nil {
 		return nil, false
 	}
-	data, err := os.ReadFile(p)
-	if err != nil || len(data) < len(magic)+8 || string(data[:len(magic)]) != magic {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, false
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil || len(data) < len(magic)+8 || string(data[:len(magic)]) != magic {
 		return nil, false
 	}
 	body := data[:len(data)-4]
@@ -100,7 +104,7 @@ func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
 	if d.bad || got != h {
 		return nil, false
 	}
-	cacheUsed(p, time.Now())
+	cacheUsed(dir, name, st.ModTime(), time.Now())
 	return d, true
 }
 
@@ -108,14 +112,11 @@ func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
 // with suffix ext. A failure leaves the cache as it was: the tables are
 // rebuilt next time.
 func (t *Types) storeTypesCache(ext, magic string, body []byte) {
-	if t.opts.NoCache {
+	dir := t.opts.cache()
+	if dir == nil {
 		return
 	}
 	h, err := t.cacheHeader()
-	if err != nil {
-		return
-	}
-	p, err := t.typesCachePath(h, ext)
 	if err != nil {
 		return
 	}
@@ -128,32 +129,7 @@ func (t *Types) storeTypesCache(ext, magic string, body []byte) {
 	e.str(h.buildID)
 	e.b = append(e.b, body...)
 	e.u32(crc32.Checksum(e.b, castagnoli()))
-	writeFileAtomic(p, e.b)
-}
-
-// writeFileAtomic writes data to a temporary file in p's directory and
-// renames it over p.
-func writeFileAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".tmp-*"+filepath.Ext(p))
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	trimCache(filepath.Dir(p), time.Now())
-	return nil
+	storeFile(dir, typesCacheName(h, ext), e.b)
 }
 
 // nameIndex is the name index as the cache file holds it, searched in

@@ -25,6 +25,12 @@ import (
 // error: programs that name none still compile, and those that do are
 // told which type is missing. A BTF file that was named but does not
 // open is.
+// debugOptions are how the handle opens debug information: the
+// problems met, such as a cache not used, are warnings.
+func (h *Handle) debugOptions() debuginfo.Options {
+	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) }}
+}
+
 func (h *Handle) kernelTypes() ([]types.Module, error) {
 	switch {
 	case h.cfg.BTF == "none":
@@ -39,14 +45,14 @@ func (h *Handle) kernelTypes() ([]types.Module, error) {
 		if m, err := btf.Open(h.cfg.Kernel, nil); err == nil {
 			return []types.Module{m}, nil
 		}
-		img, err := debuginfo.OpenImage(h.cfg.Kernel, debuginfo.Options{DebugRoot: h.cfg.DebugRoot})
+		img, err := debuginfo.OpenImage(h.cfg.Kernel, h.debugOptions())
 		if err == nil {
 			return h.dwarfTypes(img), nil
 		}
 		h.warnf("no kernel types in %s: %v", h.cfg.Kernel, err)
 		return nil, nil
 	case runtime.GOOS == "freebsd":
-		set, err := debuginfo.Kernel(debuginfo.Options{DebugRoot: h.cfg.DebugRoot})
+		set, err := debuginfo.Kernel(h.debugOptions())
 		if err != nil || len(set.Images()) == 0 {
 			return nil, nil
 		}
@@ -193,10 +199,7 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 		return l.r, l.err
 	}
 	cfg := &l.h.cfg
-	opts := debuginfo.Options{
-		DebugRoot: cfg.DebugRoot,
-		Warn:      func(w debuginfo.Warning) { l.h.warnf("%v", w) },
-	}
+	opts := l.h.debugOptions()
 	if l.offline() {
 		l.set, l.err = debuginfo.Open(cfg.Kernel, cfg.Modules, opts)
 	} else {

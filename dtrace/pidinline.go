@@ -97,11 +97,7 @@ func (l *lazyPid) object(file string) *pidObject {
 	}
 	o := &pidObject{}
 	l.objs[file] = o
-	opts := debuginfo.Options{
-		DebugRoot: l.h.cfg.DebugRoot,
-		Warn:      func(w debuginfo.Warning) { l.h.warnf("%v", w) },
-	}
-	img, err := debuginfo.OpenImage(file, opts)
+	img, err := debuginfo.OpenImage(file, l.h.debugOptions())
 	if err != nil {
 		var nf *debuginfo.NotFoundError
 		if !errors.As(err, &nf) {

@@ -466,11 +466,13 @@ func (c *command) writeObject(name string, b []byte) int {
 		return c.fail("failed to create temporary file %s: %v", name, errors.Unwrap(err))
 	}
 	_, err = tmp.Write(b)
+	if err == nil {
+		// By descriptor, not by name: as root, in a directory another
+		// user can write, the name could be that user's link by now.
+		err = tmp.Chmod(0o644)
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), name)

@@ -29,7 +29,7 @@ func FetchDebug(ctx context.Context, k Kernel, cache string) (string, error) {
 	fail := func(err error) (string, error) {
 		return "", &FetchError{Kernel: k, Err: fmt.Errorf("%s: %w", k.DebugPackage(), err)}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(err)
 	}
 	dropStale(dir)

@@ -59,7 +59,7 @@ func FetchHeaders(ctx context.Context, k Kernel, cache string) (*Headers, error)
 	if err != nil {
 		return nil, &FetchError{k, err}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &FetchError{k, err}
 	}
 	tmp, err := os.MkdirTemp(dir, "fetch-headers-")

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
 
 // A Kernel names a Debian kernel image package at one version: the ABI
@@ -45,13 +47,22 @@ type Image struct {
 }
 
 // CacheDir is where kernels are cached unless a caller says otherwise:
-// $XDG_CACHE_HOME/kdtrace/guest, or ~/.cache/kdtrace/guest.
+// $XDG_CACHE_HOME/kdtrace/guest, or ~/.cache/kdtrace/guest. It is
+// created if need be, and refused, as kdtrace's own cache is, if
+// another user could change it (see internal/cachedir): the tests run
+// as root, and what they fetch there, they boot.
 func CacheDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "kdtrace", "guest"), nil
+	dir = filepath.Join(dir, "kdtrace", "guest")
+	d, err := cachedir.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	d.Close()
+	return dir, nil
 }
 
 // A FetchError says the kernel could not be downloaded or unpacked.
@@ -105,7 +116,7 @@ func FetchKernel(ctx context.Context, k Kernel, cache string) (*Image, error) {
 	if exists(img.Vmlinuz) && exists(img.Config) {
 		return img, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &FetchError{k, err}
 	}
 	dropStale(dir)
