@@ -103,6 +103,8 @@ func decode(t *testing.T, bufs [][]byte) map[string][2]uint64 {
 	return got
 }
 
+// TestAggMapSnap takes the entries of a map in snapshots: each the
+// values of the CPUs that aggregated a key, the map left empty.
 func TestAggMapSnap(t *testing.T) {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -129,21 +131,21 @@ func TestAggMapSnap(t *testing.T) {
 			},
 		},
 		{
-			name: "unchanged",
+			name: "none since",
 			want: map[string][2]uint64{},
 		},
 		{
-			name: "grown",
+			name: "the same keys again",
 			set: []update{
-				{id: idCount, key: 7, cpu: 0, w0: 5, touched: 1},
+				{id: idCount, key: 7, cpu: 0, w0: 2, touched: 1},
 				{id: idMin, key: 7, cpu: 0, w0: minWord(-9), touched: 1},
-				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 6, touched: 1},
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 4, touched: 1},
 				{id: idCount, key: 8, cpu: 0, w0: 4, touched: 1},
 			},
 			want: map[string][2]uint64{
-				"0 1/7": {2, 0}, // what it gained
+				"0 1/7": {2, 0},
 				"0 2/7": {uint64(0xfffffffffffffff7), 0},
-				"0 3/1": {lqParams, 4}, // the parameters kept
+				"0 3/1": {lqParams, 4},
 				"0 1/8": {4, 0},
 			},
 		},
@@ -159,9 +161,10 @@ func TestAggMapSnap(t *testing.T) {
 				{id: idCount, key: 7, cpu: 1, w0: 10, touched: 1},
 				// An entry CPU 0 made: CPU 1's value lacks the
 				// parameters.
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 1, touched: 1},
 				{id: idLQ, key: 1, cpu: 1, w0: 0, w1: 3, touched: 1},
 			},
-			want: map[string][2]uint64{"1 1/7": {10, 0}, "1 3/1": {lqParams, 3}},
+			want: map[string][2]uint64{"1 1/7": {10, 0}, "0 3/1": {lqParams, 1}, "1 3/1": {lqParams, 3}},
 		})
 	}
 	for _, batch := range []bool{true, false} {
@@ -172,19 +175,35 @@ func TestAggMapSnap(t *testing.T) {
 			for _, s := range steps {
 				apply(t, m, ncpu, s.set)
 				bufs := make([][]byte, ncpu)
-				if err := a.snap(bufs, testFns); err != nil {
+				if err := a.snap(m, bufs, testFns); err != nil {
 					t.Fatalf("%s: %v", s.name, err)
 				}
 				if diff := cmp.Diff(s.want, decode(t, bufs)); diff != "" {
 					t.Errorf("%s: entries (-want +got):\n%s", s.name, diff)
+				}
+				if n := entries(t, m); n != 0 {
+					t.Errorf("%s: %d entries left in the map", s.name, n)
 				}
 			}
 		})
 	}
 }
 
+// entries counts the entries of m.
+func entries(t *testing.T, m *ebpf.Map) int {
+	t.Helper()
+	var k []byte
+	var vs [][]byte
+	n := 0
+	for it := m.Iterate(); it.Next(&k, &vs); {
+		n++
+	}
+	return n
+}
+
 // TestAggMapSnapMany reads a map of more entries than a batch, from a
-// batch too small for the hash table's buckets on: every entry once.
+// batch too small for the hash table's buckets on: every entry once,
+// the map left empty.
 func TestAggMapSnapMany(t *testing.T) {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -203,19 +222,19 @@ func TestAggMapSnapMany(t *testing.T) {
 			vals[i*ncpu+cpu] = v
 		}
 	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		for i := range n {
-			if err := m.Put(keys[i], vals[i*ncpu:(i+1)*ncpu]); err != nil {
-				t.Fatal(err)
+	for _, batch := range []bool{true, false} {
+		if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+			for i := range n {
+				if err := m.Put(keys[i], vals[i*ncpu:(i+1)*ncpu]); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	for _, batch := range []bool{true, false} {
 		a := newAggMap(m, ncpu)
 		a.noBatch = !batch
 		a.batch = 1
 		bufs := make([][]byte, ncpu)
-		if err := a.snap(bufs, testFns); err != nil {
+		if err := a.snap(m, bufs, testFns); err != nil {
 			t.Fatal(err)
 		}
 		if batch && a.noBatch {
@@ -230,6 +249,9 @@ func TestAggMapSnapMany(t *testing.T) {
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("batch=%v: entries (-want +got):\n%.2000s", batch, diff)
+		}
+		if left := entries(t, m); left != 0 {
+			t.Errorf("batch=%v: %d entries left in the map", batch, left)
 		}
 	}
 }
