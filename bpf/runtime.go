@@ -91,8 +91,9 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	for i, a := range l.shapes {
 		// Entries of aggsize bytes: the key, the data and the hash
 		// table's own, counted as the kernel counts them (16 bytes).
-		// At least minAggEntries: dtrace's snapshots empty its
-		// buffers at aggrate, where a map keeps its keys.
+		// At least minAggEntries. Two maps, each holding the keys of a
+		// snapshot's interval, as dtrace's two aggregation buffers a
+		// CPU.
 		n := max(minAggEntries, l.aggSize/(a.key+a.value+16))
 		typ := ebpf.PerCPUHash
 		if a.shared() {
