@@ -255,3 +255,45 @@ func TestAggMapSnapMany(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAggMapSnap takes snapshots of a map holding n keys, each
+// aggregated on every CPU since the last.
+func BenchmarkAggMapSnap(b *testing.B) {
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		b.Skip(err)
+	}
+	if os.Geteuid() != 0 {
+		b.Skip("creating BPF maps needs root")
+	}
+	for _, n := range []int{10000, 90000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUHash, KeySize: 12, ValueSize: 16 + bpf.AggTouched, MaxEntries: uint32(n)})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer m.Close()
+			keys := make([][12]byte, n)
+			vals := make([][16 + bpf.AggTouched]byte, n*ncpu)
+			for i := range n {
+				keys[i] = [12]byte(testKey(idCount, uint64(i)))
+				for cpu := range ncpu {
+					binary.LittleEndian.PutUint64(vals[i*ncpu+cpu][:], 1)
+					binary.LittleEndian.PutUint64(vals[i*ncpu+cpu][16:], 1)
+				}
+			}
+			a := newAggMap(m, ncpu)
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				bufs := make([][]byte, ncpu)
+				if err := a.snap(m, bufs, testFns); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
