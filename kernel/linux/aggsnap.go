@@ -41,9 +41,11 @@ const aggBatchBytes = 1 << 20
 
 // newAggMap returns the reader of the maps of m's shape.
 func newAggMap(m *ebpf.Map, ncpu int) *aggMap {
-	if m.Type() != ebpf.PerCPUHash {
+	shared := m.Type() != ebpf.PerCPUHash
+	if shared {
 		// A map the CPUs share (bpf.Layout's big quantizations) holds
-		// one value a key, read as the first CPU's.
+		// one value a key, read as the first CPU's, by iterating: its
+		// keys are few and its values large.
 		ncpu = 1
 	}
 	valSize := int(m.ValueSize())
@@ -54,6 +56,7 @@ func newAggMap(m *ebpf.Map, ncpu int) *aggMap {
 		stride:  ncpu * ((valSize + 7) &^ 7),
 	}
 	a.batch = min(4096, max(1, aggBatchBytes/a.stride))
+	a.noBatch = shared
 	return a
 }
 

@@ -192,13 +192,49 @@ func TestAggMapSnap(t *testing.T) {
 // entries counts the entries of m.
 func entries(t *testing.T, m *ebpf.Map) int {
 	t.Helper()
-	var k []byte
-	var vs [][]byte
 	n := 0
-	for it := m.Iterate(); it.Next(&k, &vs); {
+	k, err := m.NextKeyBytes(nil)
+	for ; k != nil && err == nil; k, err = m.NextKeyBytes(k) {
 		n++
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	return n
+}
+
+// TestAggMapSnapShared takes the entries of a map the CPUs share (a
+// big quantization's): one value a key, the first CPU's, the map left
+// empty.
+func TestAggMapSnapShared(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating BPF maps needs root")
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 12, ValueSize: 16 + bpf.AggTouched, MaxEntries: 64})
+	if err != nil {
+		t.Skipf("creating a hash map: %v", err)
+	}
+	defer m.Close()
+	for key, w1 := range map[uint64]uint64{1: 5, 2: 0} {
+		v := binary.LittleEndian.AppendUint64(nil, lqParams)
+		v = binary.LittleEndian.AppendUint64(v, w1)
+		v = binary.LittleEndian.AppendUint64(v, 1)
+		if err := m.Put(testKey(idLQ, key), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAggMap(m, 2)
+	bufs := make([][]byte, 2)
+	if err := a.snap(m, bufs, testFns); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]uint64{"0 3/1": {lqParams, 5}, "0 3/2": {lqParams, 0}}
+	if diff := cmp.Diff(want, decode(t, bufs)); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	if left := entries(t, m); left != 0 {
+		t.Errorf("%d entries left in the map", left)
+	}
 }
 
 // TestAggMapSnapMany reads a map of more entries than a batch, from a
