@@ -29,7 +29,7 @@ type aggMap struct {
 
 	// Batch lookups (BPF_MAP_LOOKUP_AND_DELETE_BATCH) read and delete
 	// a few thousand entries a system call, where iterating takes three
-	// a key; noBatch says the kernel lacks them.
+	// a key; noBatch says the kernel lacks them, or the map is shared.
 	noBatch bool
 	batch   int
 	keys    reflect.Value // a slice of batch [keySize]byte
