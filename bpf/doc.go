@@ -196,7 +196,8 @@
 // dtrace_probe runs ECBs: predicate, actions, each translated in place;
 // the records are built in the CPU's entry of MapRec, behind RecPrefix
 // (the CPU, the speculation), and sent through MapRing; aggregations go
-// to per-CPU hash maps shared by shape; a fault runs the ERROR probe's
+// to per-CPU hash maps shared by shape, each found in its slot (an array
+// of maps) where SwapAggs trades it for another; a fault runs the ERROR probe's
 // clauses with dtrace_probe_error's arguments. exit() makes the tracing
 // drain (MapCtl) and ends the firing; programs other than END run only
 // while it is active. SDT programs (CtxRawTP, CtxSyscallTP) run each

@@ -112,13 +112,14 @@ func aggEntries(aggsize uint64, a aggMap) uint64 {
 	return max(minAggEntries, aggsize/uint64(a.key+a.value+16))
 }
 
-// aggCost is what the largest of the aggregations' maps takes under
-// aggsize, and whether each is as small as it goes.
+// aggCost is what the largest shape of aggregation takes under aggsize
+// (its two maps: the one the probes fill and the one a snapshot reads),
+// and whether each is as small as it goes.
 func (l *Layout) aggCost(aggsize uint64, ncpu int) (uint64, bool) {
 	worst, least := uint64(0), true
 	for _, a := range l.shapes {
 		n := aggEntries(aggsize, a)
-		c := hashCost(n, a.key, a.value, !a.shared(), ncpu)
+		c := 2 * hashCost(n, a.key, a.value, !a.shared(), ncpu)
 		worst = max(worst, c)
 		least = least && n == minAggEntries
 	}

@@ -201,6 +201,7 @@ const (
 	aggSaved = -160 // the record bytes an aggregation's ID covers while its key is looked up
 	idxSlot  = -168 // the probe's index, MapProbes' key
 	uargPtr  = -176 // the point's MapUArgs value
+	aggPtr   = -192 // the aggregation map an aggregation found in its slot
 )
 
 // Offsets in the pt_regs of x86-64.
@@ -1143,8 +1144,17 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Word))
 	b.emit(asm.StoreMem(asm.R10, aggSaved, asm.R2, asm.Word))
 	b.emit(asm.StoreImm(asm.R1, 0, int64(ra.AggID), asm.Word))
+	// The map is the one in the slot as the aggregation starts: the
+	// consumer swaps it for another at each snapshot, and reads it once
+	// the programs that found it have ended.
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"agg_drop"))
+	b.emit(asm.StoreMem(asm.R10, aggPtr, asm.R0, asm.DWord))
 	find := func(found string) {
-		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+		b.emit(asm.LoadMem(asm.R1, asm.R10, aggPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Add.Imm(asm.R2, base))
 		b.emit(asm.FnMapLookupElem.Call())
@@ -1159,7 +1169,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		b.emit(asm.Add.Imm(asm.R1, data))
 		b.emit(asm.StoreMem(asm.R1, 0, asm.R2, asm.DWord))
 	}
-	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+	b.emit(asm.LoadMem(asm.R1, asm.R10, aggPtr, asm.DWord))
 	b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 	b.emit(asm.Mov.Reg(asm.R3, asm.R2))
 	b.emit(asm.Add.Imm(asm.R2, base))
@@ -1167,6 +1177,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST: another firing may have made it
 	b.emit(asm.FnMapUpdateElem.Call())
 	find(lp + "found")
+	b.mark(lp + "agg_drop")
 	b.count(StateAggDrops)
 	b.emit(asm.Ja.Label(lp + "agg_done"))
 	b.mark(lp + "found")

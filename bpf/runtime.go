@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -16,12 +17,17 @@ import (
 // per CPU, the variables and the string tables of a Layout.
 type Runtime struct {
 	State, Globals, Locals, Threads, ThreadRefs, Strings, Scratch, StrBuf *ebpf.Map
-	// Ctl holds the tracing's activity, Ring the firings' records,
-	// Aggs the aggregations' entries, keyed by aggregation ID and key.
+	// Ctl holds the tracing's activity, Ring the firings' records.
 	Ctl, Rec, Ring, Zero *ebpf.Map
 	// Spec holds each speculation's state.
 	Spec *ebpf.Map
-	Aggs []*ebpf.Map
+	// Aggs holds the aggregations' entries, keyed by aggregation ID and
+	// key: for each shape of aggregation, the map its probes aggregate
+	// into, which SwapAggs trades for another. The probes find it in
+	// entry 0 of an array of maps, its slot.
+	Aggs      []*ebpf.Map
+	aggSlots  []*ebpf.Map
+	aggSpares []*ebpf.Map
 	// ProbeNames holds the names of the probes, for probeprov …
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
@@ -90,17 +96,36 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		*ptrs[i] = m
 	}
 	for i, a := range l.shapes {
+		// Two maps of the shape, each holding the keys of a snapshot's
+		// interval, as dtrace's two aggregation buffers a CPU.
 		n := uint32(aggEntries(l.aggOpt, a))
 		typ := ebpf.PerCPUHash
 		if a.shared() {
 			typ = ebpf.Hash
 		}
-		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: typ, KeySize: a.key, ValueSize: a.value, MaxEntries: n})
+		spec := &ebpf.MapSpec{Name: aggMapName(i), Type: typ, KeySize: a.key, ValueSize: a.value, MaxEntries: n}
+		live, err := ebpf.NewMap(spec)
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
 		}
-		r.Aggs = append(r.Aggs, m)
+		r.Aggs = append(r.Aggs, live)
+		spare, err := ebpf.NewMap(spec)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
+		}
+		r.aggSpares = append(r.aggSpares, spare)
+		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: spec})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating an aggregation map's slot: %w", err)
+		}
+		r.aggSlots = append(r.aggSlots, slot)
+		if err := slot.Put(uint32(0), live); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: filling an aggregation map's slot: %w", err)
+		}
 	}
 	assocs := make([]*assoc, l.nassoc)
 	for _, a := range l.assocs {
@@ -146,7 +171,7 @@ func (r *Runtime) Close() error {
 			errs = append(errs, m.Close())
 		}
 	}
-	for _, m := range slices.Concat(r.Aggs, r.Assocs) {
+	for _, m := range slices.Concat(r.aggSlots, r.Aggs, r.aggSpares, r.Assocs) {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -237,7 +262,7 @@ func (r *Runtime) spec(name string, ctx Context, insns asm.Instructions, own map
 	for name, m := range own {
 		maps[name] = m
 	}
-	for i, m := range r.Aggs {
+	for i, m := range r.aggSlots {
 		maps[aggMapName(i)] = m
 	}
 	for i, m := range r.Assocs {
@@ -324,6 +349,40 @@ func (r *Runtime) BeginFiring() error {
 
 // minAggEntries is the fewest entries an aggregation map holds.
 const minAggEntries = 1024
+
+// SwapAggs puts in place of each aggregation map i of which (an index
+// of Aggs) its spare, and returns the maps it replaced, in which's
+// order: as dtrace_aggregate_snap switches a CPU's aggregation buffer
+// for its other, emptied one. When it returns, no probe program runs on
+// the maps replaced (the kernel waits for the programs running as it
+// updates an array of maps, maybe_wait_bpf_programs): they can be read
+// and emptied without losing a firing's update. They are the spares of
+// the next SwapAggs, and must be empty by then.
+func (r *Runtime) SwapAggs(which []int) ([]*ebpf.Map, error) {
+	// The kernel waits for the programs at each update, a grace period
+	// of RCU: the slots are updated at once, so that the waits overlap.
+	errs := make([]error, len(which))
+	var wg sync.WaitGroup
+	for j, i := range which {
+		wg.Go(func() {
+			if err := r.aggSlots[i].Update(uint32(0), r.aggSpares[i], ebpf.UpdateAny); err != nil {
+				errs[j] = fmt.Errorf("bpf: swapping aggregation map %d: %w", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	old := make([]*ebpf.Map, len(which))
+	for j, i := range which {
+		if errs[j] == nil {
+			r.Aggs[i], r.aggSpares[i] = r.aggSpares[i], r.Aggs[i]
+			old[j] = r.aggSpares[i]
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return old, nil
+}
 
 // A ProbeEntry is what a probe program finds in its MapProbes for a
 // probe: the probe's ID and the EPID of each of the program's clauses

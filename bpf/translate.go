@@ -48,7 +48,7 @@ const (
 	elemPtr   = -184 // the by-reference element of an associative array looked up last, or 0
 	// The tuple stack, below the probe program's frame: entry i's value
 	// at tupleSlot-16·i, its size 8 bytes below.
-	tupleSlot = -192
+	tupleSlot = -200
 )
 
 func tupleValue(i int) int16 { return int16(tupleSlot - 16*i) }

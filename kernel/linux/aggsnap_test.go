@@ -103,6 +103,8 @@ func decode(t *testing.T, bufs [][]byte) map[string][2]uint64 {
 	return got
 }
 
+// TestAggMapSnap takes the entries of a map in snapshots: each the
+// values of the CPUs that aggregated a key, the map left empty.
 func TestAggMapSnap(t *testing.T) {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -129,21 +131,21 @@ func TestAggMapSnap(t *testing.T) {
 			},
 		},
 		{
-			name: "unchanged",
+			name: "none since",
 			want: map[string][2]uint64{},
 		},
 		{
-			name: "grown",
+			name: "the same keys again",
 			set: []update{
-				{id: idCount, key: 7, cpu: 0, w0: 5, touched: 1},
+				{id: idCount, key: 7, cpu: 0, w0: 2, touched: 1},
 				{id: idMin, key: 7, cpu: 0, w0: minWord(-9), touched: 1},
-				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 6, touched: 1},
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 4, touched: 1},
 				{id: idCount, key: 8, cpu: 0, w0: 4, touched: 1},
 			},
 			want: map[string][2]uint64{
-				"0 1/7": {2, 0}, // what it gained
+				"0 1/7": {2, 0},
 				"0 2/7": {uint64(0xfffffffffffffff7), 0},
-				"0 3/1": {lqParams, 4}, // the parameters kept
+				"0 3/1": {lqParams, 4},
 				"0 1/8": {4, 0},
 			},
 		},
@@ -159,9 +161,10 @@ func TestAggMapSnap(t *testing.T) {
 				{id: idCount, key: 7, cpu: 1, w0: 10, touched: 1},
 				// An entry CPU 0 made: CPU 1's value lacks the
 				// parameters.
+				{id: idLQ, key: 1, cpu: 0, w0: lqParams, w1: 1, touched: 1},
 				{id: idLQ, key: 1, cpu: 1, w0: 0, w1: 3, touched: 1},
 			},
-			want: map[string][2]uint64{"1 1/7": {10, 0}, "1 3/1": {lqParams, 3}},
+			want: map[string][2]uint64{"1 1/7": {10, 0}, "0 3/1": {lqParams, 1}, "1 3/1": {lqParams, 3}},
 		})
 	}
 	for _, batch := range []bool{true, false} {
@@ -172,19 +175,71 @@ func TestAggMapSnap(t *testing.T) {
 			for _, s := range steps {
 				apply(t, m, ncpu, s.set)
 				bufs := make([][]byte, ncpu)
-				if err := a.snap(bufs, testFns); err != nil {
+				if err := a.snap(m, bufs, testFns); err != nil {
 					t.Fatalf("%s: %v", s.name, err)
 				}
 				if diff := cmp.Diff(s.want, decode(t, bufs)); diff != "" {
 					t.Errorf("%s: entries (-want +got):\n%s", s.name, diff)
+				}
+				if n := entries(t, m); n != 0 {
+					t.Errorf("%s: %d entries left in the map", s.name, n)
 				}
 			}
 		})
 	}
 }
 
+// entries counts the entries of m.
+func entries(t *testing.T, m *ebpf.Map) int {
+	t.Helper()
+	n := 0
+	k, err := m.NextKeyBytes(nil)
+	for ; k != nil && err == nil; k, err = m.NextKeyBytes(k) {
+		n++
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestAggMapSnapShared takes the entries of a map the CPUs share (a
+// big quantization's): one value a key, the first CPU's, the map left
+// empty.
+func TestAggMapSnapShared(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creating BPF maps needs root")
+	}
+	m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.Hash, KeySize: 12, ValueSize: 16 + bpf.AggTouched, MaxEntries: 64})
+	if err != nil {
+		t.Skipf("creating a hash map: %v", err)
+	}
+	defer m.Close()
+	for key, w1 := range map[uint64]uint64{1: 5, 2: 0} {
+		v := binary.LittleEndian.AppendUint64(nil, lqParams)
+		v = binary.LittleEndian.AppendUint64(v, w1)
+		v = binary.LittleEndian.AppendUint64(v, 1)
+		if err := m.Put(testKey(idLQ, key), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := newAggMap(m, 2)
+	bufs := make([][]byte, 2)
+	if err := a.snap(m, bufs, testFns); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]uint64{"0 3/1": {lqParams, 5}, "0 3/2": {lqParams, 0}}
+	if diff := cmp.Diff(want, decode(t, bufs)); diff != "" {
+		t.Errorf("entries (-want +got):\n%s", diff)
+	}
+	if left := entries(t, m); left != 0 {
+		t.Errorf("%d entries left in the map", left)
+	}
+}
+
 // TestAggMapSnapMany reads a map of more entries than a batch, from a
-// batch too small for the hash table's buckets on: every entry once.
+// batch too small for the hash table's buckets on: every entry once,
+// the map left empty.
 func TestAggMapSnapMany(t *testing.T) {
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -203,19 +258,19 @@ func TestAggMapSnapMany(t *testing.T) {
 			vals[i*ncpu+cpu] = v
 		}
 	}
-	if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
-		for i := range n {
-			if err := m.Put(keys[i], vals[i*ncpu:(i+1)*ncpu]); err != nil {
-				t.Fatal(err)
+	for _, batch := range []bool{true, false} {
+		if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+			for i := range n {
+				if err := m.Put(keys[i], vals[i*ncpu:(i+1)*ncpu]); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	for _, batch := range []bool{true, false} {
 		a := newAggMap(m, ncpu)
 		a.noBatch = !batch
 		a.batch = 1
 		bufs := make([][]byte, ncpu)
-		if err := a.snap(bufs, testFns); err != nil {
+		if err := a.snap(m, bufs, testFns); err != nil {
 			t.Fatal(err)
 		}
 		if batch && a.noBatch {
@@ -231,5 +286,50 @@ func TestAggMapSnapMany(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("batch=%v: entries (-want +got):\n%.2000s", batch, diff)
 		}
+		if left := entries(t, m); left != 0 {
+			t.Errorf("batch=%v: %d entries left in the map", batch, left)
+		}
+	}
+}
+
+// BenchmarkAggMapSnap takes snapshots of a map holding n keys, each
+// aggregated on every CPU since the last.
+func BenchmarkAggMapSnap(b *testing.B) {
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		b.Skip(err)
+	}
+	if os.Geteuid() != 0 {
+		b.Skip("creating BPF maps needs root")
+	}
+	for _, n := range []int{10000, 90000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m, err := ebpf.NewMap(&ebpf.MapSpec{Type: ebpf.PerCPUHash, KeySize: 12, ValueSize: 16 + bpf.AggTouched, MaxEntries: uint32(n)})
+			if err != nil {
+				b.Skip(err)
+			}
+			defer m.Close()
+			keys := make([][12]byte, n)
+			vals := make([][16 + bpf.AggTouched]byte, n*ncpu)
+			for i := range n {
+				keys[i] = [12]byte(testKey(idCount, uint64(i)))
+				for cpu := range ncpu {
+					binary.LittleEndian.PutUint64(vals[i*ncpu+cpu][:], 1)
+					binary.LittleEndian.PutUint64(vals[i*ncpu+cpu][16:], 1)
+				}
+			}
+			a := newAggMap(m, ncpu)
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := m.BatchUpdate(keys, vals, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				bufs := make([][]byte, ncpu)
+				if err := a.snap(m, bufs, testFns); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

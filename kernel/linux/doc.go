@@ -28,10 +28,13 @@
 // from the work loop at its interval, which fires once a second on an
 // idle machine, where the CPU clock's perf events do not.
 //
-// An aggregation's entries are per-CPU; Work snapshots them and gives
-// the consumer what changed since the last snapshot (dtrace's
-// snapshots empty the kernel's buffer, the consumer keeps the sum): the
-// difference for counts, sums and buckets, the value for min and max.
+// An aggregation's entries are per-CPU; Work snapshots them as dtrace
+// switches each CPU's aggregation buffer for its other, empty one: the
+// map the probes aggregate into is swapped for an empty one, and once
+// the kernel has waited for the programs that were using it, it is read
+// and emptied into the consumer, which keeps the sum. No update is lost
+// in between, and the maps hold the keys of one snapshot's interval:
+// trunc() and clear() act on the consumer's keys alone.
 //
 // A speculated firing's records reach the ring buffer marked with the
 // speculation's id; Work keeps them, up to specsize bytes, until the

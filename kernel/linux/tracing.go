@@ -759,21 +759,37 @@ func (t *Tracing) settle(spec uint32) error {
 	return t.rt.FreeSpeculation(id)
 }
 
-// snapAggs gives the consumer each CPU's aggregation entries that
-// changed since the last snapshot, as what changed, and the aggregation
+// snapAggs gives the consumer each CPU's aggregation entries made since
+// the last snapshot, which leave the kernel's maps, and the aggregation
 // drops cs counts since then.
 func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
 	if len(t.aggs) == 0 {
 		return nil
 	}
 	ncpu := 0
-	for _, a := range t.aggs {
+	var which []int
+	for i, a := range t.aggs {
 		ncpu = max(ncpu, a.ncpu)
+		// An empty map is left in place: its swap would cost a wait
+		// for the programs running, for nothing.
+		empty, err := a.empty(t.rt.Aggs[i])
+		if err != nil {
+			return err
+		}
+		if !empty {
+			which = append(which, i)
+		}
 	}
 	bufs := make([][]byte, ncpu)
-	for _, a := range t.aggs {
-		if err := a.snap(bufs, t.aggFns); err != nil {
+	if len(which) > 0 {
+		old, err := t.rt.SwapAggs(which)
+		if err != nil {
 			return err
+		}
+		for j, i := range which {
+			if err := t.aggs[i].snap(old[j], bufs, t.aggFns); err != nil {
+				return err
+			}
 		}
 	}
 	for cpu, b := range bufs {
