@@ -11,6 +11,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/kernel/linux/attach"
 	"github.com/kdtrace/kdtrace/kinst"
 	"github.com/kdtrace/kdtrace/ksym"
 	"github.com/kdtrace/kdtrace/probe"
@@ -129,6 +130,9 @@ func (h *Handle) probes() check.Probes {
 	if h.cfg.Kernel != "" {
 		cat, err = probe.Offline(h.cfg.Kernel, h.cfg.Modules, cfg)
 	} else {
+		// The calls the backend can attach to: the running
+		// kernel's own.
+		cfg.Syscall = func(name string) bool { _, ok := attach.SyscallNumber(name); return ok }
 		cat, err = probe.Live(cfg)
 	}
 	if err != nil {

@@ -170,6 +170,30 @@ func TestMatch(t *testing.T) {
 	}
 }
 
+// TestSyscallHandlers checks that the syscall provider, listing the
+// kernel's handlers, lists only those Config.Syscall takes for system
+// calls: a kernel has handlers of the compat calls of 32-bit programs,
+// which are no calls of its own.
+func TestSyscallHandlers(t *testing.T) {
+	tests := []struct {
+		isCall func(string) bool
+		want   []string
+	}{
+		{nil, []string{"syscall:vmlinux:openat:entry", "syscall:vmlinux:read:entry", "syscall:vmlinux:wait4:entry", "syscall:vmlinux:waitid:entry"}},
+		{func(name string) bool { return name != "waitid" && name != "openat" }, []string{"syscall:vmlinux:read:entry", "syscall:vmlinux:wait4:entry"}},
+	}
+	for _, tt := range tests {
+		c := New(&syscallProvider{k: testKernel(t), isCall: tt.isCall})
+		got, err := c.Match(Desc{"syscall", "", "", "entry"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, names(got)); diff != "" {
+			t.Errorf("syscall:::entry (-want +got):\n%s", diff)
+		}
+	}
+}
+
 func TestMatchAll(t *testing.T) {
 	c := testCatalog(t)
 	n, err := c.Count(Desc{})

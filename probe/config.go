@@ -24,6 +24,15 @@ type Config struct {
 	// fasttrap-max-probes tunable); 0 means MaxPIDProbes.
 	MaxPIDProbes int
 
+	// Syscall, if set, says whether a name of the kernel's syscall
+	// handlers (__x64_sys_name) is a system call of its architecture:
+	// where tracefs's syscall events cannot be read, the syscall
+	// provider lists the handlers, and a kernel has handlers for the
+	// compat calls of 32-bit programs too (adjtimex_time32, chown16),
+	// which are no calls of its own and cannot be traced as such.
+	// nil lists every handler.
+	Syscall func(name string) bool
+
 	// Root is prepended to the paths of the running system's files
 	// (/sys/kernel/btf, /proc, tracefs), for tests; "" for /.
 	Root string
@@ -98,7 +107,7 @@ func Offline(image string, modules []string, cfg Config) (*Catalog, error) {
 		}
 		return ls, nil
 	}
-	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k: k}, &kinstProvider{k}), nil
+	return New(Dtrace(), Profile(), &syscallProvider{k: k, isCall: cfg.Syscall}, &fbtProvider{k: k}, &kinstProvider{k}), nil
 }
 
 // loadELFFuncs lists the functions of the symbol table of the ELF file

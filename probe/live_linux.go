@@ -25,7 +25,8 @@ import (
 // matching only the functions the kernel lets it probe (those in
 // tracefs's available_filter_functions and not on the kprobe blacklist,
 // where tracefs can be read); syscall over tracefs's
-// syscall events or the kernel's syscall handlers; proc, sched and io,
+// syscall events or the kernel's syscall handlers that cfg.Syscall
+// accepts; proc, sched and io,
 // dtrace's stable providers, made from the kernel's tracepoints (SDT);
 // and a pid provider for each process a description names (pid<PID>),
 // made on demand from /proc. Nothing is read until a description needs
@@ -46,7 +47,7 @@ func Live(cfg Config) (*Catalog, error) {
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
-	sys := &syscallProvider{k: k, eventDirs: []string{
+	sys := &syscallProvider{k: k, isCall: cfg.Syscall, eventDirs: []string{
 		filepath.Join(tracefs[0], "events/syscalls"),
 		filepath.Join(tracefs[1], "events/syscalls"),
 	}}

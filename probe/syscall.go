@@ -33,6 +33,8 @@ type syscallProvider struct {
 	// eventDirs are the places tracefs's events/syscalls may be, in
 	// order of preference; none for an offline kernel.
 	eventDirs []string
+	// isCall is Config.Syscall.
+	isCall func(name string) bool
 
 	once   sync.Once
 	events string // the events/syscalls directory found, or ""
@@ -91,7 +93,7 @@ func (s *syscallProvider) handlerSyscalls() ([]string, error) {
 	}
 	var names []string
 	for i := range l.len() {
-		if name, ok := strings.CutPrefix(l.name(i), s.k.syscallPrefix); ok && name != "ni_syscall" {
+		if name, ok := strings.CutPrefix(l.name(i), s.k.syscallPrefix); ok && name != "ni_syscall" && (s.isCall == nil || s.isCall(name)) {
 			names = append(names, name)
 		}
 	}
