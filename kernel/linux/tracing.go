@@ -586,18 +586,8 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	if err := t.snapAggs(cons, cs); err != nil {
 		return Drops{}, err
 	}
-	t.ring.SetDeadline(time.Now())
-	var rec ringbuf.Record
-	for {
-		if err := t.ring.ReadInto(&rec); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				break
-			}
-			return Drops{}, fmt.Errorf("reading the ring buffer: %w", err)
-		}
-		if err := t.take(rec.RawSample); err != nil {
-			return Drops{}, err
-		}
+	if err := t.readRing(); err != nil {
+		return Drops{}, err
 	}
 	unavail, busy, err := t.rt.SpecFailures()
 	if err != nil {
@@ -644,6 +634,36 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	t.beganOn = -1
 	clear(t.pending)
 	return drops, err
+}
+
+// ringHdrSize is the header of each sample in a BPF ring buffer (the
+// kernel's BPF_RINGBUF_HDR_SZ); a sample's data is padded to 8 bytes.
+const ringHdrSize = 8
+
+// readRing takes the samples the ring buffer held when it was called,
+// and no more: the probes keep firing while it reads, some of them in
+// the consumer's own system calls (its reads of the ring, its writes of
+// what it prints), so that a read until the ring is empty may never
+// end, and hold ever more records. What fires faster than the rounds
+// read it finds the ring full and is dropped, counted in its CPU's
+// BufDrops, as dtrace's full buffers drop.
+func (t *Tracing) readRing() error {
+	t.ring.SetDeadline(time.Now())
+	var rec ringbuf.Record
+	for left := t.ring.AvailableBytes(); left > 0; {
+		if err := t.ring.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// The ring was found empty: what it held is read.
+				return nil
+			}
+			return fmt.Errorf("reading the ring buffer: %w", err)
+		}
+		left -= ringHdrSize + (len(rec.RawSample)+7)&^7
+		if err := t.take(rec.RawSample); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // take appends a sample of the ring buffer to its CPU's records, on the

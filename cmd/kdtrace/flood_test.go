@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// floodBufsize is the bufsize of the flood tests: small, so that the
+// system calls of the test, of kdtrace and of the rest of the machine
+// fill it between two reads.
+const floodBufsize = 256 << 10
+
+// TestSyscallFlood runs the most common first one-liner, every system
+// call's entry traced, while this test makes system calls as fast as
+// it can: kdtrace traces its own calls too (its reads of the records,
+// its writes of what it prints), and must still read in rounds, stop on
+// exit() and on SIGINT, print what it read, report what it had no room
+// for in dtrace's words, and hold no more memory than its buffers
+// account for.
+func TestSyscallFlood(t *testing.T) {
+	needTracing(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Skipf("cannot count the CPUs: %v", err)
+	}
+	const (
+		trace = `syscall:::entry { trace(arg0); }`
+		exit  = `tick-1s { exit(0); }`
+	)
+	bufsize := fmt.Sprintf("bufsize=%d", floodBufsize)
+	tests := []struct {
+		name   string
+		args   []string
+		isJSON bool
+		sigint bool
+	}{
+		{"exit", []string{"-x", bufsize, "-n", trace, "-n", exit}, false, false},
+		{"sigint", []string{"-x", bufsize, "-n", trace}, false, true},
+		{"json exit", []string{"-x", bufsize, "-O", "json", "-n", trace, "-n", exit}, true, false},
+		{"json sigint", []string{"-x", bufsize, "-O", "json", "-n", trace}, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The same enabling, stopped by BEGIN before any
+			// firing: what kdtrace holds without records.
+			base := runFlood(t, slices.Concat(tt.args, []string{"-n", `BEGIN { exit(0); }`}), false)
+			if base.status != 0 {
+				t.Fatalf("the run stopped at BEGIN: status %d, stderr %q", base.status, base.stderr)
+			}
+			r := runFlood(t, tt.args, tt.sigint)
+			if r.status != 0 {
+				t.Errorf("status %d, want 0 (stderr %q)", r.status, r.stderr)
+			}
+			if n := floodFirings(t, r.stdout, tt.isJSON); n == 0 {
+				t.Errorf("no syscall firing printed (stdout %d bytes, stderr %q)", len(r.stdout), r.stderr)
+			}
+			if !floodDrops.MatchString(r.stderr) {
+				t.Errorf("no drops reported, though %d system calls were made into a ring of %d bytes; stderr %q", r.calls, floodBufsize, r.stderr)
+			}
+			if tt.isJSON && !bytes.Contains(r.stdout, []byte(`"type":"drop"`)) {
+				t.Errorf("no drop object in the JSON output")
+			}
+			// The records of a round: the ring's pages, the
+			// records copied out of it, their decoding, and as
+			// much again before the collector frees them; the
+			// enabling's own memory, again as much before it is
+			// collected.
+			bound := 2*base.maxRSS + 16*floodBufsize*int64(ncpu)
+			if r.maxRSS > bound {
+				t.Errorf("peak RSS %d KiB, over %d KiB: twice the %d KiB of the enabling alone and 16 times the %d KiB of bufsize on %d CPUs",
+					r.maxRSS>>10, bound>>10, base.maxRSS>>10, floodBufsize>>10, ncpu)
+			}
+			t.Logf("%d calls made, %d bytes printed, peak RSS %d KiB (%d KiB without firings)", r.calls, len(r.stdout), r.maxRSS>>10, base.maxRSS>>10)
+		})
+	}
+}
+
+// floodDrops is dtrace's report of a CPU's drops.
+var floodDrops = regexp.MustCompile(`(?m)^kdtrace\.test: \d+ drops? on CPU \d+$`)
+
+// closeOnce closes c unless it is closed.
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// A floodRun is what a run of kdtrace under a flood of system calls
+// did.
+type floodRun struct {
+	status int
+	stdout []byte
+	stderr string
+	maxRSS int64 // bytes
+	calls  int64 // system calls the test made while kdtrace traced
+}
+
+// runFlood runs kdtrace with args as a process of its own, its output
+// in a file as `kdtrace … > out`, and makes system calls as fast as it
+// can from when kdtrace has enabled its probes until it exits. With
+// sigint, once kdtrace has reported drops it is sent SIGINT, as a user
+// stops it. It fails the test if kdtrace does not stop.
+func runFlood(t *testing.T, args []string, sigint bool) floodRun {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "KDTRACE_TEST_MAIN=1")
+	cmd.Stdout = f
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// stderr's first line says the probes are enabled; then come
+	// the drops.
+	var errs strings.Builder
+	enabled, dropped := make(chan struct{}), make(chan struct{})
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer closeOnce(enabled)
+		defer closeOnce(dropped)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			errs.WriteString(sc.Text() + "\n")
+			closeOnce(enabled)
+			if floodDrops.MatchString(sc.Text()) {
+				closeOnce(dropped)
+			}
+		}
+	}()
+	exited := make(chan struct{})
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		<-enabled
+		for {
+			select {
+			case <-exited:
+				return
+			default:
+			}
+			for range 1000 {
+				syscall.Getppid()
+			}
+			calls.Add(1000)
+		}
+	})
+	var waitErr error
+	go func() {
+		<-read
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	deadline := time.After(60 * time.Second)
+	stuck := func(what string) {
+		cmd.Process.Kill()
+		<-exited
+		wg.Wait()
+		t.Fatalf("kdtrace %q %s in a minute (stderr %q)", args, what, errs.String())
+	}
+	if sigint {
+		// The signal comes once kdtrace has reported drops, or not
+		// at all if it exited first.
+		select {
+		case <-dropped:
+			cmd.Process.Signal(syscall.SIGINT)
+		case <-exited:
+		case <-deadline:
+			stuck("reported no drops")
+		}
+	}
+	select {
+	case <-exited:
+	case <-deadline:
+		stuck("did not stop")
+	}
+	wg.Wait()
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) {
+		t.Fatal(waitErr)
+	}
+	stdout, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return floodRun{status: cmd.ProcessState.ExitCode(), stdout: stdout, stderr: errs.String(),
+		maxRSS: ru.Maxrss << 10, calls: calls.Load()}
+}
+
+// floodFirings counts the syscall entries printed: lines ending in
+// :entry and a value in dtrace's output, probe objects of the syscall
+// provider in JSON.
+func floodFirings(t *testing.T, out []byte, isJSON bool) int {
+	t.Helper()
+	n := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !isJSON {
+			if f := strings.Fields(string(line)); len(f) == 4 && strings.HasSuffix(f[2], ":entry") {
+				n++
+			}
+			continue
+		}
+		var o struct {
+			Type  string
+			Probe struct{ Provider, Name string }
+		}
+		if err := json.Unmarshal(line, &o); err != nil {
+			t.Fatalf("line %q is not a JSON object: %v", line, err)
+		}
+		if o.Type == "probe" && o.Probe.Provider == "syscall" && o.Probe.Name == "entry" {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
