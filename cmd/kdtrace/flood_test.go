@@ -40,6 +40,7 @@ func TestSyscallFlood(t *testing.T) {
 		t.Skipf("cannot count the CPUs: %v", err)
 	}
 	const (
+		begin = `BEGIN { trace("go"); }`
 		trace = `syscall:::entry { trace(arg0); }`
 		exit  = `tick-1s { exit(0); }`
 	)
@@ -50,15 +51,15 @@ func TestSyscallFlood(t *testing.T) {
 		isJSON bool
 		sigint bool
 	}{
-		{"exit", []string{"-x", bufsize, "-n", trace, "-n", exit}, false, false},
-		{"sigint", []string{"-x", bufsize, "-n", trace}, false, true},
-		{"json exit", []string{"-x", bufsize, "-O", "json", "-n", trace, "-n", exit}, true, false},
-		{"json sigint", []string{"-x", bufsize, "-O", "json", "-n", trace}, true, true},
+		{"exit", []string{"-x", bufsize, "-n", begin, "-n", trace, "-n", exit}, false, false},
+		{"sigint", []string{"-x", bufsize, "-n", begin, "-n", trace}, false, true},
+		{"json exit", []string{"-x", bufsize, "-O", "json", "-n", begin, "-n", trace, "-n", exit}, true, false},
+		{"json sigint", []string{"-x", bufsize, "-O", "json", "-n", begin, "-n", trace}, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The same enabling, stopped by BEGIN before any
-			// firing: what kdtrace holds without records.
+			// The same enabling, stopped by BEGIN: what kdtrace
+			// holds without the system calls' records.
 			base := runFlood(t, slices.Concat(tt.args, []string{"-n", `BEGIN { exit(0); }`}), false)
 			if base.status != 0 {
 				t.Fatalf("the run stopped at BEGIN: status %d, stderr %q", base.status, base.stderr)
@@ -91,8 +92,9 @@ func TestSyscallFlood(t *testing.T) {
 	}
 }
 
-// floodDrops is dtrace's report of a CPU's drops.
-var floodDrops = regexp.MustCompile(`(?m)^kdtrace\.test: \d+ drops? on CPU \d+$`)
+// floodDrops is dtrace's report of a CPU's drops, by kdtrace as the
+// test runs it (the test binary).
+var floodDrops = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(filepath.Base(os.Args[0])) + `: \d+ drops? on CPU \d+$`)
 
 // closeOnce closes c unless it is closed.
 func closeOnce(c chan struct{}) {
@@ -115,7 +117,8 @@ type floodRun struct {
 
 // runFlood runs kdtrace with args as a process of its own, its output
 // in a file as `kdtrace … > out`, and makes system calls as fast as it
-// can from when kdtrace has enabled its probes until it exits. With
+// can from when kdtrace has printed (a BEGIN clause's record) until it
+// exits. With
 // sigint, once kdtrace has reported drops it is sent SIGINT, as a user
 // stops it. It fails the test if kdtrace does not stop.
 func runFlood(t *testing.T, args []string, sigint bool) floodRun {
@@ -136,19 +139,15 @@ func runFlood(t *testing.T, args []string, sigint bool) floodRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// stderr's first line says the probes are enabled; then come
-	// the drops.
 	var errs strings.Builder
-	enabled, dropped := make(chan struct{}), make(chan struct{})
+	dropped := make(chan struct{})
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
-		defer closeOnce(enabled)
 		defer closeOnce(dropped)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			errs.WriteString(sc.Text() + "\n")
-			closeOnce(enabled)
 			if floodDrops.MatchString(sc.Text()) {
 				closeOnce(dropped)
 			}
@@ -158,15 +157,30 @@ func runFlood(t *testing.T, args []string, sigint bool) floodRun {
 	var calls atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		<-enabled
+		// BEGIN's record, printed in the first round, says the
+		// tracing is active.
+		for {
+			if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+				break
+			}
+			select {
+			case <-exited:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
 		for {
 			select {
 			case <-exited:
 				return
 			default:
 			}
+			// getrusage(2): a call the syscall provider lists
+			// from tracefs's events and from the kernel's
+			// handlers alike (getppid's handler has no BTF).
+			var ru syscall.Rusage
 			for range 1000 {
-				syscall.Getppid()
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 			}
 			calls.Add(1000)
 		}
