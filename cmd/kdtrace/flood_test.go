@@ -118,9 +118,9 @@ type floodRun struct {
 // runFlood runs kdtrace with args as a process of its own, its output
 // in a file as `kdtrace … > out`, and makes system calls as fast as it
 // can from when kdtrace has printed (a BEGIN clause's record) until it
-// exits. With
-// sigint, once kdtrace has reported drops it is sent SIGINT, as a user
-// stops it. It fails the test if kdtrace does not stop.
+// exits. With sigint, once kdtrace has reported drops it is sent
+// SIGINT, as a user stops it. It fails the test if kdtrace does not
+// stop.
 func runFlood(t *testing.T, args []string, sigint bool) floodRun {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out")
