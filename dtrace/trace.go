@@ -75,7 +75,12 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		cfg.Ring = cmp.Or(size("bufsize"), 4<<20)
 	}
 	cfg.BPF.AggSize = uint32(min(size("aggsize"), 1<<30))
-	cfg.SpecSize = size("specsize")
+	// dtrace's default specsize is 32k: a speculation never
+	// committed holds no more.
+	cfg.SpecSize = 32 << 10
+	if _, ok := h.opts.Value("specsize"); ok {
+		cfg.SpecSize = size("specsize")
+	}
 	if v, ok := h.opts.Value("nspec"); ok {
 		n, _ := strconv.ParseUint(v, 0, 32)
 		cfg.BPF.NSpec = uint32(n)

@@ -93,6 +93,51 @@ func TestSyscallFlood(t *testing.T) {
 	}
 }
 
+// TestSpecSizeDefault speculates more firings than dtrace's default
+// specsize (32 KiB of each CPU's) holds and never sets it: the firings
+// past it are dropped and reported, as dtrace's speculative drops, not
+// kept without bound until the commit. Each firing is printed or
+// dropped.
+func TestSpecSizeDefault(t *testing.T) {
+	needTracing(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Skipf("cannot count the CPUs: %v", err)
+	}
+	// A firing's record is at least 16 bytes: 2048 a CPU, 32 KiB, on
+	// the CPU that ran most of them.
+	n := 2048 * ncpu
+	pid := os.Getpid()
+	prog := fmt.Sprintf(`BEGIN { printf("go\n"); s = speculation(); }
+syscall::getrusage:entry /pid == %d/ { speculate(s); printf("%%d\n", arg0); }
+syscall::getrusage:return /pid == %d && ++i == %d/ { commit(s); }
+syscall::getrusage:return /pid == %d && i == %d/ { exit(0); }`, pid, pid, n, pid, n)
+	out, errs, st := runActive(t, []string{"-q", "-n", prog}, func() {
+		var ru syscall.Rusage
+		for range n {
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		}
+	})
+	if st != 0 {
+		t.Fatalf("status %d (stderr %q)", st, errs)
+	}
+	printed := 0
+	for line := range strings.Lines(out) {
+		if line == "0\n" {
+			printed++
+		}
+	}
+	m := regexp.MustCompile(`(?m)^kdtrace: (\d+) speculative drops?$`).FindAllStringSubmatch(errs, -1)
+	dropped := 0
+	for _, d := range m {
+		k, _ := strconv.Atoi(d[1])
+		dropped += k
+	}
+	if dropped == 0 || printed+dropped != n {
+		t.Errorf("%d firings printed and %d dropped, want some dropped and %d in all (stderr %q)", printed, dropped, n, errs)
+	}
+}
+
 // floodDrops is dtrace's report of a CPU's drops, by kdtrace as the
 // test runs it (the test binary).
 var floodDrops = regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(filepath.Base(os.Args[0])) + `: \d+ drops? on CPU \d+$`)

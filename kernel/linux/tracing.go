@@ -37,8 +37,9 @@ type Config struct {
 	// Verbose puts the verifier's whole log in the error of a program
 	// it refuses (-x verbose).
 	Verbose bool
-	// SpecSize is the bytes a speculation holds (specsize); 0 means
-	// no limit.
+	// SpecSize is the bytes a speculation holds of each CPU's
+	// firings (specsize), as dtrace's speculation has a buffer of
+	// that size for each CPU; 0 means no limit.
 	SpecSize uint64
 	// Ring is the bytes of a CPU's buffer under dtrace's ring policy
 	// (bufsize): its firings are handed to the consumer when the
@@ -122,7 +123,7 @@ type tick struct {
 // A specBuf is a speculation's records so far.
 type specBuf struct {
 	recs []specRec
-	size int
+	size map[int]int // bytes of recs, by CPU
 }
 
 type specRec struct {
@@ -687,14 +688,18 @@ func (t *Tracing) take(sample []byte) error {
 	}
 	rec = rec[:ep.Size]
 	if spec != 0 {
-		// Kept until committed or discarded, up to specsize bytes.
+		// Kept until committed or discarded, up to specsize bytes
+		// of each CPU's.
 		s := t.specs[spec]
-		if t.specSize != 0 && s.size+len(rec) > t.specSize {
+		if t.specSize != 0 && s.size[cpu]+len(rec) > t.specSize {
 			t.drops.Spec++
 			return nil
 		}
+		if s.size == nil {
+			s.size = map[int]int{}
+		}
 		s.recs = append(s.recs, specRec{cpu, ep, append([]byte(nil), rec...)})
-		s.size += len(rec)
+		s.size[cpu] += len(rec)
 		t.specs[spec] = s
 		return nil
 	}
