@@ -92,7 +92,12 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 		cfg.Ring = cmp.Or(bufsize, bpf.DefaultBufSize)
 	}
 	cfg.BPF.AggSize, _ = size("aggsize")
-	cfg.SpecSize, _ = size("specsize")
+	// dtrace's default specsize is 32k: a speculation never
+	// committed holds no more.
+	cfg.SpecSize = 32 << 10
+	if v, ok := size("specsize"); ok {
+		cfg.SpecSize = v
+	}
 	if v, ok := h.opts.Value("nspec"); ok {
 		n, _ := strconv.ParseUint(v, 0, 32)
 		cfg.BPF.NSpec = uint32(n)

@@ -15,7 +15,11 @@ import (
 // the test binary, re-executed with KDTRACE_TEST_MAIN set, is kdtrace.
 func TestMain(m *testing.M) {
 	if os.Getenv("KDTRACE_TEST_MAIN") != "" {
-		os.Exit(run(os.Args, os.Stdout, os.Stderr))
+		status := run(os.Args, os.Stdout, os.Stderr)
+		if p := os.Getenv("KDTRACE_TEST_HWM"); p != "" {
+			saveHWM(p)
+		}
+		os.Exit(status)
 	}
 	os.Exit(m.Run())
 }

@@ -37,9 +37,10 @@
 // trunc() and clear() act on the consumer's keys alone.
 //
 // A speculated firing's records reach the ring buffer marked with the
-// speculation's id; Work keeps them, up to specsize bytes, until the
-// control sample of commit() or discard() comes, then appends them to
-// their CPUs' buffers or drops them, and frees the speculation.
+// speculation's id; Work keeps them, up to specsize bytes of each
+// CPU's, until the control sample of commit() or discard() comes, then
+// appends them to their CPUs' buffers or drops them, and frees the
+// speculation.
 //
 // An fbt probe goes on a BPF trampoline where it can (splitTrampolines):
 // a group of its own, whose fentry or fexit program is loaded for its

@@ -37,8 +37,9 @@ type Config struct {
 	// Verbose puts the verifier's whole log in the error of a program
 	// it refuses (-x verbose).
 	Verbose bool
-	// SpecSize is the bytes a speculation holds (specsize); 0 means
-	// no limit.
+	// SpecSize is the bytes a speculation holds of each CPU's
+	// firings (specsize), as dtrace's speculation has a buffer of
+	// that size for each CPU; 0 means no limit.
 	SpecSize uint64
 	// Ring is the bytes of a CPU's buffer under dtrace's ring policy
 	// (bufsize): its firings are handed to the consumer when the
@@ -126,7 +127,7 @@ type tick struct {
 // A specBuf is a speculation's records so far.
 type specBuf struct {
 	recs []specRec
-	size int
+	size map[int]int // bytes of recs, by CPU
 }
 
 type specRec struct {
@@ -593,18 +594,8 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	if err := t.snapAggs(cons, cs); err != nil {
 		return Drops{}, err
 	}
-	t.ring.SetDeadline(time.Now())
-	var rec ringbuf.Record
-	for {
-		if err := t.ring.ReadInto(&rec); err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				break
-			}
-			return Drops{}, fmt.Errorf("reading the ring buffer: %w", err)
-		}
-		if err := t.take(rec.RawSample); err != nil {
-			return Drops{}, err
-		}
+	if err := t.readRing(); err != nil {
+		return Drops{}, err
 	}
 	unavail, busy, err := t.rt.SpecFailures()
 	if err != nil {
@@ -653,6 +644,36 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	return drops, err
 }
 
+// ringHdrSize is the header of each sample in a BPF ring buffer (the
+// kernel's BPF_RINGBUF_HDR_SZ); a sample's data is padded to 8 bytes.
+const ringHdrSize = 8
+
+// readRing takes the samples the ring buffer held when it was called,
+// and no more: the probes keep firing while it reads, some of them in
+// the consumer's own system calls (its reads of the ring, its writes of
+// what it prints), so that a read until the ring is empty may never
+// end, and hold ever more records. What fires faster than the rounds
+// read it finds the ring full and is dropped, counted in its CPU's
+// BufDrops, as dtrace's full buffers drop.
+func (t *Tracing) readRing() error {
+	t.ring.SetDeadline(time.Now())
+	var rec ringbuf.Record
+	for left := t.ring.AvailableBytes(); left > 0; {
+		if err := t.ring.ReadInto(&rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// The ring was found empty: what it held is read.
+				return nil
+			}
+			return fmt.Errorf("reading the ring buffer: %w", err)
+		}
+		left -= ringHdrSize + (len(rec.RawSample)+7)&^7
+		if err := t.take(rec.RawSample); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // take appends a sample of the ring buffer to its CPU's records, on the
 // firing's alignment as dtrace_probe places it.
 func (t *Tracing) take(sample []byte) error {
@@ -674,14 +695,18 @@ func (t *Tracing) take(sample []byte) error {
 	}
 	rec = rec[:ep.Size]
 	if spec != 0 {
-		// Kept until committed or discarded, up to specsize bytes.
+		// Kept until committed or discarded, up to specsize bytes
+		// of each CPU's.
 		s := t.specs[spec]
-		if t.specSize != 0 && s.size+len(rec) > t.specSize {
+		if t.specSize != 0 && s.size[cpu]+len(rec) > t.specSize {
 			t.drops.Spec++
 			return nil
 		}
+		if s.size == nil {
+			s.size = map[int]int{}
+		}
 		s.recs = append(s.recs, specRec{cpu, ep, append([]byte(nil), rec...)})
-		s.size += len(rec)
+		s.size[cpu] += len(rec)
 		t.specs[spec] = s
 		return nil
 	}
