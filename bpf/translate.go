@@ -316,10 +316,25 @@ func (t *translator) emit(ins asm.Instruction) {
 // are separated by a harmless instruction: R0 is dead between DIF
 // instructions.
 func (t *translator) mark(label string) {
+	if n := len(t.out); t.label == "" && n > 0 && isJumpTo(t.out[n-1], label) {
+		// A jump to the next instruction: the verifier would remove
+		// it, moving the whole program. Labelled, it becomes the
+		// separator of two labels.
+		if sym := t.out[n-1].Symbol(); sym != "" {
+			t.out[n-1] = asm.Mov.Imm(asm.R0, 0).WithSymbol(sym)
+		} else {
+			t.out = t.out[:n-1]
+		}
+	}
 	if t.label != "" {
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
 	t.label = label
+}
+
+// isJumpTo reports whether ins is an unconditional jump to label.
+func isJumpTo(ins asm.Instruction, label string) bool {
+	return ins.OpCode.Class() == asm.JumpClass && ins.OpCode.JumpOp() == asm.Ja && ins.Reference() == label
 }
 
 func (t *translator) mapPtr(dst asm.Register, name string) {
