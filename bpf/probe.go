@@ -222,20 +222,41 @@ const (
 // BuildProbe returns the program for p. Every DIFO of its clauses must
 // have been added to l (AddProbe).
 func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
+	insns, err := newBuilder(p, l, part{hi: len(p.Clauses), links: 1}).build()
+	if err != nil {
+		return nil, err
+	}
+	return relax(insns), nil
+}
+
+func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
 	t := newTranslator(l)
 	t.ctx = p.Context
-	b := &builder{t: t, p: p, l: l}
-	return b.build()
+	return &builder{t: t, p: p, l: l, part: pt}
 }
 
 type builder struct {
-	t        *translator
-	p        *ProbeProgram
-	l        *Layout
-	needArgs bool   // a clause reads the probe's arguments
-	nargs    int    // how many times args was emitted, for its labels
-	anySpec  bool   // a clause speculates, commits or discards
-	sp       string // the site's prefix of the clauses' labels
+	t *translator
+	p *ProbeProgram
+	l *Layout
+	// part is the clauses this program runs, the whole of p's unless
+	// it is one of a chain's (BuildChain).
+	part
+	// firing is what p's clauses need of each firing, from all of
+	// them: set before build for a chain's program, by build else.
+	firing *firing
+	nargs  int    // how many times args was emitted, for its labels
+	sp     string // the site's prefix of the clauses' labels
+	// sizes, if set, receives the instructions each clause takes.
+	sizes []int
+}
+
+// A firing is what the clauses of a probe program need of each firing,
+// whichever program of its chain runs them.
+type firing struct {
+	args   bool // a clause reads the probe's arguments
+	locals bool // a clause uses clause-locals, zeroed at each firing
+	spec   bool // a clause speculates, commits or discards
 }
 
 func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
@@ -243,7 +264,7 @@ func (b *builder) mark(label string)        { b.t.mark(label) }
 
 func (b *builder) build() (asm.Instructions, error) {
 	t := b.t
-	for i, cs := range [][]Clause{b.p.Clauses, b.p.Error} {
+	for i, cs := range [][]Clause{b.p.Clauses[b.lo:b.hi], b.p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {
 				if err := t.use(o); err != nil {
@@ -251,13 +272,13 @@ func (b *builder) build() (asm.Instructions, error) {
 				}
 			}
 		}
-		if i == 0 {
+		if i == 0 && b.firing == nil {
 			// ERROR's clauses read the arguments faulted sets.
-			b.needArgs = t.uses.args
+			b.firing = &firing{args: t.uses.args, locals: t.uses.locals}
+			for _, c := range b.p.Clauses {
+				b.firing.spec = b.firing.spec || speculates(c.ECB)
+			}
 		}
-	}
-	for _, c := range b.p.Clauses {
-		b.anySpec = b.anySpec || speculates(c.ECB)
 	}
 	for _, st := range b.p.Sites {
 		for _, o := range st.difos() {
@@ -269,6 +290,11 @@ func (b *builder) build() (asm.Instructions, error) {
 	// The clauses' state is reset at each firing: clause-locals and
 	// scratch memory, as kernel/vm's BeginFiring.
 	t.uses.scratch = true
+	if b.place > 0 {
+		// The firing goes on from the chain's program before.
+		return b.link()
+	}
+	t.uses.locals = t.uses.locals || b.firing.locals
 	t.prologue()
 	// A program that interrupts another on its CPU (a profile probe
 	// in a system call's) would share its record buffer and state: it
@@ -296,6 +322,9 @@ func (b *builder) build() (asm.Instructions, error) {
 	if len(b.p.Sites) == 0 {
 		b.index()
 		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
+		if b.links > 1 {
+			b.emit(asm.StoreMem(rState, StateIndex, asm.R0, asm.DWord))
+		}
 		if err := b.dispatch("", "exit", true); err != nil {
 			return nil, err
 		}
@@ -316,18 +345,56 @@ func (b *builder) build() (asm.Instructions, error) {
 			b.emit(asm.Mov.Imm(asm.R0, 0))
 		}
 	}
+	return b.finish(), nil
+}
+
+// link appends the code of a chain's program after the first: the
+// firing readied by the first goes on with this program's clauses.
+func (b *builder) link() (asm.Instructions, error) {
+	b.t.prologue()
+	b.emit(asm.LoadMem(asm.R1, rState, StateIndex, asm.DWord))
+	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
+	if err := b.dispatch("", "exit", true); err != nil {
+		return nil, err
+	}
+	return b.finish(), nil
+}
+
+// finish appends the end of the program and returns its code, its far
+// jumps not yet relaxed: the call of the chain's next program if there
+// is one, then the end of the firing, which a program whose tail call
+// fails comes to (the firing cannot go on) as do the clauses that stop
+// it (exit()).
+func (b *builder) finish() asm.Instructions {
+	if b.place+1 < b.links {
+		b.mark("chain")
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+		b.emit(asm.LoadMapPtr(asm.R2, 0).WithReference(MapChain))
+		b.emit(asm.Mov.Imm(asm.R3, int32(b.place+1)))
+		b.emit(asm.FnTailCall.Call())
+	}
 	b.mark("exit")
 	b.emit(storeImm64(rState, StateBusy, 0))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
-	t.functions()
-	return relax(t.out), nil
+	b.t.functions()
+	return b.t.out
 }
 
 // prepare readies a firing: the record buffer, with this CPU in its
 // prefix, and the clauses' state.
 func (b *builder) prepare() {
-	// The CPU's entry of MapRec, with the CPU in its prefix.
+	b.record()
+	b.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.Word))
+	b.emit(asm.StoreMem(asm.R0, 0, asm.R2, asm.Word))
+	b.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
+	b.resetFiring()
+}
+
+// record finds this CPU's entry of MapRec, the record buffer, and
+// leaves it in R0 and at recPtr.
+func (b *builder) record() {
 	b.emit(asm.FnGetSmpProcessorId.Call())
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
 	b.t.mapPtr(asm.R1, MapRec)
@@ -336,11 +403,6 @@ func (b *builder) prepare() {
 	b.emit(asm.FnMapLookupElem.Call())
 	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
 	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
-	b.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.Word))
-	b.emit(asm.StoreMem(asm.R0, 0, asm.R2, asm.Word))
-	b.emit(asm.Mov.Reg(asm.R1, asm.R0))
-	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
-	b.resetFiring()
 }
 
 // dispatch appends the clauses of the probe at idxSlot's index in
@@ -358,14 +420,26 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
 	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
 	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
-	if prepare {
+	switch {
+	case prepare && b.place == 0:
 		b.prepare()
 		b.args()
+	case prepare:
+		// Readied by the chain's first program.
+		b.record()
 	}
-	for j := range b.p.Clauses {
+	for j := b.lo; j < b.hi; j++ {
+		start := len(b.t.out)
 		if err := b.clause(j); err != nil {
 			return err
 		}
+		if b.sizes != nil {
+			b.sizes[j] = len(b.t.out) - start
+		}
+	}
+	if b.place+1 < b.links {
+		b.emit(asm.Ja.Label("chain"))
+		return nil
 	}
 	b.emit(asm.Ja.Label(end))
 	return nil
@@ -496,7 +570,7 @@ func (b *builder) args() {
 		}
 		return
 	}
-	if !b.needArgs && b.p.Context != CtxRun {
+	if !b.firing.args && b.p.Context != CtxRun {
 		return
 	}
 	for i := 0; i < NArgs; i++ {
@@ -760,8 +834,15 @@ func (b *builder) clause(j int) error {
 	c := b.p.Clauses[j]
 	next := fmt.Sprintf("%sc%d_end", b.sp, j)
 	fault := fmt.Sprintf("%sc%d_fault", b.sp, j)
+	// The clause's EPID, after the probe's ID; beyond a load's 16-bit
+	// offset, from the entry's address moved on.
+	off := 4 + 4*j
 	b.emit(asm.LoadMem(asm.R1, asm.R10, probePtr, asm.DWord))
-	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(4+4*j), asm.Word))
+	if off > math.MaxInt16 {
+		b.emit(asm.Add.Imm(asm.R1, int32(off)))
+		off = 0
+	}
+	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(off), asm.Word))
 	b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	b.emit(asm.StoreMem(rState, StateEPID, asm.R1, asm.DWord))
 	if err := b.body(c, fmt.Sprintf("%sc%d_", b.sp, j), next, fault, false); err != nil {
@@ -792,7 +873,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	}
-	if b.anySpec {
+	if b.firing.spec {
 		// Not speculated unless the clause says so.
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
