@@ -189,24 +189,36 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	var named []record.Probe
 	seen := map[uint32]bool{}
 	nkinst := 0
+	// The probes each description matches, found once however many
+	// clauses it heads: 10,000 clauses on syscall:::entry would walk
+	// the catalog 10,000 times, making 4.5 million probes.
+	type matched struct {
+		ps  []*probe.Probe
+		rps []record.Probe
+	}
+	walked := map[dof.ProbeSpec]matched{}
 	for i := range ecbs {
 		e := &ecbs[i]
-		var ps []*probe.Probe
-		if e.Probe.ID != 0 {
-			// -i: the description is the probe's ID alone.
-			if p := cfg.Catalog.ByID(e.Probe.ID); p != nil {
-				ps = append(ps, p)
+		m, ok := walked[e.Probe]
+		if !ok {
+			if e.Probe.ID != 0 {
+				// -i: the description is the probe's ID alone.
+				if p := cfg.Catalog.ByID(e.Probe.ID); p != nil {
+					m.ps = append(m.ps, p)
+				}
+			} else {
+				d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
+				if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { m.ps = append(m.ps, p); return true }); err != nil {
+					return nil, err
+				}
 			}
-		} else {
-			d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
-			if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
-				return nil, err
+			m.rps = make([]record.Probe, len(m.ps))
+			for j, p := range m.ps {
+				m.rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
 			}
+			walked[e.Probe] = m
 		}
-		rps := make([]record.Probe, len(ps))
-		for j, p := range ps {
-			rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
-		}
+		ps, rps := m.ps, m.rps
 		for _, p := range rps {
 			if !seen[p.ID] {
 				seen[p.ID] = true
