@@ -32,6 +32,10 @@ import (
 // which BuildChain splits them over a chain.
 const chainBudget = 4096
 
+// groupBudget is the instructions of the clauses of one function of a
+// chain's program (builder.chained).
+const groupBudget = 1024
+
 // MaxChain is the most programs in a chain: a firing makes at most 33
 // tail calls (the kernel's MAX_TAIL_CALL_CNT).
 const MaxChain = 34
@@ -71,6 +75,7 @@ func BuildChain(p *ProbeProgram, l *Layout) ([]Link, error) {
 	for i, pt := range parts {
 		pb := newBuilder(p, l, pt)
 		pb.firing = b.firing
+		pb.groups = cut(b.sizes[pt.lo:pt.hi], pt.lo, groupBudget)
 		insns, err := pb.build()
 		if err != nil {
 			return nil, err
@@ -89,37 +94,40 @@ func split(sizes []int, budget int) []part {
 	for _, s := range sizes {
 		total += s
 	}
-	cut := func(budget int) []part {
-		var parts []part
-		lo, size := 0, 0
-		for j, s := range sizes {
-			if j > lo && size+s > budget {
-				parts = append(parts, part{lo: lo, hi: j})
-				lo, size = j, 0
-			}
-			size += s
-		}
-		return append(parts, part{lo: lo, hi: len(sizes)})
-	}
-	parts := cut(budget)
+	parts := cut(sizes, 0, budget)
 	if len(parts) > MaxChain {
 		// The fewest parts of a budget only fall as it grows: the
 		// least budget that makes MaxChain parts at most.
 		lo, hi := max(budget, total/MaxChain), total
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			if len(cut(mid)) <= MaxChain {
+			if len(cut(sizes, 0, mid)) <= MaxChain {
 				hi = mid
 			} else {
 				lo = mid + 1
 			}
 		}
-		parts = cut(lo)
+		parts = cut(sizes, 0, lo)
 	}
 	for i := range parts {
 		parts[i].place, parts[i].links = i, len(parts)
 	}
 	return parts
+}
+
+// cut cuts clauses of the given sizes, the first numbered first, into
+// parts of at most budget instructions but for a clause larger alone.
+func cut(sizes []int, first, budget int) []part {
+	var parts []part
+	lo, size := 0, 0
+	for j, s := range sizes {
+		if j > lo && size+s > budget {
+			parts = append(parts, part{lo: first + lo, hi: first + j})
+			lo, size = j, 0
+		}
+		size += s
+	}
+	return append(parts, part{lo: first + lo, hi: first + len(sizes)})
 }
 
 // A LinkError is a chain's program that could not be loaded: the

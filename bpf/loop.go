@@ -59,18 +59,23 @@ func (t *translator) loop(fn string) {
 }
 
 // functions appends the callbacks' code, each starting at its symbol.
-// A program that refers to a callback must describe its functions in
-// BTF (func_info): the program is one global function of its context,
-// each callback a static one of the iteration and a context.
+// A program that refers to a callback or has functions of its own must
+// describe its functions in BTF (func_info): the program is one global
+// function of its context, each of its own functions a static one of
+// its context, and each callback a static one of the iteration and a
+// context.
 func (t *translator) functions() {
-	if len(t.funcs) == 0 {
+	if len(t.funcs) == 0 && len(t.subs) == 0 {
 		return
 	}
 	long := &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed}
 	ptr := &btf.Pointer{Target: &btf.Void{}}
-	t.out[0] = btf.WithFuncMetadata(t.out[0], &btf.Func{Name: "kd_prog", Linkage: btf.GlobalFunc,
-		Type: &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
-			Params: []btf.FuncParam{{Name: "ctx", Type: ptr}}}})
+	prog := &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
+		Params: []btf.FuncParam{{Name: "ctx", Type: ptr}}}
+	t.out[0] = btf.WithFuncMetadata(t.out[0], &btf.Func{Name: "kd_prog", Linkage: btf.GlobalFunc, Type: prog})
+	for _, s := range t.subs {
+		t.out[s.at] = btf.WithFuncMetadata(t.out[s.at], &btf.Func{Name: s.name, Linkage: btf.StaticFunc, Type: prog})
+	}
 	proto := &btf.FuncProto{Return: long, Params: []btf.FuncParam{
 		{Name: "index", Type: &btf.Int{Name: "unsigned int", Size: 4}}, {Name: "ctx", Type: ptr}}}
 	for i := 0; i < len(t.funcs); i++ {

@@ -232,7 +232,7 @@ func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
 	t := newTranslator(l)
 	t.ctx = p.Context
-	return &builder{t: t, p: p, l: l, part: pt}
+	return &builder{t: t, p: p, l: l, part: pt, exit: "exit", first: true}
 }
 
 type builder struct {
@@ -249,6 +249,14 @@ type builder struct {
 	sp     string // the site's prefix of the clauses' labels
 	// sizes, if set, receives the instructions each clause takes.
 	sizes []int
+	// groups are the clauses of a chain's program by function.
+	groups []part
+	// exit is where the firing ends, stop what a function returns
+	// there; first is set where the firing starts; cont, if set, is
+	// where the function goes once its clauses have run.
+	exit, cont string
+	stop       int32
+	first      bool
 }
 
 // A firing is what the clauses of a probe program need of each firing,
@@ -290,45 +298,18 @@ func (b *builder) build() (asm.Instructions, error) {
 	// The clauses' state is reset at each firing: clause-locals and
 	// scratch memory, as kernel/vm's BeginFiring.
 	t.uses.scratch = true
-	if b.place > 0 {
-		// The firing goes on from the chain's program before.
-		return b.link()
+	if b.links > 1 {
+		return b.chained()
 	}
 	t.uses.locals = t.uses.locals || b.firing.locals
 	t.prologue()
-	// A program that interrupts another on its CPU (a profile probe
-	// in a system call's) would share its record buffer and state: it
-	// is dropped, and counted.
-	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
-	b.emit(asm.JEq.Imm(asm.R1, 0, "idle"))
-	b.count(StateBufDrops)
-	b.emit(asm.Mov.Imm(asm.R0, 0))
-	b.emit(asm.Return())
-	b.mark("idle")
-	b.emit(storeImm64(rState, StateBusy, 1))
-	b.lookup(asm.R1, MapCtl)
-	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
-	if b.p.End {
-		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, "exit"))
-	} else {
-		// BEGIN runs before the tracing is active; the others only
-		// while it is.
-		if b.p.Context == CtxRun {
-			b.emit(asm.JEq.Imm(asm.R1, ActivityDraining, "exit"))
-		} else {
-			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, "exit"))
-		}
-	}
 	if len(b.p.Sites) == 0 {
-		b.index()
-		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
-		if b.links > 1 {
-			b.emit(asm.StoreMem(rState, StateIndex, asm.R0, asm.DWord))
-		}
-		if err := b.dispatch("", "exit", true); err != nil {
+		b.start()
+		if err := b.dispatch("", b.exit, true); err != nil {
 			return nil, err
 		}
 	} else {
+		b.begin()
 		b.prepare()
 		b.rawArgs()
 		for i, st := range b.p.Sites {
@@ -345,41 +326,131 @@ func (b *builder) build() (asm.Instructions, error) {
 			b.emit(asm.Mov.Imm(asm.R0, 0))
 		}
 	}
-	return b.finish(), nil
+	b.mark(b.exit)
+	b.emit(storeImm64(rState, StateBusy, 0))
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	t.functions()
+	return t.out, nil
 }
 
-// link appends the code of a chain's program after the first: the
-// firing readied by the first goes on with this program's clauses.
-func (b *builder) link() (asm.Instructions, error) {
-	b.t.prologue()
-	b.emit(asm.LoadMem(asm.R1, rState, StateIndex, asm.DWord))
-	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
-	if err := b.dispatch("", "exit", true); err != nil {
-		return nil, err
+// begin appends the start of a firing: a program that interrupts
+// another on its CPU (a profile probe in a system call's) would share
+// its record buffer and state: it is dropped, and counted, and returns
+// b.stop; else the CPU is marked busy, and the firing ends at b.exit
+// unless the tracing's activity lets the program's clauses run.
+func (b *builder) begin() {
+	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
+	b.emit(asm.JEq.Imm(asm.R1, 0, b.t.lp+"idle"))
+	b.count(StateBufDrops)
+	b.emit(asm.Mov.Imm(asm.R0, b.stop))
+	b.emit(asm.Return())
+	b.mark(b.t.lp + "idle")
+	b.emit(storeImm64(rState, StateBusy, 1))
+	b.lookup(asm.R1, MapCtl)
+	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
+	if b.p.End {
+		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, b.exit))
+	} else {
+		// BEGIN runs before the tracing is active; the others only
+		// while it is.
+		if b.p.Context == CtxRun {
+			b.emit(asm.JEq.Imm(asm.R1, ActivityDraining, b.exit))
+		} else {
+			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, b.exit))
+		}
 	}
-	return b.finish(), nil
 }
 
-// finish appends the end of the program and returns its code, its far
-// jumps not yet relaxed: the call of the chain's next program if there
-// is one, then the end of the firing, which a program whose tail call
-// fails comes to (the firing cannot go on) as do the clauses that stop
-// it (exit()).
-func (b *builder) finish() asm.Instructions {
+// start appends the start of a firing (begin) and finds which probe
+// fired: its index at idxSlot, and at StateIndex for a chain's other
+// programs.
+func (b *builder) start() {
+	b.begin()
+	b.index()
+	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
+	if b.links > 1 {
+		b.emit(asm.StoreMem(rState, StateIndex, asm.R0, asm.DWord))
+	}
+}
+
+// chained appends the code of one program of a chain: a main function
+// that calls each group of its clauses, a function of its own, in
+// order, then the chain's next program, and at the end of the chain
+// ends the firing. A group's function readies the firing if it is the
+// chain's first (start), or finds it again from the maps (the probe's
+// index at StateIndex, the record buffer); it returns 0 for the firing
+// to go on, 1 where it ends (exit(), an inactive tracing, an interrupted
+// program's CPU). The verifier's analysis of the stack's liveness walks
+// a whole function at each branch it has explored: functions of a few
+// clauses each keep it short.
+func (b *builder) chained() (asm.Instructions, error) {
+	t := b.t
+	const ctxAt, keyAt = -8, -16
+	t.uses.locals = t.uses.locals || b.place == 0 && b.firing.locals
+	b.emit(asm.StoreMem(asm.R10, ctxAt, asm.R1, asm.DWord))
+	b.emit(storeImm64(asm.R10, keyAt, 0))
+	t.mapPtr(asm.R1, MapState)
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, keyAt))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JNE.Imm(asm.R0, 0, "main_state"))
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	b.mark("main_state")
+	b.emit(asm.Mov.Reg(rState, asm.R0))
+	for i := range b.groups {
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxAt, asm.DWord))
+		b.emit(asm.Call.Label(groupName(i)))
+		b.emit(asm.JNE.Imm(asm.R0, 0, "main_ret"))
+	}
 	if b.place+1 < b.links {
-		b.mark("chain")
-		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxAt, asm.DWord))
 		b.emit(asm.LoadMapPtr(asm.R2, 0).WithReference(MapChain))
 		b.emit(asm.Mov.Imm(asm.R3, int32(b.place+1)))
 		b.emit(asm.FnTailCall.Call())
 	}
-	b.mark("exit")
+	// The firing's end; or a tail call that failed: it cannot go on.
 	b.emit(storeImm64(rState, StateBusy, 0))
+	b.mark("main_ret")
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
-	b.t.functions()
-	return b.t.out
+	lo, hi := b.lo, b.hi
+	b.stop = 1
+	for i, g := range b.groups {
+		name := groupName(i)
+		t.lp = name + "_"
+		b.exit, b.cont = t.lp+"exit", t.lp+"ok"
+		b.lo, b.hi = g.lo, g.hi
+		b.first = b.place == 0 && i == 0
+		b.mark(name)
+		t.subs = append(t.subs, subprog{name, len(t.out)})
+		t.prologue()
+		if b.first {
+			b.start()
+		} else {
+			b.emit(asm.LoadMem(asm.R1, rState, StateIndex, asm.DWord))
+			b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
+		}
+		if err := b.dispatch("", b.exit, true); err != nil {
+			return nil, err
+		}
+		b.mark(b.cont)
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+		b.emit(asm.Return())
+		b.mark(b.exit)
+		b.emit(storeImm64(rState, StateBusy, 0))
+		b.emit(asm.Mov.Imm(asm.R0, 1))
+		b.emit(asm.Return())
+	}
+	b.lo, b.hi = lo, hi
+	t.functions()
+	return t.out, nil
 }
+
+// groupName is the name of the function of a chain's program that runs
+// its i'th group of clauses.
+func groupName(i int) string { return fmt.Sprintf("kd_group%d", i) }
 
 // prepare readies a firing: the record buffer, with this CPU in its
 // prefix, and the clauses' state.
@@ -401,7 +472,7 @@ func (b *builder) record() {
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
 	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
 }
 
@@ -421,11 +492,11 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
 	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
 	switch {
-	case prepare && b.place == 0:
+	case prepare && b.first:
 		b.prepare()
 		b.args()
 	case prepare:
-		// Readied by the chain's first program.
+		// Readied by the chain's first function.
 		b.record()
 	}
 	for j := b.lo; j < b.hi; j++ {
@@ -437,8 +508,8 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 			b.sizes[j] = len(b.t.out) - start
 		}
 	}
-	if b.place+1 < b.links {
-		b.emit(asm.Ja.Label("chain"))
+	if b.cont != "" {
+		b.emit(asm.Ja.Label(b.cont))
 		return nil
 	}
 	b.emit(asm.Ja.Label(end))
@@ -528,7 +599,7 @@ func (b *builder) lookup(dst asm.Register, name string) {
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.Mov.Reg(dst, asm.R0))
 }
 
@@ -953,10 +1024,10 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		// another CPU's exit() has come first leaves no record.
 		b.lookup(asm.R1, MapCtl)
 		b.emit(asm.LoadMem(asm.R0, asm.R1, CtlActivity, asm.DWord))
-		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 		b.emit(asm.Mov.Imm(asm.R2, ActivityDraining))
 		b.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, CtlActivity))
-		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 	}
 	if ep.Size > 0 {
 		if speculates(e) {
@@ -980,7 +1051,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		if !b.p.End {
 			// The tracing drains: the firing's other clauses do
 			// not run, as dtrace_probe stops at a draining state.
-			b.emit(asm.Ja.Label("exit"))
+			b.emit(asm.Ja.Label(b.exit))
 			return nil
 		}
 	}

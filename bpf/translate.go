@@ -118,6 +118,18 @@ type translator struct {
 	funcs  []string
 	bodies map[string]func()
 	loops  int // bpf_loop calls so far, for unique labels
+
+	// subs are the functions of a chain's program (builder.chained),
+	// lp the prefix of the labels of the prologue of the one emitted.
+	subs []subprog
+	lp   string
+}
+
+// A subprog is a function of a program other than a callback: its name
+// and where it starts.
+type subprog struct {
+	name string
+	at   int
 }
 
 func newTranslator(l *Layout) *translator { return &translator{l: l, faults: map[string]bool{}} }
@@ -348,10 +360,10 @@ func (t *translator) lookup(dst asm.Register, name string) {
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
-	t.emit(asm.JNE.Imm(asm.R0, 0, "have_"+name))
+	t.emit(asm.JNE.Imm(asm.R0, 0, t.lp+"have_"+name))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	t.emit(asm.Return())
-	t.mark("have_" + name)
+	t.mark(t.lp + "have_" + name)
 	t.emit(asm.Mov.Reg(dst, asm.R0))
 }
 
