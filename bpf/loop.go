@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
@@ -65,7 +66,7 @@ func (t *translator) loop(fn string) {
 // its context, and each callback a static one of the iteration and a
 // context.
 func (t *translator) functions() {
-	if len(t.funcs) == 0 && len(t.subs) == 0 {
+	if len(t.funcs) == 0 && len(t.subs) == 0 && len(t.finders) == 0 {
 		return
 	}
 	long := &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed}
@@ -86,7 +87,32 @@ func (t *translator) functions() {
 		t.bodies[sym]()
 		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: sym, Linkage: btf.StaticFunc, Type: proto})
 	}
+	find := &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "key", Type: ptr}}}
+	for _, m := range t.finders {
+		sym := finderName(m)
+		start := len(t.out)
+		t.mark(sym)
+		t.emit(asm.Mov.Reg(asm.R2, asm.R1))
+		t.mapPtr(asm.R1, m)
+		t.emit(asm.FnMapLookupElem.Call())
+		t.emit(asm.Return())
+		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: sym, Linkage: btf.StaticFunc, Type: find})
+	}
 }
+
+// finder returns the name of the function that looks up the key its
+// argument points to in the named map, made once for the program: a
+// program with a lookup of a hash at each of many places would have
+// each inlined by the verifier, which moves the whole program each
+// time.
+func (t *translator) finder(m string) string {
+	if !slices.Contains(t.finders, m) {
+		t.finders = append(t.finders, m)
+	}
+	return finderName(m)
+}
+
+func finderName(m string) string { return "find_" + m }
 
 // enter starts a callback: the iteration kept, the maps' values looked
 // up (none missing, but the verifier wants the test).

@@ -1296,10 +1296,19 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.StoreMem(asm.R10, aggSaved, asm.R2, asm.Word))
 	b.emit(asm.StoreImm(asm.R1, 0, int64(ra.AggID), asm.Word))
 	find := func(found string) {
-		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
-		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
-		b.emit(asm.Add.Imm(asm.R2, base))
-		b.emit(asm.FnMapLookupElem.Call())
+		if b.links > 1 {
+			// In a chain's program, through a function of the
+			// program's own: the verifier inlines each lookup of a
+			// hash, moving the whole program.
+			b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
+			b.emit(asm.Add.Imm(asm.R1, base))
+			b.emit(asm.Call.Label(b.t.finder(name)))
+		} else {
+			b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
+			b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
+			b.emit(asm.Add.Imm(asm.R2, base))
+			b.emit(asm.FnMapLookupElem.Call())
+		}
 		b.emit(asm.JNE.Imm(asm.R0, 0, found))
 	}
 	find(lp + "found")

@@ -123,6 +123,8 @@ type translator struct {
 	// lp the prefix of the labels of the prologue of the one emitted.
 	subs []subprog
 	lp   string
+	// finders are the maps looked up through a function (finder).
+	finders []string
 }
 
 // A subprog is a function of a program other than a callback: its name
