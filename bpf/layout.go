@@ -41,7 +41,8 @@ const (
 	StateElem      = StateChilled + 8    // address of the by-reference element looked up last, as a scalar
 	StateBufUsed   = StateElem + 8       // bytes of records this CPU's buffer holds, under the fill policy
 	StateFilled    = StateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
-	StateSize      = StateFilled + 8
+	StateIndex     = StateFilled + 8     // the probe's index in MapProbes, for the programs of a chain after the first
+	StateSize      = StateIndex + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
@@ -64,6 +65,7 @@ const (
 	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
 	MapUArgs      = "kd_uargs"      // hash, one per USDT program: index → where the point's arguments are
 	MapSpec       = "kd_spec"       // array, nspec+1 entries: each speculation's state (Spec*)
+	MapChain      = "kd_chain"      // program array, one per chain of probe programs: each program by its place
 )
 
 // ThreadKey is the key of a thread-local variable in MapThreads.

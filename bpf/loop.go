@@ -59,18 +59,23 @@ func (t *translator) loop(fn string) {
 }
 
 // functions appends the callbacks' code, each starting at its symbol.
-// A program that refers to a callback must describe its functions in
-// BTF (func_info): the program is one global function of its context,
-// each callback a static one of the iteration and a context.
+// A program that refers to a callback or has functions of its own must
+// describe its functions in BTF (func_info): the program is one global
+// function of its context, each of its own functions a static one of
+// its context, and each callback a static one of the iteration and a
+// context.
 func (t *translator) functions() {
-	if len(t.funcs) == 0 {
+	if len(t.funcs) == 0 && len(t.subs) == 0 && !t.finds {
 		return
 	}
 	long := &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed}
 	ptr := &btf.Pointer{Target: &btf.Void{}}
-	t.out[0] = btf.WithFuncMetadata(t.out[0], &btf.Func{Name: "kd_prog", Linkage: btf.GlobalFunc,
-		Type: &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
-			Params: []btf.FuncParam{{Name: "ctx", Type: ptr}}}})
+	prog := &btf.FuncProto{Return: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed},
+		Params: []btf.FuncParam{{Name: "ctx", Type: ptr}}}
+	t.out[0] = btf.WithFuncMetadata(t.out[0], &btf.Func{Name: "kd_prog", Linkage: btf.GlobalFunc, Type: prog})
+	for _, s := range t.subs {
+		t.out[s.at] = btf.WithFuncMetadata(t.out[s.at], &btf.Func{Name: s.name, Linkage: btf.StaticFunc, Type: prog})
+	}
 	proto := &btf.FuncProto{Return: long, Params: []btf.FuncParam{
 		{Name: "index", Type: &btf.Int{Name: "unsigned int", Size: 4}}, {Name: "ctx", Type: ptr}}}
 	for i := 0; i < len(t.funcs); i++ {
@@ -81,6 +86,27 @@ func (t *translator) functions() {
 		t.bodies[sym]()
 		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: sym, Linkage: btf.StaticFunc, Type: proto})
 	}
+	if t.finds {
+		find := &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "map", Type: ptr}, {Name: "key", Type: ptr}}}
+		start := len(t.out)
+		t.mark(findAgg)
+		t.emit(asm.FnMapLookupElem.Call())
+		t.emit(asm.Return())
+		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: findAgg, Linkage: btf.StaticFunc, Type: find})
+	}
+}
+
+// findAgg is the function that looks up, in the aggregation map its
+// first argument is, the key its second points to.
+const findAgg = "find_agg"
+
+// finder returns the name of the function that looks up a key in an
+// aggregation's map, made once for the program: a program with a
+// lookup of a hash at each of many places would have each inlined by
+// the verifier, which moves the whole program each time.
+func (t *translator) finder() string {
+	t.finds = true
+	return findAgg
 }
 
 // enter starts a callback: the iteration kept, the maps' values looked

@@ -223,20 +223,49 @@ const (
 // BuildProbe returns the program for p. Every DIFO of its clauses must
 // have been added to l (AddProbe).
 func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
+	insns, err := newBuilder(p, l, part{hi: len(p.Clauses), links: 1}).build()
+	if err != nil {
+		return nil, err
+	}
+	return relax(insns), nil
+}
+
+func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
 	t := newTranslator(l)
 	t.ctx = p.Context
-	b := &builder{t: t, p: p, l: l}
-	return b.build()
+	return &builder{t: t, p: p, l: l, part: pt, exit: "exit", first: true}
 }
 
 type builder struct {
-	t        *translator
-	p        *ProbeProgram
-	l        *Layout
-	needArgs bool   // a clause reads the probe's arguments
-	nargs    int    // how many times args was emitted, for its labels
-	anySpec  bool   // a clause speculates, commits or discards
-	sp       string // the site's prefix of the clauses' labels
+	t *translator
+	p *ProbeProgram
+	l *Layout
+	// part is the clauses this program runs, the whole of p's unless
+	// it is one of a chain's (BuildChain).
+	part
+	// firing is what p's clauses need of each firing, from all of
+	// them: set before build for a chain's program, by build else.
+	firing *firing
+	nargs  int    // how many times args was emitted, for its labels
+	sp     string // the site's prefix of the clauses' labels
+	// sizes, if set, receives the instructions each clause takes.
+	sizes []int
+	// groups are the clauses of a chain's program by function.
+	groups []part
+	// exit is where the firing ends, stop what a function returns
+	// there; first is set where the firing starts; cont, if set, is
+	// where the function goes once its clauses have run.
+	exit, cont string
+	stop       int32
+	first      bool
+}
+
+// A firing is what the clauses of a probe program need of each firing,
+// whichever program of its chain runs them.
+type firing struct {
+	args   bool // a clause reads the probe's arguments
+	locals bool // a clause uses clause-locals, zeroed at each firing
+	spec   bool // a clause speculates, commits or discards
 }
 
 func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
@@ -244,7 +273,7 @@ func (b *builder) mark(label string)        { b.t.mark(label) }
 
 func (b *builder) build() (asm.Instructions, error) {
 	t := b.t
-	for i, cs := range [][]Clause{b.p.Clauses, b.p.Error} {
+	for i, cs := range [][]Clause{b.p.Clauses[b.lo:b.hi], b.p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {
 				if err := t.use(o); err != nil {
@@ -252,13 +281,13 @@ func (b *builder) build() (asm.Instructions, error) {
 				}
 			}
 		}
-		if i == 0 {
+		if i == 0 && b.firing == nil {
 			// ERROR's clauses read the arguments faulted sets.
-			b.needArgs = t.uses.args
+			b.firing = &firing{args: t.uses.args, locals: t.uses.locals}
+			for _, c := range b.p.Clauses {
+				b.firing.spec = b.firing.spec || speculates(c.ECB)
+			}
 		}
-	}
-	for _, c := range b.p.Clauses {
-		b.anySpec = b.anySpec || speculates(c.ECB)
 	}
 	for _, st := range b.p.Sites {
 		for _, o := range st.difos() {
@@ -270,37 +299,18 @@ func (b *builder) build() (asm.Instructions, error) {
 	// The clauses' state is reset at each firing: clause-locals and
 	// scratch memory, as kernel/vm's BeginFiring.
 	t.uses.scratch = true
-	t.prologue()
-	// A program that interrupts another on its CPU (a profile probe
-	// in a system call's) would share its record buffer and state: it
-	// is dropped, and counted.
-	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
-	b.emit(asm.JEq.Imm(asm.R1, 0, "idle"))
-	b.count(StateBufDrops)
-	b.emit(asm.Mov.Imm(asm.R0, 0))
-	b.emit(asm.Return())
-	b.mark("idle")
-	b.emit(storeImm64(rState, StateBusy, 1))
-	b.lookup(asm.R1, MapCtl)
-	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
-	if b.p.End {
-		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, "exit"))
-	} else {
-		// BEGIN runs before the tracing is active; the others only
-		// while it is.
-		if b.p.Context == CtxRun {
-			b.emit(asm.JEq.Imm(asm.R1, ActivityDraining, "exit"))
-		} else {
-			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, "exit"))
-		}
+	if b.links > 1 {
+		return b.chained()
 	}
+	t.uses.locals = t.uses.locals || b.firing.locals
+	t.prologue()
 	if len(b.p.Sites) == 0 {
-		b.index()
-		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
-		if err := b.dispatch("", "exit", true); err != nil {
+		b.start()
+		if err := b.dispatch("", b.exit, true); err != nil {
 			return nil, err
 		}
 	} else {
+		b.begin()
 		b.prepare()
 		b.rawArgs()
 		for i, st := range b.p.Sites {
@@ -317,31 +327,154 @@ func (b *builder) build() (asm.Instructions, error) {
 			b.emit(asm.Mov.Imm(asm.R0, 0))
 		}
 	}
-	b.mark("exit")
+	b.mark(b.exit)
 	b.emit(storeImm64(rState, StateBusy, 0))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
 	t.functions()
-	return relax(t.out), nil
+	return t.out, nil
 }
+
+// begin appends the start of a firing: a program that interrupts
+// another on its CPU (a profile probe in a system call's) would share
+// its record buffer and state: it is dropped, and counted, and returns
+// b.stop; else the CPU is marked busy, and the firing ends at b.exit
+// unless the tracing's activity lets the program's clauses run.
+func (b *builder) begin() {
+	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
+	b.emit(asm.JEq.Imm(asm.R1, 0, b.t.lp+"idle"))
+	b.count(StateBufDrops)
+	b.emit(asm.Mov.Imm(asm.R0, b.stop))
+	b.emit(asm.Return())
+	b.mark(b.t.lp + "idle")
+	b.emit(storeImm64(rState, StateBusy, 1))
+	b.lookup(asm.R1, MapCtl)
+	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
+	if b.p.End {
+		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, b.exit))
+	} else {
+		// BEGIN runs before the tracing is active; the others only
+		// while it is.
+		if b.p.Context == CtxRun {
+			b.emit(asm.JEq.Imm(asm.R1, ActivityDraining, b.exit))
+		} else {
+			b.emit(asm.JNE.Imm(asm.R1, ActivityActive, b.exit))
+		}
+	}
+}
+
+// start appends the start of a firing (begin) and finds which probe
+// fired: its index at idxSlot, and at StateIndex for a chain's other
+// programs.
+func (b *builder) start() {
+	b.begin()
+	b.index()
+	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
+	if b.links > 1 {
+		b.emit(asm.StoreMem(rState, StateIndex, asm.R0, asm.DWord))
+	}
+}
+
+// chained appends the code of one program of a chain: a main function
+// that calls each group of its clauses, a function of its own, in
+// order, then the chain's next program, and at the end of the chain
+// ends the firing. A group's function readies the firing if it is the
+// chain's first (start), or finds it again from the maps (the probe's
+// index at StateIndex, the record buffer); it returns 0 for the firing
+// to go on, 1 where it ends (exit(), an inactive tracing, an interrupted
+// program's CPU). The verifier's analysis of the stack's liveness walks
+// a whole function at each branch it has explored: functions of a few
+// clauses each keep it short.
+func (b *builder) chained() (asm.Instructions, error) {
+	t := b.t
+	const ctxAt, keyAt = -8, -16
+	t.uses.locals = t.uses.locals || b.place == 0 && b.firing.locals
+	b.emit(asm.StoreMem(asm.R10, ctxAt, asm.R1, asm.DWord))
+	b.emit(storeImm64(asm.R10, keyAt, 0))
+	t.mapPtr(asm.R1, MapState)
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, keyAt))
+	b.emit(asm.FnMapLookupElem.Call())
+	b.emit(asm.JNE.Imm(asm.R0, 0, "main_state"))
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	b.mark("main_state")
+	b.emit(asm.Mov.Reg(rState, asm.R0))
+	for i := range b.groups {
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxAt, asm.DWord))
+		b.emit(asm.Call.Label(groupName(i)))
+		b.emit(asm.JNE.Imm(asm.R0, 0, "main_ret"))
+	}
+	if b.place+1 < b.links {
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxAt, asm.DWord))
+		b.emit(asm.LoadMapPtr(asm.R2, 0).WithReference(MapChain))
+		b.emit(asm.Mov.Imm(asm.R3, int32(b.place+1)))
+		b.emit(asm.FnTailCall.Call())
+	}
+	// The firing's end; or a tail call that failed: it cannot go on.
+	b.emit(storeImm64(rState, StateBusy, 0))
+	b.mark("main_ret")
+	b.emit(asm.Mov.Imm(asm.R0, 0))
+	b.emit(asm.Return())
+	lo, hi := b.lo, b.hi
+	b.stop = 1
+	for i, g := range b.groups {
+		name := groupName(i)
+		t.lp = name + "_"
+		b.exit, b.cont = t.lp+"exit", t.lp+"ok"
+		b.lo, b.hi = g.lo, g.hi
+		b.first = b.place == 0 && i == 0
+		b.mark(name)
+		t.subs = append(t.subs, subprog{name, len(t.out)})
+		t.prologue()
+		if b.first {
+			b.start()
+		} else {
+			b.emit(asm.LoadMem(asm.R1, rState, StateIndex, asm.DWord))
+			b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
+		}
+		if err := b.dispatch("", b.exit, true); err != nil {
+			return nil, err
+		}
+		b.mark(b.cont)
+		b.emit(asm.Mov.Imm(asm.R0, 0))
+		b.emit(asm.Return())
+		b.mark(b.exit)
+		b.emit(storeImm64(rState, StateBusy, 0))
+		b.emit(asm.Mov.Imm(asm.R0, 1))
+		b.emit(asm.Return())
+	}
+	b.lo, b.hi = lo, hi
+	t.functions()
+	return t.out, nil
+}
+
+// groupName is the name of the function of a chain's program that runs
+// its i'th group of clauses.
+func groupName(i int) string { return fmt.Sprintf("kd_group%d", i) }
 
 // prepare readies a firing: the record buffer, with this CPU in its
 // prefix, and the clauses' state.
 func (b *builder) prepare() {
-	// The CPU's entry of MapRec, with the CPU in its prefix.
+	b.record()
+	b.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.Word))
+	b.emit(asm.StoreMem(asm.R0, 0, asm.R2, asm.Word))
+	b.emit(asm.Mov.Reg(asm.R1, asm.R0))
+	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
+	b.resetFiring()
+}
+
+// record finds this CPU's entry of MapRec, the record buffer, and
+// leaves it in R0 and at recPtr.
+func (b *builder) record() {
 	b.emit(asm.FnGetSmpProcessorId.Call())
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
 	b.t.mapPtr(asm.R1, MapRec)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
 	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
-	b.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.Word))
-	b.emit(asm.StoreMem(asm.R0, 0, asm.R2, asm.Word))
-	b.emit(asm.Mov.Reg(asm.R1, asm.R0))
-	b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
-	b.resetFiring()
 }
 
 // dispatch appends the clauses of the probe at idxSlot's index in
@@ -359,14 +492,26 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
 	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
 	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
-	if prepare {
+	switch {
+	case prepare && b.first:
 		b.prepare()
 		b.args()
+	case prepare:
+		// Readied by the chain's first function.
+		b.record()
 	}
-	for j := range b.p.Clauses {
+	for j := b.lo; j < b.hi; j++ {
+		start := len(b.t.out)
 		if err := b.clause(j); err != nil {
 			return err
 		}
+		if b.sizes != nil {
+			b.sizes[j] = len(b.t.out) - start
+		}
+	}
+	if b.cont != "" {
+		b.emit(asm.Ja.Label(b.cont))
+		return nil
 	}
 	b.emit(asm.Ja.Label(end))
 	return nil
@@ -455,7 +600,7 @@ func (b *builder) lookup(dst asm.Register, name string) {
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, "exit"))
+	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.Mov.Reg(dst, asm.R0))
 }
 
@@ -497,7 +642,7 @@ func (b *builder) args() {
 		}
 		return
 	}
-	if !b.needArgs && b.p.Context != CtxRun {
+	if !b.firing.args && b.p.Context != CtxRun {
 		return
 	}
 	for i := 0; i < NArgs; i++ {
@@ -761,8 +906,15 @@ func (b *builder) clause(j int) error {
 	c := b.p.Clauses[j]
 	next := fmt.Sprintf("%sc%d_end", b.sp, j)
 	fault := fmt.Sprintf("%sc%d_fault", b.sp, j)
+	// The clause's EPID, after the probe's ID; beyond a load's 16-bit
+	// offset, from the entry's address moved on.
+	off := 4 + 4*j
 	b.emit(asm.LoadMem(asm.R1, asm.R10, probePtr, asm.DWord))
-	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(4+4*j), asm.Word))
+	if off > math.MaxInt16 {
+		b.emit(asm.Add.Imm(asm.R1, int32(off)))
+		off = 0
+	}
+	b.emit(asm.LoadMem(asm.R1, asm.R1, int16(off), asm.Word))
 	b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	b.emit(asm.StoreMem(rState, StateEPID, asm.R1, asm.DWord))
 	if err := b.body(c, fmt.Sprintf("%sc%d_", b.sp, j), next, fault, false); err != nil {
@@ -793,7 +945,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R1, 0, next))
 	}
-	if b.anySpec {
+	if b.firing.spec {
 		// Not speculated unless the clause says so.
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
@@ -873,10 +1025,10 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		// another CPU's exit() has come first leaves no record.
 		b.lookup(asm.R1, MapCtl)
 		b.emit(asm.LoadMem(asm.R0, asm.R1, CtlActivity, asm.DWord))
-		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 		b.emit(asm.Mov.Imm(asm.R2, ActivityDraining))
 		b.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, CtlActivity))
-		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, "exit"))
+		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 	}
 	if ep.Size > 0 {
 		if speculates(e) {
@@ -900,7 +1052,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		if !b.p.End {
 			// The tracing drains: the firing's other clauses do
 			// not run, as dtrace_probe stops at a draining state.
-			b.emit(asm.Ja.Label("exit"))
+			b.emit(asm.Ja.Label(b.exit))
 			return nil
 		}
 	}
@@ -1157,7 +1309,14 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 		b.emit(asm.LoadMem(asm.R1, asm.R10, aggPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Add.Imm(asm.R2, base))
-		b.emit(asm.FnMapLookupElem.Call())
+		if b.links > 1 {
+			// In a chain's program, through a function of the
+			// program's own: the verifier inlines each lookup of a
+			// hash, moving the whole program.
+			b.emit(asm.Call.Label(b.t.finder()))
+		} else {
+			b.emit(asm.FnMapLookupElem.Call())
+		}
 		b.emit(asm.JNE.Imm(asm.R0, 0, found))
 	}
 	find(lp + "found")

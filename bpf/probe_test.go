@@ -12,6 +12,7 @@ import (
 	"runtime"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
@@ -225,5 +226,42 @@ func TestErrno(t *testing.T) {
 	want := map[uint64]uint64{uint64(unix.EBADF): 3, 0: 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("errno counts %v, want %v", got, want)
+	}
+}
+
+// TestNoJumpToNext checks that a probe program has no jump to the
+// instruction after it: the verifier removes each such jump by moving
+// the whole program, which a program of many clauses pays for each.
+func TestNoJumpToNext(t *testing.T) {
+	prog := compileD(t, `BEGIN /arg0 == 1/ { @[1] = count(); } BEGIN /arg0 == 2/ { trace(arg1); }`)
+	b, err := dof.Write(prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kernel.Load(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := record.NewLayout(record.OptionsOf(k))
+	pp := &bpf.ProbeProgram{Context: bpf.CtxRun}
+	for i := range k.ECBs {
+		eps, err := rl.Add(&k.ECBs[i], []record.Probe{beginProbe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp.Clauses = append(pp.Clauses, bpf.Clause{ECB: &k.ECBs[i], EP: eps[0]})
+	}
+	l := newLayout(t, nil)
+	if err := l.AddProbe(pp); err != nil {
+		t.Fatal(err)
+	}
+	insns, err := bpf.BuildProbe(pp, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ins := range insns[:len(insns)-1] {
+		if ins.OpCode.JumpOp() == asm.Ja && ins.OpCode.Class().IsJump() && ins.Reference() != "" && ins.Reference() == insns[i+1].Symbol() {
+			t.Errorf("instruction %d jumps to the next: %v", i, ins)
+		}
 	}
 }

@@ -118,6 +118,21 @@ type translator struct {
 	funcs  []string
 	bodies map[string]func()
 	loops  int // bpf_loop calls so far, for unique labels
+
+	// subs are the functions of a chain's program (builder.chained),
+	// lp the prefix of the labels of the prologue of the one emitted.
+	subs []subprog
+	lp   string
+	// finds says aggregations' maps are looked up through a
+	// function (finder).
+	finds bool
+}
+
+// A subprog is a function of a program other than a callback: its name
+// and where it starts.
+type subprog struct {
+	name string
+	at   int
 }
 
 func newTranslator(l *Layout) *translator { return &translator{l: l, faults: map[string]bool{}} }
@@ -320,10 +335,25 @@ func (t *translator) emit(ins asm.Instruction) {
 // are separated by a harmless instruction: R0 is dead between DIF
 // instructions.
 func (t *translator) mark(label string) {
+	if n := len(t.out); t.label == "" && n > 0 && isJumpTo(t.out[n-1], label) {
+		// A jump to the next instruction: the verifier would remove
+		// it, moving the whole program. Labelled, it becomes the
+		// separator of two labels.
+		if sym := t.out[n-1].Symbol(); sym != "" {
+			t.out[n-1] = asm.Mov.Imm(asm.R0, 0).WithSymbol(sym)
+		} else {
+			t.out = t.out[:n-1]
+		}
+	}
 	if t.label != "" {
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
 	t.label = label
+}
+
+// isJumpTo reports whether ins is an unconditional jump to label.
+func isJumpTo(ins asm.Instruction, label string) bool {
+	return ins.OpCode.Class() == asm.JumpClass && ins.OpCode.JumpOp() == asm.Ja && ins.Reference() == label
 }
 
 func (t *translator) mapPtr(dst asm.Register, name string) {
@@ -337,10 +367,10 @@ func (t *translator) lookup(dst asm.Register, name string) {
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
-	t.emit(asm.JNE.Imm(asm.R0, 0, "have_"+name))
+	t.emit(asm.JNE.Imm(asm.R0, 0, t.lp+"have_"+name))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	t.emit(asm.Return())
-	t.mark("have_" + name)
+	t.mark(t.lp + "have_" + name)
 	t.emit(asm.Mov.Reg(dst, asm.R0))
 }
 

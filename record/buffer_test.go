@@ -158,3 +158,37 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestManyProbes checks that an ECB enabled on many probes costs little
+// for each: its EProbes share their layout, made in one allocation, as
+// a clause on syscall:::entry makes 450 of them and 10,000 clauses 4.5
+// million.
+func TestManyProbes(t *testing.T) {
+	const n = 1000
+	probes := make([]Probe, n)
+	for i := range probes {
+		probes[i] = Probe{ID: uint32(i + 1)}
+	}
+	ecb := &kernel.ECB{UArg: 7, Actions: []kernel.Action{act(dof.ActDIFExpr, i8)}}
+	// The layout's tables grow by doubling: a few allocations.
+	allocs := testing.AllocsPerRun(10, func() {
+		l := NewLayout(DefaultOptions)
+		if _, err := l.Add(ecb, probes); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > n/10 {
+		t.Errorf("an ECB on %d probes made %.0f allocations", n, allocs)
+	}
+	l := NewLayout(DefaultOptions)
+	if _, err := l.Add(ecb, probes); err != nil {
+		t.Fatal(err)
+	}
+	eps, err := l.Add(ecb, probes[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eps[0].EPID != n+1 || eps[1].EPID != n+2 || eps[1].ProbeID != 2 || eps[1].UArg != 7 || eps[0].Size != eps[1].Size {
+		t.Errorf("EProbes %+v, %+v", *eps[0], *eps[1])
+	}
+}

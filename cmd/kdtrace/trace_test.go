@@ -275,3 +275,47 @@ func TestTraceStrsizePragma(t *testing.T) {
 		t.Errorf("stdout %q, want %q", stdout.String(), want)
 	}
 }
+
+// TestTraceChain counts this process's umask calls with 3,000 clauses
+// on one probe, which kdtrace splits over a chain of programs: each
+// clause counts each call, and nothing stays loaded.
+func TestTraceChain(t *testing.T) {
+	needTracing(t)
+	const n, calls = 3000, 5
+	var src strings.Builder
+	src.WriteString(`BEGIN { printf("go\n"); }` + "\n")
+	for j := range n {
+		fmt.Fprintf(&src, "syscall::umask:entry /pid == %d/ { @[%d] = count(); }\n", os.Getpid(), j)
+	}
+	script := filepath.Join(t.TempDir(), "chain.d")
+	if err := os.WriteFile(script, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := loadedPrograms(t)
+	out, errs, st := runActive(t, []string{"-q", "-s", script}, func() {
+		for range calls {
+			syscall.Umask(0o22)
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	})
+	if st != 0 {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	counts := map[string]string{}
+	for _, l := range strings.Split(strings.TrimPrefix(out, "go\n"), "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			counts[f[0]] = f[1]
+		} else if len(f) != 0 {
+			t.Fatalf("line %q in stdout %q", l, out)
+		}
+	}
+	if len(counts) != n {
+		t.Errorf("%d keys printed, want %d", len(counts), n)
+	}
+	for j := range n {
+		if c := counts[fmt.Sprint(j)]; c != fmt.Sprint(calls) {
+			t.Fatalf("@[%d] = %q, want %d (stderr %q)", j, c, calls, errs)
+		}
+	}
+	checkReleased(t, before)
+}

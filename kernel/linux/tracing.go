@@ -9,11 +9,11 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/kdtrace/kdtrace/bpf"
@@ -194,24 +194,36 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	var named []record.Probe
 	seen := map[uint32]bool{}
 	nkinst := 0
+	// The probes each description matches, found once however many
+	// clauses it heads: 10,000 clauses on syscall:::entry would walk
+	// the catalog 10,000 times, making 4.5 million probes.
+	type matched struct {
+		ps  []*probe.Probe
+		rps []record.Probe
+	}
+	walked := map[dof.ProbeSpec]matched{}
 	for i := range ecbs {
 		e := &ecbs[i]
-		var ps []*probe.Probe
-		if e.Probe.ID != 0 {
-			// -i: the description is the probe's ID alone.
-			if p := cfg.Catalog.ByID(e.Probe.ID); p != nil {
-				ps = append(ps, p)
+		m, ok := walked[e.Probe]
+		if !ok {
+			if e.Probe.ID != 0 {
+				// -i: the description is the probe's ID alone.
+				if p := cfg.Catalog.ByID(e.Probe.ID); p != nil {
+					m.ps = append(m.ps, p)
+				}
+			} else {
+				d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
+				if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { m.ps = append(m.ps, p); return true }); err != nil {
+					return nil, err
+				}
 			}
-		} else {
-			d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
-			if err := cfg.Catalog.Walk(d, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
-				return nil, err
+			m.rps = make([]record.Probe, len(m.ps))
+			for j, p := range m.ps {
+				m.rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
 			}
+			walked[e.Probe] = m
 		}
-		rps := make([]record.Probe, len(ps))
-		for j, p := range ps {
-			rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
-		}
+		ps, rps := m.ps, m.rps
 		for _, p := range rps {
 			if !seen[p.ID] {
 				seen[p.ID] = true
@@ -332,15 +344,19 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			// went on one.
 			continue
 		}
-		insns, own, err := t.build(g, pps[i], lay)
+		links, own, err := t.build(g, pps[i], lay)
 		if err != nil {
 			return nil, err
 		}
-		prog, err := t.rt.LoadProbe("kdt_"+progName(g.name), g.ctx, insns, own, g.attachType())
+		progs, chain, err := t.rt.LoadChain("kdt_"+progName(g.name), g.ctx, links, own, g.attachType())
 		if err != nil {
-			return nil, verifierError(g, t.culprit(g, pps[i], lay, own, err), cfg.Verbose)
+			return nil, verifierError(g, links, t.culprit(g, pps[i], links, lay, own, err), cfg.Verbose)
 		}
-		t.progs = append(t.progs, prog)
+		t.progs = append(t.progs, progs...)
+		if chain != nil {
+			t.maps = append(t.maps, chain)
+		}
+		prog := progs[0]
 		switch {
 		case g.name == "BEGIN":
 			t.begin = prog
@@ -359,9 +375,10 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	return t, nil
 }
 
-// build builds a group's program, and the maps of its own.
-func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) (asm.Instructions, map[string]*ebpf.Map, error) {
-	insns, err := bpf.BuildProbe(pp, lay)
+// build builds a group's programs, one or a chain of them, and the
+// maps of their own.
+func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) ([]bpf.Link, map[string]*ebpf.Map, error) {
+	links, err := bpf.BuildChain(pp, lay)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", g.name, err)
 	}
@@ -387,7 +404,7 @@ func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) (asm.In
 		t.maps = append(t.maps, um)
 		own[bpf.MapUArgs] = um
 	}
-	return insns, own, nil
+	return links, own, nil
 }
 
 // progName makes a BPF object name of a group's: at most 15 characters
@@ -413,13 +430,14 @@ func (e *clauseError) Unwrap() error { return e.err }
 
 // culprit finds, when the verifier refuses a program of several
 // clauses, the first clause it refuses alone, so that the error can
-// name it.
-func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout, own map[string]*ebpf.Map, err error) error {
+// name it: in a chain, among the clauses of the program refused.
+func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, links []bpf.Link, lay *bpf.Layout, own map[string]*ebpf.Map, err error) error {
 	var ve *ebpf.VerifierError
-	if len(pp.Clauses) < 2 || !errors.As(err, &ve) {
+	var le *bpf.LinkError
+	if len(pp.Clauses) < 2 || !errors.As(err, &ve) || !errors.As(err, &le) {
 		return err
 	}
-	for j := range pp.Clauses {
+	for j := links[le.Link].Lo; j < links[le.Link].Hi; j++ {
 		one := *pp
 		one.Clauses = pp.Clauses[j : j+1]
 		insns, berr := bpf.BuildProbe(&one, lay)
@@ -449,36 +467,50 @@ func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout, own m
 	return err
 }
 
-// verifierError says which clause the verifier refused, with the
-// verifier's reason, or its whole log when verbose. A refusal is a bug
-// of the translation, reported with what it needs to be fixed.
-func verifierError(g *group, err error, verbose bool) error {
+// verifierError says which clause or program the kernel refused to
+// load, and why: for the verifier, the last lines of its log (its
+// reason), or its whole log when verbose. The verifier refuses what
+// passes its limits (the instructions it walks, a program's size) as
+// well as what it cannot prove safe: it is told as the verifier's
+// refusal.
+func verifierError(g *group, links []bpf.Link, err error, verbose bool) error {
 	what := fmt.Sprintf("the program of %s (%d clauses)", g.name, len(g.clauses))
-	var ce *clauseError
-	if errors.As(err, &ce) {
+	var (
+		ce *clauseError
+		le *bpf.LinkError
+	)
+	switch {
+	case errors.As(err, &ce):
 		d := g.clauses[ce.clause].ECB.Probe
 		what = fmt.Sprintf("the clause of %s:%s:%s:%s", d.Provider, d.Module, d.Function, d.Name)
-	} else if len(g.clauses) == 1 {
+	case len(g.clauses) == 1:
 		d := g.clauses[0].ECB.Probe
 		what = fmt.Sprintf("the clause of %s:%s:%s:%s", d.Provider, d.Module, d.Function, d.Name)
+	case len(links) > 1 && errors.As(err, &le):
+		l := links[le.Link]
+		what = fmt.Sprintf("the program of clauses %d to %d of %s (%d clauses in %d programs)", l.Lo+1, l.Hi, g.name, len(g.clauses), len(links))
 	}
 	var ve *ebpf.VerifierError
-	if errors.As(err, &ve) && verbose {
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("loading %s: %w", what, err)
+	}
+	if verbose {
 		return fmt.Errorf("the kernel's BPF verifier refused %s:\n%+v", what, ve)
 	}
-	if errors.As(err, &ve) {
-		// The verifier's reason is its log's last line but its
-		// statistics.
-		last := ""
-		for i := len(ve.Log) - 1; i >= 0; i-- {
-			if l := ve.Log[i]; l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
-				last = l
-				break
-			}
+	return fmt.Errorf("the kernel's BPF verifier refused %s (-x verbose shows its log): %s", what, strings.Join(lastLines(ve.Log, 3), "\n\t"))
+}
+
+// lastLines returns the last n lines of a verifier's log, but its
+// statistics: the instructions it stopped at, and its reason.
+func lastLines(log []string, n int) []string {
+	var last []string
+	for i := len(log) - 1; i >= 0 && len(last) < n; i-- {
+		if l := log[i]; l != "" && !strings.HasPrefix(l, "processed ") && !strings.HasPrefix(l, "verification time") && !strings.HasPrefix(l, "stack depth") {
+			last = append(last, l)
 		}
-		return fmt.Errorf("the kernel's BPF verifier refused %s (a bug of kdtrace's translation; -x verbose shows its log): %s", what, last)
 	}
-	return fmt.Errorf("loading %s: %w", what, err)
+	slices.Reverse(last)
+	return last
 }
 
 // userPC is a pc of kdtrace's own code, where a tick-N interrupts it.

@@ -157,12 +157,13 @@ func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.
 		if g.tramp == nil {
 			continue
 		}
-		insns, own, err := t.build(g, pps[i], lay)
+		// A trampoline's program is never split (BuildChain): one link.
+		links, own, err := t.build(g, pps[i], lay)
 		if err != nil {
 			return err
 		}
 		gs = append(gs, g)
-		ts = append(ts, bpf.Trampoline{Name: "kdt_" + progName(g.kernel[0].Function), Context: g.ctx, Insns: insns, Own: own, Function: g.kernel[0].Function})
+		ts = append(ts, bpf.Trampoline{Name: "kdt_" + progName(g.kernel[0].Function), Context: g.ctx, Insns: links[0].Insns, Own: own, Function: g.kernel[0].Function})
 	}
 	if len(ts) == 0 {
 		return nil
