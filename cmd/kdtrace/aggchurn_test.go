@@ -3,12 +3,9 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
@@ -72,21 +69,7 @@ func TestAggChurn(t *testing.T) {
 	needTracing(t)
 	const rounds, keys = 100, 5000
 	bin := gcctest.Build(t, t.TempDir(), "fix", fmt.Sprintf(churnFixture, rounds, keys, keys, keys), "-pthread")
-	fix := exec.Command(bin)
-	if err := fix.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		fix.Process.Kill()
-		fix.Wait()
-	}()
-	pid := fix.Process.Pid
-	for i := 0; i < 100; i++ {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fix, pid := startFixture(t, bin)
 	// The next round starts once the consumer has printed this one's.
 	prog := fmt.Sprintf(`
 BEGIN { printf("go\n"); }

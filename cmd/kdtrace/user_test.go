@@ -55,22 +55,7 @@ func TestTraceUser(t *testing.T) {
 	}
 	const n = 500
 	bin := gcctest.Build(t, t.TempDir(), "fix", fmt.Sprintf(userFixture, n))
-	fix := exec.Command(bin)
-	if err := fix.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		fix.Process.Kill()
-		fix.Wait()
-	}()
-	pid := fix.Process.Pid
-	// The process must be past its exec before it is grabbed.
-	for i := 0; i < 100; i++ {
-		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	fix, pid := startFixture(t, bin)
 	prog := fmt.Sprintf(`
 BEGIN { printf("go\n"); }
 pid$target:fix:f:entry { @e = count(); @a = sum(arg0); @g = sum(uregs[R_RDI] + regs[R_RDI]); }
@@ -150,4 +135,27 @@ pid$target::named:entry { copyoutstr("hello", arg0, 32); }`
 	if want := "flag=7 buf=hello\n"; st != 0 || err != nil || string(got) != want {
 		t.Errorf("status %d, the process wrote %q (%v), want %q (stderr %q)", st, got, err, want, stderr.String())
 	}
+}
+
+// startFixture starts the program bin for -p, killed when the test
+// ends, and returns it and its pid once it is past its exec: a process
+// grabbed before then is the test's copy.
+func startFixture(t *testing.T, bin string) (*exec.Cmd, int) {
+	t.Helper()
+	fix := exec.Command(bin)
+	if err := fix.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		fix.Process.Kill()
+		fix.Wait()
+	})
+	pid := fix.Process.Pid
+	for range 100 {
+		if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe == bin {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fix, pid
 }
