@@ -92,7 +92,9 @@
 //
 // syscall: syscall:vmlinux:call:entry and :return, as Oracle's DTrace
 // for Linux names them, entry arguments typed from the tracepoint's
-// format (or __do_sys_call's prototype), return arguments long.
+// format, or where tracefs cannot be read, from a table of x86-64's
+// formats (zsysargs.go, made by gensysargs.go), or from
+// __do_sys_call's prototype; return arguments long.
 //
 // proc, sched and io: dtrace's stable providers, whose probes illumos
 // and FreeBSD compile into their kernels. Linux has none of them, so

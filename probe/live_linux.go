@@ -48,7 +48,7 @@ func Live(cfg Config) (*Catalog, error) {
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
-	sys := &syscallProvider{k: k, isCall: cfg.Syscall, eventDirs: []string{
+	sys := &syscallProvider{k: k, isCall: cfg.Syscall, table: syscallTable(runtime.GOARCH), eventDirs: []string{
 		filepath.Join(tracefs[0], "events/syscalls"),
 		filepath.Join(tracefs[1], "events/syscalls"),
 	}}

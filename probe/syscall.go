@@ -1,5 +1,7 @@
 package probe
 
+//go:generate go run gensysargs.go
+
 import (
 	"bufio"
 	"bytes"
@@ -29,8 +31,11 @@ type Syscall struct {
 // depend on the privileges of who lists it: tracefs, where the
 // kernel's syscall tracepoints are, is root's alone. Entry arguments
 // are typed from the tracepoint's format where tracefs can be read,
-// else from the prototype of __do_sys_name where BTF has one; both
-// return arguments are the return value, a long.
+// else from the architecture's table of those formats (zsysargs.go),
+// else from the prototype of __do_sys_name where BTF has one (not for
+// the many calls whose __do_sys_ is inlined): so the same for every
+// user, mounted tracefs or not. Both return arguments are the return
+// value, a long.
 type syscallProvider struct {
 	k *kernel
 	// eventDirs are the places tracefs's events/syscalls may be, in
@@ -42,6 +47,10 @@ type syscallProvider struct {
 	// own and not the weak stubs of the calls it was built without;
 	// nil, or an error, for those of its function list.
 	handlers func() ([]string, error)
+	// table returns the declarations of the system call name's entry
+	// arguments as its tracepoint's format gives them, from a table of
+	// the architecture's; nil for an architecture without one.
+	table func(name string) (decls []string, ok bool)
 
 	once   sync.Once
 	events string // the events/syscalls directory found, or ""
@@ -191,13 +200,14 @@ func (s *syscallProvider) entryArgs(name string) ([]types.Type, error) {
 	}
 	// A call without a tracepoint (one whose number the kernel's
 	// table leaves to sys_ni_syscall) is typed from BTF.
-	if data, file, err := s.format(name); err != nil {
+	decls, ok, err := s.format(name)
+	if err != nil {
 		return nil, err
-	} else if data != nil {
-		decls, err := formatFields(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
+	}
+	if !ok && s.table != nil {
+		decls, ok = s.table(name)
+	}
+	if ok {
 		args := make([]types.Type, len(decls))
 		for i, d := range decls {
 			args[i] = parseCType(d, kt)
@@ -214,18 +224,54 @@ func (s *syscallProvider) entryArgs(name string) ([]types.Type, error) {
 	return f.Params, nil
 }
 
-// format returns the format file of name's entry tracepoint and its
-// path; nil if tracefs cannot be read or has no such tracepoint.
-func (s *syscallProvider) format(name string) ([]byte, string, error) {
+// format returns the declarations of the arguments in the format file
+// of name's entry tracepoint; not ok if tracefs cannot be read or has
+// no such tracepoint.
+func (s *syscallProvider) format(name string) (decls []string, ok bool, err error) {
 	if s.events == "" {
-		return nil, "", nil
+		return nil, false, nil
 	}
 	file := filepath.Join(s.events, "sys_enter_"+name, "format")
 	data, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil
+		return nil, false, nil
 	}
-	return data, file, err
+	if err != nil {
+		return nil, false, err
+	}
+	if decls, err = formatFields(data); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", file, err)
+	}
+	return decls, true, nil
+}
+
+// syscallDecls are a system call's entry arguments as its tracepoint's
+// format declares them: an entry of a generated table (gensysargs.go).
+type syscallDecls struct {
+	name  string
+	decls []string
+}
+
+// amd64Syscall returns the declarations of the x86-64 system call
+// name's entry arguments from amd64SyscallArgs; not ok if the table
+// has no such call.
+func amd64Syscall(name string) ([]string, bool) {
+	i, ok := slices.BinarySearchFunc(amd64SyscallArgs[:], name, func(c syscallDecls, name string) int {
+		return strings.Compare(c.name, name)
+	})
+	if !ok {
+		return nil, false
+	}
+	return amd64SyscallArgs[i].decls, true
+}
+
+// syscallTable returns the table of the system calls' entry arguments
+// of the architecture arch (GOARCH's names); nil for one without.
+func syscallTable(arch string) func(name string) ([]string, bool) {
+	if arch == "amd64" {
+		return amd64Syscall
+	}
+	return nil
 }
 
 // formatFields returns the declarations of the fields of a tracepoint
