@@ -6,8 +6,8 @@
 #
 # records each call, numbered: first as fast as the loop goes (about a
 # million a second) at the default switchrate and bufsize (dtrace's:
-# 1 Hz, 4 MiB, about 100,000 firings); then with -x bufsize=64m, room
-# for a second of calls; then at the defaults again with the loop
+# 1 Hz, 4 MiB of each CPU's in a ring of 4 MiB × CPUs, about 100,000
+# firings a CPU); then with -x bufsize=64m, room for a second of calls; then at the defaults again with the loop
 # paced to 80,000 calls a second, which the buffer holds between two
 # reads. Each time the script counts the firings' lines with
 # jq, checks that their numbers are in 1 … N, once each, adds the drops

@@ -38,17 +38,18 @@ const (
 const DynVarBytes = 64
 
 // fit sizes the maps that dtrace's size options decide, for ncpu CPUs:
-// the ring buffer (bufsize), each aggregation's map (aggsize), the maps
-// of thread-locals and associative arrays (dynvarsize). An option whose
-// maps would take more than the limit, or more than the kernel's maps
-// can hold, is halved until they fit, as dtrace's kernel halves a
-// buffer it cannot allocate (dtrace_state_buffer, dtrace_state_go);
-// the options so lowered are returned, for the consumer to say so as
-// dtrace(1) does. Under the manual policy a size that does not fit is
-// refused with ErrNoMemory. A size no larger than its default, as one
-// whose maps are as small as they go (the fewest entries an
-// aggregation's map holds), fits whatever the limit: the limit bounds
-// what a program asks for, not what kdtrace always takes.
+// the ring buffer (bufsize of each CPU's records), each aggregation's
+// map (aggsize), the maps of thread-locals and associative arrays
+// (dynvarsize). An option whose maps would take more than the limit, or
+// more than the kernel's maps can hold, is halved until they fit, as
+// dtrace's kernel halves a buffer it cannot allocate
+// (dtrace_state_buffer, dtrace_state_go); the options so lowered are
+// returned, for the consumer to say so as dtrace(1) does. Under the
+// manual policy a size that does not fit is refused with ErrNoMemory. A
+// size no larger than its default, as one whose maps are as small as
+// they go (the fewest entries an aggregation's map holds), fits
+// whatever the limit: the limit bounds what a program asks for, not
+// what kdtrace always takes; but not past what the kernel's maps hold.
 func (l *Layout) fit(ncpu int) ([]Lowered, error) {
 	var lowered []Lowered
 	for _, o := range []struct {
@@ -57,17 +58,20 @@ func (l *Layout) fit(ncpu int) ([]Lowered, error) {
 		def  uint64
 		cost func(v uint64) (bytes uint64, least bool)
 	}{
-		{"bufsize", &l.bufSize, DefaultBufSize, l.ringCost},
+		{"bufsize", &l.bufSize, DefaultBufSize, func(v uint64) (uint64, bool) { return ringCost(v, ncpu) }},
 		{"aggsize", &l.aggOpt, DefaultAggSize, func(v uint64) (uint64, bool) { return l.aggCost(v, ncpu) }},
 		{"dynvarsize", &l.dynVarSize, DefaultDynVarSize, l.dynVarCost},
 	} {
 		v := *o.v
 		fits := func(v uint64) bool {
-			if v <= o.def {
-				return true
-			}
 			c, least := o.cost(v)
-			return least || c != math.MaxUint64 && (l.limit == 0 || c <= l.limit)
+			switch {
+			case least:
+				return true
+			case c == math.MaxUint64:
+				return false
+			}
+			return v <= o.def || l.limit == 0 || c <= l.limit
 		}
 		for !fits(v) {
 			if l.manual {
@@ -81,7 +85,7 @@ func (l *Layout) fit(ncpu int) ([]Lowered, error) {
 			*o.v = v
 		}
 	}
-	l.ring = uint32(ringBytes(l.bufSize))
+	l.ring = uint32(ringBytes(l.bufSize, ncpu))
 	if l.fill != 0 {
 		l.fill = uint32(min(uint64(l.fill), l.bufSize))
 	}
@@ -89,14 +93,23 @@ func (l *Layout) fit(ncpu int) ([]Lowered, error) {
 	return lowered, nil
 }
 
-// ringBytes is the size of the ring buffer for a bufsize: a power of
-// two, at least a page.
-func ringBytes(bufsize uint64) uint64 {
-	return max(4096, uint64(1)<<bits.Len64(max(bufsize, 1)-1))
+// ringBytes is the size of the ring buffer for a bufsize: bufsize of
+// each of ncpu CPUs, as dtrace_buffer_alloc makes a buffer of bufsize
+// for each CPU, in the one ring they share; a power of two, at least a
+// page; math.MaxUint64 past 64 bits.
+func ringBytes(bufsize uint64, ncpu int) uint64 {
+	hi, n := bits.Mul64(max(bufsize, 1), uint64(max(ncpu, 1)))
+	if hi != 0 || n > 1<<63 {
+		return math.MaxUint64
+	}
+	return max(4096, uint64(1)<<bits.Len64(n-1))
 }
 
-func (l *Layout) ringCost(bufsize uint64) (uint64, bool) {
-	n := ringBytes(bufsize)
+// ringCost is what the ring buffer takes under bufsize on ncpu CPUs:
+// all of it, as FreeBSD's dtrace_buffer_alloc bounds bufsize over all
+// CPUs; math.MaxUint64 past the kernel's largest ring.
+func ringCost(bufsize uint64, ncpu int) (uint64, bool) {
+	n := ringBytes(bufsize, ncpu)
 	if n > maxRing {
 		return math.MaxUint64, false
 	}

@@ -102,7 +102,7 @@ type Layout struct {
 	limit                       uint64
 	manual                      bool
 
-	ring    uint32         // bytes of the ring buffer, once fit
+	ring    uint32         // bytes of the ring buffer, all CPUs', once fit
 	fill    uint32         // Config.Fill, at most bufsize once fit
 	reserve uint32         // Config.FillReserve
 	nspec   uint32         // the nspec option
@@ -137,9 +137,10 @@ type Config struct {
 	Scratch uint32
 	// StrSize is the strsize option, at most MaxStrSize; 0 means 256.
 	StrSize uint32
-	// BufSize is the bufsize option: the bytes of the ring buffer the
-	// firings' records go through, rounded up to a power of two; 0
-	// means DefaultBufSize.
+	// BufSize is the bufsize option: the bytes of records each CPU's
+	// buffer holds, as dtrace's principal buffer of a CPU; the ring
+	// buffer the CPUs' firings share holds bufsize of each possible
+	// CPU's, rounded up to a power of two. 0 means DefaultBufSize.
 	BufSize uint64
 	// AggSize is the aggsize option: the bytes of aggregation entries
 	// each aggregation's map may hold; 0 means DefaultAggSize.

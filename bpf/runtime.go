@@ -57,6 +57,11 @@ const noPrealloc = 1
 // NewRuntime makes the maps for the DIFOs added to l and fills the
 // string map. Close releases them.
 func NewRuntime(l *Layout) (*Runtime, error) {
+	// The maps are sized for the possible CPUs, not the online ones:
+	// a CPU brought online while they live fires probes too, into
+	// the ring and the per-CPU maps, which have a value for each
+	// possible CPU; FreeBSD's dtrace_buffer_alloc likewise counts
+	// mp_maxid + 1 CPUs.
 	ncpu, err := ebpf.PossibleCPU()
 	if err != nil {
 		return nil, fmt.Errorf("bpf: %w", err)

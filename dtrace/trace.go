@@ -84,7 +84,8 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	cfg.BPF.StrSize = cfg.Records.StrSize
 	bufsize, _ := size("bufsize")
 	cfg.BPF.BufSize = bufsize
-	// dtrace's default bufsize is 4m.
+	// dtrace's default bufsize is 4m. Each policy's bufsize is a
+	// CPU's, as the ring holds bufsize of every CPU's.
 	switch v, _ := h.opts.Value("bufpolicy"); v {
 	case "fill":
 		cfg.BPF.Fill = uint32(min(cmp.Or(bufsize, bpf.DefaultBufSize), math.MaxUint32))

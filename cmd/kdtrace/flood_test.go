@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 
 // floodBufsize is the bufsize of the flood tests: small, so that the
 // system calls of the test, of kdtrace and of the rest of the machine
-// fill it between two reads.
+// fill the ring (floodBufsize of each CPU's) between two reads.
 const floodBufsize = 256 << 10
 
 // TestSyscallFlood runs the most common first one-liner, every system
@@ -46,6 +47,8 @@ func TestSyscallFlood(t *testing.T) {
 		exit  = `tick-1s { exit(0); }`
 	)
 	bufsize := fmt.Sprintf("bufsize=%d", floodBufsize)
+	// The ring holds bufsize of each CPU's, in a power of two.
+	ring := int64(1) << bits.Len64(uint64(floodBufsize*ncpu-1))
 	tests := []struct {
 		name   string
 		args   []string
@@ -73,7 +76,7 @@ func TestSyscallFlood(t *testing.T) {
 				t.Errorf("no syscall firing printed (stdout %d bytes, stderr %q)", len(r.stdout), r.stderr)
 			}
 			if !floodDrops.MatchString(r.stderr) {
-				t.Errorf("no drops reported, though %d system calls were made into a ring of %d bytes; stderr %q", r.calls, floodBufsize, r.stderr)
+				t.Errorf("no drops reported, though %d system calls were made into a ring of %d bytes; stderr %q", r.calls, ring, r.stderr)
 			}
 			if tt.isJSON && !bytes.Contains(r.stdout, []byte(`"type":"drop"`)) {
 				t.Errorf("no drop object in the JSON output")
@@ -83,10 +86,10 @@ func TestSyscallFlood(t *testing.T) {
 			// much again before the collector frees them; the
 			// enabling's own memory, again as much before it is
 			// collected.
-			bound := 2*base.maxRSS + 16*floodBufsize*int64(ncpu)
+			bound := 2*base.maxRSS + 16*ring
 			if r.maxRSS > bound {
-				t.Errorf("peak RSS %d KiB, over %d KiB: twice the %d KiB of the enabling alone and 16 times the %d KiB of bufsize on %d CPUs",
-					r.maxRSS>>10, bound>>10, base.maxRSS>>10, floodBufsize>>10, ncpu)
+				t.Errorf("peak RSS %d KiB, over %d KiB: twice the %d KiB of the enabling alone and 16 times the %d KiB ring of bufsize %d KiB on %d CPUs",
+					r.maxRSS>>10, bound>>10, base.maxRSS>>10, ring>>10, floodBufsize>>10, ncpu)
 			}
 			t.Logf("%d calls made, %d bytes printed, peak RSS %d KiB (%d KiB without firings)", r.calls, len(r.stdout), r.maxRSS>>10, base.maxRSS>>10)
 		})

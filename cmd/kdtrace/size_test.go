@@ -2,8 +2,14 @@ package main
 
 import (
 	"bytes"
+	"math/bits"
 	"regexp"
 	"testing"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/kdtrace/kdtrace/kernel/linux"
+	"github.com/kdtrace/kdtrace/option"
 )
 
 // TestSizeOptions checks that sizes past what the machine allows are
@@ -43,5 +49,38 @@ func TestSizeOptions(t *testing.T) {
 		if status != tt.status || !regexp.MustCompile(tt.stderr).MatchString(stderr.String()) {
 			t.Errorf("kdtrace %q: status %d, stderr %q; want %d and %q", tt.args, status, stderr.String(), tt.status, tt.stderr)
 		}
+	}
+}
+
+// TestBufsizeLowered checks that a bufsize lowered is lowered for the
+// ring of every CPU's bufsize to fit a 128th of the machine's memory,
+// as FreeBSD's dtrace bounds bufsize over all CPUs, and no further; and
+// that the size said is a CPU's, as dtrace says it.
+func TestBufsizeLowered(t *testing.T) {
+	needTracing(t)
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		t.Skipf("cannot count the CPUs: %v", err)
+	}
+	limit := linux.MemLimit()
+	if limit == 0 {
+		t.Skip("the machine's memory is not known")
+	}
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-q", "-x", "bufsize=100t", "-n", `BEGIN { exit(0); }`}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d, stderr %q", st, stderr.String())
+	}
+	m := regexp.MustCompile(`^kdtrace: buffer size lowered to (\d+[kmg])\n$`).FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("stderr %q, want the buffer size lowered", stderr.String())
+	}
+	v, err := option.ParseSize(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := func(bufsize uint64) uint64 { return 1 << bits.Len64(bufsize*uint64(ncpu)-1) }
+	if ring(v) > limit || ring(2*v) <= limit {
+		t.Errorf("bufsize lowered to %s on %d CPUs: a ring of %d bytes, twice it %d; want the largest within %d",
+			m[1], ncpu, ring(v), ring(2*v), limit)
 	}
 }

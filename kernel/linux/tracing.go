@@ -31,8 +31,9 @@ type Config struct {
 	Catalog *probe.Catalog
 	// Records sizes the records (strsize, stackframes, …).
 	Records record.Options
-	// BPF sizes the maps: the ring buffer (bufsize), the aggregations'
-	// maps (aggsize), the thread-locals (dynvarsize), strsize.
+	// BPF sizes the maps: the ring buffer (bufsize of each CPU's), the
+	// aggregations' maps (aggsize), the thread-locals (dynvarsize),
+	// strsize.
 	BPF bpf.Config
 	// Verbose puts the verifier's whole log in the error of a program
 	// it refuses (-x verbose).
