@@ -116,6 +116,8 @@ type Consumer struct {
 	desc    record.Describer
 	w       *bufio.Writer
 	heading bool
+	// skipAggs says Finish prints no aggregations (SkipAggs).
+	skipAggs bool
 	// reopened is the file freopen() redirected the actions' output
 	// to, nil while it goes to Config.Out; stdout then writes to
 	// Config.Out what dtrace(1) prints itself: the heading, the
@@ -152,16 +154,24 @@ func New(desc record.Describer, cfg Config) *Consumer {
 // status one gave: the status dtrace exits with.
 func (c *Consumer) Exited() (status int, exited bool) { return c.status, c.exited }
 
+// SkipAggs makes Finish print no aggregations, as dtrace(1) prints
+// none once it is interrupted a second time (its g_impatient): a user
+// who has waited long enough for the last records.
+func (c *Consumer) SkipAggs() { c.skipAggs = true }
+
 // Finish writes the newline dtrace writes once tracing stops, then the
 // aggregations printa() has not printed, all in one sorted walk
 // (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
 	var err error
-	if c.cfg.JSON {
+	switch {
+	case c.cfg.JSON && !c.skipAggs:
 		err = c.finishJSON()
-	} else {
+	case !c.cfg.JSON:
 		c.own().WriteString("\n")
-		err = c.printAggs(0)
+		if !c.skipAggs {
+			err = c.printAggs(0)
+		}
 	}
 	if ferr := c.flush(); err == nil {
 		err = ferr

@@ -3,6 +3,7 @@ package dtrace_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -381,6 +382,48 @@ func TestEnableBufTooSmall(t *testing.T) {
 		}
 		if errors.Is(err, dtrace.ErrBufTooSmall) != tt.refused {
 			t.Errorf("%s=%s, %s: Enable: %v; want ErrBufTooSmall: %v", tt.option, tt.value, tt.src, err, tt.refused)
+		}
+	}
+}
+
+// TestRunImpatient checks that a run stopped a second time (Impatient
+// closed) prints the last records but not the aggregations, as dtrace
+// after a second SIGINT, and that a run stopped once prints both.
+func TestRunImpatient(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("tracing needs root")
+	}
+	const src = `BEGIN { @ = count(); printf("go\n"); } END { printf("end\n"); }`
+	for _, impatient := range []bool{false, true} {
+		var stdout bytes.Buffer
+		h := open(t, nil, nil)
+		if err := h.SetOpt("quiet", ""); err != nil {
+			t.Fatal(err)
+		}
+		p, err := h.Compile(dtrace.Name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := h.Enable(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop, again := make(chan struct{}), make(chan struct{})
+		close(stop)
+		if impatient {
+			close(again)
+		}
+		status, err := tr.Run(dtrace.RunConfig{Out: &stdout, Err: io.Discard, Stop: stop, Impatient: again})
+		tr.Close()
+		if err != nil || status != 0 {
+			t.Fatalf("impatient %v: Run = %d, %v", impatient, status, err)
+		}
+		want := "go\nend\n\n                1\n"
+		if impatient {
+			want = "go\nend\n\n"
+		}
+		if got := stdout.String(); got != want {
+			t.Errorf("impatient %v: printed %q, want %q", impatient, got, want)
 		}
 	}
 }

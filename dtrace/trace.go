@@ -167,6 +167,10 @@ type RunConfig struct {
 	// Stop ends the tracing when it is closed (SIGINT, SIGTERM), as a
 	// clause's exit() does.
 	Stop <-chan struct{}
+	// Impatient, closed once Stop is (a second SIGINT or SIGTERM),
+	// says the aggregations are not to be printed at the end, as
+	// dtrace(1) prints none once interrupted twice.
+	Impatient <-chan struct{}
 }
 
 // Run starts the tracing (BEGIN), then sets the processes the handle
@@ -301,6 +305,11 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	err := tr.t.Stop()
 	if werr := tr.work(cons, true); err == nil {
 		err = werr
+	}
+	select {
+	case <-cfg.Impatient:
+		cons.SkipAggs()
+	default:
 	}
 	if ferr := cons.Finish(); err == nil {
 		err = ferr

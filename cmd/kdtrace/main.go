@@ -142,13 +142,22 @@ func (c *command) trace(progs []*dtrace.Program) int {
 		return c.fail("could not enable tracing: %v", err)
 	}
 	defer tr.Close()
-	stop := make(chan struct{})
-	sigs := make(chan os.Signal, 1)
+	// The first signal stops the tracing, a second the printing of
+	// the aggregations at the end, as dtrace's.
+	stop, impatient := make(chan struct{}), make(chan struct{})
+	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
-		if _, ok := <-sigs; ok {
-			close(stop)
+		for _, c := range []chan struct{}{stop, impatient} {
+			select {
+			case <-sigs:
+				close(c)
+			case <-done:
+				return
+			}
 		}
 	}()
 	for i, p := range c.progs {
@@ -175,7 +184,7 @@ func (c *command) trace(progs []*dtrace.Program) int {
 		defer f.Close()
 		out = f
 	}
-	status, err := tr.Run(dtrace.RunConfig{Out: out, Err: c.stderr, Stop: stop})
+	status, err := tr.Run(dtrace.RunConfig{Out: out, Err: c.stderr, Stop: stop, Impatient: impatient})
 	if err != nil {
 		return c.fail("%v", err)
 	}
