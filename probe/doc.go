@@ -93,7 +93,7 @@
 // syscall: syscall:vmlinux:call:entry and :return, as Oracle's DTrace
 // for Linux names them, entry arguments typed from the tracepoint's
 // format, or where tracefs cannot be read, from a table of x86-64's
-// formats (zsysargs.go, made by gensysargs.go), or from
+// formats (zsysargs.go, made by TestSyscallTableUpdate -update), or from
 // __do_sys_call's prototype; return arguments long.
 //
 // proc, sched and io: dtrace's stable providers, whose probes illumos

@@ -1,7 +1,5 @@
 package probe
 
-//go:generate go run gensysargs.go
-
 import (
 	"bufio"
 	"bytes"
@@ -246,7 +244,7 @@ func (s *syscallProvider) format(name string) (decls []string, ok bool, err erro
 }
 
 // syscallDecls are a system call's entry arguments as its tracepoint's
-// format declares them: an entry of a generated table (gensysargs.go).
+// format declares them: an entry of a generated table (zsysargs.go).
 type syscallDecls struct {
 	name  string
 	decls []string
