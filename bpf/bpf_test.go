@@ -23,7 +23,9 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
+	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/record"
 )
 
 // testRunOnCPU is BPF_F_TEST_RUN_ON_CPU: the run happens on RunOptions.CPU,
@@ -493,4 +495,57 @@ func TestD(t *testing.T) {
 			differ(t, src, difos(compileD(t, src)), 7, ^uint64(2), 0x1234, 200, 1<<63)
 		})
 	}
+}
+
+// layOut compiles src, loads its DOF (cfg is kernel.Load's) and lays
+// out its ECBs as the clauses of one program of context ctx on probe p,
+// as kernel/linux does: the layout, the program and the probe's entry.
+func layOut(t *testing.T, src string, p record.Probe, ctx bpf.Context, cfg *kernel.Config) (*bpf.Layout, *bpf.ProbeProgram, bpf.ProbeEntry) {
+	t.Helper()
+	b, err := dof.Write(compileD(t, src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := kernel.Load(b, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := record.NewLayout(record.OptionsOf(k))
+	pp := &bpf.ProbeProgram{Context: ctx}
+	ent := bpf.ProbeEntry{ID: p.ID}
+	for i := range k.ECBs {
+		eps, err := rl.Add(&k.ECBs[i], []record.Probe{p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp.Clauses = append(pp.Clauses, bpf.Clause{ECB: &k.ECBs[i], EP: eps[0]})
+		ent.EPIDs = append(ent.EPIDs, eps[0].EPID)
+	}
+	l := newLayout(t, nil)
+	if err := l.AddProbe(pp); err != nil {
+		t.Fatal(err)
+	}
+	return l, pp, ent
+}
+
+// aggSums returns the entries of an aggregation map whose keys end in
+// one 8-byte tuple member: that member to its first data word, summed
+// over the CPUs.
+func aggSums(t *testing.T, m *ebpf.Map) map[uint64]uint64 {
+	t.Helper()
+	got := map[uint64]uint64{}
+	var (
+		key  []byte
+		vals [][]byte
+	)
+	it := m.Iterate()
+	for it.Next(&key, &vals) {
+		for _, v := range vals {
+			got[binary.NativeEndian.Uint64(key[len(key)-8:])] += binary.NativeEndian.Uint64(v)
+		}
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -3,7 +3,6 @@
 package bpf_test
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/kdtrace/kdtrace/bpf"
-	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
-	"github.com/kdtrace/kdtrace/record"
 )
 
 // chainRun is a chain of probe programs built from the ECBs of src, all
@@ -27,30 +24,9 @@ type chainRun struct {
 
 func newChainRun(t *testing.T, src string) *chainRun {
 	t.Helper()
-	b, err := dof.Write(compileD(t, src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// 10,000 clauses make more DOF than dtrace_dof_maxsize.
-	k, err := kernel.Load(b, &kernel.Config{MaxLoadSize: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := record.NewLayout(record.OptionsOf(k))
-	pp := &bpf.ProbeProgram{Context: bpf.CtxRun}
-	ent := bpf.ProbeEntry{ID: beginProbe.ID}
-	for i := range k.ECBs {
-		eps, err := rl.Add(&k.ECBs[i], []record.Probe{beginProbe})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pp.Clauses = append(pp.Clauses, bpf.Clause{ECB: &k.ECBs[i], EP: eps[0]})
-		ent.EPIDs = append(ent.EPIDs, eps[0].EPID)
-	}
-	l := newLayout(t, nil)
-	if err := l.AddProbe(pp); err != nil {
-		t.Fatal(err)
-	}
+	l, pp, ent := layOut(t, src, beginProbe, bpf.CtxRun, &kernel.Config{MaxLoadSize: 64 << 20})
+	var err error
 	r := &chainRun{}
 	if r.rt, err = bpf.NewRuntime(l); err != nil {
 		t.Fatal(err)
@@ -90,29 +66,6 @@ func (r *chainRun) fire(t *testing.T) {
 	if _, err := r.progs[0].Run(&ebpf.RunOptions{Context: make([]byte, 8*7), Flags: testRunOnCPU, CPU: 0}); err != nil {
 		t.Fatalf("test run: %v", err)
 	}
-}
-
-// sums returns the entries of the first aggregation map, each key's
-// last 8 bytes (its one tuple member) to its first data word summed
-// over the CPUs.
-func (r *chainRun) sums(t *testing.T) map[int64]int64 {
-	t.Helper()
-	got := map[int64]int64{}
-	var (
-		key  []byte
-		vals [][]byte
-	)
-	it := r.rt.Aggs[0].Iterate()
-	for it.Next(&key, &vals) {
-		j := int64(binary.NativeEndian.Uint64(key[len(key)-8:]))
-		for _, v := range vals {
-			got[j] += int64(binary.NativeEndian.Uint64(v))
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // checkLinks checks that a chain's programs run every clause once, in
@@ -155,12 +108,12 @@ func TestChainOrder(t *testing.T) {
 	for range firings {
 		r.fire(t)
 	}
-	got := r.sums(t)
+	got := aggSums(t, r.rt.Aggs[0])
 	if len(got) != n {
 		t.Errorf("%d keys, want %d", len(got), n)
 	}
 	bad := 0
-	for j := int64(1); j <= n; j++ {
+	for j := uint64(1); j <= n; j++ {
 		if got[j] != firings {
 			if bad++; bad <= 10 {
 				t.Errorf("@[%d] = %d, want %d", j, got[j], firings)
@@ -190,11 +143,11 @@ func TestChainExit(t *testing.T) {
 	// The tracing drains: a second firing of BEGIN runs no clause.
 	r.fire(t)
 	r.fire(t)
-	got := r.sums(t)
+	got := aggSums(t, r.rt.Aggs[0])
 	if len(got) != stop {
 		t.Errorf("%d keys, want %d", len(got), stop)
 	}
-	for j := int64(1); j <= stop; j++ {
+	for j := uint64(1); j <= stop; j++ {
 		if got[j] != 1 {
 			t.Fatalf("@[%d] = %d, want 1", j, got[j])
 		}

@@ -209,20 +209,7 @@ func TestErrno(t *testing.T) {
 	}
 	l.Close()
 	// The key's last record is errno's.
-	got := map[uint64]uint64{}
-	var (
-		key  []byte
-		vals [][]byte
-	)
-	it := r.rt.Aggs[0].Iterate()
-	for it.Next(&key, &vals) {
-		for _, v := range vals {
-			got[binary.NativeEndian.Uint64(key[len(key)-8:])] += binary.NativeEndian.Uint64(v)
-		}
-	}
-	if err := it.Err(); err != nil {
-		t.Fatal(err)
-	}
+	got := aggSums(t, r.rt.Aggs[0])
 	want := map[uint64]uint64{uint64(unix.EBADF): 3, 0: 1}
 	if !maps.Equal(got, want) {
 		t.Errorf("errno counts %v, want %v", got, want)

@@ -14,8 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/bpf"
-	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
 	"github.com/kdtrace/kdtrace/kernel/linux/attach"
 	"github.com/kdtrace/kdtrace/record"
 )
@@ -28,29 +26,7 @@ var trampolineProbe = record.Probe{ID: 1, Provider: "fbt", Module: "vmlinux", Fu
 // come with it.
 func buildOn(t *testing.T, src string, ctx bpf.Context) (asm.Instructions, *bpf.Layout, *bpf.ProbeProgram, bpf.ProbeEntry, error) {
 	t.Helper()
-	b, err := dof.Write(compileD(t, src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := kernel.Load(b, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := record.NewLayout(record.OptionsOf(k))
-	pp := &bpf.ProbeProgram{Context: ctx}
-	ent := bpf.ProbeEntry{ID: trampolineProbe.ID}
-	for i := range k.ECBs {
-		eps, err := rl.Add(&k.ECBs[i], []record.Probe{trampolineProbe})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pp.Clauses = append(pp.Clauses, bpf.Clause{ECB: &k.ECBs[i], EP: eps[0]})
-		ent.EPIDs = append(ent.EPIDs, eps[0].EPID)
-	}
-	l := newLayout(t, nil)
-	if err := l.AddProbe(pp); err != nil {
-		t.Fatal(err)
-	}
+	l, pp, ent := layOut(t, src, trampolineProbe, ctx, nil)
 	insns, err := bpf.BuildProbe(pp, l)
 	return insns, l, pp, ent, err
 }
