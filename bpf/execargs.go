@@ -100,11 +100,12 @@ func (t *translator) execargs(pc int, in dif.Instr, local func(string) string) e
 	t.emit(asm.Mov.Reg(asm.R3, asm.R0))
 	t.emit(asm.FnProbeReadUser.Call())
 	t.emit(asm.JNE.Imm(asm.R0, 0, local("args_none")))
-	// Spaces for the NULs between the arguments.
+	// Spaces for the NULs between the arguments (bytes 0…0 become
+	// ' '…), all but the last byte read.
 	t.emit(asm.LoadMem(asm.R1, asm.R10, n, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R1, -1))
 	t.emit(asm.JSLE.Imm(asm.R1, 0, local("args_copy")))
-	t.loop(t.callback("execargs", t.spaceStep))
+	t.loop(t.callback("execargs", func() { t.caseStep("execargs", 0, 0, ' ') }))
 	t.emit(asm.Ja.Label(local("args_copy")))
 	t.mark(local("args_none"))
 	t.emit(storeImm64(asm.R10, n, 0))
@@ -126,19 +127,4 @@ func (t *translator) execargs(pc int, in dif.Instr, local func(string) string) e
 	t.mark(local("args_done"))
 	t.get(asm.R0, in.RD())
 	return nil
-}
-
-// spaceStep turns byte i of MapStrBuf into a space if it is a NUL.
-func (t *translator) spaceStep() {
-	const l = "cb_execargs_"
-	t.emit(asm.JLT.Imm(cIndex, int32(t.l.strBufSize()), l+"in"))
-	t.stop()
-	t.mark(l + "in")
-	t.emit(asm.Mov.Reg(asm.R1, cBuf))
-	t.emit(asm.Add.Reg(asm.R1, cIndex))
-	t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Byte))
-	t.emit(asm.JNE.Imm(asm.R2, 0, l+"keep"))
-	t.emit(asm.StoreImm(asm.R1, 0, ' ', asm.Byte))
-	t.mark(l + "keep")
-	t.more()
 }
