@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // A Function is a decoded function and its control-flow graph.
@@ -32,6 +33,9 @@ type Function struct {
 	noReturn func(target uint64) bool
 	entry    *Block
 	blockOf  []int32 // index in Blocks of the block of each instruction
+
+	loopsOnce sync.Once
+	nest      *loopNest
 }
 
 // A Part is a piece of a function's code. Compilers move the code of

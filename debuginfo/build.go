@@ -68,7 +68,11 @@ type rawCopy struct {
 	hasEntry bool
 	file     uint32
 	line     uint32
-	r0, n    uint32 // its ranges in unitResult.ranges
+	// view is DW_AT_GNU_entry_view plus one, 0 when absent; stmt is
+	// the unit's line program, noStmt when it has none.
+	view  uint32
+	stmt  uint32
+	r0, n uint32 // its ranges in unitResult.ranges
 }
 
 type unitResult struct {
@@ -230,7 +234,7 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			continue
 		}
-		var name, low, high, ranges, entry, origin, spec, callFile, callLine, stmt, compDir attr
+		var name, low, high, ranges, entry, view, origin, spec, callFile, callLine, stmt, compDir attr
 		inline := false
 		for i := range a.attrs {
 			sp := &a.attrs[i]
@@ -250,6 +254,8 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 				ranges = attr{form, v}
 			case atEntryPC:
 				entry = attr{form, v}
+			case atGNUEntryView:
+				view = attr{form, v}
 			case atAbstractOrigin:
 				origin = attr{form, v}
 			case atSpecification:
@@ -370,6 +376,13 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			if callLine.form != 0 {
 				c.line = uint32(callLine.val)
 			}
+			c.stmt = noStmt
+			if ctx.hasStmtList && ctx.stmtList < uint64(noStmt) {
+				c.stmt = uint32(ctx.stmtList)
+			}
+			if view.form != 0 && c.hasEntry && view.val < 1<<16 {
+				c.view = uint32(view.val) + 1
+			}
 			if callFile.form != 0 && ctx.hasStmtList {
 				if fileIDs == nil {
 					files, err := s.lineFiles(ctx.stmtList, &ctx)
@@ -488,7 +501,7 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 				stats.Unresolved++
 				continue
 			}
-			c := copyRec{sym: symbolAt(len(syms), sym, rc.entry), line: rc.line, file: rc.file, entry: rc.entry}
+			c := copyRec{sym: symbolAt(len(syms), sym, rc.entry), line: rc.line, file: rc.file, entry: rc.entry, view: rc.view, stmt: rc.stmt}
 			if rc.hasEntry {
 				c.flags |= copyEntryPC
 			}

@@ -43,6 +43,7 @@ const (
 	atAddrBase        = 0x73
 	atRnglistsBase    = 0x74
 	atGNUAddrBase     = 0x2133
+	atGNUEntryView    = 0x2138
 	utCompile         = 0x01
 	utPartial         = 0x03
 	formAddr          = 0x01

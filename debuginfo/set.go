@@ -43,6 +43,9 @@ type Copy struct {
 	Ranges   []Range
 	CallFile string
 	CallLine int
+
+	entryView uint32 // DW_AT_GNU_entry_view plus one; 0 when absent
+	lineProg  uint32 // the unit's line program, for EntryMarkers
 }
 
 // Function is what the images know about one function name.
@@ -157,6 +160,8 @@ func (s *Set) Lookup(name string) (Function, error) {
 				Ranges:     make([]Range, c.n),
 				CallFile:   x.str(c.file),
 				CallLine:   int(c.line),
+				entryView:  c.view,
+				lineProg:   c.stmt,
 			}
 			for j := range cp.Ranges {
 				cp.Ranges[j] = x.rangeAt(int(c.ranges) + j)

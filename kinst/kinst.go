@@ -30,8 +30,10 @@
 package kinst
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -73,8 +75,9 @@ type Resolver struct {
 	// probe; nil drops them.
 	Warn func(error)
 
-	mu    sync.Mutex
-	funcs map[funcKey]*amd64.Function
+	mu     sync.Mutex
+	funcs  map[funcKey]*amd64.Function
+	warned map[string]bool
 
 	warnedNoKernel atomic.Bool
 }
@@ -109,6 +112,8 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	for _, c := range r.Set.Clones(fn) {
 		s.Clones = append(s.Clones, c.Name)
 	}
+	var groups [][]debuginfo.Copy // the copies in each caller, in order
+	at := map[funcKey]int{}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
 			// Code outside every function symbol cannot be named as
@@ -117,20 +122,40 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 			r.warn(fmt.Errorf("inline copy of %s at %#x in %s left out: %s", fn, c.Entry, c.Module, r.nameless(c)))
 			continue
 		}
+		if r.Compat {
+			groups = append(groups, []debuginfo.Copy{c})
+			continue
+		}
+		k := funcKey{c.Module, c.CallerAddr}
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], c)
+	}
+	for _, g := range groups {
 		var sites []sugar.Site
-		var g *sugar.Guard
-		if ret {
-			sites, g, err = r.returnSites(c)
+		var guards []sugar.Guard
+		if r.Compat {
+			var gd *sugar.Guard
+			if ret {
+				sites, gd, err = r.returnSites(g[0])
+			} else {
+				sites, err = r.entrySite(g[0])
+			}
+			if gd != nil {
+				guards = append(guards, *gd)
+			}
 		} else {
-			sites, err = r.entrySite(c)
+			sites, guards, err = r.callSites(fn, g, ret)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, c.Caller, err)
+			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, g[0].Caller, err)
 		}
 		s.Sites = append(s.Sites, sites...)
-		if g != nil {
-			s.Guards = append(s.Guards, *g)
-		}
+		s.Guards = append(s.Guards, guards...)
 	}
 	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
 	return s, nil
@@ -151,6 +176,21 @@ func (r *Resolver) nameless(c debuginfo.Copy) string {
 func (r *Resolver) warn(err error) {
 	if r.Warn != nil {
 		r.Warn(err)
+	}
+}
+
+// warnOnce warns of err unless an equal warning was given: the entry
+// and the return of a function ask for its sites alike.
+func (r *Resolver) warnOnce(err error) {
+	r.mu.Lock()
+	if r.warned == nil {
+		r.warned = make(map[string]bool)
+	}
+	seen := r.warned[err.Error()]
+	r.warned[err.Error()] = true
+	r.mu.Unlock()
+	if !seen {
+		r.warn(err)
 	}
 }
 
@@ -220,6 +260,111 @@ func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, *sugar.Guard, er
 		return nil, nil, err
 	}
 	return sites, &sugar.Guard{Entry: entry[0], Exits: sites, Shared: shared}, nil
+}
+
+// callSites returns the entry or return sites of the calls of fn that
+// its copies in one caller make (see amd64.Function.InlineCalls), with
+// the guards of the calls some of whose return sites other paths also
+// reach. The shapes where the counts may not be the program's are
+// reported through Warn, once each.
+func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]sugar.Site, []sugar.Guard, error) {
+	all := copies[0]
+	all.Ranges = nil
+	var marks []uint64
+	for _, c := range copies {
+		all.Ranges = append(all.Ranges, c.Ranges...)
+		m, err := r.Set.EntryMarkers(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		marks = append(marks, m...)
+	}
+	slices.SortFunc(all.Ranges, func(a, b debuginfo.Range) int { return cmp.Compare(a.Lo, b.Lo) })
+	if marks == nil {
+		for _, c := range copies {
+			if len(c.Ranges) == 0 {
+				// A copy without code marks where its call was; with
+				// no marker, that is its only trace.
+				marks = append(marks, c.Entry)
+			}
+		}
+		if marks != nil && len(marks) < len(copies) {
+			marks = nil // the others have code: find their entries by edges
+		}
+	}
+	slices.Sort(marks)
+	marks = slices.Compact(marks)
+	fd, err := r.function(all)
+	if err != nil {
+		return nil, nil, err
+	}
+	code := make([]amd64.Range, len(all.Ranges))
+	for i, rg := range all.Ranges {
+		code[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
+	}
+	calls, doubts, err := fd.InlineCalls(code, marks)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range doubts {
+		where, err := r.site(all.Module, d.Addr)
+		name := fmt.Sprintf("%#x", d.Addr)
+		if err == nil {
+			name = fmt.Sprintf("%s+%#x", where.Func, where.Offset)
+		}
+		r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s, %s; its entry and return counts may be wrong", fn, all.Caller, name, d.Why))
+	}
+	var sites []sugar.Site
+	var guards []sugar.Guard
+	for _, c := range calls {
+		entry, err := r.site(all.Module, c.Entry)
+		if err != nil {
+			return nil, nil, err
+		}
+		entry.Rule = c.Rule
+		if !ret {
+			sites = append(sites, entry)
+			continue
+		}
+		if len(c.Body) == 0 {
+			entry.Rule = "call without code: at its entry"
+			sites = append(sites, entry)
+			continue
+		}
+		exits, err := fd.Exits(c.Body, c.Entry)
+		if err != nil {
+			return nil, nil, err
+		}
+		var these, shared []sugar.Site
+		for _, x := range exits {
+			s, err := r.site(all.Module, x.Addr)
+			if err != nil {
+				return nil, nil, err
+			}
+			s.Rule = "exit edge"
+			if inRanges(c.Body, x.Addr) {
+				s.Rule = "leaves the caller"
+			}
+			these = append(these, s)
+			if x.Shared {
+				shared = append(shared, s)
+			}
+		}
+		sites = append(sites, these...)
+		if len(shared) > 0 {
+			guards = append(guards, sugar.Guard{Entry: entry, Exits: these, Shared: shared})
+		}
+	}
+	return sites, guards, nil
+}
+
+func inRanges(rs []amd64.Range, a uint64) bool {
+	for _, r := range rs {
+		if a >= r.Lo && a < r.Hi {
+			return true
+		}
+	}
+	return false
 }
 
 // site names the instruction at addr as kinst does: the function symbol
@@ -423,7 +568,7 @@ func sortSites(s []sugar.Site, rank map[string]int) []sugar.Site {
 	})
 	out := s[:0]
 	for i, x := range s {
-		if i == 0 || x != s[i-1] {
+		if i == 0 || !x.Same(s[i-1]) {
 			out = append(out, x)
 		}
 	}

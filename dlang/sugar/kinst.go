@@ -60,6 +60,13 @@ type Site struct {
 	Module string
 	Func   string
 	Offset uint64
+	// Rule says which rule placed the site, for -d; "" for none.
+	Rule string
+}
+
+// Same reports whether s and t name the same instruction.
+func (s Site) Same(t Site) bool {
+	return s.Module == t.Module && s.Func == t.Func && s.Offset == t.Offset
 }
 
 // kinstFunction returns the function d names when it is a kinst
@@ -121,9 +128,9 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []gua
 		}
 		for j, s := range sites.Sites {
 			if j == 0 {
-				out[i] = kinstSite(d, s)
+				out[i] = commented(kinstSite(d, s), s)
 			} else {
-				out = append(out, kinstSite(d, s))
+				out = append(out, commented(kinstSite(d, s), s))
 			}
 		}
 		if sites.OutOfLine {
@@ -132,6 +139,13 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []gua
 		shared = e.guard(d, sites.Guards, kinstSite, shared)
 	}
 	return out, shared, nil
+}
+
+// commented gives d, the description of site s in a rewritten clause,
+// the rule that placed s as its comment, which -d prints.
+func commented(d *ast.ProbeDesc, s Site) *ast.ProbeDesc {
+	d.Comment = s.Rule
+	return d
 }
 
 // kinstSite is the description of a site, in the site's module or else

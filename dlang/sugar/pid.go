@@ -75,7 +75,7 @@ func (e *Expander) expandPid(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []guard
 			descs = append(descs, &ast.ProbeDesc{DescPos: d.DescPos, Provider: d.Provider, Module: d.Module, Function: c, Name: d.Name})
 		}
 		for _, s := range sites.Sites {
-			descs = append(descs, pidSite(d, s))
+			descs = append(descs, commented(pidSite(d, s), s))
 		}
 		if len(descs) == 0 {
 			return nil, nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: no inline copy of %s can be probed", d, d.Function)

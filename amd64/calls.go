@@ -1,0 +1,364 @@
+package amd64
+
+import (
+	"fmt"
+	"slices"
+)
+
+// How an InlineCall's entry was found.
+const (
+	// ByMarker: the compiler's own record of where the call begins
+	// (GCC's inline entry markers, one per duplicate of the call).
+	ByMarker = "entry marker"
+	// ByEdge: a control-flow edge into the copy's code from code that
+	// no earlier part of the copy leads to (or a loop back edge).
+	ByEdge = "entry edge"
+)
+
+// An InlineCall is one place where calls of an inline function begin, with the
+// code of the function's copies that runs for such a call before the
+// next one can begin.
+type InlineCall struct {
+	Entry uint64 // where the call begins: its entry probe's site
+	Rule  string // ByMarker or ByEdge
+	// Body is the copies' code that belongs to the call, as ranges of
+	// whole instructions; it is empty when the call has no code of its
+	// own (folded into its caller's), and then the call ends where it
+	// begins.
+	Body []Range
+}
+
+// A Doubt is a place where the calls InlineCalls finds may not be the
+// program's: one execution there may stand for several calls, or
+// for none.
+type Doubt struct {
+	Addr uint64
+	Why  string
+}
+
+func (d Doubt) String() string { return fmt.Sprintf("%#x: %s", d.Addr, d.Why) }
+
+// InlineCalls divides the code of a function's inline copies in f, the
+// ranges code (all copies of the function in f together), into calls.
+//
+// Each call begins at an entry. With marks, the compiler's entry
+// markers, those are the entries; without, an entry is an instruction
+// of the copies that control reaches from outside them along an edge
+// that is a loop back edge, or whose source no instruction of the
+// copies leads to along forward edges (the first instruction of the
+// copies on each path into them).
+//
+// A call's body is the copies' code that the forward edges reach from
+// its entry before another entry, within the loop of the caller that
+// holds the entry: a call in a loop's body ends with the iteration, and
+// the code the compiler hoisted out of the loop before it or sank after
+// it is not any one iteration's. Loops whose every instruction is the
+// copies' are the inline function's own and do not end a call.
+//
+// The doubts are the shapes where these calls may not be the
+// program's: code of the copies in a loop of the caller that holds no
+// entry while a call outside the loop reaches it (the loop's calls have
+// no entry of their own and count as one), code of the copies that no
+// entry leads to inside a loop that holds entries (a call begun, or
+// ended, across the loop's back edge), and an entry inside the inline
+// function's own loop (it would fire on every iteration).
+func (f *Function) InlineCalls(code []Range, marks []uint64) ([]InlineCall, []Doubt, error) {
+	in, err := f.copyMask(code)
+	if err != nil {
+		return nil, nil, err
+	}
+	lp := f.loops()
+	own := make([]bool, len(lp.loops))
+	for k, l := range lp.loops {
+		own[k] = true
+		for _, b := range l.blocks {
+			if slices.Contains(in[b.first:b.first+len(b.Insts)], false) {
+				own[k] = false
+				break
+			}
+		}
+	}
+	// scope returns the innermost loop of the caller holding block b,
+	// or -1 for none.
+	scope := func(b *Block) int {
+		for k := lp.inner[b.Index]; k >= 0; k = lp.loops[k].parent {
+			if !own[k] {
+				return k
+			}
+		}
+		return -1
+	}
+	inLoop := func(k int, b *Block) bool {
+		return k < 0 || lp.loops[k].member[b.Index]
+	}
+
+	var doubts []Doubt
+	rule := ByMarker
+	var entries []int
+	if marks != nil {
+		for _, a := range marks {
+			i, ok := f.instAt(a)
+			if !ok {
+				doubts = append(doubts, Doubt{a, "the compiler's entry marker is not at an instruction of the caller"})
+				continue
+			}
+			entries = append(entries, i)
+		}
+	} else {
+		rule = ByEdge
+		entries = f.entryEdges(in)
+	}
+	isEntry := make(map[int]bool, len(entries))
+	for _, e := range entries {
+		isEntry[e] = true
+	}
+
+	covered := make([]bool, len(f.Insts))
+	calls := make([]InlineCall, 0, len(entries))
+	for _, e := range entries {
+		eb := f.Blocks[f.blockOf[e]]
+		if k := lp.inner[eb.Index]; k >= 0 && own[k] {
+			doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is inside the inline function's own loop, so it fires on each of its iterations"})
+		}
+		k := scope(eb)
+		body := make([]bool, len(f.Insts))
+		deeper := -1 // an instruction of the body in a loop below k
+		seen := make([]bool, len(f.Blocks))
+		for work := []int{e}; len(work) > 0; {
+			i := work[len(work)-1]
+			work = work[:len(work)-1]
+			for {
+				if i != e && isEntry[i] {
+					break
+				}
+				if in[i] {
+					body[i] = true
+					if deeper < 0 && scope(f.Blocks[f.blockOf[i]]) != k {
+						deeper = i
+					}
+				}
+				b := f.Blocks[f.blockOf[i]]
+				if i+1 < b.first+len(b.Insts) {
+					i++
+					continue
+				}
+				for x, s := range b.Succs {
+					if !b.back[x] && !seen[s.Index] && inLoop(k, s) {
+						seen[s.Index] = true
+						work = append(work, s.first)
+					}
+				}
+				break
+			}
+		}
+		if deeper >= 0 {
+			doubts = append(doubts, Doubt{f.Insts[deeper].Addr, fmt.Sprintf("code of the copy in a loop of the caller that holds no entry of the call begun at %#x: the loop's calls count as one", f.Insts[e].Addr)})
+		}
+		for i, ok := range body {
+			covered[i] = covered[i] || ok
+		}
+		calls = append(calls, InlineCall{Entry: f.Insts[e].Addr, Rule: rule, Body: f.ranges(body)})
+	}
+
+	// Code of the copies that no entry leads to is code hoisted out of
+	// the loops holding entries, or sunk after them, unless it lies in
+	// one of those loops itself.
+	withEntry := make([]bool, len(lp.loops))
+	for _, e := range entries {
+		for k := scope(f.Blocks[f.blockOf[e]]); k >= 0; k = lp.loops[k].parent {
+			withEntry[k] = true
+		}
+	}
+	for i := range f.Insts {
+		if !in[i] || covered[i] {
+			continue
+		}
+		k := scope(f.Blocks[f.blockOf[i]])
+		if k >= 0 && withEntry[k] {
+			doubts = append(doubts, Doubt{f.Insts[i].Addr, "code of the copy that no entry of a call leads to, in a loop of the caller that holds entries: a call that begins or ends across the loop's back edge"})
+			break
+		}
+	}
+	return calls, doubts, nil
+}
+
+// entryEdges returns the instructions of the copy in that control
+// enters along an edge from outside it: the function's entry, or an
+// edge that is a back edge or whose source no instruction of the copy
+// leads to along forward edges.
+func (f *Function) entryEdges(in []bool) []int {
+	// from[b]: some instruction of the copy leads along forward edges
+	// to the start of block b.
+	from := make([]bool, len(f.Blocks))
+	var work []*Block
+	for _, b := range f.Blocks {
+		if slices.Contains(in[b.first:b.first+len(b.Insts)], true) {
+			work = append(work, b)
+		}
+	}
+	for len(work) > 0 {
+		b := work[len(work)-1]
+		work = work[:len(work)-1]
+		for x, s := range b.Succs {
+			if !b.back[x] && !from[s.Index] {
+				from[s.Index] = true
+				work = append(work, s)
+			}
+		}
+	}
+	// led reports whether the copy leads to instruction i.
+	led := func(i int) bool {
+		b := f.Blocks[f.blockOf[i]]
+		return from[b.Index] || slices.Contains(in[b.first:i], true)
+	}
+	var entries []int
+	for i := range f.Insts {
+		if !in[i] {
+			continue
+		}
+		b := f.Blocks[f.blockOf[i]]
+		if i > b.first {
+			if !in[i-1] && !led(i-1) {
+				entries = append(entries, i)
+			}
+			continue
+		}
+		if b == f.entry {
+			entries = append(entries, i)
+			continue
+		}
+		for _, p := range b.Preds {
+			u := p.first + len(p.Insts) - 1
+			if !in[u] && (p.IsBackEdge(b) || !led(u)) {
+				entries = append(entries, i)
+				break
+			}
+		}
+	}
+	return entries
+}
+
+// ranges turns a mask of instructions into address ranges, one per run
+// of adjacent instructions.
+func (f *Function) ranges(mask []bool) []Range {
+	var rs []Range
+	for i, ok := range mask {
+		if !ok {
+			continue
+		}
+		in := f.Insts[i]
+		if n := len(rs); n > 0 && rs[n-1].Hi == in.Addr {
+			rs[n-1].Hi = in.End()
+			continue
+		}
+		rs = append(rs, Range{in.Addr, in.End()})
+	}
+	return rs
+}
+
+// loopNest is a function's natural loops: one per loop head, holding
+// the blocks that reach one of its back edges without passing the head.
+type loopNest struct {
+	loops []loop
+	inner []int // innermost loop of each block; -1 for none
+}
+
+type loop struct {
+	head   *Block
+	blocks []*Block
+	member []bool // by block index
+	parent int    // the innermost loop holding this one; -1 for none
+}
+
+// loops returns f's loop nest, computed on first use: only functions
+// holding inline copies need it.
+func (f *Function) loops() *loopNest {
+	f.loopsOnce.Do(func() { f.nest = f.buildLoops() })
+	return f.nest
+}
+
+func (f *Function) buildLoops() *loopNest {
+	n := len(f.Blocks)
+	byHead := map[*Block]int{}
+	var loops []loop
+	for _, u := range f.Blocks {
+		for x, h := range u.Succs {
+			if !u.back[x] {
+				continue
+			}
+			k, ok := byHead[h]
+			if !ok {
+				k = len(loops)
+				byHead[h] = k
+				loops = append(loops, loop{head: h, member: make([]bool, n), parent: -1})
+				loops[k].member[h.Index] = true
+			}
+			l := &loops[k]
+			// Walk back from the latch without passing the head. Where
+			// the head does not dominate the latch (a loop entered in
+			// its middle), keep to blocks the head leads to.
+			work := []*Block{u}
+			for len(work) > 0 {
+				b := work[len(work)-1]
+				work = work[:len(work)-1]
+				if l.member[b.Index] || !h.Dominates(b) && !f.leadsTo(h, b) {
+					continue
+				}
+				l.member[b.Index] = true
+				work = append(work, b.Preds...)
+			}
+		}
+	}
+	for k := range loops {
+		for _, b := range f.Blocks {
+			if loops[k].member[b.Index] {
+				loops[k].blocks = append(loops[k].blocks, b)
+			}
+		}
+	}
+	// The parent of a loop is the smallest other loop holding its head.
+	for k := range loops {
+		for j := range loops {
+			if j == k || !loops[j].member[loops[k].head.Index] || len(loops[j].blocks) < len(loops[k].blocks) {
+				continue
+			}
+			if len(loops[j].blocks) == len(loops[k].blocks) && j > k {
+				continue // two heads of one irreducible cycle: order them
+			}
+			if p := loops[k].parent; p < 0 || len(loops[j].blocks) < len(loops[p].blocks) {
+				loops[k].parent = j
+			}
+		}
+	}
+	inner := make([]int, n)
+	for i := range inner {
+		inner[i] = -1
+		for k := range loops {
+			if loops[k].member[i] && (inner[i] < 0 || len(loops[k].blocks) < len(loops[inner[i]].blocks)) {
+				inner[i] = k
+			}
+		}
+	}
+	return &loopNest{loops: loops, inner: inner}
+}
+
+// leadsTo reports whether a path of forward edges leads from a to b.
+func (f *Function) leadsTo(a, b *Block) bool {
+	seen := make([]bool, len(f.Blocks))
+	work := []*Block{a}
+	seen[a.Index] = true
+	for len(work) > 0 {
+		c := work[len(work)-1]
+		work = work[:len(work)-1]
+		if c == b {
+			return true
+		}
+		for x, s := range c.Succs {
+			if !c.back[x] && !seen[s.Index] {
+				seen[s.Index] = true
+				work = append(work, s)
+			}
+		}
+	}
+	return false
+}
