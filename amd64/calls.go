@@ -40,6 +40,8 @@ func (d Doubt) String() string { return fmt.Sprintf("%#x: %s", d.Addr, d.Why) }
 
 // InlineCalls divides the code of a function's inline copies in f, the
 // ranges code (all copies of the function in f together), into calls.
+// Folded are the addresses where the copies' debug information says
+// code of theirs was folded into the caller's (empty ranges).
 //
 // Each call begins at an entry. With marks, the compiler's entry
 // markers, those are the entries; without, an entry is an instruction
@@ -58,11 +60,13 @@ func (d Doubt) String() string { return fmt.Sprintf("%#x: %s", d.Addr, d.Why) }
 // The doubts are the shapes where these calls may not be the
 // program's: code of the copies in a loop of the caller that holds no
 // entry while a call outside the loop reaches it (the loop's calls have
-// no entry of their own and count as one), code of the copies that no
-// entry leads to inside a loop that holds entries (a call begun, or
-// ended, across the loop's back edge), and an entry inside the inline
-// function's own loop (it would fire on every iteration).
-func (f *Function) InlineCalls(code []Range, marks []uint64) ([]InlineCall, []Doubt, error) {
+// no entry of their own and count as one); a loop without entries where
+// the debug information says code of a call was folded away; code of
+// the copies that no entry leads to inside a loop that holds entries (a
+// call begun, or ended, across the loop's back edge); and an entry
+// inside the inline function's own loop (it would fire on every
+// iteration).
+func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCall, []Doubt, error) {
 	in, err := f.copyMask(code)
 	if err != nil {
 		return nil, nil, err
@@ -157,6 +161,9 @@ func (f *Function) InlineCalls(code []Range, marks []uint64) ([]InlineCall, []Do
 		for i, ok := range body {
 			covered[i] = covered[i] || ok
 		}
+		if !in[e] && f.leavesBare(e, k, in, isEntry, inLoop) {
+			doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
+		}
 		calls = append(calls, InlineCall{Entry: f.Insts[e].Addr, Rule: rule, Body: f.ranges(body)})
 	}
 
@@ -167,6 +174,16 @@ func (f *Function) InlineCalls(code []Range, marks []uint64) ([]InlineCall, []Do
 	for _, e := range entries {
 		for k := scope(f.Blocks[f.blockOf[e]]); k >= 0; k = lp.loops[k].parent {
 			withEntry[k] = true
+		}
+	}
+	for _, a := range folded {
+		if !f.contains(a) {
+			continue
+		}
+		k := scope(f.Blocks[f.blockOf[f.index(a)]])
+		if k >= 0 && !withEntry[k] {
+			doubts = append(doubts, Doubt{a, "calls in this loop had their code folded into the caller's, leaving them no entry"})
+			break
 		}
 	}
 	for i := range f.Insts {
@@ -180,6 +197,45 @@ func (f *Function) InlineCalls(code []Range, marks []uint64) ([]InlineCall, []Do
 		}
 	}
 	return calls, doubts, nil
+}
+
+// leavesBare reports whether a path from instruction e, the entry of
+// a call outside the copies' code, leaves the loop k that holds it (by
+// its back edge, or out of it), or the function, before it runs an
+// instruction of the copies or reaches another entry.
+func (f *Function) leavesBare(e, k int, in []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) bool {
+	seen := make([]bool, len(f.Blocks))
+	for work := []int{e}; len(work) > 0; {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		for {
+			if in[i] || i != e && isEntry[i] {
+				break
+			}
+			b := f.Blocks[f.blockOf[i]]
+			if i+1 < b.first+len(b.Insts) {
+				i++
+				continue
+			}
+			if f.leaves(b, f.Insts[i]) {
+				return true
+			}
+			for x, s := range b.Succs {
+				if b.back[x] || !inLoop(k, s) {
+					return true
+				}
+				if !seen[s.Index] {
+					seen[s.Index] = true
+					work = append(work, s.first)
+				}
+			}
+			if len(b.Succs) == 0 {
+				return true
+			}
+			break
+		}
+	}
+	return false
 }
 
 // entryEdges returns the instructions of the copy in that control

@@ -27,3 +27,42 @@ func (f *Function) Refused(addr uint64) error {
 	}
 	return nil
 }
+
+// ProbeAt returns where a probe that fires as one at addr would can go:
+// addr itself, unless the instruction there carries a prefix Linux's
+// uprobes refuse (the es, cs, ss and ds segment overrides, and lock),
+// as the cs nopw of alignment padding does; then the next instruction
+// of the same basic block that carries none, which runs exactly when
+// it does. With no such instruction it returns addr.
+func (f *Function) ProbeAt(addr uint64) uint64 {
+	i, ok := f.instAt(addr)
+	if !ok {
+		return addr
+	}
+	b := f.Blocks[f.blockOf[i]]
+	for j := i; j < b.first+len(b.Insts); j++ {
+		if !f.badPrefix(j) {
+			return f.Insts[j].Addr
+		}
+	}
+	return addr
+}
+
+// badPrefix reports whether instruction i carries a prefix uprobes
+// refuse.
+func (f *Function) badPrefix(i int) bool {
+	in := f.Insts[i]
+	if in.Op == Data {
+		return false
+	}
+	p, _ := f.part(in.Addr)
+	for _, c := range p.Code[in.Addr-p.Addr : in.End()-p.Addr] {
+		switch {
+		case c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0xf0:
+			return true
+		case !isLegacyPrefix(c):
+			return false
+		}
+	}
+	return false
+}

@@ -342,7 +342,16 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			rs := normalize(r.ranges[r0:])
 			r.ranges = r.ranges[:r0+len(rs)]
-			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(rs))}
+			// The empty ranges apart from the code mark where a call's
+			// code was folded into the caller's; they follow the
+			// others as ranges of no length.
+			slices.Sort(first.empty)
+			for _, a := range slices.Compact(first.empty) {
+				if !slices.ContainsFunc(rs, func(g Range) bool { return a >= g.Lo && a <= g.Hi }) {
+					r.ranges = append(r.ranges, Range{a, a})
+				}
+			}
+			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(r.ranges) - r0)}
 			lo, hasLow := s.address(low, &ctx)
 			switch {
 			case first.ok:

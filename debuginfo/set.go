@@ -40,7 +40,12 @@ type Copy struct {
 	// may lie outside the caller (e.g. in a foo.cold part); see
 	// Set.SymbolAt. A copy whose code was optimised away entirely has
 	// no ranges; its Entry still marks where the call was.
-	Ranges   []Range
+	Ranges []Range
+	// Folded are the addresses of the copy's empty ranges apart from
+	// its code: where code of the call was optimised away, folded into
+	// the caller's (gcc records them; a loop's calls can leave nothing
+	// else).
+	Folded   []uint64
 	CallFile string
 	CallLine int
 
@@ -163,8 +168,14 @@ func (s *Set) Lookup(name string) (Function, error) {
 				entryView:  c.view,
 				lineProg:   c.stmt,
 			}
-			for j := range cp.Ranges {
-				cp.Ranges[j] = x.rangeAt(int(c.ranges) + j)
+			cp.Ranges = cp.Ranges[:0]
+			for j := range int(c.n) {
+				rg := x.rangeAt(int(c.ranges) + j)
+				if rg.Lo == rg.Hi {
+					cp.Folded = append(cp.Folded, rg.Lo)
+					continue
+				}
+				cp.Ranges = append(cp.Ranges, rg)
 			}
 			if c.sym != noSym {
 				sym := x.sym(c.sym)

@@ -269,10 +269,11 @@ func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, *sugar.Guard, er
 // reported through Warn, once each.
 func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]sugar.Site, []sugar.Guard, error) {
 	all := copies[0]
-	all.Ranges = nil
+	all.Ranges, all.Folded = nil, nil
 	var marks []uint64
 	for _, c := range copies {
 		all.Ranges = append(all.Ranges, c.Ranges...)
+		all.Folded = append(all.Folded, c.Folded...)
 		m, err := r.Set.EntryMarkers(c)
 		if err != nil {
 			return nil, nil, err
@@ -280,31 +281,40 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 		marks = append(marks, m...)
 	}
 	slices.SortFunc(all.Ranges, func(a, b debuginfo.Range) int { return cmp.Compare(a.Lo, b.Lo) })
-	if marks == nil {
-		for _, c := range copies {
-			if len(c.Ranges) == 0 {
-				// A copy without code marks where its call was; with
-				// no marker, that is its only trace.
-				marks = append(marks, c.Entry)
-			}
-		}
-		if marks != nil && len(marks) < len(copies) {
-			marks = nil // the others have code: find their entries by edges
-		}
-	}
 	slices.Sort(marks)
 	marks = slices.Compact(marks)
 	fd, err := r.function(all)
 	if err != nil {
 		return nil, nil, err
 	}
-	code := make([]amd64.Range, len(all.Ranges))
-	for i, rg := range all.Ranges {
-		code[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
+	// With the compiler's entry markers, the calls are found in the
+	// code of all the copies at once: a call's code may lie in several
+	// of them (a marker duplicated with code that DWARF gives to one
+	// copy). Without, each copy is divided by its own edges: the code
+	// of another copy is no evidence of a call of this one in progress.
+	units := []debuginfo.Copy{all}
+	if marks == nil {
+		units = copies
 	}
-	calls, doubts, err := fd.InlineCalls(code, marks)
-	if err != nil {
-		return nil, nil, err
+	var calls []amd64.InlineCall
+	var doubts []amd64.Doubt
+	for _, u := range units {
+		code := make([]amd64.Range, len(u.Ranges))
+		for i, rg := range u.Ranges {
+			code[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
+		}
+		m := marks
+		if m == nil && len(code) == 0 {
+			// A copy without code marks where its call was with its
+			// entry; that is its only trace.
+			m = []uint64{u.Entry}
+		}
+		cs, ds, err := fd.InlineCalls(code, u.Folded, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		calls = append(calls, cs...)
+		doubts = append(doubts, ds...)
 	}
 	for _, d := range doubts {
 		where, err := r.site(all.Module, d.Addr)
@@ -317,7 +327,7 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 	var sites []sugar.Site
 	var guards []sugar.Guard
 	for _, c := range calls {
-		entry, err := r.site(all.Module, c.Entry)
+		entry, err := r.site(all.Module, fd.ProbeAt(c.Entry))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -337,7 +347,7 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 		}
 		var these, shared []sugar.Site
 		for _, x := range exits {
-			s, err := r.site(all.Module, x.Addr)
+			s, err := r.site(all.Module, fd.ProbeAt(x.Addr))
 			if err != nil {
 				return nil, nil, err
 			}
