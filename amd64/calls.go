@@ -26,6 +26,11 @@ type InlineCall struct {
 	// own (folded into its caller's), and then the call ends where it
 	// begins.
 	Body []Range
+	// Exits are the call's return sites: where control leaves, for
+	// good, the code that can still reach the body from the entry
+	// without passing another entry (see InlineCalls). They are nil
+	// when Body is empty.
+	Exits []Exit
 }
 
 // A Doubt is a place where the calls InlineCalls finds may not be the
@@ -164,7 +169,11 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		if !in[e] && f.leavesBare(e, k, in, isEntry, inLoop) {
 			doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
 		}
-		calls = append(calls, InlineCall{Entry: f.Insts[e].Addr, Rule: rule, Body: f.ranges(body)})
+		c := InlineCall{Entry: f.Insts[e].Addr, Rule: rule, Body: f.ranges(body)}
+		if len(c.Body) > 0 {
+			c.Exits = f.callExits(e, k, body, isEntry, inLoop)
+		}
+		calls = append(calls, c)
 	}
 
 	// Code of the copies that no entry leads to is code hoisted out of
@@ -197,6 +206,82 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		}
 	}
 	return calls, doubts, nil
+}
+
+// callExits returns the return sites of the call that begins at
+// instruction e, in loop k, with the given body. The call is in
+// progress on the instructions from which a path reaches the body
+// without passing another entry, a back edge, or the edge out of k; it
+// ends on each edge out of them, and where an instruction of them
+// leaves the function (the site is then that instruction). The sites
+// are those of ExitSites with this region for the copy, and so are the
+// refinements: a site that runs straight on to another is dropped, and
+// each says whether paths that did not run the entry reach it.
+func (f *Function) callExits(e, k int, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) []Exit {
+	// reach[i]: the body can be reached from instruction i. Computed
+	// block by block, backwards, until nothing changes.
+	reach := make([]bool, len(f.Insts))
+	blocked := func(i int) bool { return i != e && isEntry[i] }
+	for changed := true; changed; {
+		changed = false
+		for bi := len(f.Blocks) - 1; bi >= 0; bi-- {
+			b := f.Blocks[bi]
+			if !inLoop(k, b) {
+				continue
+			}
+			last := b.first + len(b.Insts) - 1
+			next := false
+			for x, s := range b.Succs {
+				if !b.back[x] && inLoop(k, s) && !blocked(s.first) && reach[s.first] {
+					next = true
+				}
+			}
+			for i := last; i >= b.first; i-- {
+				r := body[i] || next
+				if blocked(i) {
+					r = false
+				}
+				if r && !reach[i] {
+					reach[i], changed = true, true
+				}
+				next = r
+			}
+		}
+	}
+	var sites []uint64
+	for i, u := range f.Insts {
+		if !reach[i] {
+			continue
+		}
+		b := f.Blocks[f.blockOf[i]]
+		if i+1 < b.first+len(b.Insts) {
+			if !reach[i+1] {
+				sites = append(sites, f.Insts[i+1].Addr)
+			}
+			continue
+		}
+		if f.leaves(b, u) || len(b.Succs) == 0 && u.Op != Trap && u.Op != Halt {
+			sites = append(sites, u.Addr)
+		}
+		for x, s := range b.Succs {
+			if b.back[x] || !inLoop(k, s) || !reach[s.first] {
+				sites = append(sites, s.Addr())
+			}
+		}
+	}
+	slices.Sort(sites)
+	sites = f.dropRedundant(slices.Compact(sites), reach)
+	isSite := make(map[int]bool, len(sites))
+	for _, a := range sites {
+		i, _ := f.instAt(a)
+		isSite[i] = true
+	}
+	exits := make([]Exit, len(sites))
+	for n, a := range sites {
+		i, _ := f.instAt(a)
+		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, e, isSite)}
+	}
+	return exits
 }
 
 // leavesBare reports whether a path from instruction e, the entry of

@@ -159,19 +159,19 @@ func TestExitsShared(t *testing.T) {
 		entry uint64
 		want  []Exit
 	}{
-		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{0x0e, false}}},
-		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
-		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
-		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{0x11, false}}},
-		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
-		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{0x0a, false}}},
-		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{0x04, false}, {0x0c, false}}},
-		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{0x04, false}, {0x0c, false}}},
-		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
-		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x08, true}}},
-		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x02, true}, {0x08, false}}},
-		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{0x07, false}}},
-		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, []Exit{{0x0e, true}}},
+		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{Addr: 0x0e, Shared: false}}},
+		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
+		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{Addr: 0x11, Shared: false}}},
+		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x08, Shared: true}}},
+		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x02, Shared: true}, {Addr: 0x08, Shared: false}}},
+		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{Addr: 0x07, Shared: false}}},
+		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, []Exit{{Addr: 0x0e, Shared: true}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,9 @@ package amd64
 // An Exit is a return site of an inline copy, as ExitSites finds them.
 type Exit struct {
 	Addr uint64
+	// Leaves reports that the site is the instruction that leaves the
+	// caller (a ret, a tail call) rather than where an exit arrives.
+	Leaves bool
 	// Shared reports that control also reaches Addr from code outside
 	// the copy: a join after an if without an else, a common epilogue,
 	// the rest of a path that already left the copy by another exit. A

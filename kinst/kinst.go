@@ -341,18 +341,14 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 			sites = append(sites, entry)
 			continue
 		}
-		exits, err := fd.Exits(c.Body, c.Entry)
-		if err != nil {
-			return nil, nil, err
-		}
 		var these, shared []sugar.Site
-		for _, x := range exits {
+		for _, x := range c.Exits {
 			s, err := r.site(all.Module, fd.ProbeAt(x.Addr))
 			if err != nil {
 				return nil, nil, err
 			}
 			s.Rule = "exit edge"
-			if inRanges(c.Body, x.Addr) {
+			if x.Leaves {
 				s.Rule = "leaves the caller"
 			}
 			these = append(these, s)
