@@ -20,7 +20,14 @@ const (
 // next one can begin.
 type InlineCall struct {
 	Entry uint64 // where the call begins: its entry probe's site
-	Rule  string // ByMarker or ByEdge
+	// Also are the call's other entries, where control enters the
+	// same copy on other paths (ByEdge only).
+	Also []uint64
+	// Repeat are the entries, of Entry and Also, that a path from
+	// another entry of the call reaches: there the call may already
+	// be in progress, and the entry counts only when it is not.
+	Repeat []uint64
+	Rule   string // ByMarker or ByEdge
 	// Body is the copies' code that belongs to the call, as ranges of
 	// whole instructions; it is empty when the call has no code of its
 	// own (folded into its caller's), and then the call ends where it
@@ -122,24 +129,22 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		isEntry[e] = true
 	}
 
-	covered := make([]bool, len(f.Insts))
-	calls := make([]InlineCall, 0, len(entries))
-	for _, e := range entries {
-		eb := f.Blocks[f.blockOf[e]]
-		if k := lp.inner[eb.Index]; k >= 0 && own[k] {
-			doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is inside the inline function's own loop, so it fires on each of its iterations"})
-		}
-		k := scope(eb)
-		body := make([]bool, len(f.Insts))
-		deeper := -1 // an instruction of the body in a loop below k
+	// walk returns what the forward edges reach from entry e within
+	// loop k: every instruction, stopping at the other entries when
+	// they begin calls of their own (markers), and the body among them.
+	walk := func(e, k int) (reached, body []bool, deeper int) {
+		reached = make([]bool, len(f.Insts))
+		body = make([]bool, len(f.Insts))
+		deeper = -1 // an instruction of the body in a loop below k
 		seen := make([]bool, len(f.Blocks))
 		for work := []int{e}; len(work) > 0; {
 			i := work[len(work)-1]
 			work = work[:len(work)-1]
 			for {
-				if i != e && isEntry[i] {
+				if i != e && isEntry[i] && rule == ByMarker {
 					break
 				}
+				reached[i] = true
 				if in[i] {
 					body[i] = true
 					if deeper < 0 && scope(f.Blocks[f.blockOf[i]]) != k {
@@ -160,18 +165,99 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 				break
 			}
 		}
-		if deeper >= 0 {
-			doubts = append(doubts, Doubt{f.Insts[deeper].Addr, fmt.Sprintf("code of the copy in a loop of the caller that holds no entry of the call begun at %#x: the loop's calls count as one", f.Insts[e].Addr)})
+		return reached, body, deeper
+	}
+
+	// Entries found by edges that lead to one another begin one call:
+	// the copy is entered at several points of one path (tail merging
+	// jumps into its middle). Each is then its own site, and those
+	// another reaches fire only when no call is in progress.
+	type group struct {
+		entries []int
+		repeat  []int
+		k       int
+		body    []bool
+		deeper  int
+	}
+	var groups []*group
+	of := make(map[int]*group, len(entries))
+	reaches := make(map[int][]bool, len(entries))
+	for _, e := range entries {
+		k := scope(f.Blocks[f.blockOf[e]])
+		reached, body, deeper := walk(e, k)
+		reaches[e] = reached
+		g := &group{entries: []int{e}, k: k, body: body, deeper: deeper}
+		groups = append(groups, g)
+		of[e] = g
+	}
+	if rule == ByEdge {
+		for _, e := range entries {
+			for _, e2 := range entries {
+				if e2 == e || !reaches[e][e2] {
+					continue
+				}
+				g, g2 := of[e], of[e2]
+				if !slices.Contains(g.repeat, e2) {
+					g.repeat = append(g.repeat, e2)
+				}
+				if g == g2 {
+					continue
+				}
+				g.entries = append(g.entries, g2.entries...)
+				g.repeat = append(g.repeat, g2.repeat...)
+				for i, ok := range g2.body {
+					g.body[i] = g.body[i] || ok
+				}
+				if g.deeper < 0 {
+					g.deeper = g2.deeper
+				}
+				for _, x := range g2.entries {
+					of[x] = g
+				}
+				groups = slices.DeleteFunc(groups, func(h *group) bool { return h == g2 })
+			}
 		}
-		for i, ok := range body {
+	}
+
+	covered := make([]bool, len(f.Insts))
+	calls := make([]InlineCall, 0, len(groups))
+	for _, g := range groups {
+		slices.Sort(g.entries)
+		// The call's first entry is one no other reaches, if any.
+		head := g.entries[0]
+		for _, e := range g.entries {
+			if !slices.Contains(g.repeat, e) {
+				head = e
+				break
+			}
+		}
+		for _, e := range g.entries {
+			eb := f.Blocks[f.blockOf[e]]
+			if k := lp.inner[eb.Index]; k >= 0 && own[k] {
+				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is inside the inline function's own loop, so it fires on each of its iterations"})
+			}
+			if !in[e] && f.leavesBare(e, g.k, in, isEntry, inLoop) {
+				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
+			}
+		}
+		if g.deeper >= 0 {
+			doubts = append(doubts, Doubt{f.Insts[g.deeper].Addr, fmt.Sprintf("code of the copy in a loop of the caller that holds no entry of the call begun at %#x: the loop's calls count as one", f.Insts[head].Addr)})
+		}
+		for i, ok := range g.body {
 			covered[i] = covered[i] || ok
 		}
-		if !in[e] && f.leavesBare(e, k, in, isEntry, inLoop) {
-			doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
+		c := InlineCall{Entry: f.Insts[head].Addr, Rule: rule, Body: f.ranges(g.body)}
+		for _, e := range g.entries {
+			if e != head {
+				c.Also = append(c.Also, f.Insts[e].Addr)
+			}
 		}
-		c := InlineCall{Entry: f.Insts[e].Addr, Rule: rule, Body: f.ranges(body)}
+		for _, e := range g.repeat {
+			c.Repeat = append(c.Repeat, f.Insts[e].Addr)
+		}
+		slices.Sort(c.Repeat)
 		if len(c.Body) > 0 {
-			c.Exits = f.callExits(e, k, body, isEntry, inLoop)
+			c.Exits = f.callExits(g.entries, g.k, g.body, isEntry, inLoop)
 		}
 		calls = append(calls, c)
 	}
@@ -209,7 +295,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 }
 
 // callExits returns the return sites of the call that begins at
-// instruction e, in loop k, with the given body. The call is in
+// the instructions entries, in loop k, with the given body. The call is in
 // progress on the instructions from which a path reaches the body
 // without passing another entry, a back edge, or the edge out of k; it
 // ends on each edge out of them, and where an instruction of them
@@ -217,11 +303,11 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 // are those of ExitSites with this region for the copy, and so are the
 // refinements: a site that runs straight on to another is dropped, and
 // each says whether paths that did not run the entry reach it.
-func (f *Function) callExits(e, k int, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) []Exit {
+func (f *Function) callExits(entries []int, k int, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) []Exit {
 	// reach[i]: the body can be reached from instruction i. Computed
 	// block by block, backwards, until nothing changes.
 	reach := make([]bool, len(f.Insts))
-	blocked := func(i int) bool { return i != e && isEntry[i] }
+	blocked := func(i int) bool { return isEntry[i] && !slices.Contains(entries, i) }
 	for changed := true; changed; {
 		changed = false
 		for bi := len(f.Blocks) - 1; bi >= 0; bi-- {
@@ -279,7 +365,7 @@ func (f *Function) callExits(e, k int, body []bool, isEntry map[int]bool, inLoop
 	exits := make([]Exit, len(sites))
 	for n, a := range sites {
 		i, _ := f.instAt(a)
-		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, e, isSite)}
+		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
 	}
 	return exits
 }

@@ -1,5 +1,7 @@
 package amd64
 
+import "slices"
+
 // An Exit is a return site of an inline copy, as ExitSites finds them.
 type Exit struct {
 	Addr uint64
@@ -35,7 +37,7 @@ func (f *Function) Exits(copy []Range, entry uint64) ([]Exit, error) {
 	for k, a := range sites {
 		i, _ := f.instAt(a)
 		// An entry the code does not hold cannot mark the thread.
-		exits[k] = Exit{Addr: a, Shared: !ok || f.reachedAround(i, e, isSite)}
+		exits[k] = Exit{Addr: a, Shared: !ok || f.reachedAround(i, []int{e}, isSite)}
 	}
 	return exits, nil
 }
@@ -47,7 +49,7 @@ func (f *Function) Exits(copy []Range, entry uint64) ([]Exit, error) {
 // itself: then a
 // probe at v alone would fire on a path that did not just leave the
 // copy, or twice for one call.
-func (f *Function) reachedAround(v, e int, isSite map[int]bool) bool {
+func (f *Function) reachedAround(v int, entries []int, isSite map[int]bool) bool {
 	seen := make([]bool, len(f.Blocks))
 	var work []int
 	// preds pushes the instructions that run just before instruction
@@ -66,14 +68,14 @@ func (f *Function) reachedAround(v, e int, isSite map[int]bool) bool {
 		}
 		return false
 	}
-	if v == e || preds(v) {
-		return v != e
+	if slices.Contains(entries, v) || preds(v) {
+		return !slices.Contains(entries, v)
 	}
 	for len(work) > 0 {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
-		if i == e {
-			continue // the path runs the entry
+		if slices.Contains(entries, i) {
+			continue // the path runs an entry
 		}
 		if isSite[i] {
 			return true // another site, or v again

@@ -326,39 +326,57 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 	}
 	var sites []sugar.Site
 	var guards []sugar.Guard
+	named := func(addr uint64, rule string) (sugar.Site, error) {
+		s, err := r.site(all.Module, fd.ProbeAt(addr))
+		s.Rule = rule
+		return s, err
+	}
 	for _, c := range calls {
-		entry, err := r.site(all.Module, fd.ProbeAt(c.Entry))
+		entry, err := named(c.Entry, c.Rule)
 		if err != nil {
 			return nil, nil, err
 		}
-		entry.Rule = c.Rule
-		if !ret {
-			sites = append(sites, entry)
-			continue
-		}
-		if len(c.Body) == 0 {
-			entry.Rule = "call without code: at its entry"
-			sites = append(sites, entry)
-			continue
-		}
-		var these, shared []sugar.Site
-		for _, x := range c.Exits {
-			s, err := r.site(all.Module, fd.ProbeAt(x.Addr))
+		g := sugar.Guard{Entry: entry}
+		for _, a := range c.Also {
+			s, err := named(a, c.Rule)
 			if err != nil {
 				return nil, nil, err
 			}
-			s.Rule = "exit edge"
-			if x.Leaves {
-				s.Rule = "leaves the caller"
+			g.Also = append(g.Also, s)
+		}
+		for _, a := range c.Repeat {
+			s, err := named(a, c.Rule+", counted when no call is in progress")
+			if err != nil {
+				return nil, nil, err
 			}
-			these = append(these, s)
+			g.Repeat = append(g.Repeat, s)
+		}
+		for _, x := range c.Exits {
+			rule := "exit edge"
+			if x.Leaves {
+				rule = "leaves the caller"
+			}
+			s, err := named(x.Addr, rule)
+			if err != nil {
+				return nil, nil, err
+			}
+			g.Exits = append(g.Exits, s)
 			if x.Shared {
-				shared = append(shared, s)
+				g.Shared = append(g.Shared, s)
 			}
 		}
-		sites = append(sites, these...)
-		if len(shared) > 0 {
-			guards = append(guards, sugar.Guard{Entry: entry, Exits: these, Shared: shared})
+		switch {
+		case !ret:
+			sites = append(sites, entry)
+			sites = append(sites, g.Also...)
+		case len(c.Body) == 0:
+			entry.Rule = "call without code: at its entry"
+			sites = append(sites, entry)
+		default:
+			sites = append(sites, g.Exits...)
+		}
+		if len(g.Shared) > 0 || len(g.Repeat) > 0 {
+			guards = append(guards, g)
 		}
 	}
 	return sites, guards, nil

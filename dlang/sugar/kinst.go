@@ -47,11 +47,18 @@ type Sites struct {
 	Clones []string
 }
 
-// A Guard is one inline copy whose return sites need its entry's mark.
+// A Guard is one inline call whose sites need the thread's mark that
+// the call is in progress: return sites that code outside the call
+// also reaches, or entries that a path from another of its entries
+// reaches.
 type Guard struct {
-	Entry  Site   // the copy's entry site
+	Entry  Site   // the call's entry site
+	Also   []Site // its other entry sites
 	Exits  []Site // all its return sites
-	Shared []Site // those that code outside the copy also reaches
+	Shared []Site // those that code outside the call also reaches
+	// Repeat are the entries (of Entry and Also) that may run while
+	// the call is in progress: they count only when it is not.
+	Repeat []Site
 }
 
 // Site is one instruction to probe: Offset bytes into function Func of
