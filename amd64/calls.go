@@ -107,6 +107,16 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 	inLoop := func(k int, b *Block) bool {
 		return k < 0 || lp.loops[k].member[b.Index]
 	}
+	// ownBack reports whether a back edge to h closes one of the
+	// inline function's own loops.
+	ownBack := func(h *Block) bool {
+		for k, l := range lp.loops {
+			if l.head == h {
+				return own[k]
+			}
+		}
+		return false
+	}
 
 	var doubts []Doubt
 	rule := ByMarker
@@ -176,6 +186,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		entries []int
 		repeat  []int
 		k       int
+		reached []bool
 		body    []bool
 		deeper  int
 	}
@@ -186,7 +197,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		k := scope(f.Blocks[f.blockOf[e]])
 		reached, body, deeper := walk(e, k)
 		reaches[e] = reached
-		g := &group{entries: []int{e}, k: k, body: body, deeper: deeper}
+		g := &group{entries: []int{e}, k: k, reached: reached, body: body, deeper: deeper}
 		groups = append(groups, g)
 		of[e] = g
 	}
@@ -207,6 +218,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 				g.repeat = append(g.repeat, g2.repeat...)
 				for i, ok := range g2.body {
 					g.body[i] = g.body[i] || ok
+					g.reached[i] = g.reached[i] || g2.reached[i]
 				}
 				if g.deeper < 0 {
 					g.deeper = g2.deeper
@@ -236,6 +248,9 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 			if k := lp.inner[eb.Index]; k >= 0 && own[k] {
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is inside the inline function's own loop, so it fires on each of its iterations"})
 			}
+			if rule == ByMarker && g.k >= 0 && f.latchExit(eb, g.k, inLoop) {
+				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry marker is in the loop's latch, before its test: the compiler may have put the next iteration's call there, counted even when the loop ends"})
+			}
 			if !in[e] && f.leavesBare(e, g.k, in, isEntry, inLoop) {
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
 			}
@@ -257,7 +272,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		}
 		slices.Sort(c.Repeat)
 		if len(c.Body) > 0 {
-			c.Exits = f.callExits(g.entries, g.k, g.body, isEntry, inLoop)
+			c.Exits = f.callExits(g.entries, g.k, g.reached, g.body, isEntry, inLoop, ownBack)
 		}
 		calls = append(calls, c)
 	}
@@ -295,15 +310,16 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 }
 
 // callExits returns the return sites of the call that begins at
-// the instructions entries, in loop k, with the given body. The call is in
-// progress on the instructions from which a path reaches the body
-// without passing another entry, a back edge, or the edge out of k; it
+// the instructions entries, in loop k, with the given body, the walk
+// from them having reached the instructions reached. The call is in
+// progress on those from which a path reaches the body without passing
+// another entry, a back edge, or the edge out of k; it
 // ends on each edge out of them, and where an instruction of them
 // leaves the function (the site is then that instruction). The sites
 // are those of ExitSites with this region for the copy, and so are the
 // refinements: a site that runs straight on to another is dropped, and
 // each says whether paths that did not run the entry reach it.
-func (f *Function) callExits(entries []int, k int, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) []Exit {
+func (f *Function) callExits(entries []int, k int, reached, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool, ownBack func(h *Block) bool) []Exit {
 	// reach[i]: the body can be reached from instruction i. Computed
 	// block by block, backwards, until nothing changes.
 	reach := make([]bool, len(f.Insts))
@@ -324,7 +340,7 @@ func (f *Function) callExits(entries []int, k int, body []bool, isEntry map[int]
 			}
 			for i := last; i >= b.first; i-- {
 				r := body[i] || next
-				if blocked(i) {
+				if blocked(i) || !reached[i] {
 					r = false
 				}
 				if r && !reach[i] {
@@ -350,7 +366,10 @@ func (f *Function) callExits(entries []int, k int, body []bool, isEntry map[int]
 			sites = append(sites, u.Addr)
 		}
 		for x, s := range b.Succs {
-			if b.back[x] || !inLoop(k, s) || !reach[s.first] {
+			switch {
+			case b.back[x] && ownBack(s):
+				// The inline function's own loop goes on.
+			case b.back[x] || !inLoop(k, s) || !reach[s.first]:
 				sites = append(sites, s.Addr())
 			}
 		}
@@ -368,6 +387,17 @@ func (f *Function) callExits(entries []int, k int, body []bool, isEntry map[int]
 		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
 	}
 	return exits
+}
+
+// latchExit reports whether block b closes loop k by a back edge and
+// can leave it too: the loop's test after rotation.
+func (f *Function) latchExit(b *Block, k int, inLoop func(int, *Block) bool) bool {
+	back, out := false, false
+	for x, s := range b.Succs {
+		back = back || b.back[x] && inLoop(k, s)
+		out = out || !inLoop(k, s)
+	}
+	return back && out
 }
 
 // leavesBare reports whether a path from instruction e, the entry of
