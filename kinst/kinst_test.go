@@ -5,11 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/kinst"
