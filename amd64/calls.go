@@ -146,6 +146,9 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		reached = make([]bool, len(f.Insts))
 		body = make([]bool, len(f.Insts))
 		deeper = -1 // an instruction of the body in a loop below k
+		// The walk leaves loop k only where the copy's own code does
+		// (an early exit, a call that does not return): the loop's
+		// exit from the caller's code leads to code of no iteration.
 		seen := make([]bool, len(f.Blocks))
 		for work := []int{e}; len(work) > 0; {
 			i := work[len(work)-1]
@@ -155,19 +158,19 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 					break
 				}
 				reached[i] = true
+				b := f.Blocks[f.blockOf[i]]
 				if in[i] {
 					body[i] = true
-					if deeper < 0 && scope(f.Blocks[f.blockOf[i]]) != k {
+					if deeper < 0 && inLoop(k, b) && scope(b) != k {
 						deeper = i
 					}
 				}
-				b := f.Blocks[f.blockOf[i]]
 				if i+1 < b.first+len(b.Insts) {
 					i++
 					continue
 				}
 				for x, s := range b.Succs {
-					if !b.back[x] && !seen[s.Index] && inLoop(k, s) {
+					if !b.back[x] && !seen[s.Index] && (inLoop(k, s) || in[i] || !inLoop(k, b)) {
 						seen[s.Index] = true
 						work = append(work, s.first)
 					}
@@ -328,13 +331,10 @@ func (f *Function) callExits(entries []int, k int, reached, body []bool, isEntry
 		changed = false
 		for bi := len(f.Blocks) - 1; bi >= 0; bi-- {
 			b := f.Blocks[bi]
-			if !inLoop(k, b) {
-				continue
-			}
 			last := b.first + len(b.Insts) - 1
 			next := false
 			for x, s := range b.Succs {
-				if !b.back[x] && inLoop(k, s) && !blocked(s.first) && reach[s.first] {
+				if !b.back[x] && !blocked(s.first) && reach[s.first] {
 					next = true
 				}
 			}
@@ -362,14 +362,14 @@ func (f *Function) callExits(entries []int, k int, reached, body []bool, isEntry
 			}
 			continue
 		}
-		if f.leaves(b, u) || len(b.Succs) == 0 && u.Op != Trap && u.Op != Halt {
+		if f.leaves(b, u) {
 			sites = append(sites, u.Addr)
 		}
 		for x, s := range b.Succs {
 			switch {
 			case b.back[x] && ownBack(s):
 				// The inline function's own loop goes on.
-			case b.back[x] || !inLoop(k, s) || !reach[s.first]:
+			case b.back[x] || !reach[s.first]:
 				sites = append(sites, s.Addr())
 			}
 		}
@@ -525,6 +525,8 @@ type loop struct {
 	blocks []*Block
 	member []bool // by block index
 	parent int    // the innermost loop holding this one; -1 for none
+
+	fromHead []bool // the blocks any path from head reaches, while building
 }
 
 // loops returns f's loop nest, computed on first use: only functions
@@ -553,12 +555,15 @@ func (f *Function) buildLoops() *loopNest {
 			l := &loops[k]
 			// Walk back from the latch without passing the head. Where
 			// the head does not dominate the latch (a loop entered in
-			// its middle), keep to blocks the head leads to.
+			// its middle), keep to blocks the head leads back to.
+			if l.fromHead == nil {
+				l.fromHead = f.reachable(h)
+			}
 			work := []*Block{u}
 			for len(work) > 0 {
 				b := work[len(work)-1]
 				work = work[:len(work)-1]
-				if l.member[b.Index] || !h.Dominates(b) && !f.leadsTo(h, b) {
+				if l.member[b.Index] || !h.Dominates(b) && !l.fromHead[b.Index] {
 					continue
 				}
 				l.member[b.Index] = true
@@ -567,6 +572,7 @@ func (f *Function) buildLoops() *loopNest {
 		}
 	}
 	for k := range loops {
+		loops[k].fromHead = nil
 		for _, b := range f.Blocks {
 			if loops[k].member[b.Index] {
 				loops[k].blocks = append(loops[k].blocks, b)
@@ -599,23 +605,21 @@ func (f *Function) buildLoops() *loopNest {
 	return &loopNest{loops: loops, inner: inner}
 }
 
-// leadsTo reports whether a path of forward edges leads from a to b.
-func (f *Function) leadsTo(a, b *Block) bool {
+// reachable returns the blocks that some path from a reaches, back
+// edges included.
+func (f *Function) reachable(a *Block) []bool {
 	seen := make([]bool, len(f.Blocks))
 	work := []*Block{a}
 	seen[a.Index] = true
 	for len(work) > 0 {
 		c := work[len(work)-1]
 		work = work[:len(work)-1]
-		if c == b {
-			return true
-		}
-		for x, s := range c.Succs {
-			if !c.back[x] && !seen[s.Index] {
+		for _, s := range c.Succs {
+			if !seen[s.Index] {
 				seen[s.Index] = true
 				work = append(work, s)
 			}
 		}
 	}
-	return false
+	return seen
 }

@@ -138,7 +138,7 @@ func TestExitSitesSynthetic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := mustFunction(t, tt.code).ExitSites(tt.copy)
+			got, err := exitSites(mustFunction(t, tt.code), tt.copy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,11 +171,13 @@ func TestExitsShared(t *testing.T) {
 		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x08, Shared: true}}},
 		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x02, Shared: true}, {Addr: 0x08, Shared: false}}},
 		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{Addr: 0x07, Shared: false}}},
-		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, []Exit{{Addr: 0x0e, Shared: true}}},
+		// A marker the code does not hold begins no call (InlineCalls
+		// reports it as a doubt).
+		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := mustFunction(t, tt.code).Exits(tt.copy, tt.entry)
+			got, err := exits(mustFunction(t, tt.code), tt.copy, tt.entry)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +214,7 @@ func TestExitSitesErrors(t *testing.T) {
 		{[]Range{{0x20, 0x24}}, "amd64: range [0x20,0x24) is not inside the function at 0x0 or a part of it"},
 		{[]Range{{0x04, 0x07}}, "amd64: range [0x4,0x7): 0x7 is not an instruction boundary"},
 	} {
-		if _, err := f.ExitSites(tt.copy); err == nil || err.Error() != tt.want {
+		if _, err := exitSites(f, tt.copy); err == nil || err.Error() != tt.want {
 			t.Errorf("ExitSites(%v) = %v, want %s", tt.copy, err, tt.want)
 		}
 	}
@@ -309,7 +311,7 @@ func TestExitSitesNoReturn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.ExitSites([]Range{{0x04, 0x06}})
+			got, err := exitSites(f, []Range{{0x04, 0x06}})
 			if err != nil {
 				t.Fatal(err)
 			}

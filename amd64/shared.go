@@ -2,7 +2,7 @@ package amd64
 
 import "slices"
 
-// An Exit is a return site of an inline copy, as ExitSites finds them.
+// An Exit is a return site of an inline call (see InlineCall).
 type Exit struct {
 	Addr uint64
 	// Leaves reports that the site is the instruction that leaves the
@@ -16,30 +16,6 @@ type Exit struct {
 	// the copy's entry marks the thread as inside it, and each exit
 	// fires only when so marked.
 	Shared bool
-}
-
-// Exits returns ExitSites' sites of the copy, each saying whether it
-// is Shared: whether it can be reached along a path that does not run
-// the copy's entry, at address entry, since the function was called, or
-// since the copy's last exit.
-func (f *Function) Exits(copy []Range, entry uint64) ([]Exit, error) {
-	sites, err := f.ExitSites(copy)
-	if err != nil {
-		return nil, err
-	}
-	isSite := make(map[int]bool, len(sites))
-	for _, a := range sites {
-		i, _ := f.instAt(a)
-		isSite[i] = true
-	}
-	e, ok := f.instAt(entry)
-	exits := make([]Exit, len(sites))
-	for k, a := range sites {
-		i, _ := f.instAt(a)
-		// An entry the code does not hold cannot mark the thread.
-		exits[k] = Exit{Addr: a, Shared: !ok || f.reachedAround(i, []int{e}, isSite)}
-	}
-	return exits, nil
 }
 
 // reachedAround reports whether instruction v, a site, can be reached
