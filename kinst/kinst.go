@@ -139,14 +139,10 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 		var sites []sugar.Site
 		var guards []sugar.Guard
 		if r.Compat {
-			var gd *sugar.Guard
 			if ret {
-				sites, gd, err = r.returnSites(g[0])
+				sites, err = r.compatReturnSites(g[0])
 			} else {
 				sites, err = r.entrySite(g[0])
-			}
-			if gd != nil {
-				guards = append(guards, *gd)
 			}
 		} else {
 			sites, guards, err = r.callSites(fn, g, ret)
@@ -209,57 +205,36 @@ func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
 	return []sugar.Site{site}, nil
 }
 
-// returnSites returns the return sites of copy c and, when one of them
-// can be reached without running the copy's entry, the guard that makes
-// them exact.
-func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, *sugar.Guard, error) {
+// compatReturnSites returns the return sites FreeBSD's reference
+// computes for copy c (-x kinstcompat; see
+// amd64.Function.CompatExitSites).
+func (r *Resolver) compatReturnSites(c debuginfo.Copy) ([]sugar.Site, error) {
 	if len(c.Ranges) == 0 {
 		// The copy's code was optimised away: it is left where it is
 		// entered.
-		sites, err := r.entrySite(c)
-		return sites, nil, err
+		return r.entrySite(c)
 	}
 	fn, err := r.function(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ranges := make([]amd64.Range, len(c.Ranges))
 	for i, rg := range c.Ranges {
 		ranges[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
 	}
-	var exits []amd64.Exit
-	if r.Compat {
-		var addrs []uint64
-		addrs, err = fn.CompatExitSites(ranges)
-		for _, a := range addrs {
-			exits = append(exits, amd64.Exit{Addr: a})
-		}
-	} else {
-		exits, err = fn.Exits(ranges, c.Entry)
-	}
+	addrs, err := fn.CompatExitSites(ranges)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sites := make([]sugar.Site, 0, len(exits))
-	var shared []sugar.Site
-	for _, x := range exits {
-		s, err := r.site(c.Module, x.Addr)
+	sites := make([]sugar.Site, 0, len(addrs))
+	for _, a := range addrs {
+		s, err := r.site(c.Module, a)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		sites = append(sites, s)
-		if x.Shared {
-			shared = append(shared, s)
-		}
 	}
-	if len(shared) == 0 {
-		return sites, nil, nil
-	}
-	entry, err := r.entrySite(c)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sites, &sugar.Guard{Entry: entry[0], Exits: sites, Shared: shared}, nil
+	return sites, nil
 }
 
 // callSites returns the entry or return sites of the calls of fn that
