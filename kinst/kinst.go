@@ -4,29 +4,34 @@
 // the pid provider's entry and return probes of inlined functions.
 //
 // It joins two packages: debuginfo says where a function's inline copies
-// are (caller, offset, address ranges) and gives the callers' code;
-// amd64 decodes that code and finds the instructions where an inline
-// copy is left for good. For kinst::f:entry the site of each copy is its
-// entry (DW_AT_entry_pc, else its lowest address); for kinst::f:return
-// the sites are the copy's final exits, found by amd64's rule: each
-// control-flow edge that leaves the copy and cannot come back into it
-// without a loop back edge, or that is itself a loop back edge, puts a
-// probe where it arrives, or on the instruction itself when that
-// instruction leaves the caller (ret, return thunk, tail call). The probe
-// then fires once per inlined call on every path, early returns and
-// split copies included. With Compat set, both follow FreeBSD's
-// reference rules instead: entry at the start of the copy's first range,
-// return at the last instruction of each range that ends the caller or
-// the copy, and at the first instruction after every other range.
+// are (caller, address ranges, the empty ranges of folded code) and
+// where GCC's entry markers put the starts of their calls, and gives the
+// callers' code; amd64 decodes that code and divides the copies in each
+// caller into calls (amd64.Function.InlineCalls). kinst::f:entry becomes
+// the entries of those calls, kinst::f:return their returns, so that
+// each fires once per call on every path, in peeled, unrolled and
+// versioned loops, duplicated tails, early returns and split copies.
+// With markers, all the copies of f in a caller are divided at once;
+// without (clang), each copy on its own. Each site carries the rule
+// that placed it, which -d prints. The shapes where a run of the code
+// may stand for several calls or none are warned of through Warn, once
+// each, naming the function, the caller and the offset.
+//
+// With Compat set, both follow FreeBSD's reference rules instead:
+// entry at the start of the copy's first range, return at the last
+// instruction of each range that ends the caller or the copy, and at
+// the first instruction after every other range.
 //
 // Sites are named as kinst names them, function symbol and offset; a
 // site in a caller's cold part (gcc's f.cold) is named by that part's
-// symbol. They come sorted by module, function and offset, so that -d
-// output is the same on every run. Sites also lists the function's
-// compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
-// which the pid rewrite traces as f, and for a return, the copies some
-// of whose sites other paths also reach, with their entry (Guards; see
-// amd64.Function.Exits), which the pid and kinst rewrites guard.
+// symbol; a site on an instruction that uprobes refuse (the cs nopw of
+// padding) moves to the next of its block. They come sorted by module,
+// function and offset, so that -d output is the same on every run.
+// Sites also lists the function's compiler clones (f.constprop.0,
+// f.isra.0; see debuginfo.Set.Clones), which the pid rewrite traces as
+// f, and the calls whose return sites other paths also reach, or whose
+// entries lead to one another (Guards), which the pid and kinst
+// rewrites guard.
 package kinst
 
 import (
