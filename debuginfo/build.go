@@ -70,9 +70,10 @@ type rawCopy struct {
 	line     uint32
 	// view is DW_AT_GNU_entry_view plus one, 0 when absent; stmt is
 	// the unit's line program, noStmt when it has none.
-	view  uint32
-	stmt  uint32
-	r0, n uint32 // its ranges in unitResult.ranges
+	view   uint32
+	stmt   uint32
+	nested bool   // inside a copy of the same function: only its entry counts
+	r0, n  uint32 // its ranges in unitResult.ranges
 }
 
 type unitResult struct {
@@ -330,8 +331,14 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 				// A copy inside an instance of the same function (gcc
 				// emits these for recursion and partial inlining): the
 				// enclosing instance's probe covers it already, and
-				// perf probe does not list it either.
+				// perf probe does not list it either. Its entry is
+				// kept, for EntryMarkers to leave its marker out.
 				r.nested++
+				if entry.form != 0 && !isConst(entry.form) {
+					if pc, ok := s.address(entry, &ctx); ok {
+						r.copies = append(r.copies, rawCopy{origin: org, entry: pc, hasEntry: true, nested: true, stmt: noStmt})
+					}
+				}
 				continue
 			}
 			r0 := len(r.ranges)
@@ -514,10 +521,17 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 			if rc.hasEntry {
 				c.flags |= copyEntryPC
 			}
+			if rc.nested {
+				c.flags |= copyNested
+			}
 			all = append(all, pending{fn: fidx[n], c: c, src: r.ranges[rc.r0 : rc.r0+rc.n]})
 		}
 	}
-	stats.Copies = len(all)
+	for _, p := range all {
+		if p.c.flags&copyNested == 0 {
+			stats.Copies++
+		}
+	}
 	// Order copies by function, then caller name (and address, for
 	// static functions of the same name), then offset; the position of
 	// a symbol in byName stands for its name and address.

@@ -36,7 +36,11 @@ type function struct {
 }
 
 // Flags of a copy.
-const copyEntryPC = 1
+// Flags of a copy.
+const (
+	copyEntryPC = 1 << iota // DW_AT_entry_pc present
+	copyNested              // inside a copy of the same function: not a copy of its own
+)
 
 type copyRec struct {
 	sym    uint32 // caller, an index into syms; noSym when no symbol holds the entry

@@ -124,7 +124,9 @@ func decodeLines(sec []byte, off uint64) ([]lineRow, error) {
 // code (peeling, unrolling, loop versioning, tail duplication), it
 // duplicates the marker with it, so the markers find every copy of the
 // call that DW_AT_entry_pc alone names one of; every copy of the
-// function in the caller shares them. It returns nil when c has no entry
+// function in the caller shares them. The markers of copies nested in a
+// copy of the same function, which are no copies of their own (see
+// Function.Copies), are left out. It returns nil when c has no entry
 // view (clang; GCC without location views) or its row is not found.
 func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
 	if c.entryView == 0 || c.lineProg == noStmt {
@@ -156,7 +158,7 @@ func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
 	}
 	var marks []uint64
 	for _, r := range rows {
-		if r.file == key.file && r.line == key.line && r.col == key.col && in(r.addr) {
+		if r.file == key.file && r.line == key.line && r.col == key.col && in(r.addr) && !slices.Contains(c.inner, r.addr) {
 			marks = append(marks, r.addr)
 		}
 	}

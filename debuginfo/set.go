@@ -49,8 +49,9 @@ type Copy struct {
 	CallFile string
 	CallLine int
 
-	entryView uint32 // DW_AT_GNU_entry_view plus one; 0 when absent
-	lineProg  uint32 // the unit's line program, for EntryMarkers
+	entryView uint32   // DW_AT_GNU_entry_view plus one; 0 when absent
+	lineProg  uint32   // the unit's line program, for EntryMarkers
+	inner     []uint64 // entries of copies nested in copies of the same function, in the caller
 }
 
 // Function is what the images know about one function name.
@@ -156,8 +157,14 @@ func (s *Set) Lookup(name string) (Function, error) {
 		for _, sym := range x.symbolsNamed(name) {
 			fn.OutOfLine = append(fn.OutOfLine, img.symbol(sym))
 		}
+		var nested []uint64
+		first := len(fn.Copies)
 		for i := f.copies; i < f.copies+f.n; i++ {
 			c := x.copyAt(int(i))
+			if c.flags&copyNested != 0 {
+				nested = append(nested, c.entry)
+				continue
+			}
 			cp := Copy{
 				Module:     img.Module,
 				Entry:      c.entry,
@@ -183,6 +190,14 @@ func (s *Set) Lookup(name string) (Function, error) {
 				cp.Offset = c.entry - sym.addr
 			}
 			fn.Copies = append(fn.Copies, cp)
+		}
+		for k := first; k < len(fn.Copies); k++ {
+			c := &fn.Copies[k]
+			for _, a := range nested {
+				if a >= c.CallerAddr && a < c.CallerAddr+c.CallerSize {
+					c.inner = append(c.inner, a)
+				}
+			}
 		}
 	}
 	if !fn.Exists {
