@@ -31,21 +31,42 @@ func (f *Function) Refused(addr uint64) error {
 // ProbeAt returns where a probe that fires as one at addr would can go:
 // addr itself, unless the instruction there carries a prefix Linux's
 // uprobes refuse (the es, cs, ss and ds segment overrides, and lock),
-// as the cs nopw of alignment padding does; then the next instruction
-// of the same basic block that carries none, which runs exactly when
-// it does. With no such instruction it returns addr.
+// as the cs nopw of alignment padding does. Then it is another
+// instruction of the same basic block, which runs exactly when addr's
+// does, the next ones first; or, for a block of nothing else, one of
+// the block that alone leads into it and leads nowhere else. With no
+// such instruction it returns addr.
 func (f *Function) ProbeAt(addr uint64) uint64 {
 	i, ok := f.instAt(addr)
-	if !ok {
+	if !ok || !f.badPrefix(i) {
 		return addr
 	}
 	b := f.Blocks[f.blockOf[i]]
-	for j := i; j < b.first+len(b.Insts); j++ {
-		if !f.badPrefix(j) {
+	if j, ok := f.cleanIn(b, i); ok {
+		return f.Insts[j].Addr
+	}
+	if len(b.Preds) == 1 && len(b.Preds[0].Succs) == 1 && b != f.entry {
+		if j, ok := f.cleanIn(b.Preds[0], b.Preds[0].first+len(b.Preds[0].Insts)-1); ok {
 			return f.Insts[j].Addr
 		}
 	}
 	return addr
+}
+
+// cleanIn returns an instruction of block b that carries no prefix
+// uprobes refuse, looking from instruction i forward, then backward.
+func (f *Function) cleanIn(b *Block, i int) (int, bool) {
+	for j := i; j < b.first+len(b.Insts); j++ {
+		if !f.badPrefix(j) {
+			return j, true
+		}
+	}
+	for j := i - 1; j >= b.first; j-- {
+		if !f.badPrefix(j) {
+			return j, true
+		}
+	}
+	return 0, false
 }
 
 // badPrefix reports whether instruction i carries a prefix uprobes
