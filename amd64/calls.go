@@ -258,6 +258,11 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
 			}
 		}
+		if rule == ByEdge && g.k >= 0 {
+			if i := f.reentered(g.reached, g.body, g.entries); i >= 0 {
+				doubts = append(doubts, Doubt{f.Insts[i].Addr, "the copy's code in this loop comes back after the caller's on one path: without the compiler's entry markers, several calls in one iteration (an unrolled loop) count as one"})
+			}
+		}
 		if g.deeper >= 0 {
 			doubts = append(doubts, Doubt{f.Insts[g.deeper].Addr, fmt.Sprintf("code of the copy in a loop of the caller that holds no entry of the call begun at %#x: the loop's calls count as one", f.Insts[head].Addr)})
 		}
@@ -387,6 +392,31 @@ func (f *Function) callExits(entries []int, k int, reached, body []bool, isEntry
 		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
 	}
 	return exits
+}
+
+// reentered returns an instruction of body that a path from the body
+// reaches again through other instructions the walk reached, or -1:
+// the body split by the caller's code on one path.
+func (f *Function) reentered(reached, body []bool, entries []int) int {
+	for i := range f.Insts {
+		if !body[i] || slices.Contains(entries, i) {
+			continue
+		}
+		b := f.Blocks[f.blockOf[i]]
+		if i > b.first {
+			if reached[i-1] && !body[i-1] {
+				return i
+			}
+			continue
+		}
+		for _, p := range b.Preds {
+			u := p.first + len(p.Insts) - 1
+			if reached[u] && !body[u] && !p.IsBackEdge(b) {
+				return i
+			}
+		}
+	}
+	return -1
 }
 
 // latchExit reports whether block b closes loop k by a back edge and
