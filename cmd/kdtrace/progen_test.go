@@ -62,6 +62,9 @@ type progenTally struct {
 	// notInlined counts the functions that have no inline copy in
 	// the build, which are not traced.
 	notInlined int
+	// failed counts the kdtrace runs that failed, all of whose cases
+	// are wrong.
+	failed int
 	// wrongs lists the wrong cases, one line each.
 	wrongs []string
 }
@@ -105,10 +108,13 @@ func TestInlineGenerated(t *testing.T) {
 			for _, b := range builds {
 				t.Run(fmt.Sprintf("%d/%s%s", seed, b.cc, strings.Join(b.flags, "")), func(t *testing.T) {
 					t.Parallel()
-					cases := traceGenerated(t, bin, p, b)
+					cases, failed := traceGenerated(t, bin, p, b)
 					mu.Lock()
 					defer mu.Unlock()
 					tl := tallies[b.String()]
+					if failed {
+						tl.failed++
+					}
 					for _, c := range cases {
 						if !c.inlined {
 							tl.notInlined++
@@ -125,11 +131,11 @@ func TestInlineGenerated(t *testing.T) {
 	})
 	var table strings.Builder
 	fmt.Fprintf(&table, "%d programs from seed %d, in %v:\n", *progenN, *progenSeed, time.Since(start).Round(time.Second))
-	fmt.Fprintf(&table, "%-26s %6s %6s %6s %12s\n", "build", "exact", "warned", "wrong", "not inlined")
+	fmt.Fprintf(&table, "%-26s %6s %6s %6s %12s %12s\n", "build", "exact", "warned", "wrong", "not inlined", "runs failed")
 	var wrongs []string
 	for _, b := range builds {
 		tl := tallies[b.String()]
-		fmt.Fprintf(&table, "%-26s %6d %6d %6d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.notInlined)
+		fmt.Fprintf(&table, "%-26s %6d %6d %6d %12d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.notInlined, tl.failed)
 		wrongs = append(wrongs, tl.wrongs...)
 	}
 	sort.Strings(wrongs)
@@ -216,9 +222,10 @@ func progenScript(fns []string) string {
 
 // traceGenerated builds p as b says, finds which of its inline
 // functions have inline copies, traces those in one kdtrace run and
-// returns a case for each inline function. It reports each wrong case
-// as an error, with the rewrite of the function's probes.
-func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) []progenCase {
+// returns a case for each inline function, and whether kdtrace failed.
+// It reports each wrong case as an error, with the rewrite of the
+// function's probes.
+func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) (cases []progenCase, failed bool) {
 	t.Helper()
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
@@ -235,7 +242,7 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 	if out, err := exec.Command(b.cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", b.cc, strings.Join(args, " "), err, out)
 	}
-	cases := make([]progenCase, len(p.Funcs))
+	cases = make([]progenCase, len(p.Funcs))
 	var traced []string
 	img, err := debuginfo.OpenImage(prog, debuginfo.Options{CacheDir: filepath.Join(cache, "kdtrace"), Workers: 1})
 	if err != nil {
@@ -256,7 +263,7 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 		}
 	}
 	if len(traced) == 0 {
-		return cases
+		return cases, false
 	}
 	script := filepath.Join(dir, "count.d")
 	if err := os.WriteFile(script, []byte(progenScript(traced)), 0o644); err != nil {
@@ -275,7 +282,7 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 			fired[m[1]+" "+m[2]] = n
 		}
 	}
-	anyWrong := false
+	var wrongs []*progenCase
 	for i := range cases {
 		c := &cases[i]
 		if !c.inlined {
@@ -297,15 +304,23 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 			c.verdict = wrong
 		}
 		if c.verdict == wrong {
-			anyWrong = true
-			rewrite, errs, err := runKdtrace(bin, cache, "-e", "-d", "-c", command, "-s", writeScript(t, dir, name))
-			if err != nil {
-				rewrite = append(rewrite, fmt.Sprintf("kdtrace -e -d: %v\n%s", err, errs)...)
-			}
-			t.Errorf("seed %d, %s %s: %s\nkdtrace's stderr:\n%s\nkdtrace -e -d:\n%s", p.Seed, b, dwarf, c, stderr, rewrite)
+			wrongs = append(wrongs, c)
 		}
 	}
-	if anyWrong && *progenKeep != "" {
+	if len(wrongs) == 0 {
+		return cases, false
+	}
+	// The rewrite of the whole script, once, each clause shown with
+	// the function it counts.
+	rewrite, errs, err := runKdtrace(bin, cache, "-e", "-d", "-c", command, "-s", script)
+	for _, c := range wrongs {
+		d := clausesOf(string(rewrite), c.fn.Name)
+		if err != nil {
+			d = fmt.Sprintf("kdtrace -e -d: %v\n%s", err, errs)
+		}
+		t.Errorf("seed %d, %s %s: %s\nkdtrace's stderr:\n%s\nkdtrace -e -d:\n%s", p.Seed, b, dwarf, c, stderr, d)
+	}
+	if *progenKeep != "" {
 		keep := filepath.Join(*progenKeep, fmt.Sprintf("%d-%s%s", p.Seed, b.cc, strings.Join(b.flags, "")))
 		if err := os.MkdirAll(keep, 0o755); err != nil {
 			t.Fatal(err)
@@ -321,18 +336,48 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 		}
 		t.Logf("kept in %s; run it as %s %s", keep, filepath.Join(keep, "prog"), strings.Join(p.Args, " "))
 	}
-	return cases
+	return cases, runErr != nil
 }
 
-// writeScript writes the counting script of fn alone into dir.
-func writeScript(t *testing.T, dir, fn string) string {
-	t.Helper()
-	script := filepath.Join(dir, fn+".d")
-	if err := os.WriteFile(script, []byte(progenScript([]string{fn})), 0o644); err != nil {
-		t.Fatal(err)
+// clausesOf returns the clauses of kdtrace -d's output that count fn's
+// probes, with those that set the variables their predicates test (the
+// rewrite's guards), in the output's order.
+func clausesOf(d, fn string) string {
+	clauses := strings.SplitAfter(d, "\n}\n")
+	in := make([]bool, len(clauses))
+	vars := map[string]bool{}
+	for more := true; more; {
+		more = false
+		for i, clause := range clauses {
+			if in[i] {
+				continue
+			}
+			ids := rewriteVar.FindAllString(clause, -1)
+			mine := strings.Contains(clause, "[\""+fn+"\"]")
+			for _, id := range ids {
+				mine = mine || vars[id]
+			}
+			if !mine {
+				continue
+			}
+			in[i], more = true, true
+			for _, id := range ids {
+				vars[id] = true
+			}
+		}
 	}
-	return script
+	var s strings.Builder
+	for i, clause := range clauses {
+		if in[i] {
+			s.WriteString(strings.TrimLeft(clause, "\n"))
+			s.WriteString("\n")
+		}
+	}
+	return s.String()
 }
+
+// rewriteVar is a variable the rewrite made, which no script can name.
+var rewriteVar = regexp.MustCompile(`%\w+`)
 
 // warnedAbout reports whether kdtrace's stderr has a warning about an
 // inline copy of fn.

@@ -172,7 +172,12 @@ func (g *gen) inlineFunc(i int) {
 		case 1:
 			fmt.Fprintf(&g.b, "\tif (%s)\n\t\ta = %s;\n\telse\n\t\tb = %s;\n", g.cond(vars), g.expr(vars), g.expr(vars))
 		case 2:
-			fmt.Fprintf(&g.b, "\tfor (unsigned i = 0; i < (b & 3u); i++)\n\t\ta += tab[(a + i) & 15u] ^ i;\n")
+			if g.r.IntN(2) == 0 {
+				fmt.Fprintf(&g.b, "\tfor (unsigned i = 0; i < (b & 3u); i++)\n\t\ta += tab[(a + i) & 15u] ^ i;\n")
+			} else {
+				// A return from inside the loop.
+				fmt.Fprintf(&g.b, "\tfor (unsigned i = 0; i < (b & 7u); i++)\n\t\tif ((tab[(a + i) & 15u] & 7u) == %s)\n\t\t\treturn i + b;\n", g.konst(8))
+			}
 		case 3:
 			fmt.Fprintf(&g.b, "\tswitch (a & 3u) {\n\tcase 0:\n\t\tb += %s;\n\t\tbreak;\n\tcase 1:\n\t\treturn %s;\n\tdefault:\n\t\ta ^= b;\n\t\tbreak;\n\t}\n", g.konst(100), g.expr(vars))
 		default:
@@ -219,9 +224,13 @@ func (g *gen) call(vars []string) string {
 		return g.funcs[s.fn].Name
 	}
 	args := func() string { return g.expr(vars) + ", " + g.pick(vars) }
-	switch g.r.IntN(5) {
+	switch g.r.IntN(6) {
 	case 0:
 		return fmt.Sprintf("if (%s(%s) & 1u)\n\tacc += 3u;", fn(), args())
+	case 4:
+		// The value unused: what is left of the body may be the
+		// counter's increment alone, which the compiler may merge.
+		return fmt.Sprintf("%s(%s);", fn(), args())
 	case 1:
 		f := fn()
 		return fmt.Sprintf("acc ^= %s(%s(%s), %s);", f, fn(), args(), g.pick(vars))
@@ -277,6 +286,14 @@ var shapes = []func(g *gen, name string) (body string, recurses bool){
 		v := []string{"i", "m", "(unsigned)acc"}
 		return fmt.Sprintf("\tfor (unsigned i = 0; i < (n & 63u); i++) {\n\t\tif (((i ^ m) & 7u) == %s)\n\t\t\tcontinue;\n%s\t\tif ((acc & 31u) == %s)\n\t\t\tbreak;\n%s\t}\n",
 			g.konst(8), g.calls(v, 2), g.konst(32), g.calls(v, 2)), false
+	},
+	func(g *gen, _ string) (string, bool) { // a return from inside the loop
+		v := []string{"i", "m", "(unsigned)acc"}
+		return fmt.Sprintf("\tfor (unsigned i = 0; i < (n & 63u); i++) {\n%s\t\tif ((acc & 63u) == %s)\n\t\t\treturn acc;\n\t}\n", g.calls(v, 2), g.konst(64)), false
+	},
+	func(g *gen, _ string) (string, bool) { // a loop made of goto
+		v := []string{"i", "m", "(unsigned)acc"}
+		return fmt.Sprintf("\tunsigned i = 0;\nagain:\n%s\tif (++i < (n & 31u))\n\t\tgoto again;\n", g.calls(v, 1)), false
 	},
 	func(g *gen, _ string) (string, bool) { // a call in the loop's condition
 		v := []string{"i", "m"}
