@@ -65,6 +65,10 @@ type progenTally struct {
 	// failed counts the kdtrace runs that failed, all of whose cases
 	// are wrong.
 	failed int
+	// entries and returns count the wrong cases of runs that did not
+	// fail whose entries differ from the calls, and whose returns
+	// differ from the entries.
+	entries, returns int
 	// wrongs lists the wrong cases, one line each.
 	wrongs []string
 }
@@ -77,11 +81,18 @@ type progenTally struct {
 // times as the program counts its calls, warned when they do not but
 // kdtrace warned about an inline copy of it, wrong otherwise, or when
 // kdtrace failed. Any wrong case fails the test; the figures of every
-// compiler and flag set are logged. See bench/progen.sh for larger runs.
+// compiler and flag set are logged. -progen.n and -progen.seed choose
+// the programs (3 under -short), -progen.kdtrace the kdtrace to test and
+// -progen.keep where to keep the programs with wrong cases; see
+// bench/progen.sh for larger runs.
 func TestInlineGenerated(t *testing.T) {
 	needTracing(t)
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the rewrite decodes amd64")
+	}
+	n := *progenN
+	if testing.Short() {
+		n = min(n, 3)
 	}
 	bin := *progenKdtrace
 	if bin == "" {
@@ -103,7 +114,7 @@ func TestInlineGenerated(t *testing.T) {
 	}
 	start := time.Now()
 	t.Run("builds", func(t *testing.T) {
-		for seed := *progenSeed; seed < *progenSeed+uint64(*progenN); seed++ {
+		for seed := *progenSeed; seed < *progenSeed+uint64(n); seed++ {
 			p := progen.Generate(seed)
 			for _, b := range builds {
 				t.Run(fmt.Sprintf("%d/%s%s", seed, b.cc, strings.Join(b.flags, "")), func(t *testing.T) {
@@ -121,6 +132,14 @@ func TestInlineGenerated(t *testing.T) {
 							continue
 						}
 						tl.verdicts[c.verdict]++
+						if c.verdict == wrong && !failed {
+							if c.entries != c.calls {
+								tl.entries++
+							}
+							if c.returns != c.entries {
+								tl.returns++
+							}
+						}
 						if c.verdict == wrong {
 							tl.wrongs = append(tl.wrongs, fmt.Sprintf("seed %d, %s: %s", seed, b, c))
 						}
@@ -130,12 +149,15 @@ func TestInlineGenerated(t *testing.T) {
 		}
 	})
 	var table strings.Builder
-	fmt.Fprintf(&table, "%d programs from seed %d, in %v:\n", *progenN, *progenSeed, time.Since(start).Round(time.Second))
-	fmt.Fprintf(&table, "%-26s %6s %6s %6s %12s %12s\n", "build", "exact", "warned", "wrong", "not inlined", "runs failed")
+	fmt.Fprintf(&table, "%d programs from seed %d, in %v:\n", n, *progenSeed, time.Since(start).Round(time.Second))
+	// Of the wrong cases, entries off and returns off count those whose
+	// entries differ from the calls and those whose returns differ
+	// from the entries, in runs that did not fail.
+	fmt.Fprintf(&table, "%-26s %6s %6s %6s %11s %11s %12s %12s\n", "build", "exact", "warned", "wrong", "entries off", "returns off", "runs failed", "not inlined")
 	var wrongs []string
 	for _, b := range builds {
 		tl := tallies[b.String()]
-		fmt.Fprintf(&table, "%-26s %6d %6d %6d %12d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.notInlined, tl.failed)
+		fmt.Fprintf(&table, "%-26s %6d %6d %6d %11d %11d %12d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.entries, tl.returns, tl.failed, tl.notInlined)
 		wrongs = append(wrongs, tl.wrongs...)
 	}
 	sort.Strings(wrongs)
