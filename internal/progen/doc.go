@@ -8,12 +8,13 @@
 // entry (a plain unsigned long, as a user would write it: the compiler
 // may hoist or merge the increments, the truth is the count the program
 // prints). Their bodies have early returns, branches, switches, small
-// loops and calls of the inline functions defined before them (never
-// recursion among them). They are called from counted, while, do-while
-// and nested loops, loops with break and continue, loop conditions,
-// if/else branches and switches, a bounded recursion, straight-line
-// code, and, for some, through a function pointer, which keeps an
-// out-of-line copy. At exit the program prints every counter as
+// loops and calls of the inline functions defined before them, some of
+// them tail calls (never recursion among them). They are called from
+// counted, while, do-while, goto and nested loops, loops with break,
+// continue and return, loop conditions, if/else branches and switches,
+// a bounded recursion, straight-line code, return statements, with their
+// values used or not, and, for some, through a function pointer, which
+// keeps an out-of-line copy. At exit the program prints every counter as
 // "cnt NAME N" (see Counts).
 //
 // The inputs come from argv (Program.Args), so that nothing folds to a

@@ -200,7 +200,14 @@ func (g *gen) inlineFunc(i int) {
 			called = true
 		}
 	}
-	fmt.Fprintf(&g.b, "\treturn (%s) + (a ^ b);\n}\n", g.expr(vars))
+	if j := g.r.IntN(i + 1); j < i && !called && w+g.weight[j] <= maxWeight && g.r.IntN(3) == 0 {
+		// A tail call: the two copies end together.
+		fmt.Fprintf(&g.b, "\treturn %s(a ^ %s, b);\n}\n", g.funcs[j].Name, g.konst(256))
+		f.Calls = append(f.Calls, g.funcs[j].Name)
+		w += g.weight[j]
+	} else {
+		fmt.Fprintf(&g.b, "\treturn (%s) + (a ^ b);\n}\n", g.expr(vars))
+	}
 	if f.Pointer {
 		fmt.Fprintf(&g.b, "static unsigned (*volatile fp_%s)(unsigned, unsigned) = %s;\n", f.Name, f.Name)
 	}
@@ -289,7 +296,11 @@ var shapes = []func(g *gen, name string) (body string, recurses bool){
 	},
 	func(g *gen, _ string) (string, bool) { // a return from inside the loop
 		v := []string{"i", "m", "(unsigned)acc"}
-		return fmt.Sprintf("\tfor (unsigned i = 0; i < (n & 63u); i++) {\n%s\t\tif ((acc & 63u) == %s)\n\t\t\treturn acc;\n\t}\n", g.calls(v, 2), g.konst(64)), false
+		ret := "acc"
+		if g.r.IntN(2) == 0 {
+			ret = g.funcs[g.r.IntN(len(g.funcs))].Name + "(i, m)"
+		}
+		return fmt.Sprintf("\tfor (unsigned i = 0; i < (n & 63u); i++) {\n%s\t\tif ((acc & 63u) == %s)\n\t\t\treturn %s;\n\t}\n", g.calls(v, 2), g.konst(64), ret), false
 	},
 	func(g *gen, _ string) (string, bool) { // a loop made of goto
 		v := []string{"i", "m", "(unsigned)acc"}
@@ -347,7 +358,12 @@ func (g *gen) callers() {
 		if g.r.IntN(2) == 0 {
 			attr = "__attribute__((noinline)) static"
 		}
-		fmt.Fprintf(&g.b, "\n%s unsigned long %s(unsigned n, unsigned m)\n{\n\tunsigned long acc = 0;\n%s\treturn acc + (n ^ m);\n}\n", attr, name, body)
+		ret := "acc + (n ^ m)"
+		if g.r.IntN(4) == 0 {
+			// The caller ends in a copy: its return is the copy's.
+			ret = fmt.Sprintf("%s(n ^ (unsigned)acc, m)", g.funcs[g.r.IntN(len(g.funcs))].Name)
+		}
+		fmt.Fprintf(&g.b, "\n%s unsigned long %s(unsigned n, unsigned m)\n{\n\tunsigned long acc = 0;\n%s\treturn %s;\n}\n", attr, name, body, ret)
 		cs = append(cs, caller{name, rec})
 	}
 	g.b.WriteString("\nint main(int argc, char **argv)\n{\n")
