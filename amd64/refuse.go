@@ -77,13 +77,21 @@ func (f *Function) badPrefix(i int) bool {
 		return false
 	}
 	p, _ := f.part(in.Addr)
-	for _, c := range p.Code[in.Addr-p.Addr : in.End()-p.Addr] {
+	_, bad := UprobeRefusedPrefix(p.Code[in.Addr-p.Addr : in.End()-p.Addr])
+	return bad
+}
+
+// UprobeRefusedPrefix returns the legacy prefix of the instruction at
+// the start of code that Linux's uprobes refuse to probe (with
+// EOPNOTSUPP): the es, cs, ss and ds segment overrides and lock.
+func UprobeRefusedPrefix(code []byte) (byte, bool) {
+	for _, c := range code {
 		switch {
 		case c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0xf0:
-			return true
+			return c, true
 		case !isLegacyPrefix(c):
-			return false
+			return 0, false
 		}
 	}
-	return false
+	return 0, false
 }
