@@ -34,6 +34,15 @@ type Scope struct {
 	Low       uint64
 	FrameBase Expr // DW_AT_frame_base at PC; empty when there is none
 	Locals    []Local
+	// Result is the function's result type, nil for void; ResultErr
+	// says why it could not be converted.
+	Result    types.Type
+	ResultErr error
+	// PrologueEnd is where the function's prologue ends, as its line
+	// table says (see prologueEnd), when PrologueKnown: before it, a
+	// parameter's frame slot may not hold it yet.
+	PrologueEnd   uint64
+	PrologueKnown bool
 }
 
 // Local is a variable or a formal parameter in scope.
@@ -111,7 +120,7 @@ type sdie struct {
 	decl     bool
 
 	sibling, name, typ, origin, spec, low, high, ranges attr
-	loc, constVal, frameBase                            attr
+	loc, constVal, frameBase, stmtList                  attr
 	locBlk, constBlk, frameBaseBlk                      []byte
 	addrBase, rnglistsBase, loclistsBase                attr
 }
@@ -151,6 +160,8 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 			d.rnglistsBase = at
 		case atLoclistsBase:
 			d.loclistsBase = at
+		case atStmtList:
+			d.stmtList = at
 		}
 	})
 	d.end = end
@@ -248,6 +259,17 @@ func (w *scopeWalker) scope() (*Scope, error) {
 		}
 		if sc.Locals, err = w.block(c, sc, ""); err != nil {
 			return false, err
+		}
+		sc.Result, sc.ResultErr = w.resultType(c)
+		if w.root.stmtList.form != 0 {
+			hi := lo.addr
+			for _, r := range rs {
+				if r.Lo <= lo.addr && lo.addr < r.Hi {
+					hi = r.Hi
+				}
+			}
+			// A damaged line table only leaves the prologue unknown.
+			sc.PrologueEnd, sc.PrologueKnown, _ = w.t.r.secs.prologueEnd(w.root.stmtList.val, &w.ctx, lo.addr, hi)
 		}
 		found = sc
 		return false, nil
@@ -392,6 +414,34 @@ func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
 			return nil, err
 		}
 		d, tu = &o, ou
+	}
+	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
+	if err != nil {
+		return nil, err
+	}
+	return w.t.convertTop(off)
+}
+
+// resultType converts the result type of subprogram c, its own or its
+// abstract origin's or specification's; nil for void.
+func (w *scopeWalker) resultType(c *sdie) (types.Type, error) {
+	d, tu := c, w.tu
+	for range 4 {
+		next := d.origin
+		if next.form == 0 {
+			next = d.spec
+		}
+		if d.typ.form != 0 || next.form == 0 {
+			break
+		}
+		o, ou, err := w.follow(d, tu, next)
+		if err != nil {
+			return nil, err
+		}
+		d, tu = &o, ou
+	}
+	if d.typ.form == 0 {
+		return nil, nil
 	}
 	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
 	if err != nil {

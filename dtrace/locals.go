@@ -10,6 +10,7 @@ import (
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/probe"
 )
 
@@ -99,6 +100,8 @@ func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
 		}
 		m := g.Lookup(l.Name)
 		switch {
+		case m != nil && m.Unavailable != "":
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("at %s: %s", p, m.Unavailable)
 		case m == nil || len(m.Loc) == 0:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
 		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
@@ -340,7 +343,87 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 		}
 		f.Locals = append(f.Locals, cl)
 	}
+	sysvArgs(f, sc, sym, pc, entry)
 	return f, nil
+}
+
+// sysvArgs reads the function's own parameters where the System V
+// calling convention leaves them, in the prologue of a function, when
+// DWARF gives a parameter one location for the whole function (as -O0
+// does for all, and clang -O2 for those on the stack, relative to rsp
+// once the prologue has pushed what it saves): that location is
+// good only past the prologue. At the first instruction every
+// parameter is where the caller put it; further in the prologue only
+// those on the stack are (relative to the CFA), as the prologue may
+// reuse the registers once it has stored them. Past the prologue, and
+// for a parameter DWARF gives a location list for (optimised code,
+// whose lists say where it is at each address), DWARF's locations are
+// kept, as they are for all when one parameter has no location at all
+// or a constant one.
+func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry bool) {
+	inPrologue := sc.PrologueKnown && pc >= sc.Low && pc < sc.PrologueEnd
+	if !entry && !inPrologue {
+		return
+	}
+	var own []int
+	var params []types.Type
+	for i, l := range sc.Locals {
+		if !l.Param || l.Inlined != "" {
+			continue
+		}
+		if !l.List && l.LocErr == nil && (len(l.Loc) == 0 || l.Loc[0].Code == debuginfo.OpImplicitValue) {
+			// A parameter without a location, or of a constant
+			// value, may have been removed from the calls (clang's
+			// dead argument elimination): the others' places are
+			// not known.
+			return
+		}
+		own = append(own, i)
+		params = append(params, l.Type)
+	}
+	args := debuginfo.SysVArgs(params, sc.Result)
+	if sc.ResultErr != nil {
+		for i := range args {
+			args[i].Err = fmt.Errorf("the function's result type cannot be read: %w", sc.ResultErr)
+		}
+	}
+	end := fmt.Sprintf("%s+%#x", sym.name, sc.PrologueEnd-sym.addr)
+	for i, a := range args {
+		l := f.Locals[own[i]]
+		if d := &sc.Locals[own[i]]; d.List || d.LocErr != nil || l.Type == nil && a.Err == nil {
+			continue
+		}
+		switch {
+		case a.Err != nil:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue its frame slot is not yet written, and the calling convention's place for it is not known: %v", a.Err)
+		case a.Memory:
+			l.Loc = debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}, {Code: debuginfo.OpPlusUconst, Uint: uint64(a.Stack)}}
+			l.Unavailable = ""
+			l.Source = fmt.Sprintf("stack CFA%+d (SysV argument)", a.Stack)
+			if entry {
+				l.Source = fmt.Sprintf("stack rsp+%d (SysV argument)", a.Stack+8)
+			}
+		case !entry:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue (which ends at %s, as the line table says) its frame slot is not yet written, and %s, where the caller put it (SysV argument), may be reused: read it at the function's entry or past the prologue", end, a)
+		case a.SSE:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), which a probe cannot read", a)
+		case len(a.Regs) > 1 || isAggregate(l.Type):
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), and locals-> reads a struct, a union or a value of two registers only in memory", a)
+		default:
+			l.Loc = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: a.Regs[0]}}
+			l.Unavailable = ""
+			l.Source = a.String() + " (SysV argument)"
+		}
+	}
+}
+
+// isAggregate reports whether t is a struct, union or array.
+func isAggregate(t types.Type) bool {
+	switch types.Resolve(t).(type) {
+	case *types.Struct, *types.Array:
+		return true
+	}
+	return false
 }
 
 // entryValue returns loc's first DW_OP_entry_value, if it has one.

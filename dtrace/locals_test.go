@@ -133,10 +133,12 @@ func TestLocalsKinstOffline(t *testing.T) {
 		}
 	}
 
-	// Every instruction of work: n is at rbp-12 at each (clang -O0
-	// gives a single location, not a list), so one code serves all.
-	if _, err := h.Compile(dtrace.Name, "kinst::work: { trace(locals->n); }", 0); err != nil {
-		t.Errorf("kinst::work: %v", err)
+	// Every instruction of work: clang -O0 gives n a single location,
+	// rbp-12, not a list, but it holds only past the prologue; in it,
+	// n is in rsi at the first instruction and nowhere known after.
+	if _, err := h.Compile(dtrace.Name, "kinst::work: { trace(locals->n); }", 0); err == nil ||
+		!strings.Contains(err.Error(), "locals->n is not available at kinst::work:: at kinst:vmlinux:work:1: in the prologue (which ends at work+0x") {
+		t.Errorf("kinst::work: error %v, want n unavailable in the prologue", err)
 	}
 
 	// A name that is not there, and a probe not in a function's frame.

@@ -93,7 +93,11 @@ type Local struct {
 	// and Unavailable then says why, and where it has one.
 	Loc         debuginfo.Expr
 	Unavailable string
-	Frame       *Frame
+	// Source says where Loc reads it when that is not its debugging
+	// information's location (the calling convention's place at the
+	// function's entry), for -lv.
+	Source string
+	Frame  *Frame
 }
 
 // local checks locals->name.
