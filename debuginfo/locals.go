@@ -43,6 +43,9 @@ type Scope struct {
 	// parameter's frame slot may not hold it yet.
 	PrologueEnd   uint64
 	PrologueKnown bool
+
+	unit int      // the index of the unit holding the function
+	dies []uint64 // the DIEs describing the function: its own, its origin's
 }
 
 // Local is a variable or a formal parameter in scope.
@@ -94,6 +97,9 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 	}
 	for _, i := range t.unitsAt(pc) {
 		w, err := t.scopeUnit(i, pc)
+		if w != nil {
+			w.unit = i
+		}
 		if err != nil {
 			return nil, t.wrap(err)
 		}
@@ -118,10 +124,12 @@ type sdie struct {
 	children bool
 	end      int
 	decl     bool
+	tailCall bool
 
 	sibling, name, typ, origin, spec, low, high, ranges attr
 	loc, constVal, frameBase, stmtList                  attr
-	locBlk, constBlk, frameBaseBlk                      []byte
+	retPC, callOrigin                                   attr
+	locBlk, constBlk, frameBaseBlk, callValueBlk        []byte
 	addrBase, rnglistsBase, loclistsBase                attr
 }
 
@@ -162,6 +170,14 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 			d.loclistsBase = at
 		case atStmtList:
 			d.stmtList = at
+		case atCallReturnPC:
+			d.retPC = at
+		case atCallOrigin:
+			d.callOrigin = at
+		case atCallValue, atGNUCallSiteValue:
+			d.callValueBlk = blk
+		case atCallTailCall, atGNUTailCall:
+			d.tailCall = at.val != 0
 		}
 	})
 	d.end = end
@@ -176,6 +192,7 @@ type scopeWalker struct {
 	loclistsBase uint64
 	root         sdie
 	pc           uint64
+	unit         int // the unit's index
 }
 
 // scopeUnit prepares unit i for the walk, or returns nil when its
@@ -249,7 +266,8 @@ func (w *scopeWalker) scope() (*Scope, error) {
 		if !inRanges(rs, w.pc) {
 			return true, nil
 		}
-		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr}
+		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr, unit: w.unit}
+		sc.dies = w.dieChain(c)
 		if c.frameBase.form != 0 {
 			fb, _, _, err := w.location(c.frameBase, c.frameBaseBlk)
 			if err != nil {
@@ -420,6 +438,30 @@ func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
 		return nil, err
 	}
 	return w.t.convertTop(off)
+}
+
+// dieChain returns the offsets of c and of the DIEs its abstract origin
+// and specification name, in its unit.
+func (w *scopeWalker) dieChain(c *sdie) []uint64 {
+	offs := []uint64{c.off}
+	d := c
+	for range 4 {
+		next := d.origin
+		if next.form == 0 {
+			next = d.spec
+		}
+		off, ok := ref(next, w.tu.unit)
+		if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+			break
+		}
+		o, err := w.t.readScopeDIE(w.tu, off)
+		if err != nil {
+			break
+		}
+		offs = append(offs, off)
+		d = &o
+	}
+	return offs
 }
 
 // resultType converts the result type of subprogram c, its own or its

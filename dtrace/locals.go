@@ -3,6 +3,7 @@ package dtrace
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,35 @@ type localsReader struct {
 	live  bool
 	mu    sync.Mutex
 	types map[string]*typesOrErr // by file
+	// sites are the call sites of the functions read so far: a glob
+	// over a function's instructions reads them once.
+	sites map[sitesKey]sitesOrErr
+}
+
+type sitesKey struct {
+	t   *debuginfo.Types
+	low uint64
+}
+
+type sitesOrErr struct {
+	sites []debuginfo.CallSite
+	err   error
+}
+
+// callSites returns the call sites of sc's function, once.
+func (r *localsReader) callSites(t *debuginfo.Types, sc *debuginfo.Scope, all bool) ([]debuginfo.CallSite, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := sitesKey{t, sc.Low}
+	if x, ok := r.sites[k]; ok {
+		return x.sites, x.err
+	}
+	sites, err := t.CallSites(sc, all)
+	if r.sites == nil {
+		r.sites = map[sitesKey]sitesOrErr{}
+	}
+	r.sites[k] = sitesOrErr{sites, err}
+	return sites, err
 }
 
 type typesOrErr struct {
@@ -105,6 +135,7 @@ func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
 		case m == nil || len(m.Loc) == 0:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
 		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
+			fmt.Sprint(m.CallValues) != fmt.Sprint(l.CallValues) ||
 			placeKey(l.Loc, &f.Place) != placeKey(m.Loc, &g.Place):
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
 		}
@@ -222,7 +253,7 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 		return nil, err
 	}
 	pc := sym.Addr + site.Offset
-	f, err := r.scope(t, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0)
+	f, err := r.scope(t, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -232,10 +263,14 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 	}
 	if r.live && site.Addr == 0 {
 		// The symbol table hides the running kernel's addresses
-		// (kptr_restrict): where its data is is not known.
+		// (kptr_restrict): where its data is is not known, nor where
+		// its callers' return addresses are.
 		for _, l := range f.Locals {
-			if usesAddr(l.Loc) {
+			switch {
+			case usesAddr(l.Loc):
 				l.Loc, l.Unavailable = nil, "it is static, and the running kernel's symbols hide where its data is"
+			case l.CallValues != nil:
+				l.Loc, l.Unavailable, l.Source, l.CallValues = nil, "it is its value on entry, which its callers' call sites give, and the running kernel's symbols hide where they are", "", nil
 			}
 		}
 	}
@@ -243,8 +278,11 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 		// A module's sections are placed apart: its text's bias is
 		// not its data's.
 		for _, l := range f.Locals {
-			if usesAddr(l.Loc) {
+			switch {
+			case usesAddr(l.Loc):
 				l.Loc, l.Unavailable = nil, "it is static in a module, whose data's load address kdtrace does not know"
+			case slices.ContainsFunc(l.CallValues, func(v check.CallValue) bool { return usesAddr(v.Value) }):
+				l.Loc, l.Unavailable, l.Source, l.CallValues = nil, "it is its value on entry, which its callers compute from a module's static data, whose load address kdtrace does not know", "", nil
 			}
 		}
 	}
@@ -266,7 +304,7 @@ func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
 		return nil, err
 	}
 	pc := site.Addr + site.Offset
-	f, err := r.scope(t, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0)
+	f, err := r.scope(t, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0, true)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +338,7 @@ func (r *localsReader) close() {
 			x.t.Close()
 		}
 	}
-	r.types = nil
+	r.types, r.sites = nil, nil
 }
 
 // funcSym is the function symbol a probe's offset is from.
@@ -311,7 +349,7 @@ type funcSym struct {
 
 // scope reads the locals at pc, a link-time address of the image whose
 // DWARF t is.
-func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry bool) (*check.Frame, error) {
+func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry, user bool) (*check.Frame, error) {
 	sc, err := t.Scope(pc)
 	if err != nil {
 		return nil, err
@@ -321,6 +359,7 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 	}
 	f := &check.Frame{Function: sc.Function, Place: check.Place{Entry: entry, FrameBase: sc.FrameBase}}
 	f.Place.CFA = cfa(t, pc, entry)
+	var pending []entryLocal
 	for i := range sc.Locals {
 		l := &sc.Locals[i]
 		cl := &check.Local{Name: l.Name, Inlined: l.Inlined, Param: l.Param, Type: l.Type, Loc: l.Loc, Frame: f}
@@ -339,12 +378,53 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 				// caller's registers: say so where -lv lists it,
 				// not only when a clause reads it.
 				cl.Loc, cl.Unavailable = nil, fmt.Sprintf("available only as its value on entry to the function (%s), which nothing keeps past the function's first instruction", op)
+				pending = append(pending, entryLocal{cl, l.Loc, op})
 			}
 		}
 		f.Locals = append(f.Locals, cl)
 	}
 	sysvArgs(f, sc, sym, pc, entry)
+	if len(pending) > 0 {
+		r.fromCallSites(pending, f, t, sc, pc, sym, user)
+	}
 	return f, nil
+}
+
+// fromCallSites reads the locals of ls, given as their values on entry
+// at pc, from the function's call sites: those of every unit of a
+// program, those of the function's unit in a kernel, whose DWARF is
+// too big to read all of for one probe. When it cannot, their reason
+// says why.
+func (r *localsReader) fromCallSites(ls []entryLocal, f *check.Frame, t *debuginfo.Types, sc *debuginfo.Scope, pc uint64, sym funcSym, user bool) {
+	fail := func(err error) {
+		for _, el := range ls {
+			el.l.Unavailable += "; nor from its callers: " + err.Error()
+		}
+	}
+	if f.Place.CFA.Err != nil {
+		fail(fmt.Errorf("the return address, at CFA-8, is not known at the probe: %w", f.Place.CFA.Err))
+		return
+	}
+	sites, err := r.callSites(t, sc, user)
+	if err != nil {
+		fail(err)
+		return
+	}
+	frames, err := t.Frames()
+	if err != nil {
+		fail(err)
+		return
+	}
+	row, err := frames.Row(pc)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if row.Signal {
+		fail(errors.New("the probe is in a signal frame, whose CFA-8 is no return address"))
+		return
+	}
+	entryValues(ls, t, sites, row, sym)
 }
 
 // sysvArgs reads the function's own parameters where the System V

@@ -97,7 +97,21 @@ type Local struct {
 	// information's location (the calling convention's place at the
 	// function's entry), for -lv.
 	Source string
-	Frame  *Frame
+	// CallValues, for a Loc that is its value on entry
+	// (DW_OP_entry_value) at probes past the function's first
+	// instruction, are that value as the function's call sites give it.
+	CallValues []CallValue
+	Frame      *Frame
+}
+
+// CallValue is a parameter's value on entry as one call site gives it.
+type CallValue struct {
+	// ReturnPC is the call's return address, as the image links it:
+	// the return address on the stack at the probe says the function
+	// was called from here.
+	ReturnPC uint64
+	// Value computes the value at the probe.
+	Value debuginfo.Expr
 }
 
 // local checks locals->name.

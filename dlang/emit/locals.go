@@ -346,15 +346,63 @@ func (lg *localGen) cfa() uint8 {
 
 // entryValue loads what DW_OP_entry_value asks for: a register's value
 // on entry to the function, which the register still holds at its
-// first instruction only.
+// first instruction only; further in, the value the call site the
+// function was called from gives (callSiteValue).
 func (lg *localGen) entryValue(op debuginfo.Op) uint8 {
-	if !lg.place.Entry {
-		lg.fail("is available here only as its value on entry to the function (%s), which is not kept after the function's first instruction", op)
-	}
 	if len(op.Sub) != 1 || op.Sub[0].Code != debuginfo.OpReg {
 		lg.fail("has an entry value this compiler cannot read: %s", op)
 	}
+	if !lg.place.Entry {
+		if len(lg.l.CallValues) == 0 {
+			lg.fail("is available here only as its value on entry to the function (%s), which is not kept after the function's first instruction", op)
+		}
+		return lg.callSiteValue()
+	}
 	return lg.register(op.Sub[0].Reg)
+}
+
+// callSiteValue computes a parameter's value on entry as the call site
+// the function was called from gives it: the return address, at CFA-8,
+// selects the call site. Called from elsewhere (another unit, a
+// pointer), the value is not known: the clause then reads address 0,
+// and faults as dtrace does on a bad address.
+func (lg *localGen) callSiteValue() uint8 {
+	g := lg.g
+	ra := lg.cfa()
+	lg.addConst(ra, ^uint64(7)) // -8
+	lg.deref(ra, 8)
+	// The return addresses are link-time ones: add the image's bias.
+	var bias uint8
+	if lg.place.PCBias {
+		bias = lg.register(dwarfRIP)
+		link := g.setInt(lg.place.PC)
+		g.ir.Emit(dif.ALU(dif.SUB, bias, link, bias))
+		g.regs.free(link)
+		g.ir.Emit(dif.ALU(dif.SUB, ra, bias, ra))
+		g.regs.free(bias)
+	}
+	out := g.regs.alloc()
+	done := g.ir.NewLabel()
+	for _, cv := range lg.l.CallValues {
+		k := g.setInt(cv.ReturnPC + lg.place.Bias)
+		g.ir.Emit(dif.Cmp(dif.CMP, ra, k))
+		g.regs.free(k)
+		next := g.ir.NewLabel()
+		g.ir.Branch(dif.BNE, next)
+		sub := &localGen{g: g, l: lg.l, place: lg.place}
+		sub.run(cv.Value)
+		v := sub.pop()
+		sub.drop()
+		g.ir.Emit(dif.Mov(v, out))
+		g.regs.free(v)
+		g.ir.Branch(dif.BA, done)
+		g.ir.Mark(next)
+	}
+	g.ir.Setx(0, out)
+	lg.deref(out, 8)
+	g.ir.Mark(done)
+	g.regs.free(ra)
+	return out
 }
 
 func (lg *localGen) addConst(r uint8, n uint64) {
