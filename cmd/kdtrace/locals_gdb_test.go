@@ -20,6 +20,9 @@ import (
 // with the reason, and the figures of each build.
 func TestLocalsGDB(t *testing.T) {
 	needTracing(t)
+	if testing.Short() {
+		t.Skip("runs gdb and kdtrace at a few hundred addresses (a minute); skipped under -short")
+	}
 	gdb, err := exec.LookPath("gdb")
 	if err != nil {
 		t.Skip("no gdb")
