@@ -136,12 +136,26 @@ func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
 		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
 			fmt.Sprint(m.CallValues) != fmt.Sprint(l.CallValues) ||
-			placeKey(l.Loc, &f.Place) != placeKey(m.Loc, &g.Place):
+			localKey(l, &f.Place) != localKey(m, &g.Place):
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
 		}
 	}
 	f.Place.Entry = f.Place.Entry && g.Place.Entry
 	return f
+}
+
+// localKey writes what of a place the code of l depends on: its
+// location's, and, for a value on entry read from call sites, theirs
+// and the CFA, where the return address is.
+func localKey(l *check.Local, pl *check.Place) string {
+	k := placeKey(l.Loc, pl)
+	if len(l.CallValues) > 0 {
+		k += fmt.Sprintf(" ra=cfa%d%+d", pl.CFA.Reg, pl.CFA.Off)
+		for _, v := range l.CallValues {
+			k += " call=" + placeKey(v.Value, pl)
+		}
+	}
+	return k
 }
 
 // placeKey writes what of a place the code of a location depends on.
