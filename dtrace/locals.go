@@ -501,8 +501,17 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue (which ends at %s, as the line table says) its frame slot is not yet written, and %s, where the caller put it (SysV argument), may be reused: read it at the function's entry or past the prologue", end, a)
 		case a.SSE:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), which a probe cannot read", a)
-		case len(a.Regs) > 1 || isAggregate(l.Type):
-			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), and locals-> reads a struct, a union or a value of two registers only in memory", a)
+		case isAggregate(l.Type):
+			// A struct in registers, read as their pieces.
+			l.Loc = nil
+			size := l.Type.Size()
+			for k, reg := range a.Regs {
+				l.Loc = append(l.Loc, debuginfo.Op{Code: debuginfo.OpReg, Reg: reg}, debuginfo.Op{Code: debuginfo.OpPiece, Uint: uint64(min(8, size-8*int64(k)))})
+			}
+			l.Unavailable = ""
+			l.Source = a.String() + " (SysV argument)"
+		case len(a.Regs) > 1:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), and locals-> reads integers of 8 bytes at most", a)
 		default:
 			l.Loc = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: a.Regs[0]}}
 			l.Unavailable = ""

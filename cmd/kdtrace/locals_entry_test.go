@@ -16,8 +16,9 @@ import (
 // "function name=value" line each; kdtrace's locals-> at their entry
 // probes must print the same lines. Their parameters take every place
 // the System V convention has: the six registers, the stack beyond
-// them, a struct in two registers, a struct in memory, a double in an
-// xmm register, and the hidden pointer to a struct result in rdi.
+// them, a struct in two registers (read from a copy of them), a struct
+// in memory, a double in an xmm register, and the hidden pointer to a
+// struct result in rdi.
 const entryFixture = `#include <stdio.h>
 #include <stdlib.h>
 
@@ -26,8 +27,8 @@ struct big { long a, b, c; };
 
 __attribute__((noinline)) long work(int a, long b, char *p, struct two t, struct big g, int f6, double d, int f7, short f8)
 {
-	printf("work a=%d\nwork b=%ld\nwork p=%p\nwork g.a=%ld\nwork g.c=%ld\nwork f6=%d\nwork f7=%d\nwork f8=%d\n",
-		a, b, (void *)p, g.a, g.c, f6, f7, f8);
+	printf("work a=%d\nwork b=%ld\nwork p=%p\nwork t.x=%ld\nwork t.y=%ld\nwork g.a=%ld\nwork g.c=%ld\nwork f6=%d\nwork f7=%d\nwork f8=%d\n",
+		a, b, (void *)p, t.x, t.y, g.a, g.c, f6, f7, f8);
 	return a + b + t.x + t.y + g.a + g.b + g.c + f6 + (long)d + f7 + f8 + (p != NULL);
 }
 
@@ -69,7 +70,7 @@ func TestLocalsEntry(t *testing.T) {
 	// stack no location at the entry (gcc's g, clang's f7 and f8): those
 	// are left out there.
 	vars := []struct{ fn, name, conv string }{
-		{"work", "a", "%d"}, {"work", "b", "%d"}, {"work", "p", "0x%p"}, {"work", "g.a", "%d"}, {"work", "g.c", "%d"},
+		{"work", "a", "%d"}, {"work", "b", "%d"}, {"work", "p", "0x%p"}, {"work", "t.x", "%d"}, {"work", "t.y", "%d"}, {"work", "g.a", "%d"}, {"work", "g.c", "%d"},
 		{"work", "f6", "%d"}, {"work", "f7", "%d"}, {"work", "f8", "%d"},
 		{"make", "a", "%d"}, {"make", "b", "%d"}, {"make", "e", "%d"}, {"make", "f", "%d"}, {"make", "g", "%d"},
 	}
@@ -128,7 +129,7 @@ func TestLocalsEntry(t *testing.T) {
 				for _, l := range []string{
 					"a: .* (parameter; rdi (SysV argument))",
 					"p: char * (parameter; rdx (SysV argument))",
-					"t: struct two (parameter; it is in rcx, r8 (SysV argument), and locals-> reads a struct, a union or a value of two registers only in memory)",
+					"t: struct two (parameter; rcx, r8 (SysV argument))",
 					"g: struct big (parameter; stack rsp+8 (SysV argument))",
 					"f6: int (parameter; r9 (SysV argument))",
 					"d: double (parameter; it is in xmm registers (SysV argument), which a probe cannot read)",

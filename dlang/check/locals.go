@@ -104,6 +104,24 @@ type Local struct {
 	Frame      *Frame
 }
 
+// InMemory reports whether a location is the address of the whole
+// variable: not a register, a value, nor pieces.
+func InMemory(loc debuginfo.Expr) bool {
+	if len(loc) == 0 {
+		return false
+	}
+	for _, op := range loc {
+		if op.Code == debuginfo.OpPiece || op.Code == debuginfo.OpBitPiece {
+			return false
+		}
+	}
+	switch loc[len(loc)-1].Code {
+	case debuginfo.OpReg, debuginfo.OpImplicitValue, debuginfo.OpStackValue, debuginfo.OpImplicitPtr:
+		return false
+	}
+	return true
+}
+
 // CallValue is a parameter's value on entry as one call site gives it.
 type CallValue struct {
 	// ReturnPC is the call's return address, as the image links it:
@@ -146,10 +164,12 @@ func (c *Checker) local(e *ast.SelectorExpr) *Value {
 	if len(l.Loc) == 0 || l.Type == nil {
 		c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s is not available at %s: %s\n", name, c.probeDesc, l.Unavailable)
 	}
-	// At a pid probe, pointers and by-reference values are in the
-	// process's memory, as a member of user memory is (selector).
+	// At a pid probe, pointers and by-reference values in memory are
+	// in the process's memory, as a member of user memory is
+	// (selector); a struct in registers or in pieces is copied to
+	// scratch memory.
 	v := typed(l.Type, false)
-	if f.Place.User && (isPointerKind(types.Resolve(l.Type)) || v.Flags&Ref != 0) {
+	if f.Place.User && (isPointerKind(types.Resolve(l.Type)) || v.Flags&Ref != 0 && InMemory(l.Loc)) {
 		v.Flags |= Userland
 	}
 	v.Local = l
