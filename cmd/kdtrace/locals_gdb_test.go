@@ -102,12 +102,17 @@ func TestLocalsGDB(t *testing.T) {
 						t.Errorf("gdb read nothing at %d stops", len(stops))
 					}
 					total.Add(res.Figures)
-					table = append(table, fmt.Sprintf("| %s %s %s | %d | %d | %d | %d | %d | %d |", fx.name, cc, opt, len(stops),
-						res.Read, res.Equal, res.Figures.Differ, res.Figures.Missing, res.Prologue))
+					var optOut, unstable int
+					for _, f := range frames {
+						optOut += len(f.OptimizedOut)
+						unstable += len(f.Unstable)
+					}
+					table = append(table, fmt.Sprintf("| %s %s %s | %d | %d | %d | %d | %d | %d | %d | %d |", fx.name, cc, opt, len(stops),
+						res.Read, res.Equal, res.Figures.Differ, res.Figures.Missing, res.Prologue, optOut, unstable))
 				})
 			}
 		}
 	}
-	table = append(table, fmt.Sprintf("| all | | %d | %d | %d | %d | %d |", total.Read, total.Equal, total.Differ, total.Missing, total.Prologue))
-	t.Logf("build | stops | gdb reads | kdtrace equal | differ | missing | of them parameters in the prologue\n%s", strings.Join(table, "\n"))
+	table = append(table, fmt.Sprintf("| all | | %d | %d | %d | %d | %d | | |", total.Read, total.Equal, total.Differ, total.Missing, total.Prologue))
+	t.Logf("build | stops | gdb reads | kdtrace equal | differ | missing | of them parameters in the prologue | gdb <optimized out> | indeterminate (two gdb runs differ)\n%s", strings.Join(table, "\n"))
 }

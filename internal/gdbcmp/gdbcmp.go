@@ -252,10 +252,6 @@ type Figures struct {
 	Prologue int
 }
 
-func (f Figures) String() string {
-	return fmt.Sprintf("gdb reads %d, kdtrace equal %d, differ %d, missing %d", f.Read, f.Equal, f.Differ, f.Missing)
-}
-
 // Add adds g's counts to f's.
 func (f *Figures) Add(g Figures) {
 	f.Read += g.Read
