@@ -70,54 +70,58 @@ func TestLocalsCallSite(t *testing.T) {
 			continue
 		}
 		ran++
-		t.Run(cc, func(t *testing.T) {
-			bin := filepath.Join(dir, cc)
-			if out, err := exec.Command(cc, "-O2", "-g", "-fcf-protection=none", "-o", bin, src).CombinedOutput(); err != nil {
-				t.Skipf("%s: %v\n%s", cc, err, out)
-			}
-			off := markOffset(t, bin, "step", "mark_step")
-			probe := fmt.Sprintf("pid$target:a.out:step:%x", off)
-			var stdout, stderr bytes.Buffer
-			if st := run([]string{"kdtrace", "-lv", "-c", bin, "-n", probe}, &stdout, &stderr); st != 0 {
-				t.Fatalf("-lv: status %d: %s", st, stderr.String())
-			}
-			for _, l := range []string{"a", "k"} {
-				if want := "\t\tlocals->" + l + ": "; !strings.Contains(stdout.String(), want) ||
-					!strings.Contains(stdout.String(), "from the call sites returning to ") {
-					t.Errorf("-lv does not say %s comes from the call sites:\n%s", l, stdout.String())
+		// DWARF 5's DW_TAG_call_site, and DWARF 4's GNU extension.
+		for _, dw := range []string{"-gdwarf-4", "-gdwarf-5"} {
+			name := cc + dw
+			t.Run(name, func(t *testing.T) {
+				bin := filepath.Join(dir, name)
+				if out, err := exec.Command(cc, "-O2", dw, "-fcf-protection=none", "-o", bin, src).CombinedOutput(); err != nil {
+					t.Skipf("%s: %v\n%s", cc, err, out)
 				}
-			}
-			progOut := filepath.Join(dir, cc+".out")
-			t.Setenv("LOCALS_OUT", progOut)
-			stdout.Reset()
-			stderr.Reset()
-			script := probe + ` { printf("step a=%d\nstep k=%d\n", locals->a, locals->k); }`
-			if st := run([]string{"kdtrace", "-q", "-c", bin + " indirect", "-n", script}, &stdout, &stderr); st != 0 {
-				t.Fatalf("status %d: %s", st, stderr.String())
-			}
-			want, err := os.ReadFile(progOut)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var wantLines []string
-			for _, l := range strings.Split(string(want), "\n") {
-				if strings.HasPrefix(l, "step ") {
-					wantLines = append(wantLines, l)
+				off := markOffset(t, bin, "step", "mark_step")
+				probe := fmt.Sprintf("pid$target:a.out:step:%x", off)
+				var stdout, stderr bytes.Buffer
+				if st := run([]string{"kdtrace", "-lv", "-c", bin, "-n", probe}, &stdout, &stderr); st != 0 {
+					t.Fatalf("-lv: status %d: %s", st, stderr.String())
 				}
-			}
-			// The third call's, through the pointer, faults.
-			if len(wantLines) != 6 {
-				t.Fatalf("the program printed %q", want)
-			}
-			wantLines = wantLines[:4]
-			gotLines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
-			if !slices.Equal(gotLines, wantLines) {
-				t.Errorf("kdtrace printed\n%s\nthe program printed\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
-			}
-			if n := strings.Count(stderr.String(), "invalid address (0x0) in action #1"); n != 1 {
-				t.Errorf("%d faults, want 1 (the call through the pointer): %s", n, stderr.String())
-			}
-		})
+				for _, l := range []string{"a", "k"} {
+					if want := "\t\tlocals->" + l + ": "; !strings.Contains(stdout.String(), want) ||
+						!strings.Contains(stdout.String(), "from the call sites returning to ") {
+						t.Errorf("-lv does not say %s comes from the call sites:\n%s", l, stdout.String())
+					}
+				}
+				progOut := filepath.Join(dir, name+".out")
+				t.Setenv("LOCALS_OUT", progOut)
+				stdout.Reset()
+				stderr.Reset()
+				script := probe + ` { printf("step a=%d\nstep k=%d\n", locals->a, locals->k); }`
+				if st := run([]string{"kdtrace", "-q", "-c", bin + " indirect", "-n", script}, &stdout, &stderr); st != 0 {
+					t.Fatalf("status %d: %s", st, stderr.String())
+				}
+				want, err := os.ReadFile(progOut)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wantLines []string
+				for _, l := range strings.Split(string(want), "\n") {
+					if strings.HasPrefix(l, "step ") {
+						wantLines = append(wantLines, l)
+					}
+				}
+				// The third call's, through the pointer, faults.
+				if len(wantLines) != 6 {
+					t.Fatalf("the program printed %q", want)
+				}
+				wantLines = wantLines[:4]
+				gotLines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
+				if !slices.Equal(gotLines, wantLines) {
+					t.Errorf("kdtrace printed\n%s\nthe program printed\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
+				}
+				if n := strings.Count(stderr.String(), "invalid address (0x0) in action #1"); n != 1 {
+					t.Errorf("%d faults, want 1 (the call through the pointer): %s", n, stderr.String())
+				}
+			})
+		}
 	}
 	if ran == 0 {
 		t.Skip("no C compiler")
