@@ -7,6 +7,7 @@ import (
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -102,6 +103,35 @@ type Local struct {
 	// instruction, are that value as the function's call sites give it.
 	CallValues []CallValue
 	Frame      *Frame
+}
+
+// localMember checks a member m of locals->name, a struct in pieces
+// some of which the compiler left without a location: m must lie in
+// those it gave one.
+func (c *Checker) localMember(pos token.Pos, l *Local, m types.Member) {
+	width := 8 * m.Type.Size()
+	if m.BitSize != 0 {
+		width = m.BitSize
+	}
+	lo, hi := m.Offset/8, (m.Offset+width+7)/8
+	var off int64
+	start := 0
+	for i, op := range l.Loc {
+		if op.Code != debuginfo.OpPiece {
+			continue
+		}
+		n := int64(op.Uint)
+		if i == start && lo < off+n && off < hi {
+			c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s.%s is not available at %s: it is in the part of %s optimized out there (%s)\n",
+				l.Name, m.Name, c.probeDesc, l.Name, l.Loc)
+		}
+		off += n
+		start = i + 1
+	}
+	if start > 0 && hi > off {
+		c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s.%s is not available at %s: it is in the part of %s optimized out there (%s)\n",
+			l.Name, m.Name, c.probeDesc, l.Name, l.Loc)
+	}
 }
 
 // InMemory reports whether a location is the address of the whole

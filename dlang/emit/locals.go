@@ -63,7 +63,7 @@ func (lg *localGen) variable(t types.Type) uint8 {
 	ref := typedRef(t)
 	ops := lg.l.Loc
 	if ref && !check.InMemory(ops) {
-		return lg.scratch(uint64(size))
+		return lg.scratch(uint64(size), false)
 	}
 	var acc uint8 // the pieces assembled so far
 	var accBytes uint64
@@ -123,8 +123,10 @@ func (lg *localGen) variable(t types.Type) uint8 {
 // scratch generates a struct or array of size bytes that is not in
 // memory (in registers, or in pieces) as a copy in scratch memory,
 // piece by piece, whose address it returns: its members are then read
-// as any struct's.
-func (lg *localGen) scratch(size uint64) uint8 {
+// as any struct's. With partial, the pieces optimised out are zeros:
+// the checker lets only members of the others be read
+// (Checker.localMember).
+func (lg *localGen) scratch(size uint64, partial bool) uint8 {
 	g := lg.g
 	ops := lg.l.Loc
 	// Each piece is stored as 8 bytes, masked to its size, the next
@@ -150,7 +152,8 @@ func (lg *localGen) scratch(size uint64) uint8 {
 		if op.Uint > 8 {
 			lg.fail("has a piece of %d bytes (%s): only pieces of 8 bytes at most are assembled", op.Uint, ops)
 		}
-		if i > start {
+		switch {
+		case i > start:
 			kind, reg, blk := lg.run(ops[start:i])
 			r := lg.pieceValue(kind, reg, blk, op.Uint)
 			lg.drop()
@@ -160,7 +163,9 @@ func (lg *localGen) scratch(size uint64) uint8 {
 				g.regs.free(mask)
 			}
 			store(r, off)
-		} else {
+		case partial:
+			store(g.setInt(0), off)
+		default:
 			lg.fail("is in part optimised out at the probe (%s)", ops)
 		}
 		off += op.Uint
@@ -185,6 +190,10 @@ func (lg *localGen) scratch(size uint64) uint8 {
 		lg.fail("is of %d bytes, in one register or value (%s)", size, ops)
 	case start != len(ops):
 		lg.fail("has operations after its last piece (%s)", ops)
+	case off < size && partial:
+		for ; off < size; off += 8 {
+			store(g.setInt(0), off)
+		}
 	case off < size:
 		lg.fail("is in part optimised out at the probe (%s): its pieces hold %d of its %d bytes", ops, off, size)
 	}
@@ -198,7 +207,7 @@ func (g *gen) localAddress(v *check.Value) uint8 {
 	l := v.Local
 	lg := &localGen{g: g, l: l, place: &l.Frame.Place}
 	if !check.InMemory(l.Loc) && typedRef(v.Type) {
-		return lg.scratch(uint64(v.Type.Size()))
+		return lg.scratch(uint64(v.Type.Size()), true)
 	}
 	if kind, _, _ := lg.run(l.Loc); kind != pieceMem {
 		lg.fail("is not in memory (%s): its address cannot be taken", l.Loc)

@@ -32,6 +32,11 @@ def emit(name, val, param, depth=0):
             put("@@OPT %s" % name)
             return
         t = val.type.strip_typedefs()
+        if t.code in SCALAR and val.format_string() in ("<optimized out>", "<synthetic pointer>"):
+            # A piece with no location: gdb 13 says "synthetic pointer"
+            # of a member of a struct whose other pieces it has.
+            put("@@OPT %s" % name)
+            return
         if t.code in SCALAR:
             v = int(val) & ((1 << (8 * t.sizeof)) - 1)
             put("@@VAR %s %d %x %d" % (name, t.sizeof, v, param))
