@@ -26,6 +26,8 @@ type ArgLoc struct {
 	Memory bool
 	// SSE says it is, in whole or in part, in xmm registers.
 	SSE bool
+	// None of them is set for an empty struct, which is passed
+	// nowhere.
 	// Err says why it could not be placed (a type the convention is
 	// not applied to here); the arguments after it cannot be placed
 	// either.
@@ -195,7 +197,7 @@ func ReturnsInMemory(t types.Type) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return cs[0] == classMemory, nil
+	return len(cs) > 0 && cs[0] == classMemory, nil
 }
 
 // SysVArgs places parameters of types params, of a function returning
@@ -226,6 +228,9 @@ func SysVArgs(params []types.Type, result types.Type) []ArgLoc {
 		if cs, err = classify(t); err != nil {
 			out[i].Err = err
 			continue
+		}
+		if len(cs) == 0 {
+			continue // an empty struct is passed nowhere
 		}
 		nInt, nSSE := 0, 0
 		for _, c := range cs {

@@ -63,6 +63,13 @@ func TestSysVArgs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("empty struct", func(t *testing.T) {
+		empty := &types.Struct{Name: "empty"}
+		got := SysVArgs([]types.Type{empty, i32}, empty)
+		if d := cmp.Diff([]ArgLoc{{}, {Regs: []int{rdi}}}, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("SysVArgs (-want +got):\n%s", d)
+		}
+	})
 	t.Run("unknown type stops the placing", func(t *testing.T) {
 		got := SysVArgs([]types.Type{i32, nil, i32}, nil)
 		if got[0].Err != nil || got[1].Err == nil || got[2].Err == nil {

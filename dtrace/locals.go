@@ -484,7 +484,7 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 	end := fmt.Sprintf("%s+%#x", sym.name, sc.PrologueEnd-sym.addr)
 	for i, a := range args {
 		l := f.Locals[own[i]]
-		if d := &sc.Locals[own[i]]; d.List || d.LocErr != nil || l.Type == nil && a.Err == nil {
+		if d := &sc.Locals[own[i]]; d.List || d.LocErr != nil || l.Type == nil {
 			continue
 		}
 		switch {
@@ -501,6 +501,8 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue (which ends at %s, as the line table says) its frame slot is not yet written, and %s, where the caller put it (SysV argument), may be reused: read it at the function's entry or past the prologue", end, a)
 		case a.SSE:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), which a probe cannot read", a)
+		case len(a.Regs) == 0:
+			l.Loc, l.Unavailable = nil, "it is empty, and the caller passes it nowhere (SysV argument)"
 		case isAggregate(l.Type):
 			// A struct in registers, read as their pieces.
 			l.Loc = nil
