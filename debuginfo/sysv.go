@@ -112,7 +112,7 @@ func classify(t types.Type) ([]argClass, error) {
 		return []argClass{classMemory}, nil
 	}
 	cs := make([]argClass, (size+7)/8)
-	if err := classifyAt(t, 0, cs); err != nil {
+	if err := classifyAt(t, 0, cs, 0); err != nil {
 		return nil, err
 	}
 	for i, c := range cs {
@@ -126,8 +126,13 @@ func classify(t types.Type) ([]argClass, error) {
 	return cs, nil
 }
 
-// classifyAt merges the classes of t, at byte offset off, into cs.
-func classifyAt(t types.Type, off int64, cs []argClass) error {
+// classifyAt merges the classes of t, at byte offset off, into cs;
+// depth is how deep in structs and arrays t is, bounded against a
+// struct that damaged DWARF makes hold itself.
+func classifyAt(t types.Type, off int64, cs []argClass, depth int) error {
+	if depth > 32 {
+		return fmt.Errorf("%s nests too deep", t)
+	}
 	put := func(at int64, c argClass) {
 		if i := at / 8; i >= 0 && i < int64(len(cs)) {
 			cs[i] = mergeClass(cs[i], c)
@@ -156,8 +161,9 @@ func classifyAt(t types.Type, off int64, cs []argClass) error {
 			}
 		}
 	case *types.Array:
-		for i := range u.Len {
-			if err := classifyAt(u.Elem, off+i*u.Elem.Size(), cs); err != nil {
+		n := u.Elem.Size()
+		for i := int64(0); n > 0 && i < u.Len && off+i*n < 8*int64(len(cs)); i++ {
+			if err := classifyAt(u.Elem, off+i*n, cs, depth+1); err != nil {
 				return err
 			}
 		}
@@ -174,7 +180,7 @@ func classifyAt(t types.Type, off int64, cs []argClass) error {
 				put(off+m.Offset/8, classMemory)
 				continue
 			}
-			if err := classifyAt(m.Type, off+m.Offset/8, cs); err != nil {
+			if err := classifyAt(m.Type, off+m.Offset/8, cs, depth+1); err != nil {
 				return err
 			}
 		}

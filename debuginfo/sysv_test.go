@@ -70,6 +70,15 @@ func TestSysVArgs(t *testing.T) {
 			t.Errorf("SysVArgs (-want +got):\n%s", d)
 		}
 	})
+	t.Run("damaged types", func(t *testing.T) {
+		self := &types.Struct{Name: "self", Bytes: 8}
+		self.SetMembers([]types.Member{{Name: "s", Type: self}})
+		huge := &types.Array{Elem: &types.Struct{Name: "empty"}, Len: 1 << 62}
+		got := SysVArgs([]types.Type{huge, self}, nil)
+		if got[0].Err != nil || got[1].Err == nil {
+			t.Errorf("SysVArgs = %+v, want the empty array placed nowhere and the struct holding itself refused", got)
+		}
+	})
 	t.Run("unknown type stops the placing", func(t *testing.T) {
 		got := SysVArgs([]types.Type{i32, nil, i32}, nil)
 		if got[0].Err != nil || got[1].Err == nil || got[2].Err == nil {
