@@ -226,6 +226,16 @@ func TestLocalsVmlinux(t *testing.T) {
 	if !found {
 		t.Errorf("no instruction of vfs_read where fsnotify_access's file is available")
 	}
+
+	// At +241 count is min(its value on entry, MAX_RW_COUNT), the entry
+	// value from vfs_read's callers in its unit (ksys_read's among them),
+	// which compute it from r12 or r13, saved where the debug image's
+	// .debug_frame says. The value is available; the min, computed with
+	// DW_OP_bra, is what the code generator does not read.
+	src := `kinst::vfs_read:241 { trace(locals->count); }`
+	if _, err := h.Compile(dtrace.Name, src, 0); err == nil || !strings.Contains(err.Error(), "locals->count has a location this compiler cannot read: DW_OP_le") {
+		t.Errorf("%s: error %v, want DW_OP_le unread", src, err)
+	}
 }
 
 // entryValueKernel's n, after the call that took rdi, is only its value
