@@ -140,3 +140,117 @@ func joinDir(dirs []string, i uint64, name string) string {
 	}
 	return path.Join(dirs[i], name)
 }
+
+// prologueEnd returns where the prologue of the function at [low, high)
+// ends, as the line program at off says: the first row the compiler
+// marks prologue_end (clang), else, as gdb takes it, the first row past
+// low of another line than low's (gcc marks none). ok is false when
+// the program says neither.
+func (s *dwarfSections) prologueEnd(off uint64, u *unitCtx, low, high uint64) (end uint64, ok bool, err error) {
+	if off >= uint64(len(s.line)) {
+		return 0, false, fmt.Errorf("line table offset %#x out of range", off)
+	}
+	b := buf{data: s.line, pos: int(off)}
+	n, dwarf64 := b.unitLength()
+	if n > uint64(len(b.data)-b.pos) {
+		return 0, false, fmt.Errorf("line table at %#x: bad length", off)
+	}
+	b.data = b.data[:b.pos+int(n)]
+	vers := b.u16()
+	if vers < 2 || vers > 5 {
+		return 0, false, fmt.Errorf("line table at %#x: unsupported version %d", off, vers)
+	}
+	if vers == 5 {
+		b.skip(2) // address_size, segment_selector_size
+	}
+	hdrLen := b.offset(dwarf64)
+	prog := uint64(b.pos) + hdrLen
+	minInst := uint64(b.u8())
+	if vers >= 4 {
+		b.skip(1) // maximum_operations_per_instruction: 1 on x86
+	}
+	defaultStmt := b.u8() != 0
+	lineBase := int64(int8(b.u8()))
+	lineRange := uint64(b.u8())
+	opBase := b.u8()
+	lengths := make([]uint64, opBase)
+	for i := 1; i < int(opBase); i++ {
+		lengths[i] = uint64(b.u8())
+	}
+	if b.err != nil || lineRange == 0 || prog > uint64(len(b.data)) {
+		return 0, false, fmt.Errorf("line table at %#x: bad header", off)
+	}
+	b.pos = int(prog)
+
+	var addr uint64
+	var line int64
+	var stmt, prologue bool
+	reset := func() { addr, line, stmt, prologue = 0, 1, defaultStmt, false }
+	reset()
+	// The rows of the function, as found: the line at low, and the
+	// answer once known.
+	firstLine := int64(-1)
+	var best, other uint64 // other: the first row past low of another line
+	otherOK := false
+	row := func() {
+		if addr < low || addr >= high || !stmt {
+			return
+		}
+		switch {
+		case prologue && (!ok || addr < best):
+			best, ok = addr, true
+		case addr == low && firstLine < 0:
+			firstLine = line
+		case addr > low && firstLine >= 0 && line != firstLine && (!otherOK || addr < other):
+			other, otherOK = addr, true
+		}
+	}
+	for b.pos < len(b.data) && b.err == nil {
+		op := b.u8()
+		switch {
+		case op >= opBase:
+			adj := uint64(op - opBase)
+			addr += adj / lineRange * minInst
+			line += lineBase + int64(adj%lineRange)
+			row()
+			prologue = false
+		case op == 0: // extended
+			size := b.uleb()
+			start := b.pos
+			switch b.u8() {
+			case 1: // DW_LNE_end_sequence
+				reset()
+			case 2: // DW_LNE_set_address
+				addr = b.addr(u.addrSize)
+			}
+			b.pos = start
+			b.skip(size)
+		case op == 1: // DW_LNS_copy
+			row()
+			prologue = false
+		case op == 2: // DW_LNS_advance_pc
+			addr += b.uleb() * minInst
+		case op == 3: // DW_LNS_advance_line
+			line += b.sleb()
+		case op == 6: // DW_LNS_negate_stmt
+			stmt = !stmt
+		case op == 8: // DW_LNS_const_add_pc
+			addr += uint64(255-opBase) / lineRange * minInst
+		case op == 9: // DW_LNS_fixed_advance_pc
+			addr += uint64(b.u16())
+		case op == 10: // DW_LNS_set_prologue_end
+			prologue = true
+		default: // operands in ULEB128s: file, column, basic_block, ...
+			for range lengths[op] {
+				b.uleb()
+			}
+		}
+	}
+	if b.err != nil {
+		return 0, false, fmt.Errorf("line table at %#x: %w", off, b.err)
+	}
+	if ok {
+		return best, true, nil
+	}
+	return other, otherOK, nil
+}
