@@ -258,9 +258,9 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
 			}
 		}
-		if rule == ByEdge && g.k >= 0 {
+		if rule == ByEdge {
 			if i := f.reentered(g.reached, g.body, g.entries); i >= 0 {
-				doubts = append(doubts, Doubt{f.Insts[i].Addr, "the copy's code in this loop comes back after the caller's on one path: without the compiler's entry markers, several calls in one iteration (an unrolled loop) count as one"})
+				doubts = append(doubts, Doubt{f.Insts[i].Addr, "the copy's code comes back after the caller's on one path: without the compiler's entry markers, several calls in a row (an unrolled loop) count as one"})
 			}
 		}
 		if g.deeper >= 0 {

@@ -83,8 +83,12 @@
 // without entries (the debug information's empty ranges), code of the
 // copies no entry leads to in a loop that holds entries (a call begun
 // before the loop's back edge and ended after it), a marker in a loop's
-// latch before its test, and an entry reached on a path that leaves
-// without running any of the call's code. InlineCalls reports each as
+// latch before its test, an entry reached on a path that leaves
+// without running any of the call's code, and, without markers, a
+// copy's code coming back after the caller's on one path (one call
+// split by the scheduler, or several unrolled: nothing tells which) or
+// entered in its middle (tail merging may share it with code that is
+// no call). InlineCalls reports each as
 // a Doubt, for the compiler to warn.
 //
 // The graph's paths must be the code's: a call to a function that never
