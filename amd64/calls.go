@@ -278,10 +278,14 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		for _, e := range g.repeat {
 			c.Repeat = append(c.Repeat, f.Insts[e].Addr)
 		}
-		if len(g.repeat) > 0 {
-			// The code jumped into may be shared with code that is no
-			// call (tail merging): nothing in the code tells them apart.
-			doubts = append(doubts, Doubt{f.Insts[g.repeat[0]].Addr, "the caller's code jumps into the middle of the copy's, which the compiler may share with code that is no call of it (tail merging): runs entered there count as calls"})
+		// Code jumped into in its middle may be shared with code that
+		// is no call (tail merging): nothing in the code tells them
+		// apart.
+		for _, e := range g.entries {
+			if rule == ByEdge && (slices.Contains(g.repeat, e) || e > 0 && in[e-1] && f.Insts[e-1].End() == f.Insts[e].Addr) {
+				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the caller's code jumps into the middle of the copy's, which the compiler may share with code that is no call of it (tail merging): runs entered there count as calls"})
+				break
+			}
 		}
 		slices.Sort(c.Repeat)
 		if len(c.Body) > 0 {
