@@ -54,11 +54,16 @@ const (
 	exact  progenVerdict = iota // entries and returns as the program counts its calls
 	warned                      // not exact, but kdtrace warned about a copy of it
 	wrong                       // neither
+	// beyond: not exact, not warned, and no placement of instruction
+	// probes could count the calls: no instruction of the code that
+	// holds the function ran once per call (see instructionBound).
+	// The compiler evaluated a loop of calls in closed form.
+	beyond
 )
 
 // progenTally counts one build's verdicts over all programs.
 type progenTally struct {
-	verdicts [3]int
+	verdicts [4]int
 	// notInlined counts the functions that have no inline copy in
 	// the build, which are not traced.
 	notInlined int
@@ -153,11 +158,12 @@ func TestInlineGenerated(t *testing.T) {
 	// Of the wrong cases, entries off and returns off count those whose
 	// entries differ from the calls and those whose returns differ
 	// from the entries, in runs that did not fail.
-	fmt.Fprintf(&table, "%-26s %6s %6s %6s %11s %11s %12s %12s\n", "build", "exact", "warned", "wrong", "entries off", "returns off", "runs failed", "not inlined")
+	// Beyond counts the cases no instruction probe could count.
+	fmt.Fprintf(&table, "%-26s %6s %6s %6s %6s %11s %11s %12s %12s\n", "build", "exact", "warned", "wrong", "beyond", "entries off", "returns off", "runs failed", "not inlined")
 	var wrongs []string
 	for _, b := range builds {
 		tl := tallies[b.String()]
-		fmt.Fprintf(&table, "%-26s %6d %6d %6d %11d %11d %12d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.entries, tl.returns, tl.failed, tl.notInlined)
+		fmt.Fprintf(&table, "%-26s %6d %6d %6d %6d %11d %11d %12d %12d\n", b, tl.verdicts[exact], tl.verdicts[warned], tl.verdicts[wrong], tl.verdicts[beyond], tl.entries, tl.returns, tl.failed, tl.notInlined)
 		wrongs = append(wrongs, tl.wrongs...)
 	}
 	sort.Strings(wrongs)
@@ -266,6 +272,7 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 	}
 	cases = make([]progenCase, len(p.Funcs))
 	var traced []string
+	holders := map[string][]string{} // the functions holding each one's code
 	img, err := debuginfo.OpenImage(prog, debuginfo.Options{CacheDir: filepath.Join(cache, "kdtrace"), Workers: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -282,6 +289,19 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 		if len(f.Copies) > 0 {
 			cases[i].inlined = true
 			traced = append(traced, fn.Name)
+			var callers, bodies []string
+			for _, c := range f.Copies {
+				if c.Caller != "" {
+					callers = append(callers, c.Caller)
+				}
+			}
+			for _, s := range f.OutOfLine {
+				bodies = append(bodies, s.Name)
+			}
+			for _, c := range set.Clones(fn.Name) {
+				bodies = append(bodies, c.Name)
+			}
+			holders[fn.Name] = holdersOf(callers, bodies)
 		}
 	}
 	if len(traced) == 0 {
@@ -324,6 +344,12 @@ func traceGenerated(t *testing.T, bin string, p *progen.Program, b progenBuild) 
 			c.verdict = warned
 		default:
 			c.verdict = wrong
+			bound, err := instructionBound(bin, cache, command, holders[name])
+			if err != nil {
+				t.Errorf("seed %d, %s: tracing every instruction of %v: %v", p.Seed, b, holders[name], err)
+			} else if uint64(bound) < n {
+				c.verdict, c.why = beyond, fmt.Sprintf("%d entries, %d returns, %d calls; no instruction ran once per call (at most %d times)", c.entries, c.returns, n, bound)
+			}
 		}
 		if c.verdict == wrong {
 			wrongs = append(wrongs, c)
