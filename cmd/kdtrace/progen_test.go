@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/internal/progen"
 )
@@ -449,4 +451,70 @@ func runKdtrace(bin, cache string, args ...string) (stdout, stderr []byte, err e
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	err = cmd.Run()
 	return out.Bytes(), errs.Bytes(), err
+}
+
+func TestWarnedAbout(t *testing.T) {
+	stderr := []byte("kdtrace: warning: inline copy of f10 at 0x1234 in prog left out: no function symbol holds it\n" +
+		"kdtrace: no inline copy of f2 can be probed\n")
+	for _, c := range []struct {
+		fn   string
+		want bool
+	}{
+		{"f10", true},
+		{"f1", false}, // f10's warning is not f1's
+		{"f2", false}, // an error, not a warning
+	} {
+		if got := warnedAbout(stderr, c.fn); got != c.want {
+			t.Errorf("warnedAbout(%s) = %v, want %v", c.fn, got, c.want)
+		}
+	}
+}
+
+func TestClausesOf(t *testing.T) {
+	d := `pid1:a.out:c1:6c
+{
+	((self->%inl_1) = 0x1);
+}
+
+pid1:a.out:f0:entry,
+pid1:a.out:c1:60
+{
+	((@e["f0"]) = count());
+}
+
+pid1:a.out:c1:f7
+{
+	((this->%ok_1) = ((this->%ok_1) || (self->%inl_1)));
+}
+
+pid1:a.out:f0:return,
+pid1:a.out:c1:f7
+/(this->%ok_1)/
+{
+	((@r["f0"]) = count());
+}
+
+pid1:a.out:f1:entry
+{
+	((@e["f1"]) = count());
+}
+`
+	want := `pid1:a.out:f1:entry
+{
+	((@e["f1"]) = count());
+}
+
+`
+	if diff := cmp.Diff(want, clausesOf(d, "f1")); diff != "" {
+		t.Errorf("clausesOf(f1) (-want +got):\n%s", diff)
+	}
+	got := clausesOf(d, "f0")
+	for _, s := range []string{"c1:6c", "c1:60", "%ok_1) || ", `@r["f0"]`} {
+		if !strings.Contains(got, s) {
+			t.Errorf("clausesOf(f0) has no %q:\n%s", s, got)
+		}
+	}
+	if strings.Contains(got, "f1") {
+		t.Errorf("clausesOf(f0) has f1's clause:\n%s", got)
+	}
 }
