@@ -289,7 +289,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		}
 		slices.Sort(c.Repeat)
 		if len(c.Body) > 0 {
-			c.Exits = f.callExits(g.entries, g.k, g.reached, g.body, isEntry, inLoop, ownBack)
+			c.Exits = f.callExits(g.entries, g.reached, g.body, isEntry, ownBack)
 		}
 		calls = append(calls, c)
 	}
@@ -326,17 +326,17 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 	return calls, doubts, nil
 }
 
-// callExits returns the return sites of the call that begins at
-// the instructions entries, in loop k, with the given body, the walk
-// from them having reached the instructions reached. The call is in
-// progress on those from which a path reaches the body without passing
-// another entry, a back edge, or the edge out of k; it
-// ends on each edge out of them, and where an instruction of them
-// leaves the function (the site is then that instruction). The sites
-// are those of ExitSites with this region for the copy, and so are the
-// refinements: a site that runs straight on to another is dropped, and
-// each says whether paths that did not run the entry reach it.
-func (f *Function) callExits(entries []int, k int, reached, body []bool, isEntry map[int]bool, inLoop func(int, *Block) bool, ownBack func(h *Block) bool) []Exit {
+// callExits returns the return sites of the call that begins at the
+// instructions entries, with the given body, the walk from them having
+// reached the instructions reached (within its loop, which it leaves
+// only where the copy's code does). The call is in progress on those
+// from which a path reaches the body without passing another call's
+// entry or a back edge; it ends on each edge out of them, on each back
+// edge from them but those of the inline function's own loops, and
+// where one of them leaves the function (the site is then that
+// instruction). A site that runs straight on to another is dropped,
+// and each says whether paths that did not run an entry reach it.
+func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[int]bool, ownBack func(h *Block) bool) []Exit {
 	// reach[i]: the body can be reached from instruction i. Computed
 	// block by block, backwards, until nothing changes.
 	reach := make([]bool, len(f.Insts))

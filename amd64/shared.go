@@ -8,23 +8,22 @@ type Exit struct {
 	// Leaves reports that the site is the instruction that leaves the
 	// caller (a ret, a tail call) rather than where an exit arrives.
 	Leaves bool
-	// Shared reports that control also reaches Addr from code outside
-	// the copy: a join after an if without an else, a common epilogue,
-	// the rest of a path that already left the copy by another exit. A
-	// probe there fires on paths that did not just leave the copy, so
-	// the copy's exits count its calls exactly only when a probe at
-	// the copy's entry marks the thread as inside it, and each exit
-	// fires only when so marked.
+	// Shared reports that control also reaches Addr along paths that
+	// run no entry of the call: a join after an if without an else, a
+	// common epilogue, the rest of a path that already left the call
+	// by another exit. A probe there fires on paths that did not just
+	// leave the call, so its exits count it exactly only when its
+	// entries mark the thread as inside it, and each exit fires only
+	// when so marked.
 	Shared bool
 }
 
 // reachedAround reports whether instruction v, a site, can be reached
-// along a path that does not run instruction e, the copy's entry, and
-// starts where the function is called, at code the graph knows no way
-// into (a jump table's target; not padding), at another site, or at v
-// itself: then a
-// probe at v alone would fire on a path that did not just leave the
-// copy, or twice for one call.
+// along a path that runs none of the instructions entries, the call's
+// entries, and starts where the function is called, at code the graph
+// knows no way into (a jump table's target; not padding), at another
+// site, or at v itself: then a probe at v alone would fire on a path
+// that did not just leave the call, or twice for one call.
 func (f *Function) reachedAround(v int, entries []int, isSite map[int]bool) bool {
 	seen := make([]bool, len(f.Blocks))
 	var work []int

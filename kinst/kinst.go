@@ -362,15 +362,6 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 	return sites, guards, nil
 }
 
-func inRanges(rs []amd64.Range, a uint64) bool {
-	for _, r := range rs {
-		if a >= r.Lo && a < r.Hi {
-			return true
-		}
-	}
-	return false
-}
-
 // site names the instruction at addr as kinst does: the function symbol
 // holding it and the offset into that symbol.
 func (r *Resolver) site(module string, addr uint64) (sugar.Site, error) {
