@@ -107,16 +107,7 @@ func TestLocalsEntry(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var wantLines []string
-				for _, l := range strings.Split(string(want), "\n") {
-					if k, _, ok := strings.Cut(l, "="); ok && keep[k] {
-						wantLines = append(wantLines, l)
-					}
-				}
-				gotLines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
-				if !slices.Equal(gotLines, wantLines) {
-					t.Errorf("kdtrace printed\n%s\nthe program printed\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
-				}
+				checkPrinted(t, stdout.String(), want, keep)
 				if opt != "-O0" {
 					return
 				}
