@@ -69,6 +69,13 @@ func (f *Function) cleanIn(b *Block, i int) (int, bool) {
 	return 0, false
 }
 
+// UprobeRefused reports whether the instruction at addr carries a
+// prefix Linux's uprobes refuse (see UprobeRefusedPrefix).
+func (f *Function) UprobeRefused(addr uint64) bool {
+	i, ok := f.instAt(addr)
+	return ok && f.badPrefix(i)
+}
+
 // badPrefix reports whether instruction i carries a prefix uprobes
 // refuse.
 func (f *Function) badPrefix(i int) bool {

@@ -73,6 +73,11 @@ type Resolver struct {
 	// Compat selects the reference implementation's rules (-x
 	// kinstcompat).
 	Compat bool
+	// Uprobes says that the sites are for Linux's uprobes (the pid
+	// provider), which refuse instructions with some prefixes: a site
+	// no equivalent instruction can replace is left out, with a
+	// warning.
+	Uprobes bool
 	// ZeroMatch leaves descriptions of unknown functions as written
 	// instead of failing (-Z).
 	ZeroMatch bool
@@ -306,8 +311,13 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 	}
 	var sites []sugar.Site
 	var guards []sugar.Guard
+	var refused []sugar.Site // sites uprobes refuse
 	named := func(addr uint64, rule string) (sugar.Site, error) {
-		s, err := r.site(all.Module, fd.ProbeAt(addr))
+		at := fd.ProbeAt(addr)
+		s, err := r.site(all.Module, at)
+		if err == nil && r.Uprobes && fd.UprobeRefused(at) && !slices.ContainsFunc(refused, s.Same) {
+			refused = append(refused, s)
+		}
 		s.Rule = rule
 		return s, err
 	}
@@ -358,6 +368,35 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 		if len(g.Shared) > 0 || len(g.Repeat) > 0 {
 			guards = append(guards, g)
 		}
+	}
+	if len(refused) > 0 {
+		for _, s := range refused {
+			r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s+%#x, a site is an instruction uprobes refuse (a segment or lock prefix) and no other instruction runs exactly when it does: left out; its entry and return counts may be wrong", fn, all.Caller, s.Func, s.Offset))
+		}
+		keep := func(list []sugar.Site) []sugar.Site {
+			return slices.DeleteFunc(list, func(x sugar.Site) bool {
+				return slices.ContainsFunc(refused, x.Same)
+			})
+		}
+		sites = keep(sites)
+		for i := range guards {
+			g := &guards[i]
+			g.Also, g.Exits, g.Shared, g.Repeat = keep(g.Also), keep(g.Exits), keep(g.Shared), keep(g.Repeat)
+			if slices.ContainsFunc(refused, g.Entry.Same) && len(g.Also) > 0 {
+				g.Entry, g.Also = g.Also[0], g.Also[1:]
+			}
+		}
+		// A call none of whose entries can be probed marks no thread:
+		// its guarded sites would never fire, and are left out too.
+		guards = slices.DeleteFunc(guards, func(g sugar.Guard) bool {
+			if !slices.ContainsFunc(refused, g.Entry.Same) {
+				return false
+			}
+			for _, x := range g.Shared {
+				sites = slices.DeleteFunc(sites, x.Same)
+			}
+			return true
+		})
 	}
 	return sites, guards, nil
 }
