@@ -38,6 +38,10 @@ type InlineCall struct {
 	// without passing another entry (see InlineCalls). They are nil
 	// when Body is empty.
 	Exits []Exit
+	// Recursive reports that the caller calls itself while the call
+	// is in progress: a mark per thread that the call is in progress
+	// is then shared by the caller's frames.
+	Recursive bool
 }
 
 // A Doubt is a place where the calls InlineCalls finds may not be the
@@ -289,7 +293,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		}
 		slices.Sort(c.Repeat)
 		if len(c.Body) > 0 {
-			c.Exits = f.callExits(g.entries, g.reached, g.body, isEntry, ownBack)
+			c.Exits, c.Recursive = f.callExits(g.entries, g.reached, g.body, isEntry, ownBack)
 		}
 		calls = append(calls, c)
 	}
@@ -336,7 +340,9 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 // where one of them leaves the function (the site is then that
 // instruction). A site that runs straight on to another is dropped,
 // and each says whether paths that did not run an entry reach it.
-func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[int]bool, ownBack func(h *Block) bool) []Exit {
+// recursive reports that the caller calls itself while the call is in
+// progress.
+func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[int]bool, ownBack func(h *Block) bool) (exits []Exit, recursive bool) {
 	// reach[i]: the body can be reached from instruction i. Computed
 	// block by block, backwards, until nothing changes.
 	reach := make([]bool, len(f.Insts))
@@ -395,12 +401,17 @@ func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[in
 		i, _ := f.instAt(a)
 		isSite[i] = true
 	}
-	exits := make([]Exit, len(sites))
+	exits = make([]Exit, len(sites))
 	for n, a := range sites {
 		i, _ := f.instAt(a)
 		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
 	}
-	return exits
+	for i, in := range f.Insts {
+		if reach[i] && in.Op == Call && in.Target == f.Addr {
+			recursive = true
+		}
+	}
+	return exits, recursive
 }
 
 // reentered returns an instruction of body that a path from the body

@@ -367,6 +367,9 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 		}
 		if len(g.Shared) > 0 || len(g.Repeat) > 0 {
 			guards = append(guards, g)
+			if c.Recursive {
+				r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s+%#x, the caller calls itself while the call is in progress, and the thread's mark that guards the call's sites is shared by the caller's frames; its entry and return counts may be wrong", fn, all.Caller, entry.Func, entry.Offset))
+			}
 		}
 	}
 	if len(refused) > 0 {
