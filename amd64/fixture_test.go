@@ -310,7 +310,7 @@ func TestExitSites(t *testing.T) {
 							want = append(want, l.addr)
 						}
 					}
-					sites, err := fn.ExitSites(copies)
+					sites, err := exitSites(fn, copies)
 					if err != nil {
 						t.Fatal(err)
 					}

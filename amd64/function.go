@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 )
 
 // A Function is a decoded function and its control-flow graph.
@@ -32,6 +33,9 @@ type Function struct {
 	noReturn func(target uint64) bool
 	entry    *Block
 	blockOf  []int32 // index in Blocks of the block of each instruction
+
+	loopsOnce sync.Once
+	nest      *loopNest
 }
 
 // A Part is a piece of a function's code. Compilers move the code of
@@ -231,19 +235,7 @@ func (f *Function) buildEdges() {
 	if len(indirect) == 0 {
 		return
 	}
-	direct := make([]bool, len(f.Blocks))
-	work := []*Block{f.entry}
-	direct[f.entry.Index] = true
-	for len(work) > 0 {
-		b := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, s := range b.Succs {
-			if !direct[s.Index] {
-				direct[s.Index] = true
-				work = append(work, s)
-			}
-		}
-	}
+	direct := f.reachable(f.entry)
 	var orphans []*Block
 	for _, b := range f.Blocks {
 		if !direct[b.Index] && !b.padding() && !slices.ContainsFunc(b.Preds, func(p *Block) bool { return !p.padding() }) {

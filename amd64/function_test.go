@@ -138,7 +138,7 @@ func TestExitSitesSynthetic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := mustFunction(t, tt.code).ExitSites(tt.copy)
+			got, err := exitSites(mustFunction(t, tt.code), tt.copy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,23 +159,25 @@ func TestExitsShared(t *testing.T) {
 		entry uint64
 		want  []Exit
 	}{
-		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{0x0e, false}}},
-		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
-		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
-		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{0x11, false}}},
-		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{0x0a, false}}},
-		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{0x0a, false}}},
-		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{0x04, false}, {0x0c, false}}},
-		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{0x04, false}, {0x0c, false}}},
-		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{0x0e, true}}},
-		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x08, true}}},
-		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{0x02, true}, {0x08, false}}},
-		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{0x07, false}}},
-		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, []Exit{{0x0e, true}}},
+		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{Addr: 0x0e, Shared: false}}},
+		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
+		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{Addr: 0x11, Shared: false}}},
+		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{Addr: 0x0a, Shared: false}}},
+		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x08, Shared: true}}},
+		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x02, Shared: true}, {Addr: 0x08, Shared: false}}},
+		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{Addr: 0x07, Shared: false}}},
+		// A marker the code does not hold begins no call (InlineCalls
+		// reports it as a doubt).
+		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := mustFunction(t, tt.code).Exits(tt.copy, tt.entry)
+			got, err := exits(mustFunction(t, tt.code), tt.copy, tt.entry)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +214,7 @@ func TestExitSitesErrors(t *testing.T) {
 		{[]Range{{0x20, 0x24}}, "amd64: range [0x20,0x24) is not inside the function at 0x0 or a part of it"},
 		{[]Range{{0x04, 0x07}}, "amd64: range [0x4,0x7): 0x7 is not an instruction boundary"},
 	} {
-		if _, err := f.ExitSites(tt.copy); err == nil || err.Error() != tt.want {
+		if _, err := exitSites(f, tt.copy); err == nil || err.Error() != tt.want {
 			t.Errorf("ExitSites(%v) = %v, want %s", tt.copy, err, tt.want)
 		}
 	}
@@ -309,7 +311,7 @@ func TestExitSitesNoReturn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.ExitSites([]Range{{0x04, 0x06}})
+			got, err := exitSites(f, []Range{{0x04, 0x06}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,5 +322,28 @@ func TestExitSitesNoReturn(t *testing.T) {
 				t.Errorf("block at 0x0b has successors %d", len(b.Succs))
 			}
 		})
+	}
+}
+
+func TestProbeAt(t *testing.T) {
+	code := []byte{
+		0x31, 0xc9, // 0x00 xor %ecx,%ecx
+		0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x02 cs nopw 0x0(%rax,%rax,1)
+		0x0f, 0x1f, 0x40, 0x00, // 0x0c nopl 0x0(%rax)
+		0x83, 0xe9, 0x01, // 0x10 sub $0x1,%ecx (loop head)
+		0x75, 0xfb, // 0x13 jne 0x10
+		0x74, 0x0a, // 0x15 je 0x21
+		0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, // 0x17 cs nopw, alone in its block
+		0xc3, // 0x21 ret
+	}
+	f := mustFunction(t, code)
+	for _, tt := range []struct{ addr, want uint64 }{
+		{0x00, 0x00}, // nothing to move
+		{0x02, 0x0c}, // the next instruction of the block
+		{0x17, 0x17}, // no other instruction runs exactly when it does
+	} {
+		if got := f.ProbeAt(tt.addr); got != tt.want {
+			t.Errorf("ProbeAt(%#x) = %#x, want %#x", tt.addr, got, tt.want)
+		}
 	}
 }

@@ -1,50 +1,30 @@
 package amd64
 
-// An Exit is a return site of an inline copy, as ExitSites finds them.
+import "slices"
+
+// An Exit is a return site of an inline call (see InlineCall).
 type Exit struct {
 	Addr uint64
-	// Shared reports that control also reaches Addr from code outside
-	// the copy: a join after an if without an else, a common epilogue,
-	// the rest of a path that already left the copy by another exit. A
-	// probe there fires on paths that did not just leave the copy, so
-	// the copy's exits count its calls exactly only when a probe at
-	// the copy's entry marks the thread as inside it, and each exit
-	// fires only when so marked.
+	// Leaves reports that the site is the instruction that leaves the
+	// caller (a ret, a tail call) rather than where an exit arrives.
+	Leaves bool
+	// Shared reports that control also reaches Addr along paths that
+	// run no entry of the call: a join after an if without an else, a
+	// common epilogue, the rest of a path that already left the call
+	// by another exit. A probe there fires on paths that did not just
+	// leave the call, so its exits count it exactly only when its
+	// entries mark the thread as inside it, and each exit fires only
+	// when so marked.
 	Shared bool
 }
 
-// Exits returns ExitSites' sites of the copy, each saying whether it
-// is Shared: whether it can be reached along a path that does not run
-// the copy's entry, at address entry, since the function was called, or
-// since the copy's last exit.
-func (f *Function) Exits(copy []Range, entry uint64) ([]Exit, error) {
-	sites, err := f.ExitSites(copy)
-	if err != nil {
-		return nil, err
-	}
-	isSite := make(map[int]bool, len(sites))
-	for _, a := range sites {
-		i, _ := f.instAt(a)
-		isSite[i] = true
-	}
-	e, ok := f.instAt(entry)
-	exits := make([]Exit, len(sites))
-	for k, a := range sites {
-		i, _ := f.instAt(a)
-		// An entry the code does not hold cannot mark the thread.
-		exits[k] = Exit{Addr: a, Shared: !ok || f.reachedAround(i, e, isSite)}
-	}
-	return exits, nil
-}
-
 // reachedAround reports whether instruction v, a site, can be reached
-// along a path that does not run instruction e, the copy's entry, and
-// starts where the function is called, at code the graph knows no way
-// into (a jump table's target; not padding), at another site, or at v
-// itself: then a
-// probe at v alone would fire on a path that did not just leave the
-// copy, or twice for one call.
-func (f *Function) reachedAround(v, e int, isSite map[int]bool) bool {
+// along a path that runs none of the instructions entries, the call's
+// entries, and starts where the function is called, at code the graph
+// knows no way into (a jump table's target; not padding), at another
+// site, or at v itself: then a probe at v alone would fire on a path
+// that did not just leave the call, or twice for one call.
+func (f *Function) reachedAround(v int, entries []int, isSite map[int]bool) bool {
 	seen := make([]bool, len(f.Blocks))
 	var work []int
 	// preds pushes the instructions that run just before instruction
@@ -63,14 +43,14 @@ func (f *Function) reachedAround(v, e int, isSite map[int]bool) bool {
 		}
 		return false
 	}
-	if v == e || preds(v) {
-		return v != e
+	if slices.Contains(entries, v) || preds(v) {
+		return !slices.Contains(entries, v)
 	}
 	for len(work) > 0 {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
-		if i == e {
-			continue // the path runs the entry
+		if slices.Contains(entries, i) {
+			continue // the path runs an entry
 		}
 		if isSite[i] {
 			return true // another site, or v again

@@ -68,7 +68,12 @@ type rawCopy struct {
 	hasEntry bool
 	file     uint32
 	line     uint32
-	r0, n    uint32 // its ranges in unitResult.ranges
+	// view is DW_AT_GNU_entry_view plus one, 0 when absent; stmt is
+	// the unit's line program, noStmt when it has none.
+	view   uint32
+	stmt   uint32
+	nested bool   // inside a copy of the same function: only its entry counts
+	r0, n  uint32 // its ranges in unitResult.ranges
 }
 
 type unitResult struct {
@@ -230,7 +235,7 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			continue
 		}
-		var name, low, high, ranges, entry, origin, spec, callFile, callLine, stmt, compDir attr
+		var name, low, high, ranges, entry, view, origin, spec, callFile, callLine, stmt, compDir attr
 		inline := false
 		for i := range a.attrs {
 			sp := &a.attrs[i]
@@ -250,6 +255,8 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 				ranges = attr{form, v}
 			case atEntryPC:
 				entry = attr{form, v}
+			case atGNUEntryView:
+				view = attr{form, v}
 			case atAbstractOrigin:
 				origin = attr{form, v}
 			case atSpecification:
@@ -324,8 +331,14 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 				// A copy inside an instance of the same function (gcc
 				// emits these for recursion and partial inlining): the
 				// enclosing instance's probe covers it already, and
-				// perf probe does not list it either.
+				// perf probe does not list it either. Its entry is
+				// kept, for EntryMarkers to leave its marker out.
 				r.nested++
+				if entry.form != 0 && !isConst(entry.form) {
+					if pc, ok := s.address(entry, &ctx); ok {
+						r.copies = append(r.copies, rawCopy{origin: org, entry: pc, hasEntry: true, nested: true, stmt: noStmt})
+					}
+				}
 				continue
 			}
 			r0 := len(r.ranges)
@@ -336,7 +349,16 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			rs := normalize(r.ranges[r0:])
 			r.ranges = r.ranges[:r0+len(rs)]
-			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(rs))}
+			// The empty ranges apart from the code mark where a call's
+			// code was folded into the caller's; they follow the
+			// others as ranges of no length.
+			slices.Sort(first.empty)
+			for _, a := range slices.Compact(first.empty) {
+				if !slices.ContainsFunc(rs, func(g Range) bool { return a >= g.Lo && a <= g.Hi }) {
+					r.ranges = append(r.ranges, Range{a, a})
+				}
+			}
+			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(r.ranges) - r0)}
 			lo, hasLow := s.address(low, &ctx)
 			switch {
 			case first.ok:
@@ -369,6 +391,13 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			if callLine.form != 0 {
 				c.line = uint32(callLine.val)
+			}
+			c.stmt = noStmt
+			if ctx.hasStmtList && ctx.stmtList < uint64(noStmt) {
+				c.stmt = uint32(ctx.stmtList)
+			}
+			if view.form != 0 && c.hasEntry && view.val < 1<<16 {
+				c.view = uint32(view.val) + 1
 			}
 			if callFile.form != 0 && ctx.hasStmtList {
 				if fileIDs == nil {
@@ -488,14 +517,21 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 				stats.Unresolved++
 				continue
 			}
-			c := copyRec{sym: symbolAt(len(syms), sym, rc.entry), line: rc.line, file: rc.file, entry: rc.entry}
+			c := copyRec{sym: symbolAt(len(syms), sym, rc.entry), line: rc.line, file: rc.file, entry: rc.entry, view: rc.view, stmt: rc.stmt}
 			if rc.hasEntry {
 				c.flags |= copyEntryPC
+			}
+			if rc.nested {
+				c.flags |= copyNested
 			}
 			all = append(all, pending{fn: fidx[n], c: c, src: r.ranges[rc.r0 : rc.r0+rc.n]})
 		}
 	}
-	stats.Copies = len(all)
+	for _, p := range all {
+		if p.c.flags&copyNested == 0 {
+			stats.Copies++
+		}
+	}
 	// Order copies by function, then caller name (and address, for
 	// static functions of the same name), then offset; the position of
 	// a symbol in byName stands for its name and address.

@@ -31,7 +31,7 @@ import (
 // rebuilt.
 const (
 	cacheMagic   = "KDTRIDX\n"
-	cacheVersion = 3
+	cacheVersion = 4
 )
 
 // castagnoli is made on first use: building it costs a quarter of a
@@ -270,6 +270,8 @@ func encodeIndex(h cacheHeader, st BuildStats, t *tables) []byte {
 		e.u64(c.entry)
 		e.u32(c.ranges)
 		e.u32(c.n)
+		e.u32(c.view)
+		e.u32(c.stmt)
 	}
 	e.u64(uint64(len(t.ranges)))
 	for _, r := range t.ranges {

@@ -541,7 +541,7 @@ func TestCache(t *testing.T) {
 	if !cached {
 		t.Fatal("second open did not use the cache")
 	}
-	if diff := cmp.Diff(want, lookups(s)); diff != "" {
+	if diff := cmp.Diff(want, lookups(s), cmp.AllowUnexported(Copy{})); diff != "" {
 		t.Errorf("lookups from the cache differ (-built +cached):\n%s", diff)
 	}
 	if len(warnings) != 0 {
@@ -570,7 +570,7 @@ func TestCache(t *testing.T) {
 	if len(warnings) != 2 || !strings.Contains(warnings[0], "checksum mismatch") {
 		t.Errorf("warnings %q, want two checksum mismatches", warnings)
 	}
-	if diff := cmp.Diff(want, lookups(s)); diff != "" {
+	if diff := cmp.Diff(want, lookups(s), cmp.AllowUnexported(Copy{})); diff != "" {
 		t.Errorf("lookups after rebuild differ (-first +rebuilt):\n%s", diff)
 	}
 	if _, cached = open(); !cached {

@@ -43,6 +43,7 @@ const (
 	atAddrBase        = 0x73
 	atRnglistsBase    = 0x74
 	atGNUAddrBase     = 0x2133
+	atGNUEntryView    = 0x2138
 	utCompile         = 0x01
 	utPartial         = 0x03
 	formAddr          = 0x01
@@ -592,7 +593,8 @@ func ref(a attr, u *unit) (uint64, bool) {
 // (high as an address or an offset) and DW_AT_ranges in .debug_ranges
 // (DWARF 2-4) or .debug_rnglists (DWARF 5, by offset or index).
 // Empty ranges are dropped (gcc emits them for code that was optimised
-// away) but count for the lowest address, which lowest records.
+// away) but count for the lowest address, which lowest records, with
+// their addresses.
 func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *unitCtx, lowest *lowest) ([]Range, error) {
 	if low.form != 0 && high.form != 0 {
 		lo, ok := s.address(low, u)
@@ -605,7 +607,7 @@ func (s *dwarfSections) appendRanges(out []Range, low, high, ranges attr, u *uni
 		} else if hi, ok = s.address(high, u); !ok {
 			return out, errors.New("bad DW_AT_high_pc")
 		}
-		lowest.see(lo)
+		lowest.see(lo, hi)
 		if hi > lo {
 			out = append(out, Range{lo, hi})
 		}
@@ -650,7 +652,7 @@ func (s *dwarfSections) dwarf4Ranges(out []Range, off uint64, u *unitCtx, lowest
 		case lo == maxAddr:
 			base = hi
 		default:
-			lowest.see(base + lo)
+			lowest.see(base+lo, base+hi)
 			if hi > lo {
 				out = append(out, Range{base + lo, base + hi})
 			}
@@ -703,21 +705,26 @@ func (s *dwarfSections) dwarf5Ranges(out []Range, off uint64, u *unitCtx, lowest
 		if b.err != nil {
 			return out, b.err
 		}
-		lowest.see(lo)
+		lowest.see(lo, hi)
 		if hi > lo {
 			out = append(out, Range{lo, hi})
 		}
 	}
 }
 
-// lowest is the lowest address seen.
+// lowest is the lowest address of the ranges seen, with the addresses
+// of the empty ones.
 type lowest struct {
-	addr uint64
-	ok   bool
+	addr  uint64
+	ok    bool
+	empty []uint64
 }
 
-func (l *lowest) see(a uint64) {
-	if !l.ok || a < l.addr {
-		l.addr, l.ok = a, true
+func (l *lowest) see(lo, hi uint64) {
+	if !l.ok || lo < l.addr {
+		l.addr, l.ok = lo, true
+	}
+	if hi == lo {
+		l.empty = append(l.empty, lo)
 	}
 }

@@ -94,6 +94,11 @@ type Image struct {
 
 	mu  sync.Mutex
 	elf *elfFile // for Code; reopened on use after Close
+
+	// The debug file's line programs, for EntryMarkers.
+	lineELF *elfFile
+	lineSec []byte
+	lines   map[uint32][]lineRow
 }
 
 // MismatchError reports a debug file that does not belong to its image.
@@ -289,6 +294,12 @@ func (img *Image) Close() error {
 	defer img.mu.Unlock()
 	err := mmap.Unmap(img.mapped)
 	img.mapped, img.x = nil, nil
+	if img.lineELF != nil {
+		if cerr := img.lineELF.Close(); err == nil {
+			err = cerr
+		}
+		img.lineELF, img.lineSec, img.lines = nil, nil, nil
+	}
 	if img.elf != nil {
 		if cerr := img.elf.Close(); err == nil {
 			err = cerr

@@ -36,7 +36,11 @@ type function struct {
 }
 
 // Flags of a copy.
-const copyEntryPC = 1
+// Flags of a copy.
+const (
+	copyEntryPC = 1 << iota // DW_AT_entry_pc present
+	copyNested              // inside a copy of the same function: not a copy of its own
+)
 
 type copyRec struct {
 	sym    uint32 // caller, an index into syms; noSym when no symbol holds the entry
@@ -46,7 +50,13 @@ type copyRec struct {
 	entry  uint64
 	ranges uint32 // first of its ranges
 	n      uint32 // number of ranges
+	view   uint32 // DW_AT_GNU_entry_view plus one; 0 when absent
+	stmt   uint32 // the unit's line program; noStmt when none
 }
+
+// noStmt marks a copy whose unit has no line program within reach of
+// a 32-bit offset.
+const noStmt = ^uint32(0)
 
 const noSym = ^uint32(0)
 
@@ -56,7 +66,7 @@ const (
 	symbolSize   = 20
 	byNameSize   = 4
 	functionSize = 13
-	copySize     = 29
+	copySize     = 37
 	rangeSize    = 16
 )
 
@@ -105,7 +115,7 @@ func (x *index) function(i int) function {
 
 func (x *index) copyAt(i int) copyRec {
 	r := x.copies.rec(i)
-	return copyRec{sym: u32(r), flags: r[4], line: u32(r[5:]), file: u32(r[9:]), entry: u64(r[13:]), ranges: u32(r[21:]), n: u32(r[25:])}
+	return copyRec{sym: u32(r), flags: r[4], line: u32(r[5:]), file: u32(r[9:]), entry: u64(r[13:]), ranges: u32(r[21:]), n: u32(r[25:]), view: u32(r[29:]), stmt: u32(r[33:])}
 }
 
 func (x *index) rangeAt(i int) Range {

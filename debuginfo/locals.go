@@ -34,6 +34,18 @@ type Scope struct {
 	Low       uint64
 	FrameBase Expr // DW_AT_frame_base at PC; empty when there is none
 	Locals    []Local
+	// Result is the function's result type, nil for void; ResultErr
+	// says why it could not be converted.
+	Result    types.Type
+	ResultErr error
+	// PrologueEnd is where the function's prologue ends, as its line
+	// table says (see prologueEnd), when PrologueKnown: before it, a
+	// parameter's frame slot may not hold it yet.
+	PrologueEnd   uint64
+	PrologueKnown bool
+
+	unit int      // the index of the unit holding the function
+	dies []uint64 // the DIEs describing the function: its own, its origin's
 }
 
 // Local is a variable or a formal parameter in scope.
@@ -85,6 +97,9 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 	}
 	for _, i := range t.unitsAt(pc) {
 		w, err := t.scopeUnit(i, pc)
+		if w != nil {
+			w.unit = i
+		}
 		if err != nil {
 			return nil, t.wrap(err)
 		}
@@ -109,10 +124,12 @@ type sdie struct {
 	children bool
 	end      int
 	decl     bool
+	tailCall bool
 
 	sibling, name, typ, origin, spec, low, high, ranges attr
-	loc, constVal, frameBase                            attr
-	locBlk, constBlk, frameBaseBlk                      []byte
+	loc, constVal, frameBase, stmtList                  attr
+	retPC, callOrigin                                   attr
+	locBlk, constBlk, frameBaseBlk, callValueBlk        []byte
 	addrBase, rnglistsBase, loclistsBase                attr
 }
 
@@ -151,6 +168,16 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 			d.rnglistsBase = at
 		case atLoclistsBase:
 			d.loclistsBase = at
+		case atStmtList:
+			d.stmtList = at
+		case atCallReturnPC:
+			d.retPC = at
+		case atCallOrigin:
+			d.callOrigin = at
+		case atCallValue, atGNUCallSiteValue:
+			d.callValueBlk = blk
+		case atCallTailCall, atGNUTailCall:
+			d.tailCall = at.val != 0
 		}
 	})
 	d.end = end
@@ -165,6 +192,7 @@ type scopeWalker struct {
 	loclistsBase uint64
 	root         sdie
 	pc           uint64
+	unit         int // the unit's index
 }
 
 // scopeUnit prepares unit i for the walk, or returns nil when its
@@ -238,7 +266,8 @@ func (w *scopeWalker) scope() (*Scope, error) {
 		if !inRanges(rs, w.pc) {
 			return true, nil
 		}
-		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr}
+		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr, unit: w.unit}
+		sc.dies = w.dieChain(c)
 		if c.frameBase.form != 0 {
 			fb, _, _, err := w.location(c.frameBase, c.frameBaseBlk)
 			if err != nil {
@@ -248,6 +277,17 @@ func (w *scopeWalker) scope() (*Scope, error) {
 		}
 		if sc.Locals, err = w.block(c, sc, ""); err != nil {
 			return false, err
+		}
+		sc.Result, sc.ResultErr = w.resultType(c)
+		if w.root.stmtList.form != 0 {
+			hi := lo.addr
+			for _, r := range rs {
+				if r.Lo <= lo.addr && lo.addr < r.Hi {
+					hi = r.Hi
+				}
+			}
+			// A damaged line table only leaves the prologue unknown.
+			sc.PrologueEnd, sc.PrologueKnown, _ = w.t.r.secs.prologueEnd(w.root.stmtList.val, &w.ctx, lo.addr, hi)
 		}
 		found = sc
 		return false, nil
@@ -392,6 +432,58 @@ func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
 			return nil, err
 		}
 		d, tu = &o, ou
+	}
+	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
+	if err != nil {
+		return nil, err
+	}
+	return w.t.convertTop(off)
+}
+
+// dieChain returns the offsets of c and of the DIEs its abstract origin
+// and specification name, in its unit.
+func (w *scopeWalker) dieChain(c *sdie) []uint64 {
+	offs := []uint64{c.off}
+	d := c
+	for range 4 {
+		next := d.origin
+		if next.form == 0 {
+			next = d.spec
+		}
+		off, ok := ref(next, w.tu.unit)
+		if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+			break
+		}
+		o, err := w.t.readScopeDIE(w.tu, off)
+		if err != nil {
+			break
+		}
+		offs = append(offs, off)
+		d = &o
+	}
+	return offs
+}
+
+// resultType converts the result type of subprogram c, its own or its
+// abstract origin's or specification's; nil for void.
+func (w *scopeWalker) resultType(c *sdie) (types.Type, error) {
+	d, tu := c, w.tu
+	for range 4 {
+		next := d.origin
+		if next.form == 0 {
+			next = d.spec
+		}
+		if d.typ.form != 0 || next.form == 0 {
+			break
+		}
+		o, ou, err := w.follow(d, tu, next)
+		if err != nil {
+			return nil, err
+		}
+		d, tu = &o, ou
+	}
+	if d.typ.form == 0 {
+		return nil, nil
 	}
 	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
 	if err != nil {

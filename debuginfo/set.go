@@ -40,9 +40,18 @@ type Copy struct {
 	// may lie outside the caller (e.g. in a foo.cold part); see
 	// Set.SymbolAt. A copy whose code was optimised away entirely has
 	// no ranges; its Entry still marks where the call was.
-	Ranges   []Range
+	Ranges []Range
+	// Folded are the addresses of the copy's empty ranges apart from
+	// its code: where code of the call was optimised away, folded into
+	// the caller's (gcc records them; a loop's calls can leave nothing
+	// else).
+	Folded   []uint64
 	CallFile string
 	CallLine int
+
+	entryView uint32   // DW_AT_GNU_entry_view plus one; 0 when absent
+	lineProg  uint32   // the unit's line program, for EntryMarkers
+	inner     []uint64 // entries of copies nested in copies of the same function, in the caller
 }
 
 // Function is what the images know about one function name.
@@ -148,8 +157,14 @@ func (s *Set) Lookup(name string) (Function, error) {
 		for _, sym := range x.symbolsNamed(name) {
 			fn.OutOfLine = append(fn.OutOfLine, img.symbol(sym))
 		}
+		var nested []uint64
+		first := len(fn.Copies)
 		for i := f.copies; i < f.copies+f.n; i++ {
 			c := x.copyAt(int(i))
+			if c.flags&copyNested != 0 {
+				nested = append(nested, c.entry)
+				continue
+			}
 			cp := Copy{
 				Module:     img.Module,
 				Entry:      c.entry,
@@ -157,9 +172,17 @@ func (s *Set) Lookup(name string) (Function, error) {
 				Ranges:     make([]Range, c.n),
 				CallFile:   x.str(c.file),
 				CallLine:   int(c.line),
+				entryView:  c.view,
+				lineProg:   c.stmt,
 			}
-			for j := range cp.Ranges {
-				cp.Ranges[j] = x.rangeAt(int(c.ranges) + j)
+			cp.Ranges = cp.Ranges[:0]
+			for j := range int(c.n) {
+				rg := x.rangeAt(int(c.ranges) + j)
+				if rg.Lo == rg.Hi {
+					cp.Folded = append(cp.Folded, rg.Lo)
+					continue
+				}
+				cp.Ranges = append(cp.Ranges, rg)
 			}
 			if c.sym != noSym {
 				sym := x.sym(c.sym)
@@ -167,6 +190,14 @@ func (s *Set) Lookup(name string) (Function, error) {
 				cp.Offset = c.entry - sym.addr
 			}
 			fn.Copies = append(fn.Copies, cp)
+		}
+		for k := first; k < len(fn.Copies); k++ {
+			c := &fn.Copies[k]
+			for _, a := range nested {
+				if a >= c.CallerAddr && a < c.CallerAddr+c.CallerSize {
+					c.inner = append(c.inner, a)
+				}
+			}
 		}
 	}
 	if !fn.Exists {

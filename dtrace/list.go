@@ -179,6 +179,9 @@ func (h *Handle) writeLocals(w io.Writer, p *probe.Probe) {
 		if l.Inlined != "" {
 			notes = append(notes, "of inlined "+l.Inlined)
 		}
+		if l.Source != "" {
+			notes = append(notes, l.Source)
+		}
 		if l.Unavailable != "" {
 			notes = append(notes, l.Unavailable)
 		}

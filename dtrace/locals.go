@@ -3,6 +3,7 @@ package dtrace
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/probe"
 )
 
@@ -52,6 +54,35 @@ type localsReader struct {
 	live  bool
 	mu    sync.Mutex
 	types map[string]*typesOrErr // by file
+	// sites are the call sites of the functions read so far: a glob
+	// over a function's instructions reads them once.
+	sites map[sitesKey]sitesOrErr
+}
+
+type sitesKey struct {
+	t   *debuginfo.Types
+	low uint64
+}
+
+type sitesOrErr struct {
+	sites []debuginfo.CallSite
+	err   error
+}
+
+// callSites returns the call sites of sc's function, once.
+func (r *localsReader) callSites(t *debuginfo.Types, sc *debuginfo.Scope, all bool) ([]debuginfo.CallSite, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := sitesKey{t, sc.Low}
+	if x, ok := r.sites[k]; ok {
+		return x.sites, x.err
+	}
+	sites, err := t.CallSites(sc, all)
+	if r.sites == nil {
+		r.sites = map[sitesKey]sitesOrErr{}
+	}
+	r.sites[k] = sitesOrErr{sites, err}
+	return sites, err
 }
 
 type typesOrErr struct {
@@ -99,15 +130,32 @@ func merge(f, g *check.Frame, p *probe.Probe) *check.Frame {
 		}
 		m := g.Lookup(l.Name)
 		switch {
+		case m != nil && m.Unavailable != "":
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("at %s: %s", p, m.Unavailable)
 		case m == nil || len(m.Loc) == 0:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is not in scope or optimized out at %s", p)
 		case m.Loc.String() != l.Loc.String() || m.Type.String() != l.Type.String() ||
-			placeKey(l.Loc, &f.Place) != placeKey(m.Loc, &g.Place):
+			fmt.Sprint(m.CallValues) != fmt.Sprint(l.CallValues) ||
+			localKey(l, &f.Place) != localKey(m, &g.Place):
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it lives elsewhere at %s than at the description's first probe: name the probes in descriptions of their own", p)
 		}
 	}
 	f.Place.Entry = f.Place.Entry && g.Place.Entry
 	return f
+}
+
+// localKey writes what of a place the code of l depends on: its
+// location's, and, for a value on entry read from call sites, theirs
+// and the CFA, where the return address is.
+func localKey(l *check.Local, pl *check.Place) string {
+	k := placeKey(l.Loc, pl)
+	if len(l.CallValues) > 0 {
+		k += fmt.Sprintf(" ra=cfa%d%+d", pl.CFA.Reg, pl.CFA.Off)
+		for _, v := range l.CallValues {
+			k += " call=" + placeKey(v.Value, pl)
+		}
+	}
+	return k
 }
 
 // placeKey writes what of a place the code of a location depends on.
@@ -219,7 +267,7 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 		return nil, err
 	}
 	pc := sym.Addr + site.Offset
-	f, err := r.scope(t, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0)
+	f, err := r.scope(t, pc, funcSym{site.Function, sym.Addr, sym.Size}, site.Offset == 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -229,10 +277,14 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 	}
 	if r.live && site.Addr == 0 {
 		// The symbol table hides the running kernel's addresses
-		// (kptr_restrict): where its data is is not known.
+		// (kptr_restrict): where its data is is not known, nor where
+		// its callers' return addresses are.
 		for _, l := range f.Locals {
-			if usesAddr(l.Loc) {
+			switch {
+			case usesAddr(l.Loc):
 				l.Loc, l.Unavailable = nil, "it is static, and the running kernel's symbols hide where its data is"
+			case l.CallValues != nil:
+				l.Loc, l.Unavailable, l.Source, l.CallValues = nil, "it is its value on entry, which its callers' call sites give, and the running kernel's symbols hide where they are", "", nil
 			}
 		}
 	}
@@ -240,8 +292,11 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 		// A module's sections are placed apart: its text's bias is
 		// not its data's.
 		for _, l := range f.Locals {
-			if usesAddr(l.Loc) {
+			switch {
+			case usesAddr(l.Loc):
 				l.Loc, l.Unavailable = nil, "it is static in a module, whose data's load address kdtrace does not know"
+			case slices.ContainsFunc(l.CallValues, func(v check.CallValue) bool { return usesAddr(v.Value) }):
+				l.Loc, l.Unavailable, l.Source, l.CallValues = nil, "it is its value on entry, which its callers compute from a module's static data, whose load address kdtrace does not know", "", nil
 			}
 		}
 	}
@@ -263,7 +318,7 @@ func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
 		return nil, err
 	}
 	pc := site.Addr + site.Offset
-	f, err := r.scope(t, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0)
+	f, err := r.scope(t, pc, funcSym{"", site.Addr, site.Size}, site.Offset == 0, true)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +352,7 @@ func (r *localsReader) close() {
 			x.t.Close()
 		}
 	}
-	r.types = nil
+	r.types, r.sites = nil, nil
 }
 
 // funcSym is the function symbol a probe's offset is from.
@@ -308,7 +363,7 @@ type funcSym struct {
 
 // scope reads the locals at pc, a link-time address of the image whose
 // DWARF t is.
-func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry bool) (*check.Frame, error) {
+func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry, user bool) (*check.Frame, error) {
 	sc, err := t.Scope(pc)
 	if err != nil {
 		return nil, err
@@ -318,6 +373,7 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 	}
 	f := &check.Frame{Function: sc.Function, Place: check.Place{Entry: entry, FrameBase: sc.FrameBase}}
 	f.Place.CFA = cfa(t, pc, entry)
+	var pending []entryLocal
 	for i := range sc.Locals {
 		l := &sc.Locals[i]
 		cl := &check.Local{Name: l.Name, Inlined: l.Inlined, Param: l.Param, Type: l.Type, Loc: l.Loc, Frame: f}
@@ -336,11 +392,143 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry b
 				// caller's registers: say so where -lv lists it,
 				// not only when a clause reads it.
 				cl.Loc, cl.Unavailable = nil, fmt.Sprintf("available only as its value on entry to the function (%s), which nothing keeps past the function's first instruction", op)
+				pending = append(pending, entryLocal{cl, l.Loc, op})
 			}
 		}
 		f.Locals = append(f.Locals, cl)
 	}
+	sysvArgs(f, sc, sym, pc, entry)
+	if len(pending) > 0 {
+		r.fromCallSites(pending, f, t, sc, pc, sym, user)
+	}
 	return f, nil
+}
+
+// fromCallSites reads the locals of ls, given as their values on entry
+// at pc, from the function's call sites: those of every unit of a
+// program, those of the function's unit in a kernel, whose DWARF is
+// too big to read all of for one probe. When it cannot, their reason
+// says why.
+func (r *localsReader) fromCallSites(ls []entryLocal, f *check.Frame, t *debuginfo.Types, sc *debuginfo.Scope, pc uint64, sym funcSym, user bool) {
+	fail := func(err error) {
+		for _, el := range ls {
+			el.l.Unavailable += "; nor from its callers: " + err.Error()
+		}
+	}
+	if f.Place.CFA.Err != nil {
+		fail(fmt.Errorf("the return address, at CFA-8, is not known at the probe: %w", f.Place.CFA.Err))
+		return
+	}
+	sites, err := r.callSites(t, sc, user)
+	if err != nil {
+		fail(err)
+		return
+	}
+	frames, err := t.Frames()
+	if err != nil {
+		fail(err)
+		return
+	}
+	row, err := frames.Row(pc)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if row.Signal {
+		fail(errors.New("the probe is in a signal frame, whose CFA-8 is no return address"))
+		return
+	}
+	entryValues(ls, t, sites, row, sym)
+}
+
+// sysvArgs reads the function's own parameters where the System V
+// calling convention leaves them, in the prologue of a function, when
+// DWARF gives a parameter one location for the whole function (as -O0
+// does for all, and clang -O2 for those on the stack, relative to rsp
+// once the prologue has pushed what it saves): that location is
+// good only past the prologue. At the first instruction every
+// parameter is where the caller put it; further in the prologue only
+// those on the stack are (relative to the CFA), as the prologue may
+// reuse the registers once it has stored them. Past the prologue, and
+// for a parameter DWARF gives a location list for (optimised code,
+// whose lists say where it is at each address), DWARF's locations are
+// kept, as they are for all when one parameter has no location at all
+// or a constant one.
+func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry bool) {
+	inPrologue := sc.PrologueKnown && pc >= sc.Low && pc < sc.PrologueEnd
+	if !entry && !inPrologue {
+		return
+	}
+	var own []int
+	var params []types.Type
+	for i, l := range sc.Locals {
+		if !l.Param || l.Inlined != "" {
+			continue
+		}
+		if !l.List && l.LocErr == nil && (len(l.Loc) == 0 || l.Loc[0].Code == debuginfo.OpImplicitValue) {
+			// A parameter without a location, or of a constant
+			// value, may have been removed from the calls (clang's
+			// dead argument elimination): the others' places are
+			// not known.
+			return
+		}
+		own = append(own, i)
+		params = append(params, l.Type)
+	}
+	args := debuginfo.SysVArgs(params, sc.Result)
+	if sc.ResultErr != nil {
+		for i := range args {
+			args[i].Err = fmt.Errorf("the function's result type cannot be read: %w", sc.ResultErr)
+		}
+	}
+	end := fmt.Sprintf("%s+%#x", sym.name, sc.PrologueEnd-sym.addr)
+	for i, a := range args {
+		l := f.Locals[own[i]]
+		if d := &sc.Locals[own[i]]; d.List || d.LocErr != nil || l.Type == nil {
+			continue
+		}
+		switch {
+		case a.Err != nil:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue its frame slot is not yet written, and the calling convention's place for it is not known: %v", a.Err)
+		case a.Memory:
+			l.Loc = debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}, {Code: debuginfo.OpPlusUconst, Uint: uint64(a.Stack)}}
+			l.Unavailable = ""
+			l.Source = fmt.Sprintf("stack CFA%+d (SysV argument)", a.Stack)
+			if entry {
+				l.Source = fmt.Sprintf("stack rsp+%d (SysV argument)", a.Stack+8)
+			}
+		case !entry:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue (which ends at %s, as the line table says) its frame slot is not yet written, and %s, where the caller put it (SysV argument), may be reused: read it at the function's entry or past the prologue", end, a)
+		case a.SSE:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), which a probe cannot read", a)
+		case len(a.Regs) == 0:
+			l.Loc, l.Unavailable = nil, "it is empty, and the caller passes it nowhere (SysV argument)"
+		case isAggregate(l.Type):
+			// A struct in registers, read as their pieces.
+			l.Loc = nil
+			size := l.Type.Size()
+			for k, reg := range a.Regs {
+				l.Loc = append(l.Loc, debuginfo.Op{Code: debuginfo.OpReg, Reg: reg}, debuginfo.Op{Code: debuginfo.OpPiece, Uint: uint64(min(8, size-8*int64(k)))})
+			}
+			l.Unavailable = ""
+			l.Source = a.String() + " (SysV argument)"
+		case len(a.Regs) > 1:
+			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), and locals-> reads integers of 8 bytes at most", a)
+		default:
+			l.Loc = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: a.Regs[0]}}
+			l.Unavailable = ""
+			l.Source = a.String() + " (SysV argument)"
+		}
+	}
+}
+
+// isAggregate reports whether t is a struct, union or array.
+func isAggregate(t types.Type) bool {
+	switch types.Resolve(t).(type) {
+	case *types.Struct, *types.Array:
+		return true
+	}
+	return false
 }
 
 // entryValue returns loc's first DW_OP_entry_value, if it has one.

@@ -133,10 +133,12 @@ func TestLocalsKinstOffline(t *testing.T) {
 		}
 	}
 
-	// Every instruction of work: n is at rbp-12 at each (clang -O0
-	// gives a single location, not a list), so one code serves all.
-	if _, err := h.Compile(dtrace.Name, "kinst::work: { trace(locals->n); }", 0); err != nil {
-		t.Errorf("kinst::work: %v", err)
+	// Every instruction of work: clang -O0 gives n a single location,
+	// rbp-12, not a list, but it holds only past the prologue; in it,
+	// n is in rsi at the first instruction and nowhere known after.
+	if _, err := h.Compile(dtrace.Name, "kinst::work: { trace(locals->n); }", 0); err == nil ||
+		!strings.Contains(err.Error(), "locals->n is not available at kinst::work:: at kinst:vmlinux:work:1: in the prologue (which ends at work+0x") {
+		t.Errorf("kinst::work: error %v, want n unavailable in the prologue", err)
 	}
 
 	// A name that is not there, and a probe not in a function's frame.
@@ -224,6 +226,16 @@ func TestLocalsVmlinux(t *testing.T) {
 	if !found {
 		t.Errorf("no instruction of vfs_read where fsnotify_access's file is available")
 	}
+
+	// At +241 count is min(its value on entry, MAX_RW_COUNT), the entry
+	// value from vfs_read's callers in its unit (ksys_read's among them),
+	// which compute it from r12 or r13, saved where the debug image's
+	// .debug_frame says. The value is available; the min, computed with
+	// DW_OP_bra, is what the code generator does not read.
+	src := `kinst::vfs_read:241 { trace(locals->count); }`
+	if _, err := h.Compile(dtrace.Name, src, 0); err == nil || !strings.Contains(err.Error(), "locals->count has a location this compiler cannot read: DW_OP_le") {
+		t.Errorf("%s: error %v, want DW_OP_le unread", src, err)
+	}
 }
 
 // entryValueKernel's n, after the call that took rdi, is only its value
@@ -240,7 +252,8 @@ int main(int argc, char **argv) { (void)argv; return (int)work(argc); }
 
 // TestLocalsEntryValue: a variable available only as an entry value is
 // read at the function's first instruction, and refused past it, by
-// the checker and in -lv alike.
+// the checker and in -lv alike, when its caller's call site does not
+// give it either.
 func TestLocalsEntryValue(t *testing.T) {
 	bin, addr := buildMarked(t, "gcc", "-O2", entryValueKernel)
 	probe := fmt.Sprintf("kinst::work:%d", addr["mark"]-addr["work"])
@@ -279,7 +292,9 @@ func TestLocalsEntryValue(t *testing.T) {
 	if err := h.ListProbes(&out, true, lp); err != nil {
 		t.Fatal(err)
 	}
-	if l := "\t\tlocals->n: long int (parameter; " + why + ")\n"; !strings.Contains(out.String(), l) {
+	// main's call passes its own argc's entry value, which its own
+	// caller's call site would have to give.
+	if l := "\t\tlocals->n: long int (parameter; " + why + "; nor from its callers: at the call returning to 0x"; !strings.Contains(out.String(), l) {
 		t.Errorf("-lv lacks %q:\n%s", l, out.String())
 	}
 }

@@ -108,7 +108,7 @@ func (l *lazyPid) object(file string) *pidObject {
 		return o
 	}
 	o.set = debuginfo.NewSet(img)
-	o.r = &kinst.Resolver{Set: o.set, Compat: l.h.opts.IsSet("kinstcompat"),
+	o.r = &kinst.Resolver{Set: o.set, Compat: l.h.opts.IsSet("kinstcompat"), Uprobes: true,
 		Warn: func(err error) { l.h.warnf("%v", err) }}
 	return o
 }

@@ -4,34 +4,41 @@
 // the pid provider's entry and return probes of inlined functions.
 //
 // It joins two packages: debuginfo says where a function's inline copies
-// are (caller, offset, address ranges) and gives the callers' code;
-// amd64 decodes that code and finds the instructions where an inline
-// copy is left for good. For kinst::f:entry the site of each copy is its
-// entry (DW_AT_entry_pc, else its lowest address); for kinst::f:return
-// the sites are the copy's final exits, found by amd64's rule: each
-// control-flow edge that leaves the copy and cannot come back into it
-// without a loop back edge, or that is itself a loop back edge, puts a
-// probe where it arrives, or on the instruction itself when that
-// instruction leaves the caller (ret, return thunk, tail call). The probe
-// then fires once per inlined call on every path, early returns and
-// split copies included. With Compat set, both follow FreeBSD's
-// reference rules instead: entry at the start of the copy's first range,
-// return at the last instruction of each range that ends the caller or
-// the copy, and at the first instruction after every other range.
+// are (caller, address ranges, the empty ranges of folded code) and
+// where GCC's entry markers put the starts of their calls, and gives the
+// callers' code; amd64 decodes that code and divides the copies in each
+// caller into calls (amd64.Function.InlineCalls). kinst::f:entry becomes
+// the entries of those calls, kinst::f:return their returns, so that
+// each fires once per call on every path, in peeled, unrolled and
+// versioned loops, duplicated tails, early returns and split copies.
+// With markers, all the copies of f in a caller are divided at once;
+// without (clang), each copy on its own. Each site carries the rule
+// that placed it, which -d prints. The shapes where a run of the code
+// may stand for several calls or none are warned of through Warn, once
+// each, naming the function, the caller and the offset.
+//
+// With Compat set, both follow FreeBSD's reference rules instead:
+// entry at the start of the copy's first range, return at the last
+// instruction of each range that ends the caller or the copy, and at
+// the first instruction after every other range.
 //
 // Sites are named as kinst names them, function symbol and offset; a
 // site in a caller's cold part (gcc's f.cold) is named by that part's
-// symbol. They come sorted by module, function and offset, so that -d
-// output is the same on every run. Sites also lists the function's
-// compiler clones (f.constprop.0, f.isra.0; see debuginfo.Set.Clones),
-// which the pid rewrite traces as f, and for a return, the copies some
-// of whose sites other paths also reach, with their entry (Guards; see
-// amd64.Function.Exits), which the pid and kinst rewrites guard.
+// symbol; a site on an instruction that uprobes refuse (the cs nopw of
+// padding) moves to the next of its block. They come sorted by module,
+// function and offset, so that -d output is the same on every run.
+// Sites also lists the function's compiler clones (f.constprop.0,
+// f.isra.0; see debuginfo.Set.Clones), which the pid rewrite traces as
+// f, and the calls whose return sites other paths also reach, or whose
+// entries lead to one another (Guards), which the pid and kinst
+// rewrites guard.
 package kinst
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +73,11 @@ type Resolver struct {
 	// Compat selects the reference implementation's rules (-x
 	// kinstcompat).
 	Compat bool
+	// Uprobes says that the sites are for Linux's uprobes (the pid
+	// provider), which refuse instructions with some prefixes: a site
+	// no equivalent instruction can replace is left out, with a
+	// warning.
+	Uprobes bool
 	// ZeroMatch leaves descriptions of unknown functions as written
 	// instead of failing (-Z).
 	ZeroMatch bool
@@ -73,8 +85,9 @@ type Resolver struct {
 	// probe; nil drops them.
 	Warn func(error)
 
-	mu    sync.Mutex
-	funcs map[funcKey]*amd64.Function
+	mu     sync.Mutex
+	funcs  map[funcKey]*amd64.Function
+	warned map[string]bool
 
 	warnedNoKernel atomic.Bool
 }
@@ -109,6 +122,8 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 	for _, c := range r.Set.Clones(fn) {
 		s.Clones = append(s.Clones, c.Name)
 	}
+	var groups [][]debuginfo.Copy // the copies in each caller, in order
+	at := map[funcKey]int{}
 	for _, c := range f.Copies {
 		if c.Caller == "" {
 			// Code outside every function symbol cannot be named as
@@ -117,20 +132,36 @@ func (r *Resolver) Sites(fn string, ret bool) (*sugar.Sites, error) {
 			r.warn(fmt.Errorf("inline copy of %s at %#x in %s left out: %s", fn, c.Entry, c.Module, r.nameless(c)))
 			continue
 		}
+		if r.Compat {
+			groups = append(groups, []debuginfo.Copy{c})
+			continue
+		}
+		k := funcKey{c.Module, c.CallerAddr}
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], c)
+	}
+	for _, g := range groups {
 		var sites []sugar.Site
-		var g *sugar.Guard
-		if ret {
-			sites, g, err = r.returnSites(c)
+		var guards []sugar.Guard
+		if r.Compat {
+			if ret {
+				sites, err = r.compatReturnSites(g[0])
+			} else {
+				sites, err = r.entrySite(g[0])
+			}
 		} else {
-			sites, err = r.entrySite(c)
+			sites, guards, err = r.callSites(fn, g, ret)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, c.Caller, err)
+			return nil, fmt.Errorf("inline copy of %s in %s: %w", fn, g[0].Caller, err)
 		}
 		s.Sites = append(s.Sites, sites...)
-		if g != nil {
-			s.Guards = append(s.Guards, *g)
-		}
+		s.Guards = append(s.Guards, guards...)
 	}
 	s.Sites = sortSites(s.Sites, moduleOrder(f.Copies))
 	return s, nil
@@ -154,6 +185,21 @@ func (r *Resolver) warn(err error) {
 	}
 }
 
+// warnOnce warns of err unless an equal warning was given: the entry
+// and the return of a function ask for its sites alike.
+func (r *Resolver) warnOnce(err error) {
+	r.mu.Lock()
+	if r.warned == nil {
+		r.warned = make(map[string]bool)
+	}
+	seen := r.warned[err.Error()]
+	r.warned[err.Error()] = true
+	r.mu.Unlock()
+	if !seen {
+		r.warn(err)
+	}
+}
+
 func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
 	addr := c.Entry
 	if r.Compat {
@@ -169,57 +215,193 @@ func (r *Resolver) entrySite(c debuginfo.Copy) ([]sugar.Site, error) {
 	return []sugar.Site{site}, nil
 }
 
-// returnSites returns the return sites of copy c and, when one of them
-// can be reached without running the copy's entry, the guard that makes
-// them exact.
-func (r *Resolver) returnSites(c debuginfo.Copy) ([]sugar.Site, *sugar.Guard, error) {
+// compatReturnSites returns the return sites FreeBSD's reference
+// computes for copy c (-x kinstcompat; see
+// amd64.Function.CompatExitSites).
+func (r *Resolver) compatReturnSites(c debuginfo.Copy) ([]sugar.Site, error) {
 	if len(c.Ranges) == 0 {
 		// The copy's code was optimised away: it is left where it is
 		// entered.
-		sites, err := r.entrySite(c)
-		return sites, nil, err
+		return r.entrySite(c)
 	}
 	fn, err := r.function(c)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ranges := make([]amd64.Range, len(c.Ranges))
 	for i, rg := range c.Ranges {
 		ranges[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
 	}
-	var exits []amd64.Exit
-	if r.Compat {
-		var addrs []uint64
-		addrs, err = fn.CompatExitSites(ranges)
-		for _, a := range addrs {
-			exits = append(exits, amd64.Exit{Addr: a})
-		}
-	} else {
-		exits, err = fn.Exits(ranges, c.Entry)
-	}
+	addrs, err := fn.CompatExitSites(ranges)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sites := make([]sugar.Site, 0, len(exits))
-	var shared []sugar.Site
-	for _, x := range exits {
-		s, err := r.site(c.Module, x.Addr)
+	sites := make([]sugar.Site, 0, len(addrs))
+	for _, a := range addrs {
+		s, err := r.site(c.Module, a)
+		if err != nil {
+			return nil, err
+		}
+		sites = append(sites, s)
+	}
+	return sites, nil
+}
+
+// callSites returns the entry or return sites of the calls of fn that
+// its copies in one caller make (see amd64.Function.InlineCalls), with
+// the guards of the calls some of whose return sites other paths also
+// reach. The shapes where the counts may not be the program's are
+// reported through Warn, once each.
+func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]sugar.Site, []sugar.Guard, error) {
+	all := copies[0]
+	all.Ranges, all.Folded = nil, nil
+	var marks []uint64
+	for _, c := range copies {
+		all.Ranges = append(all.Ranges, c.Ranges...)
+		all.Folded = append(all.Folded, c.Folded...)
+		m, err := r.Set.EntryMarkers(c)
 		if err != nil {
 			return nil, nil, err
 		}
-		sites = append(sites, s)
-		if x.Shared {
-			shared = append(shared, s)
-		}
+		marks = append(marks, m...)
 	}
-	if len(shared) == 0 {
-		return sites, nil, nil
-	}
-	entry, err := r.entrySite(c)
+	slices.SortFunc(all.Ranges, func(a, b debuginfo.Range) int { return cmp.Compare(a.Lo, b.Lo) })
+	slices.Sort(marks)
+	marks = slices.Compact(marks)
+	fd, err := r.function(all)
 	if err != nil {
 		return nil, nil, err
 	}
-	return sites, &sugar.Guard{Entry: entry[0], Exits: sites, Shared: shared}, nil
+	// With the compiler's entry markers, the calls are found in the
+	// code of all the copies at once: a call's code may lie in several
+	// of them (a marker duplicated with code that DWARF gives to one
+	// copy). Without, each copy is divided by its own edges: the code
+	// of another copy is no evidence of a call of this one in progress.
+	units := []debuginfo.Copy{all}
+	if marks == nil {
+		units = copies
+	}
+	var calls []amd64.InlineCall
+	var doubts []amd64.Doubt
+	for _, u := range units {
+		code := make([]amd64.Range, len(u.Ranges))
+		for i, rg := range u.Ranges {
+			code[i] = amd64.Range{Lo: rg.Lo, Hi: rg.Hi}
+		}
+		m := marks
+		if m == nil && len(code) == 0 {
+			// A copy without code marks where its call was with its
+			// entry; that is its only trace.
+			m = []uint64{u.Entry}
+		}
+		cs, ds, err := fd.InlineCalls(code, u.Folded, m)
+		if err != nil {
+			return nil, nil, err
+		}
+		calls = append(calls, cs...)
+		doubts = append(doubts, ds...)
+	}
+	for _, d := range doubts {
+		where, err := r.site(all.Module, d.Addr)
+		name := fmt.Sprintf("%#x", d.Addr)
+		if err == nil {
+			name = fmt.Sprintf("%s+%#x", where.Func, where.Offset)
+		}
+		r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s, %s; its entry and return counts may be wrong", fn, all.Caller, name, d.Why))
+	}
+	var sites []sugar.Site
+	var guards []sugar.Guard
+	var refused []sugar.Site // sites uprobes refuse
+	named := func(addr uint64, rule string) (sugar.Site, error) {
+		at := fd.ProbeAt(addr)
+		s, err := r.site(all.Module, at)
+		if err == nil && r.Uprobes && fd.UprobeRefused(at) && !slices.ContainsFunc(refused, s.Same) {
+			refused = append(refused, s)
+		}
+		s.Rule = rule
+		return s, err
+	}
+	for _, c := range calls {
+		entry, err := named(c.Entry, c.Rule)
+		if err != nil {
+			return nil, nil, err
+		}
+		g := sugar.Guard{Entry: entry}
+		for _, a := range c.Also {
+			s, err := named(a, c.Rule)
+			if err != nil {
+				return nil, nil, err
+			}
+			g.Also = append(g.Also, s)
+		}
+		for _, a := range c.Repeat {
+			s, err := named(a, c.Rule+", counted when no call is in progress")
+			if err != nil {
+				return nil, nil, err
+			}
+			g.Repeat = append(g.Repeat, s)
+		}
+		for _, x := range c.Exits {
+			rule := "exit edge"
+			if x.Leaves {
+				rule = "leaves the caller"
+			}
+			s, err := named(x.Addr, rule)
+			if err != nil {
+				return nil, nil, err
+			}
+			g.Exits = append(g.Exits, s)
+			if x.Shared {
+				g.Shared = append(g.Shared, s)
+			}
+		}
+		switch {
+		case !ret:
+			sites = append(sites, entry)
+			sites = append(sites, g.Also...)
+		case len(c.Body) == 0:
+			entry.Rule = "call without code: at its entry"
+			sites = append(sites, entry)
+		default:
+			sites = append(sites, g.Exits...)
+		}
+		if len(g.Shared) > 0 || len(g.Repeat) > 0 {
+			guards = append(guards, g)
+			if c.Recursive {
+				r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s+%#x, the caller calls itself while the call is in progress, and the thread's mark that guards the call's sites is shared by the caller's frames; its entry and return counts may be wrong", fn, all.Caller, entry.Func, entry.Offset))
+			}
+		}
+	}
+	if len(refused) > 0 {
+		for _, s := range refused {
+			r.warnOnce(fmt.Errorf("inline copy of %s in %s: at %s+%#x, a site is an instruction uprobes refuse (a segment or lock prefix) and no other instruction runs exactly when it does: left out; its entry and return counts may be wrong", fn, all.Caller, s.Func, s.Offset))
+		}
+		keep := func(list []sugar.Site) []sugar.Site {
+			return slices.DeleteFunc(list, func(x sugar.Site) bool {
+				return slices.ContainsFunc(refused, x.Same)
+			})
+		}
+		sites = keep(sites)
+		for i := range guards {
+			g := &guards[i]
+			g.Also, g.Exits, g.Shared, g.Repeat = keep(g.Also), keep(g.Exits), keep(g.Shared), keep(g.Repeat)
+			if slices.ContainsFunc(refused, g.Entry.Same) && len(g.Also) > 0 {
+				g.Entry, g.Also = g.Also[0], g.Also[1:]
+			}
+		}
+		// A call none of whose entries can be probed marks no thread:
+		// its guarded sites would never fire, and are left out too.
+		guards = slices.DeleteFunc(guards, func(g sugar.Guard) bool {
+			if !slices.ContainsFunc(refused, g.Entry.Same) {
+				return false
+			}
+			for _, x := range g.Shared {
+				sites = slices.DeleteFunc(sites, x.Same)
+			}
+			return true
+		})
+	}
+	return sites, guards, nil
 }
 
 // site names the instruction at addr as kinst does: the function symbol
@@ -423,7 +605,7 @@ func sortSites(s []sugar.Site, rank map[string]int) []sugar.Site {
 	})
 	out := s[:0]
 	for i, x := range s {
-		if i == 0 || x != s[i-1] {
+		if i == 0 || !x.Same(s[i-1]) {
 			out = append(out, x)
 		}
 	}

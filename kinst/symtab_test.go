@@ -126,7 +126,10 @@ func TestModulesWithoutKernel(t *testing.T) {
 			t.Errorf("kinst::req_valid (return %v): sites %+v", ret, s.Sites)
 		}
 	}
-	want := []string{"kinst::req_valid: only the copies in modules are listed, the kernel's debug info is missing: no debug info for kernel"}
+	// The one warning about the kernel, and the doubt about
+	// req_retry's copy said once for the entry and the return both.
+	want := []string{"kinst::req_valid: only the copies in modules are listed, the kernel's debug info is missing: no debug info for kernel",
+		"inline copy of req_valid in req_retry: at req_retry+0x52, the call's entry marker is in the loop's latch, before its test: the compiler may have put the next iteration's call there, counted even when the loop ends; its entry and return counts may be wrong"}
 	if diff := cmp.Diff(want, warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}

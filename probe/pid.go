@@ -435,7 +435,7 @@ func (m *pidMaker) perSym(o *procObject, syms *objSyms, s objSym, fn string) err
 			name := strconv.FormatUint(off, 16)
 			// A glob leaves out what cannot be traced; the offset
 			// named alone is refused where it is attached.
-			if syms.syscall(s.value + off) {
+			if syms.untraceable(s.value + off) {
 				continue
 			}
 			if Glob(name, m.name) {
@@ -519,19 +519,20 @@ type objSyms struct {
 
 	mu   sync.Mutex
 	offs map[uint64][]uint64 // instruction offsets by function address
-	sysc map[uint64]bool     // the addresses of syscall instructions decoded
+	bad  map[uint64]bool     // the addresses of the instructions decoded that uprobes cannot trace
 
 	stripped  bool // the file has no .symtab
 	debugOnce sync.Once
 	debug     map[string]objSym // a stripped file's symbols, from its debug file
 }
 
-// syscall reports whether a syscall instruction is at addr, in a
-// function offsets has decoded.
-func (s *objSyms) syscall(addr uint64) bool {
+// untraceable reports whether the instruction at addr, in a function
+// offsets has decoded, is one uprobes cannot trace: a syscall, or an
+// instruction with a prefix they refuse.
+func (s *objSyms) untraceable(addr uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.sysc[addr]
+	return s.bad[addr]
 }
 
 type objSym struct {
@@ -642,11 +643,11 @@ func (s *objSyms) offsets(sym objSym) ([]uint64, error) {
 		if in.Op != amd64.Data && in.Addr >= sym.value && in.Addr-sym.value < sym.size {
 			off := in.Addr - sym.value
 			offs = append(offs, off)
-			if isSyscall(code[off:]) {
-				if s.sysc == nil {
-					s.sysc = map[uint64]bool{}
+			if _, refused := amd64.UprobeRefusedPrefix(code[off:]); refused || isSyscall(code[off:]) {
+				if s.bad == nil {
+					s.bad = map[uint64]bool{}
 				}
-				s.sysc[in.Addr] = true
+				s.bad[in.Addr] = true
 			}
 		}
 	}

@@ -52,6 +52,7 @@ func TestInlineDemoRewrite(t *testing.T) {
 	}
 	var descs []string
 	for _, line := range strings.Split(got, "\n") {
+		line, _, _ = strings.Cut(line, " /*") // the rule that placed the site
 		if d, ok := strings.CutPrefix(strings.TrimSuffix(line, ","), "pid$target:"); ok {
 			descs = append(descs, "pid$target:"+d)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -177,16 +176,7 @@ func TestLocalsUser(t *testing.T) {
 			for _, v := range read {
 				keep[v.mark+" "+v.expr] = true
 			}
-			var wantLines []string
-			for _, l := range strings.Split(string(want), "\n") {
-				if k, _, ok := strings.Cut(l, "="); ok && keep[k] {
-					wantLines = append(wantLines, l)
-				}
-			}
-			gotLines := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
-			if !slices.Equal(gotLines, wantLines) {
-				t.Errorf("kdtrace printed\n%s\nthe program printed\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
-			}
+			checkPrinted(t, stdout.String(), want, keep)
 			row := fmt.Sprintf("| %s %s %s | %d/%d |", c.cc, c.opt, c.dwarf, len(read), len(localsVars))
 			if gdb != "" {
 				byGDB := gdbReads(t, gdb, bin, marks)
@@ -208,28 +198,28 @@ func TestLocalsUser(t *testing.T) {
 // localsMarks returns the offsets of the fixture's marks in work.
 func localsMarks(t *testing.T, bin string) map[string]uint64 {
 	t.Helper()
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := map[string]uint64{}
-	for _, s := range syms {
-		addr[s.Name] = s.Value
-	}
 	marks := map[string]uint64{}
 	for _, m := range []string{"entry", "loop", "inline", "return"} {
-		a, ok := addr["mark_"+m]
-		if !ok || a < addr["work"] {
-			t.Fatalf("no mark_%s in work", m)
-		}
-		marks[m] = a - addr["work"]
+		marks[m] = markOffset(t, bin, "work", "mark_"+m)
 	}
 	return marks
+}
+
+// checkPrinted checks that the lines kdtrace printed are those of the
+// program's output, want, whose "key=value" lines have a key in keep,
+// in their order.
+func checkPrinted(t *testing.T, printed string, want []byte, keep map[string]bool) {
+	t.Helper()
+	var wantLines []string
+	for _, l := range strings.Split(string(want), "\n") {
+		if k, _, ok := strings.Cut(l, "="); ok && keep[k] {
+			wantLines = append(wantLines, l)
+		}
+	}
+	gotLines := strings.Split(strings.TrimRight(printed, "\n"), "\n")
+	if !slices.Equal(gotLines, wantLines) {
+		t.Errorf("kdtrace printed\n%s\nthe program printed\n%s", strings.Join(gotLines, "\n"), strings.Join(wantLines, "\n"))
+	}
 }
 
 // gdbReads runs the fixture under gdb, stopping at each mark once, and

@@ -503,6 +503,9 @@ type ProbeDesc struct {
 	Function string
 	Name     string
 	ID       uint32
+	// Comment is printed after the description by -d: the rule that
+	// placed a site of a rewritten inline probe.
+	Comment string
 }
 
 // Pos returns the position of the description.

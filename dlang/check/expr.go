@@ -865,6 +865,9 @@ func (c *Checker) selector(e *ast.SelectorExpr, idflags IdentFlags) *Value {
 	if !ok {
 		c.errorf(pos, diag.D_TYPE_MEMBER, "%s is not a member of %s%s\n", e.Sel.Name, s, suggestion(e.Sel.Name, memberNames(s)))
 	}
+	if x.Local != nil {
+		c.localMember(pos, x.Local, m)
+	}
 	v := typed(m.Type, false)
 	if m.BitSize != 0 {
 		v.Flags |= BitField

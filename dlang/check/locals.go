@@ -7,6 +7,7 @@ import (
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
+	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -93,7 +94,72 @@ type Local struct {
 	// and Unavailable then says why, and where it has one.
 	Loc         debuginfo.Expr
 	Unavailable string
-	Frame       *Frame
+	// Source says where Loc reads it when that is not its debugging
+	// information's location (the calling convention's place at the
+	// function's entry), for -lv.
+	Source string
+	// CallValues, for a Loc that is its value on entry
+	// (DW_OP_entry_value) at probes past the function's first
+	// instruction, are that value as the function's call sites give it.
+	CallValues []CallValue
+	Frame      *Frame
+}
+
+// localMember checks a member m of locals->name, a struct in pieces
+// some of which the compiler left without a location: m must lie in
+// those it gave one.
+func (c *Checker) localMember(pos token.Pos, l *Local, m types.Member) {
+	width := 8 * m.Type.Size()
+	if m.BitSize != 0 {
+		width = m.BitSize
+	}
+	lo, hi := m.Offset/8, (m.Offset+width+7)/8
+	var off int64
+	start := 0
+	for i, op := range l.Loc {
+		if op.Code != debuginfo.OpPiece {
+			continue
+		}
+		n := int64(op.Uint)
+		if i == start && lo < off+n && off < hi {
+			c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s.%s is not available at %s: it is in the part of %s optimized out there (%s)\n",
+				l.Name, m.Name, c.probeDesc, l.Name, l.Loc)
+		}
+		off += n
+		start = i + 1
+	}
+	if start > 0 && hi > off {
+		c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s.%s is not available at %s: it is in the part of %s optimized out there (%s)\n",
+			l.Name, m.Name, c.probeDesc, l.Name, l.Loc)
+	}
+}
+
+// InMemory reports whether a location is the address of the whole
+// variable: not a register, a value, nor pieces.
+func InMemory(loc debuginfo.Expr) bool {
+	if len(loc) == 0 {
+		return false
+	}
+	for _, op := range loc {
+		if op.Code == debuginfo.OpPiece || op.Code == debuginfo.OpBitPiece {
+			return false
+		}
+	}
+	switch loc[len(loc)-1].Code {
+	case debuginfo.OpReg, debuginfo.OpImplicitValue, debuginfo.OpStackValue, debuginfo.OpImplicitPtr:
+		return false
+	}
+	return true
+}
+
+// CallValue is a parameter's value on entry as one call site gives it.
+type CallValue struct {
+	// ReturnPC is the call's return address, as the image links it:
+	// the return address on the stack at the probe says the function
+	// was called from here.
+	ReturnPC uint64
+	// Value computes the value at the probe.
+	Value debuginfo.Expr
 }
 
 // local checks locals->name.
@@ -128,10 +194,12 @@ func (c *Checker) local(e *ast.SelectorExpr) *Value {
 	if len(l.Loc) == 0 || l.Type == nil {
 		c.errorf(pos, diag.D_LOCALS_OPT, "locals->%s is not available at %s: %s\n", name, c.probeDesc, l.Unavailable)
 	}
-	// At a pid probe, pointers and by-reference values are in the
-	// process's memory, as a member of user memory is (selector).
+	// At a pid probe, pointers and by-reference values in memory are
+	// in the process's memory, as a member of user memory is
+	// (selector); a struct in registers or in pieces is copied to
+	// scratch memory.
 	v := typed(l.Type, false)
-	if f.Place.User && (isPointerKind(types.Resolve(l.Type)) || v.Flags&Ref != 0) {
+	if f.Place.User && (isPointerKind(types.Resolve(l.Type)) || v.Flags&Ref != 0 && InMemory(l.Loc)) {
 		v.Flags |= Userland
 	}
 	v.Local = l

@@ -62,15 +62,15 @@ func (lg *localGen) variable(t types.Type) uint8 {
 	size := t.Size()
 	ref := typedRef(t)
 	ops := lg.l.Loc
+	if ref && !check.InMemory(ops) {
+		return lg.scratch(uint64(size), false)
+	}
 	var acc uint8 // the pieces assembled so far
 	var accBytes uint64
 	start := 0
 	for i, op := range ops {
 		if op.Code != debuginfo.OpPiece {
 			continue
-		}
-		if ref {
-			lg.fail("is split into pieces (%s): only a variable in memory may be of a struct or array type", ops)
 		}
 		kind, reg, blk := lg.run(ops[start:i])
 		r := lg.pieceValue(kind, reg, blk, op.Uint)
@@ -104,9 +104,6 @@ func (lg *localGen) variable(t types.Type) uint8 {
 	}
 	kind, reg, blk := lg.run(ops)
 	if ref {
-		if kind != pieceMem {
-			lg.fail("is of %d bytes and not in memory (%s): only a variable in memory may be of a struct or array type", size, ops)
-		}
 		r := lg.pop()
 		lg.drop()
 		return r
@@ -123,11 +120,95 @@ func (lg *localGen) variable(t types.Type) uint8 {
 	return r
 }
 
+// scratch generates a struct or array of size bytes that is not in
+// memory (in registers, or in pieces) as a copy in scratch memory,
+// piece by piece, whose address it returns: its members are then read
+// as any struct's. With partial, the pieces optimised out are zeros:
+// the checker lets only members of the others be read
+// (Checker.localMember).
+func (lg *localGen) scratch(size uint64, partial bool) uint8 {
+	g := lg.g
+	ops := lg.l.Loc
+	// Each piece is stored as 8 bytes, masked to its size, the next
+	// storing over what lies past it: room for 8 past the end.
+	n := g.setInt((size+7)/8*8 + 8)
+	buf := g.regs.alloc()
+	g.ir.Emit(dif.Allocs(n, buf))
+	g.regs.free(n)
+	store := func(v uint8, off uint64) {
+		addr := g.regs.alloc()
+		g.ir.Emit(dif.Mov(buf, addr))
+		lg.addConst(addr, off)
+		g.ir.Emit(dif.Store(dif.STX, v, addr))
+		g.regs.free(addr)
+		g.regs.free(v)
+	}
+	var off uint64
+	start := 0
+	for i, op := range ops {
+		if op.Code != debuginfo.OpPiece {
+			continue
+		}
+		if op.Uint > 8 {
+			lg.fail("has a piece of %d bytes (%s): only pieces of 8 bytes at most are assembled", op.Uint, ops)
+		}
+		switch {
+		case i > start:
+			kind, reg, blk := lg.run(ops[start:i])
+			r := lg.pieceValue(kind, reg, blk, op.Uint)
+			lg.drop()
+			if op.Uint < 8 {
+				mask := g.setInt(1<<(8*op.Uint) - 1)
+				g.ir.Emit(dif.ALU(dif.AND, r, mask, r))
+				g.regs.free(mask)
+			}
+			store(r, off)
+		case partial:
+			store(g.setInt(0), off)
+		default:
+			lg.fail("is in part optimised out at the probe (%s)", ops)
+		}
+		off += op.Uint
+		start = i + 1
+	}
+	switch {
+	case start == 0 && len(ops) == 1 && ops[0].Code == debuginfo.OpImplicitValue:
+		// A constant, 8 bytes at a time.
+		blk := ops[0].Block
+		for o := 0; o < len(blk) && uint64(o) < size; o += 8 {
+			var b [8]byte
+			copy(b[:], blk[o:])
+			store(g.setInt(binary.LittleEndian.Uint64(b[:])), uint64(o))
+		}
+	case start == 0 && size <= 8:
+		// One register, or a value, holds the whole.
+		kind, reg, blk := lg.run(ops)
+		r := lg.pieceValue(kind, reg, blk, size)
+		lg.drop()
+		store(r, 0)
+	case start == 0:
+		lg.fail("is of %d bytes, in one register or value (%s)", size, ops)
+	case start != len(ops):
+		lg.fail("has operations after its last piece (%s)", ops)
+	case off < size && partial:
+		for ; off < size; off += 8 {
+			store(g.setInt(0), off)
+		}
+	case off < size:
+		lg.fail("is in part optimised out at the probe (%s): its pieces hold %d of its %d bytes", ops, off, size)
+	}
+	return buf
+}
+
 // localAddress generates the address of locals->name, which must be in
-// memory.
+// memory, or be a struct or array, read then from its copy (scratch)
+// for its members.
 func (g *gen) localAddress(v *check.Value) uint8 {
 	l := v.Local
 	lg := &localGen{g: g, l: l, place: &l.Frame.Place}
+	if !check.InMemory(l.Loc) && typedRef(v.Type) {
+		return lg.scratch(uint64(v.Type.Size()), true)
+	}
 	if kind, _, _ := lg.run(l.Loc); kind != pieceMem {
 		lg.fail("is not in memory (%s): its address cannot be taken", l.Loc)
 	}
@@ -346,15 +427,63 @@ func (lg *localGen) cfa() uint8 {
 
 // entryValue loads what DW_OP_entry_value asks for: a register's value
 // on entry to the function, which the register still holds at its
-// first instruction only.
+// first instruction only; further in, the value the call site the
+// function was called from gives (callSiteValue).
 func (lg *localGen) entryValue(op debuginfo.Op) uint8 {
-	if !lg.place.Entry {
-		lg.fail("is available here only as its value on entry to the function (%s), which is not kept after the function's first instruction", op)
-	}
 	if len(op.Sub) != 1 || op.Sub[0].Code != debuginfo.OpReg {
 		lg.fail("has an entry value this compiler cannot read: %s", op)
 	}
+	if !lg.place.Entry {
+		if len(lg.l.CallValues) == 0 {
+			lg.fail("is available here only as its value on entry to the function (%s), which is not kept after the function's first instruction", op)
+		}
+		return lg.callSiteValue()
+	}
 	return lg.register(op.Sub[0].Reg)
+}
+
+// callSiteValue computes a parameter's value on entry as the call site
+// the function was called from gives it: the return address, at CFA-8,
+// selects the call site. Called from elsewhere (another unit, a
+// pointer), the value is not known: the clause then reads address 0,
+// and faults as dtrace does on a bad address.
+func (lg *localGen) callSiteValue() uint8 {
+	g := lg.g
+	ra := lg.cfa()
+	lg.addConst(ra, ^uint64(7)) // -8
+	lg.deref(ra, 8)
+	// The return addresses are link-time ones: add the image's bias.
+	var bias uint8
+	if lg.place.PCBias {
+		bias = lg.register(dwarfRIP)
+		link := g.setInt(lg.place.PC)
+		g.ir.Emit(dif.ALU(dif.SUB, bias, link, bias))
+		g.regs.free(link)
+		g.ir.Emit(dif.ALU(dif.SUB, ra, bias, ra))
+		g.regs.free(bias)
+	}
+	out := g.regs.alloc()
+	done := g.ir.NewLabel()
+	for _, cv := range lg.l.CallValues {
+		k := g.setInt(cv.ReturnPC + lg.place.Bias)
+		g.ir.Emit(dif.Cmp(dif.CMP, ra, k))
+		g.regs.free(k)
+		next := g.ir.NewLabel()
+		g.ir.Branch(dif.BNE, next)
+		sub := &localGen{g: g, l: lg.l, place: lg.place}
+		sub.run(cv.Value)
+		v := sub.pop()
+		sub.drop()
+		g.ir.Emit(dif.Mov(v, out))
+		g.regs.free(v)
+		g.ir.Branch(dif.BA, done)
+		g.ir.Mark(next)
+	}
+	g.ir.Setx(0, out)
+	lg.deref(out, 8)
+	g.ir.Mark(done)
+	g.regs.free(ra)
+	return out
 }
 
 func (lg *localGen) addConst(r uint8, n uint64) {

@@ -76,12 +76,15 @@ type printer struct {
 func writeClause(w stringWriter, c *ast.Clause) {
 	p := printer{w: w}
 	for i, d := range c.Probes {
-		if i > 0 {
-			p.str(",\n")
-		}
 		p.probe(d)
+		if i < len(c.Probes)-1 {
+			p.str(",")
+		}
+		if d.Comment != "" {
+			p.str(" /* " + d.Comment + " */")
+		}
+		p.str("\n")
 	}
-	p.str("\n")
 	if c.Pred != nil {
 		p.str("/")
 		p.expr(c.Pred)

@@ -47,11 +47,18 @@ type Sites struct {
 	Clones []string
 }
 
-// A Guard is one inline copy whose return sites need its entry's mark.
+// A Guard is one inline call whose sites need the thread's mark that
+// the call is in progress: return sites that code outside the call
+// also reaches, or entries that a path from another of its entries
+// reaches.
 type Guard struct {
-	Entry  Site   // the copy's entry site
+	Entry  Site   // the call's entry site
+	Also   []Site // its other entry sites
 	Exits  []Site // all its return sites
-	Shared []Site // those that code outside the copy also reaches
+	Shared []Site // those that code outside the call also reaches
+	// Repeat are the entries (of Entry and Also) that may run while
+	// the call is in progress: they count only when it is not.
+	Repeat []Site
 }
 
 // Site is one instruction to probe: Offset bytes into function Func of
@@ -60,6 +67,13 @@ type Site struct {
 	Module string
 	Func   string
 	Offset uint64
+	// Rule says which rule placed the site, for -d; "" for none.
+	Rule string
+}
+
+// Same reports whether s and t name the same instruction.
+func (s Site) Same(t Site) bool {
+	return s.Module == t.Module && s.Func == t.Func && s.Offset == t.Offset
 }
 
 // kinstFunction returns the function d names when it is a kinst
@@ -121,9 +135,9 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []gua
 		}
 		for j, s := range sites.Sites {
 			if j == 0 {
-				out[i] = kinstSite(d, s)
+				out[i] = commented(kinstSite(d, s), s)
 			} else {
-				out = append(out, kinstSite(d, s))
+				out = append(out, commented(kinstSite(d, s), s))
 			}
 		}
 		if sites.OutOfLine {
@@ -132,6 +146,13 @@ func (e *Expander) expandKinst(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []gua
 		shared = e.guard(d, sites.Guards, kinstSite, shared)
 	}
 	return out, shared, nil
+}
+
+// commented gives d, the description of site s in a rewritten clause,
+// the rule that placed s as its comment, which -d prints.
+func commented(d *ast.ProbeDesc, s Site) *ast.ProbeDesc {
+	d.Comment = s.Rule
+	return d
 }
 
 // kinstSite is the description of a site, in the site's module or else

@@ -156,27 +156,27 @@ kinst:ext4:ext4_read:10
 }
 
 `},
-		{"guarded, module kept", "kinst::acc:return { @ = count(); }", `kinst::vfs_read:241
-{
-        ((self->%inl_1) = 0x1);
-}
-
-kinst::vfs_read:250,
+		{"guarded, module kept", "kinst::acc:return { @ = count(); }", `kinst::vfs_read:250,
 kinst::vfs_read:300
 {
         ((this->%inl_1) = (self->%inl_1));
         ((self->%inl_1) = 0x0);
 }
 
-kinst:ext4:ext4_read:10
+kinst::vfs_read:241
 {
-        ((self->%inl_2) = 0x1);
+        ((self->%inl_1) = 0x1);
 }
 
 kinst:ext4:ext4_read:30
 {
         ((this->%inl_2) = (self->%inl_2));
         ((self->%inl_2) = 0x0);
+}
+
+kinst:ext4:ext4_read:10
+{
+        ((self->%inl_2) = 0x1);
 }
 
 kinst::vfs_read:250,
@@ -211,15 +211,15 @@ kinst:ext4:ext4_read:30
 }
 
 `},
-		{"kinst and pid in one clause", "kinst::compat:return, pid9:a.out:perturb:return { @ = count(); }", `pid9:a.out:alloc:3f
-{
-        ((self->%inl_1) = 0x1);
-}
-
-pid9:a.out:alloc:5a
+		{"kinst and pid in one clause", "kinst::compat:return, pid9:a.out:perturb:return { @ = count(); }", `pid9:a.out:alloc:5a
 {
         ((this->%inl_1) = (self->%inl_1));
         ((self->%inl_1) = 0x0);
+}
+
+pid9:a.out:alloc:3f
+{
+        ((self->%inl_1) = 0x1);
 }
 
 kinst::vfs_read:250,

@@ -75,7 +75,7 @@ func (e *Expander) expandPid(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []guard
 			descs = append(descs, &ast.ProbeDesc{DescPos: d.DescPos, Provider: d.Provider, Module: d.Module, Function: c, Name: d.Name})
 		}
 		for _, s := range sites.Sites {
-			descs = append(descs, pidSite(d, s))
+			descs = append(descs, commented(pidSite(d, s), s))
 		}
 		if len(descs) == 0 {
 			return nil, nil, diag.Errorf(d.DescPos, diag.D_PDESC_ZERO, "probe description %s does not match any probes: no inline copy of %s can be probed", d, d.Function)
@@ -91,11 +91,14 @@ func (e *Expander) expandPid(probes []*ast.ProbeDesc) ([]*ast.ProbeDesc, []guard
 	return out, shared, nil
 }
 
-// guarded is a return site that code outside its inline copies also
-// reaches, with the guards (flag numbers) of those copies.
+// guarded is a site that fires only for a call in progress (a return
+// site that code outside its inline calls also reaches) or only for
+// none (an entry that a path from another entry of its call reaches),
+// with the guards (flag numbers) of those calls.
 type guarded struct {
 	desc   *ast.ProbeDesc
 	guards []int
+	entry  bool // counts when no call is in progress
 }
 
 // pidSite is the description of a site of the process and object d
@@ -104,22 +107,25 @@ func pidSite(d *ast.ProbeDesc, s Site) *ast.ProbeDesc {
 	return &ast.ProbeDesc{DescPos: d.DescPos, Provider: d.Provider, Module: d.Module, Function: s.Func, Name: strconv.FormatUint(s.Offset, 16)}
 }
 
-// guard numbers the guards of a return description d, making the
-// clauses that keep each guard's flag the first time it is met, and
-// adds d's shared sites to shared. site names a site as d's provider
-// does (pidSite, kinstSite), so that the pid and kinst rewrites guard
-// alike.
+// guard numbers the guards of a description d, making the clauses
+// that keep each guard's flag the first time it is met, and adds d's
+// guarded sites to shared: for a return, its shared sites; for an
+// entry, its repeated entries. site names a site as d's provider does
+// (pidSite, kinstSite), so that the pid and kinst rewrites guard alike.
 //
-// The flag of guard N is self->%inl_N: the copy's entry sets it; at
-// each of the copy's exits, before any clause of the program, it moves
+// The flag of guard N is self->%inl_N: the call's entries set it; at
+// each of the call's exits, before any clause of the program, it moves
 // into this->%inl_N, so that every clause of that firing sees whether
-// the thread came through the entry, and the flag is clear for the
-// next call.
+// the thread came through an entry, and the flag is clear for the next
+// call. A repeated entry first copies the flag into this->%ine_N, so
+// that it counts only when no call was in progress. The exits' clause
+// comes first: a site can end one call and begin the next.
 func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, site func(*ast.ProbeDesc, Site) *ast.ProbeDesc, shared []guarded) []guarded {
 	pos := d.DescPos
+	entry := d.Name == "entry"
 	for _, g := range guards {
-		entry := site(d, g.Entry)
-		key := entry.String()
+		first := site(d, g.Entry)
+		key := first.String()
 		n, ok := e.guards[key]
 		if !ok {
 			if e.guards == nil {
@@ -127,35 +133,57 @@ func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, site func(*ast.ProbeD
 			}
 			n = len(e.guards) + 1
 			e.guards[key] = n
-			flag := selfVar(pos, fmt.Sprintf("%%inl_%d", n))
-			local := thisVar(pos, fmt.Sprintf("%%inl_%d", n))
-			var exits []*ast.ProbeDesc
-			for _, x := range g.Exits {
-				exits = append(exits, site(d, x))
+			flag := func() ast.Expr { return selfVar(pos, fmt.Sprintf("%%inl_%d", n)) }
+			descs := func(sites []Site) []*ast.ProbeDesc {
+				var out []*ast.ProbeDesc
+				for _, x := range sites {
+					out = append(out, site(d, x))
+				}
+				return out
 			}
-			e.prologue = append(e.prologue,
-				&ast.Clause{Probes: []*ast.ProbeDesc{entry}, Body: []ast.Stmt{assign(pos, flag, intLit(pos, 1))}},
-				&ast.Clause{Probes: exits, Body: []ast.Stmt{assign(pos, local, flag), assign(pos, selfVar(pos, fmt.Sprintf("%%inl_%d", n)), intLit(pos, 0))}})
+			// The flag is declared first: the exits read it before
+			// the entries set it.
+			e.decls = append(e.decls, &ast.Declaration{
+				Spec:    &ast.DeclSpec{SpecPos: pos, Class: ast.Self, Type: &ast.BasicType{WordPos: pos, Words: []string{"int"}}},
+				Decls:   []*ast.Declarator{{NamePos: pos, Name: fmt.Sprintf("%%inl_%d", n), DiagPos: pos}},
+				DiagPos: pos})
+			if len(g.Exits) > 0 {
+				e.prologue = append(e.prologue, &ast.Clause{Probes: descs(g.Exits), Body: []ast.Stmt{
+					assign(pos, thisVar(pos, fmt.Sprintf("%%inl_%d", n)), flag()),
+					assign(pos, flag(), intLit(pos, 0))}})
+			}
+			if len(g.Repeat) > 0 {
+				e.prologue = append(e.prologue, &ast.Clause{Probes: descs(g.Repeat), Body: []ast.Stmt{
+					assign(pos, thisVar(pos, fmt.Sprintf("%%ine_%d", n)), flag())}})
+			}
+			e.prologue = append(e.prologue, &ast.Clause{Probes: append([]*ast.ProbeDesc{first}, descs(g.Also)...), Body: []ast.Stmt{
+				assign(pos, flag(), intLit(pos, 1))}})
+		}
+		list := g.Shared
+		if entry {
+			list = g.Repeat
 		}
 	next:
-		for _, x := range g.Shared {
+		for _, x := range list {
 			sd := site(d, x)
 			for k := range shared {
-				if shared[k].desc.String() == sd.String() {
+				if shared[k].desc.String() == sd.String() && shared[k].entry == entry {
 					shared[k].guards = append(shared[k].guards, n)
 					continue next
 				}
 			}
-			shared = append(shared, guarded{desc: sd, guards: []int{n}})
+			shared = append(shared, guarded{desc: sd, guards: []int{n}, entry: entry})
 		}
 	}
 	return shared
 }
 
 // guardClauses returns the clauses that compute this->%ok_K for the
-// probes of one clause, 1 unless the probe is a shared return site that
-// the thread did not reach through its copy's entry, and the clause's
-// predicate with this->%ok_K added.
+// probes of one clause, 1 unless the probe is a guarded site whose
+// guards all say no (a shared return site that the thread did not
+// reach through its call's entry; a repeated entry reached while its
+// call was in progress), and the clause's predicate with this->%ok_K
+// added.
 func (e *Expander) guardClauses(probes []*ast.ProbeDesc, shared []guarded, pred ast.Expr) ([]*ast.Clause, ast.Expr) {
 	pos := shared[0].desc.DescPos
 	e.oks++
@@ -168,20 +196,29 @@ func (e *Expander) guardClauses(probes []*ast.ProbeDesc, shared []guarded, pred 
 		{Probes: probes, Body: []ast.Stmt{assign(pos, ok(), intLit(pos, 1))}},
 		{Probes: sharedDescs, Body: []ast.Stmt{assign(pos, ok(), intLit(pos, 0))}},
 	}
-	// One clause per guard, over its shared sites among the clause's.
-	byGuard := map[int][]*ast.ProbeDesc{}
-	var order []int
+	// One clause per guard, over its guarded sites among the clause's.
+	type key struct {
+		n     int
+		entry bool
+	}
+	byGuard := map[key][]*ast.ProbeDesc{}
+	var order []key
 	for _, g := range shared {
 		for _, n := range g.guards {
-			if _, seen := byGuard[n]; !seen {
-				order = append(order, n)
+			k := key{n, g.entry}
+			if _, seen := byGuard[k]; !seen {
+				order = append(order, k)
 			}
-			byGuard[n] = append(byGuard[n], g.desc)
+			byGuard[k] = append(byGuard[k], g.desc)
 		}
 	}
-	for _, n := range order {
-		or := &ast.BinaryExpr{X: ok(), OpPos: pos, Op: token.LOR, Y: thisVar(pos, fmt.Sprintf("%%inl_%d", n))}
-		out = append(out, &ast.Clause{Probes: byGuard[n], Body: []ast.Stmt{assign(pos, ok(), or)}})
+	for _, k := range order {
+		var cond ast.Expr = thisVar(pos, fmt.Sprintf("%%inl_%d", k.n))
+		if k.entry {
+			cond = &ast.UnaryExpr{OpPos: pos, Op: token.LNEG, X: thisVar(pos, fmt.Sprintf("%%ine_%d", k.n))}
+		}
+		or := &ast.BinaryExpr{X: ok(), OpPos: pos, Op: token.LOR, Y: cond}
+		out = append(out, &ast.Clause{Probes: byGuard[k], Body: []ast.Stmt{assign(pos, ok(), or)}})
 	}
 	if pred == nil {
 		return out, ok()

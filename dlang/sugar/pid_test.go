@@ -151,16 +151,16 @@ BEGIN, pid123:a.out:perturb:return { @n = count(); }
 	}
 	var out strings.Builder
 	printer.Fprint(&out, prog)
-	want := `pid123:a.out:alloc:3f
-{
-        ((self->%inl_1) = 0x1);
-}
-
-pid123:a.out:alloc:50,
+	want := `pid123:a.out:alloc:50,
 pid123:a.out:alloc:5a
 {
         ((this->%inl_1) = (self->%inl_1));
         ((self->%inl_1) = 0x0);
+}
+
+pid123:a.out:alloc:3f
+{
+        ((self->%inl_1) = 0x1);
 }
 
 pid123:a.out:alloc:50,

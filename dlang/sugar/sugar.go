@@ -47,6 +47,7 @@ type Expander struct {
 	errorClause bool // the dtrace:::ERROR clause has been emitted
 
 	guards   map[string]int // the inline rewrites' guards, by entry site
+	decls    []ast.Decl     // the declarations of guards' flags, not yet emitted
 	prologue []*ast.Clause  // the clauses keeping guards' flags, not yet emitted
 	oks      int            // the guarded clauses so far
 }
@@ -70,11 +71,11 @@ func (e *Expander) Expand(prog *ast.Program) error {
 	}
 	// The guards' flags are kept before any clause of the program
 	// reads them.
-	var first []ast.Decl
+	first := e.decls
 	for _, c := range e.prologue {
 		first = append(first, c)
 	}
-	e.prologue = nil
+	e.decls, e.prologue = nil, nil
 	prog.Decls = append(first, out...)
 	return nil
 }

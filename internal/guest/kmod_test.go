@@ -155,7 +155,7 @@ var rewrites = []string{
 
 // kmodScript loads the module, writes the trigger, and runs each case
 // between marker lines as guestScript does, stderr apart, then each
-// rewrite.
+// rewrite, then the loop shapes' run.
 func kmodScript(cases []kmodCase, release string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "insmod /lib/modules/%s/extra/kinst_test.ko || exit 1\n", release)
@@ -168,18 +168,25 @@ func kmodScript(cases []kmodCase, release string) string {
 		fmt.Fprintf(&b, "echo '=== rewrite %d'\nkdtrace -e -d -n '%s' 2>/dev/null\n", i, p)
 		b.WriteString("echo \"=== stderr\"\necho \"=== status $? uptime 0 0\"\n")
 	}
+	b.WriteString(loopScript())
 	return b.String()
 }
+
+// A kmodResult is what one section of the guest's output holds: a
+// command's output, its stderr and its exit status.
+type kmodResult struct{ out, stderr, status string }
 
 var kmodCaseRE = regexp.MustCompile(`(?s)=== ([^\n]*)\n(.*?)=== stderr\n(.*?)=== status (\d+) uptime ([\d.]+) ([\d.]+)\n`)
 
 // TestGuestModule builds kinst_test.ko against the guest kernel's
 // headers, boots the guest once with it in the initramfs at the place
 // depmod would look for an out-of-tree module, and runs the ports of
-// FreeBSD's four kinst inline tests. Nothing it expects depends on the
-// kernel's build, so it takes the newest 6.1 kernel whose headers are
-// to be had. The guest has no debug image of its kernel: the module's
-// own DWARF answers.
+// FreeBSD's four kinst inline tests, then kinst::f:entry and :return
+// over functions inlined into loop shapes (checked on the host to be
+// what the compiler made), held to the module's own counts. Nothing it
+// expects depends on the kernel's build, so it takes the newest 6.1
+// kernel whose headers are to be had. The guest has no debug image of
+// its kernel: the module's own DWARF answers.
 func TestGuestModule(t *testing.T) {
 	// Debian's headers build with the kernel's compiler, gcc-12, by
 	// that name.
@@ -194,6 +201,7 @@ func TestGuestModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("kinst_test.ko built in %v", time.Since(start).Round(time.Millisecond))
+	t.Run("loop shapes", func(t *testing.T) { checkLoopShapes(t, ko) })
 	kdtrace := buildKdtrace(t, dir)
 	// The host's rewrite of each program, from the .ko named: -Z
 	// since the host has no such module to match the sites against.
@@ -224,10 +232,9 @@ func TestGuestModule(t *testing.T) {
 	if res.Status != 0 {
 		t.Fatalf("the guest's script failed (status %d):\n%s", res.Status, res.Output)
 	}
-	type result struct{ out, stderr, status string }
-	got := map[string]result{}
+	got := map[string]kmodResult{}
 	for _, m := range kmodCaseRE.FindAllStringSubmatch(res.Output, -1) {
-		got[m[1]] = result{m[2], m[3], m[4]}
+		got[m[1]] = kmodResult{m[2], m[3], m[4]}
 		t0, _ := strconv.ParseFloat(m[5], 64)
 		t1, _ := strconv.ParseFloat(m[6], 64)
 		if t1 > 0 {
@@ -269,6 +276,14 @@ func TestGuestModule(t *testing.T) {
 			}
 		})
 	}
+	t.Run("loops", func(t *testing.T) {
+		run, ok := got["loops"]
+		truth, ok2 := got["loop counts"]
+		if !ok || !ok2 {
+			t.Fatalf("no output in the guest's:\n%s", res.Output)
+		}
+		checkLoops(t, run, truth, g.Release)
+	})
 	for i, p := range rewrites {
 		t.Run(fmt.Sprintf("rewrite %d", i), func(t *testing.T) {
 			r, ok := got[fmt.Sprintf("rewrite %d", i)]

@@ -33,6 +33,8 @@ func TestLocals(t *testing.T) {
 	req := &types.Struct{Name: "req", Bytes: 16} // struct req { int id; long len; }
 	req.SetMembers([]types.Member{{Name: "id", Type: types.IntType, Offset: 0}, {Name: "len", Type: types.Long, Offset: 64}})
 	reqPtr := &types.Pointer{Elem: req}
+	small := &types.Struct{Name: "small", Bytes: 4} // struct small { short a, b; }
+	small.SetMembers([]types.Member{{Name: "a", Type: types.Short, Offset: 0}, {Name: "b", Type: types.Short, Offset: 16}})
 	op := func(code debuginfo.OpCode) debuginfo.Op { return debuginfo.Op{Code: code} }
 	reg := func(n int) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpReg, Reg: n} }
 	breg := func(n int, off int64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpBreg, Reg: n, Int: off} }
@@ -92,6 +94,12 @@ func TestLocals(t *testing.T) {
 		{"pieces", kernel(debuginfo.Expr{reg(0), piece(4), reg(1), piece(4)}, types.Long), "locals->x", 0x5566778811223344},
 		{"deref", kernel(debuginfo.Expr{breg(6, -32), op(debuginfo.OpDeref), {Code: debuginfo.OpPlusUconst, Uint: 8}}, types.Long), "locals->x", 4096},
 		{"swap and minus", kernel(debuginfo.Expr{constu(10), constu(3), op(debuginfo.OpSwap), op(debuginfo.OpMinus), op(debuginfo.OpStackValue)}, types.Long), "locals->x", -7},
+		// A struct in registers is read from a copy of them.
+		{"struct in two registers", kernel(debuginfo.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.len", 0x55667788},
+		{"struct in two registers, first member", kernel(debuginfo.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.id", 0x11223344},
+		{"struct in a register and memory", kernel(debuginfo.Expr{reg(5), piece(8), breg(6, -32), piece(8)}, req), "locals->x.len", 0x9000},
+		{"struct of one register", kernel(debuginfo.Expr{reg(0)}, small), "locals->x.b", 0x1122},
+		{"struct with a piece optimised out", kernel(debuginfo.Expr{reg(0), piece(8)}, req), "locals->x.id", 0x11223344},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,15 +115,28 @@ func TestLocals(t *testing.T) {
 // memory with user loads, a static relocated by where the probe's
 // address says the object is.
 func TestLocalsUser(t *testing.T) {
-	frame := make([]byte, 16)
-	binary.LittleEndian.PutUint64(frame, 99)
+	// The stack at the probe: the return address at rsp (CFA-8), 99 at
+	// the CFA.
+	frame := make([]byte, 24)
+	binary.LittleEndian.PutUint64(frame, 0x555555554000+0x2040)
+	binary.LittleEndian.PutUint64(frame[8:], 99)
 	static := make([]byte, 8)
 	binary.LittleEndian.PutUint64(static, 31337)
-	user := vm.Segments{{Addr: 0x7ffe0000, Data: frame}, {Addr: 0x555555558010, Data: static}}
+	user := vm.Segments{{Addr: 0x7ffe0000 - 8, Data: frame}, {Addr: 0x555555558010, Data: static}}
 	uregs := make([]uint64, 41)
 	uregs[rRSP] = 0x7ffe0000 - 8
 	uregs[rRIP] = 0x555555555139 // link address 0x1139
 	uregs[rRDI] = 5
+	entryRDI := debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}
+	// Each call site's value is its own return address plus 3: only
+	// the selected one's is right.
+	withCalls := func(f *check.Frame, rets ...uint64) *check.Frame {
+		for _, r := range rets {
+			f.Locals[0].CallValues = append(f.Locals[0].CallValues, check.CallValue{ReturnPC: r,
+				Value: debuginfo.Expr{{Code: debuginfo.OpConstu, Uint: r + 3}}})
+		}
+		return f
+	}
 	mk := func(loc debuginfo.Expr, entry bool) *check.Frame {
 		f := &check.Frame{Function: "work", Place: check.Place{
 			User: true, Entry: entry, PCBias: true, PC: 0x1139,
@@ -133,6 +154,10 @@ func TestLocalsUser(t *testing.T) {
 		{"frame base cfa", mk(debuginfo.Expr{{Code: debuginfo.OpFbreg, Int: 0}}, false), 99},
 		{"static in a PIE", mk(debuginfo.Expr{{Code: debuginfo.OpAddr, Uint: 0x4010}}, false), 31337},
 		{"entry value", mk(debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}, true), 5},
+		// Past the entry, from the call site the return address
+		// selects: 0x2040 linked, at CFA-8 = rsp, placed with the
+		// probe's bias.
+		{"entry value from a call site", withCalls(mk(entryRDI, false), 0x2000, 0x2040), 0x2040 + 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,6 +167,22 @@ func TestLocalsUser(t *testing.T) {
 			}
 		})
 	}
+	// Called from no call site it knows, the value faults.
+	t.Run("entry value from another caller", func(t *testing.T) {
+		f := withCalls(mk(entryRDI, false), 0x2000, 0x2080)
+		m := check.ProbeMatch{Count: 1, Locals: func() (*check.Frame, error) { return f, nil }}
+		_, _, p, err := dtracetest.CompileWith("t.d", []byte("pid1:a.out:work:0 { trace(locals->x); }"), nil,
+			&check.Config{Probes: dtracetest.Probes{"pid1:a.out:work:0": m}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		machine := vm.New(&vm.Config{User: user})
+		machine.BeginFiring()
+		machine.BeginClause()
+		if v, err := machine.Run(emit.Object(p.ECBs[0].Actions[0].DIFO), &vm.Context{URegs: uregs}); err == nil {
+			t.Errorf("got %#x, want a fault", v)
+		}
+	})
 }
 
 // TestLocalsErrors: what the checker and the code generator refuse,
@@ -156,6 +197,8 @@ func TestLocalsErrors(t *testing.T) {
 		return f
 	}
 	long := types.Long
+	pair := &types.Struct{Name: "pair", Bytes: 16}
+	pair.SetMembers([]types.Member{{Name: "a", Type: long}, {Name: "b", Type: long, Offset: 64}})
 	reg0 := debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}}
 	entryRDI := debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}
 	tests := []struct {
@@ -181,6 +224,12 @@ func TestLocalsErrors(t *testing.T) {
 			nil, "locals->p", diag.D_LOCALS_LOC, "only values of 8 bytes at most"},
 		{"frame base missing", mk(false, &check.Local{Name: "f", Type: long, Loc: debuginfo.Expr{{Code: debuginfo.OpFbreg, Int: -8}}}),
 			nil, "locals->f", diag.D_LOCALS_LOC, "frame base, which the function does not give"},
+		{"member of a piece optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+			nil, "locals->s.b", diag.D_LOCALS_OPT, "locals->s.b is not available at kinst::work:16: it is in the part of s optimized out there (DW_OP_reg0; DW_OP_piece 8)"},
+		{"member of a hole", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpPiece, Uint: 8}, {Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+			nil, "locals->s.a", diag.D_LOCALS_OPT, "it is in the part of s optimized out there"},
+		{"whole struct in part optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+			nil, "locals->s", diag.D_LOCALS_LOC, "is in part optimised out at the probe"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,6 +38,11 @@ __attribute__((noinline)) long raw_getppid(void) {
 	return r;
 }
 
+/* An atomic add, whose lock prefix uprobes refuse. */
+__attribute__((noinline)) long locked(long *p) {
+	return __atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
+}
+
 __attribute__((noinline)) long other(long a) {
 	sink += a;
 	return sink;
@@ -82,6 +87,22 @@ func buildFixture(t *testing.T, sdt bool) string {
 
 // function returns the symbol of function name in file, from its
 // symbol table or else its dynamic symbols, and its instructions.
+// codeOf returns the bytes of function symbol s of file.
+func codeOf(t testing.TB, file string, s elf.Symbol) []byte {
+	t.Helper()
+	f, err := elf.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	code := make([]byte, s.Size)
+	sec := f.Sections[s.Section]
+	if _, err := sec.ReadAt(code, int64(s.Value-sec.Addr)); err != nil {
+		t.Fatal(err)
+	}
+	return code
+}
+
 func function(t testing.TB, file, name string) (elf.Symbol, []amd64.Inst) {
 	t.Helper()
 	f, err := elf.Open(file)

@@ -166,7 +166,25 @@ func (o *object) checkOffset(addr, size, off uint64) error {
 		// run out of line.
 		return fmt.Errorf("offset %s is a syscall instruction, which a uprobe cannot trace: the traced process would crash", formatOffset(off, true))
 	}
+	if p, ok := amd64.UprobeRefusedPrefix(d.code[off:]); ok {
+		return fmt.Errorf("offset %s is an instruction with a %s prefix, which uprobes refuse", formatOffset(off, true), prefixName(p))
+	}
 	return nil
+}
+
+// prefixName names a legacy prefix UprobeRefusedPrefix reports.
+func prefixName(p byte) string {
+	switch p {
+	case 0x26:
+		return "es segment"
+	case 0x2e:
+		return "cs segment"
+	case 0x36:
+		return "ss segment"
+	case 0x3e:
+		return "ds segment"
+	}
+	return "lock"
 }
 
 // isSyscall reports whether the instruction at the start of b is

@@ -126,11 +126,23 @@ func TestUprobeBoundary(t *testing.T) {
 			sysOff = in.Addr - raw.Value
 		}
 	}
+	locked, lockedInsts := function(t, path, "locked")
+	lockedCode := codeOf(t, path, locked)
+	var lockOff uint64
+	for _, in := range lockedInsts {
+		if _, ok := amd64.UprobeRefusedPrefix(lockedCode[in.Addr-locked.Value:]); ok {
+			lockOff = in.Addr - locked.Value
+		}
+	}
+	if lockOff == 0 {
+		t.Fatal("the fixture's locked has no lock-prefixed instruction")
+	}
 	for _, tt := range []struct {
 		site probe.UserSite
 		want string
 	}{
 		{probe.UserSite{Path: path, Addr: raw.Value, Size: raw.Size, Offset: sysOff}, fmt.Sprintf("raw_getppid+%#x: offset %#x is a syscall instruction, which a uprobe cannot trace: the traced process would crash", sysOff, sysOff)},
+		{probe.UserSite{Path: path, Addr: locked.Value, Size: locked.Size, Offset: lockOff}, fmt.Sprintf("locked+%#x: offset %#x is an instruction with a lock prefix, which uprobes refuse", lockOff, lockOff)},
 		{probe.UserSite{Path: path, Addr: work.Value, Size: work.Size, Offset: 2, Return: true}, "work:return: a return probe goes on a function's entry, not at an offset"},
 		{probe.UserSite{Path: path, Offset: 1}, path + ":0x1: the address is in no function of " + path + ", so whether an instruction starts there cannot be checked"},
 		{probe.UserSite{Path: path + ".none", Addr: work.Value, Size: work.Size}, path + ".none: no such file or directory"},

@@ -1,0 +1,90 @@
+package debuginfo
+
+import (
+	"fmt"
+	"slices"
+)
+
+// EntryMarkers returns the addresses where calls of copy c's function
+// begin in c's caller, as GCC's inline entry markers record them: the
+// line-table rows with the source position of the row DW_AT_entry_pc
+// and DW_AT_GNU_entry_view name. When the compiler duplicates a call's
+// code (peeling, unrolling, loop versioning, tail duplication), it
+// duplicates the marker with it, so the markers find every copy of the
+// call that DW_AT_entry_pc alone names one of; every copy of the
+// function in the caller shares them. The markers of copies nested in a
+// copy of the same function, which are no copies of their own (see
+// Function.Copies), are left out. It returns nil when c has no entry
+// view (clang; GCC without location views) or its row is not found.
+func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
+	if c.entryView == 0 || c.lineProg == noStmt {
+		return nil, nil
+	}
+	img, err := s.image(c.Module)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := img.lineRows(c.lineProg)
+	if err != nil {
+		return nil, err
+	}
+	k := slices.IndexFunc(rows, func(r lineRow) bool { return r.addr == c.Entry && r.view == c.entryView-1 })
+	if k < 0 {
+		return nil, nil
+	}
+	key := rows[k]
+	in := func(a uint64) bool {
+		if a >= c.CallerAddr && a < c.CallerAddr+c.CallerSize {
+			return true
+		}
+		for _, r := range c.Ranges {
+			if a >= r.Lo && a < r.Hi {
+				return true
+			}
+		}
+		return false
+	}
+	var marks []uint64
+	for _, r := range rows {
+		if r.file == key.file && r.line == key.line && r.col == key.col && in(r.addr) && !slices.Contains(c.inner, r.addr) {
+			marks = append(marks, r.addr)
+		}
+	}
+	slices.Sort(marks)
+	return slices.Compact(marks), nil
+}
+
+// lineRows returns the rows of the line program at off in the image's
+// DWARF, decoded once.
+func (img *Image) lineRows(off uint32) ([]lineRow, error) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if rows, ok := img.lines[off]; ok {
+		return rows, nil
+	}
+	if img.lineSec == nil {
+		path := img.DebugPath
+		if path == "" {
+			path = img.Path
+		}
+		ef, err := openELF(path)
+		if err != nil {
+			return nil, err
+		}
+		secs, err := ef.dwarf()
+		if err != nil {
+			ef.Close()
+			return nil, fmt.Errorf("reading DWARF of %s: %w", path, err)
+		}
+		img.lineELF, img.lineSec = ef, secs.line
+	}
+	rows, err := decodeLines(img.lineSec, uint64(off), 8)
+	if err != nil {
+		return nil, err
+	}
+	if img.lines == nil {
+		img.lines = make(map[uint32][]lineRow)
+	}
+	img.lines[off] = rows
+	return rows, nil
+}
