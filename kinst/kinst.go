@@ -357,8 +357,12 @@ func (r *Resolver) callSites(fn string, copies []debuginfo.Copy, ret bool) ([]su
 		}
 		switch {
 		case !ret:
-			sites = append(sites, entry)
-			sites = append(sites, g.Also...)
+			for _, x := range append([]sugar.Site{entry}, g.Also...) {
+				if k := slices.IndexFunc(g.Repeat, x.Same); k >= 0 {
+					x = g.Repeat[k]
+				}
+				sites = append(sites, x)
+			}
 		case len(c.Body) == 0:
 			entry.Rule = "call without code: at its entry"
 			sites = append(sites, entry)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +36,11 @@ func TestCacheOtherUser(t *testing.T) {
 
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	var want, wantErr bytes.Buffer
-	if st := run(args, &want, &wantErr); st != 0 || wantErr.Len() != 0 {
-		t.Fatalf("with a cache of its own: status %d, %s", st, wantErr.Bytes())
+	// With a cache of its own, kdtrace says only what it says of the
+	// demo's code (a doubt about one inline call).
+	var want, said bytes.Buffer
+	if st := run(args, &want, &said); st != 0 || strings.Contains(said.String(), "cache") {
+		t.Fatalf("with a cache of its own: status %d, %s", st, said.Bytes())
 	}
 
 	tests := []struct {
@@ -107,9 +110,9 @@ func TestCacheOtherUser(t *testing.T) {
 				}
 				// Once a run: the second, in this process, is told
 				// nothing anew.
-				wantErr := "kdtrace: warning: not using the cache " + cache + ": " + home + ": owned by another user (uid 65534)\n"
+				wantErr := "kdtrace: warning: not using the cache " + cache + ": " + home + ": owned by another user (uid 65534)\n" + said.String()
 				if i == 1 {
-					wantErr = ""
+					wantErr = said.String()
 				}
 				if stderr.String() != wantErr {
 					t.Errorf("run %d: stderr %q, want %q", i+1, stderr.String(), wantErr)

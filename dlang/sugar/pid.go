@@ -124,6 +124,9 @@ func (e *Expander) guard(d *ast.ProbeDesc, guards []Guard, site func(*ast.ProbeD
 	pos := d.DescPos
 	entry := d.Name == "entry"
 	for _, g := range guards {
+		if entry && len(g.Repeat) == 0 {
+			continue // its entries count whatever the flag says
+		}
 		first := site(d, g.Entry)
 		key := first.String()
 		n, ok := e.guards[key]

@@ -216,3 +216,72 @@ pid123:a.out:alloc:5a
 		t.Errorf("-d (-want +got):\n%s", diff)
 	}
 }
+
+// TestPidEntryGuards checks a call entered at two sites of one path:
+// the later entry copies the flag before the entries set it, and counts
+// only when it was clear; the exits' clause comes first, since the loop
+// head at 0x20 ends one iteration's call and may begin the next.
+func TestPidEntryGuards(t *testing.T) {
+	first, later := sugar.Site{Func: "work", Offset: 0x10, Rule: "entry edge"}, sugar.Site{Func: "work", Offset: 0x20, Rule: "entry edge, counted when no call is in progress"}
+	exit := sugar.Site{Func: "work", Offset: 0x20, Rule: "exit edge"}
+	g := sugar.Guard{Entry: first, Also: []sugar.Site{later}, Exits: []sugar.Site{exit}, Repeat: []sugar.Site{later}}
+	p := &fakePid{funcs: map[string][2]*sugar.Sites{
+		"123 a.out f": {
+			{Inline: true, Sites: []sugar.Site{first, later}, Guards: []sugar.Guard{g}},
+			{Inline: true, Sites: []sugar.Site{exit}, Guards: []sugar.Guard{g}},
+		},
+	}}
+	prog, err := parser.ParseFile("t.d", []byte("pid123:a.out:f:entry { @e = count(); }\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&sugar.Expander{Pid: p}).Expand(prog); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	printer.Fprint(&out, prog)
+	want := `pid123:a.out:work:20
+{
+        ((this->%inl_1) = (self->%inl_1));
+        ((self->%inl_1) = 0x0);
+}
+
+pid123:a.out:work:20
+{
+        ((this->%ine_1) = (self->%inl_1));
+}
+
+pid123:a.out:work:10,
+pid123:a.out:work:20
+{
+        ((self->%inl_1) = 0x1);
+}
+
+pid123:a.out:work:10, /* entry edge */
+pid123:a.out:work:20 /* entry edge, counted when no call is in progress */
+{
+        ((this->%ok_1) = 0x1);
+}
+
+pid123:a.out:work:20
+{
+        ((this->%ok_1) = 0x0);
+}
+
+pid123:a.out:work:20
+{
+        ((this->%ok_1) = ((this->%ok_1) || !((this->%ine_1))));
+}
+
+pid123:a.out:work:10, /* entry edge */
+pid123:a.out:work:20 /* entry edge, counted when no call is in progress */
+/(this->%ok_1)/
+{
+        (@e = count());
+}
+
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("-d (-want +got):\n%s", diff)
+	}
+}

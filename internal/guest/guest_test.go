@@ -240,7 +240,7 @@ var guestCases = []guestCase{
 		// guard its entry (+259) sets and its exit reads.
 		name: "kinst guard shown",
 		cmd:  `kdtrace -e -d -n 'kinst::add_rchar:return { @ = count(); }'`,
-		want: `(?m)^kinst:[^:\n]*:vfs_read:259\n\{\n\s+\(\(self->%inl_(\d+)\) = 0x1\);\n\}\n\nkinst:[^:\n]*:vfs_read:173\n\{\n\s+\(\(this->%inl_(\d+)\) = \(self->%inl_(\d+)\)\);\n\s+\(\(self->%inl_(\d+)\) = 0x0\);\n\}\n(.|\n)*^/\(this->%ok_1\)/$`,
+		want: `(?m)^kinst:[^:\n]*:vfs_read:173\n\{\n\s+\(\(this->%inl_(\d+)\) = \(self->%inl_(\d+)\)\);\n\s+\(\(self->%inl_(\d+)\) = 0x0\);\n\}\n\nkinst:[^:\n]*:vfs_read:259\n\{\n\s+\(\(self->%inl_(\d+)\) = 0x1\);\n\}\n(.|\n)*^/\(this->%ok_1\)/$`,
 	},
 	{
 		// Reads at EOF return 0 and skip add_rchar: the shared site
