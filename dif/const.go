@@ -57,6 +57,8 @@ const (
 	VarGID           = 0x011f
 	VarErrno         = 0x0120
 	VarExecargs      = 0x0121
+	VarJID           = 0x0122 // FreeBSD only
+	VarJailname      = 0x0123 // FreeBSD only
 	VarCPU           = 0x0200 // FreeBSD only
 )
 

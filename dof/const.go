@@ -176,16 +176,6 @@ const (
 	VarFlagMod = 0x2 // written by the DIFO
 )
 
-// Variable identifier ranges.
-const (
-	VarArrayMin   = 0x0000
-	VarArrayUBase = 0x0080
-	VarArrayMax   = 0x00ff
-	VarOtherMin   = 0x0100
-	VarOtherUBase = 0x0500
-	VarOtherMax   = 0xffff
-)
-
 // ECB user arguments written by libdtrace (dted_uarg).
 const (
 	ECBDefault = 0 // DT_ECB_DEFAULT

@@ -154,7 +154,7 @@ func (l *loader) difo(i int) (*dif.Object, error) {
 	}
 	for j := range o.Vars {
 		v := &o.Vars[j]
-		if v.ID >= dof.VarOtherUBase && v.Type.Kind == dof.TypeString && v.Type.Size == 0 {
+		if v.ID >= dif.VarOtherUBase && v.Type.Kind == dof.TypeString && v.Type.Size == 0 {
 			v.Type.Size = l.cfg.StrSize
 		}
 	}

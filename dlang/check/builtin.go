@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -23,68 +24,8 @@ type builtin struct {
 	flags IdentFlags
 }
 
-// Subroutine ids (DIF_SUBR_*) and variable ids (DIF_VAR_*), as in
-// dtrace's dif.h; they are the ABI the emitter writes.
-const (
-	subrRand              = 0
-	subrMutexOwned        = 1
-	subrMutexOwner        = 2
-	subrMutexTypeAdaptive = 3
-	subrMutexTypeSpin     = 4
-	subrRWReadHeld        = 5
-	subrRWWriteHeld       = 6
-	subrRWIsWriter        = 7
-	subrCopyin            = 8
-	subrCopyinstr         = 9
-	subrSpeculation       = 10
-	subrProgenyof         = 11
-	subrStrlen            = 12
-	subrCopyout           = 13
-	subrCopyoutstr        = 14
-	subrAlloca            = 15
-	subrBcopy             = 16
-	subrCopyinto          = 17
-	subrMsgdsize          = 18
-	subrMsgsize           = 19
-	subrGetmajor          = 20
-	subrGetminor          = 21
-	subrDdiPathname       = 22
-	subrStrjoin           = 23
-	subrLltostr           = 24
-	subrBasename          = 25
-	subrDirname           = 26
-	subrCleanpath         = 27
-	subrStrchr            = 28
-	subrStrrchr           = 29
-	subrStrstr            = 30
-	subrStrtok            = 31
-	subrSubstr            = 32
-	subrIndex             = 33
-	subrRindex            = 34
-	subrHtons             = 35
-	subrHtonl             = 36
-	subrHtonll            = 37
-	subrNtohs             = 38
-	subrNtohl             = 39
-	subrNtohll            = 40
-	subrInetNtop          = 41
-	subrInetNtoa          = 42
-	subrInetNtoa6         = 43
-	subrToupper           = 44
-	subrTolower           = 45
-	subrMemref            = 46
-	subrSxSharedHeld      = 48 // 47 is typeref, gone from FreeBSD
-	subrSxExclusiveHeld   = 49
-	subrSxIsExclusive     = 50
-	subrMemstr            = 51
-	subrGetf              = 52
-	subrJSON              = 53
-	subrStrtoll           = 54
-	subrMax               = 54
-)
-
 // Actions are numbered after the subroutines (DT_ACT_BASE).
-const actBase = subrMax + 1
+const actBase = dif.SubrMax + 1
 
 // The actions (DT_ACT_*).
 const (
@@ -134,163 +75,128 @@ const (
 	AggLlquantize
 )
 
-// The builtin variables (DIF_VAR_*).
-const (
-	varArgs          = 0x0000
-	varRegs          = 0x0001
-	varUregs         = 0x0002
-	varCurthread     = 0x0100
-	varTimestamp     = 0x0101
-	varVtimestamp    = 0x0102
-	varIPL           = 0x0103
-	varEPID          = 0x0104
-	varID            = 0x0105
-	varArg0          = 0x0106
-	varStackdepth    = 0x0110
-	varCaller        = 0x0111
-	varProbeprov     = 0x0112
-	varProbemod      = 0x0113
-	varProbefunc     = 0x0114
-	varProbename     = 0x0115
-	varPID           = 0x0116
-	varTID           = 0x0117
-	varExecname      = 0x0118
-	varZonename      = 0x0119
-	varWalltimestamp = 0x011a
-	varUstackdepth   = 0x011b
-	varUcaller       = 0x011c
-	varPPID          = 0x011d
-	varUID           = 0x011e
-	varGID           = 0x011f
-	varErrno         = 0x0120
-	varExecargs      = 0x0121
-	varJID           = 0x0122
-	varJailname      = 0x0123
-	varCPU           = 0x0200
-)
-
 var builtins = []builtin{
-	{name: "alloca", kind: Func, id: subrAlloca, proto: "void *(size_t)"},
-	{name: "args", kind: Array, id: varArgs, cook: cookArgs},
+	{name: "alloca", kind: Func, id: dif.SubrAlloca, proto: "void *(size_t)"},
+	{name: "args", kind: Array, id: dif.VarArgs, cook: cookArgs},
 	{name: "avg", kind: AggFunc, id: AggAvg, proto: "void(@)"},
-	{name: "basename", kind: Func, id: subrBasename, proto: "string(const char *)"},
-	{name: "bcopy", kind: Func, id: subrBcopy, proto: "void(void *, void *, size_t)"},
+	{name: "basename", kind: Func, id: dif.SubrBasename, proto: "string(const char *)"},
+	{name: "bcopy", kind: Func, id: dif.SubrBcopy, proto: "void(void *, void *, size_t)"},
 	{name: "breakpoint", kind: ActFunc, id: ActBreakpoint, proto: "void()", flags: FlagDestruct},
-	{name: "caller", kind: Scalar, id: varCaller, proto: "uintptr_t"},
+	{name: "caller", kind: Scalar, id: dif.VarCaller, proto: "uintptr_t"},
 	{name: "chill", kind: ActFunc, id: ActChill, proto: "void(int)", flags: FlagDestruct},
-	{name: "cleanpath", kind: Func, id: subrCleanpath, proto: "string(const char *)"},
+	{name: "cleanpath", kind: Func, id: dif.SubrCleanpath, proto: "string(const char *)"},
 	{name: "clear", kind: ActFunc, id: ActClear, proto: "void(...)"},
 	{name: "commit", kind: ActFunc, id: ActCommit, proto: "void(int)"},
-	{name: "copyin", kind: Func, id: subrCopyin, proto: "void *(uintptr_t, size_t)"},
-	{name: "copyinstr", kind: Func, id: subrCopyinstr, proto: "string(uintptr_t, [size_t])"},
-	{name: "copyinto", kind: Func, id: subrCopyinto, proto: "void(uintptr_t, size_t, void *)"},
-	{name: "copyout", kind: Func, id: subrCopyout, proto: "void(void *, uintptr_t, size_t)", flags: FlagDestruct},
-	{name: "copyoutstr", kind: Func, id: subrCopyoutstr, proto: "void(char *, uintptr_t, size_t)", flags: FlagDestruct},
+	{name: "copyin", kind: Func, id: dif.SubrCopyin, proto: "void *(uintptr_t, size_t)"},
+	{name: "copyinstr", kind: Func, id: dif.SubrCopyinstr, proto: "string(uintptr_t, [size_t])"},
+	{name: "copyinto", kind: Func, id: dif.SubrCopyinto, proto: "void(uintptr_t, size_t, void *)"},
+	{name: "copyout", kind: Func, id: dif.SubrCopyout, proto: "void(void *, uintptr_t, size_t)", flags: FlagDestruct},
+	{name: "copyoutstr", kind: Func, id: dif.SubrCopyoutstr, proto: "void(char *, uintptr_t, size_t)", flags: FlagDestruct},
 	{name: "count", kind: AggFunc, id: AggCount, proto: "void()"},
-	{name: "cpu", kind: Scalar, id: varCPU, proto: "int"},
-	{name: "curthread", kind: Scalar, id: varCurthread, proto: "@curthread"},
-	{name: "ddi_pathname", kind: Func, id: subrDdiPathname, proto: "string(void *, int64_t)"},
+	{name: "cpu", kind: Scalar, id: dif.VarCPU, proto: "int"},
+	{name: "curthread", kind: Scalar, id: dif.VarCurthread, proto: "@curthread"},
+	{name: "ddi_pathname", kind: Func, id: dif.SubrDDIPathname, proto: "string(void *, int64_t)"},
 	{name: "denormalize", kind: ActFunc, id: ActDenormalize, proto: "void(...)"},
-	{name: "dirname", kind: Func, id: subrDirname, proto: "string(const char *)"},
+	{name: "dirname", kind: Func, id: dif.SubrDirname, proto: "string(const char *)"},
 	{name: "discard", kind: ActFunc, id: ActDiscard, proto: "void(int)"},
-	{name: "epid", kind: Scalar, id: varEPID, proto: "uint_t"},
-	{name: "errno", kind: Scalar, id: varErrno, proto: "int"},
-	{name: "execargs", kind: Scalar, id: varExecargs, proto: "string"},
-	{name: "execname", kind: Scalar, id: varExecname, proto: "string"},
+	{name: "epid", kind: Scalar, id: dif.VarEPID, proto: "uint_t"},
+	{name: "errno", kind: Scalar, id: dif.VarErrno, proto: "int"},
+	{name: "execargs", kind: Scalar, id: dif.VarExecargs, proto: "string"},
+	{name: "execname", kind: Scalar, id: dif.VarExecname, proto: "string"},
 	{name: "exit", kind: ActFunc, id: ActExit, proto: "void(int)"},
 	{name: "freopen", kind: ActFunc, id: ActFreopen, proto: "void(@, ...)", flags: FlagDestruct},
 	{name: "ftruncate", kind: ActFunc, id: ActFtruncate, proto: "void()"},
 	{name: "func", kind: ActFunc, id: ActSym, proto: "_symaddr(uintptr_t)"},
-	{name: "getmajor", kind: Func, id: subrGetmajor, proto: "@major"},
-	{name: "getminor", kind: Func, id: subrGetminor, proto: "@minor"},
-	{name: "htonl", kind: Func, id: subrHtonl, proto: "uint32_t(uint32_t)"},
-	{name: "htonll", kind: Func, id: subrHtonll, proto: "uint64_t(uint64_t)"},
-	{name: "htons", kind: Func, id: subrHtons, proto: "uint16_t(uint16_t)"},
-	{name: "gid", kind: Scalar, id: varGID, proto: "gid_t"},
-	{name: "id", kind: Scalar, id: varID, proto: "uint_t"},
-	{name: "index", kind: Func, id: subrIndex, proto: "int(const char *, const char *, [int])"},
-	{name: "inet_ntoa", kind: Func, id: subrInetNtoa, proto: "string(in_addr_t *)"},
-	{name: "inet_ntoa6", kind: Func, id: subrInetNtoa6, proto: "string(struct in6_addr *)"},
-	{name: "inet_ntop", kind: Func, id: subrInetNtop, proto: "string(int, void *)"},
-	{name: "ipl", kind: Scalar, id: varIPL, proto: "uint_t"},
-	{name: "json", kind: Func, id: subrJSON, proto: "string(const char *, const char *)"},
+	{name: "getmajor", kind: Func, id: dif.SubrGetmajor, proto: "@major"},
+	{name: "getminor", kind: Func, id: dif.SubrGetminor, proto: "@minor"},
+	{name: "htonl", kind: Func, id: dif.SubrHtonl, proto: "uint32_t(uint32_t)"},
+	{name: "htonll", kind: Func, id: dif.SubrHtonll, proto: "uint64_t(uint64_t)"},
+	{name: "htons", kind: Func, id: dif.SubrHtons, proto: "uint16_t(uint16_t)"},
+	{name: "gid", kind: Scalar, id: dif.VarGID, proto: "gid_t"},
+	{name: "id", kind: Scalar, id: dif.VarID, proto: "uint_t"},
+	{name: "index", kind: Func, id: dif.SubrIndex, proto: "int(const char *, const char *, [int])"},
+	{name: "inet_ntoa", kind: Func, id: dif.SubrInetNtoa, proto: "string(in_addr_t *)"},
+	{name: "inet_ntoa6", kind: Func, id: dif.SubrInetNtoa6, proto: "string(struct in6_addr *)"},
+	{name: "inet_ntop", kind: Func, id: dif.SubrInetNtop, proto: "string(int, void *)"},
+	{name: "ipl", kind: Scalar, id: dif.VarIPL, proto: "uint_t"},
+	{name: "json", kind: Func, id: dif.SubrJSON, proto: "string(const char *, const char *)"},
 	{name: "jstack", kind: ActFunc, id: ActJstack, proto: "stack(...)"},
-	{name: "lltostr", kind: Func, id: subrLltostr, proto: "string(int64_t, [int])"},
+	{name: "lltostr", kind: Func, id: dif.SubrLltostr, proto: "string(int64_t, [int])"},
 	{name: "llquantize", kind: AggFunc, id: AggLlquantize, proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
 	{name: "locals", kind: Ptr, proto: "void"},
 	{name: "lquantize", kind: AggFunc, id: AggLquantize, proto: "void(@, int32_t, int32_t, ...)"},
 	{name: "max", kind: AggFunc, id: AggMax, proto: "void(@)"},
-	{name: "memref", kind: Func, id: subrMemref, proto: "uintptr_t *(void *, size_t)"},
-	{name: "memstr", kind: Func, id: subrMemstr, proto: "string(void *, char, size_t)"},
+	{name: "memref", kind: Func, id: dif.SubrMemref, proto: "uintptr_t *(void *, size_t)"},
+	{name: "memstr", kind: Func, id: dif.SubrMemstr, proto: "string(void *, char, size_t)"},
 	{name: "min", kind: AggFunc, id: AggMin, proto: "void(@)"},
 	{name: "mod", kind: ActFunc, id: ActMod, proto: "_symaddr(uintptr_t)"},
-	{name: "mutex_owned", kind: Func, id: subrMutexOwned, proto: "int(@mutex *)"},
-	{name: "mutex_owner", kind: Func, id: subrMutexOwner, proto: "@thread *(@mutex *)"},
-	{name: "mutex_type_adaptive", kind: Func, id: subrMutexTypeAdaptive, proto: "int(@mutex *)"},
-	{name: "mutex_type_spin", kind: Func, id: subrMutexTypeSpin, proto: "int(@mutex *)"},
-	{name: "ntohl", kind: Func, id: subrNtohl, proto: "uint32_t(uint32_t)"},
-	{name: "ntohll", kind: Func, id: subrNtohll, proto: "uint64_t(uint64_t)"},
-	{name: "ntohs", kind: Func, id: subrNtohs, proto: "uint16_t(uint16_t)"},
+	{name: "mutex_owned", kind: Func, id: dif.SubrMutexOwned, proto: "int(@mutex *)"},
+	{name: "mutex_owner", kind: Func, id: dif.SubrMutexOwner, proto: "@thread *(@mutex *)"},
+	{name: "mutex_type_adaptive", kind: Func, id: dif.SubrMutexTypeAdaptive, proto: "int(@mutex *)"},
+	{name: "mutex_type_spin", kind: Func, id: dif.SubrMutexTypeSpin, proto: "int(@mutex *)"},
+	{name: "ntohl", kind: Func, id: dif.SubrNtohl, proto: "uint32_t(uint32_t)"},
+	{name: "ntohll", kind: Func, id: dif.SubrNtohll, proto: "uint64_t(uint64_t)"},
+	{name: "ntohs", kind: Func, id: dif.SubrNtohs, proto: "uint16_t(uint16_t)"},
 	{name: "normalize", kind: ActFunc, id: ActNormalize, proto: "void(...)"},
 	{name: "panic", kind: ActFunc, id: ActPanic, proto: "void()", flags: FlagDestruct},
-	{name: "pid", kind: Scalar, id: varPID, proto: "pid_t"},
-	{name: "ppid", kind: Scalar, id: varPPID, proto: "pid_t"},
+	{name: "pid", kind: Scalar, id: dif.VarPID, proto: "pid_t"},
+	{name: "ppid", kind: Scalar, id: dif.VarPPID, proto: "pid_t"},
 	{name: "print", kind: ActFunc, id: ActPrint, proto: "void(@)"},
 	{name: "printa", kind: ActFunc, id: ActPrinta, proto: "void(@, ...)"},
 	{name: "printf", kind: ActFunc, id: ActPrintf, proto: "void(@, ...)"},
 	{name: "printm", kind: ActFunc, id: ActPrintm, proto: "void(size_t, uintptr_t *)"},
-	{name: "probefunc", kind: Scalar, id: varProbefunc, proto: "string"},
-	{name: "probemod", kind: Scalar, id: varProbemod, proto: "string"},
-	{name: "probename", kind: Scalar, id: varProbename, proto: "string"},
-	{name: "probeprov", kind: Scalar, id: varProbeprov, proto: "string"},
-	{name: "progenyof", kind: Func, id: subrProgenyof, proto: "int(pid_t)"},
+	{name: "probefunc", kind: Scalar, id: dif.VarProbefunc, proto: "string"},
+	{name: "probemod", kind: Scalar, id: dif.VarProbemod, proto: "string"},
+	{name: "probename", kind: Scalar, id: dif.VarProbename, proto: "string"},
+	{name: "probeprov", kind: Scalar, id: dif.VarProbeprov, proto: "string"},
+	{name: "progenyof", kind: Func, id: dif.SubrProgenyof, proto: "int(pid_t)"},
 	{name: "quantize", kind: AggFunc, id: AggQuantize, proto: "void(@, ...)"},
 	{name: "raise", kind: ActFunc, id: ActRaise, proto: "void(int)", flags: FlagDestruct},
-	{name: "rand", kind: Func, id: subrRand, proto: "int()"},
-	{name: "regs", kind: Array, id: varRegs, cook: cookRegs},
-	{name: "rindex", kind: Func, id: subrRindex, proto: "int(const char *, const char *, [int])"},
-	{name: "rw_iswriter", kind: Func, id: subrRWIsWriter, proto: "int(@rwlock *)"},
-	{name: "rw_read_held", kind: Func, id: subrRWReadHeld, proto: "int(@rwlock *)"},
-	{name: "rw_write_held", kind: Func, id: subrRWWriteHeld, proto: "int(@rwlock *)"},
+	{name: "rand", kind: Func, id: dif.SubrRand, proto: "int()"},
+	{name: "regs", kind: Array, id: dif.VarRegs, cook: cookRegs},
+	{name: "rindex", kind: Func, id: dif.SubrRindex, proto: "int(const char *, const char *, [int])"},
+	{name: "rw_iswriter", kind: Func, id: dif.SubrRWIsWriter, proto: "int(@rwlock *)"},
+	{name: "rw_read_held", kind: Func, id: dif.SubrRWReadHeld, proto: "int(@rwlock *)"},
+	{name: "rw_write_held", kind: Func, id: dif.SubrRWWriteHeld, proto: "int(@rwlock *)"},
 	{name: "self", kind: Ptr, proto: "void"},
 	{name: "setopt", kind: ActFunc, id: ActSetopt, proto: "void(const char *, [const char *])"},
 	{name: "speculate", kind: ActFunc, id: ActSpeculate, proto: "void(int)"},
-	{name: "speculation", kind: Func, id: subrSpeculation, proto: "int()"},
+	{name: "speculation", kind: Func, id: dif.SubrSpeculation, proto: "int()"},
 	{name: "stack", kind: ActFunc, id: ActStack, proto: "stack(...)"},
-	{name: "stackdepth", kind: Scalar, id: varStackdepth, proto: "uint32_t"},
+	{name: "stackdepth", kind: Scalar, id: dif.VarStackdepth, proto: "uint32_t"},
 	{name: "stddev", kind: AggFunc, id: AggStddev, proto: "void(@)"},
 	{name: "stop", kind: ActFunc, id: ActStop, proto: "void()", flags: FlagDestruct},
-	{name: "strchr", kind: Func, id: subrStrchr, proto: "string(const char *, char)"},
-	{name: "strlen", kind: Func, id: subrStrlen, proto: "size_t(const char *)"},
-	{name: "strjoin", kind: Func, id: subrStrjoin, proto: "string(const char *, const char *)"},
-	{name: "strrchr", kind: Func, id: subrStrrchr, proto: "string(const char *, char)"},
-	{name: "strstr", kind: Func, id: subrStrstr, proto: "string(const char *, const char *)"},
-	{name: "strtok", kind: Func, id: subrStrtok, proto: "string(const char *, const char *)"},
-	{name: "strtoll", kind: Func, id: subrStrtoll, proto: "int64_t(const char *, [int])"},
-	{name: "substr", kind: Func, id: subrSubstr, proto: "string(const char *, int, [int])"},
+	{name: "strchr", kind: Func, id: dif.SubrStrchr, proto: "string(const char *, char)"},
+	{name: "strlen", kind: Func, id: dif.SubrStrlen, proto: "size_t(const char *)"},
+	{name: "strjoin", kind: Func, id: dif.SubrStrjoin, proto: "string(const char *, const char *)"},
+	{name: "strrchr", kind: Func, id: dif.SubrStrrchr, proto: "string(const char *, char)"},
+	{name: "strstr", kind: Func, id: dif.SubrStrstr, proto: "string(const char *, const char *)"},
+	{name: "strtok", kind: Func, id: dif.SubrStrtok, proto: "string(const char *, const char *)"},
+	{name: "strtoll", kind: Func, id: dif.SubrStrtoll, proto: "int64_t(const char *, [int])"},
+	{name: "substr", kind: Func, id: dif.SubrSubstr, proto: "string(const char *, int, [int])"},
 	{name: "sum", kind: AggFunc, id: AggSum, proto: "void(@)"},
 	{name: "sym", kind: ActFunc, id: ActSym, proto: "_symaddr(uintptr_t)"},
 	{name: "system", kind: ActFunc, id: ActSystem, proto: "void(@, ...)", flags: FlagDestruct},
 	{name: "this", kind: Ptr, proto: "void"},
-	{name: "tid", kind: Scalar, id: varTID, proto: "id_t"},
-	{name: "timestamp", kind: Scalar, id: varTimestamp, proto: "uint64_t"},
-	{name: "tolower", kind: Func, id: subrTolower, proto: "string(const char *)"},
-	{name: "toupper", kind: Func, id: subrToupper, proto: "string(const char *)"},
+	{name: "tid", kind: Scalar, id: dif.VarTID, proto: "id_t"},
+	{name: "timestamp", kind: Scalar, id: dif.VarTimestamp, proto: "uint64_t"},
+	{name: "tolower", kind: Func, id: dif.SubrTolower, proto: "string(const char *)"},
+	{name: "toupper", kind: Func, id: dif.SubrToupper, proto: "string(const char *)"},
 	{name: "trace", kind: ActFunc, id: ActTrace, proto: "void(@)"},
 	{name: "tracemem", kind: ActFunc, id: ActTracemem, proto: "void(@, size_t, ...)"},
 	{name: "trunc", kind: ActFunc, id: ActTrunc, proto: "void(...)"},
 	{name: "uaddr", kind: ActFunc, id: ActUaddr, proto: "_usymaddr(uintptr_t)"},
-	{name: "ucaller", kind: Scalar, id: varUcaller, proto: "uint64_t"},
+	{name: "ucaller", kind: Scalar, id: dif.VarUcaller, proto: "uint64_t"},
 	{name: "ufunc", kind: ActFunc, id: ActUsym, proto: "_usymaddr(uintptr_t)"},
-	{name: "uid", kind: Scalar, id: varUID, proto: "uid_t"},
+	{name: "uid", kind: Scalar, id: dif.VarUID, proto: "uid_t"},
 	{name: "umod", kind: ActFunc, id: ActUmod, proto: "_usymaddr(uintptr_t)"},
-	{name: "uregs", kind: Array, id: varUregs, cook: cookRegs},
+	{name: "uregs", kind: Array, id: dif.VarUregs, cook: cookRegs},
 	{name: "ustack", kind: ActFunc, id: ActUstack, proto: "stack(...)"},
-	{name: "ustackdepth", kind: Scalar, id: varUstackdepth, proto: "uint32_t"},
+	{name: "ustackdepth", kind: Scalar, id: dif.VarUstackdepth, proto: "uint32_t"},
 	{name: "usym", kind: ActFunc, id: ActUsym, proto: "_usymaddr(uintptr_t)"},
-	{name: "vtimestamp", kind: Scalar, id: varVtimestamp, proto: "uint64_t"},
-	{name: "walltimestamp", kind: Scalar, id: varWalltimestamp, proto: "int64_t"},
-	{name: "zonename", kind: Scalar, id: varZonename, proto: "string"},
+	{name: "vtimestamp", kind: Scalar, id: dif.VarVtimestamp, proto: "uint64_t"},
+	{name: "walltimestamp", kind: Scalar, id: dif.VarWalltimestamp, proto: "int64_t"},
+	{name: "zonename", kind: Scalar, id: dif.VarZonename, proto: "string"},
 }
 
 // versions are the D versions that introduced builtins after 1.0, as
@@ -349,11 +255,11 @@ func parseVersion(v string) (uint32, bool) {
 
 // freebsdOnly and linuxOnly are the builtins of one kernel.
 var freebsdOnly = []builtin{
-	{name: "jailname", kind: Scalar, id: varJailname, proto: "string"},
-	{name: "jid", kind: Scalar, id: varJID, proto: "int"},
-	{name: "sx_isexclusive", kind: Func, id: subrSxIsExclusive, proto: "int(@sx *)"},
-	{name: "sx_shared_held", kind: Func, id: subrSxSharedHeld, proto: "int(@sx *)"},
-	{name: "sx_exclusive_held", kind: Func, id: subrSxExclusiveHeld, proto: "int(@sx *)"},
+	{name: "jailname", kind: Scalar, id: dif.VarJailname, proto: "string"},
+	{name: "jid", kind: Scalar, id: dif.VarJID, proto: "int"},
+	{name: "sx_isexclusive", kind: Func, id: dif.SubrSxIsExclusive, proto: "int(@sx *)"},
+	{name: "sx_shared_held", kind: Func, id: dif.SubrSxSharedHeld, proto: "int(@sx *)"},
+	{name: "sx_exclusive_held", kind: Func, id: dif.SubrSxExclusiveHeld, proto: "int(@sx *)"},
 }
 
 // kernelNames are the kernel types some builtins are declared with,
@@ -386,7 +292,7 @@ func (c *Checker) declareBuiltins() {
 		add(b)
 	}
 	for i := range 10 {
-		add(builtin{name: "arg" + string(rune('0'+i)), kind: Scalar, id: varArg0 + uint32(i), proto: "int64_t"})
+		add(builtin{name: "arg" + string(rune('0'+i)), kind: Scalar, id: dif.VarArg0 + uint32(i), proto: "int64_t"})
 	}
 	if c.os() == "freebsd" {
 		for _, b := range freebsdOnly {
