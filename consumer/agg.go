@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/record"
 )
@@ -554,9 +553,9 @@ func (c *Consumer) libact(f *record.Firing, i int) (int, error) {
 	}
 	id := uint32(recInt(f.Rec(i)))
 	switch rec.Arg {
-	case check.ActFtruncate:
+	case dof.DActFtruncate:
 		return 1, c.ftruncate()
-	case check.ActClear:
+	case dof.DActClear:
 		for _, e := range c.aggs.entries {
 			if e.varid == id {
 				r, b := e.value()
@@ -567,14 +566,14 @@ func (c *Consumer) libact(f *record.Firing, i int) (int, error) {
 			}
 		}
 		return 1, nil
-	case check.ActDenormalize:
+	case dof.DActDenormalize:
 		for _, e := range c.aggs.entries {
 			if e.varid == id {
 				e.normal = 1
 			}
 		}
 		return 1, nil
-	case check.ActNormalize:
+	case dof.DActNormalize:
 		b, err := operand()
 		if err != nil {
 			return 0, err
@@ -588,14 +587,14 @@ func (c *Consumer) libact(f *record.Firing, i int) (int, error) {
 			}
 		}
 		return 2, nil
-	case check.ActTrunc:
+	case dof.DActTrunc:
 		b, err := operand()
 		if err != nil {
 			return 0, err
 		}
 		c.trunc(id, recInt(b))
 		return 2, nil
-	case check.ActSetopt:
+	case dof.DActSetopt:
 		b, err := operand()
 		if err != nil {
 			return 0, err

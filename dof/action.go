@@ -225,3 +225,43 @@ func (a Attr) pack() uint32 {
 func unpackAttr(v uint32) Attr {
 	return Attr{Name: uint8(v >> 24), Data: uint8(v >> 16), Class: uint8(v >> 8)}
 }
+
+// The codes of D's action functions (DT_ACT_*): the ids of their
+// identifiers in the compiler's table, numbered after the subroutines
+// (DT_ACT_BASE is DIF_SUBR_MAX + 1), and the Arg of an ActLibAct
+// record, which says which the library carries out.
+const (
+	DActBase = 55 // DIF_SUBR_MAX + 1
+
+	DActPrintf = DActBase + iota - 1
+	DActTrace
+	DActTracemem
+	DActStack
+	DActStop
+	DActBreakpoint
+	DActPanic
+	DActSpeculate
+	DActCommit
+	DActDiscard
+	DActChill
+	DActExit
+	DActUstack
+	DActPrinta
+	DActRaise
+	DActClear
+	DActNormalize
+	DActDenormalize
+	DActTrunc
+	DActSystem
+	DActJstack
+	DActFtruncate
+	DActFreopen
+	DActSym
+	DActMod
+	DActUsym
+	DActUmod
+	DActUaddr
+	DActSetopt
+	DActPrint
+	DActPrintm
+)

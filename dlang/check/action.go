@@ -9,6 +9,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/dof"
 )
 
 // The checks of this file are those dtrace makes while it compiles each
@@ -363,10 +364,10 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		kind = actDestruct
 	}
 	switch fn.ID {
-	case ActTrace, ActPrint:
+	case dof.DActTrace, dof.DActPrint:
 		a := argv(0)
 		voidTag, dynTag, aggTag, hint := diag.D_TRACE_VOID, diag.D_TRACE_DYN, diag.D_TRACE_AGG, ""
-		if fn.ID == ActPrint {
+		if fn.ID == dof.DActPrint {
 			voidTag, dynTag, aggTag, hint = diag.D_PRINT_VOID, diag.D_PRINT_DYN, diag.D_PRINT_AGG, " -- did you mean printa()?"
 		}
 		switch {
@@ -377,7 +378,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		case a.Ident != nil && a.Ident.Kind == Agg:
 			c.errorf(ast.DiagPos(args[0]), aggTag, "%s( ) may not be applied to an aggregation%s\n", fn.Name, hint)
 		}
-	case ActTracemem:
+	case dof.DActTracemem:
 		a := argv(0)
 		if !types.IsInteger(a.Type) && !isPointer(a.Type) {
 			c.errorf(ast.DiagPos(args[0]), diag.D_TRACEMEM_ADDR, "tracemem( ) argument #1 is incompatible with prototype:\n\tprototype: pointer or integer\n\t argument: %s\n", typeName(a))
@@ -391,9 +392,9 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		if len(args) == 3 && !types.IsScalar(argv(2).Type) {
 			c.errorf(ast.DiagPos(args[2]), diag.D_TRACEMEM_DYNSIZE, "tracemem ( ) dynamic size (argument #3) must be of scalar type\n")
 		}
-	case ActPrintf, ActSystem, ActFreopen, ActPrinta:
+	case dof.DActPrintf, dof.DActSystem, dof.DActFreopen, dof.DActPrinta:
 		c.printf(call, fn)
-	case ActStack:
+	case dof.DActStack:
 		if len(args) > 1 {
 			c.errorf(pos, diag.D_STACK_PROTO, "stack( ) prototype mismatch: too many arguments\n")
 		}
@@ -402,7 +403,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 				c.errorf(ast.DiagPos(args[0]), diag.D_STACK_SIZE, "stack( ) size must be a non-zero positive integral constant expression\n")
 			}
 		}
-	case ActUstack, ActJstack:
+	case dof.DActUstack, dof.DActJstack:
 		if len(args) > 2 {
 			c.errorf(pos, diag.D_USTACK_PROTO, "%s( ) prototype mismatch: too many arguments\n", fn.Name)
 		}
@@ -416,14 +417,14 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 				c.errorf(ast.DiagPos(args[1]), diag.D_USTACK_STRSIZE, "%s( ) argument #2 must be a positive integer constant\n", fn.Name)
 			}
 		}
-	case ActClear:
+	case dof.DActClear:
 		if len(args) != 1 {
 			c.errorf(pos, diag.D_CLEAR_PROTO, "%s( ) prototype mismatch: %d args passed, 1 expected\n", fn.Name, len(args))
 		}
 		c.aggArg(args[0], fn, diag.D_CLEAR_AGGARG, diag.D_CLEAR_AGGBAD)
-	case ActNormalize, ActDenormalize:
+	case dof.DActNormalize, dof.DActDenormalize:
 		want := 2
-		if fn.ID == ActDenormalize {
+		if fn.ID == dof.DActDenormalize {
 			want = 1
 		}
 		if len(args) != want {
@@ -433,7 +434,7 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		if want == 2 && !types.IsScalar(argv(1).Type) {
 			c.errorf(ast.DiagPos(args[1]), diag.D_NORMALIZE_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
 		}
-	case ActTrunc:
+	case dof.DActTrunc:
 		switch {
 		case len(args) == 0:
 			c.errorf(pos, diag.D_TRUNC_PROTO, "%s( ) prototype mismatch: %d args passed, %s expected\n", fn.Name, len(args), "at least 1")
@@ -444,13 +445,13 @@ func (c *Checker) action(call *ast.CallExpr, fn *Ident) actionKind {
 		if len(args) == 2 && !types.IsScalar(argv(1).Type) {
 			c.errorf(ast.DiagPos(args[1]), diag.D_TRUNC_SCALAR, "%s( ) argument #2 must be of scalar type\n", fn.Name)
 		}
-	case ActSpeculate:
+	case dof.DActSpeculate:
 		kind = actSpeculate
-	case ActCommit:
+	case dof.DActCommit:
 		kind = actCommit
-	case ActDiscard:
+	case dof.DActDiscard:
 		kind = actDiscard
-	case ActExit:
+	case dof.DActExit:
 		kind = actExit
 	}
 	if kind == actDiscard {

@@ -9,6 +9,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/dof"
 )
 
 // builtin is one entry of D's identifier table (dt_open.c's
@@ -23,44 +24,6 @@ type builtin struct {
 	cook  cookKind
 	flags IdentFlags
 }
-
-// Actions are numbered after the subroutines (DT_ACT_BASE).
-const actBase = dif.SubrMax + 1
-
-// The actions (DT_ACT_*).
-const (
-	ActPrintf = actBase + iota
-	ActTrace
-	ActTracemem
-	ActStack
-	ActStop
-	ActBreakpoint
-	ActPanic
-	ActSpeculate
-	ActCommit
-	ActDiscard
-	ActChill
-	ActExit
-	ActUstack
-	ActPrinta
-	ActRaise
-	ActClear
-	ActNormalize
-	ActDenormalize
-	ActTrunc
-	ActSystem
-	ActJstack
-	ActFtruncate
-	ActFreopen
-	ActSym
-	ActMod
-	ActUsym
-	ActUmod
-	ActUaddr
-	ActSetopt
-	ActPrint
-	ActPrintm
-)
 
 // The aggregating functions (DTRACEAGG_*).
 const (
@@ -81,12 +44,12 @@ var builtins = []builtin{
 	{name: "avg", kind: AggFunc, id: AggAvg, proto: "void(@)"},
 	{name: "basename", kind: Func, id: dif.SubrBasename, proto: "string(const char *)"},
 	{name: "bcopy", kind: Func, id: dif.SubrBcopy, proto: "void(void *, void *, size_t)"},
-	{name: "breakpoint", kind: ActFunc, id: ActBreakpoint, proto: "void()", flags: FlagDestruct},
+	{name: "breakpoint", kind: ActFunc, id: dof.DActBreakpoint, proto: "void()", flags: FlagDestruct},
 	{name: "caller", kind: Scalar, id: dif.VarCaller, proto: "uintptr_t"},
-	{name: "chill", kind: ActFunc, id: ActChill, proto: "void(int)", flags: FlagDestruct},
+	{name: "chill", kind: ActFunc, id: dof.DActChill, proto: "void(int)", flags: FlagDestruct},
 	{name: "cleanpath", kind: Func, id: dif.SubrCleanpath, proto: "string(const char *)"},
-	{name: "clear", kind: ActFunc, id: ActClear, proto: "void(...)"},
-	{name: "commit", kind: ActFunc, id: ActCommit, proto: "void(int)"},
+	{name: "clear", kind: ActFunc, id: dof.DActClear, proto: "void(...)"},
+	{name: "commit", kind: ActFunc, id: dof.DActCommit, proto: "void(int)"},
 	{name: "copyin", kind: Func, id: dif.SubrCopyin, proto: "void *(uintptr_t, size_t)"},
 	{name: "copyinstr", kind: Func, id: dif.SubrCopyinstr, proto: "string(uintptr_t, [size_t])"},
 	{name: "copyinto", kind: Func, id: dif.SubrCopyinto, proto: "void(uintptr_t, size_t, void *)"},
@@ -96,17 +59,17 @@ var builtins = []builtin{
 	{name: "cpu", kind: Scalar, id: dif.VarCPU, proto: "int"},
 	{name: "curthread", kind: Scalar, id: dif.VarCurthread, proto: "@curthread"},
 	{name: "ddi_pathname", kind: Func, id: dif.SubrDDIPathname, proto: "string(void *, int64_t)"},
-	{name: "denormalize", kind: ActFunc, id: ActDenormalize, proto: "void(...)"},
+	{name: "denormalize", kind: ActFunc, id: dof.DActDenormalize, proto: "void(...)"},
 	{name: "dirname", kind: Func, id: dif.SubrDirname, proto: "string(const char *)"},
-	{name: "discard", kind: ActFunc, id: ActDiscard, proto: "void(int)"},
+	{name: "discard", kind: ActFunc, id: dof.DActDiscard, proto: "void(int)"},
 	{name: "epid", kind: Scalar, id: dif.VarEPID, proto: "uint_t"},
 	{name: "errno", kind: Scalar, id: dif.VarErrno, proto: "int"},
 	{name: "execargs", kind: Scalar, id: dif.VarExecargs, proto: "string"},
 	{name: "execname", kind: Scalar, id: dif.VarExecname, proto: "string"},
-	{name: "exit", kind: ActFunc, id: ActExit, proto: "void(int)"},
-	{name: "freopen", kind: ActFunc, id: ActFreopen, proto: "void(@, ...)", flags: FlagDestruct},
-	{name: "ftruncate", kind: ActFunc, id: ActFtruncate, proto: "void()"},
-	{name: "func", kind: ActFunc, id: ActSym, proto: "_symaddr(uintptr_t)"},
+	{name: "exit", kind: ActFunc, id: dof.DActExit, proto: "void(int)"},
+	{name: "freopen", kind: ActFunc, id: dof.DActFreopen, proto: "void(@, ...)", flags: FlagDestruct},
+	{name: "ftruncate", kind: ActFunc, id: dof.DActFtruncate, proto: "void()"},
+	{name: "func", kind: ActFunc, id: dof.DActSym, proto: "_symaddr(uintptr_t)"},
 	{name: "getmajor", kind: Func, id: dif.SubrGetmajor, proto: "@major"},
 	{name: "getminor", kind: Func, id: dif.SubrGetminor, proto: "@minor"},
 	{name: "htonl", kind: Func, id: dif.SubrHtonl, proto: "uint32_t(uint32_t)"},
@@ -120,7 +83,7 @@ var builtins = []builtin{
 	{name: "inet_ntop", kind: Func, id: dif.SubrInetNtop, proto: "string(int, void *)"},
 	{name: "ipl", kind: Scalar, id: dif.VarIPL, proto: "uint_t"},
 	{name: "json", kind: Func, id: dif.SubrJSON, proto: "string(const char *, const char *)"},
-	{name: "jstack", kind: ActFunc, id: ActJstack, proto: "stack(...)"},
+	{name: "jstack", kind: ActFunc, id: dof.DActJstack, proto: "stack(...)"},
 	{name: "lltostr", kind: Func, id: dif.SubrLltostr, proto: "string(int64_t, [int])"},
 	{name: "llquantize", kind: AggFunc, id: AggLlquantize, proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
 	{name: "locals", kind: Ptr, proto: "void"},
@@ -129,7 +92,7 @@ var builtins = []builtin{
 	{name: "memref", kind: Func, id: dif.SubrMemref, proto: "uintptr_t *(void *, size_t)"},
 	{name: "memstr", kind: Func, id: dif.SubrMemstr, proto: "string(void *, char, size_t)"},
 	{name: "min", kind: AggFunc, id: AggMin, proto: "void(@)"},
-	{name: "mod", kind: ActFunc, id: ActMod, proto: "_symaddr(uintptr_t)"},
+	{name: "mod", kind: ActFunc, id: dof.DActMod, proto: "_symaddr(uintptr_t)"},
 	{name: "mutex_owned", kind: Func, id: dif.SubrMutexOwned, proto: "int(@mutex *)"},
 	{name: "mutex_owner", kind: Func, id: dif.SubrMutexOwner, proto: "@thread *(@mutex *)"},
 	{name: "mutex_type_adaptive", kind: Func, id: dif.SubrMutexTypeAdaptive, proto: "int(@mutex *)"},
@@ -137,21 +100,21 @@ var builtins = []builtin{
 	{name: "ntohl", kind: Func, id: dif.SubrNtohl, proto: "uint32_t(uint32_t)"},
 	{name: "ntohll", kind: Func, id: dif.SubrNtohll, proto: "uint64_t(uint64_t)"},
 	{name: "ntohs", kind: Func, id: dif.SubrNtohs, proto: "uint16_t(uint16_t)"},
-	{name: "normalize", kind: ActFunc, id: ActNormalize, proto: "void(...)"},
-	{name: "panic", kind: ActFunc, id: ActPanic, proto: "void()", flags: FlagDestruct},
+	{name: "normalize", kind: ActFunc, id: dof.DActNormalize, proto: "void(...)"},
+	{name: "panic", kind: ActFunc, id: dof.DActPanic, proto: "void()", flags: FlagDestruct},
 	{name: "pid", kind: Scalar, id: dif.VarPID, proto: "pid_t"},
 	{name: "ppid", kind: Scalar, id: dif.VarPPID, proto: "pid_t"},
-	{name: "print", kind: ActFunc, id: ActPrint, proto: "void(@)"},
-	{name: "printa", kind: ActFunc, id: ActPrinta, proto: "void(@, ...)"},
-	{name: "printf", kind: ActFunc, id: ActPrintf, proto: "void(@, ...)"},
-	{name: "printm", kind: ActFunc, id: ActPrintm, proto: "void(size_t, uintptr_t *)"},
+	{name: "print", kind: ActFunc, id: dof.DActPrint, proto: "void(@)"},
+	{name: "printa", kind: ActFunc, id: dof.DActPrinta, proto: "void(@, ...)"},
+	{name: "printf", kind: ActFunc, id: dof.DActPrintf, proto: "void(@, ...)"},
+	{name: "printm", kind: ActFunc, id: dof.DActPrintm, proto: "void(size_t, uintptr_t *)"},
 	{name: "probefunc", kind: Scalar, id: dif.VarProbefunc, proto: "string"},
 	{name: "probemod", kind: Scalar, id: dif.VarProbemod, proto: "string"},
 	{name: "probename", kind: Scalar, id: dif.VarProbename, proto: "string"},
 	{name: "probeprov", kind: Scalar, id: dif.VarProbeprov, proto: "string"},
 	{name: "progenyof", kind: Func, id: dif.SubrProgenyof, proto: "int(pid_t)"},
 	{name: "quantize", kind: AggFunc, id: AggQuantize, proto: "void(@, ...)"},
-	{name: "raise", kind: ActFunc, id: ActRaise, proto: "void(int)", flags: FlagDestruct},
+	{name: "raise", kind: ActFunc, id: dof.DActRaise, proto: "void(int)", flags: FlagDestruct},
 	{name: "rand", kind: Func, id: dif.SubrRand, proto: "int()"},
 	{name: "regs", kind: Array, id: dif.VarRegs, cook: cookRegs},
 	{name: "rindex", kind: Func, id: dif.SubrRindex, proto: "int(const char *, const char *, [int])"},
@@ -159,13 +122,13 @@ var builtins = []builtin{
 	{name: "rw_read_held", kind: Func, id: dif.SubrRWReadHeld, proto: "int(@rwlock *)"},
 	{name: "rw_write_held", kind: Func, id: dif.SubrRWWriteHeld, proto: "int(@rwlock *)"},
 	{name: "self", kind: Ptr, proto: "void"},
-	{name: "setopt", kind: ActFunc, id: ActSetopt, proto: "void(const char *, [const char *])"},
-	{name: "speculate", kind: ActFunc, id: ActSpeculate, proto: "void(int)"},
+	{name: "setopt", kind: ActFunc, id: dof.DActSetopt, proto: "void(const char *, [const char *])"},
+	{name: "speculate", kind: ActFunc, id: dof.DActSpeculate, proto: "void(int)"},
 	{name: "speculation", kind: Func, id: dif.SubrSpeculation, proto: "int()"},
-	{name: "stack", kind: ActFunc, id: ActStack, proto: "stack(...)"},
+	{name: "stack", kind: ActFunc, id: dof.DActStack, proto: "stack(...)"},
 	{name: "stackdepth", kind: Scalar, id: dif.VarStackdepth, proto: "uint32_t"},
 	{name: "stddev", kind: AggFunc, id: AggStddev, proto: "void(@)"},
-	{name: "stop", kind: ActFunc, id: ActStop, proto: "void()", flags: FlagDestruct},
+	{name: "stop", kind: ActFunc, id: dof.DActStop, proto: "void()", flags: FlagDestruct},
 	{name: "strchr", kind: Func, id: dif.SubrStrchr, proto: "string(const char *, char)"},
 	{name: "strlen", kind: Func, id: dif.SubrStrlen, proto: "size_t(const char *)"},
 	{name: "strjoin", kind: Func, id: dif.SubrStrjoin, proto: "string(const char *, const char *)"},
@@ -175,25 +138,25 @@ var builtins = []builtin{
 	{name: "strtoll", kind: Func, id: dif.SubrStrtoll, proto: "int64_t(const char *, [int])"},
 	{name: "substr", kind: Func, id: dif.SubrSubstr, proto: "string(const char *, int, [int])"},
 	{name: "sum", kind: AggFunc, id: AggSum, proto: "void(@)"},
-	{name: "sym", kind: ActFunc, id: ActSym, proto: "_symaddr(uintptr_t)"},
-	{name: "system", kind: ActFunc, id: ActSystem, proto: "void(@, ...)", flags: FlagDestruct},
+	{name: "sym", kind: ActFunc, id: dof.DActSym, proto: "_symaddr(uintptr_t)"},
+	{name: "system", kind: ActFunc, id: dof.DActSystem, proto: "void(@, ...)", flags: FlagDestruct},
 	{name: "this", kind: Ptr, proto: "void"},
 	{name: "tid", kind: Scalar, id: dif.VarTID, proto: "id_t"},
 	{name: "timestamp", kind: Scalar, id: dif.VarTimestamp, proto: "uint64_t"},
 	{name: "tolower", kind: Func, id: dif.SubrTolower, proto: "string(const char *)"},
 	{name: "toupper", kind: Func, id: dif.SubrToupper, proto: "string(const char *)"},
-	{name: "trace", kind: ActFunc, id: ActTrace, proto: "void(@)"},
-	{name: "tracemem", kind: ActFunc, id: ActTracemem, proto: "void(@, size_t, ...)"},
-	{name: "trunc", kind: ActFunc, id: ActTrunc, proto: "void(...)"},
-	{name: "uaddr", kind: ActFunc, id: ActUaddr, proto: "_usymaddr(uintptr_t)"},
+	{name: "trace", kind: ActFunc, id: dof.DActTrace, proto: "void(@)"},
+	{name: "tracemem", kind: ActFunc, id: dof.DActTracemem, proto: "void(@, size_t, ...)"},
+	{name: "trunc", kind: ActFunc, id: dof.DActTrunc, proto: "void(...)"},
+	{name: "uaddr", kind: ActFunc, id: dof.DActUaddr, proto: "_usymaddr(uintptr_t)"},
 	{name: "ucaller", kind: Scalar, id: dif.VarUcaller, proto: "uint64_t"},
-	{name: "ufunc", kind: ActFunc, id: ActUsym, proto: "_usymaddr(uintptr_t)"},
+	{name: "ufunc", kind: ActFunc, id: dof.DActUsym, proto: "_usymaddr(uintptr_t)"},
 	{name: "uid", kind: Scalar, id: dif.VarUID, proto: "uid_t"},
-	{name: "umod", kind: ActFunc, id: ActUmod, proto: "_usymaddr(uintptr_t)"},
+	{name: "umod", kind: ActFunc, id: dof.DActUmod, proto: "_usymaddr(uintptr_t)"},
 	{name: "uregs", kind: Array, id: dif.VarUregs, cook: cookRegs},
-	{name: "ustack", kind: ActFunc, id: ActUstack, proto: "stack(...)"},
+	{name: "ustack", kind: ActFunc, id: dof.DActUstack, proto: "stack(...)"},
 	{name: "ustackdepth", kind: Scalar, id: dif.VarUstackdepth, proto: "uint32_t"},
-	{name: "usym", kind: ActFunc, id: ActUsym, proto: "_usymaddr(uintptr_t)"},
+	{name: "usym", kind: ActFunc, id: dof.DActUsym, proto: "_usymaddr(uintptr_t)"},
 	{name: "vtimestamp", kind: Scalar, id: dif.VarVtimestamp, proto: "uint64_t"},
 	{name: "walltimestamp", kind: Scalar, id: dif.VarWalltimestamp, proto: "int64_t"},
 	{name: "zonename", kind: Scalar, id: dif.VarZonename, proto: "string"},

@@ -437,33 +437,33 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		return nil
 	}
 	switch fn.ID {
-	case check.ActTrace:
+	case dof.DActTrace:
 		return one(dof.ActDIFExpr, args[0])
-	case check.ActExit:
+	case dof.DActExit:
 		d, err := e.difoSized(args[0], 4)
 		return []dof.Action{{Kind: dof.ActExit, DIFO: d}}, err
-	case check.ActSpeculate:
+	case dof.DActSpeculate:
 		return one(dof.ActSpeculate, args[0])
-	case check.ActCommit:
+	case dof.DActCommit:
 		return one(dof.ActCommit, args[0])
-	case check.ActDiscard:
+	case dof.DActDiscard:
 		return one(dof.ActDiscard, args[0])
-	case check.ActRaise:
+	case dof.DActRaise:
 		return one(dof.ActRaise, args[0])
-	case check.ActChill:
+	case dof.DActChill:
 		return one(dof.ActChill, args[0])
-	case check.ActStop, check.ActBreakpoint, check.ActPanic:
+	case dof.DActStop, dof.DActBreakpoint, dof.DActPanic:
 		// dt_action_difconst: their DIFO returns 0.
-		kind := map[uint32]dof.ActKind{check.ActStop: dof.ActStop, check.ActBreakpoint: dof.ActBreakpoint,
-			check.ActPanic: dof.ActPanic}[fn.ID]
+		kind := map[uint32]dof.ActKind{dof.DActStop: dof.ActStop, dof.DActBreakpoint: dof.ActBreakpoint,
+			dof.DActPanic: dof.ActPanic}[fn.ID]
 		return []dof.Action{{Kind: kind, DIFO: e.constant(0)}}, nil
-	case check.ActStack:
+	case dof.DActStack:
 		frames := int64(0)
 		if len(args) > 0 {
 			frames, _ = e.intArg(args[0])
 		}
 		return []dof.Action{{Kind: dof.ActStack, Arg: uint64(frames)}}, nil
-	case check.ActUstack, check.ActJstack:
+	case dof.DActUstack, dof.DActJstack:
 		var frames, strsize int64
 		if len(args) > 0 {
 			frames, _ = e.intArg(args[0])
@@ -472,16 +472,16 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 			strsize, _ = e.intArg(args[1])
 		}
 		kind := dof.ActUStack
-		if fn.ID == check.ActJstack {
+		if fn.ID == dof.DActJstack {
 			kind = dof.ActJStack
 		}
 		return []dof.Action{{Kind: kind, Arg: uint64(strsize)<<32 | uint64(uint32(frames))}}, nil
-	case check.ActSym, check.ActMod, check.ActUsym, check.ActUmod, check.ActUaddr:
-		kind := map[uint32]dof.ActKind{check.ActSym: dof.ActSym, check.ActMod: dof.ActMod,
-			check.ActUsym: dof.ActUSym, check.ActUmod: dof.ActUMod, check.ActUaddr: dof.ActUAddr}[fn.ID]
+	case dof.DActSym, dof.DActMod, dof.DActUsym, dof.DActUmod, dof.DActUaddr:
+		kind := map[uint32]dof.ActKind{dof.DActSym: dof.ActSym, dof.DActMod: dof.ActMod,
+			dof.DActUsym: dof.ActUSym, dof.DActUmod: dof.ActUMod, dof.DActUaddr: dof.ActUAddr}[fn.ID]
 		d, err := e.difoSized(first(), 8)
 		return []dof.Action{{Kind: kind, DIFO: d}}, err
-	case check.ActPrint:
+	case dof.DActPrint:
 		// The type travels as dt_action_print sends it: a reference in
 		// the format of the DIFEXPR record.
 		acts, err := one(dof.ActDIFExpr, args[0])
@@ -494,7 +494,7 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 			acts[0].Format = e.types.Ref(t)
 		}
 		return acts, err
-	case check.ActTracemem:
+	case dof.DActTracemem:
 		acts, err := one(dof.ActTraceMem, args[0])
 		if err != nil {
 			return nil, err
@@ -509,25 +509,25 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 			acts = append(acts, dyn...)
 		}
 		return acts, nil
-	case check.ActPrinta:
+	case dof.DActPrinta:
 		return e.printa(call)
-	case check.ActClear, check.ActDenormalize:
+	case dof.DActClear, dof.DActDenormalize:
 		return e.libact(fn.ID, args[0], nil)
-	case check.ActNormalize:
+	case dof.DActNormalize:
 		return e.libact(fn.ID, args[0], args[1])
-	case check.ActTrunc:
+	case dof.DActTrunc:
 		var n ast.Expr
 		if len(args) > 1 {
 			n = args[1]
 		}
 		return e.libact(fn.ID, args[0], n)
-	case check.ActSetopt:
+	case dof.DActSetopt:
 		return e.setopt(args)
-	case check.ActFtruncate:
+	case dof.DActFtruncate:
 		// A library action needs a DIFO; ftruncate's returns a 0 the
 		// library ignores.
-		return []dof.Action{{Kind: dof.ActLibAct, Arg: check.ActFtruncate, DIFO: e.constant(0)}}, nil
-	case check.ActPrintm:
+		return []dof.Action{{Kind: dof.ActLibAct, Arg: dof.DActFtruncate, DIFO: e.constant(0)}}, nil
+	case dof.DActPrintm:
 		acts, err := one(dof.ActPrintm, args[1])
 		if err != nil {
 			return nil, err
@@ -535,9 +535,9 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		size, _ := e.intArg(args[0])
 		acts[0].Arg = uint64(size)
 		return acts, nil
-	case check.ActPrintf, check.ActSystem, check.ActFreopen:
-		kind := map[uint32]dof.ActKind{check.ActPrintf: dof.ActPrintf, check.ActSystem: dof.ActSystem,
-			check.ActFreopen: dof.ActFreopen}[fn.ID]
+	case dof.DActPrintf, dof.DActSystem, dof.DActFreopen:
+		kind := map[uint32]dof.ActKind{dof.DActPrintf: dof.ActPrintf, dof.DActSystem: dof.ActSystem,
+			dof.DActFreopen: dof.ActFreopen}[fn.ID]
 		return e.printf(call, kind)
 	}
 	return nil, diag.Errorf(call.Pos(), diag.D_UNKNOWN, "tracing function %s( ) is not yet supported", fn.Name)
@@ -603,7 +603,7 @@ func (e *emitter) libact(code uint32, aggArg, operand ast.Expr) ([]dof.Action, e
 			return nil, err
 		}
 		acts = append(acts, dof.Action{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: d})
-	case code == check.ActTrunc:
+	case code == dof.DActTrunc:
 		// trunc(@a) keeps no entries.
 		acts = append(acts, dof.Action{Kind: dof.ActLibAct, Arg: uint64(code), DIFO: e.constant(0)})
 	}
@@ -615,7 +615,7 @@ func (e *emitter) libact(code uint32, aggArg, operand ast.Expr) ([]dof.Action, e
 func (e *emitter) setopt(args []ast.Expr) ([]dof.Action, error) {
 	var acts []dof.Action
 	for i := range 2 {
-		a := dof.Action{Kind: dof.ActLibAct, Arg: check.ActSetopt}
+		a := dof.Action{Kind: dof.ActLibAct, Arg: dof.DActSetopt}
 		if i < len(args) {
 			d, err := e.difo(args[i])
 			if err != nil {
