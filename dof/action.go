@@ -265,3 +265,48 @@ const (
 	DActPrint
 	DActPrintm
 )
+
+// actionRecords is the record kind each action function writes, indexed
+// by its code less DActBase; ActNone where the record depends on the
+// call (trace, print, printa, tracemem) and ActLibAct where the library
+// carries the action out.
+var actionRecords = [...]ActKind{
+	DActPrintf - DActBase:      ActPrintf,
+	DActStack - DActBase:       ActStack,
+	DActStop - DActBase:        ActStop,
+	DActBreakpoint - DActBase:  ActBreakpoint,
+	DActPanic - DActBase:       ActPanic,
+	DActSpeculate - DActBase:   ActSpeculate,
+	DActCommit - DActBase:      ActCommit,
+	DActDiscard - DActBase:     ActDiscard,
+	DActChill - DActBase:       ActChill,
+	DActExit - DActBase:        ActExit,
+	DActUstack - DActBase:      ActUStack,
+	DActRaise - DActBase:       ActRaise,
+	DActSystem - DActBase:      ActSystem,
+	DActJstack - DActBase:      ActJStack,
+	DActFreopen - DActBase:     ActFreopen,
+	DActSym - DActBase:         ActSym,
+	DActMod - DActBase:         ActMod,
+	DActUsym - DActBase:        ActUSym,
+	DActUmod - DActBase:        ActUMod,
+	DActUaddr - DActBase:       ActUAddr,
+	DActPrintm - DActBase:      ActPrintm,
+	DActClear - DActBase:       ActLibAct,
+	DActNormalize - DActBase:   ActLibAct,
+	DActDenormalize - DActBase: ActLibAct,
+	DActTrunc - DActBase:       ActLibAct,
+	DActFtruncate - DActBase:   ActLibAct,
+	DActSetopt - DActBase:      ActLibAct,
+}
+
+// ActionRecord returns the kind of record D's action function dact
+// (DT_ACT_*) writes, as libdtrace's dt_action_* choose it: ActLibAct for
+// the actions the library carries out, ActNone where the record depends
+// on the call (trace, print, printa, tracemem) or dact is no action.
+func ActionRecord(dact uint32) ActKind {
+	if i := dact - DActBase; dact >= DActBase && i < uint32(len(actionRecords)) {
+		return actionRecords[i]
+	}
+	return ActNone
+}

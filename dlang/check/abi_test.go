@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
@@ -39,5 +40,43 @@ func TestActionBase(t *testing.T) {
 		if b.kind == ActFunc && (b.id < dof.DActBase || b.id > dof.DActPrintm) {
 			t.Errorf("action %s has code %d, outside DT_ACT_*", b.name, b.id)
 		}
+	}
+}
+
+// TestActionRecords checks the builtins table against dof's tables of
+// record kinds: each aggregating function's code is the record kind
+// dtrace.h names after it, and each action function that writes a
+// record of its own writes the kind named after it (func and ufunc are
+// sym's and usym's other names).
+func TestActionRecords(t *testing.T) {
+	aggs, acts := 0, 0
+	for _, b := range builtins {
+		var kind dof.ActKind
+		switch b.kind {
+		case AggFunc:
+			aggs++
+			kind = dof.ActKind(b.id)
+		case ActFunc:
+			kind = dof.ActionRecord(b.id)
+			if kind == dof.ActNone || kind == dof.ActLibAct {
+				continue
+			}
+			acts++
+		default:
+			continue
+		}
+		want := strings.ToUpper(b.name)
+		switch b.name {
+		case "func":
+			want = "SYM"
+		case "ufunc":
+			want = "USYM"
+		}
+		if kind.String() != want {
+			t.Errorf("%s writes %s records, want %s", b.name, kind, want)
+		}
+	}
+	if aggs != 9 || acts != 23 {
+		t.Errorf("%d aggregating and %d recording action functions, want 9 and 23", aggs, acts)
 	}
 }

@@ -202,19 +202,19 @@ func (c *Checker) aggregation(b *ast.BinaryExpr) {
 	args := call.Args
 	pos := ast.DiagPos(call)
 	argv := func(i int) *Value { return c.value(args[i]) }
-	if len(args) > 0 && fn.ID != AggCount {
+	if len(args) > 0 && dof.ActKind(fn.ID) != dof.AggCount {
 		if !types.IsScalar(argv(0).Type) {
 			c.errorf(ast.DiagPos(args[0]), diag.D_AGG_SCALAR, "%s( ) argument #1 must be of scalar type\n", fn.Name)
 		}
 	}
 	incr := -1
-	switch fn.ID {
-	case AggQuantize:
+	switch dof.ActKind(fn.ID) {
+	case dof.AggQuantize:
 		incr = 1
-	case AggLquantize:
+	case dof.AggLQuantize:
 		c.lquantize(pos, b, args)
 		incr = 4
-	case AggLlquantize:
+	case dof.AggLLQuantize:
 		c.llquantize(pos, b, args)
 		incr = 5
 	}

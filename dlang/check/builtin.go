@@ -25,23 +25,10 @@ type builtin struct {
 	flags IdentFlags
 }
 
-// The aggregating functions (DTRACEAGG_*).
-const (
-	AggCount = 0x700 + 1 + iota
-	AggMin
-	AggMax
-	AggAvg
-	AggSum
-	AggStddev
-	AggQuantize
-	AggLquantize
-	AggLlquantize
-)
-
 var builtins = []builtin{
 	{name: "alloca", kind: Func, id: dif.SubrAlloca, proto: "void *(size_t)"},
 	{name: "args", kind: Array, id: dif.VarArgs, cook: cookArgs},
-	{name: "avg", kind: AggFunc, id: AggAvg, proto: "void(@)"},
+	{name: "avg", kind: AggFunc, id: uint32(dof.AggAvg), proto: "void(@)"},
 	{name: "basename", kind: Func, id: dif.SubrBasename, proto: "string(const char *)"},
 	{name: "bcopy", kind: Func, id: dif.SubrBcopy, proto: "void(void *, void *, size_t)"},
 	{name: "breakpoint", kind: ActFunc, id: dof.DActBreakpoint, proto: "void()", flags: FlagDestruct},
@@ -55,7 +42,7 @@ var builtins = []builtin{
 	{name: "copyinto", kind: Func, id: dif.SubrCopyinto, proto: "void(uintptr_t, size_t, void *)"},
 	{name: "copyout", kind: Func, id: dif.SubrCopyout, proto: "void(void *, uintptr_t, size_t)", flags: FlagDestruct},
 	{name: "copyoutstr", kind: Func, id: dif.SubrCopyoutstr, proto: "void(char *, uintptr_t, size_t)", flags: FlagDestruct},
-	{name: "count", kind: AggFunc, id: AggCount, proto: "void()"},
+	{name: "count", kind: AggFunc, id: uint32(dof.AggCount), proto: "void()"},
 	{name: "cpu", kind: Scalar, id: dif.VarCPU, proto: "int"},
 	{name: "curthread", kind: Scalar, id: dif.VarCurthread, proto: "@curthread"},
 	{name: "ddi_pathname", kind: Func, id: dif.SubrDDIPathname, proto: "string(void *, int64_t)"},
@@ -85,13 +72,13 @@ var builtins = []builtin{
 	{name: "json", kind: Func, id: dif.SubrJSON, proto: "string(const char *, const char *)"},
 	{name: "jstack", kind: ActFunc, id: dof.DActJstack, proto: "stack(...)"},
 	{name: "lltostr", kind: Func, id: dif.SubrLltostr, proto: "string(int64_t, [int])"},
-	{name: "llquantize", kind: AggFunc, id: AggLlquantize, proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
+	{name: "llquantize", kind: AggFunc, id: uint32(dof.AggLLQuantize), proto: "void(@, int32_t, int32_t, int32_t, int32_t, ...)"},
 	{name: "locals", kind: Ptr, proto: "void"},
-	{name: "lquantize", kind: AggFunc, id: AggLquantize, proto: "void(@, int32_t, int32_t, ...)"},
-	{name: "max", kind: AggFunc, id: AggMax, proto: "void(@)"},
+	{name: "lquantize", kind: AggFunc, id: uint32(dof.AggLQuantize), proto: "void(@, int32_t, int32_t, ...)"},
+	{name: "max", kind: AggFunc, id: uint32(dof.AggMax), proto: "void(@)"},
 	{name: "memref", kind: Func, id: dif.SubrMemref, proto: "uintptr_t *(void *, size_t)"},
 	{name: "memstr", kind: Func, id: dif.SubrMemstr, proto: "string(void *, char, size_t)"},
-	{name: "min", kind: AggFunc, id: AggMin, proto: "void(@)"},
+	{name: "min", kind: AggFunc, id: uint32(dof.AggMin), proto: "void(@)"},
 	{name: "mod", kind: ActFunc, id: dof.DActMod, proto: "_symaddr(uintptr_t)"},
 	{name: "mutex_owned", kind: Func, id: dif.SubrMutexOwned, proto: "int(@mutex *)"},
 	{name: "mutex_owner", kind: Func, id: dif.SubrMutexOwner, proto: "@thread *(@mutex *)"},
@@ -113,7 +100,7 @@ var builtins = []builtin{
 	{name: "probename", kind: Scalar, id: dif.VarProbename, proto: "string"},
 	{name: "probeprov", kind: Scalar, id: dif.VarProbeprov, proto: "string"},
 	{name: "progenyof", kind: Func, id: dif.SubrProgenyof, proto: "int(pid_t)"},
-	{name: "quantize", kind: AggFunc, id: AggQuantize, proto: "void(@, ...)"},
+	{name: "quantize", kind: AggFunc, id: uint32(dof.AggQuantize), proto: "void(@, ...)"},
 	{name: "raise", kind: ActFunc, id: dof.DActRaise, proto: "void(int)", flags: FlagDestruct},
 	{name: "rand", kind: Func, id: dif.SubrRand, proto: "int()"},
 	{name: "regs", kind: Array, id: dif.VarRegs, cook: cookRegs},
@@ -127,7 +114,7 @@ var builtins = []builtin{
 	{name: "speculation", kind: Func, id: dif.SubrSpeculation, proto: "int()"},
 	{name: "stack", kind: ActFunc, id: dof.DActStack, proto: "stack(...)"},
 	{name: "stackdepth", kind: Scalar, id: dif.VarStackdepth, proto: "uint32_t"},
-	{name: "stddev", kind: AggFunc, id: AggStddev, proto: "void(@)"},
+	{name: "stddev", kind: AggFunc, id: uint32(dof.AggStddev), proto: "void(@)"},
 	{name: "stop", kind: ActFunc, id: dof.DActStop, proto: "void()", flags: FlagDestruct},
 	{name: "strchr", kind: Func, id: dif.SubrStrchr, proto: "string(const char *, char)"},
 	{name: "strlen", kind: Func, id: dif.SubrStrlen, proto: "size_t(const char *)"},
@@ -137,7 +124,7 @@ var builtins = []builtin{
 	{name: "strtok", kind: Func, id: dif.SubrStrtok, proto: "string(const char *, const char *)"},
 	{name: "strtoll", kind: Func, id: dif.SubrStrtoll, proto: "int64_t(const char *, [int])"},
 	{name: "substr", kind: Func, id: dif.SubrSubstr, proto: "string(const char *, int, [int])"},
-	{name: "sum", kind: AggFunc, id: AggSum, proto: "void(@)"},
+	{name: "sum", kind: AggFunc, id: uint32(dof.AggSum), proto: "void(@)"},
 	{name: "sym", kind: ActFunc, id: dof.DActSym, proto: "_symaddr(uintptr_t)"},
 	{name: "system", kind: ActFunc, id: dof.DActSystem, proto: "void(@, ...)", flags: FlagDestruct},
 	{name: "this", kind: Ptr, proto: "void"},

@@ -370,8 +370,8 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 		}
 		a.DIFO = d
 	}
-	switch fn.ID {
-	case check.AggLquantize:
+	switch dof.ActKind(fn.ID) {
+	case dof.AggLQuantize:
 		base, _ := e.intArg(call.Args[1])
 		limit, _ := e.intArg(call.Args[2])
 		step := int64(1)
@@ -381,7 +381,7 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 		levels := (limit - base) / step
 		// DTRACE_LQUANTIZE_STEP/LEVELS/BASE packed as dtrace packs them.
 		a.Arg = uint64(step)<<48 | uint64(levels)<<32 | uint64(uint32(int32(base)))
-	case check.AggLlquantize:
+	case dof.AggLLQuantize:
 		var p [4]int64
 		for i := range p {
 			p[i], _ = e.intArg(call.Args[i+1])
@@ -391,21 +391,21 @@ func (e *emitter) aggregation(b *ast.BinaryExpr, agg *check.Ident) ([]dof.Action
 	return append(acts, a), nil
 }
 
-// aggID is an aggregation's id: dtrace numbers them from 1.
 // weightArg returns the index of the argument of an aggregating
 // function that is its increment or weight, 0 if it has none.
 func weightArg(id uint32) int {
-	switch id {
-	case check.AggQuantize:
+	switch dof.ActKind(id) {
+	case dof.AggQuantize:
 		return 1
-	case check.AggLquantize:
+	case dof.AggLQuantize:
 		return 4
-	case check.AggLlquantize:
+	case dof.AggLLQuantize:
 		return 5
 	}
 	return 0
 }
 
+// aggID is an aggregation's id: dtrace numbers them from 1.
 func aggID(agg *check.Ident) uint64 { return uint64(agg.ID) + 1 }
 
 func (e *emitter) intArg(x ast.Expr) (int64, bool) {
@@ -442,21 +442,11 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 	case dof.DActExit:
 		d, err := e.difoSized(args[0], 4)
 		return []dof.Action{{Kind: dof.ActExit, DIFO: d}}, err
-	case dof.DActSpeculate:
-		return one(dof.ActSpeculate, args[0])
-	case dof.DActCommit:
-		return one(dof.ActCommit, args[0])
-	case dof.DActDiscard:
-		return one(dof.ActDiscard, args[0])
-	case dof.DActRaise:
-		return one(dof.ActRaise, args[0])
-	case dof.DActChill:
-		return one(dof.ActChill, args[0])
+	case dof.DActSpeculate, dof.DActCommit, dof.DActDiscard, dof.DActRaise, dof.DActChill:
+		return one(dof.ActionRecord(fn.ID), args[0])
 	case dof.DActStop, dof.DActBreakpoint, dof.DActPanic:
 		// dt_action_difconst: their DIFO returns 0.
-		kind := map[uint32]dof.ActKind{dof.DActStop: dof.ActStop, dof.DActBreakpoint: dof.ActBreakpoint,
-			dof.DActPanic: dof.ActPanic}[fn.ID]
-		return []dof.Action{{Kind: kind, DIFO: e.constant(0)}}, nil
+		return []dof.Action{{Kind: dof.ActionRecord(fn.ID), DIFO: e.constant(0)}}, nil
 	case dof.DActStack:
 		frames := int64(0)
 		if len(args) > 0 {
@@ -471,16 +461,10 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		if len(args) > 1 {
 			strsize, _ = e.intArg(args[1])
 		}
-		kind := dof.ActUStack
-		if fn.ID == dof.DActJstack {
-			kind = dof.ActJStack
-		}
-		return []dof.Action{{Kind: kind, Arg: uint64(strsize)<<32 | uint64(uint32(frames))}}, nil
+		return []dof.Action{{Kind: dof.ActionRecord(fn.ID), Arg: uint64(strsize)<<32 | uint64(uint32(frames))}}, nil
 	case dof.DActSym, dof.DActMod, dof.DActUsym, dof.DActUmod, dof.DActUaddr:
-		kind := map[uint32]dof.ActKind{dof.DActSym: dof.ActSym, dof.DActMod: dof.ActMod,
-			dof.DActUsym: dof.ActUSym, dof.DActUmod: dof.ActUMod, dof.DActUaddr: dof.ActUAddr}[fn.ID]
 		d, err := e.difoSized(first(), 8)
-		return []dof.Action{{Kind: kind, DIFO: d}}, err
+		return []dof.Action{{Kind: dof.ActionRecord(fn.ID), DIFO: d}}, err
 	case dof.DActPrint:
 		// The type travels as dt_action_print sends it: a reference in
 		// the format of the DIFEXPR record.
@@ -536,9 +520,7 @@ func (e *emitter) action(call *ast.CallExpr, fn *check.Ident) ([]dof.Action, err
 		acts[0].Arg = uint64(size)
 		return acts, nil
 	case dof.DActPrintf, dof.DActSystem, dof.DActFreopen:
-		kind := map[uint32]dof.ActKind{dof.DActPrintf: dof.ActPrintf, dof.DActSystem: dof.ActSystem,
-			dof.DActFreopen: dof.ActFreopen}[fn.ID]
-		return e.printf(call, kind)
+		return e.printf(call, dof.ActionRecord(fn.ID))
 	}
 	return nil, diag.Errorf(call.Pos(), diag.D_UNKNOWN, "tracing function %s( ) is not yet supported", fn.Name)
 }
