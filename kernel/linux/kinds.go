@@ -40,13 +40,25 @@ type kind struct {
 // kinds are the kinds of probes the Linux runtime can put in place, by
 // probe.Kind.
 var kinds = [...]kind{
-	probe.KindRun:     {place: placeRun, attach: attachRun},
-	probe.KindTimer:   {place: placeTimer, attach: attachTimer},
-	probe.KindSyscall: {place: placeSyscall, attach: attachSyscall},
-	probe.KindKernel:  {place: placeKernel, attach: attachKernel},
-	probe.KindUser:    {place: placeUser, attach: attachUser, uprobe: true},
-	probe.KindUSDT:    {place: placeUSDT, attach: attachUSDT, uprobe: true},
-	probe.KindSDT:     {place: placeSDT, attach: attachSDT},
+	probe.KindRun:     {place: on(placeRun), attach: attachRun},
+	probe.KindTimer:   {place: on(placeTimer), attach: attachTimer},
+	probe.KindSyscall: {place: on(placeSyscall), attach: attachSyscall},
+	probe.KindKernel:  {place: on(placeKernel), attach: attachKernel},
+	probe.KindUser:    {place: on(placeUser), attach: attachUser, uprobe: true},
+	probe.KindUSDT:    {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
+	probe.KindSDT:     {place: on(placeSDT), attach: attachSDT},
+}
+
+// on makes a kind's place function of one that takes the probe's
+// Detail as the kind's type.
+func on[D probe.Detail](place func(pl *placer, p *probe.Probe, d D) ([]placement, error)) func(*placer, *probe.Probe) ([]placement, error) {
+	return func(pl *placer, p *probe.Probe) ([]placement, error) {
+		d, ok := p.Detail.(D)
+		if !ok {
+			return nil, fmt.Errorf("%s: its detail, a %T, is not of its kind", p, p.Detail)
+		}
+		return place(pl, p, d)
+	}
 }
 
 // A group is the probes one BPF program serves, all of one kind: its
@@ -166,7 +178,7 @@ func cookies(n int) []uint64 {
 }
 
 // BEGIN and END: programs of their own, run from user space.
-func placeRun(pl *placer, p *probe.Probe) ([]placement, error) {
+func placeRun(pl *placer, p *probe.Probe, _ *probe.Run) ([]placement, error) {
 	g := pl.group(p.Name, bpf.CtxRun)
 	g.end = p.Name == "END"
 	return []placement{{g, 0}}, nil
@@ -183,8 +195,7 @@ func attachRun(t *Tracing, g *group, prog *ebpf.Program) error {
 
 // tick-N runs from user space at its interval; profile-N, a group per
 // interval, on a perf event per CPU.
-func placeTimer(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.Timer)
+func placeTimer(pl *placer, p *probe.Probe, d *probe.Timer) ([]placement, error) {
 	if d.Tick {
 		g := pl.group(p.Name, bpf.CtxRun)
 		g.tick = d.Interval
@@ -205,8 +216,7 @@ func attachTimer(t *Tracing, g *group, prog *ebpf.Program) error {
 
 // syscall: one raw sys_enter or sys_exit program serves every call,
 // each probe at its call's number.
-func placeSyscall(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.Syscall)
+func placeSyscall(pl *placer, p *probe.Probe, d *probe.Syscall) ([]placement, error) {
 	nr, ok := attach.SyscallNumber(d.Name)
 	if !ok {
 		return nil, fmt.Errorf("%s: no system call of that name on this machine", p)
@@ -224,8 +234,7 @@ func attachSyscall(t *Tracing, g *group, prog *ebpf.Program) error {
 // fbt and kinst: a kprobe program for a provider's entry probes and
 // one for its return probes, each site at its cookie; fbt's sites go on
 // trampolines where they can (splitTrampolines).
-func placeKernel(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.KernelSite)
+func placeKernel(pl *placer, p *probe.Probe, d *probe.KernelSite) ([]placement, error) {
 	name, ctx := p.Provider+"-entry", bpf.CtxEntry
 	if d.Return {
 		name, ctx = p.Provider+"-return", bpf.CtxReturn
@@ -240,8 +249,7 @@ func attachKernel(t *Tracing, g *group, prog *ebpf.Program) error {
 
 // pid: a uprobe program for the entry and offset probes of every
 // process, one for the return probes, each site at its cookie.
-func placeUser(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.UserSite)
+func placeUser(pl *placer, p *probe.Probe, d *probe.UserSite) ([]placement, error) {
 	name, ctx := "pid-entry", bpf.CtxEntry
 	if d.Return {
 		name, ctx = "pid-return", bpf.CtxReturn
@@ -256,8 +264,7 @@ func attachUser(t *Tracing, g *group, prog *ebpf.Program) error {
 
 // USDT: one uprobe program for every probe, a site per point, as each
 // may find its arguments elsewhere.
-func placeUSDT(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.USDTSite)
+func placeUSDT(pl *placer, p *probe.Probe, d *probe.USDTSite) ([]placement, error) {
 	g := pl.group("usdt", bpf.CtxUSDT)
 	anyProc := usdtAnyProcess(p, d, pl.desc)
 	var pls []placement
@@ -303,8 +310,7 @@ func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
 // with a site there; the site's condition and arguments, compiled, run
 // before its probe's clauses. A system call's tracepoint goes through
 // a perf event, any other is a raw tracepoint.
-func placeSDT(pl *placer, p *probe.Probe) ([]placement, error) {
-	d := p.Detail.(*probe.SDT)
+func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 	var pls []placement
 	for _, st := range d.Sites {
 		var g *group

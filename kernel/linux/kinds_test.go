@@ -104,13 +104,29 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-// TestPlaceUnknown checks that a probe of no kind the runtime knows is
-// refused by name.
+// A detail that claims a kind not its own.
+type oddDetail struct{}
+
+func (*oddDetail) Kind() probe.Kind { return probe.KindTimer }
+
+// TestPlaceUnknown checks that a probe of no kind the runtime knows, or
+// whose detail is not of its kind, is refused by name.
 func TestPlaceUnknown(t *testing.T) {
-	pl := &placer{groups: map[string]*group{}}
-	_, err := pl.place(&probe.Probe{Provider: "odd", Name: "x"}, "odd")
-	const want = "odd:::x: the odd provider is not supported by the Linux runtime yet"
-	if err == nil || err.Error() != want {
-		t.Errorf("err = %v, want %q", err, want)
+	tests := []struct {
+		p    *probe.Probe
+		want string
+	}{
+		{&probe.Probe{Provider: "odd", Name: "x"}, "odd:::x: the odd provider is not supported by the Linux runtime yet"},
+		{&probe.Probe{Provider: "odd", Name: "x", Detail: &oddDetail{}}, "odd:::x: its detail, a *linux.oddDetail, is not of its kind"},
+	}
+	for _, tt := range tests {
+		pl := &placer{groups: map[string]*group{}}
+		_, err := pl.place(tt.p, "odd")
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("err = %v, want %q", err, tt.want)
+		}
+		if len(pl.order) != 0 {
+			t.Errorf("%d groups made", len(pl.order))
+		}
 	}
 }
