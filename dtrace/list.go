@@ -147,19 +147,7 @@ func (h *Handle) writeProbeInfo(w io.Writer, p *probe.Probe) {
 // (not a return), the variables locals-> may read there, with their
 // types, and why each that it may not is not available.
 func (h *Handle) writeLocals(w io.Writer, p *probe.Probe) {
-	switch site := p.Detail.(type) {
-	case *probe.KernelSite:
-		if p.Provider != "kinst" {
-			return
-		}
-	case *probe.UserSite:
-		if site.Return || site.Addr == 0 {
-			return
-		}
-	default:
-		return
-	}
-	if h.locals == nil {
+	if p.Frame() != nil || h.locals == nil {
 		return
 	}
 	fmt.Fprintf(w, "\n\tLocal Variables\n")

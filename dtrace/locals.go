@@ -103,7 +103,7 @@ func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, er
 	var f *check.Frame
 	for _, p := range ps {
 		g, err := r.probeFrame(p)
-		if errors.Is(err, errNoFrame) {
+		if errors.Is(err, probe.ErrNoFrame) {
 			return nil, fmt.Errorf("%s is no kinst probe nor pid probe in a function, where locals-> reads a traced function's variables", p)
 		}
 		if err != nil {
@@ -185,10 +185,6 @@ func placeKey(loc debuginfo.Expr, pl *check.Place) string {
 	return b.String()
 }
 
-// errNoFrame is probeFrame's error for a probe in no traced function's
-// frame.
-var errNoFrame = errors.New("locals-> reads a function's variables at kinst and pid probes")
-
 // usesAddr reports whether a location holds DW_OP_addr.
 func usesAddr(e debuginfo.Expr) bool {
 	for _, op := range e {
@@ -199,24 +195,20 @@ func usesAddr(e debuginfo.Expr) bool {
 	return false
 }
 
-// probeFrame reads the locals at one probe.
+// probeFrame reads the locals at one probe, where probe.Probe.Frame
+// says it has them: a function's in the kernel's image or in a
+// process's object.
 func (r *localsReader) probeFrame(p *probe.Probe) (*check.Frame, error) {
+	if err := p.Frame(); err != nil {
+		return nil, err
+	}
 	switch site := p.Detail.(type) {
 	case *probe.KernelSite:
-		if p.Provider != "kinst" {
-			return nil, errNoFrame
-		}
 		return r.kernelFrame(site)
 	case *probe.UserSite:
-		if site.Return {
-			return nil, errors.New("a return probe fires once the function's frame is gone")
-		}
-		if site.Addr == 0 {
-			return nil, errNoFrame
-		}
 		return r.userFrame(site)
 	}
-	return nil, errNoFrame
+	return nil, probe.ErrNoFrame
 }
 
 func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error) {

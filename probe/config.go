@@ -107,7 +107,7 @@ func Offline(image string, modules []string, cfg Config) (*Catalog, error) {
 		}
 		return ls, nil
 	}
-	return New(Dtrace(), Profile(), &syscallProvider{k: k, isCall: cfg.Syscall, table: syscallTable(arch)}, &fbtProvider{k: k}, &kinstProvider{k}), nil
+	return kernelCatalog(&source{k: k, cfg: &cfg, arch: arch}), nil
 }
 
 // loadELFFuncs lists the functions of the symbol table of the ELF file

@@ -5,8 +5,8 @@
 // compiler finds the native types of a probe's arguments, args[].
 //
 // Probe matching belongs to the runtime side; the compiler asks through
-// an adapter in cmd/kdtrace, and with an offline kernel it asks a
-// catalog of that kernel's files.
+// Matcher (compile.go), which implements check.Probes over a Catalog,
+// and with an offline kernel it asks a catalog of that kernel's files.
 //
 // # Data flow
 //
@@ -34,6 +34,8 @@
 //	               converts no types
 //	Probe.XArgs    the types proc, sched and io translate args[] to
 //	               (psinfo_t *, …), through the D library's translators
+//	Probe.Detail   how the runtime puts the probe in place; its Kind
+//	               picks the runtime's code for it (kernel/linux's kinds)
 //
 // A Desc's empty field matches anything; a field holding * ? [ or \ is
 // a glob, matched as the kernel's dtrace_match_glob does (Glob); any
@@ -127,6 +129,47 @@
 // (a *USDTSite) for all the points of a name in one function, its
 // arguments typed by the sizes the notes give them (int32_t for
 // "-4@%edi"). Unknown providers match nothing.
+//
+// # Adding a provider
+//
+// A provider is a type implementing Provider (its name, its stability
+// Attributes, Probes to list what a Query matches) whose probes carry
+// a Detail; it is made in one place, the providers table
+// (providers.go), which Live and Offline build their catalogs from, in
+// its order: a new row goes last, so that no existing probe's ID
+// changes. What a provider says of its probes is all here, in probe:
+//
+//   - dtrace -l lists what Probes yields; -lv adds the provider's
+//     Attributes, each probe's Args (the native types, found through
+//     the probe's argSource on first use) and XArgs (the translated
+//     types), and, where Probe.Frame says the probe fires in a
+//     function's frame, the locals there;
+//   - the compiler types args[] from Catalog.Info, which takes the same
+//     Args and XArgs, vouched for by the Attributes;
+//   - the runtime puts each probe in place by its Detail's Kind.
+//
+// A provider made of the kernel's tracepoints is a table of sdtSpecs,
+// each a probe's name, argument types and the sites it fires from
+// (sdt.go), and a row naming the table: sdtRow(specs), with
+// tracepoints set so that offline catalogs leave it out. Its probes are
+// *SDTs, of KindSDT, which the Linux runtime already places (a program
+// per tracepoint, the sites' D expressions compiled into it) and
+// attaches: no other code changes.
+//
+// A provider whose probes are put in place as an existing kind's are (a
+// *KernelSite on a kernel function, a *UserSite in a process, a *Timer)
+// is a type here and a row; nothing outside probe changes.
+//
+// A provider of a new kind of probe also needs: a Detail type and its
+// Kind constant (kind.go); in kernel/linux, an entry in its kinds table
+// (kinds.go) that places the probes in groups, one BPF program each,
+// choosing the program's context (bpf.Context) and each probe's index
+// in it (its cookie), and attaches a group's program (through a
+// function of package kernel/linux/attach, which owns what it
+// attaches); and a bpf.Context only if the program is of a type no
+// other kind's is. Where its probes fire in a function's frame,
+// Probe.Frame says so and package dtrace's locals reader reads the
+// frame.
 //
 // # Catalogs
 //

@@ -10,7 +10,7 @@ type dtraceProvider struct {
 func Dtrace() Provider {
 	d := &dtraceProvider{}
 	for i, name := range []string{"BEGIN", "END", "ERROR"} {
-		d.probes[i] = &Probe{Provider: "dtrace", Name: name}
+		d.probes[i] = &Probe{Provider: "dtrace", Name: name, Detail: &Run{}}
 	}
 	return d
 }

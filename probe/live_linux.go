@@ -48,14 +48,8 @@ func Live(cfg Config) (*Catalog, error) {
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
-	sys := &syscallProvider{k: k, isCall: cfg.Syscall, table: syscallTable(runtime.GOARCH), eventDirs: []string{
-		filepath.Join(tracefs[0], "events/syscalls"),
-		filepath.Join(tracefs[1], "events/syscalls"),
-	}}
-	sys.handlers = func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }
-	c := New(Dtrace(), Profile(), sys, &fbtProvider{k: k}, &kinstProvider{k},
-		newSDTProvider("proc", procSpecs, k), newSDTProvider("sched", schedSpecs, k),
-		newSDTProvider("io", ioSpecs, k))
+	c := kernelCatalog(&source{k: k, cfg: &cfg, arch: runtime.GOARCH, live: true, tracefs: tracefs,
+		handlers: func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }})
 	c.procs = &procFS{root: cfg.path("/proc")}
 	if cfg.MaxPIDProbes > 0 {
 		c.maxPID = int64(cfg.MaxPIDProbes)

@@ -10,11 +10,12 @@ import (
 type Probe struct {
 	Provider, Module, Function, Name string
 
-	// Detail says how the probe is put in place, for the runtime: a
-	// *Timer for profile and tick probes, a *KernelSite for fbt and
-	// kinst, a *Syscall for syscall, a *UserSite for pid, an *SDT for
-	// proc, sched and io; nil for the dtrace provider's.
-	Detail any
+	// Detail says how the probe is put in place, for the runtime; its
+	// Kind says which type it is: a *Run for the dtrace provider's
+	// probes, a *Timer for profile and tick probes, a *Syscall for
+	// syscall, a *KernelSite for fbt and kinst, a *UserSite for pid, a
+	// *USDTSite for USDT, an *SDT for proc, sched and io.
+	Detail Detail
 
 	// XArgs are the types of the arguments, args[0] on, as dtrace's
 	// provider declares them when it translates them from their native

@@ -22,6 +22,13 @@
 // MapProbes, the probe's ID and each clause's EPID for it: one raw
 // sys_enter attachment serves every syscall entry probe.
 //
+// Which groups a probe goes in, their programs' context and how they are
+// attached is the business of the probe's kind (probe.Kind, from its
+// Detail), looked up once in one table, kinds (kinds.go): a provider
+// whose probes are of a kind there needs nothing here, and a new kind
+// is one entry, its place and attach functions, and the fields of
+// group it keeps its sites in.
+//
 // BEGIN, END and tick-N run from user space, by BPF_PROG_RUN on CPU 0:
 // BEGIN before the tracing is made active, so before any other probe
 // runs a clause; END after every other attachment is closed; tick-N

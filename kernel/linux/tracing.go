@@ -147,34 +147,6 @@ type Drops struct {
 	SpecBusy, SpecUnavail uint64
 }
 
-// A group is the probes one BPF program serves.
-type group struct {
-	name    string
-	ctx     bpf.Context
-	clauses []bpf.Clause
-	ecbs    map[*kernel.ECB]int // ECB → its clause
-	entries map[uint32]*bpf.ProbeEntry
-	end     bool
-	tick    time.Duration // a tick-N's interval
-	profile time.Duration // a profile-N's interval
-
-	// The sites of uprobes and kprobes, by index (their cookies).
-	users  []*probe.UserSite
-	kernel []*probe.KernelSite
-	usdt   []*probe.USDTSite // a point each
-	uargs  [][]bpf.USDTArg   // each USDT point's arguments
-
-	// tramp is set for an fbt probe's group on an fentry or fexit
-	// program, which goes back on a kprobe if the kernel refuses it.
-	tramp *trampoline
-
-	// An SDT group's tracepoint, and its probes' sites by index.
-	tp      probe.SDTSite
-	sites   []bpf.Site
-	rawArgs int
-	index   map[string]uint32 // a site's index by its probe's name
-}
-
 // Enable enables ecbs on the probes their descriptions match, loads
 // their BPF programs and attaches them; the tracing stays inactive
 // (no clause but BEGIN's runs) until Go. Every error leaves nothing
@@ -187,8 +159,12 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 			t.Close()
 		}
 	}()
-	groups := map[string]*group{}
-	var order []*group
+	pl := &placer{groups: map[string]*group{}, compile: cfg.Compile}
+	if pl.compile == nil {
+		pl.compile = func(string) (*dif.Object, error) {
+			return nil, fmt.Errorf("no compiler for the sites of SDT probes")
+		}
+	}
 	var errorClauses []bpf.Clause
 	t.Matched = make([]int, len(ecbs))
 	// The probes enabled, whose names probeprov … probename read.
@@ -255,13 +231,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 				errorClauses = append(errorClauses, bpf.Clause{ECB: e, EP: ep})
 				continue
 			}
-			compile := cfg.Compile
-			if compile == nil {
-				compile = func(string) (*dif.Object, error) {
-					return nil, fmt.Errorf("no compiler for the sites of SDT probes")
-				}
-			}
-			pls, err := groupOf(p, e.Probe.Provider, groups, &order, compile)
+			pls, err := pl.place(p, e.Probe.Provider)
 			if err != nil {
 				return nil, err
 			}
@@ -289,7 +259,7 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 	if note == nil {
 		note = func(string) {}
 	}
-	order = splitTrampolines(order, note)
+	order := splitTrampolines(pl.order, note)
 	// The ERROR clauses need a program of their own only to be checked:
 	// each program runs them where its clauses fault.
 	lay, err := bpf.NewLayout(&cfg.BPF)
@@ -357,20 +327,8 @@ func Enable(ecbs []kernel.ECB, cfg *Config) (_ *Tracing, err error) {
 		if chain != nil {
 			t.maps = append(t.maps, chain)
 		}
-		prog := progs[0]
-		switch {
-		case g.name == "BEGIN":
-			t.begin = prog
-		case g.end:
-			t.end = prog
-		case g.tick != 0:
-			t.ticks = append(t.ticks, &tick{prog: prog, interval: g.tick})
-		default:
-			c, err := attachGroup(g, prog)
-			if err != nil {
-				return nil, err
-			}
-			t.closers = append(t.closers, c)
+		if err := kinds[g.kind].attach(t, g, progs[0]); err != nil {
+			return nil, err
 		}
 	}
 	return t, nil

@@ -105,7 +105,7 @@ func (g *group) trampolineGroup(name string, i uint32) *group {
 		ctx = bpf.CtxFExit
 	}
 	ent := g.entries[i]
-	t := &group{name: name, ctx: ctx, ecbs: map[*kernel.ECB]int{}, kernel: []*probe.KernelSite{g.kernel[i]},
+	t := &group{name: name, kind: g.kind, ctx: ctx, ecbs: map[*kernel.ECB]int{}, kernel: []*probe.KernelSite{g.kernel[i]},
 		index: map[string]uint32{name: 0}, tramp: &trampoline{from: g, entry: ent}}
 	mine := &bpf.ProbeEntry{ID: ent.ID}
 	for c, epid := range ent.EPIDs {

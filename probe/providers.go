@@ -1,0 +1,75 @@
+package probe
+
+import "path/filepath"
+
+// A source is what a kernel's providers are made over: the kernel, and
+// for a running one, where its tracefs may be and how its syscall
+// handlers are listed.
+type source struct {
+	k    *kernel
+	cfg  *Config
+	arch string // the kernel's GOARCH
+	// live is set for the running kernel, whose tracepoints the
+	// providers made of them (tracepoints rows) fire from.
+	live bool
+	// tracefs are the directories tracefs may be mounted on, in order
+	// of preference; none offline.
+	tracefs []string
+	// handlers lists the kernel's syscall handlers (syscallProvider's);
+	// nil offline.
+	handlers func() ([]string, error)
+}
+
+// A providerRow is one provider of a kernel's catalogs.
+type providerRow struct {
+	name string
+	// tracepoints is set for a provider made of the running kernel's
+	// tracepoints, which an offline catalog does not have.
+	tracepoints bool
+	// make makes the provider, called name, over s.
+	make func(name string, s *source) Provider
+}
+
+// providers are the providers of a kernel's catalogs (Live, Offline),
+// in the order Walk lists them, which numbers their probes
+// (Catalog.ID): a new provider goes last, so that no probe's ID
+// changes. The pid and USDT providers are not here: they are made for
+// each process a description names (Catalog.makeProcProbes).
+var providers = []providerRow{
+	{name: "dtrace", make: func(string, *source) Provider { return Dtrace() }},
+	{name: "profile", make: func(string, *source) Provider { return Profile() }},
+	{name: "syscall", make: newSyscallProvider},
+	{name: "fbt", make: func(_ string, s *source) Provider { return &fbtProvider{k: s.k} }},
+	{name: "kinst", make: func(_ string, s *source) Provider { return &kinstProvider{s.k} }},
+	// dtrace's stable providers, made of Linux's tracepoints: a table
+	// of probes each (sdt.go).
+	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
+	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
+	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
+}
+
+// kernelCatalog returns a catalog of the providers over s.
+func kernelCatalog(s *source) *Catalog {
+	var ps []Provider
+	for _, r := range providers {
+		if r.tracepoints && !s.live {
+			continue
+		}
+		ps = append(ps, r.make(r.name, s))
+	}
+	return New(ps...)
+}
+
+// sdtRow makes a provider of probes made of tracepoints, one per spec.
+func sdtRow(specs []sdtSpec) func(string, *source) Provider {
+	return func(name string, s *source) Provider { return newSDTProvider(name, specs, s.k) }
+}
+
+// newSyscallProvider makes the syscall provider over s.
+func newSyscallProvider(_ string, s *source) Provider {
+	sys := &syscallProvider{k: s.k, isCall: s.cfg.Syscall, table: syscallTable(s.arch), handlers: s.handlers}
+	for _, dir := range s.tracefs {
+		sys.eventDirs = append(sys.eventDirs, filepath.Join(dir, "events/syscalls"))
+	}
+	return sys
+}
