@@ -233,15 +233,7 @@ const (
 // dropped, as dt_consume_cpu does with dtrace(1)'s callbacks. The output
 // is flushed before Consume returns.
 func (c *Consumer) Consume(cpu int, data []byte, drops uint64) error {
-	return c.consumeBuf(Buf{CPU: cpu, Data: data, Drops: drops}, nil)
-}
-
-// A Buf is one CPU's buffer as a backend snapshots it
-// (dtrace_bufdesc_t): its records and the firings it dropped.
-type Buf struct {
-	CPU   int
-	Data  []byte
-	Drops uint64
+	return c.consumeBuf(record.CPUBuffer{CPU: cpu, Data: data, Drops: drops}, nil)
 }
 
 // ConsumeRound prints one round of buffers, one per CPU, in the order
@@ -253,8 +245,8 @@ type Buf struct {
 // buffer is read twice, as dt_consume_begin reads it: its BEGIN
 // records (and the errors they caused) first, the rest after every
 // other CPU's.
-func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
-	byCPU := make(map[int]*Buf, len(bufs))
+func (c *Consumer) ConsumeRound(bufs []record.CPUBuffer, beganOn, endedOn int) error {
+	byCPU := make(map[int]*record.CPUBuffer, len(bufs))
 	var cpus []int
 	for i := range bufs {
 		if _, dup := byCPU[bufs[i].CPU]; dup {
@@ -307,7 +299,7 @@ func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
 // consumeBuf prints a buffer's firings whose probe only accepts (all
 // when nil; for the errors libdtrace's ERROR clause reports, the probe
 // that faulted), then reports its drops.
-func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
+func (c *Consumer) consumeBuf(b record.CPUBuffer, only func(record.Probe) bool) error {
 	cpu, drops := b.CPU, b.Drops
 	c.only = only
 	err := c.consume(cpu, b.Data)
