@@ -64,7 +64,7 @@ func FuzzConsume(f *testing.F) {
 		c.ConsumeRound([]record.CPUBuffer{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
 		// The JSON output, error or not, is whole lines of JSON.
 		var jout bytes.Buffer
-		j := consumer.New(l, consumer.Config{Out: &jout, Err: &errs, Symbols: fakeSymbols{}, JSON: true})
+		j := consumer.New(l, consumer.Config{Out: &jout, Err: &errs, Symbols: fakeSymbols{}, Format: consumer.JSON})
 		j.Consume(0, data, 1)
 		j.ConsumeRound([]record.CPUBuffer{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
 		for line := range bytes.Lines(jout.Bytes()) {
