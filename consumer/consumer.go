@@ -68,7 +68,8 @@ type Config struct {
 	AggPack bool
 	// Format is the output's format: Text, dtrace's, or JSON (-O,
 	// --libxo json), JSON Lines: one object per firing, aggregation,
-	// error and drop, as json.go and kdtrace(1) describe them.
+	// error and drop, as json.go and kdtrace(1) describe them. A value
+	// that names no format is Text.
 	Format Format
 	// AggName names aggregation variable varid ("@count") in JSON
 	// objects; nil, or "", leaves the name out.
@@ -133,9 +134,10 @@ type Consumer struct {
 	aggs     aggState
 	sortOpts sortOpts
 
-	out formatter // Config.Format's
-	d   datum     // the record being handed to out, reused
-	kd  datum     // an aggregation's key being printed, reused
+	out  formatter  // Config.Format's
+	head firingHead // the firing being handed to out, reused
+	d    datum      // the record being handed to out, reused
+	kd   datum      // an aggregation's key being printed, reused
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
@@ -386,7 +388,10 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
 	}
-	h := firingHead{cpu: cpu, f: f, p: p, flow: flowNone}
+	// Reused: a head handed to the formatter, an interface, would be
+	// allocated for every firing.
+	h := &c.head
+	*h = firingHead{cpu: cpu, f: f, p: p, flow: flowNone}
 	if c.cfg.Flowindent {
 		h.flow, h.prefix = c.flow(p, ep, next)
 		if h.flow == flowReturn && c.indent > 0 {
@@ -400,7 +405,7 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	if c.only != nil && !c.only(p) {
 		return nil
 	}
-	c.out.begin(&h)
+	c.out.begin(h)
 	d := &c.d
 	var tracememsize uint64
 	for i := 0; i < len(ep.Recs); i++ {
@@ -488,7 +493,7 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			return fail(err.Error())
 		}
 	}
-	if err := c.out.end(&h); err != nil {
+	if err := c.out.end(h); err != nil {
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
 	return nil
@@ -733,7 +738,7 @@ func (d Drop) message(prog string) string {
 }
 
 // ReportDrop reports a drop as dtrace does, on Config.Err, and, with
-// Config.JSON, as an object of type "drop" on the output.
+// the JSON format, as an object of type "drop" on the output.
 func (c *Consumer) ReportDrop(d Drop) error {
 	if d.Count == 0 {
 		return nil
