@@ -351,6 +351,19 @@ func padNumber(sb *strings.Builder, width int, digits []byte) {
 	sb.Write(digits)
 }
 
+// appendInt appends v as " %*d" does, right-aligned in width columns,
+// as writeInt writes it: into a bufio.Writer's AvailableBuffer, an
+// integer a firing traces costs no allocation.
+func appendInt(b []byte, width int, v int64) []byte {
+	var buf [20]byte
+	digits := strconv.AppendInt(buf[:0], v, 10)
+	b = append(b, ' ')
+	for n := width - len(digits); n > 0; n -= len(spaces) {
+		b = append(b, spaces[:min(n, len(spaces))]...)
+	}
+	return append(b, digits...)
+}
+
 // aggLine formats one entry without a format (dt_print_aggs): its keys,
 // its value, a newline. With hist (the agghist option, for sum() and
 // count()), the value is a bar scaled to its variable's total, the keys

@@ -134,10 +134,9 @@ type Consumer struct {
 	aggs     aggState
 	sortOpts sortOpts
 
-	out  formatter  // Config.Format's
-	head firingHead // the firing being handed to out, reused
-	d    datum      // the record being handed to out, reused
-	kd   datum      // an aggregation's key being printed, reused
+	out formatter // Config.Format's
+	d   datum     // the record being handed to out, reused
+	kd  datum     // an aggregation's key being printed, reused
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
@@ -388,10 +387,7 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
 	}
-	// Reused: a head handed to the formatter, an interface, would be
-	// allocated for every firing.
-	h := &c.head
-	*h = firingHead{cpu: cpu, f: f, p: p, flow: flowNone}
+	h := firingHead{cpu: cpu, f: f, p: p, flow: flowNone}
 	if c.cfg.Flowindent {
 		h.flow, h.prefix = c.flow(p, ep, next)
 		if h.flow == flowReturn && c.indent > 0 {
@@ -493,7 +489,7 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			return fail(err.Error())
 		}
 	}
-	if err := c.out.end(h); err != nil {
+	if err := c.out.end(); err != nil {
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
 	return nil

@@ -50,9 +50,10 @@ func ParseFormat(name string) (Format, error) {
 // their records over, once for every format.
 type formatter interface {
 	// begin starts a firing's output; end ends it. An error of end's
-	// is the firing's.
-	begin(h *firingHead)
-	end(h *firingHead) error
+	// is the firing's. The head is passed by value: a pointer handed
+	// to an interface would be allocated for every firing.
+	begin(h firingHead)
+	end() error
 	// datum renders one record of the firing.
 	datum(d *datum) error
 	// printa renders printa() of the aggregation variables varids

@@ -138,7 +138,7 @@ func (x *jsonFormatter) emit(j jsonBuf) {
 
 // begin starts the firing's object: its CPU, timestamp, EPID and probe,
 // then its records.
-func (x *jsonFormatter) begin(h *firingHead) {
+func (x *jsonFormatter) begin(h firingHead) {
 	j := x.j[:0]
 	j.header("probe")
 	j.key("cpu")
@@ -157,7 +157,7 @@ func (x *jsonFormatter) begin(h *firingHead) {
 
 // end writes the firing's object, then an object for each aggregation
 // its printa() actions print.
-func (x *jsonFormatter) end(*firingHead) error {
+func (x *jsonFormatter) end() error {
 	x.j.raw("]}")
 	x.emit(x.j)
 	for _, varids := range x.printas {

@@ -135,10 +135,14 @@ func (c *Consumer) decode(d *datum, r *record.Rec, b []byte) error {
 }
 
 // reset makes d a datum of record r, whose bytes are b, and nothing
-// else, keeping its room for frames.
+// else, keeping its room for frames. It clears what every formatter
+// reads of every datum (print, ep) and the stack's; the other fields
+// are read only for the kinds that set them, and are left as they
+// were: a firing's walk resets a datum for every record.
 func (d *datum) reset(r *record.Rec, b []byte) {
-	frames := d.frames[:0]
-	*d = datum{rec: r, b: b, frames: frames}
+	d.kind, d.rec, d.b = datumData, r, b
+	d.frames, d.depth = d.frames[:0], 0
+	d.print, d.ep = false, nil
 }
 
 // kernelFrames decodes a stack() record of depth frames of size bytes

@@ -3,6 +3,7 @@ package consumer
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dof"
@@ -18,7 +19,7 @@ func newTextFormatter(c *Consumer) formatter { return textFormatter{c} }
 
 // begin prints the heading the first time, then the firing's columns
 // (chew), on dtrace(1)'s own output.
-func (t textFormatter) begin(h *firingHead) {
+func (t textFormatter) begin(h firingHead) {
 	c := t.c
 	own := c.own()
 	if !c.heading {
@@ -44,7 +45,7 @@ func (t textFormatter) begin(h *firingHead) {
 }
 
 // end prints chewrec's newline, unless quiet.
-func (t textFormatter) end(*firingHead) error {
+func (t textFormatter) end() error {
 	if !t.c.cfg.Quiet {
 		t.c.own().WriteString("\n")
 	}
@@ -82,16 +83,12 @@ func (t textFormatter) datum(d *datum) error {
 		t.write(c.w, d, -33, c.cfg.Quiet)
 		return nil
 	}
-	switch len(d.b) {
-	case 8:
-		c.printf(c.quietOr("%d", " %16d"), d.i)
-	case 4:
-		c.printf(c.quietOr("%d", " %8d"), d.i)
-	case 2:
-		c.printf(c.quietOr("%d", " %5d"), d.i)
-	default:
-		c.printf(c.quietOr("%d", " %3d"), d.i)
+	// " %3d", " %5d", " %8d", " %16lld" by size, or "%d" with quiet.
+	if c.cfg.Quiet {
+		c.w.Write(strconv.AppendInt(c.w.AvailableBuffer(), d.i, 10))
+		return nil
 	}
+	c.w.Write(appendInt(c.w.AvailableBuffer(), fieldWidth(uint32(len(d.b)), false), d.i))
 	return nil
 }
 
@@ -152,18 +149,6 @@ func (t textFormatter) finish(aggs bool) error {
 	}
 	return t.c.printAggs(0)
 }
-
-func (c *Consumer) quietOr(quiet, loud string) string {
-	if c.cfg.Quiet {
-		return quiet
-	}
-	return loud
-}
-
-// printf writes with Go's fmt the few fixed formats that Go and C
-// print alike: integers, and strings of ASCII only (Go pads by runes, C
-// by bytes; padLeft and padRight pad other strings).
-func (c *Consumer) printf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
 
 // bytes prints data as dt_print_bytes does: as a string when every
 // byte is printable up to a NUL followed by NULs only (or to the end),
