@@ -73,7 +73,7 @@
 // its newline, every entry printa() has not printed, in one sorted
 // walk, as dtrace_aggregate_print does when dtrace exits.
 //
-// ConsumeRound takes one buffer per CPU and prints them in
+// ConsumeRound takes one buffer per CPU (record.CPUBuffer) and prints them in
 // dtrace_consume's order: the BEGIN probe's records first, then CPU by
 // CPU, the END probe's CPU last. The firings of libdtrace's ERROR clause
 // (ErrorClause, user argument dof.ECBError) are not printed but reported
@@ -104,9 +104,8 @@
 // order, each with its keys and value, or the buckets of a
 // quantization), and objects of type "error" and "drop" for the ERROR
 // clause's reports and the drops, which still go to Config.Err in
-// dtrace's words. Every object carries "version" (JSONVersion). The
-// actions that act rather than record (exit(), the library actions,
-// system()) act as they do with text. ReportDrop reports the drops a
+// dtrace's words. Every object carries "version" (JSONVersion).
+// ReportDrop reports the drops a
 // backend counts outside the buffers (dynamic variables,
 // speculations) the same way. kdtrace(1)'s JSON OUTPUT section is the
 // schema.
