@@ -58,7 +58,7 @@ type datum struct {
 	// ep is the firing's ECB, whose actions say whether a record holds
 	// a D string (dString); nil for an aggregation's keys.
 	ep *record.EProbe
-	// printf(): the parsed format, its number, and the records and
+	// printf(): the parsed format, and the records and the firing's
 	// data its arguments come from (printfArgs types them).
 	pf   *printf.Format
 	recs []record.Rec
