@@ -298,28 +298,21 @@ func (c *Consumer) aggDatumWidth(sb *strings.Builder, r *record.Rec, b []byte, n
 	case dof.AggStddev:
 		writeUint(sb, 16, stddev(words(b), normal))
 		return nil
-	case dof.ActStack:
-		if r.Arg == 0 {
-			return fmt.Errorf("%s", errBadStackPC)
-		}
-		return c.stack(sb, plain, b, int(r.Arg), int(r.Size/uint32(r.Arg)), StackIndent)
-	case dof.ActUStack, dof.ActJStack:
-		c.ustack(sb, plain, b, r.Arg, StackIndent)
-		return nil
-	case dof.ActSym:
-		sb.WriteString("  " + padRight(c.sym(le64(b), false), 50))
-		return nil
-	case dof.ActMod:
-		sb.WriteString("  " + padRight(c.sym(le64(b), true), 50))
-		return nil
-	case dof.ActUSym, dof.ActUAddr:
-		sb.WriteString("  " + padRight(c.usym(b, r.Action), 50))
-		return nil
-	case dof.ActUMod:
-		sb.WriteString("  " + padRight(c.umod(b), 50))
-		return nil
 	}
 	width := fieldWidth(uint32(len(b)), packed)
+	if !r.Action.IsAgg() {
+		// A key (normal is 1), decoded as a record is.
+		d := &c.kd
+		if err := c.decode(d, r, b); err != nil {
+			return err
+		}
+		if d.kind != datumInt {
+			textFormatter{c}.write(sb, d, width, false)
+			return nil
+		}
+		writeInt(sb, width, d.i)
+		return nil
+	}
 	switch len(b) {
 	case 8:
 		writeInt(sb, width, int64(le64(b)/normal))
@@ -356,6 +349,19 @@ func padNumber(sb *strings.Builder, width int, digits []byte) {
 		sb.WriteString(spaces[:min(n, len(spaces))])
 	}
 	sb.Write(digits)
+}
+
+// appendInt appends v as " %*d" does, right-aligned in width columns,
+// as writeInt writes it: into a bufio.Writer's AvailableBuffer, an
+// integer a firing traces costs no allocation.
+func appendInt(b []byte, width int, v int64) []byte {
+	var buf [20]byte
+	digits := strconv.AppendInt(buf[:0], v, 10)
+	b = append(b, ' ')
+	for n := width - len(digits); n > 0; n -= len(spaces) {
+		b = append(b, spaces[:min(n, len(spaces))]...)
+	}
+	return append(b, digits...)
 }
 
 // aggLine formats one entry without a format (dt_print_aggs): its keys,

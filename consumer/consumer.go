@@ -66,10 +66,11 @@ type Config struct {
 	// AggPack is the aggpack option: quantize() and lquantize() printed
 	// one line an entry.
 	AggPack bool
-	// JSON writes the output as JSON Lines (-O, --libxo json) rather
-	// than dtrace's text: one object per firing, aggregation, error
-	// and drop, as json.go and kdtrace(1) describe them.
-	JSON bool
+	// Format is the output's format: Text, dtrace's, or JSON (-O,
+	// --libxo json), JSON Lines: one object per firing, aggregation,
+	// error and drop, as json.go and kdtrace(1) describe them. A value
+	// that names no format is Text.
+	Format Format
 	// AggName names aggregation variable varid ("@count") in JSON
 	// objects; nil, or "", leaves the name out.
 	AggName func(varid uint32) string
@@ -133,7 +134,9 @@ type Consumer struct {
 	aggs     aggState
 	sortOpts sortOpts
 
-	jbuf jsonBuf // the JSON object of a firing, reused
+	out formatter // Config.Format's
+	d   datum     // the record being handed to out, reused
+	kd  datum     // an aggregation's key being printed, reused
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
@@ -146,8 +149,14 @@ func New(desc record.Describer, cfg Config) *Consumer {
 	if cfg.ProgName == "" {
 		cfg.ProgName = "dtrace"
 	}
-	return &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
+	c := &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
 		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8, pack: cfg.AggPack}}
+	f := Text
+	if cfg.Format >= 0 && int(cfg.Format) < len(formats) {
+		f = cfg.Format
+	}
+	c.out = formats[f].new(c)
+	return c
 }
 
 // Exited reports whether an exit() record was consumed, and the last
@@ -163,16 +172,7 @@ func (c *Consumer) SkipAggs() { c.skipAggs = true }
 // aggregations printa() has not printed, all in one sorted walk
 // (dtrace_aggregate_print), and flushes the output.
 func (c *Consumer) Finish() error {
-	var err error
-	switch {
-	case c.cfg.JSON && !c.skipAggs:
-		err = c.finishJSON()
-	case !c.cfg.JSON:
-		c.own().WriteString("\n")
-		if !c.skipAggs {
-			err = c.printAggs(0)
-		}
-	}
+	err := c.out.finish(!c.skipAggs)
 	if ferr := c.flush(); err == nil {
 		err = ferr
 	}
@@ -233,15 +233,7 @@ const (
 // dropped, as dt_consume_cpu does with dtrace(1)'s callbacks. The output
 // is flushed before Consume returns.
 func (c *Consumer) Consume(cpu int, data []byte, drops uint64) error {
-	return c.consumeBuf(Buf{CPU: cpu, Data: data, Drops: drops}, nil)
-}
-
-// A Buf is one CPU's buffer as a backend snapshots it
-// (dtrace_bufdesc_t): its records and the firings it dropped.
-type Buf struct {
-	CPU   int
-	Data  []byte
-	Drops uint64
+	return c.consumeBuf(record.CPUBuffer{CPU: cpu, Data: data, Drops: drops}, nil)
 }
 
 // ConsumeRound prints one round of buffers, one per CPU, in the order
@@ -253,8 +245,8 @@ type Buf struct {
 // buffer is read twice, as dt_consume_begin reads it: its BEGIN
 // records (and the errors they caused) first, the rest after every
 // other CPU's.
-func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
-	byCPU := make(map[int]*Buf, len(bufs))
+func (c *Consumer) ConsumeRound(bufs []record.CPUBuffer, beganOn, endedOn int) error {
+	byCPU := make(map[int]*record.CPUBuffer, len(bufs))
 	var cpus []int
 	for i := range bufs {
 		if _, dup := byCPU[bufs[i].CPU]; dup {
@@ -307,7 +299,7 @@ func (c *Consumer) ConsumeRound(bufs []Buf, beganOn, endedOn int) error {
 // consumeBuf prints a buffer's firings whose probe only accepts (all
 // when nil; for the errors libdtrace's ERROR clause reports, the probe
 // that faulted), then reports its drops.
-func (c *Consumer) consumeBuf(b Buf, only func(record.Probe) bool) error {
+func (c *Consumer) consumeBuf(b record.CPUBuffer, only func(record.Probe) bool) error {
 	cpu, drops := b.CPU, b.Drops
 	c.only = only
 	err := c.consume(cpu, b.Data)
@@ -382,8 +374,10 @@ func (c *Consumer) flow(p record.Probe, ep *record.EProbe, next *record.Firing) 
 	return flowNone, "| "
 }
 
-// firing prints one firing: chew, then each record (chewrec and
-// dt_consume_cpu's printing), then chewrec's final newline.
+// firing prints one firing, as dt_consume_cpu does with dtrace(1)'s
+// chew and chewrec: it decodes each record once, carries out what the
+// actions do (exit(), the library actions, system(), freopen()), and
+// hands the firing's head and each record's datum to the formatter.
 func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error {
 	ep := f.EProbe
 	p, err := c.desc.Probe(ep.ProbeID)
@@ -393,48 +387,26 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 	if ep.UArg == dof.ECBError {
 		return c.fault(f, p)
 	}
-	if c.cfg.JSON {
-		return c.firingJSON(cpu, f, p)
-	}
-	flow, prefix := flowNone, ""
+	h := firingHead{cpu: cpu, f: f, p: p, flow: flowNone}
 	if c.cfg.Flowindent {
-		flow, prefix = c.flow(p, ep, next)
-		if flow == flowReturn && c.indent > 0 {
+		h.flow, h.prefix = c.flow(p, ep, next)
+		if h.flow == flowReturn && c.indent > 0 {
 			c.indent -= 2
 		}
 	}
-	indent := c.indent
-	if flow == flowEntry {
+	h.indent = c.indent
+	if h.flow == flowEntry {
 		c.indent += 2
 	}
 	if c.only != nil && !c.only(p) {
 		return nil
 	}
-	own := c.own()
-	if !c.heading {
-		switch {
-		case c.cfg.Flowindent:
-			// Even with quiet, as dtrace(1) prints it.
-			fmt.Fprintf(own, "%3s %s\n", "CPU", padRight("FUNCTION", 41))
-		case !c.cfg.Quiet:
-			fmt.Fprintf(own, "%3s %6s %32s\n", "CPU", "ID", "FUNCTION:NAME")
-		}
-		c.heading = true
-	}
-	switch {
-	case c.cfg.Flowindent:
-		name := strings.Repeat(" ", indent) + prefix + p.Function
-		if flow == flowNone {
-			name += ":" + p.Name
-		}
-		fmt.Fprintf(own, "%3d %s ", cpu, padRight(name, 41))
-	case !c.cfg.Quiet:
-		fmt.Fprintf(own, "%3d %6d %s ", cpu, p.ID, padLeft(p.Function+":"+p.Name, 32))
-	}
+	c.out.begin(h)
+	d := &c.d
 	var tracememsize uint64
 	for i := 0; i < len(ep.Recs); i++ {
 		rec := &ep.Recs[i]
-		addr := f.Data[rec.Offset : rec.Offset+rec.Size]
+		b := f.Data[rec.Offset : rec.Offset+rec.Size]
 		fail := func(reason string) error { return &Error{EPID: ep.EPID, Rec: i, Reason: reason} }
 		if uint64(rec.Size) < minSize(rec) {
 			return fail(errDMismatch)
@@ -449,98 +421,76 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 			continue
 		case dof.ActTraceMemDynSize:
 			if rec.Size == 8 {
-				tracememsize = binary.LittleEndian.Uint64(addr)
+				tracememsize = le64(b)
 			}
 			continue
 		case dof.ActExit:
-			c.status, c.exited = int(int32(binary.LittleEndian.Uint32(addr))), true
-			continue
-		case dof.ActStack:
-			if rec.Arg == 0 {
-				return fail(errBadStackPC)
-			}
-			if err := c.stack(c.w, plain, addr, int(rec.Arg), int(rec.Size/uint32(rec.Arg)), StackIndent); err != nil {
-				return fail(err.Error())
-			}
-			continue
-		case dof.ActUStack, dof.ActJStack:
-			c.ustack(c.w, plain, addr, rec.Arg, StackIndent)
-			continue
-		case dof.ActSym:
-			c.w.WriteString("  " + padRight(c.sym(le64(addr), false), 50))
-			continue
-		case dof.ActMod:
-			c.w.WriteString("  " + padRight(c.sym(le64(addr), true), 50))
-			continue
-		case dof.ActUSym, dof.ActUAddr:
-			c.w.WriteString("  " + padRight(c.usym(addr, rec.Action), 50))
-			continue
-		case dof.ActUMod:
-			c.w.WriteString("  " + padRight(c.umod(addr), 50))
-			continue
-		case dof.ActPrintm:
-			n := le64(addr)
-			if n > uint64(len(addr)-8) {
-				return fail(errDOffset)
-			}
-			c.bytes(addr[8:8+n], 50, true)
-			continue
+			c.status, c.exited = int(int32(binary.LittleEndian.Uint32(b))), true
+			d.reset(rec, b)
+			d.kind, d.i = datumExit, int64(c.status)
 		case dof.ActPrinta:
 			varids := printaGroup(ep, f, i)
 			if varids == nil {
 				return fail(errBadAgg)
 			}
-			if err := c.printa(varids, rec.Format); err != nil {
+			if err := c.out.printa(varids, rec.Format); err != nil {
 				return fail(err.Error())
 			}
 			i += len(varids) - 1
 			continue
 		case dof.ActPrintf, dof.ActSystem, dof.ActFreopen:
 			if rec.Format == 0 {
+				// A record of its own, printed as trace() prints it.
+				if err := c.decode(d, rec, b); err != nil {
+					return fail(err.Error())
+				}
 				break
 			}
-			n, err := c.printfLike(f, i)
+			n, err := c.printfLike(d, f, i)
 			if err != nil {
 				return fail(err.Error())
 			}
-			if n > 0 {
-				i += n - 1
-			}
-			continue
-		case dof.ActDIFExpr:
-			if rec.Format == 0 {
-				break
-			}
-			ok, err := c.print(rec, addr)
-			if err != nil {
-				return fail(err.Error())
-			}
-			if ok {
-				continue
-			}
+			i += max(n, 1) - 1
 		case dof.ActTraceMem:
 			if tracememsize == 0 || tracememsize > uint64(rec.Size) {
 				tracememsize = uint64(rec.Size)
 			}
-			c.bytes(addr[:tracememsize], -33, true)
+			d.reset(rec, b[:tracememsize])
+			d.kind = datumMem
 			tracememsize = 0
-			continue
-		}
-		switch rec.Size {
-		case 8:
-			c.printf(c.quietOr("%d", " %16d"), int64(le64(addr)))
-		case 4:
-			c.printf(c.quietOr("%d", " %8d"), int32(binary.LittleEndian.Uint32(addr)))
-		case 2:
-			c.printf(c.quietOr("%d", " %5d"), binary.LittleEndian.Uint16(addr))
-		case 1:
-			c.printf(c.quietOr("%d", " %3d"), addr[0])
+		case dof.ActPrintm:
+			n := le64(b)
+			if n > uint64(len(b)-8) {
+				return fail(errDOffset)
+			}
+			d.reset(rec, b[8:8+n])
+			d.kind = datumMem
+		case dof.ActDIFExpr:
+			if rec.Size == 0 {
+				// A statement that records nothing (x = 1).
+				continue
+			}
+			c.decode(d, rec, b)
+			d.ep = ep
+			if rec.Format != 0 {
+				// print(): the value, with the type the compiler gave it.
+				ref, err := c.desc.Format(rec.Format)
+				if err != nil {
+					return fail(err.Error())
+				}
+				d.print, d.typeRef = true, ref
+			}
 		default:
-			c.bytes(addr, -33, false)
+			if err := c.decode(d, rec, b); err != nil {
+				return fail(err.Error())
+			}
+		}
+		if err := c.out.datum(d); err != nil {
+			return fail(err.Error())
 		}
 	}
-	if !c.cfg.Quiet {
-		c.own().WriteString("\n")
+	if err := c.out.end(); err != nil {
+		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
 	return nil
 }
@@ -607,9 +557,7 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	if c.cfg.Err != nil {
 		fmt.Fprintln(c.cfg.Err, msg)
 	}
-	if c.cfg.JSON {
-		c.faultJSON(epid, fp, int32(v[1]), int32(v[2]), fault, v[4], details != "", msg)
-	}
+	c.out.fault(&faultReport{epid: epid, p: fp, action: int32(v[1]), offset: int32(v[2]), fault: fault, addr: v[4], hasAddr: details != "", msg: msg})
 	return nil
 }
 
@@ -723,18 +671,6 @@ func minSize(r *record.Rec) uint64 {
 	return 0
 }
 
-func (c *Consumer) quietOr(quiet, loud string) string {
-	if c.cfg.Quiet {
-		return quiet
-	}
-	return loud
-}
-
-// printf writes with Go's fmt the few fixed formats that Go and C
-// print alike: integers, and strings of ASCII only (Go pads by runes, C
-// by bytes; padLeft and padRight pad other strings).
-func (c *Consumer) printf(format string, args ...any) { fmt.Fprintf(c.w, format, args...) }
-
 // padLeft and padRight pad s with spaces to n bytes, as %*s and %-*s do.
 func padLeft(s string, n int) string {
 	if len(s) >= n {
@@ -757,219 +693,55 @@ func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 func isprint(b byte) bool { return b >= 0x20 && b < 0x7f }
 func isspace(b byte) bool { return b == ' ' || b >= '\t' && b <= '\r' }
 
-// bytes prints data as dt_print_bytes does: as a string when every
-// byte is printable up to a NUL followed by NULs only (or to the end),
-// else, or with the rawbytes option or raw, as a hex dump.
-func (c *Consumer) bytes(b []byte, width int, raw bool) {
-	var sb strings.Builder
-	c.dump(&sb, b, width, raw, c.cfg.Quiet)
-	c.w.WriteString(sb.String())
+// The kinds of drops, as a Drop names them.
+const (
+	DropPrincipal   = "principal"   // a CPU's buffer was full: "N drops on CPU M"
+	DropAggregation = "aggregation" // a CPU's aggregation buffer was full
+	DropDynamic     = "dynamic"     // dynamic variables
+	DropSpeculative = "speculative" // speculative buffers were full
+	DropSpecBusy    = "specbusy"    // failed speculations: buffers still busy
+	DropSpecUnavail = "specunavail" // failed speculations: no buffer available
+)
+
+// A Drop is what the tracing lost, counted since the last report.
+type Drop struct {
+	Kind  string // Drop*
+	CPU   int    // the CPU, for principal and aggregation drops; -1 for none
+	Count uint64
 }
 
-// dump is bytes writing to sb, quiet or not.
-func (c *Consumer) dump(sb *strings.Builder, b []byte, width int, raw, quiet bool) {
-	if len(b) == 0 {
-		return
+// message is the drop in dtrace's words.
+func (d Drop) message(prog string) string {
+	s := "s"
+	if d.Count == 1 {
+		s = ""
 	}
-	if !raw && !c.cfg.RawBytes {
-		i := 0
-		for ; i < len(b); i++ {
-			ch := b[i]
-			if isprint(ch) || isspace(ch) || ch == '\b' || ch == '\a' {
-				continue
-			}
-			if ch == 0 && i > 0 {
-				// A string, if nothing but NULs follow.
-				j := i + 1
-				for j < len(b) && b[j] == 0 {
-					j++
-				}
-				if j != len(b) {
-					break
-				}
-				s := string(b[:i])
-				switch {
-				case quiet:
-					sb.WriteString(s)
-				case width < 0:
-					sb.WriteString("  " + padRight(s, -width))
-				default:
-					sb.WriteString(" " + padLeft(s, width))
-				}
-				return
-			}
-			break
-		}
-		if i == len(b) {
-			// All printable, and no NUL: a string all the same,
-			// left-justified whatever the width's sign.
-			sb.WriteString("  " + padRight(string(b), max(width, -width)))
-			return
-		}
+	switch d.Kind {
+	case DropPrincipal:
+		return fmt.Sprintf("%s: %d drop%s on CPU %d", prog, d.Count, s, d.CPU)
+	case DropAggregation:
+		return fmt.Sprintf("%s: %d aggregation drop%s on CPU %d", prog, d.Count, s, d.CPU)
+	case DropDynamic:
+		return fmt.Sprintf("%s: %d dynamic variable drop%s", prog, d.Count, s)
+	case DropSpeculative:
+		return fmt.Sprintf("%s: %d speculative drop%s", prog, d.Count, s)
+	case DropSpecBusy:
+		return fmt.Sprintf("%s: %d failed speculation%s (available buffer(s) still busy)", prog, d.Count, s)
+	case DropSpecUnavail:
+		return fmt.Sprintf("%s: %d failed speculation%s (no speculative buffer available)", prog, d.Count, s)
 	}
-	const margin = 5
-	fmt.Fprintf(sb, "\n%*s      ", margin, "")
-	for i := 0; i < 16; i++ {
-		fmt.Fprintf(sb, "  %c", "0123456789abcdef"[i])
-	}
-	sb.WriteString("  0123456789abcdef\n")
-	for i := 0; i < len(b); i += 16 {
-		fmt.Fprintf(sb, "%*s%5x:", margin, "", i)
-		j := i
-		for ; j < i+16 && j < len(b); j++ {
-			fmt.Fprintf(sb, " %02x", b[j])
-		}
-		for ; j%16 != 0; j++ {
-			sb.WriteString("   ")
-		}
-		sb.WriteString("  ")
-		for j = i; j < i+16 && j < len(b); j++ {
-			ch := b[j]
-			if ch < ' ' || ch > '~' {
-				ch = '.'
-			}
-			sb.WriteByte(ch)
-		}
-		sb.WriteString("\n")
-	}
+	return fmt.Sprintf("%s: %d %s drop%s", prog, d.Count, d.Kind, s)
 }
 
-// sym formats a kernel address as sym() (or, with mod, mod()) shows it.
-func (c *Consumer) sym(pc uint64, mod bool) string {
-	if c.cfg.Symbols != nil {
-		if s, ok := c.cfg.Symbols.Kernel(pc); ok {
-			switch {
-			case mod:
-				return s.Object
-			case s.Name != "":
-				return s.Object + "`" + s.Name
-			}
-			return fmt.Sprintf("%s`0x%x", s.Object, pc)
-		}
+// ReportDrop reports a drop as dtrace does, on Config.Err, and, with
+// the JSON format, as an object of type "drop" on the output.
+func (c *Consumer) ReportDrop(d Drop) error {
+	if d.Count == 0 {
+		return nil
 	}
-	return fmt.Sprintf("0x%x", pc)
-}
-
-// addr2str formats a kernel address as %a does (dtrace_addr2str).
-func (c *Consumer) addr2str(addr uint64) string {
-	if c.cfg.Symbols != nil {
-		if s, ok := c.cfg.Symbols.Kernel(addr); ok {
-			return s.at(addr)
-		}
+	msg := d.message(c.cfg.ProgName)
+	if c.cfg.Err != nil {
+		fmt.Fprintln(c.cfg.Err, msg)
 	}
-	return fmt.Sprintf("0x%x", addr)
-}
-
-// uaddr2str formats a user address as %A and uaddr() do
-// (dtrace_uaddr2str).
-func (c *Consumer) uaddr2str(pid, addr uint64) string {
-	if pid != 0 && c.cfg.Symbols != nil {
-		if s, ok := c.cfg.Symbols.User(pid, addr); ok {
-			return s.at(addr)
-		}
-	}
-	return fmt.Sprintf("0x%x", addr)
-}
-
-// usym formats a usym() or uaddr() record: the pid, then the address;
-// usym() shows the symbol without its offset.
-func (c *Consumer) usym(addr []byte, act dof.ActKind) string {
-	pid, pc := le64(addr), le64(addr[8:])
-	if act == dof.ActUSym && c.cfg.Symbols != nil {
-		if s, ok := c.cfg.Symbols.User(pid, pc); ok && s.Name != "" {
-			pc = s.Value
-		}
-	}
-	return c.uaddr2str(pid, pc)
-}
-
-// umod formats a umod() record.
-func (c *Consumer) umod(addr []byte) string {
-	pid, pc := le64(addr), le64(addr[8:])
-	if c.cfg.Symbols != nil {
-		if s, ok := c.cfg.Symbols.User(pid, pc); ok {
-			return s.Object
-		}
-	}
-	return fmt.Sprintf("0x%x", pc)
-}
-
-// stack prints a stack() record of depth frames of size bytes each,
-// each on its own line (dt_print_stack).
-func (c *Consumer) stack(w io.StringWriter, format func(string) string, addr []byte, depth, size, indent int) error {
-	w.WriteString("\n")
-	for i := 0; i < depth; i++ {
-		var pc uint64
-		switch size {
-		case 4:
-			pc = uint64(binary.LittleEndian.Uint32(addr))
-		case 8:
-			pc = le64(addr)
-		default:
-			return fmt.Errorf("%s", errBadStackPC)
-		}
-		if pc == 0 {
-			break
-		}
-		addr = addr[size:]
-		w.WriteString(strings.Repeat(" ", indent))
-		s := fmt.Sprintf("0x%x", pc)
-		if c.cfg.Symbols != nil {
-			if sym, ok := c.cfg.Symbols.Kernel(pc); ok {
-				s = sym.at(pc)
-			}
-		}
-		w.WriteString(format(s) + "\n")
-	}
-	return nil
-}
-
-// ustack prints a ustack() record: the pid, the frames, then the
-// helpers' strings (dt_print_ustack).
-func (c *Consumer) ustack(w io.StringWriter, format func(string) string, addr []byte, arg uint64, indent int) {
-	depth, strsize := dof.UStackParams(arg)
-	if depth == 0 {
-		return
-	}
-	pid := le64(addr)
-	pcs := addr[8 : 8+8*int(depth)]
-	strs := addr[8+8*int(depth):]
-	strs = strs[:min(len(strs), int(strsize))]
-	w.WriteString("\n")
-	for i := 0; i < int(depth); i++ {
-		pc := le64(pcs[8*i:])
-		if pc == 0 {
-			break
-		}
-		w.WriteString(strings.Repeat(" ", indent))
-		str := ""
-		if len(strs) > 0 {
-			str = cstring(strs)
-		}
-		s := fmt.Sprintf("0x%x", pc)
-		if c.cfg.Symbols != nil {
-			if sym, ok := c.cfg.Symbols.User(pid, pc); ok {
-				s = sym.at(pc)
-			}
-		}
-		w.WriteString(format(s) + "\n")
-		if strings.HasPrefix(str, "@") {
-			// An annotation, beneath the frame.
-			w.WriteString(strings.Repeat(" ", indent) + format("  [ "+str[1:]+" ]") + "\n")
-		}
-		if len(strs) > 0 {
-			strs = strs[min(len(strs), len(str)+1):]
-		}
-	}
-}
-
-// plain formats a stack frame as "%s" does.
-func plain(s string) string { return s }
-
-// cstring returns b up to its first NUL.
-func cstring(b []byte) string {
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		return string(b[:i])
-	}
-	return string(b)
+	return c.out.drop(d, msg)
 }

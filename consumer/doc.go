@@ -4,13 +4,15 @@
 //
 // # Data flow
 //
-//	backend ──► record.Buffer bytes of a CPU ──► Consumer.Consume ──► record.Decode ──► firings
+//	backend ──► record.CPUBuffer (a CPU's record.Buffer bytes) ──► Consumer.ConsumeRound ──► record.Decode ──► firings
 //	                                                   │
-//	     record.Describer (EPIDs, formats, probes) ────┤
+//	     record.Describer (EPIDs, formats, probes) ────┤ each record decoded once (model.go: a datum)
+//	                                                   │ exit(), library actions, system(), freopen() carried out
 //	                                                   ▼
-//	        the CPU/ID/FUNCTION:NAME header and each firing's line (without quiet),
-//	        trace() by record size, strings and bytes, printf() formats,
-//	        exit() ──► Consumer.Exited ──► Finish ──► io.Writer
+//	        formatter (Config.Format): text (text.go, aggprint.go) or JSON (json.go)
+//	                                                   │
+//	                                                   ▼
+//	        io.Writer; exit()'s status ──► Consumer.Exited; Finish
 //
 // Consume does what libdtrace's dt_consume_cpu does with dtrace(1)'s
 // callbacks chew and chewrec: each firing starts, unless the quiet
@@ -71,17 +73,28 @@
 // its newline, every entry printa() has not printed, in one sorted
 // walk, as dtrace_aggregate_print does when dtrace exits.
 //
-// ConsumeRound takes one buffer per CPU and prints them in
+// ConsumeRound takes one buffer per CPU (record.CPUBuffer) and prints them in
 // dtrace_consume's order: the BEGIN probe's records first, then CPU by
 // CPU, the END probe's CPU last. The firings of libdtrace's ERROR clause
 // (ErrorClause, user argument dof.ECBError) are not printed but reported
 // on Config.Err in dtrace's words, as dt_handle_err reports them; drops
 // likewise.
 //
-// # JSON
+// # Output formats
 //
-// With Config.JSON (kdtrace -O json, --libxo json) the consumer writes
-// JSON Lines instead of text, from the same records (json.go): an
+// The walk over a firing's records is the format's no more than the
+// records are: it decodes each record once into a datum (model.go: an
+// integer, data, a stack's frames, a symbol, printf()'s text with its
+// arguments typed on demand, exit()'s status), carries out the actions
+// that act rather than record (exit(), the library actions, system(),
+// freopen()), and hands the firing's head, each datum, each printa(),
+// each ERROR clause's fault and each drop to a formatter. Aggregation
+// entries are merged, sorted and their keys decoded the same way for
+// every format. The text formatter (text.go, and aggprint.go for
+// aggregations) prints dtrace's bytes, as above.
+//
+// With Config.Format JSON (kdtrace -O json, --libxo json) the consumer
+// writes JSON Lines instead of text, from the same data (json.go): an
 // object of type "probe" for each firing (CPU, timestamp, EPID, the
 // probe's ID and names, and each action's record typed: integers as
 // numbers, D strings as strings, printf()'s output with its arguments
@@ -91,10 +104,19 @@
 // order, each with its keys and value, or the buckets of a
 // quantization), and objects of type "error" and "drop" for the ERROR
 // clause's reports and the drops, which still go to Config.Err in
-// dtrace's words. Every object carries "version" (JSONVersion). The
-// actions that act rather than record (exit(), the library actions,
-// system()) act as they do with text. ReportDrop reports the drops a
+// dtrace's words. Every object carries "version" (JSONVersion).
+// ReportDrop reports the drops a
 // backend counts outside the buffers (dynamic variables,
 // speculations) the same way. kdtrace(1)'s JSON OUTPUT section is the
 // schema.
+//
+// # Adding an output format
+//
+// A format is a type that implements the formatter interface
+// (format.go) in a file of its own, rendering the data the walk hands
+// it; it is registered by a Format constant and a row of the formats
+// table in format.go, which gives its name. dtrace(1)'s oformat option
+// names it (ParseFormat); the option's values are listed in package
+// option, and kdtrace(1) describes them. Nothing else in the consumer,
+// the backend or package dtrace changes.
 package consumer

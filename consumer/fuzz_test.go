@@ -61,12 +61,12 @@ func FuzzConsume(f *testing.F) {
 		var out, errs bytes.Buffer
 		c := consumer.New(l, consumer.Config{Out: &out, Err: &errs, Symbols: fakeSymbols{}, Types: &tb})
 		c.Consume(0, data, 1)
-		c.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
+		c.ConsumeRound([]record.CPUBuffer{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
 		// The JSON output, error or not, is whole lines of JSON.
 		var jout bytes.Buffer
-		j := consumer.New(l, consumer.Config{Out: &jout, Err: &errs, Symbols: fakeSymbols{}, JSON: true})
+		j := consumer.New(l, consumer.Config{Out: &jout, Err: &errs, Symbols: fakeSymbols{}, Format: consumer.JSON})
 		j.Consume(0, data, 1)
-		j.ConsumeRound([]consumer.Buf{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
+		j.ConsumeRound([]record.CPUBuffer{{CPU: 0, Data: data}, {CPU: 1, Data: data}}, 0, 0)
 		for line := range bytes.Lines(jout.Bytes()) {
 			if !json.Valid(line) || line[len(line)-1] != '\n' {
 				t.Fatalf("not a line of JSON: %q", line)

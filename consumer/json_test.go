@@ -262,7 +262,7 @@ func TestJSONError(t *testing.T) {
 
 func TestJSONDrop(t *testing.T) {
 	var out, errs bytes.Buffer
-	c := consumer.New(nil, consumer.Config{Out: &out, Err: &errs, ProgName: "kdtrace", JSON: true})
+	c := consumer.New(nil, consumer.Config{Out: &out, Err: &errs, ProgName: "kdtrace", Format: consumer.JSON})
 	for _, d := range []consumer.Drop{
 		{Kind: consumer.DropPrincipal, CPU: 1, Count: 3},
 		{Kind: consumer.DropDynamic, CPU: -1, Count: 1},
@@ -304,14 +304,10 @@ func BenchmarkConsume(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, json := range []bool{false, true} {
-		name := "text"
-		if json {
-			name = "json"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, format := range []consumer.Format{consumer.Text, consumer.JSON} {
+		b.Run(format.String(), func(b *testing.B) {
 			for b.Loop() {
-				c := consumer.New(l, consumer.Config{Out: io.Discard, JSON: json})
+				c := consumer.New(l, consumer.Config{Out: io.Discard, Format: format})
 				if err := c.Consume(0, buf.Bytes(), 0); err != nil {
 					b.Fatal(err)
 				}

@@ -32,22 +32,24 @@ func (c *Consumer) format(n uint16) (*printf.Format, error) {
 }
 
 // printfLike runs the printf-like action whose first record is i: it
-// formats that record and the ones after it, and prints (printf) or
-// runs (system) the result. It returns how many records it consumed.
-func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
+// formats that record and the ones after it into d, the text printf()
+// prints, and runs it (system()) or opens it (freopen()). It returns how
+// many records it consumed.
+func (c *Consumer) printfLike(d *datum, f *record.Firing, i int) (int, error) {
 	rec := &f.EProbe.Recs[i]
 	pf, err := c.format(rec.Format)
 	if err != nil {
 		return 0, err
 	}
 	var out strings.Builder
-	n, err := c.sprintf(&out, pf, f.EProbe.Recs[i:], f.Data, f.Offset, nil)
+	recs := f.EProbe.Recs[i:]
+	n, err := c.sprintf(&out, pf, recs, f.Data, f.Offset, nil)
 	if err != nil {
 		return 0, err
 	}
+	d.reset(rec, f.Rec(i))
+	d.kind, d.str, d.pf, d.recs, d.data = datumPrintf, out.String(), pf, recs[:n], f.Data
 	switch rec.Action {
-	case dof.ActPrintf:
-		c.w.WriteString(out.String())
 	case dof.ActSystem:
 		if c.cfg.System == nil {
 			return 0, fmt.Errorf("system() is not allowed here")
@@ -56,18 +58,16 @@ func (c *Consumer) printfLike(f *record.Firing, i int) (int, error) {
 		if err := c.flush(); err != nil {
 			return 0, err
 		}
-		if err := c.cfg.System(out.String()); err != nil {
+		if err := c.cfg.System(d.str); err != nil {
 			return 0, err
 		}
 	case dof.ActFreopen:
 		// Only freopen("") restores: its format is the sentinel, while
 		// freopen("%s", ".") names a file.
 		restore := len(pf.Convs) == 0 && pf.Tail == freopenRestore
-		if err := c.freopen(f, out.String(), restore); err != nil {
+		if err := c.freopen(f, d.str, restore); err != nil {
 			return 0, err
 		}
-	default:
-		return 0, fmt.Errorf("%s() is not supported yet", strings.ToLower(rec.Action.String()))
 	}
 	return n, nil
 }
@@ -397,20 +397,17 @@ func (c *Consumer) stackConv(spec *conv, r *record.Rec, b []byte, dynwidth int) 
 	if spec.left {
 		spec.width = 0
 	}
-	var out strings.Builder
+	var d datum
 	switch r.Action {
-	case dof.ActUStack, dof.ActJStack:
-		c.ustack(&out, spec.str, b, r.Arg, indent)
-	case dof.ActStack:
-		if r.Arg == 0 {
-			return "", fmt.Errorf("%s", errBadStackPC)
-		}
-		if err := c.stack(&out, spec.str, b, int(r.Arg), int(r.Size/uint32(r.Arg)), indent); err != nil {
+	case dof.ActStack, dof.ActUStack, dof.ActJStack:
+		if err := c.decode(&d, r, b); err != nil {
 			return "", err
 		}
 	default:
 		return "", fmt.Errorf("%s", errDMismatch)
 	}
+	var out strings.Builder
+	writeFrames(&out, spec.str, &d, indent)
 	return out.String(), nil
 }
 

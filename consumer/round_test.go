@@ -40,17 +40,17 @@ func TestConsumeRound(t *testing.T) {
 	}
 	tests := []struct {
 		name             string
-		bufs             []consumer.Buf
+		bufs             []record.CPUBuffer
 		beganOn, endedOn int
 		want             string
 	}{
-		{"BEGIN's CPU first", []consumer.Buf{{CPU: 0, Data: buf("tick-1")}, {CPU: 1, Data: buf("BEGIN", "tick-1")}}, 1, -1,
+		{"BEGIN's CPU first", []record.CPUBuffer{{CPU: 0, Data: buf("tick-1")}, {CPU: 1, Data: buf("BEGIN", "tick-1")}}, 1, -1,
 			"BEGIN tick-1 tick-1 "},
-		{"END's CPU last", []consumer.Buf{{CPU: 0, Data: buf("tick-1", "END")}, {CPU: 1, Data: buf("tick-1")}}, -1, 0,
+		{"END's CPU last", []record.CPUBuffer{{CPU: 0, Data: buf("tick-1", "END")}, {CPU: 1, Data: buf("tick-1")}}, -1, 0,
 			"tick-1 tick-1 END "},
-		{"BEGIN and END on one CPU: read twice", []consumer.Buf{{CPU: 0, Data: buf("BEGIN", "tick-1", "END")}, {CPU: 1, Data: buf("tick-1")}}, 0, 0,
+		{"BEGIN and END on one CPU: read twice", []record.CPUBuffer{{CPU: 0, Data: buf("BEGIN", "tick-1", "END")}, {CPU: 1, Data: buf("tick-1")}}, 0, 0,
 			"BEGIN tick-1 tick-1 END "},
-		{"CPUs in order", []consumer.Buf{{CPU: 2, Data: buf("END")}, {CPU: 1, Data: buf("BEGIN")}}, -1, -1,
+		{"CPUs in order", []record.CPUBuffer{{CPU: 2, Data: buf("END")}, {CPU: 1, Data: buf("BEGIN")}}, -1, -1,
 			"BEGIN END "},
 	}
 	for _, tt := range tests {
@@ -64,7 +64,7 @@ func TestConsumeRound(t *testing.T) {
 		}
 	}
 	c := consumer.New(l, consumer.Config{Out: &bytes.Buffer{}})
-	if err := c.ConsumeRound([]consumer.Buf{{CPU: 1}, {CPU: 1}}, -1, -1); err == nil {
+	if err := c.ConsumeRound([]record.CPUBuffer{{CPU: 1}, {CPU: 1}}, -1, -1); err == nil {
 		t.Error("two buffers of one CPU were consumed")
 	}
 }

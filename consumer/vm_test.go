@@ -322,10 +322,14 @@ func consumerConfig(p *program, w, errw io.Writer) consumer.Config {
 	_, pack := p.opts["aggpack"]
 	keyPos, _ := strconv.Atoi(p.opts["aggsortkeypos"])
 	sortPos, _ := strconv.Atoi(p.opts["aggsortpos"])
+	format := consumer.Text
+	if p.opts["oformat"] == "json" {
+		format = consumer.JSON
+	}
 	return consumer.Config{
 		Out: w, Err: errw, ProgName: "kdtrace", Quiet: quiet, RawBytes: raw, Types: printed,
 		AggSortKey: sortKey, AggSortRev: sortRev, AggSortKeyPos: keyPos, AggSortPos: sortPos, AggZoom: zoom, AggHist: hist, UTF8: p.opts["encoding"] == "utf8", AggPack: pack,
-		JSON: p.opts["oformat"] == "json",
+		Format: format,
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = w

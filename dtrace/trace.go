@@ -223,8 +223,14 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		syms.Grab(h.target)
 	}
 	tr.t.Grab = func(pid int) { syms.Grab(pid) }
-	oformat, _ := h.opts.Value("oformat")
-	jsonOut := oformat == "json"
+	format := consumer.Text
+	if oformat, ok := h.opts.Value("oformat"); ok {
+		f, err := consumer.ParseFormat(oformat)
+		if err != nil {
+			return 1, err
+		}
+		format = f
+	}
 	cons := consumer.New(tr.t.Describer(), consumer.Config{
 		Symbols: syms,
 		SetOpt:  setRate,
@@ -234,7 +240,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		AggSortKey: has("aggsortkey"), AggSortRev: has("aggsortrev"), AggSortKeyPos: num("aggsortkeypos"), AggSortPos: num("aggsortpos"),
 		AggZoom: has("aggzoom"), AggHist: has("agghist"), AggPack: has("aggpack"), UTF8: v == "utf8",
 		Target: uint64(h.target),
-		JSON:   jsonOut,
+		Format: format,
 		AggName: func(varid uint32) string {
 			// The compiler numbers aggregations from 0, dtrace's IDs from 1.
 			if a := h.checker.Aggregation(varid - 1); a != nil {
@@ -245,7 +251,7 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		System: func(cmd string) error {
 			c := exec.Command("/bin/sh", "-c", cmd)
 			c.Stdout = cfg.Out
-			if jsonOut {
+			if format != consumer.Text {
 				// Its output would break the lines of JSON.
 				c.Stdout = cfg.Err
 			}

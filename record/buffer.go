@@ -25,6 +25,15 @@ type Value struct {
 	PID uint64
 }
 
+// A CPUBuffer is one CPU's buffer as a backend snapshots it and hands
+// it to a consumer (dtrace_bufdesc_t): the records Buffer wrote, and
+// the firings that found it full and were dropped.
+type CPUBuffer struct {
+	CPU   int
+	Data  []byte
+	Drops uint64
+}
+
 // A Buffer is one CPU's principal buffer under the switch policy: what
 // dtrace_probe writes and DTRACEIOC_BUFSNAP hands the consumer.
 type Buffer struct {

@@ -34,6 +34,8 @@
 // to their NUL and zeroes to the record's end, other by-reference data
 // byte for byte. Decode walks a buffer back into firings, skipping the
 // padding words, with the descriptions a Describer gives; Layout is one.
+// A backend hands a consumer a round of them as CPUBuffers, each with
+// the firings its CPU dropped.
 //
 // AggBuffer is a CPU's aggregation buffer, which the kernel fills as
 // dtrace_aggregate does: when a firing reaches an aggregating action,

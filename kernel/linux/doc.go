@@ -15,7 +15,11 @@
 //	      aggregation maps (per-CPU entries by key)
 //	      │
 //	      ▼  Tracing.Work, every switchrate
-//	per-CPU record buffers, aggregation snapshots ──► consumer.Consumer
+//	per-CPU record buffers (record.CPUBuffer), aggregation snapshots ──► Consumer (an interface: *consumer.Consumer)
+//
+// The backend imports no consumer: Work hands its buffers and snapshots
+// to the Consumer interface it defines, with record's types, the
+// contract between the two.
 //
 // A group's program finds which of its probes fired by an index (the
 // system call's number, the attachment's cookie, 0) and, in its

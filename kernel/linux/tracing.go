@@ -17,7 +17,6 @@ import (
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/kdtrace/kdtrace/bpf"
-	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
@@ -571,13 +570,24 @@ func (t *Tracing) Stop() error {
 	return errors.Join(errs...)
 }
 
+// A Consumer takes what the probes recorded, as Work hands it out:
+// each CPU's aggregation snapshot (AggBuffer's bytes, and the
+// aggregation drops since the last), then a round of record buffers,
+// one per CPU, with the CPUs that ran BEGIN and END (-1 for none).
+// The backend knows nothing else of who reads them;
+// *consumer.Consumer is one.
+type Consumer interface {
+	Aggregate(cpu int, data []byte, drops uint64) error
+	ConsumeRound(bufs []record.CPUBuffer, beganOn, endedOn int) error
+}
+
 // Work hands cons what the probes recorded since the last time, as
 // dtrace_work: the aggregations' snapshot, then every CPU's records.
 // ended says END has fired: its records are printed last. It returns
 // what was dropped since the last time that dtrace reports on its own
 // (its status's drops; drops of records and aggregations the consumer
 // reports by CPU).
-func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
+func (t *Tracing) Work(cons Consumer, ended bool) (Drops, error) {
 	cs, err := t.rt.ReadCounters()
 	if err != nil {
 		return Drops{}, err
@@ -605,7 +615,7 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 	drops.SpecUnavail, drops.SpecBusy = unavail-t.specFails[0], busy-t.specFails[1]
 	t.specFails = [2]uint64{unavail, busy}
 	t.drops = Drops{}
-	var bufs []consumer.Buf
+	var bufs []record.CPUBuffer
 	for cpu := range cs {
 		data := t.pending[cpu]
 		drops.Dynamic += cs[cpu].DynDrops
@@ -619,7 +629,7 @@ func (t *Tracing) Work(cons *consumer.Consumer, ended bool) (Drops, error) {
 		if len(data) == 0 && lost == 0 {
 			continue
 		}
-		bufs = append(bufs, consumer.Buf{CPU: cpu, Data: data, Drops: lost})
+		bufs = append(bufs, record.CPUBuffer{CPU: cpu, Data: data, Drops: lost})
 	}
 	t.counters = cs
 	for _, c := range cs {
@@ -778,7 +788,7 @@ func (t *Tracing) settle(spec uint32) error {
 // snapAggs gives the consumer each CPU's aggregation entries made since
 // the last snapshot, which leave the kernel's maps, and the aggregation
 // drops cs counts since then.
-func (t *Tracing) snapAggs(cons *consumer.Consumer, cs []bpf.Counters) error {
+func (t *Tracing) snapAggs(cons Consumer, cs []bpf.Counters) error {
 	if len(t.aggs) == 0 {
 		return nil
 	}
