@@ -126,6 +126,9 @@ type jsonFormatter struct {
 	// printa() actions' variables, printed once the object is out.
 	j       jsonBuf
 	printas [][]uint32
+	// Each EPID's "epid" and "probe" members, encoded once: they are
+	// the same in every firing of the ECB.
+	probes map[uint32]jsonBuf
 }
 
 func newJSONFormatter(c *Consumer) formatter { return &jsonFormatter{c: c} }
@@ -147,9 +150,19 @@ func (x *jsonFormatter) begin(h firingHead) {
 		j.key("timestamp")
 		j.uint(h.f.Timestamp)
 	}
-	j.key("epid")
-	j.uint(uint64(h.f.EProbe.EPID))
-	j.probe(h.p)
+	epid := h.f.EProbe.EPID
+	p, ok := x.probes[epid]
+	if !ok {
+		p.key("epid")
+		p.uint(uint64(epid))
+		p.probe(h.p)
+		if x.probes == nil {
+			x.probes = map[uint32]jsonBuf{}
+		}
+		x.probes[epid] = p
+	}
+	j = append(j, ',')
+	j = append(j, p...)
 	j.key("records")
 	j.raw("[")
 	x.j, x.printas = j, x.printas[:0]
