@@ -15,9 +15,9 @@ import (
 	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dtrace"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // localsKernel is a "kernel" for kinst's offline catalog: work's

@@ -10,13 +10,13 @@ import (
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 	"github.com/kdtrace/kdtrace/ksym"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/dif/vm"
 )
 
 var (

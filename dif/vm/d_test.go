@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // compileD parses, checks and generates src.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/dif/vm"
 )
 
 // null is a zero address passed by value.

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // regs.d's indexes of the registers the tests use.

@@ -1,16 +1,38 @@
-// Package vm runs DIF in the consumer's own process, as FreeBSD's
-// kernel runs it in dtrace_dif_emulate and dtrace_dif_subr: it is how
-// kdtrace runs BEGIN, END and ERROR clauses where no kernel runs DIF,
-// and the reference the BPF translation of DIF is tested against.
+// Package vm is the reference DIF machine: it runs DIF in the calling
+// process as FreeBSD's kernel runs it in dtrace_dif_emulate and
+// dtrace_dif_subr, and is the oracle the BPF translation of DIF (package
+// bpf) is tested against. kdtrace itself never runs it — BEGIN, END and
+// every other clause run as BPF (see kernel/linux) — and only tests
+// import it.
+//
+// # Who uses it
+//
+// bpf's TestD, TestDIFO, TestRandom, TestScratch, TestScmp and
+// TestCorpusRun run the same DIFOs here and in the kernel with
+// BPF_PROG_RUN and compare values and faults (bpf_test.go's differ);
+// BenchmarkVM times them here. consumer's golden tests (vm_test.go,
+// aggregate_test.go) run compiled programs here to make the records the
+// consumer prints, without a kernel. kinst's TestGuardedReturnInVM,
+// ksym's TestSymbolValues, dtrace's TestLocalsKinstOffline and
+// cmd/kdtrace's TestPerDescription run the DIF the compiler makes for
+// them against memory taken from an image. The package's own tests pin
+// its behaviour to the kernel's, instruction by instruction and
+// subroutine by subroutine.
+//
+// The machine stays as long as it earns that place: it is the one
+// implementation of DIF's semantics that can be read and checked
+// without a kernel, and so the one the BPF translation is held to. Each
+// subroutine therefore has two bodies, the Go one in subr.go (and
+// json.go) and the BPF one in package bpf; dif's package documentation
+// says how to add one.
 //
 // # Data flow
 //
-//	kernel.Load ──► *kernel.Program ──► ECBs ──► predicate and action *dif.Object
-//	                                                     │
-//	            Context (pid, execname, args[], …) ──► Machine.Run ──► value (or *Fault)
-//	                                                     │   ▲
-//	              Memory (the kernel's, a process's) ◄───┘   └── variables, scratch,
-//	                                                             string tables
+//	*dif.Object (from dlang/emit or a DOF program) ──► Machine.Run ──► value (or *Fault)
+//	                                                        │   ▲
+//	            Context (pid, execname, args[], regs, …) ───┘   │
+//	             Memory (kernel image, a process's) ◄───────────┴── variables, scratch,
+//	                                                                string tables
 //
 // A Machine holds what the DIFOs of one program share, as the kernel's
 // consumer state does: global variables, thread-local variables (of one

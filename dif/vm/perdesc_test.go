@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // TestPerDescriptionValues runs the ECBs of a clause with three probe
