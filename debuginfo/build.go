@@ -126,7 +126,7 @@ func buildIndex(d *dwarfSections, ef *elfFile, workers int) (*tables, BuildStats
 				if i >= len(units) {
 					return
 				}
-				errs[i] = d.scanUnit(&units[i], in, &results[i])
+				errs[i] = scanUnit(d, &units[i], in, &results[i])
 			}
 		})
 	}
@@ -189,7 +189,7 @@ func sortSymbols(funcs, thunks []elf.Symbol, in *interner) (syms, th []symbol, b
 }
 
 // scanUnit collects the subprograms and inlined copies of one unit.
-func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
+func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
 	if u.utype != utCompile && u.utype != utPartial {
 		return nil // type units hold no code
 	}
@@ -401,7 +401,7 @@ func (s *dwarfSections) scanUnit(u *unit, in *interner, r *unitResult) error {
 			}
 			if callFile.form != 0 && ctx.hasStmtList {
 				if fileIDs == nil {
-					files, err := s.lineFiles(ctx.stmtList, &ctx)
+					files, err := lineFiles(s, ctx.stmtList, &ctx)
 					if err != nil {
 						return err
 					}

@@ -106,17 +106,17 @@ func (w *scopeWalker) callSites(d *sdie, fb []byte, sc *Scope, out *[]CallSite) 
 		}
 		cs := CallSite{ReturnPC: pc, Values: map[int]Expr{}}
 		if fb != nil {
-			cs.FrameBase, _ = w.t.r.secs.decodeExpr(fb, &w.ctx)
+			cs.FrameBase, _ = decodeExpr(w.t.r.secs, fb, &w.ctx)
 		}
 		err := w.eachChild(c, func(p *sdie) (bool, error) {
 			if p.tag != tagCallSiteParameter && p.tag != tagGNUCallSiteParam || p.locBlk == nil || p.callValueBlk == nil {
 				return true, nil
 			}
-			loc, err := w.t.r.secs.decodeExpr(p.locBlk, &w.ctx)
+			loc, err := decodeExpr(w.t.r.secs, p.locBlk, &w.ctx)
 			if err != nil || len(loc) != 1 || loc[0].Code != OpReg {
 				return true, nil // a parameter passed in memory
 			}
-			v, err := w.t.r.secs.decodeExpr(p.callValueBlk, &w.ctx)
+			v, err := decodeExpr(w.t.r.secs, p.callValueBlk, &w.ctx)
 			if err != nil {
 				return false, fmt.Errorf("call site value (DIE at %#x): %w", p.off, err)
 			}

@@ -870,7 +870,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 		p := ins[b.pos : b.pos+int(n)]
 		b.pos += int(n)
 		u := &unitCtx{unit: &unit{addrSize: c.addrSize, vers: 4}}
-		return new(dwarfSections).decodeExpr(p, u)
+		return decodeExpr(new(dwarfSections), p, u)
 	}
 	for b.pos < len(ins) {
 		at := b.pos

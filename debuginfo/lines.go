@@ -8,7 +8,7 @@ import (
 // lineFiles returns the file table of the line program at off, indexed
 // as DW_AT_call_file values are: from 0 in DWARF 5, from 1 before (index
 // 0 is then "no file" and left empty). Only the header is read.
-func (s *dwarfSections) lineFiles(off uint64, u *unitCtx) ([]string, error) {
+func lineFiles(s *dwarfSections, off uint64, u *unitCtx) ([]string, error) {
 	if off >= uint64(len(s.line)) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
@@ -66,11 +66,11 @@ func (s *dwarfSections) lineFiles(off uint64, u *unitCtx) ([]string, error) {
 			files = append(files, joinDir(dirs, dir, string(name)))
 		}
 	} else {
-		dirs, _, err := s.entryTable(&b, &lu, nil)
+		dirs, _, err := entryTable(s, &b, &lu, nil)
 		if err != nil {
 			return nil, fmt.Errorf("line table at %#x: directories: %w", off, err)
 		}
-		if _, files, err = s.entryTable(&b, &lu, dirs); err != nil {
+		if _, files, err = entryTable(s, &b, &lu, dirs); err != nil {
 			return nil, fmt.Errorf("line table at %#x: files: %w", off, err)
 		}
 	}
@@ -86,7 +86,7 @@ func (s *dwarfSections) lineFiles(off uint64, u *unitCtx) ([]string, error) {
 // entryTable reads a DWARF 5 directory or file-name table. With dirs nil
 // it returns the paths as directories; otherwise the file paths joined
 // with their directories.
-func (s *dwarfSections) entryTable(b *buf, u *unitCtx, dirs []string) (names, files []string, err error) {
+func entryTable(s *dwarfSections, b *buf, u *unitCtx, dirs []string) (names, files []string, err error) {
 	const (
 		lnctPath     = 1
 		lnctDirIndex = 2
@@ -265,7 +265,7 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 // marks prologue_end (clang), else, as gdb takes it, the first row past
 // low of another line than low's (gcc marks none). ok is false when
 // the program says neither.
-func (s *dwarfSections) prologueEnd(off uint64, u *unitCtx, low, high uint64) (end uint64, ok bool, err error) {
+func prologueEnd(s *dwarfSections, off uint64, u *unitCtx, low, high uint64) (end uint64, ok bool, err error) {
 	rows, err := decodeLines(s.line, off, u.addrSize)
 	if err != nil {
 		return 0, false, err

@@ -287,7 +287,7 @@ func (w *scopeWalker) scope() (*Scope, error) {
 				}
 			}
 			// A damaged line table only leaves the prologue unknown.
-			sc.PrologueEnd, sc.PrologueKnown, _ = w.t.r.secs.prologueEnd(w.root.stmtList.val, &w.ctx, lo.addr, hi)
+			sc.PrologueEnd, sc.PrologueKnown, _ = prologueEnd(w.t.r.secs, w.root.stmtList.val, &w.ctx, lo.addr, hi)
 		}
 		found = sc
 		return false, nil
@@ -571,7 +571,7 @@ func (w *scopeWalker) eachChild(d *sdie, fn func(c *sdie) (bool, error)) error {
 func (w *scopeWalker) location(a attr, blk []byte) (e Expr, all []Range, list bool, err error) {
 	secs := w.t.r.secs
 	if blk != nil {
-		e, err = secs.decodeExpr(blk, &w.ctx)
+		e, err = decodeExpr(secs, blk, &w.ctx)
 		return e, nil, false, err
 	}
 	switch a.form {
@@ -601,7 +601,7 @@ func (w *scopeWalker) location(a attr, blk []byte) (e Expr, all []Range, list bo
 	if err != nil || found == nil {
 		return nil, all, true, err
 	}
-	e, err = secs.decodeExpr(found, &w.ctx)
+	e, err = decodeExpr(secs, found, &w.ctx)
 	return e, all, true, err
 }
 

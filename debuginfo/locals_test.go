@@ -258,7 +258,7 @@ func TestDecodeExpr(t *testing.T) {
 		{"tls", []byte{0x0e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0xe0}, "DW_OP_constu 16; DW_OP_form_tls_address"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := secs.decodeExpr(tt.in, u)
+			e, err := decodeExpr(secs, tt.in, u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +268,7 @@ func TestDecodeExpr(t *testing.T) {
 		})
 	}
 	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe5}, {0xa1, 0x09}} {
-		if e, err := secs.decodeExpr(bad, u); err == nil {
+		if e, err := decodeExpr(secs, bad, u); err == nil {
 			t.Errorf("% x decoded as %s, want an error", bad, e)
 		}
 	}

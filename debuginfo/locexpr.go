@@ -151,7 +151,7 @@ func (op Op) String() string {
 
 // decodeExpr decodes the expression in p for unit u. Addresses given
 // by index (DW_OP_addrx, DW_OP_constx) are resolved through s.
-func (s *dwarfSections) decodeExpr(p []byte, u *unitCtx) (Expr, error) {
+func decodeExpr(s *dwarfSections, p []byte, u *unitCtx) (Expr, error) {
 	var out Expr
 	b := buf{data: p}
 	for b.pos < len(p) && b.err == nil {
@@ -226,7 +226,7 @@ func (s *dwarfSections) decodeExpr(p []byte, u *unitCtx) (Expr, error) {
 					b.fail()
 					break
 				}
-				sub, err := s.decodeExpr(p[b.pos:b.pos+int(n)], u)
+				sub, err := decodeExpr(s, p[b.pos:b.pos+int(n)], u)
 				if err != nil {
 					return nil, err
 				}

@@ -324,7 +324,7 @@ func (w *indexer) unit(i int) error {
 					continue
 				}
 			}
-			b.skipAttrs(a, u)
+			skipAttrs(&b, a, u)
 			if b.err != nil {
 				return fmt.Errorf("DIE at %#x: %w", at, b.err)
 			}

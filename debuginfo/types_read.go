@@ -388,7 +388,7 @@ func (r *typeReader) skipChildren(tu *typeUnit, pos int) (uint64, error) {
 				continue
 			}
 		}
-		b.skipAttrs(a, tu.unit)
+		skipAttrs(&b, a, tu.unit)
 		if b.err != nil {
 			return 0, fmt.Errorf("DIE at %#x: %w", at, b.err)
 		}
@@ -400,7 +400,7 @@ func (r *typeReader) skipChildren(tu *typeUnit, pos int) (uint64, error) {
 }
 
 // skipAttrs moves past the attributes of a DIE with abbreviation a.
-func (b *buf) skipAttrs(a *tabbrev, u *unit) {
+func skipAttrs(b *buf, a *tabbrev, u *unit) {
 	if a.fixed >= 0 {
 		b.skip(uint64(a.fixed))
 		return
