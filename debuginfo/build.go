@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // interner assigns small integers to strings; 0 is "". It is shared by
@@ -79,7 +81,7 @@ type rawCopy struct {
 type unitResult struct {
 	subs   []subprog
 	copies []rawCopy
-	ranges []Range
+	ranges []dwarfread.Range
 	nested int
 }
 
@@ -94,9 +96,9 @@ type BuildStats struct {
 
 // buildIndex scans every unit on workers goroutines and assembles the
 // index. It loads the symbol table on another goroutine meanwhile.
-func buildIndex(d *dwarfSections, ef *elfFile, workers int) (*tables, BuildStats, error) {
+func buildIndex(d *dwarfread.DwarfSections, ef *elfFile, workers int) (*tables, BuildStats, error) {
 	var stats BuildStats
-	units, err := parseUnits(d.info)
+	units, err := dwarfread.ParseUnits(d.Info)
 	if err != nil {
 		return nil, stats, err
 	}
@@ -111,7 +113,7 @@ func buildIndex(d *dwarfSections, ef *elfFile, workers int) (*tables, BuildStats
 	var symWG sync.WaitGroup
 	symWG.Go(func() {
 		var funcs, th []elf.Symbol
-		funcs, th, symErr = ef.symbols()
+		funcs, th, symErr = ef.symbols(isThunk)
 		syms, thunks, byName = sortSymbols(funcs, th, in)
 	})
 
@@ -134,14 +136,14 @@ func buildIndex(d *dwarfSections, ef *elfFile, workers int) (*tables, BuildStats
 	symWG.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, stats, fmt.Errorf("unit at %#x: %w", units[i].off, err)
+			return nil, stats, fmt.Errorf("unit at %#x: %w", units[i].Off, err)
 		}
 	}
 	if symErr != nil {
 		return nil, stats, fmt.Errorf("symbols of %s: %w", ef.path, symErr)
 	}
 	for _, u := range units {
-		if u.utype == utCompile || u.utype == utPartial {
+		if u.Utype == dwarfread.UtCompile || u.Utype == dwarfread.UtPartial {
 			stats.Units++
 		}
 	}
@@ -189,141 +191,141 @@ func sortSymbols(funcs, thunks []elf.Symbol, in *interner) (syms, th []symbol, b
 }
 
 // scanUnit collects the subprograms and inlined copies of one unit.
-func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
-	if u.utype != utCompile && u.utype != utPartial {
+func scanUnit(s *dwarfread.DwarfSections, u *dwarfread.Unit, in *interner, r *unitResult) error {
+	if u.Utype != dwarfread.UtCompile && u.Utype != dwarfread.UtPartial {
 		return nil // type units hold no code
 	}
-	tab, err := parseAbbrevs(s.abbrev, u.abbrevOff, u)
+	tab, err := dwarfread.ParseAbbrevs(s.Abbrev, u.AbbrevOff, u)
 	if err != nil {
 		return err
 	}
-	ctx := unitCtx{unit: u, strOffsetsBase: 8}
-	if u.dwarf64 {
-		ctx.strOffsetsBase = 16
+	ctx := dwarfread.UnitCtx{Unit: u, StrOffsetsBase: 8}
+	if u.Dwarf64 {
+		ctx.StrOffsetsBase = 16
 	}
 	var fileIDs []uint32 // interned call_file names, by file index; built on first use
 	// open holds, for each DIE whose children are being read, the
 	// abstract function it is an instance of, if any.
 	var open []uint64
-	b := buf{data: s.info[:u.end], pos: u.dies}
-	for b.pos < u.end {
-		off := b.pos
-		code := b.uleb()
+	b := dwarfread.Buf{Data: s.Info[:u.End], Pos: u.Dies}
+	for b.Pos < u.End {
+		off := b.Pos
+		code := b.Uleb()
 		if code == 0 {
 			if len(open) > 0 { // end of a sibling list
 				open = open[:len(open)-1]
 			}
 			continue
 		}
-		if code >= uint64(len(tab)) || !tab[code].defined {
+		if code >= uint64(len(tab)) || !tab[code].Defined {
 			return fmt.Errorf("DIE at %#x: unknown abbreviation code %d", off, code)
 		}
 		a := &tab[code]
-		if a.kind == kindSkip {
-			if a.children {
+		if a.Kind == dwarfread.KindSkip {
+			if a.Children {
 				open = append(open, 0)
 			}
-			if a.fixed >= 0 {
-				b.skip(uint64(a.fixed))
+			if a.Fixed >= 0 {
+				b.Skip(uint64(a.Fixed))
 			} else {
-				for i := range a.attrs {
-					b.value(a.attrs[i].form, &a.attrs[i], u)
+				for i := range a.Attrs {
+					b.Value(a.Attrs[i].Form, &a.Attrs[i], u)
 				}
 			}
-			if b.err != nil {
-				return fmt.Errorf("DIE at %#x: %w", off, b.err)
+			if b.Err != nil {
+				return fmt.Errorf("DIE at %#x: %w", off, b.Err)
 			}
 			continue
 		}
-		var name, low, high, ranges, entry, view, origin, spec, callFile, callLine, stmt, compDir attr
+		var name, low, high, ranges, entry, view, origin, spec, callFile, callLine, stmt, compDir dwarfread.Attr
 		inline := false
-		for i := range a.attrs {
-			sp := &a.attrs[i]
-			form := sp.form
-			if form == formIndirect {
-				form = uint32(b.uleb())
+		for i := range a.Attrs {
+			sp := &a.Attrs[i]
+			form := sp.Form
+			if form == dwarfread.FormIndirect {
+				form = uint32(b.Uleb())
 			}
-			v := b.value(form, sp, u)
-			switch sp.attr {
-			case atName:
-				name = attr{form, v}
-			case atLowPC:
-				low = attr{form, v}
-			case atHighPC:
-				high = attr{form, v}
-			case atRanges:
-				ranges = attr{form, v}
-			case atEntryPC:
-				entry = attr{form, v}
-			case atGNUEntryView:
-				view = attr{form, v}
-			case atAbstractOrigin:
-				origin = attr{form, v}
-			case atSpecification:
-				spec = attr{form, v}
-			case atCallFile:
-				callFile = attr{form, v}
-			case atCallLine:
-				callLine = attr{form, v}
-			case atInline:
+			v := b.Value(form, sp, u)
+			switch sp.Attr {
+			case dwarfread.AtName:
+				name = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtLowPC:
+				low = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtHighPC:
+				high = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtRanges:
+				ranges = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtEntryPC:
+				entry = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtGNUEntryView:
+				view = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtAbstractOrigin:
+				origin = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtSpecification:
+				spec = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtCallFile:
+				callFile = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtCallLine:
+				callLine = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtInline:
 				inline = true
-			case atStmtList:
-				stmt = attr{form, v}
-			case atCompDir:
-				compDir = attr{form, v}
-			case atStrOffsetsBase:
-				ctx.strOffsetsBase = v
-			case atAddrBase, atGNUAddrBase:
-				ctx.addrBase = v
-			case atRnglistsBase:
-				ctx.rnglistsBase = v
+			case dwarfread.AtStmtList:
+				stmt = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtCompDir:
+				compDir = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtStrOffsetsBase:
+				ctx.StrOffsetsBase = v
+			case dwarfread.AtAddrBase, dwarfread.AtGNUAddrBase:
+				ctx.AddrBase = v
+			case dwarfread.AtRnglistsBase:
+				ctx.RnglistsBase = v
 			}
 		}
-		if b.err != nil {
-			return fmt.Errorf("DIE at %#x: %w", off, b.err)
+		if b.Err != nil {
+			return fmt.Errorf("DIE at %#x: %w", off, b.Err)
 		}
 		var instanceOf uint64
-		switch a.kind {
-		case kindSubprogram:
+		switch a.Kind {
+		case dwarfread.KindSubprogram:
 			instanceOf = uint64(off)
-			if origin.form != 0 {
-				instanceOf, _ = ref(origin, u)
+			if origin.Form != 0 {
+				instanceOf, _ = dwarfread.Ref(origin, u)
 			}
-		case kindInlined:
-			instanceOf, _ = ref(origin, u)
+		case dwarfread.KindInlined:
+			instanceOf, _ = dwarfread.Ref(origin, u)
 		}
 		nested := instanceOf != 0 && slices.Contains(open, instanceOf)
-		if a.children {
+		if a.Children {
 			open = append(open, instanceOf)
 		}
-		switch a.kind {
-		case kindUnit:
+		switch a.Kind {
+		case dwarfread.KindUnit:
 			// The bases were read above; the values that need them are
 			// resolved now, whatever the attribute order.
-			if low.form != 0 {
-				ctx.base, _ = s.address(low, &ctx)
+			if low.Form != 0 {
+				ctx.Base, _ = s.Address(low, &ctx)
 			}
-			if stmt.form != 0 {
-				ctx.stmtList, ctx.hasStmtList = stmt.val, true
+			if stmt.Form != 0 {
+				ctx.StmtList, ctx.HasStmtList = stmt.Val, true
 			}
-			if dir, ok := s.attrString(compDir, &ctx); ok {
-				ctx.compDir = string(dir)
+			if dir, ok := s.AttrString(compDir, &ctx); ok {
+				ctx.CompDir = string(dir)
 			}
-		case kindSubprogram:
+		case dwarfread.KindSubprogram:
 			sp := subprog{off: uint64(off), inline: inline}
-			if n, ok := s.attrString(name, &ctx); ok && len(n) > 0 {
+			if n, ok := s.AttrString(name, &ctx); ok && len(n) > 0 {
 				sp.name = in.bytes(n)
 			}
-			if spec.form != 0 {
-				sp.ref, _ = ref(spec, u)
-			} else if origin.form != 0 {
-				sp.ref, _ = ref(origin, u)
+			if spec.Form != 0 {
+				sp.ref, _ = dwarfread.Ref(spec, u)
+			} else if origin.Form != 0 {
+				sp.ref, _ = dwarfread.Ref(origin, u)
 			}
 			if sp.name != 0 || sp.ref != 0 {
 				r.subs = append(r.subs, sp)
 			}
-		case kindInlined:
-			org, ok := ref(origin, u)
+		case dwarfread.KindInlined:
+			org, ok := dwarfread.Ref(origin, u)
 			if !ok {
 				continue
 			}
@@ -334,16 +336,16 @@ func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
 				// perf probe does not list it either. Its entry is
 				// kept, for EntryMarkers to leave its marker out.
 				r.nested++
-				if entry.form != 0 && !isConst(entry.form) {
-					if pc, ok := s.address(entry, &ctx); ok {
+				if entry.Form != 0 && !dwarfread.IsConst(entry.Form) {
+					if pc, ok := s.Address(entry, &ctx); ok {
 						r.copies = append(r.copies, rawCopy{origin: org, entry: pc, hasEntry: true, nested: true, stmt: noStmt})
 					}
 				}
 				continue
 			}
 			r0 := len(r.ranges)
-			var first lowest
-			r.ranges, err = s.appendRanges(r.ranges, low, high, ranges, &ctx, &first)
+			var first dwarfread.Lowest
+			r.ranges, err = s.AppendRanges(r.ranges, low, high, ranges, &ctx, &first)
 			if err != nil {
 				return fmt.Errorf("DIE at %#x: %w", off, err)
 			}
@@ -352,30 +354,30 @@ func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
 			// The empty ranges apart from the code mark where a call's
 			// code was folded into the caller's; they follow the
 			// others as ranges of no length.
-			slices.Sort(first.empty)
-			for _, a := range slices.Compact(first.empty) {
-				if !slices.ContainsFunc(rs, func(g Range) bool { return a >= g.Lo && a <= g.Hi }) {
-					r.ranges = append(r.ranges, Range{a, a})
+			slices.Sort(first.Empty)
+			for _, a := range slices.Compact(first.Empty) {
+				if !slices.ContainsFunc(rs, func(g dwarfread.Range) bool { return a >= g.Lo && a <= g.Hi }) {
+					r.ranges = append(r.ranges, dwarfread.Range{Lo: a, Hi: a})
 				}
 			}
 			c := rawCopy{origin: org, r0: uint32(r0), n: uint32(len(r.ranges) - r0)}
-			lo, hasLow := s.address(low, &ctx)
+			lo, hasLow := s.Address(low, &ctx)
 			switch {
-			case first.ok:
+			case first.Ok:
 				// The lowest address, counting empty ranges as perf
 				// probe does: the copy starts there even if its first
 				// instructions were optimised away. With all ranges
 				// empty, the copy has no code left but still marks
 				// where the call was.
-				c.entry = first.addr
-			case entry.form != 0:
+				c.entry = first.Addr
+			case entry.Form != 0:
 				c.entry = lo
 			default:
 				continue // part of an abstract instance tree
 			}
 			switch {
-			case entry.form == 0:
-			case isConst(entry.form):
+			case entry.Form == 0:
+			case dwarfread.IsConst(entry.Form):
 				// DWARF 5 §2.18: an offset from the entity's base
 				// address, taken here as its low pc or, with only
 				// DW_AT_ranges, its lowest address.
@@ -383,25 +385,25 @@ func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
 				if hasLow {
 					base = lo
 				}
-				c.entry, c.hasEntry = base+entry.val, true
+				c.entry, c.hasEntry = base+entry.Val, true
 			default:
-				if pc, ok := s.address(entry, &ctx); ok {
+				if pc, ok := s.Address(entry, &ctx); ok {
 					c.entry, c.hasEntry = pc, true
 				}
 			}
-			if callLine.form != 0 {
-				c.line = uint32(callLine.val)
+			if callLine.Form != 0 {
+				c.line = uint32(callLine.Val)
 			}
 			c.stmt = noStmt
-			if ctx.hasStmtList && ctx.stmtList < uint64(noStmt) {
-				c.stmt = uint32(ctx.stmtList)
+			if ctx.HasStmtList && ctx.StmtList < uint64(noStmt) {
+				c.stmt = uint32(ctx.StmtList)
 			}
-			if view.form != 0 && c.hasEntry && view.val < 1<<16 {
-				c.view = uint32(view.val) + 1
+			if view.Form != 0 && c.hasEntry && view.Val < 1<<16 {
+				c.view = uint32(view.Val) + 1
 			}
-			if callFile.form != 0 && ctx.hasStmtList {
+			if callFile.Form != 0 && ctx.HasStmtList {
 				if fileIDs == nil {
-					files, err := lineFiles(s, ctx.stmtList, &ctx)
+					files, err := lineFiles(s, ctx.StmtList, &ctx)
 					if err != nil {
 						return err
 					}
@@ -410,18 +412,18 @@ func scanUnit(s *dwarfSections, u *unit, in *interner, r *unitResult) error {
 						fileIDs[i] = in.string(f)
 					}
 				}
-				if callFile.val < uint64(len(fileIDs)) {
-					c.file = fileIDs[callFile.val]
+				if callFile.Val < uint64(len(fileIDs)) {
+					c.file = fileIDs[callFile.Val]
 				}
 			}
 			r.copies = append(r.copies, c)
 		}
 	}
-	return b.err
+	return b.Err
 }
 
 // normalize sorts ranges and merges those that touch or overlap.
-func normalize(rs []Range) []Range {
+func normalize(rs []dwarfread.Range) []dwarfread.Range {
 	if len(rs) < 2 {
 		return rs
 	}
@@ -500,7 +502,7 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 	type pending struct {
 		fn  uint32
 		c   copyRec
-		src []Range
+		src []dwarfread.Range
 	}
 	all := make([]pending, 0, ncopies)
 	sym := func(i uint32) symbol { return syms[i] }
@@ -561,7 +563,7 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 		nr += len(p.src)
 	}
 	x.copies = make([]copyRec, len(all))
-	x.ranges = make([]Range, 0, nr)
+	x.ranges = make([]dwarfread.Range, 0, nr)
 	for i, p := range all {
 		f := &x.funcs[p.fn]
 		if f.n == 0 {

@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -76,19 +77,19 @@ func (t *Types) CallSites(sc *Scope, all bool) ([]CallSite, error) {
 func (w *scopeWalker) callSites(d *sdie, fb []byte, sc *Scope, out *[]CallSite) error {
 	return w.eachChild(d, func(c *sdie) (bool, error) {
 		switch c.tag {
-		case tagSubprogram:
+		case dwarfread.TagSubprogram:
 			if c.decl {
 				return true, nil
 			}
 			return true, w.callSites(c, c.frameBaseBlk, sc, out)
-		case tagLexicalBlock, tagInlinedSubroutine:
+		case tagLexicalBlock, dwarfread.TagInlinedSubroutine:
 			return true, w.callSites(c, fb, sc, out)
 		case tagCallSite, tagGNUCallSite:
 		default:
 			return true, nil
 		}
 		origin := c.callOrigin
-		if origin.form == 0 {
+		if origin.Form == 0 {
 			origin = c.origin
 		}
 		if c.tailCall || !w.calls(origin, sc) {
@@ -97,10 +98,10 @@ func (w *scopeWalker) callSites(d *sdie, fb []byte, sc *Scope, out *[]CallSite) 
 			return true, nil
 		}
 		ret := c.retPC
-		if ret.form == 0 {
+		if ret.Form == 0 {
 			ret = c.low
 		}
-		pc, ok := w.t.r.secs.address(ret, &w.ctx)
+		pc, ok := w.t.r.secs.Address(ret, &w.ctx)
 		if !ok {
 			return true, nil
 		}
@@ -134,8 +135,8 @@ func (w *scopeWalker) callSites(d *sdie, fb []byte, sc *Scope, out *[]CallSite) 
 // calls reports whether a call site's origin, the reference a, is sc's
 // function: one of the DIEs describing it, or a declaration of its name
 // (a function of another unit).
-func (w *scopeWalker) calls(a attr, sc *Scope) bool {
-	off, ok := ref(a, w.tu.unit)
+func (w *scopeWalker) calls(a dwarfread.Attr, sc *Scope) bool {
+	off, ok := dwarfread.Ref(a, w.tu.Unit)
 	if !ok {
 		return false
 	}
@@ -144,7 +145,7 @@ func (w *scopeWalker) calls(a attr, sc *Scope) bool {
 			return true
 		}
 	}
-	if off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+	if off < uint64(w.tu.Dies) || off >= uint64(w.tu.End) {
 		return false
 	}
 	o, err := w.t.readScopeDIE(w.tu, off)
@@ -166,7 +167,7 @@ func (w *scopeWalker) untyped(e Expr) Expr {
 		if op.Uint == 0 {
 			continue // the generic type: the value as it is
 		}
-		t, err := w.t.convertTop(uint64(w.tu.off) + op.Uint)
+		t, err := w.t.convertTop(uint64(w.tu.Off) + op.Uint)
 		it, ok := t.(*types.Int)
 		switch {
 		case err != nil || !ok || it.Bytes <= 0 || it.Bytes > 8:

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // Call frame information: for an address of an image's code, where the
@@ -454,43 +456,43 @@ const (
 
 // pointer reads a pointer of encoding enc at the cursor. Its value
 // alone (enc&0x0f) when rel is unset, for address ranges.
-func (s *cfiSection) pointer(b *buf, enc uint8, addrSize int, rel bool) (uint64, error) {
+func (s *cfiSection) pointer(b *dwarfread.Buf, enc uint8, addrSize int, rel bool) (uint64, error) {
 	if enc == peOmit {
 		return 0, nil
 	}
-	at := s.addr + uint64(b.pos)
+	at := s.addr + uint64(b.Pos)
 	var v uint64
 	if enc&0x70 == peAligned {
 		if a := uint64(addrSize); a > 0 {
-			b.skip((a - (s.addr+uint64(b.pos))%a) % a)
+			b.Skip((a - (s.addr+uint64(b.Pos))%a) % a)
 		}
-		v = b.addr(addrSize)
+		v = b.Addr(addrSize)
 	} else {
 		switch enc & 0x0f {
 		case peAbsptr:
-			v = b.addr(addrSize)
+			v = b.Addr(addrSize)
 		case peUleb128:
-			v = b.uleb()
+			v = b.Uleb()
 		case peUdata2:
-			v = uint64(b.u16())
+			v = uint64(b.U16())
 		case peUdata4:
-			v = uint64(b.u32())
+			v = uint64(b.U32())
 		case peUdata8:
-			v = b.u64()
+			v = b.U64()
 		case peSleb128:
-			v = uint64(b.sleb())
+			v = uint64(b.Sleb())
 		case peSdata2:
-			v = uint64(int64(int16(b.u16())))
+			v = uint64(int64(int16(b.U16())))
 		case peSdata4:
-			v = uint64(int64(int32(b.u32())))
+			v = uint64(int64(int32(b.U32())))
 		case peSdata8:
-			v = b.u64()
+			v = b.U64()
 		default:
 			return 0, fmt.Errorf("unknown pointer encoding %#x", enc)
 		}
 	}
-	if b.err != nil {
-		return 0, b.err
+	if b.Err != nil {
+		return 0, b.Err
 	}
 	if !rel {
 		return v, nil
@@ -520,8 +522,8 @@ func (s *cfiSection) pointer(b *buf, enc uint8, addrSize int, rel bool) (uint64,
 		if !ok {
 			return 0, fmt.Errorf("indirect pointer to %#x: no contents in the file", v)
 		}
-		pb := buf{data: p}
-		v = pb.addr(addrSize)
+		pb := dwarfread.Buf{Data: p}
+		v = pb.Addr(addrSize)
 	}
 	return v, nil
 }
@@ -548,30 +550,30 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 		return errors.Join(errs...)
 	}
 	for pos := 0; pos < len(s.data); {
-		b := buf{data: s.data, pos: pos}
-		n, dwarf64 := b.unitLength()
-		if b.err != nil {
-			fail(&CFIError{s.name, pos, "entry", b.err})
+		b := dwarfread.Buf{Data: s.data, Pos: pos}
+		n, dwarf64 := b.UnitLength()
+		if b.Err != nil {
+			fail(&CFIError{s.name, pos, "entry", b.Err})
 			return done()
 		}
 		if n == 0 {
 			if s.eh {
 				break // the terminator
 			}
-			pos = b.pos
+			pos = b.Pos
 			continue
 		}
-		if n > uint64(len(s.data)-b.pos) {
+		if n > uint64(len(s.data)-b.Pos) {
 			fail(&CFIError{s.name, pos, "entry", fmt.Errorf("length %#x runs past the end of the section", n)})
 			return done()
 		}
-		end := b.pos + int(n)
-		e := buf{data: s.data[:end], pos: b.pos}
-		idAt := e.pos
-		id := e.offset(dwarf64)
+		end := b.Pos + int(n)
+		e := dwarfread.Buf{Data: s.data[:end], Pos: b.Pos}
+		idAt := e.Pos
+		id := e.Offset(dwarf64)
 		switch {
-		case e.err != nil:
-			fail(&CFIError{s.name, pos, "entry", e.err})
+		case e.Err != nil:
+			fail(&CFIError{s.name, pos, "entry", e.Err})
 		case s.isCIE(id, dwarf64):
 			if _, seen := cies[pos]; seen {
 				break // decoded for an earlier FDE, its error reported then
@@ -626,62 +628,62 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 	if off < 0 || off >= len(s.data) {
 		return nil, errors.New("outside the section")
 	}
-	b := buf{data: s.data, pos: off}
-	n, dwarf64 := b.unitLength()
-	if b.err != nil || n > uint64(len(s.data)-b.pos) {
+	b := dwarfread.Buf{Data: s.data, Pos: off}
+	n, dwarf64 := b.UnitLength()
+	if b.Err != nil || n > uint64(len(s.data)-b.Pos) {
 		return nil, errors.New("bad length")
 	}
-	b.data = s.data[:b.pos+int(n)]
-	if id := b.offset(dwarf64); !s.isCIE(id, dwarf64) || b.err != nil {
+	b.Data = s.data[:b.Pos+int(n)]
+	if id := b.Offset(dwarf64); !s.isCIE(id, dwarf64) || b.Err != nil {
 		return nil, errors.New("not a CIE")
 	}
 	c := &cie{off: off, addrSize: s.addrSize, fdeEnc: peAbsptr}
-	c.version = b.u8()
+	c.version = b.U8()
 	switch {
 	case c.version == 1 || c.version == 3:
 	case c.version == 4 && !s.eh:
 	default:
 		return nil, fmt.Errorf("version %d", c.version)
 	}
-	c.aug = string(b.cstring())
+	c.aug = string(b.Cstring())
 	if strings.HasPrefix(c.aug, "eh") {
-		b.skip(8) // the old g++'s exception table pointer
+		b.Skip(8) // the old g++'s exception table pointer
 	}
 	if c.version >= 4 {
-		c.addrSize = int(b.u8())
-		if seg := b.u8(); seg != 0 {
+		c.addrSize = int(b.U8())
+		if seg := b.U8(); seg != 0 {
 			return nil, fmt.Errorf("segment selectors of %d bytes", seg)
 		}
 		if c.addrSize != 4 && c.addrSize != 8 {
 			return nil, fmt.Errorf("address size %d", c.addrSize)
 		}
 	}
-	c.codeAlign = b.uleb()
-	c.dataAlign = b.sleb()
+	c.codeAlign = b.Uleb()
+	c.dataAlign = b.Sleb()
 	if c.version == 1 {
-		c.ra = int(b.u8())
+		c.ra = int(b.U8())
 	} else {
-		c.ra = int(b.uleb())
+		c.ra = int(b.Uleb())
 	}
-	if b.err != nil {
-		return nil, b.err
+	if b.Err != nil {
+		return nil, b.Err
 	}
 	if strings.HasPrefix(c.aug, "z") {
 		c.hasAugLen = true
-		n := b.uleb()
-		if b.err != nil || n > uint64(len(b.data)-b.pos) {
+		n := b.Uleb()
+		if b.Err != nil || n > uint64(len(b.Data)-b.Pos) {
 			return nil, errors.New("augmentation data runs past the entry")
 		}
-		end := b.pos + int(n)
-		a := buf{data: b.data[:end], pos: b.pos}
+		end := b.Pos + int(n)
+		a := dwarfread.Buf{Data: b.Data[:end], Pos: b.Pos}
 		for _, ch := range c.aug[1:] {
 			switch ch {
 			case 'R':
-				c.fdeEnc = a.u8()
+				c.fdeEnc = a.U8()
 			case 'L':
-				a.u8() // the LSDA's encoding: FDEs' LSDAs are skipped whole
+				a.U8() // the LSDA's encoding: FDEs' LSDAs are skipped whole
 			case 'P':
-				enc := a.u8()
+				enc := a.U8()
 				// The personality routine is not needed for frames; an
 				// indirect one is often in a relocated .data, so its
 				// value is skipped, not read.
@@ -695,13 +697,13 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 			default:
 				// Unknown augmentations are skipped whole, which 'z'
 				// makes possible.
-				a.pos = end
+				a.Pos = end
 			}
 		}
-		if a.err != nil {
-			return nil, fmt.Errorf("augmentation data: %w", a.err)
+		if a.Err != nil {
+			return nil, fmt.Errorf("augmentation data: %w", a.Err)
 		}
-		b.pos = end
+		b.Pos = end
 	} else if !strings.HasPrefix(c.aug, "eh") {
 		// Without 'z' the size of unknown augmentation data is not
 		// known; gas writes "S" so into .debug_frame.
@@ -712,7 +714,7 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 			c.signal = true
 		}
 	}
-	c.ins = b.data[b.pos:]
+	c.ins = b.Data[b.Pos:]
 	if c.codeAlign == 0 {
 		return nil, errors.New("code alignment factor 0")
 	}
@@ -720,7 +722,7 @@ func (s *cfiSection) decodeCIE(off int) (*cie, error) {
 }
 
 // fde decodes the FDE at off, whose CIE id field is at idAt.
-func (s *cfiSection) fde(cies map[int]cieResult, off int, b *buf, idAt int, id uint64) (fde, error) {
+func (s *cfiSection) fde(cies map[int]cieResult, off int, b *dwarfread.Buf, idAt int, id uint64) (fde, error) {
 	var cieOff int
 	if s.eh {
 		if id > uint64(idAt) {
@@ -754,12 +756,12 @@ func (s *cfiSection) fde(cies map[int]cieResult, off int, b *buf, idAt int, id u
 		return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("address range %#x wraps", n)}
 	}
 	if c.hasAugLen {
-		b.skip(b.uleb()) // the LSDA pointer
+		b.Skip(b.Uleb()) // the LSDA pointer
 	}
-	if b.err != nil {
-		return fde{}, &CFIError{s.name, off, "FDE", b.err}
+	if b.Err != nil {
+		return fde{}, &CFIError{s.name, off, "FDE", b.Err}
 	}
-	d.ins = b.data[b.pos:]
+	d.ins = b.Data[b.Pos:]
 	return d, nil
 }
 
@@ -838,7 +840,7 @@ const (
 // ignores location changes, which a CIE should not have.
 func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieMode bool) (lo, hi uint64, err error) {
 	c := d.cie
-	b := buf{data: ins}
+	b := dwarfread.Buf{Data: ins}
 	var stack []cfaState
 	lo = loc
 	hi = ^uint64(0)
@@ -863,24 +865,24 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 		delete(st.regs, r)
 	}
 	expr := func() (Expr, error) {
-		n := b.uleb()
-		if b.err != nil || n > uint64(len(ins)-b.pos) {
-			return nil, errTruncated
+		n := b.Uleb()
+		if b.Err != nil || n > uint64(len(ins)-b.Pos) {
+			return nil, dwarfread.ErrTruncated
 		}
-		p := ins[b.pos : b.pos+int(n)]
-		b.pos += int(n)
-		u := &unitCtx{unit: &unit{addrSize: c.addrSize, vers: 4}}
-		return decodeExpr(new(dwarfSections), p, u)
+		p := ins[b.Pos : b.Pos+int(n)]
+		b.Pos += int(n)
+		u := &dwarfread.UnitCtx{Unit: &dwarfread.Unit{AddrSize: c.addrSize, Vers: 4}}
+		return decodeExpr(new(dwarfread.DwarfSections), p, u)
 	}
-	for b.pos < len(ins) {
-		at := b.pos
-		op := b.u8()
+	for b.Pos < len(ins) {
+		at := b.Pos
+		op := b.U8()
 		var stop bool
 		switch op & 0xc0 {
 		case cfaAdvanceLoc:
 			stop = advance(loc + uint64(op&0x3f)*c.codeAlign)
 		case cfaOffset:
-			st.regs[int(op&0x3f)] = Rule{Kind: RuleOffset, Offset: int64(b.uleb()) * c.dataAlign}
+			st.regs[int(op&0x3f)] = Rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 		case cfaRestore:
 			restore(int(op & 0x3f))
 		default:
@@ -897,37 +899,37 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				}
 				stop = advance(v)
 			case cfaAdvanceLoc1:
-				stop = advance(loc + uint64(b.u8())*c.codeAlign)
+				stop = advance(loc + uint64(b.U8())*c.codeAlign)
 			case cfaAdvanceLoc2:
-				stop = advance(loc + uint64(b.u16())*c.codeAlign)
+				stop = advance(loc + uint64(b.U16())*c.codeAlign)
 			case cfaAdvanceLoc4:
-				stop = advance(loc + uint64(b.u32())*c.codeAlign)
+				stop = advance(loc + uint64(b.U32())*c.codeAlign)
 			case cfaMIPSAdvanceLoc8:
-				stop = advance(loc + b.u64()*c.codeAlign)
+				stop = advance(loc + b.U64()*c.codeAlign)
 			case cfaOffsetExtended:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: int64(b.uleb()) * c.dataAlign}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 			case cfaOffsetExtendedSf:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: b.sleb() * c.dataAlign}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleOffset, Offset: b.Sleb() * c.dataAlign}
 			case cfaGNUNegOffsetExtnd:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: -int64(b.uleb()) * c.dataAlign}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleOffset, Offset: -int64(b.Uleb()) * c.dataAlign}
 			case cfaValOffset:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleValOffset, Offset: int64(b.uleb()) * c.dataAlign}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleValOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 			case cfaValOffsetSf:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleValOffset, Offset: b.sleb() * c.dataAlign}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleValOffset, Offset: b.Sleb() * c.dataAlign}
 			case cfaRestoreExtended:
-				restore(int(b.uleb()))
+				restore(int(b.Uleb()))
 			case cfaUndefined:
-				st.regs[int(b.uleb())] = Rule{Kind: RuleUndefined}
+				st.regs[int(b.Uleb())] = Rule{Kind: RuleUndefined}
 			case cfaSameValue:
-				st.regs[int(b.uleb())] = Rule{Kind: RuleSameValue}
+				st.regs[int(b.Uleb())] = Rule{Kind: RuleSameValue}
 			case cfaRegister:
-				r := int(b.uleb())
-				st.regs[r] = Rule{Kind: RuleRegister, Reg: int(b.uleb())}
+				r := int(b.Uleb())
+				st.regs[r] = Rule{Kind: RuleRegister, Reg: int(b.Uleb())}
 			case cfaRememberState:
 				stack = append(stack, st.clone())
 			case cfaRestoreState:
@@ -940,15 +942,15 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				st.argsSize = args
 				stack = stack[:len(stack)-1]
 			case cfaDefCFA:
-				st.cfa = CFARule{Reg: int(b.uleb()), Offset: int64(b.uleb())}
+				st.cfa = CFARule{Reg: int(b.Uleb()), Offset: int64(b.Uleb())}
 			case cfaDefCFASf:
-				st.cfa = CFARule{Reg: int(b.uleb()), Offset: b.sleb() * c.dataAlign}
+				st.cfa = CFARule{Reg: int(b.Uleb()), Offset: b.Sleb() * c.dataAlign}
 			case cfaDefCFARegister:
-				st.cfa.Reg, st.cfa.Expr = int(b.uleb()), nil
+				st.cfa.Reg, st.cfa.Expr = int(b.Uleb()), nil
 			case cfaDefCFAOffset:
-				st.cfa.Offset, st.cfa.Expr = int64(b.uleb()), nil
+				st.cfa.Offset, st.cfa.Expr = int64(b.Uleb()), nil
 			case cfaDefCFAOffsetSf:
-				st.cfa.Offset, st.cfa.Expr = b.sleb()*c.dataAlign, nil
+				st.cfa.Offset, st.cfa.Expr = b.Sleb()*c.dataAlign, nil
 			case cfaDefCFAExpression:
 				e, err := expr()
 				if err != nil {
@@ -956,7 +958,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				}
 				st.cfa = CFARule{Reg: -1, Expr: e}
 			case cfaExpression, cfaValExpression:
-				r := int(b.uleb())
+				r := int(b.Uleb())
 				e, err := expr()
 				if err != nil {
 					return 0, 0, fmt.Errorf("DW_CFA_expression at byte %d: %w", at, err)
@@ -967,7 +969,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				}
 				st.regs[r] = Rule{Kind: k, Expr: e}
 			case cfaGNUArgsSize:
-				st.argsSize = b.uleb()
+				st.argsSize = b.Uleb()
 			case cfaGNUWindowSave:
 				// SPARC's register windows and AArch64's return address
 				// signing: nothing the CFA depends on.
@@ -975,8 +977,8 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				return 0, 0, fmt.Errorf("unknown instruction %#x at byte %d", op, at)
 			}
 		}
-		if b.err != nil {
-			return 0, 0, fmt.Errorf("instruction at byte %d: %w", at, b.err)
+		if b.Err != nil {
+			return 0, 0, fmt.Errorf("instruction at byte %d: %w", at, b.Err)
 		}
 		if stop {
 			return lo, hi, nil

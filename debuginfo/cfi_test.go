@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // The call frame tests compile testdata/cfi.c (and cfi.s, hand-written
@@ -214,7 +216,7 @@ func compareFrames(t *testing.T, file string) int {
 	}
 	defer ef.Close()
 	rel := ef.f.Type == elf.ET_REL
-	funcs, _, err := ef.symbols()
+	funcs, _, err := ef.symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +378,7 @@ func TestFramesKernel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols()
+	funcs, _, err := ef.symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -818,7 +820,7 @@ func TestFramesSeparateDebug(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols()
+	funcs, _, err := ef.symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -898,7 +900,7 @@ func TestFramesGDB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			funcs, _, err := ef.symbols()
+			funcs, _, err := ef.symbols(nil)
 			ef.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -1029,7 +1031,7 @@ func BenchmarkFramesKernel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	funcs, _, err := ef.symbols()
+	funcs, _, err := ef.symbols(nil)
 	ef.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -1081,7 +1083,7 @@ func TestFramesModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols()
+	funcs, _, err := ef.symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1164,7 +1166,7 @@ func TestPointerEncodings(t *testing.T) {
 		{enc: 0x0f, data: le32(0), err: "unknown pointer encoding 0xf"},
 		{enc: peUdata8, data: le32(0), err: "truncated DWARF data"},
 	} {
-		b := buf{data: append([]byte{0, 0, 0, 0}, tc.data...), pos: 4}
+		b := dwarfread.Buf{Data: append([]byte{0, 0, 0, 0}, tc.data...), Pos: 4}
 		got, err := s.pointer(&b, tc.enc, 8, true)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
@@ -1207,7 +1209,7 @@ func TestFramesEhFrameHdr(t *testing.T) {
 			// version, eh_frame_ptr_enc, fde_count_enc, table_enc, then
 			// the pointers.
 			hs := &cfiSection{name: ".eh_frame_hdr", data: data, eh: true, addr: hdr.Addr, addrSize: 8, got: hdr.Addr}
-			b := buf{data: data, pos: 4}
+			b := dwarfread.Buf{Data: data, Pos: 4}
 			if len(data) < 4 || data[0] != 1 {
 				t.Fatalf(".eh_frame_hdr version %v", data[:min(len(data), 1)])
 			}

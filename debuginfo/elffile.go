@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
 	"bytes"
@@ -237,12 +238,12 @@ func (e *elfFile) hasDWARF() bool {
 }
 
 // dwarf loads the DWARF sections, applying relocations in ET_REL files.
-func (e *elfFile) dwarf() (*dwarfSections, error) {
-	d := new(dwarfSections)
+func (e *elfFile) dwarf() (*dwarfread.DwarfSections, error) {
+	d := new(dwarfread.DwarfSections)
 	secs := map[string]*[]byte{
-		"info": &d.info, "abbrev": &d.abbrev, "str": &d.str, "line_str": &d.lineStr,
-		"str_offsets": &d.strOffsets, "addr": &d.addr, "ranges": &d.ranges,
-		"rnglists": &d.rngLists, "line": &d.line, "loc": &d.loc, "loclists": &d.locLists,
+		"info": &d.Info, "abbrev": &d.Abbrev, "str": &d.Str, "line_str": &d.LineStr,
+		"str_offsets": &d.StrOffsets, "addr": &d.Addr, "ranges": &d.Ranges,
+		"rnglists": &d.RngLists, "line": &d.Line, "loc": &d.Loc, "loclists": &d.LocLists,
 	}
 	for i, s := range e.f.Sections {
 		var key string
@@ -269,7 +270,7 @@ func (e *elfFile) dwarf() (*dwarfSections, error) {
 		}
 		*p = b
 	}
-	if len(d.info) == 0 {
+	if len(d.Info) == 0 {
 		return nil, errors.New("no .debug_info section")
 	}
 	return d, nil
@@ -353,9 +354,9 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 }
 
 // symbols returns the STT_FUNC symbols with their addresses, from
-// .symtab or, in a stripped file, .dynsym; and the thunks among all
-// symbols.
-func (e *elfFile) symbols() (funcs, thunks []elf.Symbol, err error) {
+// .symtab or, in a stripped file, .dynsym; and the symbols isThunk (if
+// not nil) says are thunks.
+func (e *elfFile) symbols(isThunk func(name string) bool) (funcs, thunks []elf.Symbol, err error) {
 	syms, err := e.f.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
 		syms, err = e.f.DynamicSymbols()
@@ -376,7 +377,7 @@ func (e *elfFile) symbols() (funcs, thunks []elf.Symbol, err error) {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
 			funcs = append(funcs, s)
 		}
-		if thunkKind(s.Name) != 0 {
+		if isThunk != nil && isThunk(s.Name) {
 			thunks = append(thunks, s)
 		}
 	}

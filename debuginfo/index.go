@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"sort"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // tables is an image's index as built, before it is serialised.
@@ -14,7 +16,7 @@ type tables struct {
 	byName    []uint32 // indexes into syms, ordered by name, then address
 	funcs     []function
 	copies    []copyRec // grouped by function, each group ordered by caller name, offset
-	ranges    []Range
+	ranges    []dwarfread.Range
 }
 
 type symbol struct {
@@ -118,9 +120,9 @@ func (x *index) copyAt(i int) copyRec {
 	return copyRec{sym: u32(r), flags: r[4], line: u32(r[5:]), file: u32(r[9:]), entry: u64(r[13:]), ranges: u32(r[21:]), n: u32(r[25:]), view: u32(r[29:]), stmt: u32(r[33:])}
 }
 
-func (x *index) rangeAt(i int) Range {
+func (x *index) rangeAt(i int) dwarfread.Range {
 	r := x.ranges.rec(i)
-	return Range{u64(r), u64(r[8:])}
+	return dwarfread.Range{Lo: u64(r), Hi: u64(r[8:])}
 }
 
 // strCmp compares string i with s, without allocating.
@@ -221,6 +223,10 @@ func thunkKind(name string) ThunkKind {
 	}
 	return 0
 }
+
+// isThunk says whether a symbol is a thunk, the symbols the index keeps
+// beside the functions.
+func isThunk(name string) bool { return thunkKind(name) != 0 }
 
 func (x *index) thunks() []Thunk {
 	var out []Thunk

@@ -3,66 +3,68 @@ package debuginfo
 import (
 	"fmt"
 	"path"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // lineFiles returns the file table of the line program at off, indexed
 // as DW_AT_call_file values are: from 0 in DWARF 5, from 1 before (index
 // 0 is then "no file" and left empty). Only the header is read.
-func lineFiles(s *dwarfSections, off uint64, u *unitCtx) ([]string, error) {
-	if off >= uint64(len(s.line)) {
+func lineFiles(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx) ([]string, error) {
+	if off >= uint64(len(s.Line)) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
-	b := buf{data: s.line, pos: int(off)}
-	n, dwarf64 := b.unitLength()
-	if n > uint64(len(b.data)-b.pos) {
+	b := dwarfread.Buf{Data: s.Line, Pos: int(off)}
+	n, dwarf64 := b.UnitLength()
+	if n > uint64(len(b.Data)-b.Pos) {
 		return nil, fmt.Errorf("line table at %#x: bad length", off)
 	}
-	b.data = b.data[:b.pos+int(n)]
-	vers := b.u16()
+	b.Data = b.Data[:b.Pos+int(n)]
+	vers := b.U16()
 	if vers < 2 || vers > 5 {
 		return nil, fmt.Errorf("line table at %#x: unsupported version %d", off, vers)
 	}
 	if vers == 5 {
-		b.skip(2) // address_size, segment_selector_size
+		b.Skip(2) // address_size, segment_selector_size
 	}
-	hdrLen := b.offset(dwarf64)
-	progStart := uint64(b.pos) + hdrLen
-	b.skip(1) // minimum_instruction_length
+	hdrLen := b.Offset(dwarf64)
+	progStart := uint64(b.Pos) + hdrLen
+	b.Skip(1) // minimum_instruction_length
 	if vers >= 4 {
-		b.skip(1) // maximum_operations_per_instruction
+		b.Skip(1) // maximum_operations_per_instruction
 	}
-	b.skip(3) // default_is_stmt, line_base, line_range
-	opBase := b.u8()
+	b.Skip(3) // default_is_stmt, line_base, line_range
+	opBase := b.U8()
 	if opBase > 0 {
-		b.skip(uint64(opBase - 1))
+		b.Skip(uint64(opBase - 1))
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("line table at %#x: %w", off, b.err)
+	if b.Err != nil {
+		return nil, fmt.Errorf("line table at %#x: %w", off, b.Err)
 	}
 	// Values in the header are read with the unit's forms but the line
 	// table's own offset size.
 	lu := *u
-	lu.unit = &unit{off: u.off, vers: u.vers, addrSize: u.addrSize, dwarf64: dwarf64}
+	lu.Unit = &dwarfread.Unit{Off: u.Off, Vers: u.Vers, AddrSize: u.AddrSize, Dwarf64: dwarf64}
 
 	var files []string
 	if vers < 5 {
-		dirs := []string{u.compDir}
+		dirs := []string{u.CompDir}
 		for {
-			d := b.cstring()
-			if len(d) == 0 || b.err != nil {
+			d := b.Cstring()
+			if len(d) == 0 || b.Err != nil {
 				break
 			}
 			dirs = append(dirs, string(d))
 		}
 		files = append(files, "")
 		for {
-			name := b.cstring()
-			if len(name) == 0 || b.err != nil {
+			name := b.Cstring()
+			if len(name) == 0 || b.Err != nil {
 				break
 			}
-			dir := b.uleb()
-			b.uleb() // modification time
-			b.uleb() // length
+			dir := b.Uleb()
+			b.Uleb() // modification time
+			b.Uleb() // length
 			files = append(files, joinDir(dirs, dir, string(name)))
 		}
 	} else {
@@ -74,10 +76,10 @@ func lineFiles(s *dwarfSections, off uint64, u *unitCtx) ([]string, error) {
 			return nil, fmt.Errorf("line table at %#x: files: %w", off, err)
 		}
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("line table at %#x: %w", off, b.err)
+	if b.Err != nil {
+		return nil, fmt.Errorf("line table at %#x: %w", off, b.Err)
 	}
-	if uint64(b.pos) > progStart {
+	if uint64(b.Pos) > progStart {
 		return nil, fmt.Errorf("line table at %#x: header overruns its length", off)
 	}
 	return files, nil
@@ -86,44 +88,44 @@ func lineFiles(s *dwarfSections, off uint64, u *unitCtx) ([]string, error) {
 // entryTable reads a DWARF 5 directory or file-name table. With dirs nil
 // it returns the paths as directories; otherwise the file paths joined
 // with their directories.
-func entryTable(s *dwarfSections, b *buf, u *unitCtx, dirs []string) (names, files []string, err error) {
+func entryTable(s *dwarfread.DwarfSections, b *dwarfread.Buf, u *dwarfread.UnitCtx, dirs []string) (names, files []string, err error) {
 	const (
 		lnctPath     = 1
 		lnctDirIndex = 2
 	)
-	nfmt := int(b.u8())
-	format := make([]attrSpec, nfmt)
+	nfmt := int(b.U8())
+	format := make([]dwarfread.AttrSpec, nfmt)
 	for i := range format {
-		format[i].attr = uint32(b.uleb())
-		format[i].form = uint32(b.uleb())
+		format[i].Attr = uint32(b.Uleb())
+		format[i].Form = uint32(b.Uleb())
 	}
-	count := b.uleb()
-	if b.err != nil || count > uint64(len(b.data)) {
-		return nil, nil, errTruncated
+	count := b.Uleb()
+	if b.Err != nil || count > uint64(len(b.Data)) {
+		return nil, nil, dwarfread.ErrTruncated
 	}
 	for range count {
 		var name string
 		var dir uint64
 		for i := range format {
 			f := &format[i]
-			v := b.value(f.form, f, u.unit)
-			switch f.attr {
+			v := b.Value(f.Form, f, u.Unit)
+			switch f.Attr {
 			case lnctPath:
-				if f.form == formString {
-					name = string(b.data[v : b.pos-1])
+				if f.Form == dwarfread.FormString {
+					name = string(b.Data[v : b.Pos-1])
 					break
 				}
-				p, ok := s.attrString(attr{f.form, v}, u)
+				p, ok := s.AttrString(dwarfread.Attr{Form: f.Form, Val: v}, u)
 				if !ok {
-					return nil, nil, fmt.Errorf("bad path form %#x", f.form)
+					return nil, nil, fmt.Errorf("bad path form %#x", f.Form)
 				}
 				name = string(p)
 			case lnctDirIndex:
 				dir = v
 			}
 		}
-		if b.err != nil {
-			return nil, nil, b.err
+		if b.Err != nil {
+			return nil, nil, b.Err
 		}
 		if dirs == nil {
 			names = append(names, name)
@@ -159,39 +161,39 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 	if off >= uint64(len(sec)) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
-	b := buf{data: sec, pos: int(off)}
-	n, dwarf64 := b.unitLength()
-	if n > uint64(len(b.data)-b.pos) {
+	b := dwarfread.Buf{Data: sec, Pos: int(off)}
+	n, dwarf64 := b.UnitLength()
+	if n > uint64(len(b.Data)-b.Pos) {
 		return nil, fmt.Errorf("line table at %#x: bad length", off)
 	}
-	end := b.pos + int(n)
-	b.data = b.data[:end]
-	vers := b.u16()
+	end := b.Pos + int(n)
+	b.Data = b.Data[:end]
+	vers := b.U16()
 	if vers < 2 || vers > 5 {
 		return nil, fmt.Errorf("line table at %#x: unsupported version %d", off, vers)
 	}
 	if vers == 5 {
-		addrSize = int(b.u8())
-		b.skip(1) // segment_selector_size
+		addrSize = int(b.U8())
+		b.Skip(1) // segment_selector_size
 	}
-	hdrLen := b.offset(dwarf64)
-	prog := uint64(b.pos) + hdrLen
-	minInst := uint64(b.u8())
+	hdrLen := b.Offset(dwarf64)
+	prog := uint64(b.Pos) + hdrLen
+	minInst := uint64(b.U8())
 	if vers >= 4 {
-		b.skip(1) // maximum_operations_per_instruction: 1 on x86
+		b.Skip(1) // maximum_operations_per_instruction: 1 on x86
 	}
-	defStmt := b.u8() != 0
-	lineBase := int64(int8(b.u8()))
-	lineRange := uint64(b.u8())
-	opBase := b.u8()
+	defStmt := b.U8() != 0
+	lineBase := int64(int8(b.U8()))
+	lineRange := uint64(b.U8())
+	opBase := b.U8()
 	lengths := make([]uint8, opBase)
 	for i := 1; i < int(opBase); i++ {
-		lengths[i] = b.u8()
+		lengths[i] = b.U8()
 	}
-	if b.err != nil || lineRange == 0 || prog > uint64(end) {
+	if b.Err != nil || lineRange == 0 || prog > uint64(end) {
 		return nil, fmt.Errorf("line table at %#x: bad header", off)
 	}
-	b.pos = int(prog)
+	b.Pos = int(prog)
 
 	var rows []lineRow
 	var addr uint64
@@ -209,8 +211,8 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 		rows = append(rows, r)
 		fresh, prologue = false, false
 	}
-	for b.pos < end && b.err == nil {
-		op := b.u8()
+	for b.Pos < end && b.Err == nil {
+		op := b.U8()
 		switch {
 		case op >= opBase:
 			adj := uint64(op - opBase)
@@ -218,44 +220,44 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 			line += lineBase + int64(adj%lineRange)
 			emit()
 		case op == 0: // extended
-			size := b.uleb()
-			if size == 0 || size > uint64(end-b.pos) {
+			size := b.Uleb()
+			if size == 0 || size > uint64(end-b.Pos) {
 				return nil, fmt.Errorf("line table at %#x: bad extended opcode", off)
 			}
-			next := b.pos + int(size)
-			switch b.u8() {
+			next := b.Pos + int(size)
+			switch b.U8() {
 			case 1: // DW_LNE_end_sequence
 				reset()
 			case 2: // DW_LNE_set_address
-				addr = b.addr(addrSize)
+				addr = b.Addr(addrSize)
 			}
-			b.pos = next
+			b.Pos = next
 		case op == 1: // DW_LNS_copy
 			emit()
 		case op == 2: // DW_LNS_advance_pc
-			addr += b.uleb() * minInst
+			addr += b.Uleb() * minInst
 		case op == 3: // DW_LNS_advance_line
-			line += b.sleb()
+			line += b.Sleb()
 		case op == 4: // DW_LNS_set_file
-			file = uint32(b.uleb())
+			file = uint32(b.Uleb())
 		case op == 5: // DW_LNS_set_column
-			col = uint32(b.uleb())
+			col = uint32(b.Uleb())
 		case op == 6: // DW_LNS_negate_stmt
 			stmt = !stmt
 		case op == 8: // DW_LNS_const_add_pc
 			addr += uint64(255-opBase) / lineRange * minInst
 		case op == 9: // DW_LNS_fixed_advance_pc
-			addr += uint64(b.u16())
+			addr += uint64(b.U16())
 		case op == 10: // DW_LNS_set_prologue_end
 			prologue = true
 		default: // opcodes without effect here, or unknown ones
 			for range lengths[op] {
-				b.uleb()
+				b.Uleb()
 			}
 		}
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("line table at %#x: %w", off, b.err)
+	if b.Err != nil {
+		return nil, fmt.Errorf("line table at %#x: %w", off, b.Err)
 	}
 	return rows, nil
 }
@@ -265,8 +267,8 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 // marks prologue_end (clang), else, as gdb takes it, the first row past
 // low of another line than low's (gcc marks none). ok is false when
 // the program says neither.
-func prologueEnd(s *dwarfSections, off uint64, u *unitCtx, low, high uint64) (end uint64, ok bool, err error) {
-	rows, err := decodeLines(s.line, off, u.addrSize)
+func prologueEnd(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx, low, high uint64) (end uint64, ok bool, err error) {
+	rows, err := decodeLines(s.Line, off, u.AddrSize)
 	if err != nil {
 		return 0, false, err
 	}

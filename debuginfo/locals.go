@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -66,7 +67,7 @@ type Local struct {
 	// Available is where the local has a location, as offsets from
 	// Scope.Low, when it is given by a location list; nil when Loc
 	// holds throughout the scope.
-	Available []Range
+	Available []dwarfread.Range
 	// List reports a location list, so that an empty Available means
 	// no location anywhere.
 	List bool
@@ -126,33 +127,33 @@ type sdie struct {
 	decl     bool
 	tailCall bool
 
-	sibling, name, typ, origin, spec, low, high, ranges attr
-	loc, constVal, frameBase, stmtList                  attr
-	retPC, callOrigin                                   attr
+	sibling, name, typ, origin, spec, low, high, ranges dwarfread.Attr
+	loc, constVal, frameBase, stmtList                  dwarfread.Attr
+	retPC, callOrigin                                   dwarfread.Attr
 	locBlk, constBlk, frameBaseBlk, callValueBlk        []byte
-	addrBase, rnglistsBase, loclistsBase                attr
+	addrBase, rnglistsBase, loclistsBase                dwarfread.Attr
 }
 
 // readScopeDIE decodes the DIE at off in unit tu.
 func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 	d := sdie{off: off}
-	end, err := readDIE(t.r.secs.info, tu, off, &d.tag, &d.children, func(sp *attrSpec, at attr, blk []byte) {
-		switch sp.attr {
+	end, err := readDIE(t.r.secs.Info, tu, off, &d.tag, &d.children, func(sp *dwarfread.AttrSpec, at dwarfread.Attr, blk []byte) {
+		switch sp.Attr {
 		case atSibling:
 			d.sibling = at
-		case atName:
+		case dwarfread.AtName:
 			d.name = at
 		case atType:
 			d.typ = at
-		case atAbstractOrigin:
+		case dwarfread.AtAbstractOrigin:
 			d.origin = at
-		case atSpecification:
+		case dwarfread.AtSpecification:
 			d.spec = at
-		case atLowPC:
+		case dwarfread.AtLowPC:
 			d.low = at
-		case atHighPC:
+		case dwarfread.AtHighPC:
 			d.high = at
-		case atRanges:
+		case dwarfread.AtRanges:
 			d.ranges = at
 		case atLocation:
 			d.loc, d.locBlk = at, blk
@@ -160,15 +161,15 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 			d.constVal, d.constBlk = at, blk
 		case atFrameBase:
 			d.frameBase, d.frameBaseBlk = at, blk
-		case atDeclaration:
-			d.decl = at.val != 0
-		case atAddrBase, atGNUAddrBase:
+		case dwarfread.AtDeclaration:
+			d.decl = at.Val != 0
+		case dwarfread.AtAddrBase, dwarfread.AtGNUAddrBase:
 			d.addrBase = at
-		case atRnglistsBase:
+		case dwarfread.AtRnglistsBase:
 			d.rnglistsBase = at
 		case atLoclistsBase:
 			d.loclistsBase = at
-		case atStmtList:
+		case dwarfread.AtStmtList:
 			d.stmtList = at
 		case atCallReturnPC:
 			d.retPC = at
@@ -177,7 +178,7 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 		case atCallValue, atGNUCallSiteValue:
 			d.callValueBlk = blk
 		case atCallTailCall, atGNUTailCall:
-			d.tailCall = at.val != 0
+			d.tailCall = at.Val != 0
 		}
 	})
 	d.end = end
@@ -188,7 +189,7 @@ func (t *Types) readScopeDIE(tu *typeUnit, off uint64) (sdie, error) {
 type scopeWalker struct {
 	t            *Types
 	tu           *typeUnit
-	ctx          unitCtx // tu's, with the bases of addresses and lists
+	ctx          dwarfread.UnitCtx // tu's, with the bases of addresses and lists
 	loclistsBase uint64
 	root         sdie
 	pc           uint64
@@ -211,37 +212,37 @@ func (t *Types) scopeUnit(i int, pc uint64) (*scopeWalker, error) {
 
 // unitWalker reads the root of unit i: a walker for it, and its
 // ranges, nil when the root gives none (the unit must be looked into).
-func (t *Types) unitWalker(i int) (*scopeWalker, []Range, error) {
+func (t *Types) unitWalker(i int) (*scopeWalker, []dwarfread.Range, error) {
 	tu, err := t.r.unit(i)
 	if err != nil {
 		return nil, nil, err
 	}
-	root, err := t.readScopeDIE(tu, uint64(tu.dies))
+	root, err := t.readScopeDIE(tu, uint64(tu.Dies))
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &scopeWalker{t: t, tu: tu, ctx: tu.unitCtx, root: root}
-	w.ctx.addrBase = root.addrBase.val
-	w.ctx.rnglistsBase = root.rnglistsBase.val
-	w.loclistsBase = root.loclistsBase.val
-	if root.low.form != 0 {
+	w := &scopeWalker{t: t, tu: tu, ctx: tu.UnitCtx, root: root}
+	w.ctx.AddrBase = root.addrBase.Val
+	w.ctx.RnglistsBase = root.rnglistsBase.Val
+	w.loclistsBase = root.loclistsBase.Val
+	if root.low.Form != 0 {
 		// The base of DWARF 4 lists; a unit with a bad low pc gets 0.
-		w.ctx.base, _ = t.r.secs.address(root.low, &w.ctx)
+		w.ctx.Base, _ = t.r.secs.Address(root.low, &w.ctx)
 	}
-	if root.low.form == 0 && root.ranges.form == 0 {
+	if root.low.Form == 0 && root.ranges.Form == 0 {
 		return w, nil, nil
 	}
-	rs, err := t.r.secs.appendRanges(nil, root.low, root.high, root.ranges, &w.ctx, &lowest{})
+	rs, err := t.r.secs.AppendRanges(nil, root.low, root.high, root.ranges, &w.ctx, &dwarfread.Lowest{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("unit at %#x: %w", tu.off, err)
+		return nil, nil, fmt.Errorf("unit at %#x: %w", tu.Off, err)
 	}
 	if rs == nil {
-		rs = []Range{}
+		rs = []dwarfread.Range{}
 	}
 	return w, rs, nil
 }
 
-func inRanges(rs []Range, pc uint64) bool {
+func inRanges(rs []dwarfread.Range, pc uint64) bool {
 	for _, r := range rs {
 		if r.Lo <= pc && pc < r.Hi {
 			return true
@@ -255,20 +256,20 @@ func inRanges(rs []Range, pc uint64) bool {
 func (w *scopeWalker) scope() (*Scope, error) {
 	var found *Scope
 	err := w.eachChild(&w.root, func(c *sdie) (bool, error) {
-		if c.tag != tagSubprogram || c.decl {
+		if c.tag != dwarfread.TagSubprogram || c.decl {
 			return true, nil
 		}
-		var lo lowest
-		rs, err := w.t.r.secs.appendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &lo)
+		var lo dwarfread.Lowest
+		rs, err := w.t.r.secs.AppendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &lo)
 		if err != nil {
 			return false, fmt.Errorf("DIE at %#x: %w", c.off, err)
 		}
 		if !inRanges(rs, w.pc) {
 			return true, nil
 		}
-		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.addr, unit: w.unit}
+		sc := &Scope{PC: w.pc, Function: w.nameOf(c), Low: lo.Addr, unit: w.unit}
 		sc.dies = w.dieChain(c)
-		if c.frameBase.form != 0 {
+		if c.frameBase.Form != 0 {
 			fb, _, _, err := w.location(c.frameBase, c.frameBaseBlk)
 			if err != nil {
 				return false, fmt.Errorf("frame base of DIE at %#x: %w", c.off, err)
@@ -279,15 +280,15 @@ func (w *scopeWalker) scope() (*Scope, error) {
 			return false, err
 		}
 		sc.Result, sc.ResultErr = w.resultType(c)
-		if w.root.stmtList.form != 0 {
-			hi := lo.addr
+		if w.root.stmtList.Form != 0 {
+			hi := lo.Addr
 			for _, r := range rs {
-				if r.Lo <= lo.addr && lo.addr < r.Hi {
+				if r.Lo <= lo.Addr && lo.Addr < r.Hi {
 					hi = r.Hi
 				}
 			}
 			// A damaged line table only leaves the prologue unknown.
-			sc.PrologueEnd, sc.PrologueKnown, _ = prologueEnd(w.t.r.secs, w.root.stmtList.val, &w.ctx, lo.addr, hi)
+			sc.PrologueEnd, sc.PrologueKnown, _ = prologueEnd(w.t.r.secs, w.root.stmtList.Val, &w.ctx, lo.Addr, hi)
 		}
 		found = sc
 		return false, nil
@@ -308,22 +309,22 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 			if l := w.local(c, sc, inl); l.Name != "" {
 				here = append(here, l)
 			}
-		case tagLexicalBlock, tagInlinedSubroutine:
+		case tagLexicalBlock, dwarfread.TagInlinedSubroutine:
 			holds := true
-			if c.low.form != 0 || c.ranges.form != 0 {
-				rs, err := w.t.r.secs.appendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &lowest{})
+			if c.low.Form != 0 || c.ranges.Form != 0 {
+				rs, err := w.t.r.secs.AppendRanges(nil, c.low, c.high, c.ranges, &w.ctx, &dwarfread.Lowest{})
 				if err != nil {
 					return false, fmt.Errorf("DIE at %#x: %w", c.off, err)
 				}
 				holds = inRanges(rs, w.pc)
-			} else if c.tag == tagInlinedSubroutine {
+			} else if c.tag == dwarfread.TagInlinedSubroutine {
 				holds = false // a copy without code holds no address
 			}
 			if !holds {
 				return true, nil
 			}
 			name := inl
-			if c.tag == tagInlinedSubroutine {
+			if c.tag == dwarfread.TagInlinedSubroutine {
 				name = w.nameOf(c)
 			}
 			got, err := w.block(c, sc, name)
@@ -331,7 +332,7 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 				return false, err
 			}
 			inner = append(inner, got...)
-			if c.tag == tagInlinedSubroutine {
+			if c.tag == dwarfread.TagInlinedSubroutine {
 				gone, err := w.abstractOnly(c, sc, name)
 				if err != nil {
 					return false, err
@@ -351,8 +352,8 @@ func (w *scopeWalker) block(d *sdie, sc *Scope, inl string) ([]Local, error) {
 // unknown. Only the origin's own level is read (not its blocks), and
 // only when the origin lies in c's unit.
 func (w *scopeWalker) abstractOnly(c *sdie, sc *Scope, inl string) ([]Local, error) {
-	off, ok := ref(c.origin, w.tu.unit)
-	if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+	off, ok := dwarfread.Ref(c.origin, w.tu.Unit)
+	if !ok || off < uint64(w.tu.Dies) || off >= uint64(w.tu.End) {
 		return nil, nil
 	}
 	// The copy's DIEs name their origins: those of its own level and
@@ -363,7 +364,7 @@ func (w *scopeWalker) abstractOnly(c *sdie, sc *Scope, inl string) ([]Local, err
 		return w.eachChild(d, func(v *sdie) (bool, error) {
 			switch v.tag {
 			case tagVariable, tagFormalParameter:
-				if o, ok := ref(v.origin, w.tu.unit); ok {
+				if o, ok := dwarfread.Ref(v.origin, w.tu.Unit); ok {
 					concrete[o] = true
 				}
 			case tagLexicalBlock:
@@ -402,16 +403,16 @@ func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
 	l.Type, l.TypeErr = w.localType(c)
 	var err error
 	switch {
-	case c.loc.form != 0:
-		var all []Range
+	case c.loc.Form != 0:
+		var all []dwarfread.Range
 		l.Loc, all, l.List, err = w.location(c.loc, c.locBlk)
 		for _, r := range all {
-			l.Available = append(l.Available, Range{r.Lo - sc.Low, r.Hi - sc.Low})
+			l.Available = append(l.Available, dwarfread.Range{Lo: r.Lo - sc.Low, Hi: r.Hi - sc.Low})
 		}
 	case c.constBlk != nil:
 		l.Loc = Expr{{Code: OpImplicitValue, Uint: uint64(len(c.constBlk)), Block: c.constBlk}}
-	case c.constVal.form != 0:
-		l.Loc = implicitConst(c.constVal.val, formSize(c.constVal.form, w.tu.unit))
+	case c.constVal.Form != 0:
+		l.Loc = implicitConst(c.constVal.Val, dwarfread.FormSize(c.constVal.Form, w.tu.Unit))
 	}
 	if err != nil {
 		l.Loc, l.LocErr = nil, fmt.Errorf("location of %s (DIE at %#x): %w", l.Name, c.off, err)
@@ -424,7 +425,7 @@ func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
 func (w *scopeWalker) localType(c *sdie) (types.Type, error) {
 	d, tu := c, w.tu
 	for range 4 {
-		if d.typ.form != 0 || d.origin.form == 0 {
+		if d.typ.Form != 0 || d.origin.Form == 0 {
 			break
 		}
 		o, ou, err := w.follow(d, tu, d.origin)
@@ -447,11 +448,11 @@ func (w *scopeWalker) dieChain(c *sdie) []uint64 {
 	d := c
 	for range 4 {
 		next := d.origin
-		if next.form == 0 {
+		if next.Form == 0 {
 			next = d.spec
 		}
-		off, ok := ref(next, w.tu.unit)
-		if !ok || off < uint64(w.tu.dies) || off >= uint64(w.tu.end) {
+		off, ok := dwarfread.Ref(next, w.tu.Unit)
+		if !ok || off < uint64(w.tu.Dies) || off >= uint64(w.tu.End) {
 			break
 		}
 		o, err := w.t.readScopeDIE(w.tu, off)
@@ -470,10 +471,10 @@ func (w *scopeWalker) resultType(c *sdie) (types.Type, error) {
 	d, tu := c, w.tu
 	for range 4 {
 		next := d.origin
-		if next.form == 0 {
+		if next.Form == 0 {
 			next = d.spec
 		}
-		if d.typ.form != 0 || next.form == 0 {
+		if d.typ.Form != 0 || next.Form == 0 {
 			break
 		}
 		o, ou, err := w.follow(d, tu, next)
@@ -482,7 +483,7 @@ func (w *scopeWalker) resultType(c *sdie) (types.Type, error) {
 		}
 		d, tu = &o, ou
 	}
-	if d.typ.form == 0 {
+	if d.typ.Form == 0 {
 		return nil, nil
 	}
 	off, err := w.t.target(&die{off: d.off, u: tu}, d.typ)
@@ -494,13 +495,13 @@ func (w *scopeWalker) resultType(c *sdie) (types.Type, error) {
 
 // follow reads the DIE a reference attribute of d names, in whatever
 // unit it lies.
-func (w *scopeWalker) follow(d *sdie, tu *typeUnit, a attr) (sdie, *typeUnit, error) {
-	off, ok := ref(a, tu.unit)
+func (w *scopeWalker) follow(d *sdie, tu *typeUnit, a dwarfread.Attr) (sdie, *typeUnit, error) {
+	off, ok := dwarfread.Ref(a, tu.Unit)
 	if !ok {
-		return sdie{}, nil, fmt.Errorf("DIE at %#x: reference of form %#x not supported (DWZ supplementary file?)", d.off, a.form)
+		return sdie{}, nil, fmt.Errorf("DIE at %#x: reference of form %#x not supported (DWZ supplementary file?)", d.off, a.Form)
 	}
 	ou := tu
-	if off < uint64(tu.dies) || off >= uint64(tu.end) {
+	if off < uint64(tu.Dies) || off >= uint64(tu.End) {
 		var err error
 		if ou, err = w.t.r.unitAt(off); err != nil {
 			return sdie{}, nil, err
@@ -514,15 +515,15 @@ func (w *scopeWalker) follow(d *sdie, tu *typeUnit, a attr) (sdie, *typeUnit, er
 func (w *scopeWalker) nameOf(d *sdie) string {
 	tu := w.tu
 	for range 4 {
-		if d.name.form != 0 {
-			s, _ := w.t.r.secs.attrString(d.name, &tu.unitCtx)
+		if d.name.Form != 0 {
+			s, _ := w.t.r.secs.AttrString(d.name, &tu.UnitCtx)
 			return string(s)
 		}
 		next := d.origin
-		if next.form == 0 {
+		if next.Form == 0 {
 			next = d.spec
 		}
-		if next.form == 0 {
+		if next.Form == 0 {
 			return ""
 		}
 		o, ou, err := w.follow(d, tu, next)
@@ -539,11 +540,11 @@ func (w *scopeWalker) eachChild(d *sdie, fn func(c *sdie) (bool, error)) error {
 	if !d.children {
 		return nil
 	}
-	info := w.t.r.secs.info
+	info := w.t.r.secs.Info
 	pos := uint64(d.end)
 	for {
-		if pos >= uint64(w.tu.end) {
-			return fmt.Errorf("children of DIE at %#x: %w", d.off, errTruncated)
+		if pos >= uint64(w.tu.End) {
+			return fmt.Errorf("children of DIE at %#x: %w", d.off, dwarfread.ErrTruncated)
 		}
 		if info[pos] == 0 {
 			return nil
@@ -568,33 +569,33 @@ func (w *scopeWalker) eachChild(d *sdie, fn func(c *sdie) (bool, error)) error {
 // location reads a location attribute: an expression, or a location
 // list, of which it returns the entry holding pc (empty if none) and
 // every range the list gives a location for.
-func (w *scopeWalker) location(a attr, blk []byte) (e Expr, all []Range, list bool, err error) {
+func (w *scopeWalker) location(a dwarfread.Attr, blk []byte) (e Expr, all []dwarfread.Range, list bool, err error) {
 	secs := w.t.r.secs
 	if blk != nil {
 		e, err = decodeExpr(secs, blk, &w.ctx)
 		return e, nil, false, err
 	}
-	switch a.form {
-	case formSecOffset, formData4, formData8, formLoclistx:
+	switch a.Form {
+	case dwarfread.FormSecOffset, dwarfread.FormData4, dwarfread.FormData8, dwarfread.FormLoclistx:
 	default:
-		return nil, nil, false, fmt.Errorf("location of form %#x not supported", a.form)
+		return nil, nil, false, fmt.Errorf("location of form %#x not supported", a.Form)
 	}
 	var found []byte
-	if w.ctx.vers < 5 {
-		found, all, err = w.dwarf4Loc(a.val)
+	if w.ctx.Vers < 5 {
+		found, all, err = w.dwarf4Loc(a.Val)
 	} else {
-		off := a.val
-		if a.form == formLoclistx {
+		off := a.Val
+		if a.Form == dwarfread.FormLoclistx {
 			size := uint64(4)
-			if w.ctx.dwarf64 {
+			if w.ctx.Dwarf64 {
 				size = 8
 			}
 			p := w.loclistsBase + off*size
-			if p+size > uint64(len(secs.locLists)) {
+			if p+size > uint64(len(secs.LocLists)) {
 				return nil, nil, true, fmt.Errorf("location list index %d out of range", off)
 			}
-			b := buf{data: secs.locLists, pos: int(p)}
-			off = w.loclistsBase + b.offset(w.ctx.dwarf64)
+			b := dwarfread.Buf{Data: secs.LocLists, Pos: int(p)}
+			off = w.loclistsBase + b.Offset(w.ctx.Dwarf64)
 		}
 		found, all, err = w.dwarf5Loc(off)
 	}
@@ -606,88 +607,88 @@ func (w *scopeWalker) location(a attr, blk []byte) (e Expr, all []Range, list bo
 }
 
 // dwarf4Loc reads the .debug_loc list at off.
-func (w *scopeWalker) dwarf4Loc(off uint64) (found []byte, all []Range, err error) {
-	sec := w.t.r.secs.loc
+func (w *scopeWalker) dwarf4Loc(off uint64) (found []byte, all []dwarfread.Range, err error) {
+	sec := w.t.r.secs.Loc
 	if off >= uint64(len(sec)) {
 		return nil, nil, fmt.Errorf("location list offset %#x out of range", off)
 	}
-	b := buf{data: sec, pos: int(off)}
-	size := w.ctx.addrSize
+	b := dwarfread.Buf{Data: sec, Pos: int(off)}
+	size := w.ctx.AddrSize
 	maxAddr := ^uint64(0) >> (64 - 8*uint(size))
-	base := w.ctx.base
+	base := w.ctx.Base
 	for {
-		lo, hi := b.addr(size), b.addr(size)
+		lo, hi := b.Addr(size), b.Addr(size)
 		switch {
-		case b.err != nil:
-			return nil, nil, b.err
+		case b.Err != nil:
+			return nil, nil, b.Err
 		case lo == 0 && hi == 0:
 			return found, all, nil
 		case lo == maxAddr:
 			base = hi
 			continue
 		}
-		expr := b.block(formBlock2)
-		if b.err != nil {
-			return nil, nil, b.err
+		expr := b.Block(dwarfread.FormBlock2)
+		if b.Err != nil {
+			return nil, nil, b.Err
 		}
 		found, all = w.entry(found, all, base+lo, base+hi, expr)
 	}
 }
 
 // dwarf5Loc reads the .debug_loclists list at off.
-func (w *scopeWalker) dwarf5Loc(off uint64) (found []byte, all []Range, err error) {
+func (w *scopeWalker) dwarf5Loc(off uint64) (found []byte, all []dwarfread.Range, err error) {
 	secs := w.t.r.secs
-	if off >= uint64(len(secs.locLists)) {
+	if off >= uint64(len(secs.LocLists)) {
 		return nil, nil, fmt.Errorf("location list offset %#x out of range", off)
 	}
-	b := buf{data: secs.locLists, pos: int(off)}
-	base := w.ctx.base
+	b := dwarfread.Buf{Data: secs.LocLists, Pos: int(off)}
+	base := w.ctx.Base
 	index := func(i uint64) uint64 {
-		v, ok := secs.addrIndex(i, &w.ctx)
-		if !ok && b.err == nil {
-			b.err = fmt.Errorf("address index %d out of range", i)
+		v, ok := secs.AddrIndex(i, &w.ctx)
+		if !ok && b.Err == nil {
+			b.Err = fmt.Errorf("address index %d out of range", i)
 		}
 		return v
 	}
 	var deflt []byte
 	for {
 		var lo, hi uint64
-		switch kind := b.u8(); kind {
+		switch kind := b.U8(); kind {
 		case 0: // DW_LLE_end_of_list
-			if found == nil && b.err == nil {
+			if found == nil && b.Err == nil {
 				found = deflt
 			}
-			return found, all, b.err
+			return found, all, b.Err
 		case 1: // DW_LLE_base_addressx
-			base = index(b.uleb())
+			base = index(b.Uleb())
 			continue
 		case 2: // DW_LLE_startx_endx
-			lo = index(b.uleb())
-			hi = index(b.uleb())
+			lo = index(b.Uleb())
+			hi = index(b.Uleb())
 		case 3: // DW_LLE_startx_length
-			lo = index(b.uleb())
-			hi = lo + b.uleb()
+			lo = index(b.Uleb())
+			hi = lo + b.Uleb()
 		case 4: // DW_LLE_offset_pair
-			lo = base + b.uleb()
-			hi = base + b.uleb()
+			lo = base + b.Uleb()
+			hi = base + b.Uleb()
 		case 5: // DW_LLE_default_location
-			deflt = b.block(formBlock)
+			deflt = b.Block(dwarfread.FormBlock)
 			continue
 		case 6: // DW_LLE_base_address
-			base = b.addr(w.ctx.addrSize)
+			base = b.Addr(w.ctx.AddrSize)
 			continue
 		case 7: // DW_LLE_start_end
-			lo = b.addr(w.ctx.addrSize)
-			hi = b.addr(w.ctx.addrSize)
+			lo = b.Addr(w.ctx.AddrSize)
+			hi = b.Addr(w.ctx.AddrSize)
 		case 8: // DW_LLE_start_length
-			lo = b.addr(w.ctx.addrSize)
-			hi = lo + b.uleb()
+			lo = b.Addr(w.ctx.AddrSize)
+			hi = lo + b.Uleb()
 		default:
-			return nil, nil, fmt.Errorf("unknown location list entry %#x at %#x", kind, b.pos-1)
+			return nil, nil, fmt.Errorf("unknown location list entry %#x at %#x", kind, b.Pos-1)
 		}
-		expr := b.block(formBlock)
-		if b.err != nil {
-			return nil, nil, b.err
+		expr := b.Block(dwarfread.FormBlock)
+		if b.Err != nil {
+			return nil, nil, b.Err
 		}
 		found, all = w.entry(found, all, lo, hi, expr)
 	}
@@ -695,14 +696,14 @@ func (w *scopeWalker) dwarf5Loc(off uint64) (found []byte, all []Range, err erro
 
 // entry records one entry of a location list. An empty expression
 // gives no location.
-func (w *scopeWalker) entry(found []byte, all []Range, lo, hi uint64, expr []byte) ([]byte, []Range) {
+func (w *scopeWalker) entry(found []byte, all []dwarfread.Range, lo, hi uint64, expr []byte) ([]byte, []dwarfread.Range) {
 	if hi <= lo || len(expr) == 0 {
 		return found, all
 	}
 	if n := len(all); n > 0 && all[n-1].Hi == lo {
 		all[n-1].Hi = hi
 	} else {
-		all = append(all, Range{lo, hi})
+		all = append(all, dwarfread.Range{Lo: lo, Hi: hi})
 	}
 	if found == nil && lo <= w.pc && w.pc < hi {
 		found = expr

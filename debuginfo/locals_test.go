@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // The locals tests compile testdata/locals.c, whose asm labels mark
@@ -150,7 +152,7 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 	// ranges holds PC.
 	for _, l := range sc.Locals {
 		off := sc.PC - sc.Low
-		in := slices.ContainsFunc(l.Available, func(r Range) bool { return r.Lo <= off && off < r.Hi })
+		in := slices.ContainsFunc(l.Available, func(r dwarfread.Range) bool { return r.Lo <= off && off < r.Hi })
 		if l.List && in != (len(l.Loc) > 0) {
 			t.Errorf("%s: %s/%s at %s, available at %v", mark, l.Inlined, l.Name, l.Loc, l.Available)
 		}
@@ -233,8 +235,8 @@ func gdbScope(gdb, prog string, pc uint64) (map[string]string, error) {
 }
 
 func TestDecodeExpr(t *testing.T) {
-	secs := &dwarfSections{addr: []byte{0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x20, 0x40, 0, 0, 0, 0, 0}}
-	u := &unitCtx{unit: &unit{vers: 5, addrSize: 8}, addrBase: 0}
+	secs := &dwarfread.DwarfSections{Addr: []byte{0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x20, 0x40, 0, 0, 0, 0, 0}}
+	u := &dwarfread.UnitCtx{Unit: &dwarfread.Unit{Vers: 5, AddrSize: 8}, AddrBase: 0}
 	for _, tt := range []struct {
 		name string
 		in   []byte

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // This file decodes DWARF location expressions (DWARF 5, §2.5 and
@@ -151,12 +153,12 @@ func (op Op) String() string {
 
 // decodeExpr decodes the expression in p for unit u. Addresses given
 // by index (DW_OP_addrx, DW_OP_constx) are resolved through s.
-func decodeExpr(s *dwarfSections, p []byte, u *unitCtx) (Expr, error) {
+func decodeExpr(s *dwarfread.DwarfSections, p []byte, u *dwarfread.UnitCtx) (Expr, error) {
 	var out Expr
-	b := buf{data: p}
-	for b.pos < len(p) && b.err == nil {
-		at := b.pos
-		c := b.u8()
+	b := dwarfread.Buf{Data: p}
+	for b.Pos < len(p) && b.Err == nil {
+		at := b.Pos
+		c := b.U8()
 		op := Op{Code: OpCode(c)}
 		switch {
 		case c >= 0x30 && c <= 0x4f:
@@ -164,102 +166,102 @@ func decodeExpr(s *dwarfSections, p []byte, u *unitCtx) (Expr, error) {
 		case c >= 0x50 && c <= 0x6f:
 			op.Code, op.Reg = OpReg, int(c-0x50)
 		case c >= 0x70 && c <= 0x8f:
-			op.Code, op.Reg, op.Int = OpBreg, int(c-0x70), b.sleb()
+			op.Code, op.Reg, op.Int = OpBreg, int(c-0x70), b.Sleb()
 		default:
 			switch c {
 			case 0x03: // addr
-				op.Uint = b.addr(u.addrSize)
+				op.Uint = b.Addr(u.AddrSize)
 			case 0x08:
-				op.Code, op.Uint = OpConstu, uint64(b.u8())
+				op.Code, op.Uint = OpConstu, uint64(b.U8())
 			case 0x09:
-				op.Code, op.Int = OpConsts, int64(int8(b.u8()))
+				op.Code, op.Int = OpConsts, int64(int8(b.U8()))
 			case 0x0a:
-				op.Code, op.Uint = OpConstu, uint64(b.u16())
+				op.Code, op.Uint = OpConstu, uint64(b.U16())
 			case 0x0b:
-				op.Code, op.Int = OpConsts, int64(int16(b.u16()))
+				op.Code, op.Int = OpConsts, int64(int16(b.U16()))
 			case 0x0c:
-				op.Code, op.Uint = OpConstu, uint64(b.u32())
+				op.Code, op.Uint = OpConstu, uint64(b.U32())
 			case 0x0d:
-				op.Code, op.Int = OpConsts, int64(int32(b.u32()))
+				op.Code, op.Int = OpConsts, int64(int32(b.U32()))
 			case 0x0e:
-				op.Code, op.Uint = OpConstu, b.u64()
+				op.Code, op.Uint = OpConstu, b.U64()
 			case 0x0f:
-				op.Code, op.Int = OpConsts, int64(b.u64())
+				op.Code, op.Int = OpConsts, int64(b.U64())
 			case 0x10, 0x23, 0x93, 0x94, 0x15: // constu, plus_uconst, piece, deref_size (u8), pick (u8)
 				if c == 0x94 || c == 0x15 {
-					op.Uint = uint64(b.u8())
+					op.Uint = uint64(b.U8())
 				} else {
-					op.Uint = b.uleb()
+					op.Uint = b.Uleb()
 				}
 			case 0x11, 0x91: // consts, fbreg
-				op.Int = b.sleb()
+				op.Int = b.Sleb()
 			case 0x28, 0x2f: // bra, skip
-				op.Int = int64(int16(b.u16()))
+				op.Int = int64(int16(b.U16()))
 			case 0x90: // regx
-				op.Code, op.Reg = OpReg, int(b.uleb())
+				op.Code, op.Reg = OpReg, int(b.Uleb())
 			case 0x92: // bregx
-				op.Code, op.Reg = OpBreg, int(b.uleb())
-				op.Int = b.sleb()
+				op.Code, op.Reg = OpBreg, int(b.Uleb())
+				op.Int = b.Sleb()
 			case 0x9d: // bit_piece
-				op.Uint = b.uleb()
-				op.Int = int64(b.uleb())
+				op.Uint = b.Uleb()
+				op.Int = int64(b.Uleb())
 			case 0x9e: // implicit_value
-				n := b.uleb()
-				if b.err == nil && n <= uint64(len(p)-b.pos) {
-					op.Block = p[b.pos : b.pos+int(n)]
-					b.pos += int(n)
+				n := b.Uleb()
+				if b.Err == nil && n <= uint64(len(p)-b.Pos) {
+					op.Block = p[b.Pos : b.Pos+int(n)]
+					b.Pos += int(n)
 				} else {
-					b.fail()
+					b.Fail()
 				}
 			case 0xa0, 0xf2: // implicit_pointer, GNU_implicit_pointer
 				op.Code = OpImplicitPtr
-				if u.vers <= 2 {
-					op.Uint = b.addr(u.addrSize)
+				if u.Vers <= 2 {
+					op.Uint = b.Addr(u.AddrSize)
 				} else {
-					op.Uint = b.offset(u.dwarf64)
+					op.Uint = b.Offset(u.Dwarf64)
 				}
-				op.Int = b.sleb()
+				op.Int = b.Sleb()
 			case 0xa3, 0xf3: // entry_value, GNU_entry_value
 				op.Code = OpEntryValue
-				n := b.uleb()
-				if b.err != nil || n > uint64(len(p)-b.pos) {
-					b.fail()
+				n := b.Uleb()
+				if b.Err != nil || n > uint64(len(p)-b.Pos) {
+					b.Fail()
 					break
 				}
-				sub, err := decodeExpr(s, p[b.pos:b.pos+int(n)], u)
+				sub, err := decodeExpr(s, p[b.Pos:b.Pos+int(n)], u)
 				if err != nil {
 					return nil, err
 				}
 				op.Sub = sub
-				b.pos += int(n)
+				b.Pos += int(n)
 			case 0xa8, 0xf7, 0xa9, 0xf9: // convert, reinterpret and their GNU forms
 				op.Code = OpConvert
 				if c == 0xa9 || c == 0xf9 {
 					op.Code = OpReinterpret
 				}
-				op.Uint = b.uleb()
+				op.Uint = b.Uleb()
 			case 0xa4, 0xf4: // const_type, GNU_const_type
 				op.Code = OpConstType
-				op.Uint = b.uleb()
-				n := uint64(b.u8())
-				if b.err == nil && n <= uint64(len(p)-b.pos) {
-					op.Block = p[b.pos : b.pos+int(n)]
-					b.pos += int(n)
+				op.Uint = b.Uleb()
+				n := uint64(b.U8())
+				if b.Err == nil && n <= uint64(len(p)-b.Pos) {
+					op.Block = p[b.Pos : b.Pos+int(n)]
+					b.Pos += int(n)
 				} else {
-					b.fail()
+					b.Fail()
 				}
 			case 0xa5, 0xf5: // regval_type, GNU_regval_type
 				op.Code = OpRegvalType
-				op.Reg = int(b.uleb())
-				op.Uint = b.uleb()
+				op.Reg = int(b.Uleb())
+				op.Uint = b.Uleb()
 			case 0xa6, 0xf6: // deref_type, GNU_deref_type
 				op.Code = OpDerefType
-				op.Int = int64(b.u8())
-				op.Uint = b.uleb()
+				op.Int = int64(b.U8())
+				op.Uint = b.Uleb()
 			case 0x9b, 0xe0: // form_tls_address, GNU_push_tls_address
 				op.Code = OpFormTLSAddr
 			case 0xa1, 0xfb, 0xa2, 0xfc: // addrx, GNU_addr_index, constx, GNU_const_index
-				v, ok := s.addrIndex(b.uleb(), u)
+				v, ok := s.AddrIndex(b.Uleb(), u)
 				if !ok {
 					return nil, fmt.Errorf("location expression: address index out of range at byte %d", at)
 				}
@@ -276,8 +278,8 @@ func decodeExpr(s *dwarfSections, p []byte, u *unitCtx) (Expr, error) {
 		}
 		out = append(out, op)
 	}
-	if b.err != nil {
-		return nil, fmt.Errorf("location expression: %w", b.err)
+	if b.Err != nil {
+		return nil, fmt.Errorf("location expression: %w", b.Err)
 	}
 	return out, nil
 }

@@ -76,7 +76,7 @@ func (img *Image) lineRows(off uint32) ([]lineRow, error) {
 			ef.Close()
 			return nil, fmt.Errorf("reading DWARF of %s: %w", path, err)
 		}
-		img.lineELF, img.lineSec = ef, secs.line
+		img.lineELF, img.lineSec = ef, secs.Line
 	}
 	rows, err := decodeLines(img.lineSec, uint64(off), 8)
 	if err != nil {

@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
 
-// Range is a half-open address range [Lo, Hi).
-type Range struct {
-	Lo, Hi uint64
-}
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+)
 
 // Symbol is an out-of-line function: an STT_FUNC symbol of an image.
 type Symbol struct {
@@ -40,7 +37,7 @@ type Copy struct {
 	// may lie outside the caller (e.g. in a foo.cold part); see
 	// Set.SymbolAt. A copy whose code was optimised away entirely has
 	// no ranges; its Entry still marks where the call was.
-	Ranges []Range
+	Ranges []dwarfread.Range
 	// Folded are the addresses of the copy's empty ranges apart from
 	// its code: where code of the call was optimised away, folded into
 	// the caller's (gcc records them; a loop's calls can leave nothing
@@ -169,7 +166,7 @@ func (s *Set) Lookup(name string) (Function, error) {
 				Module:     img.Module,
 				Entry:      c.entry,
 				HasEntryPC: c.flags&copyEntryPC != 0,
-				Ranges:     make([]Range, c.n),
+				Ranges:     make([]dwarfread.Range, c.n),
 				CallFile:   x.str(c.file),
 				CallLine:   int(c.line),
 				entryView:  c.view,
@@ -316,3 +313,6 @@ func (s *Set) InlinedFunctions() []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
+
+// Range is a half-open address range [Lo, Hi).
+type Range = dwarfread.Range

@@ -50,6 +50,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -133,9 +134,9 @@ func (img *Image) Types() (*Types, error) {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
 	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, opts: img.opts}
-	units, table := t.cachedUnits(len(secs.info))
+	units, table := t.cachedUnits(len(secs.Info))
 	if units == nil {
-		if units, err = parseUnits(secs.info); err != nil {
+		if units, err = dwarfread.ParseUnits(secs.Info); err != nil {
 			return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // What Types builds from the whole of a file's DWARF, the name index,
@@ -292,21 +294,21 @@ func decodeTypeIndex(d *decoder) (*nameIndex, error) {
 // sorted as the table keeps them, then the open units. With the headers
 // cached, a second run does not touch the head of every unit (on a
 // kernel, each of those page faults maps 64 KB of the file around it).
-func encodeUnits(e *encoder, units []unit, u *unitTable) {
+func encodeUnits(e *encoder, units []dwarfread.Unit, u *unitTable) {
 	e.u64(uint64(len(units)))
 	for _, h := range units {
-		e.u64(uint64(h.off))
-		e.u64(uint64(h.dies))
-		e.u64(uint64(h.end))
-		e.u8(uint8(h.vers))
-		e.u8(h.utype)
-		e.u8(uint8(h.addrSize))
-		if h.dwarf64 {
+		e.u64(uint64(h.Off))
+		e.u64(uint64(h.Dies))
+		e.u64(uint64(h.End))
+		e.u8(uint8(h.Vers))
+		e.u8(h.Utype)
+		e.u8(uint8(h.AddrSize))
+		if h.Dwarf64 {
 			e.u8(1)
 		} else {
 			e.u8(0)
 		}
-		e.u64(h.abbrevOff)
+		e.u64(h.AbbrevOff)
 	}
 	e.u64(uint64(len(u.spans)))
 	for _, s := range u.spans {
@@ -323,25 +325,25 @@ func encodeUnits(e *encoder, units []unit, u *unitTable) {
 // decodeUnits reads what encodeUnits wrote, checking that the units lie
 // in order within a .debug_info of size infoSize and that the table
 // refers to them.
-func decodeUnits(d *decoder, infoSize int) ([]unit, *unitTable, error) {
+func decodeUnits(d *decoder, infoSize int) ([]dwarfread.Unit, *unitTable, error) {
 	bad := errors.New("truncated or malformed")
 	n := d.u64()
 	if n > uint64(len(d.b))/28 {
 		return nil, nil, bad
 	}
-	units := make([]unit, n)
+	units := make([]dwarfread.Unit, n)
 	prev := 0
 	for i := range units {
 		h := &units[i]
 		off, dies, end := d.u64(), d.u64(), d.u64()
 		vers, utype, addrSize, dwarf64 := d.take(1), d.take(1), d.take(1), d.take(1)
-		h.abbrevOff = d.u64()
+		h.AbbrevOff = d.u64()
 		if d.bad || off < uint64(prev) || dies < off || end < dies || end > uint64(infoSize) {
 			return nil, nil, bad
 		}
-		h.off, h.dies, h.end = int(off), int(dies), int(end)
-		h.vers, h.utype, h.addrSize, h.dwarf64 = int(vers[0]), utype[0], int(addrSize[0]), dwarf64[0] != 0
-		prev = h.end
+		h.Off, h.Dies, h.End = int(off), int(dies), int(end)
+		h.Vers, h.Utype, h.AddrSize, h.Dwarf64 = int(vers[0]), utype[0], int(addrSize[0]), dwarf64[0] != 0
+		prev = h.End
 	}
 	n = d.u64()
 	if n > uint64(len(d.b))/20 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // openCachedTypes opens the types of path with the cache in dir ("" for
@@ -105,7 +106,7 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if diff := cmp.Diff(units, gotUnits, cmp.AllowUnexported(unit{})); diff != "" {
+				if diff := cmp.Diff(units, gotUnits, cmp.AllowUnexported(dwarfread.Unit{})); diff != "" {
 					t.Errorf("%s: unit headers read back differ (-built +read):\n%s", path, diff)
 				}
 				if diff := cmp.Diff(u, gotU, cmpTables); diff != "" {
@@ -118,7 +119,7 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 					}
 				}
 				// Units past the end of .debug_info are refused.
-				if _, _, err := decodeUnits(&decoder{b: e.b}, units[len(units)-1].end-1); err == nil {
+				if _, _, err := decodeUnits(&decoder{b: e.b}, units[len(units)-1].End-1); err == nil {
 					t.Error("units past the end of .debug_info decoded")
 				}
 			}
@@ -172,7 +173,7 @@ func TestTypesCacheUsed(t *testing.T) {
 	if diff := cmp.Diff(refU, u, cmpTables); diff != "" {
 		t.Errorf("unit table from the cache differs (-built +cached):\n%s", diff)
 	}
-	if diff := cmp.Diff(ref.r.units, warm.r.units, cmp.AllowUnexported(unit{})); diff != "" {
+	if diff := cmp.Diff(ref.r.units, warm.r.units, cmp.AllowUnexported(dwarfread.Unit{})); diff != "" {
 		t.Errorf("unit headers from the cache differ (-parsed +cached):\n%s", diff)
 	}
 	for _, name := range []string{"struct list", "struct anon", "enum color", "chain_t", "unsigned long"} {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -73,26 +74,26 @@ func (t *Types) remember(off uint64, ty types.Type) {
 }
 
 // target resolves a reference attribute of d; 0 means none (void).
-func (t *Types) target(d *die, a attr) (uint64, error) {
-	switch a.form {
+func (t *Types) target(d *die, a dwarfread.Attr) (uint64, error) {
+	switch a.Form {
 	case 0:
 		return 0, nil
-	case formRefSig8:
-		if off, ok := t.x.sig(a.val); ok {
+	case dwarfread.FormRefSig8:
+		if off, ok := t.x.sig(a.Val); ok {
 			return off, nil
 		}
-		return 0, fmt.Errorf("DIE at %#x: no type unit with signature %#x", d.off, a.val)
+		return 0, fmt.Errorf("DIE at %#x: no type unit with signature %#x", d.off, a.Val)
 	}
-	off, ok := ref(a, d.u.unit)
+	off, ok := dwarfread.Ref(a, d.u.Unit)
 	if !ok {
-		return 0, fmt.Errorf("DIE at %#x: reference of form %#x not supported (DWZ supplementary file?)", d.off, a.form)
+		return 0, fmt.Errorf("DIE at %#x: reference of form %#x not supported (DWZ supplementary file?)", d.off, a.Form)
 	}
 	return off, nil
 }
 
 // within converts the type that d's attribute a names, which the type
 // at outer contains by value.
-func (t *Types) within(outer uint64, d *die, a attr) (types.Type, error) {
+func (t *Types) within(outer uint64, d *die, a dwarfread.Attr) (types.Type, error) {
 	off, err := t.target(d, a)
 	if err != nil {
 		return nil, err
@@ -106,7 +107,7 @@ func (t *Types) within(outer uint64, d *die, a attr) (types.Type, error) {
 
 // behind converts the type that d's attribute a names, which a pointer
 // or function type refers to.
-func (t *Types) behind(d *die, a attr) (types.Type, error) {
+func (t *Types) behind(d *die, a dwarfread.Attr) (types.Type, error) {
 	off, err := t.target(d, a)
 	if err != nil {
 		return nil, err
@@ -135,7 +136,7 @@ func (t *Types) typeAt(off uint64) (types.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.signature.form != 0 {
+	if d.signature.Form != 0 {
 		// A stand-in for a type in a type unit.
 		canon, err := t.target(&d, d.signature)
 		if err != nil {
@@ -207,7 +208,7 @@ func (t *Types) typeAt(off uint64) (types.Type, error) {
 	case tagArrayType:
 		return t.arrayType(&d)
 
-	case tagSubroutineType, tagSubprogram:
+	case tagSubroutineType, dwarfread.TagSubprogram:
 		f, _, err := t.funcType(&d)
 		return f, err
 	}
@@ -296,7 +297,7 @@ func (t *Types) structType(d *die) (types.Type, error) {
 			return err
 		}
 		var unit int64
-		if m.bitOffset.form != 0 && m.byteSize.form == 0 {
+		if m.bitOffset.Form != 0 && m.byteSize.Form == 0 {
 			unit = t.storageSize(m)
 		}
 		off, width := memberBits(m, unit, false)
@@ -320,7 +321,7 @@ func (t *Types) storageSize(m *die) int64 {
 		if cur, err = t.r.read(off); err != nil {
 			return 0
 		}
-		if cur.byteSize.form != 0 {
+		if cur.byteSize.Form != 0 {
 			n, _ := constant(cur.byteSize, false)
 			return n
 		}
@@ -341,12 +342,12 @@ func memberBits(m *die, typeSize int64, bigEndian bool) (off, width int64) {
 	loc := memberLocation(m)
 	width, _ = constant(m.bitSize, false)
 	switch {
-	case m.dataBitOffset.form != 0:
+	case m.dataBitOffset.Form != 0:
 		off, _ = constant(m.dataBitOffset, false)
-	case m.bitOffset.form != 0 && width > 0:
+	case m.bitOffset.Form != 0 && width > 0:
 		bo, _ := constant(m.bitOffset, false)
 		unit := typeSize
-		if m.byteSize.form != 0 {
+		if m.byteSize.Form != 0 {
 			unit, _ = constant(m.byteSize, false)
 		}
 		if bigEndian {
@@ -369,16 +370,16 @@ func memberLocation(m *die) int64 {
 		v, _ := constant(m.memberLoc, false)
 		return v
 	}
-	b := buf{data: m.locExpr}
+	b := dwarfread.Buf{Data: m.locExpr}
 	var loc int64
-	for b.pos < len(b.data) && b.err == nil {
-		switch op := b.u8(); op {
+	for b.Pos < len(b.Data) && b.Err == nil {
+		switch op := b.U8(); op {
 		case opPlusUconst:
-			loc += int64(b.uleb())
+			loc += int64(b.Uleb())
 		case opConstu:
-			loc = int64(b.uleb())
+			loc = int64(b.Uleb())
 		case opConsts:
-			loc = b.sleb()
+			loc = b.Sleb()
 		case opPlus:
 		default:
 			return loc
@@ -416,7 +417,7 @@ func (t *Types) enumType(d *die) (types.Type, error) {
 }
 
 func (t *Types) signedEnum(d *die) bool {
-	if d.encoding.form != 0 {
+	if d.encoding.Form != 0 {
 		enc, _ := constant(d.encoding, false)
 		return enc == ateSigned || enc == ateSignedChar
 	}
@@ -480,8 +481,8 @@ func subrangeLen(c *die) int64 {
 		return 0
 	}
 	switch {
-	case c.upperBound.form == formData4 && c.upperBound.val == 0xffffffff,
-		c.upperBound.form == formData8 && c.upperBound.val == ^uint64(0),
+	case c.upperBound.Form == dwarfread.FormData4 && c.upperBound.Val == 0xffffffff,
+		c.upperBound.Form == dwarfread.FormData8 && c.upperBound.Val == ^uint64(0),
 		ub < 0:
 		return 0
 	}
@@ -590,7 +591,7 @@ func (t *Types) shape(d *die) []byte {
 			}
 			sig = append(sig, m.name...)
 			sig = append(sig, 0)
-			if m.bitOffset.form != 0 { // the storage unit's size is the type's
+			if m.bitOffset.Form != 0 { // the storage unit's size is the type's
 				bo, _ := constant(m.bitOffset, false)
 				sig = binary.AppendVarint(sig, bo)
 			}
@@ -603,7 +604,7 @@ func (t *Types) shape(d *die) []byte {
 		t.r.children(d, func(c *die) error {
 			sig = append(sig, c.name...)
 			sig = append(sig, 0)
-			sig = binary.AppendUvarint(sig, c.value.val)
+			sig = binary.AppendUvarint(sig, c.value.Val)
 			return nil
 		})
 	case tagTypedef:

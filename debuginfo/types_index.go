@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // The kinds of names the index holds: C's tag namespaces, the ordinary
@@ -31,7 +33,7 @@ func kindOf(tag uint32) int {
 		return classEnum
 	case tagTypedef, tagBaseType:
 		return classOther
-	case tagSubprogram:
+	case dwarfread.TagSubprogram:
 		return kindFunc
 	case tagVariable:
 		return kindVar
@@ -118,10 +120,10 @@ type indexer struct {
 	byOff [numKinds]map[uint64]dieRef
 	enums map[uint64]uint64
 	tab   []tabbrev // scratch for the unit's abbreviations
-	attrs []attrSpec
+	attrs []dwarfread.AttrSpec
 }
 
-func newIndexer(secs *dwarfSections, units []unit) *indexer {
+func newIndexer(secs *dwarfread.DwarfSections, units []dwarfread.Unit) *indexer {
 	w := &indexer{r: newTypeReader(secs, units), x: newTypeIndex(), enums: map[uint64]uint64{}}
 	for i := range w.byOff {
 		w.byOff[i] = map[uint64]dieRef{}
@@ -130,7 +132,7 @@ func newIndexer(secs *dwarfSections, units []unit) *indexer {
 }
 
 // name records a name, given as an attribute, in the worker's maps.
-func (w *indexer) name(kind int, a attr, u *typeUnit, r dieRef) {
+func (w *indexer) name(kind int, a dwarfread.Attr, u *typeUnit, r dieRef) {
 	w.x.stats.named++
 	if off, ok := w.strOffset(a, u); ok {
 		m := w.byOff[kind]
@@ -139,7 +141,7 @@ func (w *indexer) name(kind int, a attr, u *typeUnit, r dieRef) {
 		}
 		return
 	}
-	if s, ok := w.r.secs.attrString(a, &u.unitCtx); ok && len(s) > 0 {
+	if s, ok := w.r.secs.AttrString(a, &u.UnitCtx); ok && len(s) > 0 {
 		m := w.x.names[kind]
 		if old, ok := m[string(s)]; !ok || r.better(old) {
 			m[string(s)] = r
@@ -147,7 +149,7 @@ func (w *indexer) name(kind int, a attr, u *typeUnit, r dieRef) {
 	}
 }
 
-func (w *indexer) enumerator(a attr, u *typeUnit, enum uint64) {
+func (w *indexer) enumerator(a dwarfread.Attr, u *typeUnit, enum uint64) {
 	w.x.stats.named++
 	if off, ok := w.strOffset(a, u); ok {
 		if old, ok := w.enums[off]; !ok || enum < old {
@@ -155,7 +157,7 @@ func (w *indexer) enumerator(a attr, u *typeUnit, enum uint64) {
 		}
 		return
 	}
-	if s, ok := w.r.secs.attrString(a, &u.unitCtx); ok && len(s) > 0 {
+	if s, ok := w.r.secs.AttrString(a, &u.UnitCtx); ok && len(s) > 0 {
 		if old, ok := w.x.enums[string(s)]; !ok || enum < old {
 			w.x.enums[string(s)] = enum
 		}
@@ -164,22 +166,22 @@ func (w *indexer) enumerator(a attr, u *typeUnit, enum uint64) {
 
 // strOffset returns the .debug_str offset of a string attribute in
 // that section.
-func (w *indexer) strOffset(a attr, u *typeUnit) (uint64, bool) {
-	switch a.form {
-	case formStrp:
-		return a.val, true
-	case formStrx, formStrx1, formStrx2, formStrx3, formStrx4, formGNUStrIndex:
+func (w *indexer) strOffset(a dwarfread.Attr, u *typeUnit) (uint64, bool) {
+	switch a.Form {
+	case dwarfread.FormStrp:
+		return a.Val, true
+	case dwarfread.FormStrx, dwarfread.FormStrx1, dwarfread.FormStrx2, dwarfread.FormStrx3, dwarfread.FormStrx4, dwarfread.FormGNUStrIndex:
 		size := uint64(4)
-		if u.dwarf64 {
+		if u.Dwarf64 {
 			size = 8
 		}
-		p := u.strOffsetsBase + a.val*size
-		if p >= uint64(len(w.r.secs.strOffsets)) {
+		p := u.StrOffsetsBase + a.Val*size
+		if p >= uint64(len(w.r.secs.StrOffsets)) {
 			return 0, false
 		}
-		b := buf{data: w.r.secs.strOffsets, pos: int(p)}
-		off := b.offset(u.dwarf64)
-		return off, b.err == nil
+		b := dwarfread.Buf{Data: w.r.secs.StrOffsets, Pos: int(p)}
+		off := b.Offset(u.Dwarf64)
+		return off, b.Err == nil
 	}
 	return 0, false
 }
@@ -187,12 +189,12 @@ func (w *indexer) strOffset(a attr, u *typeUnit) (uint64, bool) {
 // finish turns the offsets into names.
 func (w *indexer) finish() {
 	str := func(off uint64) (string, bool) {
-		if off >= uint64(len(w.r.secs.str)) {
+		if off >= uint64(len(w.r.secs.Str)) {
 			return "", false
 		}
-		b := buf{data: w.r.secs.str, pos: int(off)}
-		s := b.cstring()
-		return string(s), b.err == nil && len(s) > 0
+		b := dwarfread.Buf{Data: w.r.secs.Str, Pos: int(off)}
+		s := b.Cstring()
+		return string(s), b.Err == nil && len(s) > 0
 	}
 	for kind, m := range w.byOff {
 		for off, r := range m {
@@ -212,7 +214,7 @@ func (w *indexer) finish() {
 
 // buildTypeIndex scans the units on workers goroutines, each with its
 // own reader and maps, and merges what they found.
-func buildTypeIndex(secs *dwarfSections, units []unit, workers int) (*typeIndex, error) {
+func buildTypeIndex(secs *dwarfread.DwarfSections, units []dwarfread.Unit, workers int) (*typeIndex, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -231,7 +233,7 @@ func buildTypeIndex(secs *dwarfSections, units []unit, workers int) (*typeIndex,
 					break
 				}
 				if err := w.unit(u); err != nil {
-					errs[i] = fmt.Errorf("unit at %#x: %w", units[u].off, err)
+					errs[i] = fmt.Errorf("unit at %#x: %w", units[u].Off, err)
 					return
 				}
 			}
@@ -258,19 +260,19 @@ func buildTypeIndex(secs *dwarfSections, units []unit, workers int) (*typeIndex,
 func (w *indexer) unit(i int) error {
 	r := w.r
 	u := &r.units[i]
-	switch u.utype {
-	case utCompile, utPartial:
+	switch u.Utype {
+	case dwarfread.UtCompile, dwarfread.UtPartial:
 	case utType:
 		// The signature and the type's offset end the header.
-		p := u.dies - 8 - 4
-		if u.dwarf64 {
-			p = u.dies - 8 - 8
+		p := u.Dies - 8 - 4
+		if u.Dwarf64 {
+			p = u.Dies - 8 - 8
 		}
-		b := buf{data: r.secs.info, pos: p}
-		sig := b.u64()
-		off := b.offset(u.dwarf64)
-		if b.err == nil {
-			w.x.sigs[sig] = uint64(u.off) + off
+		b := dwarfread.Buf{Data: r.secs.Info, Pos: p}
+		sig := b.U64()
+		off := b.Offset(u.Dwarf64)
+		if b.Err == nil {
+			w.x.sigs[sig] = uint64(u.Off) + off
 		}
 	default:
 		return nil // skeleton and split units hold no types here
@@ -278,30 +280,30 @@ func (w *indexer) unit(i int) error {
 	w.x.stats.units++
 	// Units rarely share abbreviations (a kernel's have a table each),
 	// so the table is parsed into the worker's scratch space.
-	tab, attrs, err := parseTypeAbbrevsInto(w.tab[:0], w.attrs[:0], r.secs.abbrev, u.abbrevOff, u)
+	tab, attrs, err := parseTypeAbbrevsInto(w.tab[:0], w.attrs[:0], r.secs.Abbrev, u.AbbrevOff, u)
 	if err != nil {
 		return err
 	}
 	w.tab, w.attrs = tab, attrs
-	tu := &typeUnit{unitCtx: unitCtx{unit: u}, tab: tab}
-	b := buf{data: r.secs.info[:u.end], pos: u.dies}
-	code := b.uleb()
+	tu := &typeUnit{UnitCtx: dwarfread.UnitCtx{Unit: u}, tab: tab}
+	b := dwarfread.Buf{Data: r.secs.Info[:u.End], Pos: u.Dies}
+	code := b.Uleb()
 	if code == 0 || code >= uint64(len(tab)) || !tab[code].defined {
 		return fmt.Errorf("bad root DIE")
 	}
-	tu.strOffsetsBase = rootStrOffsetsBase(&b, &tab[code], u)
+	tu.StrOffsetsBase = rootStrOffsetsBase(&b, &tab[code], u)
 	root := &tab[code]
-	if b.err != nil || !root.children {
-		return b.err
+	if b.Err != nil || !root.children {
+		return b.Err
 	}
 	depth := 1
 	var enum uint64 // the enumeration whose enumerators are being read
 	for depth > 0 {
-		at := b.pos
-		if at >= u.end {
-			return fmt.Errorf("DIEs at %#x: %w", at, errTruncated)
+		at := b.Pos
+		if at >= u.End {
+			return fmt.Errorf("DIEs at %#x: %w", at, dwarfread.ErrTruncated)
 		}
-		code := b.uleb()
+		code := b.Uleb()
 		if code == 0 {
 			depth--
 			continue
@@ -317,50 +319,50 @@ func (w *indexer) unit(i int) error {
 		}
 		if kind < 0 && !(depth == 2 && enum != 0 && a.tag == tagEnumerator) {
 			if a.children && a.sib >= 0 {
-				sb := buf{data: b.data, pos: b.pos + a.sib}
-				s, ok := ref(attr{a.sibForm, sb.value(a.sibForm, nil, u)}, u)
-				if ok && sb.err == nil && s > uint64(at) && s <= uint64(u.end) {
-					b.pos = int(s)
+				sb := dwarfread.Buf{Data: b.Data, Pos: b.Pos + a.sib}
+				s, ok := dwarfread.Ref(dwarfread.Attr{Form: a.sibForm, Val: sb.Value(a.sibForm, nil, u)}, u)
+				if ok && sb.Err == nil && s > uint64(at) && s <= uint64(u.End) {
+					b.Pos = int(s)
 					continue
 				}
 			}
 			skipAttrs(&b, a, u)
-			if b.err != nil {
-				return fmt.Errorf("DIE at %#x: %w", at, b.err)
+			if b.Err != nil {
+				return fmt.Errorf("DIE at %#x: %w", at, b.Err)
 			}
 			if a.children {
 				depth++
 			}
 			continue
 		}
-		var name, sib attr
+		var name, sib dwarfread.Attr
 		decl := false
 		for i := range a.attrs {
 			sp := &a.attrs[i]
-			form := sp.form
-			if form == formIndirect {
-				form = uint32(b.uleb())
+			form := sp.Form
+			if form == dwarfread.FormIndirect {
+				form = uint32(b.Uleb())
 			}
-			v := b.value(form, sp, u)
-			switch sp.attr {
-			case atName:
-				name = attr{form, v}
-			case atDeclaration:
+			v := b.Value(form, sp, u)
+			switch sp.Attr {
+			case dwarfread.AtName:
+				name = dwarfread.Attr{Form: form, Val: v}
+			case dwarfread.AtDeclaration:
 				decl = v != 0
 			case atSibling:
-				sib = attr{form, v}
+				sib = dwarfread.Attr{Form: form, Val: v}
 			}
 		}
-		if b.err != nil {
-			return fmt.Errorf("DIE at %#x: %w", at, b.err)
+		if b.Err != nil {
+			return fmt.Errorf("DIE at %#x: %w", at, b.Err)
 		}
 		if kind < 0 {
-			if name.form != 0 {
+			if name.Form != 0 {
 				w.enumerator(name, tu, enum)
 			}
 			continue
 		}
-		if name.form != 0 {
+		if name.Form != 0 {
 			w.name(kind, name, tu, dieRef{uint64(at), decl})
 		}
 		switch {
@@ -369,15 +371,15 @@ func (w *indexer) unit(i int) error {
 			enum = uint64(at)
 			depth++
 		default:
-			if s, ok := ref(sib, u); ok && sib.form != 0 && s > uint64(at) && s <= uint64(u.end) {
-				b.pos = int(s)
+			if s, ok := dwarfread.Ref(sib, u); ok && sib.Form != 0 && s > uint64(at) && s <= uint64(u.End) {
+				b.Pos = int(s)
 				continue
 			}
-			n, err := r.skipChildren(tu, b.pos)
+			n, err := r.skipChildren(tu, b.Pos)
 			if err != nil {
 				return err
 			}
-			b.pos = int(n)
+			b.Pos = int(n)
 		}
 	}
 	return nil
@@ -386,19 +388,19 @@ func (w *indexer) unit(i int) error {
 // rootStrOffsetsBase reads the attributes of a unit's root DIE, with
 // abbreviation a, and returns its DW_AT_str_offsets_base or the
 // default.
-func rootStrOffsetsBase(b *buf, a *tabbrev, u *unit) uint64 {
+func rootStrOffsetsBase(b *dwarfread.Buf, a *tabbrev, u *dwarfread.Unit) uint64 {
 	base := uint64(8)
-	if u.dwarf64 {
+	if u.Dwarf64 {
 		base = 16
 	}
 	for i := range a.attrs {
 		sp := &a.attrs[i]
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(b.uleb())
+		form := sp.Form
+		if form == dwarfread.FormIndirect {
+			form = uint32(b.Uleb())
 		}
-		v := b.value(form, sp, u)
-		if sp.attr == atStrOffsetsBase {
+		v := b.Value(form, sp, u)
+		if sp.Attr == dwarfread.AtStrOffsetsBase {
 			base = v
 		}
 	}

@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"fmt"
 	"sort"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // This file reads single DIEs for the type index and the converter:
@@ -81,11 +83,11 @@ type tabbrev struct {
 	// when every attribute before it has a fixed size, -1 otherwise.
 	sib     int
 	sibForm uint32
-	attrs   []attrSpec
+	attrs   []dwarfread.AttrSpec
 }
 
 // parseTypeAbbrevs reads the abbreviation table at off for unit u.
-func parseTypeAbbrevs(data []byte, off uint64, u *unit) ([]tabbrev, error) {
+func parseTypeAbbrevs(data []byte, off uint64, u *dwarfread.Unit) ([]tabbrev, error) {
 	tab, _, err := parseTypeAbbrevsInto(nil, nil, data, off, u)
 	return tab, err
 }
@@ -93,38 +95,38 @@ func parseTypeAbbrevs(data []byte, off uint64, u *unit) ([]tabbrev, error) {
 // parseTypeAbbrevsInto is parseTypeAbbrevs appending to tab and, for
 // the attributes of all the abbreviations, all, which it returns for
 // reuse.
-func parseTypeAbbrevsInto(tab []tabbrev, all []attrSpec, data []byte, off uint64, u *unit) ([]tabbrev, []attrSpec, error) {
+func parseTypeAbbrevsInto(tab []tabbrev, all []dwarfread.AttrSpec, data []byte, off uint64, u *dwarfread.Unit) ([]tabbrev, []dwarfread.AttrSpec, error) {
 	if off >= uint64(len(data)) {
 		return nil, all, fmt.Errorf("abbreviation offset %#x out of range", off)
 	}
-	b := buf{data: data, pos: int(off)}
+	b := dwarfread.Buf{Data: data, Pos: int(off)}
 	type span struct{ code, lo, hi int }
 	var spans []span
 	for {
-		code := b.uleb()
-		if code == 0 || b.err != nil {
+		code := b.Uleb()
+		if code == 0 || b.Err != nil {
 			break
 		}
 		if code > 1<<20 {
 			return nil, all, fmt.Errorf("abbreviation code %d too large", code)
 		}
-		a := tabbrev{defined: true, tag: uint32(b.uleb()), children: b.u8() != 0, sib: -1}
+		a := tabbrev{defined: true, tag: uint32(b.Uleb()), children: b.U8() != 0, sib: -1}
 		pos := 0 // the attribute's position, while all before have fixed sizes
 		lo := len(all)
 		for {
-			at := uint32(b.uleb())
-			form := uint32(b.uleb())
-			if at == 0 && form == 0 || b.err != nil {
+			at := uint32(b.Uleb())
+			form := uint32(b.Uleb())
+			if at == 0 && form == 0 || b.Err != nil {
 				break
 			}
-			s := attrSpec{attr: at, form: form}
-			if form == formImplicitConst {
-				s.implicit = b.sleb()
+			s := dwarfread.AttrSpec{Attr: at, Form: form}
+			if form == dwarfread.FormImplicitConst {
+				s.Implicit = b.Sleb()
 			}
-			if at == atSibling && pos >= 0 && formSize(form, u) > 0 {
+			if at == atSibling && pos >= 0 && dwarfread.FormSize(form, u) > 0 {
 				a.sib, a.sibForm = pos, form
 			}
-			if n := formSize(form, u); n >= 0 && pos >= 0 {
+			if n := dwarfread.FormSize(form, u); n >= 0 && pos >= 0 {
 				pos += n
 			} else {
 				pos = -1
@@ -138,8 +140,8 @@ func parseTypeAbbrevsInto(tab []tabbrev, all []attrSpec, data []byte, off uint64
 		tab[code] = a
 		spans = append(spans, span{int(code), lo, len(all)})
 	}
-	if b.err != nil {
-		return nil, all, fmt.Errorf("abbreviations at %#x: %w", off, b.err)
+	if b.Err != nil {
+		return nil, all, fmt.Errorf("abbreviations at %#x: %w", off, b.Err)
 	}
 	for _, sp := range spans {
 		tab[sp.code].attrs = all[sp.lo:sp.hi:sp.hi]
@@ -149,27 +151,27 @@ func parseTypeAbbrevsInto(tab []tabbrev, all []attrSpec, data []byte, off uint64
 
 // typeUnit is a unit with what reading its DIEs needs.
 type typeUnit struct {
-	unitCtx
+	dwarfread.UnitCtx
 	tab []tabbrev
 }
 
 // typeReader reads DIEs anywhere in .debug_info. It is not safe for
 // concurrent use; the index builder gives each worker its own.
 type typeReader struct {
-	secs   *dwarfSections
-	units  []unit
+	secs   *dwarfread.DwarfSections
+	units  []dwarfread.Unit
 	ready  []*typeUnit          // by unit index, filled on first use
 	tables map[uint64][]tabbrev // abbreviation tables by offset
 }
 
-func newTypeReader(secs *dwarfSections, units []unit) *typeReader {
+func newTypeReader(secs *dwarfread.DwarfSections, units []dwarfread.Unit) *typeReader {
 	return &typeReader{secs: secs, units: units, ready: make([]*typeUnit, len(units)), tables: map[uint64][]tabbrev{}}
 }
 
 // unitAt returns the unit holding the DIE at .debug_info offset off.
 func (r *typeReader) unitAt(off uint64) (*typeUnit, error) {
-	i := sort.Search(len(r.units), func(i int) bool { return uint64(r.units[i].end) > off })
-	if i == len(r.units) || off < uint64(r.units[i].dies) {
+	i := sort.Search(len(r.units), func(i int) bool { return uint64(r.units[i].End) > off })
+	if i == len(r.units) || off < uint64(r.units[i].Dies) {
 		return nil, fmt.Errorf("no DIE at offset %#x", off)
 	}
 	return r.unit(i)
@@ -182,23 +184,23 @@ func (r *typeReader) unit(i int) (*typeUnit, error) {
 		return tu, nil
 	}
 	u := &r.units[i]
-	tab, ok := r.tables[u.abbrevOff]
+	tab, ok := r.tables[u.AbbrevOff]
 	if !ok {
 		var err error
-		if tab, err = parseTypeAbbrevs(r.secs.abbrev, u.abbrevOff, u); err != nil {
-			return nil, fmt.Errorf("unit at %#x: %w", u.off, err)
+		if tab, err = parseTypeAbbrevs(r.secs.Abbrev, u.AbbrevOff, u); err != nil {
+			return nil, fmt.Errorf("unit at %#x: %w", u.Off, err)
 		}
-		r.tables[u.abbrevOff] = tab
+		r.tables[u.AbbrevOff] = tab
 	}
-	tu := &typeUnit{unitCtx: unitCtx{unit: u}, tab: tab}
-	b := buf{data: r.secs.info[:u.end], pos: u.dies}
-	code := b.uleb()
+	tu := &typeUnit{UnitCtx: dwarfread.UnitCtx{Unit: u}, tab: tab}
+	b := dwarfread.Buf{Data: r.secs.Info[:u.End], Pos: u.Dies}
+	code := b.Uleb()
 	if code == 0 || code >= uint64(len(tab)) || !tab[code].defined {
-		return nil, fmt.Errorf("unit at %#x: bad root DIE", u.off)
+		return nil, fmt.Errorf("unit at %#x: bad root DIE", u.Off)
 	}
-	tu.strOffsetsBase = rootStrOffsetsBase(&b, &tab[code], u)
-	if b.err != nil {
-		return nil, fmt.Errorf("unit at %#x: root DIE: %w", u.off, b.err)
+	tu.StrOffsetsBase = rootStrOffsetsBase(&b, &tab[code], u)
+	if b.Err != nil {
+		return nil, fmt.Errorf("unit at %#x: root DIE: %w", u.Off, b.Err)
 	}
 	r.ready[i] = tu
 	return tu, nil
@@ -214,11 +216,11 @@ type die struct {
 	end      int // the offset just past the attributes: the first child's
 	name     []byte
 
-	typ, sibling, spec, signature        attr
-	byteSize, bitSize                    attr
-	bitOffset, dataBitOffset, memberLoc  attr
-	count, upperBound, lowerBound, value attr
-	encoding                             attr
+	typ, sibling, spec, signature        dwarfread.Attr
+	byteSize, bitSize                    dwarfread.Attr
+	bitOffset, dataBitOffset, memberLoc  dwarfread.Attr
+	count, upperBound, lowerBound, value dwarfread.Attr
+	encoding                             dwarfread.Attr
 	locExpr                              []byte // DW_AT_data_member_location as an expression
 	decl, prototyped                     bool
 }
@@ -235,17 +237,17 @@ func (r *typeReader) read(off uint64) (die, error) {
 // readIn decodes the DIE at off in unit tu.
 func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 	d := die{off: off, u: tu}
-	var name attr
-	end, err := readDIE(r.secs.info, tu, off, &d.tag, &d.children, func(sp *attrSpec, at attr, blk []byte) {
-		v := at.val
-		switch sp.attr {
-		case atName:
+	var name dwarfread.Attr
+	end, err := readDIE(r.secs.Info, tu, off, &d.tag, &d.children, func(sp *dwarfread.AttrSpec, at dwarfread.Attr, blk []byte) {
+		v := at.Val
+		switch sp.Attr {
+		case dwarfread.AtName:
 			name = at
 		case atType:
 			d.typ = at
 		case atSibling:
 			d.sibling = at
-		case atSpecification:
+		case dwarfread.AtSpecification:
 			d.spec = at
 		case atSignature:
 			d.signature = at
@@ -269,7 +271,7 @@ func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 			d.value = at
 		case atEncoding:
 			d.encoding = at
-		case atDeclaration:
+		case dwarfread.AtDeclaration:
 			d.decl = v != 0
 		case atPrototyped:
 			d.prototyped = v != 0
@@ -279,8 +281,8 @@ func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 		return d, err
 	}
 	d.end = end
-	if name.form != 0 {
-		s, ok := r.secs.attrString(name, &tu.unitCtx)
+	if name.Form != 0 {
+		s, ok := r.secs.AttrString(name, &tu.UnitCtx)
 		if !ok {
 			return d, fmt.Errorf("DIE at %#x: bad name", off)
 		}
@@ -293,12 +295,12 @@ func (r *typeReader) readIn(tu *typeUnit, off uint64) (die, error) {
 // tag and whether it has children, then fn is called with each of its
 // attributes, a block's or expression's bytes in blk. It returns the
 // offset after the DIE.
-func readDIE(info []byte, tu *typeUnit, off uint64, tag *uint32, children *bool, fn func(sp *attrSpec, at attr, blk []byte)) (int, error) {
-	if off >= uint64(tu.end) {
+func readDIE(info []byte, tu *typeUnit, off uint64, tag *uint32, children *bool, fn func(sp *dwarfread.AttrSpec, at dwarfread.Attr, blk []byte)) (int, error) {
+	if off >= uint64(tu.End) {
 		return 0, fmt.Errorf("DIE offset %#x outside its unit", off)
 	}
-	b := buf{data: info[:tu.end], pos: int(off)}
-	code := b.uleb()
+	b := dwarfread.Buf{Data: info[:tu.End], Pos: int(off)}
+	code := b.Uleb()
 	if code == 0 || code >= uint64(len(tu.tab)) || !tu.tab[code].defined {
 		return 0, fmt.Errorf("DIE at %#x: bad abbreviation code %d", off, code)
 	}
@@ -306,46 +308,24 @@ func readDIE(info []byte, tu *typeUnit, off uint64, tag *uint32, children *bool,
 	*tag, *children = a.tag, a.children
 	for i := range a.attrs {
 		sp := &a.attrs[i]
-		form := sp.form
-		if form == formIndirect {
-			form = uint32(b.uleb())
+		form := sp.Form
+		if form == dwarfread.FormIndirect {
+			form = uint32(b.Uleb())
 		}
 		var v uint64
 		var blk []byte
 		switch form {
-		case formBlock1, formBlock2, formBlock4, formBlock, formExprloc:
-			blk = b.block(form)
+		case dwarfread.FormBlock1, dwarfread.FormBlock2, dwarfread.FormBlock4, dwarfread.FormBlock, dwarfread.FormExprloc:
+			blk = b.Block(form)
 		default:
-			v = b.value(form, sp, tu.unit)
+			v = b.Value(form, sp, tu.Unit)
 		}
-		fn(sp, attr{form, v}, blk)
+		fn(sp, dwarfread.Attr{Form: form, Val: v}, blk)
 	}
-	if b.err != nil {
-		return 0, fmt.Errorf("DIE at %#x: %w", off, b.err)
+	if b.Err != nil {
+		return 0, fmt.Errorf("DIE at %#x: %w", off, b.Err)
 	}
-	return b.pos, nil
-}
-
-// block reads a block or expression and returns its bytes.
-func (b *buf) block(form uint32) []byte {
-	var n uint64
-	switch form {
-	case formBlock1:
-		n = uint64(b.u8())
-	case formBlock2:
-		n = uint64(b.u16())
-	case formBlock4:
-		n = uint64(b.u32())
-	default:
-		n = b.uleb()
-	}
-	if b.err != nil || uint64(len(b.data)-b.pos) < n {
-		b.fail()
-		return nil
-	}
-	blk := b.data[b.pos : b.pos+int(n)]
-	b.pos += int(n)
-	return blk
+	return b.Pos, nil
 }
 
 // next returns the offset of the DIE after d and its descendants: its
@@ -354,8 +334,8 @@ func (r *typeReader) next(d *die) (uint64, error) {
 	if !d.children {
 		return uint64(d.end), nil
 	}
-	if d.sibling.form != 0 {
-		if s, ok := ref(d.sibling, d.u.unit); ok && s > d.off && s <= uint64(d.u.end) {
+	if d.sibling.Form != 0 {
+		if s, ok := dwarfread.Ref(d.sibling, d.u.Unit); ok && s > d.off && s <= uint64(d.u.End) {
 			return s, nil
 		}
 	}
@@ -365,14 +345,14 @@ func (r *typeReader) next(d *die) (uint64, error) {
 // skipChildren walks from pos, the first child of some DIE, to just
 // past the null entry that ends its children.
 func (r *typeReader) skipChildren(tu *typeUnit, pos int) (uint64, error) {
-	b := buf{data: r.secs.info[:tu.end], pos: pos}
+	b := dwarfread.Buf{Data: r.secs.Info[:tu.End], Pos: pos}
 	depth := 1
 	for depth > 0 {
-		if b.pos >= len(b.data) {
-			return 0, fmt.Errorf("children at %#x: %w", pos, errTruncated)
+		if b.Pos >= len(b.Data) {
+			return 0, fmt.Errorf("children at %#x: %w", pos, dwarfread.ErrTruncated)
 		}
-		at := b.pos
-		code := b.uleb()
+		at := b.Pos
+		code := b.Uleb()
 		if code == 0 {
 			depth--
 			continue
@@ -382,31 +362,31 @@ func (r *typeReader) skipChildren(tu *typeUnit, pos int) (uint64, error) {
 		}
 		a := &tu.tab[code]
 		if a.children && a.sib >= 0 {
-			sb := buf{data: b.data, pos: b.pos + a.sib}
-			if s, ok := ref(attr{a.sibForm, sb.value(a.sibForm, nil, tu.unit)}, tu.unit); ok && sb.err == nil && s > uint64(at) && s <= uint64(tu.end) {
-				b.pos = int(s)
+			sb := dwarfread.Buf{Data: b.Data, Pos: b.Pos + a.sib}
+			if s, ok := dwarfread.Ref(dwarfread.Attr{Form: a.sibForm, Val: sb.Value(a.sibForm, nil, tu.Unit)}, tu.Unit); ok && sb.Err == nil && s > uint64(at) && s <= uint64(tu.End) {
+				b.Pos = int(s)
 				continue
 			}
 		}
-		skipAttrs(&b, a, tu.unit)
-		if b.err != nil {
-			return 0, fmt.Errorf("DIE at %#x: %w", at, b.err)
+		skipAttrs(&b, a, tu.Unit)
+		if b.Err != nil {
+			return 0, fmt.Errorf("DIE at %#x: %w", at, b.Err)
 		}
 		if a.children {
 			depth++
 		}
 	}
-	return uint64(b.pos), nil
+	return uint64(b.Pos), nil
 }
 
 // skipAttrs moves past the attributes of a DIE with abbreviation a.
-func skipAttrs(b *buf, a *tabbrev, u *unit) {
+func skipAttrs(b *dwarfread.Buf, a *tabbrev, u *dwarfread.Unit) {
 	if a.fixed >= 0 {
-		b.skip(uint64(a.fixed))
+		b.Skip(uint64(a.fixed))
 		return
 	}
 	for i := range a.attrs {
-		b.value(a.attrs[i].form, &a.attrs[i], u)
+		b.Value(a.attrs[i].Form, &a.attrs[i], u)
 	}
 }
 
@@ -417,10 +397,10 @@ func (r *typeReader) children(d *die, fn func(c *die) error) error {
 	}
 	pos := uint64(d.end)
 	for {
-		if pos >= uint64(d.u.end) {
-			return fmt.Errorf("children of DIE at %#x: %w", d.off, errTruncated)
+		if pos >= uint64(d.u.End) {
+			return fmt.Errorf("children of DIE at %#x: %w", d.off, dwarfread.ErrTruncated)
 		}
-		if r.secs.info[pos] == 0 {
+		if r.secs.Info[pos] == 0 {
 			return nil
 		}
 		c, err := r.readIn(d.u, pos)
@@ -440,29 +420,29 @@ func (r *typeReader) children(d *die, fn func(c *die) error) error {
 // when signed says so or the form is DW_FORM_sdata. ok is false for
 // other classes (a reference or an expression, as a variable-length
 // array's bound is).
-func constant(a attr, signed bool) (v int64, ok bool) {
-	switch a.form {
-	case formSdata, formImplicitConst:
-		return int64(a.val), true
-	case formUdata:
-		return int64(a.val), true
-	case formData1:
+func constant(a dwarfread.Attr, signed bool) (v int64, ok bool) {
+	switch a.Form {
+	case dwarfread.FormSdata, dwarfread.FormImplicitConst:
+		return int64(a.Val), true
+	case dwarfread.FormUdata:
+		return int64(a.Val), true
+	case dwarfread.FormData1:
 		if signed {
-			return int64(int8(a.val)), true
+			return int64(int8(a.Val)), true
 		}
-		return int64(a.val), true
-	case formData2:
+		return int64(a.Val), true
+	case dwarfread.FormData2:
 		if signed {
-			return int64(int16(a.val)), true
+			return int64(int16(a.Val)), true
 		}
-		return int64(a.val), true
-	case formData4:
+		return int64(a.Val), true
+	case dwarfread.FormData4:
 		if signed {
-			return int64(int32(a.val)), true
+			return int64(int32(a.Val)), true
 		}
-		return int64(a.val), true
-	case formData8:
-		return int64(a.val), true
+		return int64(a.Val), true
+	case dwarfread.FormData8:
+		return int64(a.Val), true
 	}
 	return 0, false
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/google/go-cmp/cmp"
@@ -445,10 +446,10 @@ func TestTypesMemberBits(t *testing.T) {
 	// DWARF 2's bit-field rule: DW_AT_bit_offset counts from the most
 	// significant bit of the storage unit.
 	m := &die{
-		memberLoc: attr{formData1, 4},
-		byteSize:  attr{formData1, 4},
-		bitSize:   attr{formData1, 3},
-		bitOffset: attr{formData1, 29},
+		memberLoc: dwarfread.Attr{Form: dwarfread.FormData1, Val: 4},
+		byteSize:  dwarfread.Attr{Form: dwarfread.FormData1, Val: 4},
+		bitSize:   dwarfread.Attr{Form: dwarfread.FormData1, Val: 3},
+		bitOffset: dwarfread.Attr{Form: dwarfread.FormData1, Val: 29},
 	}
 	if off, w := memberBits(m, 0, false); off != 32 || w != 3 {
 		t.Errorf("little-endian: bits [%d, +%d), want [32, +3)", off, w)
@@ -457,7 +458,7 @@ func TestTypesMemberBits(t *testing.T) {
 		t.Errorf("big-endian: bits [%d, +%d), want [61, +3)", off, w)
 	}
 	// DW_OP_plus_uconst, as DWARF 2 writes locations.
-	m = &die{memberLoc: attr{formBlock1, 0}, locExpr: []byte{opPlusUconst, 0x90, 0x01}}
+	m = &die{memberLoc: dwarfread.Attr{Form: dwarfread.FormBlock1, Val: 0}, locExpr: []byte{opPlusUconst, 0x90, 0x01}}
 	if got := memberLocation(m); got != 0x90 {
 		t.Errorf("DW_OP_plus_uconst 0x90 gives %#x", got)
 	}

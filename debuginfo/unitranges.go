@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"slices"
 	"sort"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
 // unitTable finds the units whose ranges may hold an address, so that
@@ -22,7 +24,7 @@ type unitTable struct {
 
 // unitSpan is one range of unit unit.
 type unitSpan struct {
-	Range
+	dwarfread.Range
 	unit int
 }
 
@@ -49,7 +51,7 @@ func (t *Types) unitsAt(pc uint64) []int {
 func (t *Types) buildUnitTable() *unitTable {
 	u := &unitTable{}
 	for i := range t.r.units {
-		if ut := t.r.units[i].utype; ut != utCompile && ut != utPartial {
+		if ut := t.r.units[i].Utype; ut != dwarfread.UtCompile && ut != dwarfread.UtPartial {
 			continue
 		}
 		_, rs, err := t.unitWalker(i)
@@ -83,7 +85,7 @@ func (t *Types) cacheUnitTable() *unitTable {
 
 // cachedUnits returns the unit headers and the unit table from the
 // cache, or nils.
-func (t *Types) cachedUnits(infoSize int) ([]unit, *unitTable) {
+func (t *Types) cachedUnits(infoSize int) ([]dwarfread.Unit, *unitTable) {
 	d, ok := t.loadTypesCache(".units", unitsCacheMagic)
 	if !ok {
 		return nil, nil
