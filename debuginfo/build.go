@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // interner assigns small integers to strings; 0 is "". It is shared by
@@ -96,7 +97,7 @@ type BuildStats struct {
 
 // buildIndex scans every unit on workers goroutines and assembles the
 // index. It loads the symbol table on another goroutine meanwhile.
-func buildIndex(d *dwarfread.DwarfSections, ef *elfFile, workers int) (*tables, BuildStats, error) {
+func buildIndex(d *dwarfread.DwarfSections, ef *elffile.File, workers int) (*tables, BuildStats, error) {
 	var stats BuildStats
 	units, err := dwarfread.ParseUnits(d.Info)
 	if err != nil {
@@ -113,7 +114,7 @@ func buildIndex(d *dwarfread.DwarfSections, ef *elfFile, workers int) (*tables, 
 	var symWG sync.WaitGroup
 	symWG.Go(func() {
 		var funcs, th []elf.Symbol
-		funcs, th, symErr = ef.symbols(isThunk)
+		funcs, th, symErr = ef.Symbols(isThunk)
 		syms, thunks, byName = sortSymbols(funcs, th, in)
 	})
 
@@ -140,7 +141,7 @@ func buildIndex(d *dwarfread.DwarfSections, ef *elfFile, workers int) (*tables, 
 		}
 	}
 	if symErr != nil {
-		return nil, stats, fmt.Errorf("symbols of %s: %w", ef.path, symErr)
+		return nil, stats, fmt.Errorf("symbols of %s: %w", ef.Path, symErr)
 	}
 	for _, u := range units {
 		if u.Utype == dwarfread.UtCompile || u.Utype == dwarfread.UtPartial {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/cachedir"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 )
@@ -113,7 +114,7 @@ type cacheHeader struct {
 
 // headerFor describes the current inputs of img. Paths are made absolute
 // so that a cache written from one directory is valid from another.
-func headerFor(img *Image, ef *elfFile) (cacheHeader, error) {
+func headerFor(img *Image, ef *elffile.File) (cacheHeader, error) {
 	imagePath, err := filepath.Abs(img.Path)
 	if err != nil {
 		return cacheHeader{}, err
@@ -124,7 +125,7 @@ func headerFor(img *Image, ef *elfFile) (cacheHeader, error) {
 	}
 	h := cacheHeader{
 		imagePath: imagePath, buildID: img.BuildID, debugPath: debugPath, source: img.Source,
-		imageSize: uint64(ef.size), imageMtime: ef.mtime.UnixNano(),
+		imageSize: uint64(ef.Size), imageMtime: ef.Mtime.UnixNano(),
 	}
 	st, err := os.Stat(debugPath)
 	if err != nil {
@@ -145,7 +146,7 @@ func storeCache(img *Image, data []byte, opts *Options) error {
 // loadCache returns the cached index of the image if it is current,
 // and the mapping it lives in. A problem with the cache is not an error:
 // the index is rebuilt.
-func loadCache(img *Image, ef *elfFile, opts *Options) (x *index, mapped []byte, ok bool) {
+func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index, mapped []byte, ok bool) {
 	dir := opts.cache()
 	if dir == nil {
 		return nil, nil, false

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // Call frame information: for an address of an image's code, where the
@@ -174,7 +175,7 @@ type fde struct {
 
 // OpenFrames reads the call frame information of the ELF file at path.
 func OpenFrames(path string) (*Frames, error) {
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -224,14 +225,14 @@ func (t *Types) CFA(pc uint64) (CFARule, error) {
 // openFrames reads the image's tables and the debug file's
 // .debug_frame.
 func openFrames(image, debug string) (*Frames, error) {
-	ef, err := openELF(image)
+	ef, err := elffile.Open(image)
 	if err != nil {
 		return nil, err
 	}
 	defer ef.Close()
 	f := &Frames{path: image}
 	if debug != "" && debug != image {
-		dbg, err := openELF(debug)
+		dbg, err := elffile.Open(debug)
 		if err != nil {
 			return nil, err
 		}
@@ -261,23 +262,23 @@ func (f *Frames) check() error {
 // load adds the file's .debug_frame and, when runtime is set, its
 // .eh_frame and ORC tables. A section already loaded from another file
 // is not read again.
-func (f *Frames) load(ef *elfFile, runtime bool) error {
+func (f *Frames) load(ef *elffile.File, runtime bool) error {
 	var text, got uint64
-	for i, s := range ef.f.Sections {
+	for i, s := range ef.F.Sections {
 		switch s.Name {
 		case ".text":
-			text = ef.addrs[i]
+			text = ef.Addrs[i]
 		case ".got":
-			got = ef.addrs[i]
+			got = ef.Addrs[i]
 		}
 	}
 	read := func(addr uint64, n int) ([]byte, bool) {
-		for i, s := range ef.f.Sections {
-			lo := ef.addrs[i]
+		for i, s := range ef.F.Sections {
+			lo := ef.Addrs[i]
 			if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < lo || addr-lo >= s.Size || uint64(n) > s.Size-(addr-lo) {
 				continue
 			}
-			d, err := ef.data(s)
+			d, err := ef.Data(s)
 			if err != nil || addr-lo+uint64(n) > uint64(len(d)) {
 				return nil, false
 			}
@@ -289,7 +290,7 @@ func (f *Frames) load(ef *elfFile, runtime bool) error {
 	if runtime {
 		names = append(names, ".eh_frame")
 	}
-	for i, s := range ef.f.Sections {
+	for i, s := range ef.F.Sections {
 		if !slices.Contains(names, s.Name) || s.Type == elf.SHT_NOBITS || s.Size == 0 {
 			continue
 		}
@@ -297,18 +298,18 @@ func (f *Frames) load(ef *elfFile, runtime bool) error {
 		if slices.ContainsFunc(f.secs, func(c *cfiSection) bool { return c.name == name }) {
 			continue
 		}
-		d, err := ef.data(s)
+		d, err := ef.Data(s)
 		if err != nil {
-			return fmt.Errorf("%s: %w", ef.path, err)
+			return fmt.Errorf("%s: %w", ef.Path, err)
 		}
-		if ef.f.Type == elf.ET_REL {
-			if d, err = ef.relocate(i, d); err != nil {
-				return fmt.Errorf("%s: relocating %s: %w", ef.path, s.Name, err)
+		if ef.F.Type == elf.ET_REL {
+			if d, err = ef.Relocate(i, d); err != nil {
+				return fmt.Errorf("%s: relocating %s: %w", ef.Path, s.Name, err)
 			}
 		}
 		cs := &cfiSection{name: name, data: slices.Clone(d), eh: name == ".eh_frame",
-			addr: ef.addrs[i], addrSize: 8, text: text, got: got}
-		if ef.f.Class == elf.ELFCLASS32 {
+			addr: ef.Addrs[i], addrSize: 8, text: text, got: got}
+		if ef.F.Class == elf.ELFCLASS32 {
 			cs.addrSize = 4
 		}
 		if cs.eh {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // The call frame tests compile testdata/cfi.c (and cfi.s, hand-written
@@ -210,13 +211,13 @@ func compareFrames(t *testing.T, file string) int {
 		t.Errorf("indexing: %v", errors.Join(f.errs...))
 	}
 	want := readelfFrames(t, file)
-	ef, err := openELF(file)
+	ef, err := elffile.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	rel := ef.f.Type == elf.ET_REL
-	funcs, _, err := ef.symbols(nil)
+	rel := ef.F.Type == elf.ET_REL
+	funcs, _, err := ef.Symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,12 +374,12 @@ func TestFramesKernel(t *testing.T) {
 		t.Fatal("no ORC tables")
 	}
 	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), len(f.orc.ips), time.Since(start))
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols(nil)
+	funcs, _, err := ef.Symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +439,7 @@ func TestFramesKernel(t *testing.T) {
 var objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f ]+\t(\S+)\s*(.*)$`)
 
 // checkVfsRead follows vfs_read's stack from its entry.
-func checkVfsRead(t *testing.T, f *Frames, ef *elfFile, funcs []elf.Symbol) {
+func checkVfsRead(t *testing.T, f *Frames, ef *elffile.File, funcs []elf.Symbol) {
 	need(t, "objdump")
 	var sym elf.Symbol
 	for _, s := range funcs {
@@ -450,7 +451,7 @@ func checkVfsRead(t *testing.T, f *Frames, ef *elfFile, funcs []elf.Symbol) {
 		t.Fatal("no vfs_read")
 	}
 	out, err := exec.Command("objdump", "-d",
-		fmt.Sprintf("--start-address=%#x", sym.Value), fmt.Sprintf("--stop-address=%#x", sym.Value+sym.Size), ef.path).Output()
+		fmt.Sprintf("--start-address=%#x", sym.Value), fmt.Sprintf("--stop-address=%#x", sym.Value+sym.Size), ef.Path).Output()
 	if err != nil {
 		t.Fatalf("objdump: %v", err)
 	}
@@ -815,12 +816,12 @@ func TestFramesSeparateDebug(t *testing.T) {
 	if img.Source != SourceDebugLink {
 		t.Fatalf("debug file found by %s", img.Source)
 	}
-	ef, err := openELF(img.Path)
+	ef, err := elffile.Open(img.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols(nil)
+	funcs, _, err := ef.Symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -896,11 +897,11 @@ func TestFramesGDB(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ef, err := openELF(prog)
+			ef, err := elffile.Open(prog)
 			if err != nil {
 				t.Fatal(err)
 			}
-			funcs, _, err := ef.symbols(nil)
+			funcs, _, err := ef.Symbols(nil)
 			ef.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -1027,11 +1028,11 @@ func BenchmarkFramesKernel(b *testing.B) {
 	if path == "" {
 		b.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
 	}
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	funcs, _, err := ef.symbols(nil)
+	funcs, _, err := ef.Symbols(nil)
 	ef.Close()
 	if err != nil {
 		b.Fatal(err)
@@ -1078,12 +1079,12 @@ func TestFramesModule(t *testing.T) {
 	if f.orc == nil {
 		t.Fatalf("%s: no ORC", path)
 	}
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ef.Close()
-	funcs, _, err := ef.symbols(nil)
+	funcs, _, err := ef.Symbols(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1193,16 +1194,16 @@ func TestFramesEhFrameHdr(t *testing.T) {
 			need(t, cc)
 			prog := filepath.Join(t.TempDir(), "cfi")
 			run(t, "", cc, "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
-			ef, err := openELF(prog)
+			ef, err := elffile.Open(prog)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer ef.Close()
-			hdr, eh := ef.f.Section(".eh_frame_hdr"), ef.f.Section(".eh_frame")
+			hdr, eh := ef.F.Section(".eh_frame_hdr"), ef.F.Section(".eh_frame")
 			if hdr == nil || eh == nil {
 				t.Fatal("no .eh_frame_hdr or .eh_frame")
 			}
-			data, err := ef.data(hdr)
+			data, err := ef.Data(hdr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // The tests compile testdata/prog.c (the "kernel") and testdata/mod.c
@@ -382,11 +383,11 @@ func TestSeparateDebugFiles(t *testing.T) {
 			return dbg
 		}},
 		{"build-id", SourceBuildID, func(t *testing.T, image, root string) string {
-			ef, err := openELF(image)
+			ef, err := elffile.Open(image)
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := ef.buildID()
+			id := ef.BuildID()
 			ef.Close()
 			if id == "" {
 				t.Skip("the linker wrote no build-id")

@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
 	"fmt"
@@ -93,10 +94,10 @@ type Image struct {
 	opts Options // for Types: where to cache its tables
 
 	mu  sync.Mutex
-	elf *elfFile // for Code; reopened on use after Close
+	elf *elffile.File // for Code; reopened on use after Close
 
 	// The debug file's line programs, for EntryMarkers.
-	lineELF *elfFile
+	lineELF *elffile.File
 	lineSec []byte
 	lines   map[uint32][]lineRow
 }
@@ -139,11 +140,11 @@ func moduleName(path string) string {
 // openImage is OpenImage with more places to look for the debug file,
 // tried after the standard ones (the kernel layouts of distributions).
 func openImage(module, path string, extra []string, opts Options) (*Image, error) {
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	img := &Image{Module: module, Path: path, BuildID: ef.buildID(), elf: ef, opts: opts}
+	img := &Image{Module: module, Path: path, BuildID: ef.BuildID(), elf: ef, opts: opts}
 	if !opts.NoCache {
 		if x, mapped, ok := loadCache(img, ef, &opts); ok {
 			img.x, img.mapped, img.Cached = x, mapped, true
@@ -159,7 +160,7 @@ func openImage(module, path string, extra []string, opts Options) (*Image, error
 
 // build finds the image's DWARF, indexes it and stores the index in the
 // cache.
-func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
+func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	dbg, err := locate(img, ef, extra, opts)
 	if err != nil {
 		return err
@@ -168,10 +169,10 @@ func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
 		defer dbg.Close()
 	}
 	symf := ef
-	if ef.f.Section(".symtab") == nil {
+	if ef.F.Section(".symtab") == nil {
 		symf = dbg // a stripped image: the debug file kept the symbols
 	}
-	d, err := dbg.dwarf()
+	d, err := dbg.Dwarf()
 	if err != nil {
 		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
 	}
@@ -203,8 +204,8 @@ func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
 // exists but does not match the image stops the search with a
 // MismatchError, also reported as a warning: using a nearby file
 // instead would make the results silently wrong.
-func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, error) {
-	if ef.hasDWARF() {
+func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffile.File, error) {
+	if ef.HasDWARF() {
 		img.DebugPath, img.Source = img.Path, SourceImage
 		return ef, nil
 	}
@@ -215,7 +216,7 @@ func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, e
 		abs = img.Path
 	}
 	dir := filepath.Dir(abs)
-	link, crc, hasLink := ef.debugLink()
+	link, crc, hasLink := ef.DebugLink()
 
 	type candidate struct {
 		path, source string
@@ -245,21 +246,21 @@ func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, e
 			looked = append(looked, c.path+" (missing)")
 			continue
 		}
-		dbg, err := openELF(c.path)
+		dbg, err := elffile.Open(c.path)
 		if err != nil {
 			looked = append(looked, fmt.Sprintf("%s (%v)", c.path, err))
 			continue
 		}
 		reason := ""
 		switch {
-		case !dbg.hasDWARF():
+		case !dbg.HasDWARF():
 			looked = append(looked, c.path+" (no DWARF)")
 			dbg.Close()
 			continue
-		case img.BuildID != "" && dbg.buildID() != "" && dbg.buildID() != img.BuildID:
-			reason = fmt.Sprintf("build-id %s, image has %s", dbg.buildID(), img.BuildID)
+		case img.BuildID != "" && dbg.BuildID() != "" && dbg.BuildID() != img.BuildID:
+			reason = fmt.Sprintf("build-id %s, image has %s", dbg.BuildID(), img.BuildID)
 		case c.checkCRC:
-			got, err := fileCRC(dbg.osf)
+			got, err := fileCRC(dbg.Osf)
 			if err != nil {
 				reason = fmt.Sprintf("reading it: %v", err)
 			} else if got != crc {
@@ -316,7 +317,7 @@ func (img *Image) code(addr, size uint64) ([]byte, error) {
 	if err := img.openELF(); err != nil {
 		return nil, err
 	}
-	return img.elf.code(addr, size)
+	return img.elf.Code(addr, size)
 }
 
 // section returns the name of the image's section holding addr.
@@ -326,7 +327,7 @@ func (img *Image) section(addr uint64) (string, bool) {
 	if img.openELF() != nil {
 		return "", false
 	}
-	return img.elf.section(addr)
+	return img.elf.Section(addr)
 }
 
 // openELF opens the image's file for its code, once; the index, read
@@ -335,7 +336,7 @@ func (img *Image) openELF() error {
 	if img.elf != nil {
 		return nil
 	}
-	ef, err := openELF(img.Path)
+	ef, err := elffile.Open(img.Path)
 	if err != nil {
 		return err
 	}

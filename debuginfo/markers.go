@@ -3,6 +3,8 @@ package debuginfo
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // EntryMarkers returns the addresses where calls of copy c's function
@@ -67,11 +69,11 @@ func (img *Image) lineRows(off uint32) ([]lineRow, error) {
 		if path == "" {
 			path = img.Path
 		}
-		ef, err := openELF(path)
+		ef, err := elffile.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		secs, err := ef.dwarf()
+		secs, err := ef.Dwarf()
 		if err != nil {
 			ef.Close()
 			return nil, fmt.Errorf("reading DWARF of %s: %w", path, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // ORC: the unwind tables objtool writes into a Linux x86-64 kernel built
@@ -64,32 +66,32 @@ type orcTable struct {
 }
 
 // loadORC reads the file's ORC tables; nil when it has none.
-func loadORC(ef *elfFile) (*orcTable, error) {
-	ipSec, entSec := ef.f.Section(".orc_unwind_ip"), ef.f.Section(".orc_unwind")
+func loadORC(ef *elffile.File) (*orcTable, error) {
+	ipSec, entSec := ef.F.Section(".orc_unwind_ip"), ef.F.Section(".orc_unwind")
 	if ipSec == nil || entSec == nil || ipSec.Type == elf.SHT_NOBITS || entSec.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}
-	newLayout := ef.f.Section(".orc_header") != nil
+	newLayout := ef.F.Section(".orc_header") != nil
 	var ipIdx int
-	for i, s := range ef.f.Sections {
+	for i, s := range ef.F.Sections {
 		if s == ipSec {
 			ipIdx = i
 		}
 	}
-	ipData, err := ef.data(ipSec)
+	ipData, err := ef.Data(ipSec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ef.path, err)
+		return nil, fmt.Errorf("%s: %w", ef.Path, err)
 	}
-	if ef.f.Type == elf.ET_REL {
-		if ipData, err = ef.relocate(ipIdx, ipData); err != nil {
-			return nil, fmt.Errorf("%s: relocating .orc_unwind_ip: %w", ef.path, err)
+	if ef.F.Type == elf.ET_REL {
+		if ipData, err = ef.Relocate(ipIdx, ipData); err != nil {
+			return nil, fmt.Errorf("%s: relocating .orc_unwind_ip: %w", ef.Path, err)
 		}
 	}
-	entData, err := ef.data(entSec)
+	entData, err := ef.Data(entSec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ef.path, err)
+		return nil, fmt.Errorf("%s: %w", ef.Path, err)
 	}
-	return decodeORC(ipData, entData, ef.addrs[ipIdx], newLayout)
+	return decodeORC(ipData, entData, ef.Addrs[ipIdx], newLayout)
 }
 
 // decodeORC decodes the tables, .orc_unwind_ip at address base.

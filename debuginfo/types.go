@@ -51,6 +51,7 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -76,7 +77,7 @@ type Types struct {
 	file string // the debug file
 
 	mu      sync.Mutex
-	ef      *elfFile
+	ef      *elffile.File
 	r       *typeReader
 	x       *nameIndex
 	indexed bool
@@ -115,7 +116,7 @@ func (img *Image) Types() (*Types, error) {
 	if path == "" {
 		path = img.Path
 	}
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -123,13 +124,13 @@ func (img *Image) Types() (*Types, error) {
 		ef.Close()
 		return nil, err
 	}
-	if !ef.hasDWARF() {
+	if !ef.HasDWARF() {
 		return fail(&NotFoundError{Image: img.Path, Looked: []string{path + " (no DWARF)"}})
 	}
-	if id := ef.buildID(); img.BuildID != "" && id != "" && id != img.BuildID {
+	if id := ef.BuildID(); img.BuildID != "" && id != "" && id != img.BuildID {
 		return fail(&MismatchError{Image: img.Path, DebugFile: path, Reason: fmt.Sprintf("build-id %s, image has %s", id, img.BuildID)})
 	}
-	secs, err := ef.dwarf()
+	secs, err := ef.Dwarf()
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
@@ -144,7 +145,7 @@ func (img *Image) Types() (*Types, error) {
 	t.conv.init()
 	// Converted types copy what they keep from the sections, so the
 	// mapping may go with t.
-	runtime.AddCleanup(t, func(ef *elfFile) { ef.Close() }, ef)
+	runtime.AddCleanup(t, func(ef *elffile.File) { ef.Close() }, ef)
 	return t, nil
 }
 

@@ -51,7 +51,7 @@ func (t *Types) cacheHeader() (typesCacheHeader, error) {
 	if err != nil {
 		return typesCacheHeader{}, err
 	}
-	return typesCacheHeader{path: abs, buildID: t.ef.buildID(), size: uint64(t.ef.size), mtime: t.ef.mtime.UnixNano()}, nil
+	return typesCacheHeader{path: abs, buildID: t.ef.BuildID(), size: uint64(t.ef.Size), mtime: t.ef.Mtime.UnixNano()}, nil
 }
 
 // typesCacheName returns the name in the cache of the table with

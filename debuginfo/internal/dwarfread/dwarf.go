@@ -13,7 +13,7 @@ import (
 // nothing per DIE.
 
 // DwarfSections holds the DWARF sections the index reads. All are
-// little-endian (the only byte order accepted by openELF).
+// little-endian (the only byte order accepted by elffile.Open).
 type DwarfSections struct {
 	Info, Abbrev, Str, LineStr, StrOffsets, Addr, Ranges, RngLists, Line []byte
 	Loc, LocLists                                                        []byte // for locals' locations

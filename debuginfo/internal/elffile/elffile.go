@@ -1,4 +1,4 @@
-package debuginfo
+package elffile
 
 import (
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
@@ -18,20 +18,20 @@ import (
 	"time"
 )
 
-// elfFile is an open ELF file, mapped into memory where the OS allows.
-type elfFile struct {
-	path   string
-	f      *elf.File
-	osf    *os.File
+// File is an open ELF file, mapped into memory where the OS allows.
+type File struct {
+	Path   string
+	F      *elf.File
+	Osf    *os.File
 	mapped []byte
-	size   int64
-	mtime  time.Time
-	// addrs holds the address of each section. For ET_REL files (kernel
+	Size   int64
+	Mtime  time.Time
+	// Addrs holds the address of each section. For ET_REL files (kernel
 	// modules) it is a layout of our own, since their sections all start
 	// at 0: SHF_ALLOC sections are placed one after another, so that
 	// addresses from the DWARF (after relocation) and the symbol table
 	// agree and offsets from a symbol's start are right.
-	addrs []uint64
+	Addrs []uint64
 	// end is the end of that layout: symbols a module does not define
 	// (the kernel's functions, its return thunk) are placed past it,
 	// so that a branch to one leaves the module's code.
@@ -44,18 +44,9 @@ type elfFile struct {
 // ErrNotELF is the error of opening a file that is not an ELF file.
 var ErrNotELF = errors.New("not an ELF file")
 
-// CheckFile reports whether path is an ELF file that this package can
-// read: the error names the file and says what is wrong with it, not
-// an ELF file (ErrNotELF), a directory, missing.
-func CheckFile(path string) error {
-	e, err := openELF(path)
-	if err != nil {
-		return err
-	}
-	return e.Close()
-}
-
-func openELF(path string) (*elfFile, error) {
+// Open opens and checks an ELF file this package can read: the error
+// names the file and says what is wrong with it.
+func Open(path string) (*File, error) {
 	osf, err := os.Open(path)
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		return nil, fmt.Errorf("%s: %w", path, pe.Err) // "no such file or directory"
@@ -88,20 +79,20 @@ func openELF(path string) (*elfFile, error) {
 		osf.Close()
 		return nil, fmt.Errorf("%s: big-endian ELF is not supported", path)
 	}
-	e := &elfFile{path: path, f: f, osf: osf, size: st.Size(), mtime: st.ModTime()}
+	e := &File{Path: path, F: f, Osf: osf, Size: st.Size(), Mtime: st.ModTime()}
 	// Without a mapping, sections are read with ReadAt instead.
 	e.mapped, _ = mmap.Map(osf, st.Size())
-	e.addrs = make([]uint64, len(f.Sections))
+	e.Addrs = make([]uint64, len(f.Sections))
 	var next uint64
 	for i, s := range f.Sections {
 		switch {
 		case f.Type != elf.ET_REL:
-			e.addrs[i] = s.Addr
+			e.Addrs[i] = s.Addr
 		case s.Flags&elf.SHF_ALLOC != 0:
 			if a := s.Addralign; a > 1 {
 				next = (next + a - 1) &^ (a - 1)
 			}
-			e.addrs[i] = next
+			e.Addrs[i] = next
 			next += s.Size
 		}
 	}
@@ -109,19 +100,19 @@ func openELF(path string) (*elfFile, error) {
 	return e, nil
 }
 
-func (e *elfFile) Close() error {
+func (e *File) Close() error {
 	err := mmap.Unmap(e.mapped)
 	e.mapped = nil
-	if cerr := e.osf.Close(); err == nil {
+	if cerr := e.Osf.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-// data returns a section's contents, decompressed (SHF_COMPRESSED or the
+// Data returns a section's contents, decompressed (SHF_COMPRESSED or the
 // older .zdebug convention). Uncompressed sections of a mapped file are
 // not copied.
-func (e *elfFile) data(s *elf.Section) ([]byte, error) {
+func (e *File) Data(s *elf.Section) ([]byte, error) {
 	if s.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}
@@ -163,25 +154,25 @@ func unzdebug(name string, d []byte) ([]byte, error) {
 	return out, nil
 }
 
-// buildID returns the hex GNU build-id from the note sections, or "".
-func (e *elfFile) buildID() string {
-	for _, s := range e.f.Sections {
+// BuildID returns the hex GNU build-id from the note sections, or "".
+func (e *File) BuildID() string {
+	for _, s := range e.F.Sections {
 		if s.Type != elf.SHT_NOTE {
 			continue
 		}
-		d, err := e.data(s)
+		d, err := e.Data(s)
 		if err != nil {
 			continue
 		}
-		if id := noteBuildID(d); id != "" {
+		if id := NoteBuildID(d); id != "" {
 			return id
 		}
 	}
 	return ""
 }
 
-// noteBuildID finds an NT_GNU_BUILD_ID note in a sequence of notes.
-func noteBuildID(d []byte) string {
+// NoteBuildID finds an NT_GNU_BUILD_ID note in a sequence of notes.
+func NoteBuildID(d []byte) string {
 	for len(d) >= 12 {
 		namesz := binary.LittleEndian.Uint32(d)
 		descsz := binary.LittleEndian.Uint32(d[4:])
@@ -205,13 +196,13 @@ func noteBuildID(d []byte) string {
 	return ""
 }
 
-// debugLink returns the file name and CRC32 of .gnu_debuglink.
-func (e *elfFile) debugLink() (name string, crc uint32, ok bool) {
-	s := e.f.Section(".gnu_debuglink")
+// DebugLink returns the file name and CRC32 of .gnu_debuglink.
+func (e *File) DebugLink() (name string, crc uint32, ok bool) {
+	s := e.F.Section(".gnu_debuglink")
 	if s == nil {
 		return "", 0, false
 	}
-	d, err := e.data(s)
+	d, err := e.Data(s)
 	if err != nil {
 		return "", 0, false
 	}
@@ -226,26 +217,26 @@ func (e *elfFile) debugLink() (name string, crc uint32, ok bool) {
 	return string(d[:i]), binary.LittleEndian.Uint32(d[p:]), true
 }
 
-// hasDWARF reports whether the file carries DWARF (not just the empty
+// HasDWARF reports whether the file carries DWARF (not just the empty
 // NOBITS headers a stripped file keeps).
-func (e *elfFile) hasDWARF() bool {
+func (e *File) HasDWARF() bool {
 	for _, name := range []string{".debug_info", ".zdebug_info"} {
-		if s := e.f.Section(name); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+		if s := e.F.Section(name); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// dwarf loads the DWARF sections, applying relocations in ET_REL files.
-func (e *elfFile) dwarf() (*dwarfread.DwarfSections, error) {
+// Dwarf loads the DWARF sections, applying relocations in ET_REL files.
+func (e *File) Dwarf() (*dwarfread.DwarfSections, error) {
 	d := new(dwarfread.DwarfSections)
 	secs := map[string]*[]byte{
 		"info": &d.Info, "abbrev": &d.Abbrev, "str": &d.Str, "line_str": &d.LineStr,
 		"str_offsets": &d.StrOffsets, "addr": &d.Addr, "ranges": &d.Ranges,
 		"rnglists": &d.RngLists, "line": &d.Line, "loc": &d.Loc, "loclists": &d.LocLists,
 	}
-	for i, s := range e.f.Sections {
+	for i, s := range e.F.Sections {
 		var key string
 		switch {
 		case strings.HasPrefix(s.Name, ".debug_"):
@@ -259,12 +250,12 @@ func (e *elfFile) dwarf() (*dwarfread.DwarfSections, error) {
 		if p == nil {
 			continue
 		}
-		b, err := e.data(s)
+		b, err := e.Data(s)
 		if err != nil {
 			return nil, err
 		}
-		if e.f.Type == elf.ET_REL {
-			if b, err = e.relocate(i, b); err != nil {
+		if e.F.Type == elf.ET_REL {
+			if b, err = e.Relocate(i, b); err != nil {
 				return nil, fmt.Errorf("relocating %s: %w", s.Name, err)
 			}
 		}
@@ -276,22 +267,22 @@ func (e *elfFile) dwarf() (*dwarfread.DwarfSections, error) {
 	return d, nil
 }
 
-// relocate applies the SHT_RELA sections that target section idx to a
+// Relocate applies the SHT_RELA sections that target section idx to a
 // copy of its data.
-func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
+func (e *File) Relocate(idx int, b []byte) ([]byte, error) {
 	var syms []elf.Symbol
 	copied := false
-	for _, r := range e.f.Sections {
+	for _, r := range e.F.Sections {
 		if r.Type != elf.SHT_RELA || int(r.Info) != idx {
 			continue
 		}
 		if syms == nil {
 			var err error
-			if syms, err = e.f.Symbols(); err != nil {
+			if syms, err = e.F.Symbols(); err != nil {
 				return nil, err
 			}
 		}
-		rd, err := e.data(r)
+		rd, err := e.Data(r)
 		if err != nil {
 			return nil, err
 		}
@@ -310,15 +301,15 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 				switch {
 				case s.Section == elf.SHN_UNDEF:
 					v = e.end + 16*si
-				case int(s.Section) < len(e.addrs):
-					v = s.Value + e.addrs[s.Section]
+				case int(s.Section) < len(e.Addrs):
+					v = s.Value + e.Addrs[s.Section]
 				default:
 					v = s.Value
 				}
 			}
 			v += add
 			var size uint64
-			switch e.f.Machine {
+			switch e.F.Machine {
 			case elf.EM_X86_64:
 				switch elf.R_X86_64(typ) {
 				case elf.R_X86_64_64:
@@ -330,7 +321,7 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 					// .eh_frame's and ORC's addresses, and branches in
 					// code (S + A - P).
 					size = 4
-					v -= e.addrs[idx] + off
+					v -= e.Addrs[idx] + off
 				}
 			case elf.EM_AARCH64:
 				switch elf.R_AARCH64(typ) {
@@ -353,13 +344,13 @@ func (e *elfFile) relocate(idx int, b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// symbols returns the STT_FUNC symbols with their addresses, from
+// Symbols returns the STT_FUNC symbols with their addresses, from
 // .symtab or, in a stripped file, .dynsym; and the symbols isThunk (if
 // not nil) says are thunks.
-func (e *elfFile) symbols(isThunk func(name string) bool) (funcs, thunks []elf.Symbol, err error) {
-	syms, err := e.f.Symbols()
+func (e *File) Symbols(isThunk func(name string) bool) (funcs, thunks []elf.Symbol, err error) {
+	syms, err := e.F.Symbols()
 	if errors.Is(err, elf.ErrNoSymbols) {
-		syms, err = e.f.DynamicSymbols()
+		syms, err = e.F.DynamicSymbols()
 	}
 	if err != nil {
 		if errors.Is(err, elf.ErrNoSymbols) {
@@ -371,8 +362,8 @@ func (e *elfFile) symbols(isThunk func(name string) bool) (funcs, thunks []elf.S
 		if s.Section == elf.SHN_UNDEF || s.Name == "" {
 			continue
 		}
-		if int(s.Section) < len(e.addrs) && e.f.Type == elf.ET_REL {
-			s.Value += e.addrs[s.Section]
+		if int(s.Section) < len(e.Addrs) && e.F.Type == elf.ET_REL {
+			s.Value += e.Addrs[s.Section]
 		}
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC {
 			funcs = append(funcs, s)
@@ -388,18 +379,18 @@ func (e *elfFile) symbols(isThunk func(name string) bool) (funcs, thunks []elf.S
 // relocations applied: unrelocated, every call and jump out of a module
 // (a tail call, a jump to the return thunk) reads as a branch to the
 // next instruction.
-func (e *elfFile) textData(i int, s *elf.Section) ([]byte, error) {
-	if e.f.Type != elf.ET_REL {
-		return e.data(s)
+func (e *File) textData(i int, s *elf.Section) ([]byte, error) {
+	if e.F.Type != elf.ET_REL {
+		return e.Data(s)
 	}
 	if d, ok := e.text[i]; ok {
 		return d, nil
 	}
-	d, err := e.data(s)
+	d, err := e.Data(s)
 	if err != nil {
 		return nil, err
 	}
-	if d, err = e.relocate(i, d); err != nil {
+	if d, err = e.Relocate(i, d); err != nil {
 		return nil, fmt.Errorf("relocating %s: %w", s.Name, err)
 	}
 	if e.text == nil {
@@ -409,14 +400,14 @@ func (e *elfFile) textData(i int, s *elf.Section) ([]byte, error) {
 	return d, nil
 }
 
-// code returns the bytes at [addr, addr+size) from the executable
+// Code returns the bytes at [addr, addr+size) from the executable
 // section holding them, relocated.
-func (e *elfFile) code(addr, size uint64) ([]byte, error) {
-	for i, s := range e.f.Sections {
+func (e *File) Code(addr, size uint64) ([]byte, error) {
+	for i, s := range e.F.Sections {
 		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type == elf.SHT_NOBITS {
 			continue
 		}
-		lo := e.addrs[i]
+		lo := e.Addrs[i]
 		if addr < lo || addr-lo >= s.Size || size > s.Size-(addr-lo) {
 			continue
 		}
@@ -428,16 +419,16 @@ func (e *elfFile) code(addr, size uint64) ([]byte, error) {
 		copy(out, d[addr-lo:])
 		return out, nil
 	}
-	return nil, fmt.Errorf("%s: no executable section holds [%#x, %#x)", e.path, addr, addr+size)
+	return nil, fmt.Errorf("%s: no executable section holds [%#x, %#x)", e.Path, addr, addr+size)
 }
 
-// section returns the name of the allocated section holding addr.
-func (e *elfFile) section(addr uint64) (string, bool) {
-	for i, s := range e.f.Sections {
+// Section returns the name of the allocated section holding addr.
+func (e *File) Section(addr uint64) (string, bool) {
+	for i, s := range e.F.Sections {
 		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
-		if lo := e.addrs[i]; addr >= lo && addr-lo < s.Size {
+		if lo := e.Addrs[i]; addr >= lo && addr-lo < s.Size {
 			return s.Name, true
 		}
 	}
