@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
@@ -36,10 +37,10 @@ type CallSite struct {
 	// Values are the expressions of the values the caller passes, by
 	// the callee's DWARF register they are passed in; each is evaluated
 	// in the caller's frame at the call.
-	Values map[int]Expr
+	Values map[int]dwarfexpr.Expr
 	// FrameBase is the caller's DW_AT_frame_base, which DW_OP_fbreg in
 	// Values is relative to.
-	FrameBase Expr
+	FrameBase dwarfexpr.Expr
 }
 
 // CallSites returns the call sites that call the function of sc, direct
@@ -105,19 +106,19 @@ func (w *scopeWalker) callSites(d *sdie, fb []byte, sc *Scope, out *[]CallSite) 
 		if !ok {
 			return true, nil
 		}
-		cs := CallSite{ReturnPC: pc, Values: map[int]Expr{}}
+		cs := CallSite{ReturnPC: pc, Values: map[int]dwarfexpr.Expr{}}
 		if fb != nil {
-			cs.FrameBase, _ = decodeExpr(w.t.r.secs, fb, &w.ctx)
+			cs.FrameBase, _ = dwarfread.DecodeExpr(w.t.r.secs, fb, &w.ctx)
 		}
 		err := w.eachChild(c, func(p *sdie) (bool, error) {
 			if p.tag != tagCallSiteParameter && p.tag != tagGNUCallSiteParam || p.locBlk == nil || p.callValueBlk == nil {
 				return true, nil
 			}
-			loc, err := decodeExpr(w.t.r.secs, p.locBlk, &w.ctx)
-			if err != nil || len(loc) != 1 || loc[0].Code != OpReg {
+			loc, err := dwarfread.DecodeExpr(w.t.r.secs, p.locBlk, &w.ctx)
+			if err != nil || len(loc) != 1 || loc[0].Code != dwarfexpr.OpReg {
 				return true, nil // a parameter passed in memory
 			}
-			v, err := decodeExpr(w.t.r.secs, p.callValueBlk, &w.ctx)
+			v, err := dwarfread.DecodeExpr(w.t.r.secs, p.callValueBlk, &w.ctx)
 			if err != nil {
 				return false, fmt.Errorf("call site value (DIE at %#x): %w", p.off, err)
 			}
@@ -157,10 +158,10 @@ func (w *scopeWalker) calls(a dwarfread.Attr, sc *Scope) bool {
 // extension, an unsigned type's mask (clang passes an int as
 // DW_OP_convert to int, then to long). A conversion to another type is
 // kept, and the expression is then not read.
-func (w *scopeWalker) untyped(e Expr) Expr {
-	var out Expr
+func (w *scopeWalker) untyped(e dwarfexpr.Expr) dwarfexpr.Expr {
+	var out dwarfexpr.Expr
 	for _, op := range e {
-		if op.Code != OpConvert {
+		if op.Code != dwarfexpr.OpConvert {
 			out = append(out, op)
 			continue
 		}
@@ -175,9 +176,9 @@ func (w *scopeWalker) untyped(e Expr) Expr {
 		case it.Bytes == 8:
 		case it.Signed:
 			n := uint64(64 - 8*it.Bytes)
-			out = append(out, Op{Code: OpConstu, Uint: n}, Op{Code: OpShl}, Op{Code: OpConstu, Uint: n}, Op{Code: OpShra})
+			out = append(out, dwarfexpr.Op{Code: dwarfexpr.OpConstu, Uint: n}, dwarfexpr.Op{Code: dwarfexpr.OpShl}, dwarfexpr.Op{Code: dwarfexpr.OpConstu, Uint: n}, dwarfexpr.Op{Code: dwarfexpr.OpShra})
 		default:
-			out = append(out, Op{Code: OpConstu, Uint: 1<<(8*it.Bytes) - 1}, Op{Code: OpAnd})
+			out = append(out, dwarfexpr.Op{Code: dwarfexpr.OpConstu, Uint: 1<<(8*it.Bytes) - 1}, dwarfexpr.Op{Code: dwarfexpr.OpAnd})
 		}
 	}
 	return out

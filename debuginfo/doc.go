@@ -88,7 +88,7 @@
 // registers' rules, the return address column and the range of
 // addresses where the row holds; CFA gives the CFA's rule alone, which
 // is what a local at DW_OP_fbreg needs when DW_AT_frame_base is
-// DW_OP_call_frame_cfa, as gcc writes it. OpenFrames reads one file,
+// DW_OP_call_frame_cfa, as gcc writes it. Open reads one file,
 // Image.Frames the image and its separate debug file, Types.Frames the
 // same for the image of the types, once; Types.CFA is its CFA. The tables read are .debug_frame (CIE
 // versions 1, 3 and 4, 32- and 64-bit entries) and .eh_frame

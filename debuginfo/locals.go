@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
@@ -33,7 +34,7 @@ type Scope struct {
 	// Low is the function's lowest address; Local.Available is relative
 	// to it, as kinst offsets are.
 	Low       uint64
-	FrameBase Expr // DW_AT_frame_base at PC; empty when there is none
+	FrameBase dwarfexpr.Expr // DW_AT_frame_base at PC; empty when there is none
 	Locals    []Local
 	// Result is the function's result type, nil for void; ResultErr
 	// says why it could not be converted.
@@ -62,7 +63,7 @@ type Local struct {
 	// unreadable when LocErr says why (an operation this package does
 	// not decode, a damaged list): one such local does not hide the
 	// others.
-	Loc    Expr
+	Loc    dwarfexpr.Expr
 	LocErr error
 	// Available is where the local has a location, as offsets from
 	// Scope.Low, when it is given by a location list; nil when Loc
@@ -410,9 +411,9 @@ func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
 			l.Available = append(l.Available, dwarfread.Range{Lo: r.Lo - sc.Low, Hi: r.Hi - sc.Low})
 		}
 	case c.constBlk != nil:
-		l.Loc = Expr{{Code: OpImplicitValue, Uint: uint64(len(c.constBlk)), Block: c.constBlk}}
+		l.Loc = dwarfexpr.Expr{{Code: dwarfexpr.OpImplicitValue, Uint: uint64(len(c.constBlk)), Block: c.constBlk}}
 	case c.constVal.Form != 0:
-		l.Loc = implicitConst(c.constVal.Val, dwarfread.FormSize(c.constVal.Form, w.tu.Unit))
+		l.Loc = dwarfexpr.ImplicitConst(c.constVal.Val, dwarfread.FormSize(c.constVal.Form, w.tu.Unit))
 	}
 	if err != nil {
 		l.Loc, l.LocErr = nil, fmt.Errorf("location of %s (DIE at %#x): %w", l.Name, c.off, err)
@@ -569,10 +570,10 @@ func (w *scopeWalker) eachChild(d *sdie, fn func(c *sdie) (bool, error)) error {
 // location reads a location attribute: an expression, or a location
 // list, of which it returns the entry holding pc (empty if none) and
 // every range the list gives a location for.
-func (w *scopeWalker) location(a dwarfread.Attr, blk []byte) (e Expr, all []dwarfread.Range, list bool, err error) {
+func (w *scopeWalker) location(a dwarfread.Attr, blk []byte) (e dwarfexpr.Expr, all []dwarfread.Range, list bool, err error) {
 	secs := w.t.r.secs
 	if blk != nil {
-		e, err = decodeExpr(secs, blk, &w.ctx)
+		e, err = dwarfread.DecodeExpr(secs, blk, &w.ctx)
 		return e, nil, false, err
 	}
 	switch a.Form {
@@ -602,7 +603,7 @@ func (w *scopeWalker) location(a dwarfread.Attr, blk []byte) (e Expr, all []dwar
 	if err != nil || found == nil {
 		return nil, all, true, err
 	}
-	e, err = decodeExpr(secs, found, &w.ctx)
+	e, err = dwarfread.DecodeExpr(secs, found, &w.ctx)
 	return e, all, true, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
@@ -96,7 +97,7 @@ func TestScope(t *testing.T) {
 								continue
 							}
 							both++
-							if strings.HasPrefix(kind, "a variable in $") && !(len(l.Loc) == 1 && l.Loc[0].Code == OpReg) {
+							if strings.HasPrefix(kind, "a variable in $") && !(len(l.Loc) == 1 && l.Loc[0].Code == dwarfexpr.OpReg) {
 								t.Errorf("%s: gdb has %s %s, we have %s", m.mark, name, kind, l.Loc)
 							}
 						}
@@ -144,7 +145,7 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 		if i == 0 && l.Inlined != inlined {
 			t.Errorf("%s: %s declared in %q, want %q", mark, n, l.Inlined, inlined)
 		}
-		if o0 && l.Inlined == "" && (len(l.Loc) != 1 || l.Loc[0].Code != OpFbreg) {
+		if o0 && l.Inlined == "" && (len(l.Loc) != 1 || l.Loc[0].Code != dwarfexpr.OpFbreg) {
 			t.Errorf("%s: %s at -O0 is at %s, want on the frame", mark, n, l.Loc)
 		}
 	}
@@ -260,7 +261,7 @@ func TestDecodeExpr(t *testing.T) {
 		{"tls", []byte{0x0e, 0x10, 0, 0, 0, 0, 0, 0, 0, 0xe0}, "DW_OP_constu 16; DW_OP_form_tls_address"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := decodeExpr(secs, tt.in, u)
+			e, err := dwarfread.DecodeExpr(secs, tt.in, u)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -270,7 +271,7 @@ func TestDecodeExpr(t *testing.T) {
 		})
 	}
 	for _, bad := range [][]byte{{0x91}, {0x9e, 0x05, 0x01}, {0xa3, 0x09, 0x50}, {0xe5}, {0xa1, 0x09}} {
-		if e, err := decodeExpr(secs, bad, u); err == nil {
+		if e, err := dwarfread.DecodeExpr(secs, bad, u); err == nil {
 			t.Errorf("% x decoded as %s, want an error", bad, e)
 		}
 	}

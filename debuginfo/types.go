@@ -52,6 +52,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/debuginfo/unwind"
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -89,7 +90,7 @@ type Types struct {
 
 	image      string // the image, for its call frame information (cfi.go)
 	framesOnce sync.Once
-	frames     *Frames
+	frames     *unwind.Frames
 	framesErr  error
 }
 
@@ -321,4 +322,28 @@ func parseCTypeName(name string) (class int, names []string, ok bool) {
 // a kernel image whose BTF lacks them.
 func OpenTypes(path, module string) (*Types, error) {
 	return (&Image{Module: module, Path: path}).Types()
+}
+
+// Frames returns the call frame information of the image the types
+// come from (.eh_frame and ORC from the image, .debug_frame from the
+// debug file), read on the first call.
+func (t *Types) Frames() (*unwind.Frames, error) {
+	t.framesOnce.Do(func() {
+		image := t.image
+		if image == "" {
+			image = t.file
+		}
+		t.frames, t.framesErr = unwind.OpenImage(image, t.file)
+	})
+	return t.frames, t.framesErr
+}
+
+// CFA returns the rule of the canonical frame address at pc, an address
+// of the image as Scope takes it.
+func (t *Types) CFA(pc uint64) (unwind.CFARule, error) {
+	f, err := t.Frames()
+	if err != nil {
+		return unwind.CFARule{}, err
+	}
+	return f.CFA(pc)
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/debuginfo/unwind"
 	"github.com/kdtrace/kdtrace/dlang/check"
 )
 
@@ -27,16 +29,16 @@ var calleeSaved = map[int]bool{3: true, 6: true, 12: true, 13: true, 14: true, 1
 // its function's first instruction, with that location.
 type entryLocal struct {
 	l   *check.Local
-	loc debuginfo.Expr
-	op  debuginfo.Op // the DW_OP_entry_value in loc
+	loc dwarfexpr.Expr
+	op  dwarfexpr.Op // the DW_OP_entry_value in loc
 }
 
 // entryValues reads the locals of ls from their call sites, sites, with
 // row, the call frame information at the probe.
-func entryValues(ls []entryLocal, t *debuginfo.Types, sites []debuginfo.CallSite, row *debuginfo.Row, sym funcSym) {
+func entryValues(ls []entryLocal, t *debuginfo.Types, sites []debuginfo.CallSite, row *unwind.Row, sym funcSym) {
 	for _, el := range ls {
 		l, op := el.l, el.op
-		if len(op.Sub) != 1 || op.Sub[0].Code != debuginfo.OpReg {
+		if len(op.Sub) != 1 || op.Sub[0].Code != dwarfexpr.OpReg {
 			continue
 		}
 		reg := op.Sub[0].Reg
@@ -75,14 +77,14 @@ func entryValues(ls []entryLocal, t *debuginfo.Types, sites []debuginfo.CallSite
 // callValue rewrites v, a call site's value of a parameter, evaluated in
 // the caller's frame at the call, into an expression evaluated at the
 // probe.
-func callValue(v debuginfo.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row *debuginfo.Row) (debuginfo.Expr, error) {
-	cfaPlus := func(off int64) debuginfo.Expr {
-		return debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}, {Code: debuginfo.OpConsts, Int: off}, {Code: debuginfo.OpPlus}}
+func callValue(v dwarfexpr.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row *unwind.Row) (dwarfexpr.Expr, error) {
+	cfaPlus := func(off int64) dwarfexpr.Expr {
+		return dwarfexpr.Expr{{Code: dwarfexpr.OpCallFrameCFA}, {Code: dwarfexpr.OpConsts, Int: off}, {Code: dwarfexpr.OpPlus}}
 	}
-	var out debuginfo.Expr
+	var out dwarfexpr.Expr
 	for _, op := range v {
 		switch op.Code {
-		case debuginfo.OpBreg:
+		case dwarfexpr.OpBreg:
 			switch {
 			case op.Reg == 7:
 				// The caller's rsp at the call is the callee's CFA.
@@ -93,19 +95,19 @@ func callValue(v debuginfo.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row
 				case row.Source == ".orc_unwind" && op.Reg != 6:
 					// ORC keeps the stack and frame pointers' rules only.
 					return nil, fmt.Errorf("it is computed from %s, which the kernel's ORC tables do not say where the function saves", debuginfo.RegName(op.Reg))
-				case !ok || r.Kind == debuginfo.RuleSameValue:
+				case !ok || r.Kind == unwind.RuleSameValue:
 					out = append(out, op)
-				case r.Kind == debuginfo.RuleOffset:
+				case r.Kind == unwind.RuleOffset:
 					out = append(out, cfaPlus(r.Offset)...)
-					out = append(out, debuginfo.Op{Code: debuginfo.OpDeref}, debuginfo.Op{Code: debuginfo.OpConsts, Int: op.Int}, debuginfo.Op{Code: debuginfo.OpPlus})
+					out = append(out, dwarfexpr.Op{Code: dwarfexpr.OpDeref}, dwarfexpr.Op{Code: dwarfexpr.OpConsts, Int: op.Int}, dwarfexpr.Op{Code: dwarfexpr.OpPlus})
 				default:
 					return nil, fmt.Errorf("it is computed from %s, which the call frame information does not recover at the probe (%s)", debuginfo.RegName(op.Reg), r)
 				}
 			default:
 				return nil, fmt.Errorf("it is computed from %s, which the call does not keep", debuginfo.RegName(op.Reg))
 			}
-		case debuginfo.OpFbreg:
-			if len(cs.FrameBase) != 1 || cs.FrameBase[0].Code != debuginfo.OpCallFrameCFA {
+		case dwarfexpr.OpFbreg:
+			if len(cs.FrameBase) != 1 || cs.FrameBase[0].Code != dwarfexpr.OpCallFrameCFA {
 				return nil, fmt.Errorf("it is relative to the caller's frame base %s, which is not read", cs.FrameBase)
 			}
 			// The caller's CFA is its rsp at the call, the callee's
@@ -118,11 +120,11 @@ func callValue(v debuginfo.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row
 				return nil, fmt.Errorf("it is relative to the caller's frame, whose CFA is %s at the call, not rsp-relative", rule)
 			}
 			out = append(out, cfaPlus(rule.Offset+op.Int)...)
-		case debuginfo.OpLit, debuginfo.OpConstu, debuginfo.OpConsts, debuginfo.OpAddr, debuginfo.OpPlusUconst,
-			debuginfo.OpPlus, debuginfo.OpMinus, debuginfo.OpMul, debuginfo.OpDiv, debuginfo.OpMod,
-			debuginfo.OpAnd, debuginfo.OpOr, debuginfo.OpXor, debuginfo.OpShl, debuginfo.OpShr, debuginfo.OpShra,
-			debuginfo.OpNeg, debuginfo.OpNot, debuginfo.OpDup, debuginfo.OpOver, debuginfo.OpPick, debuginfo.OpDrop,
-			debuginfo.OpSwap, debuginfo.OpRot, debuginfo.OpDeref, debuginfo.OpDerefSize, debuginfo.OpNop:
+		case dwarfexpr.OpLit, dwarfexpr.OpConstu, dwarfexpr.OpConsts, dwarfexpr.OpAddr, dwarfexpr.OpPlusUconst,
+			dwarfexpr.OpPlus, dwarfexpr.OpMinus, dwarfexpr.OpMul, dwarfexpr.OpDiv, dwarfexpr.OpMod,
+			dwarfexpr.OpAnd, dwarfexpr.OpOr, dwarfexpr.OpXor, dwarfexpr.OpShl, dwarfexpr.OpShr, dwarfexpr.OpShra,
+			dwarfexpr.OpNeg, dwarfexpr.OpNot, dwarfexpr.OpDup, dwarfexpr.OpOver, dwarfexpr.OpPick, dwarfexpr.OpDrop,
+			dwarfexpr.OpSwap, dwarfexpr.OpRot, dwarfexpr.OpDeref, dwarfexpr.OpDerefSize, dwarfexpr.OpNop:
 			out = append(out, op)
 		default:
 			return nil, fmt.Errorf("its value is %s, which is not read", v)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -159,7 +160,7 @@ func localKey(l *check.Local, pl *check.Place) string {
 }
 
 // placeKey writes what of a place the code of a location depends on.
-func placeKey(loc debuginfo.Expr, pl *check.Place) string {
+func placeKey(loc dwarfexpr.Expr, pl *check.Place) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "user=%t", pl.User)
 	cfa := func() {
@@ -167,18 +168,18 @@ func placeKey(loc debuginfo.Expr, pl *check.Place) string {
 	}
 	for _, op := range loc {
 		switch op.Code {
-		case debuginfo.OpFbreg:
+		case dwarfexpr.OpFbreg:
 			fmt.Fprintf(&b, " fb=%s", pl.FrameBase)
 			for _, f := range pl.FrameBase {
-				if f.Code == debuginfo.OpCallFrameCFA {
+				if f.Code == dwarfexpr.OpCallFrameCFA {
 					cfa()
 				}
 			}
-		case debuginfo.OpCallFrameCFA:
+		case dwarfexpr.OpCallFrameCFA:
 			cfa()
-		case debuginfo.OpAddr:
+		case dwarfexpr.OpAddr:
 			fmt.Fprintf(&b, " bias=%d,%t,%d", pl.Bias, pl.PCBias, pl.PC)
-		case debuginfo.OpEntryValue:
+		case dwarfexpr.OpEntryValue:
 			fmt.Fprintf(&b, " entry=%t", pl.Entry)
 		}
 	}
@@ -190,9 +191,9 @@ func placeKey(loc debuginfo.Expr, pl *check.Place) string {
 var errNoFrame = errors.New("locals-> reads a function's variables at kinst and pid probes")
 
 // usesAddr reports whether a location holds DW_OP_addr.
-func usesAddr(e debuginfo.Expr) bool {
+func usesAddr(e dwarfexpr.Expr) bool {
 	for _, op := range e {
-		if op.Code == debuginfo.OpAddr {
+		if op.Code == dwarfexpr.OpAddr {
 			return true
 		}
 	}
@@ -465,7 +466,7 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 		if !l.Param || l.Inlined != "" {
 			continue
 		}
-		if !l.List && l.LocErr == nil && (len(l.Loc) == 0 || l.Loc[0].Code == debuginfo.OpImplicitValue) {
+		if !l.List && l.LocErr == nil && (len(l.Loc) == 0 || l.Loc[0].Code == dwarfexpr.OpImplicitValue) {
 			// A parameter without a location, or of a constant
 			// value, may have been removed from the calls (clang's
 			// dead argument elimination): the others' places are
@@ -491,7 +492,7 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 		case a.Err != nil:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("in the prologue its frame slot is not yet written, and the calling convention's place for it is not known: %v", a.Err)
 		case a.Memory:
-			l.Loc = debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}, {Code: debuginfo.OpPlusUconst, Uint: uint64(a.Stack)}}
+			l.Loc = dwarfexpr.Expr{{Code: dwarfexpr.OpCallFrameCFA}, {Code: dwarfexpr.OpPlusUconst, Uint: uint64(a.Stack)}}
 			l.Unavailable = ""
 			l.Source = fmt.Sprintf("stack CFA%+d (SysV argument)", a.Stack)
 			if entry {
@@ -508,14 +509,14 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 			l.Loc = nil
 			size := l.Type.Size()
 			for k, reg := range a.Regs {
-				l.Loc = append(l.Loc, debuginfo.Op{Code: debuginfo.OpReg, Reg: reg}, debuginfo.Op{Code: debuginfo.OpPiece, Uint: uint64(min(8, size-8*int64(k)))})
+				l.Loc = append(l.Loc, dwarfexpr.Op{Code: dwarfexpr.OpReg, Reg: reg}, dwarfexpr.Op{Code: dwarfexpr.OpPiece, Uint: uint64(min(8, size-8*int64(k)))})
 			}
 			l.Unavailable = ""
 			l.Source = a.String() + " (SysV argument)"
 		case len(a.Regs) > 1:
 			l.Loc, l.Unavailable = nil, fmt.Sprintf("it is in %s (SysV argument), and locals-> reads integers of 8 bytes at most", a)
 		default:
-			l.Loc = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: a.Regs[0]}}
+			l.Loc = dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: a.Regs[0]}}
 			l.Unavailable = ""
 			l.Source = a.String() + " (SysV argument)"
 		}
@@ -532,13 +533,13 @@ func isAggregate(t types.Type) bool {
 }
 
 // entryValue returns loc's first DW_OP_entry_value, if it has one.
-func entryValue(loc debuginfo.Expr) (debuginfo.Op, bool) {
+func entryValue(loc dwarfexpr.Expr) (dwarfexpr.Op, bool) {
 	for _, op := range loc {
-		if op.Code == debuginfo.OpEntryValue {
+		if op.Code == dwarfexpr.OpEntryValue {
 			return op, true
 		}
 	}
-	return debuginfo.Op{}, false
+	return dwarfexpr.Op{}, false
 }
 
 // unavailable says where l, optimised out at pc, has a location, as

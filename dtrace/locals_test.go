@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/kdtrace/kdtrace/debuginfo"
@@ -85,9 +86,9 @@ func TestLocalsKinstOffline(t *testing.T) {
 			binary.LittleEndian.PutUint64(b, v)
 		}
 		switch op := l.Loc[0]; op.Code {
-		case debuginfo.OpFbreg:
+		case dwarfexpr.OpFbreg:
 			copy(frame[64+op.Int:], b)
-		case debuginfo.OpAddr:
+		case dwarfexpr.OpAddr:
 			kmem = append(kmem, vm.Segment{Addr: op.Uint, Data: b})
 		default:
 			t.Fatalf("%s at %s", name, l.Loc)
@@ -267,7 +268,7 @@ func TestLocalsEntryValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, ok := sc.Lookup("n"); !ok || len(l.Loc) == 0 || l.Loc[0].Code != debuginfo.OpEntryValue {
+	if l, ok := sc.Lookup("n"); !ok || len(l.Loc) == 0 || l.Loc[0].Code != dwarfexpr.OpEntryValue {
 		t.Skipf("gcc put n at mark elsewhere than in an entry value: %+v", l)
 	}
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
@@ -35,13 +35,13 @@ func TestLocals(t *testing.T) {
 	reqPtr := &types.Pointer{Elem: req}
 	small := &types.Struct{Name: "small", Bytes: 4} // struct small { short a, b; }
 	small.SetMembers([]types.Member{{Name: "a", Type: types.Short, Offset: 0}, {Name: "b", Type: types.Short, Offset: 16}})
-	op := func(code debuginfo.OpCode) debuginfo.Op { return debuginfo.Op{Code: code} }
-	reg := func(n int) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpReg, Reg: n} }
-	breg := func(n int, off int64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpBreg, Reg: n, Int: off} }
-	fbreg := func(off int64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpFbreg, Int: off} }
-	piece := func(n uint64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpPiece, Uint: n} }
-	constu := func(n uint64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpConstu, Uint: n} }
-	addr := func(a uint64) debuginfo.Op { return debuginfo.Op{Code: debuginfo.OpAddr, Uint: a} }
+	op := func(code dwarfexpr.OpCode) dwarfexpr.Op { return dwarfexpr.Op{Code: code} }
+	reg := func(n int) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpReg, Reg: n} }
+	breg := func(n int, off int64) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpBreg, Reg: n, Int: off} }
+	fbreg := func(off int64) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpFbreg, Int: off} }
+	piece := func(n uint64) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpPiece, Uint: n} }
+	constu := func(n uint64) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpConstu, Uint: n} }
+	addr := func(a uint64) dwarfexpr.Op { return dwarfexpr.Op{Code: dwarfexpr.OpAddr, Uint: a} }
 
 	// Kernel memory: a frame at 0x7000 (rbp), a struct req at 0x9000
 	// {7, 4096}, a static at link address 0x1000 placed at 0x51000.
@@ -65,9 +65,9 @@ func TestLocals(t *testing.T) {
 	kregs[rRDX] = 0x55667788
 	kregs[rRIP] = 0xffffffff81000010
 
-	kernel := func(loc debuginfo.Expr, typ types.Type) *check.Frame {
+	kernel := func(loc dwarfexpr.Expr, typ types.Type) *check.Frame {
 		f := &check.Frame{Function: "work", Place: check.Place{
-			FrameBase: debuginfo.Expr{reg(6)},
+			FrameBase: dwarfexpr.Expr{reg(6)},
 			CFA:       check.CFA{Reg: 7, Off: 8},
 			Bias:      0x50000,
 		}}
@@ -80,26 +80,26 @@ func TestLocals(t *testing.T) {
 		expr  string
 		want  int64
 	}{
-		{"register int", kernel(debuginfo.Expr{reg(5)}, types.IntType), "locals->x", -2},
-		{"register unsigned char", kernel(debuginfo.Expr{reg(5)}, types.UChar), "locals->x", 0xfe},
-		{"register pointer member", kernel(debuginfo.Expr{reg(4)}, reqPtr), "locals->x->len", 4096},
-		{"register pointer member arithmetic", kernel(debuginfo.Expr{reg(4)}, reqPtr), "locals->x->id * 2 + 1", 15},
-		{"fbreg from rbp", kernel(debuginfo.Expr{fbreg(-20)}, types.IntType), "locals->x", -7},
-		{"breg pointer", kernel(debuginfo.Expr{breg(6, -32)}, reqPtr), "locals->x->id", 7},
-		{"struct in memory", kernel(debuginfo.Expr{constu(0x9000)}, req), "locals->x.len", 4096},
-		{"call frame cfa", kernel(debuginfo.Expr{op(debuginfo.OpCallFrameCFA), constu(8), op(debuginfo.OpPlus)}, types.Long), "locals->x", 1234},
-		{"static with bias", kernel(debuginfo.Expr{addr(0x1000)}, types.Long), "locals->x", 0xabcdef},
-		{"stack value", kernel(debuginfo.Expr{breg(5, 0), constu(3), op(debuginfo.OpMul), op(debuginfo.OpStackValue)}, types.Long), "locals->x", -6},
-		{"implicit value", kernel(debuginfo.Expr{{Code: debuginfo.OpImplicitValue, Block: []byte{0x2a, 0, 0, 0}}}, types.IntType), "locals->x", 42},
-		{"pieces", kernel(debuginfo.Expr{reg(0), piece(4), reg(1), piece(4)}, types.Long), "locals->x", 0x5566778811223344},
-		{"deref", kernel(debuginfo.Expr{breg(6, -32), op(debuginfo.OpDeref), {Code: debuginfo.OpPlusUconst, Uint: 8}}, types.Long), "locals->x", 4096},
-		{"swap and minus", kernel(debuginfo.Expr{constu(10), constu(3), op(debuginfo.OpSwap), op(debuginfo.OpMinus), op(debuginfo.OpStackValue)}, types.Long), "locals->x", -7},
+		{"register int", kernel(dwarfexpr.Expr{reg(5)}, types.IntType), "locals->x", -2},
+		{"register unsigned char", kernel(dwarfexpr.Expr{reg(5)}, types.UChar), "locals->x", 0xfe},
+		{"register pointer member", kernel(dwarfexpr.Expr{reg(4)}, reqPtr), "locals->x->len", 4096},
+		{"register pointer member arithmetic", kernel(dwarfexpr.Expr{reg(4)}, reqPtr), "locals->x->id * 2 + 1", 15},
+		{"fbreg from rbp", kernel(dwarfexpr.Expr{fbreg(-20)}, types.IntType), "locals->x", -7},
+		{"breg pointer", kernel(dwarfexpr.Expr{breg(6, -32)}, reqPtr), "locals->x->id", 7},
+		{"struct in memory", kernel(dwarfexpr.Expr{constu(0x9000)}, req), "locals->x.len", 4096},
+		{"call frame cfa", kernel(dwarfexpr.Expr{op(dwarfexpr.OpCallFrameCFA), constu(8), op(dwarfexpr.OpPlus)}, types.Long), "locals->x", 1234},
+		{"static with bias", kernel(dwarfexpr.Expr{addr(0x1000)}, types.Long), "locals->x", 0xabcdef},
+		{"stack value", kernel(dwarfexpr.Expr{breg(5, 0), constu(3), op(dwarfexpr.OpMul), op(dwarfexpr.OpStackValue)}, types.Long), "locals->x", -6},
+		{"implicit value", kernel(dwarfexpr.Expr{{Code: dwarfexpr.OpImplicitValue, Block: []byte{0x2a, 0, 0, 0}}}, types.IntType), "locals->x", 42},
+		{"pieces", kernel(dwarfexpr.Expr{reg(0), piece(4), reg(1), piece(4)}, types.Long), "locals->x", 0x5566778811223344},
+		{"deref", kernel(dwarfexpr.Expr{breg(6, -32), op(dwarfexpr.OpDeref), {Code: dwarfexpr.OpPlusUconst, Uint: 8}}, types.Long), "locals->x", 4096},
+		{"swap and minus", kernel(dwarfexpr.Expr{constu(10), constu(3), op(dwarfexpr.OpSwap), op(dwarfexpr.OpMinus), op(dwarfexpr.OpStackValue)}, types.Long), "locals->x", -7},
 		// A struct in registers is read from a copy of them.
-		{"struct in two registers", kernel(debuginfo.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.len", 0x55667788},
-		{"struct in two registers, first member", kernel(debuginfo.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.id", 0x11223344},
-		{"struct in a register and memory", kernel(debuginfo.Expr{reg(5), piece(8), breg(6, -32), piece(8)}, req), "locals->x.len", 0x9000},
-		{"struct of one register", kernel(debuginfo.Expr{reg(0)}, small), "locals->x.b", 0x1122},
-		{"struct with a piece optimised out", kernel(debuginfo.Expr{reg(0), piece(8)}, req), "locals->x.id", 0x11223344},
+		{"struct in two registers", kernel(dwarfexpr.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.len", 0x55667788},
+		{"struct in two registers, first member", kernel(dwarfexpr.Expr{reg(0), piece(8), reg(1), piece(8)}, req), "locals->x.id", 0x11223344},
+		{"struct in a register and memory", kernel(dwarfexpr.Expr{reg(5), piece(8), breg(6, -32), piece(8)}, req), "locals->x.len", 0x9000},
+		{"struct of one register", kernel(dwarfexpr.Expr{reg(0)}, small), "locals->x.b", 0x1122},
+		{"struct with a piece optimised out", kernel(dwarfexpr.Expr{reg(0), piece(8)}, req), "locals->x.id", 0x11223344},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,20 +127,20 @@ func TestLocalsUser(t *testing.T) {
 	uregs[rRSP] = 0x7ffe0000 - 8
 	uregs[rRIP] = 0x555555555139 // link address 0x1139
 	uregs[rRDI] = 5
-	entryRDI := debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}
+	entryRDI := dwarfexpr.Expr{{Code: dwarfexpr.OpEntryValue, Sub: []dwarfexpr.Op{{Code: dwarfexpr.OpReg, Reg: 5}}}, {Code: dwarfexpr.OpStackValue}}
 	// Each call site's value is its own return address plus 3: only
 	// the selected one's is right.
 	withCalls := func(f *check.Frame, rets ...uint64) *check.Frame {
 		for _, r := range rets {
 			f.Locals[0].CallValues = append(f.Locals[0].CallValues, check.CallValue{ReturnPC: r,
-				Value: debuginfo.Expr{{Code: debuginfo.OpConstu, Uint: r + 3}}})
+				Value: dwarfexpr.Expr{{Code: dwarfexpr.OpConstu, Uint: r + 3}}})
 		}
 		return f
 	}
-	mk := func(loc debuginfo.Expr, entry bool) *check.Frame {
+	mk := func(loc dwarfexpr.Expr, entry bool) *check.Frame {
 		f := &check.Frame{Function: "work", Place: check.Place{
 			User: true, Entry: entry, PCBias: true, PC: 0x1139,
-			FrameBase: debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}},
+			FrameBase: dwarfexpr.Expr{{Code: dwarfexpr.OpCallFrameCFA}},
 			CFA:       check.CFA{Reg: 7, Off: 8},
 		}}
 		f.Locals = []*check.Local{{Name: "x", Type: types.Long, Loc: loc, Frame: f}}
@@ -151,9 +151,9 @@ func TestLocalsUser(t *testing.T) {
 		frame *check.Frame
 		want  int64
 	}{
-		{"frame base cfa", mk(debuginfo.Expr{{Code: debuginfo.OpFbreg, Int: 0}}, false), 99},
-		{"static in a PIE", mk(debuginfo.Expr{{Code: debuginfo.OpAddr, Uint: 0x4010}}, false), 31337},
-		{"entry value", mk(debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}, true), 5},
+		{"frame base cfa", mk(dwarfexpr.Expr{{Code: dwarfexpr.OpFbreg, Int: 0}}, false), 99},
+		{"static in a PIE", mk(dwarfexpr.Expr{{Code: dwarfexpr.OpAddr, Uint: 0x4010}}, false), 31337},
+		{"entry value", mk(dwarfexpr.Expr{{Code: dwarfexpr.OpEntryValue, Sub: []dwarfexpr.Op{{Code: dwarfexpr.OpReg, Reg: 5}}}, {Code: dwarfexpr.OpStackValue}}, true), 5},
 		// Past the entry, from the call site the return address
 		// selects: 0x2040 linked, at CFA-8 = rsp, placed with the
 		// probe's bias.
@@ -199,8 +199,8 @@ func TestLocalsErrors(t *testing.T) {
 	long := types.Long
 	pair := &types.Struct{Name: "pair", Bytes: 16}
 	pair.SetMembers([]types.Member{{Name: "a", Type: long}, {Name: "b", Type: long, Offset: 64}})
-	reg0 := debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}}
-	entryRDI := debuginfo.Expr{{Code: debuginfo.OpEntryValue, Sub: []debuginfo.Op{{Code: debuginfo.OpReg, Reg: 5}}}, {Code: debuginfo.OpStackValue}}
+	reg0 := dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 0}}
+	entryRDI := dwarfexpr.Expr{{Code: dwarfexpr.OpEntryValue, Sub: []dwarfexpr.Op{{Code: dwarfexpr.OpReg, Reg: 5}}}, {Code: dwarfexpr.OpStackValue}}
 	tests := []struct {
 		name   string
 		frame  *check.Frame
@@ -216,19 +216,19 @@ func TestLocalsErrors(t *testing.T) {
 		{"no frame", nil, errors.New("no debugging information for work"), "locals->n", diag.D_LOCALS_NONE, "locals->n is not available at kinst::work:16: no debugging information for work"},
 		{"entry value after entry", mk(false, &check.Local{Name: "n", Type: long, Loc: entryRDI}),
 			nil, "locals->n", diag.D_LOCALS_LOC, "which is not kept after the function's first instruction"},
-		{"xmm register", mk(false, &check.Local{Name: "d", Type: long, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 17}}}),
+		{"xmm register", mk(false, &check.Local{Name: "d", Type: long, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 17}}}),
 			nil, "locals->d", diag.D_LOCALS_LOC, "lives in DWARF register 17, which regs[] does not hold"},
-		{"branch", mk(false, &check.Local{Name: "b", Type: long, Loc: debuginfo.Expr{{Code: debuginfo.OpLit, Uint: 1}, {Code: debuginfo.OpBra, Int: 2}}}),
+		{"branch", mk(false, &check.Local{Name: "b", Type: long, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpLit, Uint: 1}, {Code: dwarfexpr.OpBra, Int: 2}}}),
 			nil, "locals->b", diag.D_LOCALS_LOC, "cannot read: DW_OP_bra"},
-		{"big pieces", mk(false, &check.Local{Name: "p", Type: long, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}, {Code: debuginfo.OpReg, Reg: 1}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+		{"big pieces", mk(false, &check.Local{Name: "p", Type: long, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 0}, {Code: dwarfexpr.OpPiece, Uint: 8}, {Code: dwarfexpr.OpReg, Reg: 1}, {Code: dwarfexpr.OpPiece, Uint: 8}}}),
 			nil, "locals->p", diag.D_LOCALS_LOC, "only values of 8 bytes at most"},
-		{"frame base missing", mk(false, &check.Local{Name: "f", Type: long, Loc: debuginfo.Expr{{Code: debuginfo.OpFbreg, Int: -8}}}),
+		{"frame base missing", mk(false, &check.Local{Name: "f", Type: long, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpFbreg, Int: -8}}}),
 			nil, "locals->f", diag.D_LOCALS_LOC, "frame base, which the function does not give"},
-		{"member of a piece optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+		{"member of a piece optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 0}, {Code: dwarfexpr.OpPiece, Uint: 8}}}),
 			nil, "locals->s.b", diag.D_LOCALS_OPT, "locals->s.b is not available at kinst::work:16: it is in the part of s optimized out there (DW_OP_reg0; DW_OP_piece 8)"},
-		{"member of a hole", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpPiece, Uint: 8}, {Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+		{"member of a hole", mk(false, &check.Local{Name: "s", Type: pair, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpPiece, Uint: 8}, {Code: dwarfexpr.OpReg, Reg: 0}, {Code: dwarfexpr.OpPiece, Uint: 8}}}),
 			nil, "locals->s.a", diag.D_LOCALS_OPT, "it is in the part of s optimized out there"},
-		{"whole struct in part optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 0}, {Code: debuginfo.OpPiece, Uint: 8}}}),
+		{"whole struct in part optimised out", mk(false, &check.Local{Name: "s", Type: pair, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 0}, {Code: dwarfexpr.OpPiece, Uint: 8}}}),
 			nil, "locals->s", diag.D_LOCALS_LOC, "is in part optimised out at the probe"},
 	}
 	for _, tt := range tests {
@@ -279,7 +279,7 @@ func runLocal(t *testing.T, probe string, frame *check.Frame, expr string, cfg *
 func TestLocalsPerDescription(t *testing.T) {
 	frame := func(reg int) check.ProbeMatch {
 		f := &check.Frame{Function: "work"}
-		f.Locals = []*check.Local{{Name: "x", Type: types.Long, Loc: debuginfo.Expr{{Code: debuginfo.OpReg, Reg: reg}}, Frame: f}}
+		f.Locals = []*check.Local{{Name: "x", Type: types.Long, Loc: dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: reg}}, Frame: f}}
 		return check.ProbeMatch{Count: 1, Locals: func() (*check.Frame, error) { return f, nil }}
 	}
 	probes := dtracetest.Probes{"kinst::work:4": frame(5), "kinst::work:9": frame(0), "kinst::work:12": frame(5)}
@@ -313,14 +313,14 @@ func FuzzLocals(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 3})
 	f.Add([]byte{3, 6, 0xec, 9, 8, 2, 4})
 	f.Add([]byte{1, 0, 7, 4, 1, 1, 7, 4})
-	codes := []debuginfo.OpCode{
-		debuginfo.OpReg, debuginfo.OpBreg, debuginfo.OpFbreg, debuginfo.OpCallFrameCFA, debuginfo.OpAddr,
-		debuginfo.OpConstu, debuginfo.OpConsts, debuginfo.OpLit, debuginfo.OpPlusUconst, debuginfo.OpPlus,
-		debuginfo.OpMinus, debuginfo.OpMul, debuginfo.OpDiv, debuginfo.OpMod, debuginfo.OpAnd, debuginfo.OpShl,
-		debuginfo.OpShr, debuginfo.OpShra, debuginfo.OpNeg, debuginfo.OpNot, debuginfo.OpDup, debuginfo.OpOver,
-		debuginfo.OpPick, debuginfo.OpDrop, debuginfo.OpSwap, debuginfo.OpRot, debuginfo.OpDeref,
-		debuginfo.OpDerefSize, debuginfo.OpStackValue, debuginfo.OpImplicitValue, debuginfo.OpPiece,
-		debuginfo.OpEntryValue, debuginfo.OpBra, debuginfo.OpNop, debuginfo.OpBitPiece,
+	codes := []dwarfexpr.OpCode{
+		dwarfexpr.OpReg, dwarfexpr.OpBreg, dwarfexpr.OpFbreg, dwarfexpr.OpCallFrameCFA, dwarfexpr.OpAddr,
+		dwarfexpr.OpConstu, dwarfexpr.OpConsts, dwarfexpr.OpLit, dwarfexpr.OpPlusUconst, dwarfexpr.OpPlus,
+		dwarfexpr.OpMinus, dwarfexpr.OpMul, dwarfexpr.OpDiv, dwarfexpr.OpMod, dwarfexpr.OpAnd, dwarfexpr.OpShl,
+		dwarfexpr.OpShr, dwarfexpr.OpShra, dwarfexpr.OpNeg, dwarfexpr.OpNot, dwarfexpr.OpDup, dwarfexpr.OpOver,
+		dwarfexpr.OpPick, dwarfexpr.OpDrop, dwarfexpr.OpSwap, dwarfexpr.OpRot, dwarfexpr.OpDeref,
+		dwarfexpr.OpDerefSize, dwarfexpr.OpStackValue, dwarfexpr.OpImplicitValue, dwarfexpr.OpPiece,
+		dwarfexpr.OpEntryValue, dwarfexpr.OpBra, dwarfexpr.OpNop, dwarfexpr.OpBitPiece,
 	}
 	req := &types.Struct{Name: "req", Bytes: 16}
 	req.SetMembers([]types.Member{{Name: "id", Type: types.IntType, Offset: 0}, {Name: "len", Type: types.Long, Offset: 64}})
@@ -339,24 +339,24 @@ func FuzzLocals(f *testing.F) {
 		place := check.Place{User: b[1]&1 != 0, Entry: b[1]&2 != 0, PCBias: b[1]&4 != 0, PC: 0x1000, Bias: uint64(b[1]) << 12}
 		switch b[1] >> 3 & 3 {
 		case 1:
-			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: 6}}
+			place.FrameBase = dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: 6}}
 		case 2:
-			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpCallFrameCFA}}
+			place.FrameBase = dwarfexpr.Expr{{Code: dwarfexpr.OpCallFrameCFA}}
 		case 3:
-			place.FrameBase = debuginfo.Expr{{Code: debuginfo.OpBreg, Reg: 7, Int: 16}}
+			place.FrameBase = dwarfexpr.Expr{{Code: dwarfexpr.OpBreg, Reg: 7, Int: 16}}
 		}
 		place.CFA = check.CFA{Reg: 7, Off: 8}
 		if b[1]&0x20 != 0 {
 			place.CFA = check.CFA{Err: errors.New("no CFI")}
 		}
-		var loc debuginfo.Expr
+		var loc dwarfexpr.Expr
 		for i := 2; i+1 < len(b) && len(loc) < 16; i += 2 {
-			op := debuginfo.Op{Code: codes[int(b[i])%len(codes)], Reg: int(b[i+1] % 20), Int: int64(int8(b[i+1])), Uint: uint64(b[i+1] % 12)}
+			op := dwarfexpr.Op{Code: codes[int(b[i])%len(codes)], Reg: int(b[i+1] % 20), Int: int64(int8(b[i+1])), Uint: uint64(b[i+1] % 12)}
 			switch op.Code {
-			case debuginfo.OpImplicitValue:
+			case dwarfexpr.OpImplicitValue:
 				op.Block = b[i+1 : i+1+int(b[i+1]%10)%(len(b)-i)]
-			case debuginfo.OpEntryValue:
-				op.Sub = debuginfo.Expr{{Code: debuginfo.OpReg, Reg: int(b[i+1] % 18)}}
+			case dwarfexpr.OpEntryValue:
+				op.Sub = dwarfexpr.Expr{{Code: dwarfexpr.OpReg, Reg: int(b[i+1] % 18)}}
 			}
 			loc = append(loc, op)
 		}

@@ -1,4 +1,4 @@
-package debuginfo
+package unwind
 
 import (
 	"cmp"
@@ -9,17 +9,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
-
-// Call frame information: for an address of an image's code, where the
-// caller's frame is (the canonical frame address, CFA) and where the
-// caller's registers were saved. gcc's DW_AT_frame_base is
-// DW_OP_call_frame_cfa, so a local at DW_OP_fbreg needs the CFA at the
-// probe's address. The tables are .debug_frame and .eh_frame (DWARF 5,
-// §6.4, and the LSB's .eh_frame format), and for a Linux kernel built
-// with CONFIG_UNWINDER_ORC, which keeps neither, its ORC tables (orc.go).
 
 // CFARule says how to compute the CFA: the value of register Reg plus
 // Offset, or, when Expr is not empty (DW_CFA_def_cfa_expression; Reg is
@@ -28,7 +21,7 @@ import (
 type CFARule struct {
 	Reg    int
 	Offset int64
-	Expr   Expr
+	Expr   dwarfexpr.Expr
 }
 
 func (r CFARule) String() string {
@@ -57,7 +50,7 @@ type Rule struct {
 	Kind   RuleKind
 	Reg    int
 	Offset int64
-	Expr   Expr
+	Expr   dwarfexpr.Expr
 }
 
 func (r Rule) String() string {
@@ -173,8 +166,8 @@ type fde struct {
 	ins    []byte // the instructions
 }
 
-// OpenFrames reads the call frame information of the ELF file at path.
-func OpenFrames(path string) (*Frames, error) {
+// Open reads the call frame information of the ELF file at path.
+func Open(path string) (*Frames, error) {
 	ef, err := elffile.Open(path)
 	if err != nil {
 		return nil, err
@@ -191,40 +184,12 @@ func OpenFrames(path string) (*Frames, error) {
 	return f, nil
 }
 
-// Frames reads the image's call frame information: .debug_frame from
-// its debug file or itself, .eh_frame and ORC from itself (a separate
-// debug file keeps only empty copies of those). Each call reads the
-// files again: callers keep the result.
-func (img *Image) Frames() (*Frames, error) {
-	return openFrames(img.Path, img.DebugPath)
-}
-
-// Frames returns the call frame information of the image the types
-// come from, read as Image.Frames does on the first call.
-func (t *Types) Frames() (*Frames, error) {
-	t.framesOnce.Do(func() {
-		image := t.image
-		if image == "" {
-			image = t.file
-		}
-		t.frames, t.framesErr = openFrames(image, t.file)
-	})
-	return t.frames, t.framesErr
-}
-
-// CFA returns the rule of the canonical frame address at pc, an address
-// of the image as Scope takes it.
-func (t *Types) CFA(pc uint64) (CFARule, error) {
-	f, err := t.Frames()
-	if err != nil {
-		return CFARule{}, err
-	}
-	return f.CFA(pc)
-}
-
-// openFrames reads the image's tables and the debug file's
-// .debug_frame.
-func openFrames(image, debug string) (*Frames, error) {
+// OpenImage reads an image's call frame information: .debug_frame from
+// its separate debug file (debug; "" or the image itself when it has
+// none) or itself, .eh_frame and ORC from the image (a separate debug
+// file keeps only empty copies of those). Each call reads the files
+// again: callers keep the result.
+func OpenImage(image, debug string) (*Frames, error) {
 	ef, err := elffile.Open(image)
 	if err != nil {
 		return nil, err
@@ -865,7 +830,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 		}
 		delete(st.regs, r)
 	}
-	expr := func() (Expr, error) {
+	expr := func() (dwarfexpr.Expr, error) {
 		n := b.Uleb()
 		if b.Err != nil || n > uint64(len(ins)-b.Pos) {
 			return nil, dwarfread.ErrTruncated
@@ -873,7 +838,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 		p := ins[b.Pos : b.Pos+int(n)]
 		b.Pos += int(n)
 		u := &dwarfread.UnitCtx{Unit: &dwarfread.Unit{AddrSize: c.addrSize, Vers: 4}}
-		return decodeExpr(new(dwarfread.DwarfSections), p, u)
+		return dwarfread.DecodeExpr(new(dwarfread.DwarfSections), p, u)
 	}
 	for b.Pos < len(ins) {
 		at := b.Pos

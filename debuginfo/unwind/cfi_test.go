@@ -1,4 +1,4 @@
-package debuginfo
+package unwind
 
 import (
 	"bufio"
@@ -19,6 +19,8 @@ import (
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
+	"github.com/kdtrace/kdtrace/internal/guest"
 )
 
 // The call frame tests compile testdata/cfi.c (and cfi.s, hand-written
@@ -203,7 +205,7 @@ func readelfRule(r Rule, ok bool) string {
 // how many addresses it checked.
 func compareFrames(t *testing.T, file string) int {
 	t.Helper()
-	f, err := OpenFrames(file)
+	f, err := Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +310,7 @@ func TestFramesReadelf(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
 	}
-	need(t, "readelf")
+	gcctest.Need(t, "readelf")
 	src, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
@@ -318,10 +320,10 @@ func TestFramesReadelf(t *testing.T) {
 			for _, tables := range []string{"-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables"} {
 				name := cc + opt + tables[1:]
 				t.Run(name, func(t *testing.T) {
-					need(t, cc)
+					gcctest.Need(t, cc)
 					prog := filepath.Join(t.TempDir(), "cfi")
 					args := []string{opt, "-g", tables, "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s")}
-					run(t, "", cc, args...)
+					gcctest.Run(t, "", cc, args...)
 					n := compareFrames(t, prog)
 					t.Logf("%d addresses checked", n)
 				})
@@ -330,15 +332,15 @@ func TestFramesReadelf(t *testing.T) {
 	}
 	for _, tables := range []string{"-fasynchronous-unwind-tables", "-fno-asynchronous-unwind-tables"} {
 		t.Run("object"+tables[1:], func(t *testing.T) {
-			need(t, "gcc")
+			gcctest.Need(t, "gcc")
 			obj := filepath.Join(t.TempDir(), "cfi.o")
-			run(t, "", "gcc", "-O2", "-g", tables, "-c", "-o", obj, filepath.Join(src, "cfi.c"))
+			gcctest.Run(t, "", "gcc", "-O2", "-g", tables, "-c", "-o", obj, filepath.Join(src, "cfi.c"))
 			n := compareFrames(t, obj)
 			t.Logf("%d addresses checked", n)
 		})
 	}
 	t.Run("go", func(t *testing.T) {
-		need(t, "go")
+		gcctest.Need(t, "go")
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -346,7 +348,7 @@ func TestFramesReadelf(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.21\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run(t, dir, "go", "build", "-o", "hello", ".")
+		gcctest.Run(t, dir, "go", "build", "-o", "hello", ".")
 		n := compareFrames(t, filepath.Join(dir, "hello"))
 		t.Logf("%d addresses checked", n)
 	})
@@ -358,15 +360,15 @@ func TestFramesReadelf(t *testing.T) {
 // registers follow its pushes and stack adjustments as objdump shows
 // them.
 func TestFramesKernel(t *testing.T) {
-	path := vmlinuxPath()
-	if path == "" {
+	path, ok := guest.CachedDebug()
+	if !ok {
 		t.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
 	}
 	if testing.Short() {
 		t.Skip("short")
 	}
 	start := time.Now()
-	f, err := OpenFrames(path)
+	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +442,7 @@ var objdumpInsn = regexp.MustCompile(`^\s*([0-9a-f]+):\t[0-9a-f ]+\t(\S+)\s*(.*)
 
 // checkVfsRead follows vfs_read's stack from its entry.
 func checkVfsRead(t *testing.T, f *Frames, ef *elffile.File, funcs []elf.Symbol) {
-	need(t, "objdump")
+	gcctest.Need(t, "objdump")
 	var sym elf.Symbol
 	for _, s := range funcs {
 		if s.Name == "vfs_read" {
@@ -791,90 +793,6 @@ func FuzzORC(f *testing.F) {
 	})
 }
 
-// TestFramesSeparateDebug reads a program whose DWARF was moved to a
-// separate file: Image.Frames and Types.Frames find the C functions'
-// .eh_frame in the program and the assembly's .debug_frame in the debug
-// file, where the debug file alone has no .eh_frame.
-func TestFramesSeparateDebug(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skip("the fixture's assembly is amd64's")
-	}
-	need(t, "gcc", "objcopy")
-	src, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	run(t, dir, "gcc", "-O2", "-g", "-o", "prog", filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
-	run(t, dir, "objcopy", "--only-keep-debug", "prog", "prog.debug")
-	run(t, dir, "objcopy", "--strip-debug", "--add-gnu-debuglink=prog.debug", "prog")
-	img, err := OpenImage(filepath.Join(dir, "prog"), Options{NoCache: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer img.Close()
-	if img.Source != SourceDebugLink {
-		t.Fatalf("debug file found by %s", img.Source)
-	}
-	ef, err := elffile.Open(img.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
-	funcs, _, err := ef.Symbols(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := map[string]uint64{}
-	for _, s := range funcs {
-		addr[s.Name] = s.Value
-	}
-	all, err := img.Frames()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ty, err := img.Types()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ty.Close()
-	viaTypes, err := ty.Frames()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, _ := ty.Frames(); again != viaTypes {
-		t.Error("Types.Frames read the tables again")
-	}
-	dbg, err := OpenFrames(img.DebugPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		fn, source string
-		inDebug    bool
-	}{
-		{"many_saved", ".eh_frame", false},
-		{"main", ".eh_frame", false},
-		{"cfi_forms", ".debug_frame", true},
-	} {
-		for _, fr := range []*Frames{all, viaTypes} {
-			r, err := fr.Row(addr[tc.fn])
-			if err != nil {
-				t.Errorf("%s: %v", tc.fn, err)
-			} else if r.CFA.String() != "r7+8" || r.Source != tc.source {
-				t.Errorf("%s: CFA %v from %s, want r7+8 from %s", tc.fn, r.CFA, r.Source, tc.source)
-			}
-		}
-		if cfa, err := ty.CFA(addr[tc.fn]); err != nil || cfa.String() != "r7+8" {
-			t.Errorf("%s: Types.CFA %v, %v; want r7+8", tc.fn, cfa, err)
-		}
-		_, err = dbg.Row(addr[tc.fn])
-		if tc.inDebug && err != nil || !tc.inDebug && !errors.Is(err, ErrNoFrame) {
-			t.Errorf("%s in the debug file: %v", tc.fn, err)
-		}
-	}
-}
-
 // TestFramesGDB runs the fixture under gdb with a breakpoint at the
 // start of every row of its C functions, and compares the CFA our rows
 // compute from the registers with the frame address gdb's unwinder
@@ -883,7 +801,7 @@ func TestFramesGDB(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
 	}
-	need(t, "gcc", "gdb")
+	gcctest.Need(t, "gcc", "gdb")
 	src, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
@@ -892,8 +810,8 @@ func TestFramesGDB(t *testing.T) {
 		t.Run(opt, func(t *testing.T) {
 			dir := t.TempDir()
 			prog := filepath.Join(dir, "cfi")
-			run(t, dir, "gcc", opt, "-g", "-fno-pie", "-no-pie", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
-			f, err := OpenFrames(prog)
+			gcctest.Run(t, dir, "gcc", opt, "-g", "-fno-pie", "-no-pie", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+			f, err := Open(prog)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1013,7 +931,7 @@ func TestFramesFiles(t *testing.T) {
 	if len(files) == 0 {
 		t.Skip("no files to compare: set KDTRACE_FRAMES_FILES")
 	}
-	need(t, "readelf")
+	gcctest.Need(t, "readelf")
 	for _, p := range files {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			t.Logf("%s: %d addresses checked", p, compareFrames(t, p))
@@ -1024,8 +942,8 @@ func TestFramesFiles(t *testing.T) {
 // BenchmarkFramesKernel measures reading a kernel's tables and a lookup
 // at the middle of each function.
 func BenchmarkFramesKernel(b *testing.B) {
-	path := vmlinuxPath()
-	if path == "" {
+	path, ok := guest.CachedDebug()
+	if !ok {
 		b.Skip("no vmlinux with ORC: set KDTRACE_VMLINUX")
 	}
 	ef, err := elffile.Open(path)
@@ -1039,12 +957,12 @@ func BenchmarkFramesKernel(b *testing.B) {
 	}
 	b.Run("open", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := OpenFrames(path); err != nil {
+			if _, err := Open(path); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	f, err := OpenFrames(path)
+	f, err := Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -1072,7 +990,7 @@ func TestFramesModule(t *testing.T) {
 		}
 		path = m[0]
 	}
-	f, err := OpenFrames(path)
+	f, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1112,14 +1030,14 @@ func TestFramesModule(t *testing.T) {
 	}
 }
 
-func TestOpenFramesErrors(t *testing.T) {
-	need(t, "gcc")
+func TestOpenErrors(t *testing.T) {
+	gcctest.Need(t, "gcc")
 	src, err := filepath.Abs("testdata/cfi.c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj := filepath.Join(t.TempDir(), "bare.o")
-	run(t, "", "gcc", "-O2", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-c", "-o", obj, src)
+	gcctest.Run(t, "", "gcc", "-O2", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-c", "-o", obj, src)
 	for _, tc := range []struct {
 		path, want string
 	}{
@@ -1127,9 +1045,9 @@ func TestOpenFramesErrors(t *testing.T) {
 		{src, src + ": not an ELF file"},
 		{"testdata/missing", "testdata/missing: no such file or directory"},
 	} {
-		f, err := OpenFrames(tc.path)
+		f, err := Open(tc.path)
 		if f != nil || err == nil || err.Error() != tc.want {
-			t.Errorf("OpenFrames(%s): %v, %v; want %q", tc.path, f, err, tc.want)
+			t.Errorf("Open(%s): %v, %v; want %q", tc.path, f, err, tc.want)
 		}
 	}
 }
@@ -1191,9 +1109,9 @@ func TestFramesEhFrameHdr(t *testing.T) {
 	}
 	for _, cc := range []string{"gcc", "clang"} {
 		t.Run(cc, func(t *testing.T) {
-			need(t, cc)
+			gcctest.Need(t, cc)
 			prog := filepath.Join(t.TempDir(), "cfi")
-			run(t, "", cc, "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+			gcctest.Run(t, "", cc, "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
 			ef, err := elffile.Open(prog)
 			if err != nil {
 				t.Fatal(err)
@@ -1230,7 +1148,7 @@ func TestFramesEhFrameHdr(t *testing.T) {
 				lo := ptr(data[3])
 				table[int(ptr(data[3])-eh.Addr)] = lo
 			}
-			f, err := OpenFrames(prog)
+			f, err := Open(prog)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package debuginfo
+package unwind
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
@@ -179,7 +180,7 @@ func (t *orcTable) row(pc uint64) (*Row, error) {
 		if e.spReg == orcRegBPIndirect {
 			reg = 6
 		}
-		r.CFA = CFARule{Reg: -1, Expr: Expr{{Code: OpBreg, Reg: reg, Int: int64(e.spOffset)}, {Code: OpDeref}}}
+		r.CFA = CFARule{Reg: -1, Expr: dwarfexpr.Expr{{Code: dwarfexpr.OpBreg, Reg: reg, Int: int64(e.spOffset)}, {Code: dwarfexpr.OpDeref}}}
 	default:
 		reg, ok := orcDWARFReg[e.spReg]
 		if !ok {
@@ -203,7 +204,7 @@ func (t *orcTable) row(pc uint64) (*Row, error) {
 	case orcRegPrevSP:
 		r.Regs[6] = Rule{Kind: RuleOffset, Offset: int64(e.bpOffset)}
 	case orcRegBP:
-		r.Regs[6] = Rule{Kind: RuleExpression, Expr: Expr{{Code: OpDrop}, {Code: OpBreg, Reg: 6, Int: int64(e.bpOffset)}}}
+		r.Regs[6] = Rule{Kind: RuleExpression, Expr: dwarfexpr.Expr{{Code: dwarfexpr.OpDrop}, {Code: dwarfexpr.OpBreg, Reg: 6, Int: int64(e.bpOffset)}}}
 	default:
 		return nil, &CFIError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("frame pointer base register %d", e.bpReg)}
 	}
