@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/cachedir"
 	"github.com/kdtrace/kdtrace/internal/mmap"
@@ -34,10 +35,6 @@ const (
 	cacheMagic   = "KDTRIDX\n"
 	cacheVersion = 4
 )
-
-// castagnoli is made on first use: building it costs a quarter of a
-// millisecond, too much for every start of the command.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (o *Options) cacheDir() (string, error) {
 	if o.CacheDir != "" {
@@ -138,7 +135,7 @@ func headerFor(img *Image, ef *elffile.File) (cacheHeader, error) {
 // storeCache writes a serialised index to the cache, if there is one.
 func storeCache(img *Image, data []byte, opts *Options) error {
 	if dir := opts.cache(); dir != nil {
-		return storeFile(dir, cacheName(img), data)
+		return cachefile.StoreFile(dir, cacheName(img), data)
 	}
 	return nil
 }
@@ -191,20 +188,13 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index, mapped []
 		return nil, nil, false
 	}
 	img.Stats = stats
-	cacheUsed(dir, name, st.ModTime(), time.Now())
+	cachefile.Used(dir, name, st.ModTime(), time.Now())
 	return x, mapped, true
 }
 
 var errStale = errors.New("index cache of other inputs")
 
 var errOldVersion = errors.New("index cache of another version")
-
-type encoder struct{ b []byte }
-
-func (e *encoder) u8(v uint8)   { e.b = append(e.b, v) }
-func (e *encoder) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
-func (e *encoder) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
-func (e *encoder) str(s string) { e.u32(uint32(len(s))); e.b = append(e.b, s...) }
 
 // encodeIndex serialises an index. The tables are 8-byte counts then
 // records; decodeIndex reads them in place.
@@ -216,114 +206,71 @@ func encodeIndex(h cacheHeader, st BuildStats, t *tables) []byte {
 	size := 256 + len(h.imagePath) + len(h.debugPath) + nstr + strOffSize*(len(t.strs)+1) +
 		symbolSize*(len(t.syms)+len(t.thunkSyms)) + byNameSize*len(t.byName) +
 		functionSize*len(t.funcs) + copySize*len(t.copies) + rangeSize*len(t.ranges)
-	e := encoder{b: make([]byte, 0, size)}
-	e.b = append(e.b, cacheMagic...)
-	e.u32(cacheVersion)
-	e.str(h.imagePath)
-	e.u64(h.imageSize)
-	e.u64(uint64(h.imageMtime))
-	e.str(h.buildID)
-	e.str(h.debugPath)
-	e.u64(h.debugSize)
-	e.u64(uint64(h.debugMtime))
-	e.str(h.source)
+	e := cachefile.Encoder{B: make([]byte, 0, size)}
+	e.B = append(e.B, cacheMagic...)
+	e.U32(cacheVersion)
+	e.Str(h.imagePath)
+	e.U64(h.imageSize)
+	e.U64(uint64(h.imageMtime))
+	e.Str(h.buildID)
+	e.Str(h.debugPath)
+	e.U64(h.debugSize)
+	e.U64(uint64(h.debugMtime))
+	e.Str(h.source)
 	for _, v := range []int{st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested} {
-		e.u64(uint64(v))
+		e.U64(uint64(v))
 	}
-	e.u64(uint64(nstr))
+	e.U64(uint64(nstr))
 	for _, s := range t.strs {
-		e.b = append(e.b, s...)
+		e.B = append(e.B, s...)
 	}
-	e.u64(uint64(len(t.strs) + 1))
+	e.U64(uint64(len(t.strs) + 1))
 	off := uint32(0)
 	for _, s := range t.strs {
-		e.u32(off)
+		e.U32(off)
 		off += uint32(len(s))
 	}
-	e.u32(off)
+	e.U32(off)
 	symbols := func(ss []symbol) {
-		e.u64(uint64(len(ss)))
+		e.U64(uint64(len(ss)))
 		for _, s := range ss {
-			e.u32(s.name)
-			e.u64(s.addr)
-			e.u64(s.size)
+			e.U32(s.name)
+			e.U64(s.addr)
+			e.U64(s.size)
 		}
 	}
 	symbols(t.syms)
 	symbols(t.thunkSyms)
-	e.u64(uint64(len(t.byName)))
+	e.U64(uint64(len(t.byName)))
 	for _, v := range t.byName {
-		e.u32(v)
+		e.U32(v)
 	}
-	e.u64(uint64(len(t.funcs)))
+	e.U64(uint64(len(t.funcs)))
 	for _, f := range t.funcs {
-		e.u32(f.name)
-		e.u8(f.flags)
-		e.u32(f.copies)
-		e.u32(f.n)
+		e.U32(f.name)
+		e.U8(f.flags)
+		e.U32(f.copies)
+		e.U32(f.n)
 	}
-	e.u64(uint64(len(t.copies)))
+	e.U64(uint64(len(t.copies)))
 	for _, c := range t.copies {
-		e.u32(c.sym)
-		e.u8(c.flags)
-		e.u32(c.line)
-		e.u32(c.file)
-		e.u64(c.entry)
-		e.u32(c.ranges)
-		e.u32(c.n)
-		e.u32(c.view)
-		e.u32(c.stmt)
+		e.U32(c.sym)
+		e.U8(c.flags)
+		e.U32(c.line)
+		e.U32(c.file)
+		e.U64(c.entry)
+		e.U32(c.ranges)
+		e.U32(c.n)
+		e.U32(c.view)
+		e.U32(c.stmt)
 	}
-	e.u64(uint64(len(t.ranges)))
+	e.U64(uint64(len(t.ranges)))
 	for _, r := range t.ranges {
-		e.u64(r.Lo)
-		e.u64(r.Hi)
+		e.U64(r.Lo)
+		e.U64(r.Hi)
 	}
-	e.u32(crc32.Checksum(e.b, castagnoli()))
-	return e.b
-}
-
-// decoder reads what encoder wrote; after the first short read it
-// returns zeros and decodeIndex reports the error once.
-type decoder struct {
-	b   []byte
-	bad bool
-}
-
-func (d *decoder) take(n uint64) []byte {
-	if d.bad || uint64(len(d.b)) < n {
-		d.bad = true
-		return nil
-	}
-	v := d.b[:n]
-	d.b = d.b[n:]
-	return v
-}
-
-func (d *decoder) u32() uint32 {
-	if v := d.take(4); v != nil {
-		return binary.LittleEndian.Uint32(v)
-	}
-	return 0
-}
-
-func (d *decoder) u64() uint64 {
-	if v := d.take(8); v != nil {
-		return binary.LittleEndian.Uint64(v)
-	}
-	return 0
-}
-
-func (d *decoder) str() string { return string(d.take(uint64(d.u32()))) }
-
-// table reads a count and that many records of the given size.
-func (d *decoder) table(size int) table {
-	n := d.u64()
-	if n > uint64(len(d.b))/uint64(size) {
-		d.bad = true
-		return table{size: size}
-	}
-	return table{b: d.take(n * uint64(size)), size: size}
+	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	return e.B
 }
 
 // decodeIndex checks a serialised index and returns a view of it, which
@@ -333,32 +280,32 @@ func decodeIndex(data []byte) (h cacheHeader, st BuildStats, x *index, err error
 		return h, st, nil, errors.New("bad magic")
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return h, st, nil, errors.New("checksum mismatch")
 	}
-	d := decoder{b: body[len(cacheMagic):]}
-	if d.u32() != cacheVersion {
+	d := cachefile.Decoder{B: body[len(cacheMagic):]}
+	if d.U32() != cacheVersion {
 		return h, st, nil, errOldVersion
 	}
-	h.imagePath = d.str()
-	h.imageSize = d.u64()
-	h.imageMtime = int64(d.u64())
-	h.buildID = d.str()
-	h.debugPath = d.str()
-	h.debugSize = d.u64()
-	h.debugMtime = int64(d.u64())
-	h.source = d.str()
-	st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested = int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64()), int(d.u64())
+	h.imagePath = d.Str()
+	h.imageSize = d.U64()
+	h.imageMtime = int64(d.U64())
+	h.buildID = d.Str()
+	h.debugPath = d.Str()
+	h.debugSize = d.U64()
+	h.debugMtime = int64(d.U64())
+	h.source = d.Str()
+	st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested = int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64())
 	x = new(index)
-	x.strs = d.take(d.u64())
-	x.strOff = d.table(strOffSize)
-	x.syms = d.table(symbolSize)
-	x.thunkSyms = d.table(symbolSize)
-	x.byName = d.table(byNameSize)
-	x.funcs = d.table(functionSize)
-	x.copies = d.table(copySize)
-	x.ranges = d.table(rangeSize)
-	if d.bad || len(d.b) != 0 || x.strOff.len() == 0 || u32(x.strOff.rec(x.strOff.len()-1)) != uint32(len(x.strs)) {
+	x.strs = d.Take(d.U64())
+	x.strOff = d.Table(strOffSize)
+	x.syms = d.Table(symbolSize)
+	x.thunkSyms = d.Table(symbolSize)
+	x.byName = d.Table(byNameSize)
+	x.funcs = d.Table(functionSize)
+	x.copies = d.Table(copySize)
+	x.ranges = d.Table(rangeSize)
+	if d.Bad || len(d.B) != 0 || x.strOff.Len() == 0 || cachefile.U32(x.strOff.Rec(x.strOff.Len()-1)) != uint32(len(x.strs)) {
 		return h, st, nil, errors.New("truncated or malformed")
 	}
 	return h, st, x, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +81,7 @@ func TestCacheNoFollow(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	names := []string{cacheTrimFile, demoBuildID + ".idx", demoBuildID + ".types", demoBuildID + ".units"}
+	names := []string{cachefile.TrimFile, demoBuildID + ".idx", demoBuildID + ".types", demoBuildID + ".units"}
 	var victims []victim
 	for _, name := range names {
 		v := newVictim(t, filepath.Join(base, "victim-"+name))

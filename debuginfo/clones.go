@@ -23,7 +23,7 @@ func (s *Set) Clones(name string) []Symbol {
 	for _, img := range s.images {
 		x := img.x
 		prefix := name + "."
-		n := x.byName.len()
+		n := x.byName.Len()
 		i := sort.Search(n, func(i int) bool { return x.strCmp(x.sym(x.byNameAt(i)).name, prefix) >= 0 })
 		var syms []Symbol
 		for ; i < n; i++ {

@@ -1,10 +1,10 @@
 package debuginfo
 
 import (
-	"encoding/binary"
 	"sort"
 	"strings"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
@@ -77,57 +77,44 @@ const (
 // without decoding the 300,000 copies of a kernel first.
 type index struct {
 	strs                                                   []byte
-	strOff, syms, thunkSyms, byName, funcs, copies, ranges table
+	strOff, syms, thunkSyms, byName, funcs, copies, ranges cachefile.Table
 }
-
-// table is an array of fixed-size little-endian records.
-type table struct {
-	b    []byte
-	size int
-}
-
-func (t table) len() int { return len(t.b) / t.size }
-
-func (t table) rec(i int) []byte { return t.b[i*t.size : (i+1)*t.size] }
-
-func u32(b []byte) uint32 { return binary.LittleEndian.Uint32(b) }
-func u64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
 
 func (x *index) str(i uint32) string {
-	lo, hi := u32(x.strOff.rec(int(i))), u32(x.strOff.rec(int(i)+1))
+	lo, hi := cachefile.U32(x.strOff.Rec(int(i))), cachefile.U32(x.strOff.Rec(int(i)+1))
 	return string(x.strs[lo:hi])
 }
 
 func (x *index) sym(i uint32) symbol {
-	r := x.syms.rec(int(i))
-	return symbol{name: u32(r), addr: u64(r[4:]), size: u64(r[12:])}
+	r := x.syms.Rec(int(i))
+	return symbol{name: cachefile.U32(r), addr: cachefile.U64(r[4:]), size: cachefile.U64(r[12:])}
 }
 
 func (x *index) thunkSym(i int) symbol {
-	r := x.thunkSyms.rec(i)
-	return symbol{name: u32(r), addr: u64(r[4:]), size: u64(r[12:])}
+	r := x.thunkSyms.Rec(i)
+	return symbol{name: cachefile.U32(r), addr: cachefile.U64(r[4:]), size: cachefile.U64(r[12:])}
 }
 
-func (x *index) byNameAt(i int) uint32 { return u32(x.byName.rec(i)) }
+func (x *index) byNameAt(i int) uint32 { return cachefile.U32(x.byName.Rec(i)) }
 
 func (x *index) function(i int) function {
-	r := x.funcs.rec(i)
-	return function{name: u32(r), flags: r[4], copies: u32(r[5:]), n: u32(r[9:])}
+	r := x.funcs.Rec(i)
+	return function{name: cachefile.U32(r), flags: r[4], copies: cachefile.U32(r[5:]), n: cachefile.U32(r[9:])}
 }
 
 func (x *index) copyAt(i int) copyRec {
-	r := x.copies.rec(i)
-	return copyRec{sym: u32(r), flags: r[4], line: u32(r[5:]), file: u32(r[9:]), entry: u64(r[13:]), ranges: u32(r[21:]), n: u32(r[25:]), view: u32(r[29:]), stmt: u32(r[33:])}
+	r := x.copies.Rec(i)
+	return copyRec{sym: cachefile.U32(r), flags: r[4], line: cachefile.U32(r[5:]), file: cachefile.U32(r[9:]), entry: cachefile.U64(r[13:]), ranges: cachefile.U32(r[21:]), n: cachefile.U32(r[25:]), view: cachefile.U32(r[29:]), stmt: cachefile.U32(r[33:])}
 }
 
 func (x *index) rangeAt(i int) dwarfread.Range {
-	r := x.ranges.rec(i)
-	return dwarfread.Range{Lo: u64(r), Hi: u64(r[8:])}
+	r := x.ranges.Rec(i)
+	return dwarfread.Range{Lo: cachefile.U64(r), Hi: cachefile.U64(r[8:])}
 }
 
 // strCmp compares string i with s, without allocating.
 func (x *index) strCmp(i uint32, s string) int {
-	b := x.strs[u32(x.strOff.rec(int(i))):u32(x.strOff.rec(int(i)+1))]
+	b := x.strs[cachefile.U32(x.strOff.Rec(int(i))):cachefile.U32(x.strOff.Rec(int(i)+1))]
 	switch {
 	case string(b) < s:
 		return -1
@@ -139,7 +126,7 @@ func (x *index) strCmp(i uint32, s string) int {
 
 // lookup returns the function named name.
 func (x *index) lookup(name string) (function, bool) {
-	n := x.funcs.len()
+	n := x.funcs.Len()
 	i := sort.Search(n, func(i int) bool { return x.strCmp(x.function(i).name, name) >= 0 })
 	if i < n && x.strCmp(x.function(i).name, name) == 0 {
 		return x.function(i), true
@@ -149,7 +136,7 @@ func (x *index) lookup(name string) (function, bool) {
 
 // symbolsNamed returns the symbols named name, in address order.
 func (x *index) symbolsNamed(name string) []symbol {
-	n := x.byName.len()
+	n := x.byName.Len()
 	i := sort.Search(n, func(i int) bool { return x.strCmp(x.sym(x.byNameAt(i)).name, name) >= 0 })
 	var out []symbol
 	for ; i < n; i++ {
@@ -163,7 +150,7 @@ func (x *index) symbolsNamed(name string) []symbol {
 }
 
 func (x *index) symbolAt(addr uint64) uint32 {
-	return symbolAt(x.syms.len(), x.sym, addr)
+	return symbolAt(x.syms.Len(), x.sym, addr)
 }
 
 // symbolAt returns the index of the symbol holding addr among n symbols
@@ -230,7 +217,7 @@ func isThunk(name string) bool { return thunkKind(name) != 0 }
 
 func (x *index) thunks() []Thunk {
 	var out []Thunk
-	for i := range x.thunkSyms.len() {
+	for i := range x.thunkSyms.Len() {
 		s := x.thunkSym(i)
 		name := x.str(s.name)
 		out = append(out, Thunk{Name: name, Addr: s.addr, Kind: thunkKind(name)})

@@ -304,7 +304,7 @@ func (s *Set) InlinedFunctions() []string {
 	var names []string
 	for _, img := range s.images {
 		x := img.x
-		for i := range x.funcs.len() {
+		for i := range x.funcs.Len() {
 			if f := x.function(i); f.n > 0 {
 				names = append(names, x.str(f.name))
 			}

@@ -50,6 +50,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/debuginfo/unwind"
@@ -184,13 +185,13 @@ func (t *Types) index() error {
 			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err)
 			return t.err
 		}
-		var e encoder
+		var e cachefile.Encoder
 		encodeTypeIndex(&e, x)
-		if t.x, err = decodeTypeIndex(&decoder{b: e.b}); err != nil {
+		if t.x, err = decodeTypeIndex(&cachefile.Decoder{B: e.B}); err != nil {
 			t.err = fmt.Errorf("indexing the types of %s: %w", t.file, err) // a bug of ours
 			return t.err
 		}
-		t.storeTypesCache(".types", typesCacheMagic, e.b)
+		t.storeTypesCache(".types", typesCacheMagic, e.B)
 	}
 	return t.err
 }

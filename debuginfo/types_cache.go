@@ -13,6 +13,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
@@ -67,7 +68,7 @@ func typesCacheName(h typesCacheHeader, ext string) string {
 
 // loadTypesCache returns the body of the cache file with suffix ext and
 // magic, past its header, when the file is current.
-func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
+func (t *Types) loadTypesCache(ext, magic string) (*cachefile.Decoder, bool) {
 	dir := t.opts.cache()
 	if dir == nil {
 		return nil, false
@@ -91,22 +92,22 @@ func (t *Types) loadTypesCache(ext, magic string) (*decoder, bool) {
 		return nil, false
 	}
 	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
 		return nil, false
 	}
-	d := &decoder{b: body[len(magic):]}
-	if d.u32() != typesCacheVersion {
+	d := &cachefile.Decoder{B: body[len(magic):]}
+	if d.U32() != typesCacheVersion {
 		return nil, false
 	}
 	var got typesCacheHeader
-	got.path = d.str()
-	got.size = d.u64()
-	got.mtime = int64(d.u64())
-	got.buildID = d.str()
-	if d.bad || got != h {
+	got.path = d.Str()
+	got.size = d.U64()
+	got.mtime = int64(d.U64())
+	got.buildID = d.Str()
+	if d.Bad || got != h {
 		return nil, false
 	}
-	cacheUsed(dir, name, st.ModTime(), time.Now())
+	cachefile.Used(dir, name, st.ModTime(), time.Now())
 	return d, true
 }
 
@@ -122,16 +123,16 @@ func (t *Types) storeTypesCache(ext, magic string, body []byte) {
 	if err != nil {
 		return
 	}
-	e := encoder{}
-	e.b = append(e.b, magic...)
-	e.u32(typesCacheVersion)
-	e.str(h.path)
-	e.u64(h.size)
-	e.u64(uint64(h.mtime))
-	e.str(h.buildID)
-	e.b = append(e.b, body...)
-	e.u32(crc32.Checksum(e.b, castagnoli()))
-	storeFile(dir, typesCacheName(h, ext), e.b)
+	e := cachefile.Encoder{}
+	e.B = append(e.B, magic...)
+	e.U32(typesCacheVersion)
+	e.Str(h.path)
+	e.U64(h.size)
+	e.U64(uint64(h.mtime))
+	e.Str(h.buildID)
+	e.B = append(e.B, body...)
+	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	cachefile.StoreFile(dir, typesCacheName(h, ext), e.B)
 }
 
 // nameIndex is the name index as the cache file holds it, searched in
@@ -140,9 +141,9 @@ func (t *Types) storeTypesCache(ext, magic string, body []byte) {
 // program makes.
 type nameIndex struct {
 	strs  []byte
-	names [numKinds]table // nameRecSize records sorted by name
-	enums table           // enumRecSize records sorted by name
-	sigs  table           // sigRecSize records sorted by signature
+	names [numKinds]cachefile.Table // nameRecSize records sorted by name
+	enums cachefile.Table           // enumRecSize records sorted by name
+	sigs  cachefile.Table           // sigRecSize records sorted by signature
 	stats typeIndexStats
 }
 
@@ -153,15 +154,15 @@ const (
 )
 
 func (x *nameIndex) name(rec []byte) []byte {
-	off, n := u32(rec), u32(rec[4:])
+	off, n := cachefile.U32(rec), cachefile.U32(rec[4:])
 	return x.strs[off : off+n]
 }
 
 // search returns the record of t called name.
-func (x *nameIndex) search(t table, name string) ([]byte, bool) {
-	i := sort.Search(t.len(), func(i int) bool { return string(x.name(t.rec(i))) >= name })
-	if i < t.len() && string(x.name(t.rec(i))) == name {
-		return t.rec(i), true
+func (x *nameIndex) search(t cachefile.Table, name string) ([]byte, bool) {
+	i := sort.Search(t.Len(), func(i int) bool { return string(x.name(t.Rec(i))) >= name })
+	if i < t.Len() && string(x.name(t.Rec(i))) == name {
+		return t.Rec(i), true
 	}
 	return nil, false
 }
@@ -172,7 +173,7 @@ func (x *nameIndex) lookup(kind int, name string) (dieRef, bool) {
 	if !ok {
 		return dieRef{}, false
 	}
-	return dieRef{off: u64(rec[8:]), decl: rec[16] != 0}, true
+	return dieRef{off: cachefile.U64(rec[8:]), decl: rec[16] != 0}, true
 }
 
 // enum returns the DIE of the enum with an enumerator called name.
@@ -181,15 +182,15 @@ func (x *nameIndex) enum(name string) (uint64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return u64(rec[8:]), true
+	return cachefile.U64(rec[8:]), true
 }
 
 // sig returns the DIE of the type of the type unit with signature sig.
 func (x *nameIndex) sig(sig uint64) (uint64, bool) {
 	t := x.sigs
-	i := sort.Search(t.len(), func(i int) bool { return u64(t.rec(i)) >= sig })
-	if i < t.len() && u64(t.rec(i)) == sig {
-		return u64(t.rec(i)[8:]), true
+	i := sort.Search(t.Len(), func(i int) bool { return cachefile.U64(t.Rec(i)) >= sig })
+	if i < t.Len() && cachefile.U64(t.Rec(i)) == sig {
+		return cachefile.U64(t.Rec(i)[8:]), true
 	}
 	return 0, false
 }
@@ -199,7 +200,7 @@ func (x *nameIndex) sig(sig uint64) (uint64, bool) {
 // enumerators as (name, offset); the type unit signatures as
 // (signature, offset); the statistics. Sorting makes the file the same
 // whichever worker found what.
-func encodeTypeIndex(e *encoder, x *typeIndex) {
+func encodeTypeIndex(e *cachefile.Encoder, x *typeIndex) {
 	var strs []byte
 	pos := map[string]uint32{}
 	intern := func(s string) uint32 {
@@ -222,49 +223,49 @@ func encodeTypeIndex(e *encoder, x *typeIndex) {
 	for _, k := range enums {
 		intern(k)
 	}
-	e.u64(uint64(len(strs)))
-	e.b = append(e.b, strs...)
+	e.U64(uint64(len(strs)))
+	e.B = append(e.B, strs...)
 	for i, m := range x.names {
-		e.u64(uint64(len(names[i])))
+		e.U64(uint64(len(names[i])))
 		for _, k := range names[i] {
 			r := m[k]
-			e.u32(pos[k])
-			e.u32(uint32(len(k)))
-			e.u64(r.off)
+			e.U32(pos[k])
+			e.U32(uint32(len(k)))
+			e.U64(r.off)
 			if r.decl {
-				e.u8(1)
+				e.U8(1)
 			} else {
-				e.u8(0)
+				e.U8(0)
 			}
 		}
 	}
-	e.u64(uint64(len(enums)))
+	e.U64(uint64(len(enums)))
 	for _, k := range enums {
-		e.u32(pos[k])
-		e.u32(uint32(len(k)))
-		e.u64(x.enums[k])
+		e.U32(pos[k])
+		e.U32(uint32(len(k)))
+		e.U64(x.enums[k])
 	}
-	e.u64(uint64(len(x.sigs)))
+	e.U64(uint64(len(x.sigs)))
 	for _, k := range slices.Sorted(maps.Keys(x.sigs)) {
-		e.u64(k)
-		e.u64(x.sigs[k])
+		e.U64(k)
+		e.U64(x.sigs[k])
 	}
-	e.u64(uint64(x.stats.units))
-	e.u64(uint64(x.stats.named))
+	e.U64(uint64(x.stats.units))
+	e.U64(uint64(x.stats.named))
 }
 
 // decodeTypeIndex returns a view of what encodeTypeIndex wrote, which
 // refers to d's bytes. It checks that the names lie in the strings and
 // that the tables are sorted, so that a search cannot go astray.
-func decodeTypeIndex(d *decoder) (*nameIndex, error) {
-	x := &nameIndex{strs: d.take(d.u64())}
-	named := func(t table) bool {
-		for i := range t.len() {
-			rec := t.rec(i)
-			if off, n := uint64(u32(rec)), uint64(u32(rec[4:])); off+n > uint64(len(x.strs)) {
+func decodeTypeIndex(d *cachefile.Decoder) (*nameIndex, error) {
+	x := &nameIndex{strs: d.Take(d.U64())}
+	named := func(t cachefile.Table) bool {
+		for i := range t.Len() {
+			rec := t.Rec(i)
+			if off, n := uint64(cachefile.U32(rec)), uint64(cachefile.U32(rec[4:])); off+n > uint64(len(x.strs)) {
 				return false
 			}
-			if i > 0 && string(x.name(t.rec(i-1))) >= string(x.name(rec)) {
+			if i > 0 && string(x.name(t.Rec(i-1))) >= string(x.name(rec)) {
 				return false
 			}
 		}
@@ -272,18 +273,18 @@ func decodeTypeIndex(d *decoder) (*nameIndex, error) {
 	}
 	ok := true
 	for i := range x.names {
-		x.names[i] = d.table(nameRecSize)
+		x.names[i] = d.Table(nameRecSize)
 		ok = ok && named(x.names[i])
 	}
-	x.enums = d.table(enumRecSize)
+	x.enums = d.Table(enumRecSize)
 	ok = ok && named(x.enums)
-	x.sigs = d.table(sigRecSize)
-	for i := 1; i < x.sigs.len(); i++ {
-		ok = ok && u64(x.sigs.rec(i-1)) < u64(x.sigs.rec(i))
+	x.sigs = d.Table(sigRecSize)
+	for i := 1; i < x.sigs.Len(); i++ {
+		ok = ok && cachefile.U64(x.sigs.Rec(i-1)) < cachefile.U64(x.sigs.Rec(i))
 	}
-	x.stats.units = int(d.u64())
-	x.stats.named = int(d.u64())
-	if !ok || d.bad || len(d.b) != 0 {
+	x.stats.units = int(d.U64())
+	x.stats.named = int(d.U64())
+	if !ok || d.Bad || len(d.B) != 0 {
 		return nil, errors.New("truncated or malformed")
 	}
 	return x, nil
@@ -294,80 +295,80 @@ func decodeTypeIndex(d *decoder) (*nameIndex, error) {
 // sorted as the table keeps them, then the open units. With the headers
 // cached, a second run does not touch the head of every unit (on a
 // kernel, each of those page faults maps 64 KB of the file around it).
-func encodeUnits(e *encoder, units []dwarfread.Unit, u *unitTable) {
-	e.u64(uint64(len(units)))
+func encodeUnits(e *cachefile.Encoder, units []dwarfread.Unit, u *unitTable) {
+	e.U64(uint64(len(units)))
 	for _, h := range units {
-		e.u64(uint64(h.Off))
-		e.u64(uint64(h.Dies))
-		e.u64(uint64(h.End))
-		e.u8(uint8(h.Vers))
-		e.u8(h.Utype)
-		e.u8(uint8(h.AddrSize))
+		e.U64(uint64(h.Off))
+		e.U64(uint64(h.Dies))
+		e.U64(uint64(h.End))
+		e.U8(uint8(h.Vers))
+		e.U8(h.Utype)
+		e.U8(uint8(h.AddrSize))
 		if h.Dwarf64 {
-			e.u8(1)
+			e.U8(1)
 		} else {
-			e.u8(0)
+			e.U8(0)
 		}
-		e.u64(h.AbbrevOff)
+		e.U64(h.AbbrevOff)
 	}
-	e.u64(uint64(len(u.spans)))
+	e.U64(uint64(len(u.spans)))
 	for _, s := range u.spans {
-		e.u64(s.Lo)
-		e.u64(s.Hi)
-		e.u32(uint32(s.unit))
+		e.U64(s.Lo)
+		e.U64(s.Hi)
+		e.U32(uint32(s.unit))
 	}
-	e.u64(uint64(len(u.open)))
+	e.U64(uint64(len(u.open)))
 	for _, i := range u.open {
-		e.u32(uint32(i))
+		e.U32(uint32(i))
 	}
 }
 
 // decodeUnits reads what encodeUnits wrote, checking that the units lie
 // in order within a .debug_info of size infoSize and that the table
 // refers to them.
-func decodeUnits(d *decoder, infoSize int) ([]dwarfread.Unit, *unitTable, error) {
+func decodeUnits(d *cachefile.Decoder, infoSize int) ([]dwarfread.Unit, *unitTable, error) {
 	bad := errors.New("truncated or malformed")
-	n := d.u64()
-	if n > uint64(len(d.b))/28 {
+	n := d.U64()
+	if n > uint64(len(d.B))/28 {
 		return nil, nil, bad
 	}
 	units := make([]dwarfread.Unit, n)
 	prev := 0
 	for i := range units {
 		h := &units[i]
-		off, dies, end := d.u64(), d.u64(), d.u64()
-		vers, utype, addrSize, dwarf64 := d.take(1), d.take(1), d.take(1), d.take(1)
-		h.AbbrevOff = d.u64()
-		if d.bad || off < uint64(prev) || dies < off || end < dies || end > uint64(infoSize) {
+		off, dies, end := d.U64(), d.U64(), d.U64()
+		vers, utype, addrSize, dwarf64 := d.Take(1), d.Take(1), d.Take(1), d.Take(1)
+		h.AbbrevOff = d.U64()
+		if d.Bad || off < uint64(prev) || dies < off || end < dies || end > uint64(infoSize) {
 			return nil, nil, bad
 		}
 		h.Off, h.Dies, h.End = int(off), int(dies), int(end)
 		h.Vers, h.Utype, h.AddrSize, h.Dwarf64 = int(vers[0]), utype[0], int(addrSize[0]), dwarf64[0] != 0
 		prev = h.End
 	}
-	n = d.u64()
-	if n > uint64(len(d.b))/20 {
+	n = d.U64()
+	if n > uint64(len(d.B))/20 {
 		return nil, nil, bad
 	}
 	u := &unitTable{spans: make([]unitSpan, n)}
 	for i := range u.spans {
 		s := &u.spans[i]
-		s.Lo, s.Hi, s.unit = d.u64(), d.u64(), int(d.u32())
+		s.Lo, s.Hi, s.unit = d.U64(), d.U64(), int(d.U32())
 		if s.unit >= len(units) || i > 0 && s.Lo < u.spans[i-1].Lo {
 			return nil, nil, bad
 		}
 	}
-	n = d.u64()
-	if n > uint64(len(d.b))/4 {
+	n = d.U64()
+	if n > uint64(len(d.B))/4 {
 		return nil, nil, bad
 	}
 	u.open = make([]int, n)
 	for i := range u.open {
-		if u.open[i] = int(d.u32()); u.open[i] >= len(units) {
+		if u.open[i] = int(d.U32()); u.open[i] >= len(units) {
 			return nil, nil, bad
 		}
 	}
-	if d.bad || len(d.b) != 0 {
+	if d.Bad || len(d.B) != 0 {
 		return nil, nil, bad
 	}
 	u.index()

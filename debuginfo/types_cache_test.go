@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
@@ -40,7 +41,7 @@ func cachedTables(t *testing.T, ty *Types) (*nameIndex, *unitTable) {
 	return ty.x, ty.units
 }
 
-var cmpTables = cmp.Options{cmp.AllowUnexported(nameIndex{}, table{}, typeIndexStats{}, unitTable{}, unitSpan{}), cmpopts.EquateEmpty()}
+var cmpTables = cmp.Options{cmp.AllowUnexported(nameIndex{}, cachefile.Table{}, typeIndexStats{}, unitTable{}, unitSpan{}), cmpopts.EquateEmpty()}
 
 // TestTypesCacheRoundTrip: what is read back from a cache file is what
 // was built, for each compiler and DWARF version of the type fixtures
@@ -61,15 +62,15 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 				if path == fx.prog && (len(x.names[classStruct]) == 0 || len(x.enums) == 0) {
 					t.Fatalf("%s: index without structs or enumerators", path)
 				}
-				e := encoder{}
+				e := cachefile.Encoder{}
 				encodeTypeIndex(&e, x)
-				got, err := decodeTypeIndex(&decoder{b: e.b})
+				got, err := decodeTypeIndex(&cachefile.Decoder{B: e.B})
 				if err != nil {
 					t.Fatal(err)
 				}
 				for kind, m := range x.names {
-					if got.names[kind].len() != len(m) {
-						t.Errorf("%s: %d names of kind %d read back, %d built", path, got.names[kind].len(), kind, len(m))
+					if got.names[kind].Len() != len(m) {
+						t.Errorf("%s: %d names of kind %d read back, %d built", path, got.names[kind].Len(), kind, len(m))
 					}
 					for k, want := range m {
 						if r, ok := got.lookup(kind, k); !ok || r != want {
@@ -90,19 +91,19 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 						t.Errorf("%s: signature %#x read back as %#x, %v, built %#x", path, k, off, ok, want)
 					}
 				}
-				if got.sigs.len() != len(x.sigs) || got.enums.len() != len(x.enums) || got.stats != x.stats {
+				if got.sigs.Len() != len(x.sigs) || got.enums.Len() != len(x.enums) || got.stats != x.stats {
 					t.Errorf("%s: %d signatures, %d enumerators, %+v read back; %d, %d, %+v built", path,
-						got.sigs.len(), got.enums.len(), got.stats, len(x.sigs), len(x.enums), x.stats)
+						got.sigs.Len(), got.enums.Len(), got.stats, len(x.sigs), len(x.enums), x.stats)
 				}
-				for n := range e.b {
-					if _, err := decodeTypeIndex(&decoder{b: e.b[:n]}); err == nil {
+				for n := range e.B {
+					if _, err := decodeTypeIndex(&cachefile.Decoder{B: e.B[:n]}); err == nil {
 						t.Errorf("index truncated to %d bytes decoded", n)
 					}
 				}
-				e = encoder{}
+				e = cachefile.Encoder{}
 				units := openCachedTypes(t, path, "").r.units
 				encodeUnits(&e, units, u)
-				gotUnits, gotU, err := decodeUnits(&decoder{b: e.b}, 1<<30)
+				gotUnits, gotU, err := decodeUnits(&cachefile.Decoder{B: e.B}, 1<<30)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -113,13 +114,13 @@ func TestTypesCacheRoundTrip(t *testing.T) {
 					t.Errorf("%s: unit table read back differs (-built +read):\n%s", path, diff)
 				}
 				// Every truncation is an error, not a panic.
-				for n := range e.b {
-					if _, _, err := decodeUnits(&decoder{b: e.b[:n]}, 1<<30); err == nil {
+				for n := range e.B {
+					if _, _, err := decodeUnits(&cachefile.Decoder{B: e.B[:n]}, 1<<30); err == nil {
 						t.Errorf("units truncated to %d bytes decoded", n)
 					}
 				}
 				// Units past the end of .debug_info are refused.
-				if _, _, err := decodeUnits(&decoder{b: e.b}, units[len(units)-1].End-1); err == nil {
+				if _, _, err := decodeUnits(&cachefile.Decoder{B: e.B}, units[len(units)-1].End-1); err == nil {
 					t.Error("units past the end of .debug_info decoded")
 				}
 			}
@@ -156,9 +157,9 @@ func TestTypesCacheUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	x.names[classOther]["only_in_the_cache"] = x.names[classOther]["chain_t"]
-	var e encoder
+	var e cachefile.Encoder
 	encodeTypeIndex(&e, x)
-	cold.storeTypesCache(".types", typesCacheMagic, e.b)
+	cold.storeTypesCache(".types", typesCacheMagic, e.B)
 	warm := openCachedTypes(t, fx.prog, dir)
 	if typ, err := warm.LookupType("only_in_the_cache"); err != nil || typ == nil {
 		t.Fatalf("a name of the cache file is not found: %v, %v", typ, err)
@@ -270,9 +271,9 @@ func TestTypesCacheRebuilt(t *testing.T) {
 
 // rechecksum replaces b's trailing checksum with that of the rest.
 func rechecksum(b []byte) []byte {
-	e := encoder{b: b[:len(b)-4]}
-	e.u32(crc32.Checksum(e.b, castagnoli()))
-	return e.b
+	e := cachefile.Encoder{B: b[:len(b)-4]}
+	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	return e.B
 }
 
 // TestTypesCacheScope: Scope answers the same with the unit table from
@@ -319,7 +320,7 @@ func TestTypesCacheVmlinux(t *testing.T) {
 	for i, run := range []string{"cold", "warm"} {
 		start := time.Now()
 		xs[i], us[i] = cachedTables(t, openCachedTypes(t, path, dir))
-		t.Logf("%s: index of %d structs and unit table of %d spans in %v", run, xs[i].names[classStruct].len(), len(us[i].spans), time.Since(start))
+		t.Logf("%s: index of %d structs and unit table of %d spans in %v", run, xs[i].names[classStruct].Len(), len(us[i].spans), time.Since(start))
 	}
 	if diff := cmp.Diff(xs[0], xs[1], cmpTables); diff != "" {
 		t.Errorf("index from the cache differs (-built +cached):\n%s", diff)

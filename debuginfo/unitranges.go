@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
@@ -77,9 +78,9 @@ func (t *Types) buildUnitTable() *unitTable {
 // the unit headers; Types reads both from there when it is current.
 func (t *Types) cacheUnitTable() *unitTable {
 	u := t.buildUnitTable()
-	var e encoder
+	var e cachefile.Encoder
 	encodeUnits(&e, t.r.units, u)
-	t.storeTypesCache(".units", unitsCacheMagic, e.b)
+	t.storeTypesCache(".units", unitsCacheMagic, e.B)
 	return u
 }
 

@@ -1,4 +1,4 @@
-package debuginfo
+package cachefile
 
 import (
 	"os"
@@ -87,7 +87,7 @@ func TestCacheUsed(t *testing.T) {
 	var times []time.Time
 	for _, age := range []time.Duration{10 * time.Minute, 3 * time.Hour} {
 		os.Chtimes(p, now.Add(-age), now.Add(-age))
-		cacheUsed(d, "a.idx", now.Add(-age), now)
+		Used(d, "a.idx", now.Add(-age), now)
 		st, err := os.Stat(p)
 		if err != nil {
 			t.Fatal(err)

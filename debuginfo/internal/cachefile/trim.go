@@ -1,4 +1,4 @@
-package debuginfo
+package cachefile
 
 import (
 	"strings"
@@ -21,20 +21,20 @@ const (
 	// cacheTrimEvery is how often the directory is trimmed.
 	cacheTrimEvery = 24 * time.Hour
 	// cacheTrimFile records, by its time, the last trim.
-	cacheTrimFile = "trim.txt"
+	TrimFile = "trim.txt"
 )
 
-// cacheUsed marks the cache file name, last marked at mtime, as used
+// Used marks the cache file name, last marked at mtime, as used
 // now.
-func cacheUsed(dir *cachedir.Dir, name string, mtime, now time.Time) {
+func Used(dir *cachedir.Dir, name string, mtime, now time.Time) {
 	if now.Sub(mtime) > cacheTouch {
 		dir.Touch(name, now)
 	}
 }
 
-// storeFile writes data to the cache file name, whole or not at all,
+// StoreFile writes data to the cache file name, whole or not at all,
 // then trims the cache.
-func storeFile(dir *cachedir.Dir, name string, data []byte) error {
+func StoreFile(dir *cachedir.Dir, name string, data []byte) error {
 	if err := dir.WriteFile(name, data); err != nil {
 		return err
 	}
@@ -46,10 +46,10 @@ func storeFile(dir *cachedir.Dir, name string, data []byte) error {
 // and the temporary files of writes that did not finish, at most once
 // every cacheTrimEvery. Failing to is no error: the cache only grows.
 func trimCache(dir *cachedir.Dir, now time.Time) {
-	if st, err := dir.Lstat(cacheTrimFile); err == nil && now.Sub(st.ModTime) < cacheTrimEvery {
+	if st, err := dir.Lstat(TrimFile); err == nil && now.Sub(st.ModTime) < cacheTrimEvery {
 		return
 	}
-	if err := dir.WriteFile(cacheTrimFile, nil); err != nil {
+	if err := dir.WriteFile(TrimFile, nil); err != nil {
 		return
 	}
 	names, err := dir.Names()
