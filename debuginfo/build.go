@@ -404,7 +404,7 @@ func scanUnit(s *dwarfread.DwarfSections, u *dwarfread.Unit, in *interner, r *un
 			}
 			if callFile.Form != 0 && ctx.HasStmtList {
 				if fileIDs == nil {
-					files, err := lineFiles(s, ctx.StmtList, &ctx)
+					files, err := dwarfread.LineFiles(s, ctx.StmtList, &ctx)
 					if err != nil {
 						return err
 					}

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
@@ -36,59 +35,18 @@ const (
 	cacheVersion = 4
 )
 
-func (o *Options) cacheDir() (string, error) {
-	if o.CacheDir != "" {
-		return o.CacheDir, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "kdtrace"), nil
-}
-
-// caches holds the cache directories this process has opened, by path:
-// each is checked once (see internal/cachedir), and one refused is
-// reported once, then the work goes on without it.
-var caches = struct {
-	sync.Mutex
-	m map[string]*openCache
-}{m: map[string]*openCache{}}
-
-type openCache struct {
-	dir  *cachedir.Dir
-	err  error
-	told bool
-}
-
-// cache returns the cache directory, or nil if there is none to use.
-func (o *Options) cache() *cachedir.Dir {
-	if o.NoCache {
+// warnFunc returns Warn as a function of an error, or nil.
+func (o *Options) warnFunc() func(error) {
+	if o.Warn == nil {
 		return nil
 	}
-	path, err := o.cacheDir()
-	caches.Lock()
-	c := caches.m[path]
-	if c == nil {
-		c = &openCache{err: err}
-		if err == nil {
-			c.dir, c.err = cachedir.Open(path)
-		}
-		switch {
-		case c.err != nil && path == "":
-			c.err = fmt.Errorf("not using a cache: %w", c.err)
-		case c.err != nil:
-			c.err = fmt.Errorf("not using the cache %s: %w", path, c.err)
-		}
-		caches.m[path] = c
-	}
-	tell := c.err != nil && !c.told && o.Warn != nil
-	c.told = c.told || tell
-	caches.Unlock()
-	if tell {
-		o.Warn(Warning{Err: c.err})
-	}
-	return c.dir
+	return func(err error) { o.Warn(Warning{Err: err}) }
+}
+
+// cache returns the cache directory, or nil if there is none to use; a
+// directory refused is reported once, through Warn.
+func (o *Options) cache() *cachedir.Dir {
+	return cachefile.Open(o.CacheDir, o.NoCache, o.warnFunc())
 }
 
 // cacheName returns the name of the image's index in the cache.

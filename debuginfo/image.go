@@ -1,6 +1,7 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
@@ -35,6 +36,9 @@ type Options struct {
 	// GOMAXPROCS.
 	Workers int
 }
+
+// Options returns the options the image was opened with.
+func (img *Image) Options() Options { return img.opts }
 
 func (o *Options) debugRoot() string {
 	if o.DebugRoot == "" {
@@ -99,7 +103,7 @@ type Image struct {
 	// The debug file's line programs, for EntryMarkers.
 	lineELF *elffile.File
 	lineSec []byte
-	lines   map[uint32][]lineRow
+	lines   map[uint32][]dwarfread.LineRow
 }
 
 // MismatchError reports a debug file that does not belong to its image.

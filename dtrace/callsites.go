@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/debuginfo/unwind"
 	"github.com/kdtrace/kdtrace/dlang/check"
 )
@@ -35,7 +35,7 @@ type entryLocal struct {
 
 // entryValues reads the locals of ls from their call sites, sites, with
 // row, the call frame information at the probe.
-func entryValues(ls []entryLocal, t *debuginfo.Types, sites []debuginfo.CallSite, row *unwind.Row, sym funcSym) {
+func entryValues(ls []entryLocal, t *dwarftypes.Types, sites []dwarftypes.CallSite, row *unwind.Row, sym funcSym) {
 	for _, el := range ls {
 		l, op := el.l, el.op
 		if len(op.Sub) != 1 || op.Sub[0].Code != dwarfexpr.OpReg {
@@ -70,14 +70,14 @@ func entryValues(ls []entryLocal, t *debuginfo.Types, sites []debuginfo.CallSite
 			at = append(at, fmt.Sprintf("%#x", v.ReturnPC))
 		}
 		l.Source = fmt.Sprintf("its value on entry, %s, from the call sites returning to %s (DW_AT_call_value; another caller faults)",
-			debuginfo.RegName(reg), strings.Join(at, ", "))
+			dwarftypes.RegName(reg), strings.Join(at, ", "))
 	}
 }
 
 // callValue rewrites v, a call site's value of a parameter, evaluated in
 // the caller's frame at the call, into an expression evaluated at the
 // probe.
-func callValue(v dwarfexpr.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row *unwind.Row) (dwarfexpr.Expr, error) {
+func callValue(v dwarfexpr.Expr, cs *dwarftypes.CallSite, t *dwarftypes.Types, row *unwind.Row) (dwarfexpr.Expr, error) {
 	cfaPlus := func(off int64) dwarfexpr.Expr {
 		return dwarfexpr.Expr{{Code: dwarfexpr.OpCallFrameCFA}, {Code: dwarfexpr.OpConsts, Int: off}, {Code: dwarfexpr.OpPlus}}
 	}
@@ -94,17 +94,17 @@ func callValue(v dwarfexpr.Expr, cs *debuginfo.CallSite, t *debuginfo.Types, row
 				switch {
 				case row.Source == ".orc_unwind" && op.Reg != 6:
 					// ORC keeps the stack and frame pointers' rules only.
-					return nil, fmt.Errorf("it is computed from %s, which the kernel's ORC tables do not say where the function saves", debuginfo.RegName(op.Reg))
+					return nil, fmt.Errorf("it is computed from %s, which the kernel's ORC tables do not say where the function saves", dwarftypes.RegName(op.Reg))
 				case !ok || r.Kind == unwind.RuleSameValue:
 					out = append(out, op)
 				case r.Kind == unwind.RuleOffset:
 					out = append(out, cfaPlus(r.Offset)...)
 					out = append(out, dwarfexpr.Op{Code: dwarfexpr.OpDeref}, dwarfexpr.Op{Code: dwarfexpr.OpConsts, Int: op.Int}, dwarfexpr.Op{Code: dwarfexpr.OpPlus})
 				default:
-					return nil, fmt.Errorf("it is computed from %s, which the call frame information does not recover at the probe (%s)", debuginfo.RegName(op.Reg), r)
+					return nil, fmt.Errorf("it is computed from %s, which the call frame information does not recover at the probe (%s)", dwarftypes.RegName(op.Reg), r)
 				}
 			default:
-				return nil, fmt.Errorf("it is computed from %s, which the call does not keep", debuginfo.RegName(op.Reg))
+				return nil, fmt.Errorf("it is computed from %s, which the call does not keep", dwarftypes.RegName(op.Reg))
 			}
 		case dwarfexpr.OpFbreg:
 			if len(cs.FrameBase) != 1 || cs.FrameBase[0].Code != dwarfexpr.OpCallFrameCFA {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -61,17 +62,17 @@ type localsReader struct {
 }
 
 type sitesKey struct {
-	t   *debuginfo.Types
+	t   *dwarftypes.Types
 	low uint64
 }
 
 type sitesOrErr struct {
-	sites []debuginfo.CallSite
+	sites []dwarftypes.CallSite
 	err   error
 }
 
 // callSites returns the call sites of sc's function, once.
-func (r *localsReader) callSites(t *debuginfo.Types, sc *debuginfo.Scope, all bool) ([]debuginfo.CallSite, error) {
+func (r *localsReader) callSites(t *dwarftypes.Types, sc *dwarftypes.Scope, all bool) ([]dwarftypes.CallSite, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := sitesKey{t, sc.Low}
@@ -87,7 +88,7 @@ func (r *localsReader) callSites(t *debuginfo.Types, sc *debuginfo.Scope, all bo
 }
 
 type typesOrErr struct {
-	t   *debuginfo.Types
+	t   *dwarftypes.Types
 	err error
 }
 
@@ -263,7 +264,7 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 	}
 	// The image's own types find its ORC and .eh_frame beside the debug
 	// file's .debug_frame.
-	t, err := r.open(path, img.Types)
+	t, err := r.open(path, func() (*dwarftypes.Types, error) { return dwarftypes.Open(img) })
 	if err != nil {
 		return nil, err
 	}
@@ -305,8 +306,8 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 }
 
 func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
-	openFile := func(path string) (*debuginfo.Types, error) {
-		return r.open(path, func() (*debuginfo.Types, error) { return debuginfo.OpenTypes(path, "a.out") })
+	openFile := func(path string) (*dwarftypes.Types, error) {
+		return r.open(path, func() (*dwarftypes.Types, error) { return dwarftypes.OpenFile(path, "a.out") })
 	}
 	t, err := openFile(site.Path)
 	if err != nil && site.PID != 0 {
@@ -330,7 +331,7 @@ func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
 }
 
 // open opens the DWARF of the file at path with openTypes, once.
-func (r *localsReader) open(path string, openTypes func() (*debuginfo.Types, error)) (*debuginfo.Types, error) {
+func (r *localsReader) open(path string, openTypes func() (*dwarftypes.Types, error)) (*dwarftypes.Types, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if x, ok := r.types[path]; ok {
@@ -364,7 +365,7 @@ type funcSym struct {
 
 // scope reads the locals at pc, a link-time address of the image whose
 // DWARF t is.
-func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry, user bool) (*check.Frame, error) {
+func (r *localsReader) scope(t *dwarftypes.Types, pc uint64, sym funcSym, entry, user bool) (*check.Frame, error) {
 	sc, err := t.Scope(pc)
 	if err != nil {
 		return nil, err
@@ -410,7 +411,7 @@ func (r *localsReader) scope(t *debuginfo.Types, pc uint64, sym funcSym, entry, 
 // program, those of the function's unit in a kernel, whose DWARF is
 // too big to read all of for one probe. When it cannot, their reason
 // says why.
-func (r *localsReader) fromCallSites(ls []entryLocal, f *check.Frame, t *debuginfo.Types, sc *debuginfo.Scope, pc uint64, sym funcSym, user bool) {
+func (r *localsReader) fromCallSites(ls []entryLocal, f *check.Frame, t *dwarftypes.Types, sc *dwarftypes.Scope, pc uint64, sym funcSym, user bool) {
 	fail := func(err error) {
 		for _, el := range ls {
 			el.l.Unavailable += "; nor from its callers: " + err.Error()
@@ -455,7 +456,7 @@ func (r *localsReader) fromCallSites(ls []entryLocal, f *check.Frame, t *debugin
 // whose lists say where it is at each address), DWARF's locations are
 // kept, as they are for all when one parameter has no location at all
 // or a constant one.
-func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry bool) {
+func sysvArgs(f *check.Frame, sc *dwarftypes.Scope, sym funcSym, pc uint64, entry bool) {
 	inPrologue := sc.PrologueKnown && pc >= sc.Low && pc < sc.PrologueEnd
 	if !entry && !inPrologue {
 		return
@@ -476,7 +477,7 @@ func sysvArgs(f *check.Frame, sc *debuginfo.Scope, sym funcSym, pc uint64, entry
 		own = append(own, i)
 		params = append(params, l.Type)
 	}
-	args := debuginfo.SysVArgs(params, sc.Result)
+	args := dwarftypes.SysVArgs(params, sc.Result)
 	if sc.ResultErr != nil {
 		for i := range args {
 			args[i].Err = fmt.Errorf("the function's result type cannot be read: %w", sc.ResultErr)
@@ -546,7 +547,7 @@ func entryValue(loc dwarfexpr.Expr) (dwarfexpr.Op, bool) {
 // offsets from the probe's function symbol (addresses outside it, as a
 // function's .cold part, as they are); low is where l's scope's
 // function starts, which l.Available is relative to.
-func unavailable(l *debuginfo.Local, sym funcSym, pc, low uint64) string {
+func unavailable(l *dwarftypes.Local, sym funcSym, pc, low uint64) string {
 	at := func(a uint64) string {
 		if a >= sym.addr && a <= sym.addr+sym.size {
 			return fmt.Sprintf("%s+%#x", sym.name, a-sym.addr)
@@ -572,7 +573,7 @@ func unavailable(l *debuginfo.Local, sym funcSym, pc, low uint64) string {
 // cfa returns the canonical frame address at pc: at a function's first
 // instruction the return address was just pushed, so it is rsp+8;
 // elsewhere the image's call frame information says.
-func cfa(t *debuginfo.Types, pc uint64, entry bool) check.CFA {
+func cfa(t *dwarftypes.Types, pc uint64, entry bool) check.CFA {
 	if entry {
 		return check.CFA{Reg: 7, Off: 8}
 	}

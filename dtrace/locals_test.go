@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dtrace"
@@ -58,7 +58,7 @@ func TestLocalsKinstOffline(t *testing.T) {
 	// Lay out work's frame where its DWARF says clang put each
 	// variable (DW_OP_fbreg from rbp), its static where DW_OP_addr
 	// says, and see each read.
-	ty, err := debuginfo.OpenTypes(bin, "kernel")
+	ty, err := dwarftypes.OpenFile(bin, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestLocalsVmlinux(t *testing.T) {
 	t.Logf("kinst::vfs_read:0 locals->count: cold %v, warm %v", cold, warm)
 
 	// Where fsnotify_access's copy is, its file parameter.
-	ty, err := debuginfo.OpenTypes(path, "kernel")
+	ty, err := dwarftypes.OpenFile(path, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestLocalsEntryValue(t *testing.T) {
 	bin, addr := buildMarked(t, "gcc", "-O2", entryValueKernel)
 	probe := fmt.Sprintf("kinst::work:%d", addr["mark"]-addr["work"])
 
-	ty, err := debuginfo.OpenTypes(bin, "kernel")
+	ty, err := dwarftypes.OpenFile(bin, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,9 @@
 // the sections that give attributes their meaning (DwarfSections:
 // strings through .debug_str, .debug_line_str and .debug_str_offsets,
 // addresses through .debug_addr, ranges through .debug_ranges or
-// .debug_rnglists).
+// .debug_rnglists), line programs (DecodeLines, LineFiles,
+// PrologueEnd) and DWARF expressions (DecodeExpr, into dwarfexpr's
+// values).
 //
 // # Data flow
 //

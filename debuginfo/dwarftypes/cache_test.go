@@ -1,6 +1,6 @@
 //go:build unix
 
-package debuginfo
+package dwarftypes
 
 import (
 	"os"
@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"golang.org/x/sys/unix"
 )
 
 // demo is the bundled example binary, with DWARF and a build-id.
-var demo = filepath.Join("..", "examples", "kinst", "demo")
+var demo = filepath.Join("..", "..", "examples", "kinst", "demo")
 
 const demoBuildID = "69d9a71761894b585adbf7ba2654e65b2dd766f3"
 
@@ -55,14 +56,14 @@ func (v victim) check(t *testing.T) {
 
 // openDemo opens the demo image and its types with opts, and looks up
 // a type, so that every cache file is read and written.
-func openDemo(t *testing.T, opts Options) *Image {
+func openDemo(t *testing.T, opts debuginfo.Options) *debuginfo.Image {
 	t.Helper()
-	img, err := OpenImage(demo, opts)
+	img, err := debuginfo.OpenImage(demo, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { img.Close() })
-	ty, err := img.Types()
+	ty, err := Open(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestCacheNoFollow(t *testing.T) {
 		}
 	}
 	var warnings []string
-	opts := Options{CacheDir: dir, Warn: func(w Warning) { warnings = append(warnings, w.Error()) }}
+	opts := debuginfo.Options{CacheDir: dir, Warn: func(w debuginfo.Warning) { warnings = append(warnings, w.Error()) }}
 	if img := openDemo(t, opts); img.Cached {
 		t.Error("the first open read a cache")
 	}
@@ -134,7 +135,7 @@ func TestCacheRefused(t *testing.T) {
 	}
 	dir := filepath.Join(home, ".cache", "kdtrace")
 	var warnings []string
-	opts := Options{CacheDir: dir, Warn: func(w Warning) { warnings = append(warnings, w.Error()) }}
+	opts := debuginfo.Options{CacheDir: dir, Warn: func(w debuginfo.Warning) { warnings = append(warnings, w.Error()) }}
 	for range 2 {
 		if img := openDemo(t, opts); img.Cached {
 			t.Error("a refused cache was read")

@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"errors"
@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/debuginfo/unwind"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // TestFramesSeparateDebug reads a program whose DWARF was moved to a
@@ -19,21 +21,21 @@ func TestFramesSeparateDebug(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
 	}
-	need(t, "gcc", "objcopy")
-	src, err := filepath.Abs("unwind/testdata")
+	gcctest.Need(t, "gcc", "objcopy")
+	src, err := filepath.Abs("../unwind/testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	run(t, dir, "gcc", "-O2", "-g", "-o", "prog", filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
-	run(t, dir, "objcopy", "--only-keep-debug", "prog", "prog.debug")
-	run(t, dir, "objcopy", "--strip-debug", "--add-gnu-debuglink=prog.debug", "prog")
-	img, err := OpenImage(filepath.Join(dir, "prog"), Options{NoCache: true})
+	gcctest.Run(t, dir, "gcc", "-O2", "-g", "-o", "prog", filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+	gcctest.Run(t, dir, "objcopy", "--only-keep-debug", "prog", "prog.debug")
+	gcctest.Run(t, dir, "objcopy", "--strip-debug", "--add-gnu-debuglink=prog.debug", "prog")
+	img, err := debuginfo.OpenImage(filepath.Join(dir, "prog"), debuginfo.Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer img.Close()
-	if img.Source != SourceDebugLink {
+	if img.Source != debuginfo.SourceDebugLink {
 		t.Fatalf("debug file found by %s", img.Source)
 	}
 	ef, err := elffile.Open(img.Path)
@@ -53,7 +55,7 @@ func TestFramesSeparateDebug(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ty, err := img.Types()
+	ty, err := Open(img)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,18 @@
-package debuginfo
+package dwarfread
 
 import (
 	"fmt"
 	"path"
-
-	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
 
-// lineFiles returns the file table of the line program at off, indexed
+// LineFiles returns the file table of the line program at off, indexed
 // as DW_AT_call_file values are: from 0 in DWARF 5, from 1 before (index
 // 0 is then "no file" and left empty). Only the header is read.
-func lineFiles(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx) ([]string, error) {
+func LineFiles(s *DwarfSections, off uint64, u *UnitCtx) ([]string, error) {
 	if off >= uint64(len(s.Line)) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
-	b := dwarfread.Buf{Data: s.Line, Pos: int(off)}
+	b := Buf{Data: s.Line, Pos: int(off)}
 	n, dwarf64 := b.UnitLength()
 	if n > uint64(len(b.Data)-b.Pos) {
 		return nil, fmt.Errorf("line table at %#x: bad length", off)
@@ -44,7 +42,7 @@ func lineFiles(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx) ([]
 	// Values in the header are read with the unit's forms but the line
 	// table's own offset size.
 	lu := *u
-	lu.Unit = &dwarfread.Unit{Off: u.Off, Vers: u.Vers, AddrSize: u.AddrSize, Dwarf64: dwarf64}
+	lu.Unit = &Unit{Off: u.Off, Vers: u.Vers, AddrSize: u.AddrSize, Dwarf64: dwarf64}
 
 	var files []string
 	if vers < 5 {
@@ -88,20 +86,20 @@ func lineFiles(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx) ([]
 // entryTable reads a DWARF 5 directory or file-name table. With dirs nil
 // it returns the paths as directories; otherwise the file paths joined
 // with their directories.
-func entryTable(s *dwarfread.DwarfSections, b *dwarfread.Buf, u *dwarfread.UnitCtx, dirs []string) (names, files []string, err error) {
+func entryTable(s *DwarfSections, b *Buf, u *UnitCtx, dirs []string) (names, files []string, err error) {
 	const (
 		lnctPath     = 1
 		lnctDirIndex = 2
 	)
 	nfmt := int(b.U8())
-	format := make([]dwarfread.AttrSpec, nfmt)
+	format := make([]AttrSpec, nfmt)
 	for i := range format {
 		format[i].Attr = uint32(b.Uleb())
 		format[i].Form = uint32(b.Uleb())
 	}
 	count := b.Uleb()
 	if b.Err != nil || count > uint64(len(b.Data)) {
-		return nil, nil, dwarfread.ErrTruncated
+		return nil, nil, ErrTruncated
 	}
 	for range count {
 		var name string
@@ -111,11 +109,11 @@ func entryTable(s *dwarfread.DwarfSections, b *dwarfread.Buf, u *dwarfread.UnitC
 			v := b.Value(f.Form, f, u.Unit)
 			switch f.Attr {
 			case lnctPath:
-				if f.Form == dwarfread.FormString {
+				if f.Form == FormString {
 					name = string(b.Data[v : b.Pos-1])
 					break
 				}
-				p, ok := s.AttrString(dwarfread.Attr{Form: f.Form, Val: v}, u)
+				p, ok := s.AttrString(Attr{Form: f.Form, Val: v}, u)
 				if !ok {
 					return nil, nil, fmt.Errorf("bad path form %#x", f.Form)
 				}
@@ -146,22 +144,22 @@ func joinDir(dirs []string, i uint64, name string) string {
 // A lineRow is one row of a line-number program's matrix, with the view
 // number GCC's location views give it: 0 for the first row at an
 // address, one more for each further row at the same address.
-type lineRow struct {
-	addr            uint64
-	file, line, col uint32
-	view            uint32
+type LineRow struct {
+	Addr            uint64
+	File, Line, Col uint32
+	View            uint32
 	stmt            bool // is_stmt
 	prologueEnd     bool
 }
 
-// decodeLines runs the line-number program at off in sec and returns its
+// DecodeLines runs the line-number program at off in sec and returns its
 // rows in program order; addrSize is the unit's address size, which
 // programs before DWARF 5 do not give.
-func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
+func DecodeLines(sec []byte, off uint64, addrSize int) ([]LineRow, error) {
 	if off >= uint64(len(sec)) {
 		return nil, fmt.Errorf("line table offset %#x out of range", off)
 	}
-	b := dwarfread.Buf{Data: sec, Pos: int(off)}
+	b := Buf{Data: sec, Pos: int(off)}
 	n, dwarf64 := b.UnitLength()
 	if n > uint64(len(b.Data)-b.Pos) {
 		return nil, fmt.Errorf("line table at %#x: bad length", off)
@@ -195,7 +193,7 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 	}
 	b.Pos = int(prog)
 
-	var rows []lineRow
+	var rows []LineRow
 	var addr uint64
 	file, line, col := uint32(1), int64(1), uint32(0)
 	stmt, prologue := defStmt, false
@@ -204,9 +202,9 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 		addr, file, line, col, stmt, prologue, fresh = 0, 1, 1, 0, defStmt, false, true
 	}
 	emit := func() {
-		r := lineRow{addr: addr, file: file, line: uint32(line), col: col, stmt: stmt, prologueEnd: prologue}
-		if k := len(rows) - 1; !fresh && k >= 0 && rows[k].addr == addr {
-			r.view = rows[k].view + 1
+		r := LineRow{Addr: addr, File: file, Line: uint32(line), Col: col, stmt: stmt, prologueEnd: prologue}
+		if k := len(rows) - 1; !fresh && k >= 0 && rows[k].Addr == addr {
+			r.View = rows[k].View + 1
 		}
 		rows = append(rows, r)
 		fresh, prologue = false, false
@@ -262,13 +260,13 @@ func decodeLines(sec []byte, off uint64, addrSize int) ([]lineRow, error) {
 	return rows, nil
 }
 
-// prologueEnd returns where the prologue of the function at [low, high)
+// PrologueEnd returns where the prologue of the function at [low, high)
 // ends, as the line program at off says: the first row the compiler
 // marks prologue_end (clang), else, as gdb takes it, the first row past
 // low of another line than low's (gcc marks none). ok is false when
 // the program says neither.
-func prologueEnd(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx, low, high uint64) (end uint64, ok bool, err error) {
-	rows, err := decodeLines(s.Line, off, u.AddrSize)
+func PrologueEnd(s *DwarfSections, off uint64, u *UnitCtx, low, high uint64) (end uint64, ok bool, err error) {
+	rows, err := DecodeLines(s.Line, off, u.AddrSize)
 	if err != nil {
 		return 0, false, err
 	}
@@ -276,16 +274,16 @@ func prologueEnd(s *dwarfread.DwarfSections, off uint64, u *dwarfread.UnitCtx, l
 	var best, other uint64 // other: the first row past low of another line
 	otherOK := false
 	for _, r := range rows {
-		if r.addr < low || r.addr >= high || !r.stmt {
+		if r.Addr < low || r.Addr >= high || !r.stmt {
 			continue
 		}
 		switch {
-		case r.prologueEnd && (!ok || r.addr < best):
-			best, ok = r.addr, true
-		case r.addr == low && firstLine < 0:
-			firstLine = int64(r.line)
-		case r.addr > low && firstLine >= 0 && int64(r.line) != firstLine && (!otherOK || r.addr < other):
-			other, otherOK = r.addr, true
+		case r.prologueEnd && (!ok || r.Addr < best):
+			best, ok = r.Addr, true
+		case r.Addr == low && firstLine < 0:
+			firstLine = int64(r.Line)
+		case r.Addr > low && firstLine >= 0 && int64(r.Line) != firstLine && (!otherOK || r.Addr < other):
+			other, otherOK = r.Addr, true
 		}
 	}
 	if ok {

@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
@@ -20,7 +21,7 @@ import (
 // none).
 func openCachedTypes(t *testing.T, path, dir string) *Types {
 	t.Helper()
-	ty, err := (&Image{Module: "m", Path: path, opts: Options{CacheDir: dir, NoCache: dir == ""}}).Types()
+	ty, err := openTypes("m", path, "", "", debuginfo.Options{CacheDir: dir, NoCache: dir == ""})
 	if err != nil {
 		t.Fatal(err)
 	}

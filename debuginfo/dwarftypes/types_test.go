@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
@@ -81,14 +82,14 @@ func buildTypeFixture(t *testing.T, cc string, flags []string) typeFixture {
 	return f
 }
 
-func openTypes(t *testing.T, path string) *Types {
+func testTypes(t *testing.T, path string) *Types {
 	t.Helper()
-	img, err := OpenImage(path, Options{NoCache: true})
+	img, err := debuginfo.OpenImage(path, debuginfo.Options{NoCache: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { img.Close() })
-	ty, err := img.Types()
+	ty, err := Open(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestTypesLayout(t *testing.T) {
 	for _, c := range typeConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
-			ty := openTypes(t, fx.prog)
+			ty := testTypes(t, fx.prog)
 			for _, line := range fx.probe {
 				f := strings.Split(line, "|")
 				typ := mustType(t, ty, f[1])
@@ -211,7 +212,7 @@ func TestTypesNames(t *testing.T) {
 	for _, c := range typeConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
-			ty := openTypes(t, fx.prog)
+			ty := testTypes(t, fx.prog)
 			if got := ty.ModuleName(); got != "prog" {
 				t.Errorf("ModuleName() = %q, want prog", got)
 			}
@@ -298,7 +299,7 @@ func TestTypesEnums(t *testing.T) {
 	for _, c := range typeConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
-			ty := openTypes(t, fx.prog)
+			ty := testTypes(t, fx.prog)
 			for _, tt := range tests {
 				e, v, ok := ty.LookupEnumerator(tt.name)
 				if !ok {
@@ -335,7 +336,7 @@ func TestTypesFuncs(t *testing.T) {
 	for _, c := range typeConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
-			ty := openTypes(t, fx.prog)
+			ty := testTypes(t, fx.prog)
 			for _, tt := range tests {
 				f, names, err := ty.LookupFunc(tt.name)
 				if err != nil || f == nil {
@@ -368,7 +369,7 @@ func TestTypesIdentity(t *testing.T) {
 	for _, c := range typeConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			fx := buildTypeFixture(t, c.cc, c.flags)
-			ty := openTypes(t, fx.prog)
+			ty := testTypes(t, fx.prog)
 
 			// A recursive struct refers to itself, and the same name
 			// gives the same pointer, from either unit.
@@ -413,7 +414,7 @@ func TestTypesIdentity(t *testing.T) {
 			if slices.Contains(c.flags, "-fdebug-types-section") {
 				return
 			}
-			obj := openTypes(t, fx.obj)
+			obj := testTypes(t, fx.obj)
 			if got := obj.ModuleName(); got != "b" {
 				t.Errorf("ModuleName() = %q, want b", got)
 			}
@@ -429,7 +430,7 @@ func TestTypesIdentity(t *testing.T) {
 
 func TestTypesClosed(t *testing.T) {
 	fx := buildTypeFixture(t, "gcc", nil)
-	ty := openTypes(t, fx.prog)
+	ty := testTypes(t, fx.prog)
 	list := mustType(t, ty, "struct list")
 	if err := ty.Close(); err != nil {
 		t.Fatal(err)
@@ -482,7 +483,7 @@ func TestTypesVmlinux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	img, err := OpenImage(path, Options{CacheDir: t.TempDir()})
+	img, err := debuginfo.OpenImage(path, debuginfo.Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,7 +491,7 @@ func TestTypesVmlinux(t *testing.T) {
 	img.Module = "kernel" // as Open and Kernel name it
 
 	start := time.Now()
-	ty, err := img.Types()
+	ty, err := Open(img)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +541,7 @@ func TestTypesVmlinux(t *testing.T) {
 
 func TestTypesConcurrent(t *testing.T) {
 	fx := buildTypeFixture(t, "gcc", nil)
-	ty := openTypes(t, fx.prog)
+	ty := testTypes(t, fx.prog)
 	names := []string{"struct anon", "struct list", "struct bits", "anon_td", "chain_t", "enum color"}
 	got := make([][]types.Type, 4)
 	var wg sync.WaitGroup
@@ -570,16 +571,16 @@ func TestTypesConcurrent(t *testing.T) {
 // and so whose debug file was not opened, finds its DWARF again.
 func TestTypesCached(t *testing.T) {
 	fx := buildTypeFixture(t, "gcc", nil)
-	opts := Options{CacheDir: t.TempDir()}
+	opts := debuginfo.Options{CacheDir: t.TempDir()}
 	for i := range 2 {
-		img, err := OpenImage(fx.prog, opts)
+		img, err := debuginfo.OpenImage(fx.prog, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if img.Cached != (i == 1) {
 			t.Errorf("open %d: Cached = %v", i, img.Cached)
 		}
-		ty, err := img.Types()
+		ty, err := Open(img)
 		if err != nil {
 			t.Fatal(err)
 		}

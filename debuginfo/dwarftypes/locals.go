@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"errors"
@@ -289,7 +289,7 @@ func (w *scopeWalker) scope() (*Scope, error) {
 				}
 			}
 			// A damaged line table only leaves the prologue unknown.
-			sc.PrologueEnd, sc.PrologueKnown, _ = prologueEnd(w.t.r.secs, w.root.stmtList.Val, &w.ctx, lo.Addr, hi)
+			sc.PrologueEnd, sc.PrologueKnown, _ = dwarfread.PrologueEnd(w.t.r.secs, w.root.stmtList.Val, &w.ctx, lo.Addr, hi)
 		}
 		found = sc
 		return false, nil

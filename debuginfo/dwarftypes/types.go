@@ -1,8 +1,8 @@
-package debuginfo
+package dwarftypes
 
 // Types: the C types of an image, for D's type checker.
 //
-// Image.Types opens the image's debug file again (the one the kinst
+// Open opens the image's debug file again (the one the kinst
 // index was built from, checked against the image's build-id) and maps
 // its DWARF sections. Nothing else happens until the first lookup,
 // which builds a name index: the unit headers are parsed, and
@@ -50,6 +50,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
@@ -86,8 +87,8 @@ type Types struct {
 	err     error // why the index could not be built
 	closed  bool
 	conv    typeConv
-	units   *unitTable // for Scope, built on its first call
-	opts    Options    // where the index and unit table are cached
+	units   *unitTable        // for Scope, built on its first call
+	opts    debuginfo.Options // where the index and unit table are cached
 
 	image      string // the image, for its call frame information (cfi.go)
 	framesOnce sync.Once
@@ -101,9 +102,9 @@ var (
 )
 
 // errTypesClosed is returned by lookups after Close.
-var errTypesClosed = errors.New("debuginfo: Types used after Close")
+var errTypesClosed = errors.New("dwarftypes: Types used after Close")
 
-// Types opens the image's DWARF for type lookups. It maps the debug
+// Open opens the image's DWARF for type lookups. It maps the debug
 // sections and reads nothing more; the name index is built on the
 // first lookup. Each call opens the file again: callers keep the
 // result, and Close it when done.
@@ -113,10 +114,17 @@ var errTypesClosed = errors.New("debuginfo: Types used after Close")
 // section of its own), references into a DWZ supplementary file, split
 // DWARF, and big-endian files (as for the rest of the package). Types
 // declared inside functions are not found by name.
-func (img *Image) Types() (*Types, error) {
-	path := img.DebugPath
+func Open(img *debuginfo.Image) (*Types, error) {
+	return openTypes(img.Module, img.Path, img.DebugPath, img.BuildID, img.Options())
+}
+
+// openTypes opens the types of module, whose image is at path and its
+// DWARF at debugPath ("" for path itself); buildID, when not "", is the
+// image's, which the debug file must have.
+func openTypes(module, image, debugPath, buildID string, opts debuginfo.Options) (*Types, error) {
+	path := debugPath
 	if path == "" {
-		path = img.Path
+		path = image
 	}
 	ef, err := elffile.Open(path)
 	if err != nil {
@@ -127,16 +135,16 @@ func (img *Image) Types() (*Types, error) {
 		return nil, err
 	}
 	if !ef.HasDWARF() {
-		return fail(&NotFoundError{Image: img.Path, Looked: []string{path + " (no DWARF)"}})
+		return fail(&debuginfo.NotFoundError{Image: image, Looked: []string{path + " (no DWARF)"}})
 	}
-	if id := ef.BuildID(); img.BuildID != "" && id != "" && id != img.BuildID {
-		return fail(&MismatchError{Image: img.Path, DebugFile: path, Reason: fmt.Sprintf("build-id %s, image has %s", id, img.BuildID)})
+	if id := ef.BuildID(); buildID != "" && id != "" && id != buildID {
+		return fail(&debuginfo.MismatchError{Image: image, DebugFile: path, Reason: fmt.Sprintf("build-id %s, image has %s", id, buildID)})
 	}
 	secs, err := ef.Dwarf()
 	if err != nil {
 		return fail(fmt.Errorf("reading DWARF of %s: %w", path, err))
 	}
-	t := &Types{name: img.Module, file: path, image: img.Path, ef: ef, opts: img.opts}
+	t := &Types{name: module, file: path, image: image, ef: ef, opts: opts}
 	units, table := t.cachedUnits(len(secs.Info))
 	if units == nil {
 		if units, err = dwarfread.ParseUnits(secs.Info); err != nil {
@@ -317,12 +325,12 @@ func parseCTypeName(name string) (class int, names []string, ok bool) {
 	return classOther, []string{strings.Join(w, " ")}, true
 }
 
-// OpenTypes opens the DWARF of the ELF file at path, which must carry
-// it, for type lookups alone: unlike OpenImage it builds no kinst
-// index. The types are named module. It serves the variables' types of
+// OpenFile opens the DWARF of the ELF file at path, which must carry
+// it, for type lookups alone: unlike debuginfo.OpenImage it builds no
+// kinst index. The types are named module. It serves the variables' types of
 // a kernel image whose BTF lacks them.
-func OpenTypes(path, module string) (*Types, error) {
-	return (&Image{Module: module, Path: path}).Types()
+func OpenFile(path, module string) (*Types, error) {
+	return openTypes(module, path, "", "", debuginfo.Options{})
 }
 
 // Frames returns the call frame information of the image the types

@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"crypto/sha256"
@@ -13,8 +13,10 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
 
 // What Types builds from the whole of a file's DWARF, the name index,
@@ -69,7 +71,7 @@ func typesCacheName(h typesCacheHeader, ext string) string {
 // loadTypesCache returns the body of the cache file with suffix ext and
 // magic, past its header, when the file is current.
 func (t *Types) loadTypesCache(ext, magic string) (*cachefile.Decoder, bool) {
-	dir := t.opts.cache()
+	dir := cacheOf(&t.opts)
 	if dir == nil {
 		return nil, false
 	}
@@ -115,7 +117,7 @@ func (t *Types) loadTypesCache(ext, magic string) (*cachefile.Decoder, bool) {
 // with suffix ext. A failure leaves the cache as it was: the tables are
 // rebuilt next time.
 func (t *Types) storeTypesCache(ext, magic string, body []byte) {
-	dir := t.opts.cache()
+	dir := cacheOf(&t.opts)
 	if dir == nil {
 		return
 	}
@@ -373,4 +375,14 @@ func decodeUnits(d *cachefile.Decoder, infoSize int) ([]dwarfread.Unit, *unitTab
 	}
 	u.index()
 	return units, u, nil
+}
+
+// cacheOf returns the cache directory of opts, as the image's index uses
+// it, or nil.
+func cacheOf(opts *debuginfo.Options) *cachedir.Dir {
+	var warn func(error)
+	if opts.Warn != nil {
+		warn = func(err error) { opts.Warn(debuginfo.Warning{Err: err}) }
+	}
+	return cachefile.Open(opts.CacheDir, opts.NoCache, warn)
 }

@@ -1,4 +1,4 @@
-package debuginfo
+package dwarftypes
 
 import (
 	"debug/elf"
@@ -60,7 +60,7 @@ func TestScope(t *testing.T) {
 						t.Fatalf("%s %v: %v\n%s", cc, args, err, out)
 					}
 					marks := markAddrs(t, prog)
-					ty, err := OpenTypes(prog, "locals")
+					ty, err := OpenFile(prog, "locals")
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -300,7 +300,7 @@ func TestScopeVmlinux(t *testing.T) {
 	if i < 0 {
 		t.Skip("no vfs_read in " + path)
 	}
-	ty, err := OpenTypes(path, "kernel")
+	ty, err := OpenFile(path, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestScopeAbstractOnly(t *testing.T) {
 			syms, _ := f.Symbols()
 			f.Close()
 			i := slices.IndexFunc(syms, func(s elf.Symbol) bool { return s.Name == "g" })
-			ty, err := OpenTypes(prog, "abstract")
+			ty, err := OpenFile(prog, "abstract")
 			if err != nil {
 				t.Fatal(err)
 			}
