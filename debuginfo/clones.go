@@ -32,7 +32,7 @@ func (s *Set) Clones(name string) []Symbol {
 			if !strings.HasPrefix(full, prefix) {
 				break
 			}
-			if IsClone(full[len(name):]) {
+			if isClone(full[len(name):]) {
 				syms = append(syms, img.symbol(sym))
 			}
 		}
@@ -47,11 +47,11 @@ func (s *Set) Clones(name string) []Symbol {
 	return out
 }
 
-// IsClone reports whether suffix, the part of a symbol's name after the
+// isClone reports whether suffix, the part of a symbol's name after the
 // function's (".constprop.0"), names a clone of the function: a
 // sequence of .constprop.N, .isra.N and .specialized.N with no .part or
 // .cold.
-func IsClone(suffix string) bool {
+func isClone(suffix string) bool {
 	if suffix == "" {
 		return false
 	}

@@ -84,9 +84,9 @@ func (s *Scope) Lookup(name string) (*Local, bool) {
 	return nil, false
 }
 
-// ErrNoScope is returned by Scope when no function's debug information
+// errNoScope is returned by Scope when no function's debug information
 // covers the address.
-var ErrNoScope = errors.New("no function covers the address")
+var errNoScope = errors.New("no function covers the address")
 
 // Scope returns the locals in scope at pc, an address of the image as
 // its DWARF gives them (a kernel module's as the package places its
@@ -116,7 +116,7 @@ func (t *Types) Scope(pc uint64) (*Scope, error) {
 			return sc, nil
 		}
 	}
-	return nil, fmt.Errorf("%s: %#x: %w", t.file, pc, ErrNoScope)
+	return nil, fmt.Errorf("%s: %#x: %w", t.file, pc, errNoScope)
 }
 
 // sdie is a DIE decoded for scopes.

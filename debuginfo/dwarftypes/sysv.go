@@ -190,9 +190,9 @@ func classifyAt(t types.Type, off int64, cs []argClass, depth int) error {
 	return nil
 }
 
-// ReturnsInMemory reports whether a function returning t returns it
+// returnsInMemory reports whether a function returning t returns it
 // in memory, through a pointer its caller passes in rdi.
-func ReturnsInMemory(t types.Type) (bool, error) {
+func returnsInMemory(t types.Type) (bool, error) {
 	if t == nil {
 		return false, nil
 	}
@@ -213,7 +213,7 @@ func SysVArgs(params []types.Type, result types.Type) []ArgLoc {
 	out := make([]ArgLoc, len(params))
 	nextInt, nextSSE := 0, 0
 	var stack int64
-	hidden, err := ReturnsInMemory(result)
+	hidden, err := returnsInMemory(result)
 	if err != nil {
 		err = fmt.Errorf("the result's type %s cannot be classified: %w", result, err)
 	}

@@ -1,4 +1,4 @@
-package dtrace
+package locals
 
 import (
 	"errors"
@@ -35,7 +35,7 @@ type entryLocal struct {
 
 // entryValues reads the locals of ls from their call sites, sites, with
 // row, the call frame information at the probe.
-func entryValues(ls []entryLocal, t *dwarftypes.Types, sites []dwarftypes.CallSite, row *unwind.Row, sym funcSym) {
+func entryValues(ls []entryLocal, t *dwarftypes.Types, sites []dwarftypes.CallSite, row *unwind.Row, sym Func) {
 	for _, el := range ls {
 		l, op := el.l, el.op
 		if len(op.Sub) != 1 || op.Sub[0].Code != dwarfexpr.OpReg {
@@ -59,7 +59,7 @@ func entryValues(ls []entryLocal, t *dwarftypes.Types, sites []dwarftypes.CallSi
 		}
 		if len(vals) == 0 {
 			if len(sites) == 0 {
-				why = append(why, "no call site of "+sym.name+" is known")
+				why = append(why, "no call site of "+sym.Name+" is known")
 			}
 			l.Unavailable += "; nor from its callers: " + strings.Join(why, "; ")
 			continue
