@@ -23,12 +23,12 @@ func (s *Set) Clones(name string) []Symbol {
 	for _, img := range s.images {
 		x := img.x
 		prefix := name + "."
-		n := x.byName.Len()
-		i := sort.Search(n, func(i int) bool { return x.strCmp(x.sym(x.byNameAt(i)).name, prefix) >= 0 })
+		n := x.ByName.Len()
+		i := sort.Search(n, func(i int) bool { return x.StrCmp(x.Sym(x.ByNameAt(i)).Name, prefix) >= 0 })
 		var syms []Symbol
 		for ; i < n; i++ {
-			sym := x.sym(x.byNameAt(i))
-			full := x.str(sym.name)
+			sym := x.Sym(x.ByNameAt(i))
+			full := x.Str(sym.Name)
 			if !strings.HasPrefix(full, prefix) {
 				break
 			}

@@ -22,13 +22,14 @@
 //   - debuginfo/dwarfexpr: DWARF expressions as values, for the locations
 //     the code generator reads.
 //
-// and under internal/ what they share: dwarfread (the DWARF reader:
-// units, abbreviations, forms, line programs, expressions), elffile
-// (ELF files, mapped and relocated), cachefile (the cache files'
-// encoding and trimming), and kinstindex, a command that times the
-// index. Dependencies run one way, downwards:
+// and under internal/ the inline index itself (index: built from the
+// DWARF, encoded for the cache, read in place) and what the packages
+// share: dwarfread (the DWARF reader: units, abbreviations, forms, line
+// programs, expressions), elffile (ELF files, mapped and relocated),
+// cachefile (the cache files' encoding and trimming); and kinstindex, a
+// command that times the index. Dependencies run one way, downwards:
 //
-//	locals ──► dwarftypes ──► debuginfo ──► internal/{dwarfread, elffile, cachefile}
+//	locals ──► dwarftypes ──► debuginfo ──► internal/{index, dwarfread, elffile, cachefile}
 //	               └────────► unwind ─────────────┘            │
 //	                                  dwarfexpr (a leaf) ◄──────┘
 //

@@ -3,6 +3,7 @@ package debuginfo
 import (
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
 	"fmt"
@@ -82,6 +83,15 @@ const (
 	SourceKernel    = "kernel"    // a distribution's kernel debug layout
 )
 
+// BuildStats counts what an index build saw.
+type BuildStats struct {
+	Units       int // compile and partial units scanned
+	Subprograms int // subprogram DIEs kept for name resolution
+	Copies      int // inlined copies with code
+	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
+	Nested      int // copies left out for lying in an instance of the same function
+}
+
 // Image is one ELF file (a kernel, a module, a program) and its index.
 type Image struct {
 	Module    string // "kernel", or the module's name
@@ -92,7 +102,7 @@ type Image struct {
 	Cached    bool   // the index came from the cache
 	Stats     BuildStats
 
-	x      *index
+	x      *index.Index
 	mapped []byte // the cache file x lives in, if mapped
 
 	opts Options // for Types: where to cache its tables
@@ -180,7 +190,7 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
 	}
-	t, stats, err := buildIndex(d, symf, opts.Workers)
+	t, stats, err := index.Build(d, symf, opts.Workers, isThunk)
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", img.DebugPath, err)
 	}
@@ -188,11 +198,11 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	data := encodeIndex(h, stats, t)
-	if _, _, img.x, err = decodeIndex(data); err != nil {
+	data := index.Encode(h, stats, t)
+	if _, _, img.x, err = index.Decode(data); err != nil {
 		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
 	}
-	img.Stats = stats
+	img.Stats = BuildStats(stats)
 	if !opts.NoCache {
 		if err := storeCache(img, data, opts); err != nil {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 )
 
 // EntryMarkers returns the addresses where calls of copy c's function
@@ -20,7 +21,7 @@ import (
 // Function.Copies), are left out. It returns nil when c has no entry
 // view (clang; GCC without location views) or its row is not found.
 func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
-	if c.entryView == 0 || c.lineProg == noStmt {
+	if c.entryView == 0 || c.lineProg == index.NoStmt {
 		return nil, nil
 	}
 	img, err := s.image(c.Module)

@@ -1,4 +1,4 @@
-package debuginfo
+package index
 
 import (
 	"cmp"
@@ -86,8 +86,8 @@ type unitResult struct {
 	nested int
 }
 
-// BuildStats counts what an index build saw.
-type BuildStats struct {
+// Stats counts what an index build saw (debuginfo.BuildStats).
+type Stats struct {
 	Units       int // compile and partial units scanned
 	Subprograms int // subprogram DIEs kept for name resolution
 	Copies      int // inlined copies with code
@@ -95,10 +95,10 @@ type BuildStats struct {
 	Nested      int // copies left out for lying in an instance of the same function
 }
 
-// buildIndex scans every unit on workers goroutines and assembles the
+// Build scans every unit on workers goroutines and assembles the
 // index. It loads the symbol table on another goroutine meanwhile.
-func buildIndex(d *dwarfread.DwarfSections, ef *elffile.File, workers int) (*tables, BuildStats, error) {
-	var stats BuildStats
+func Build(d *dwarfread.DwarfSections, ef *elffile.File, workers int, isThunk func(name string) bool) (*Tables, Stats, error) {
+	var stats Stats
 	units, err := dwarfread.ParseUnits(d.Info)
 	if err != nil {
 		return nil, stats, err
@@ -109,7 +109,7 @@ func buildIndex(d *dwarfread.DwarfSections, ef *elffile.File, workers int) (*tab
 	in := newInterner()
 
 	var symErr error
-	var syms, thunks []symbol
+	var syms, thunks []SymRec
 	var byName []uint32
 	var symWG sync.WaitGroup
 	symWG.Go(func() {
@@ -154,40 +154,40 @@ func buildIndex(d *dwarfread.DwarfSections, ef *elffile.File, workers int) (*tab
 
 // sortSymbols orders the function symbols by address (largest first at
 // equal addresses, then by name) and builds the by-name order.
-func sortSymbols(funcs, thunks []elf.Symbol, in *interner) (syms, th []symbol, byName []uint32) {
-	syms = make([]symbol, len(funcs))
+func sortSymbols(funcs, thunks []elf.Symbol, in *interner) (syms, th []SymRec, byName []uint32) {
+	syms = make([]SymRec, len(funcs))
 	for i, s := range funcs {
-		syms[i] = symbol{name: in.string(s.Name), addr: s.Value, size: s.Size}
+		syms[i] = SymRec{Name: in.string(s.Name), Addr: s.Value, Size: s.Size}
 	}
 	// The interner's list only grows and its elements never change, so
 	// a snapshot can be read while the workers add to it.
 	in.mu.Lock()
 	strs := in.strs
 	in.mu.Unlock()
-	slices.SortFunc(syms, func(a, b symbol) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+	slices.SortFunc(syms, func(a, b SymRec) int {
+		if c := cmp.Compare(a.Addr, b.Addr); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.size, a.size); c != 0 {
+		if c := cmp.Compare(b.Size, a.Size); c != 0 {
 			return c
 		}
-		return strings.Compare(strs[a.name], strs[b.name])
+		return strings.Compare(strs[a.Name], strs[b.Name])
 	})
-	syms = slices.CompactFunc(syms, func(a, b symbol) bool { return a == b })
+	syms = slices.CompactFunc(syms, func(a, b SymRec) bool { return a == b })
 	byName = make([]uint32, len(syms))
 	for i := range byName {
 		byName[i] = uint32(i)
 	}
 	slices.SortFunc(byName, func(a, b uint32) int {
-		if c := strings.Compare(strs[syms[a].name], strs[syms[b].name]); c != 0 {
+		if c := strings.Compare(strs[syms[a].Name], strs[syms[b].Name]); c != 0 {
 			return c
 		}
 		return cmp.Compare(a, b)
 	})
 	for _, s := range thunks {
-		th = append(th, symbol{name: in.string(s.Name), addr: s.Value, size: s.Size})
+		th = append(th, SymRec{Name: in.string(s.Name), Addr: s.Value, Size: s.Size})
 	}
-	slices.SortFunc(th, func(a, b symbol) int { return cmp.Compare(a.addr, b.addr) })
+	slices.SortFunc(th, func(a, b SymRec) int { return cmp.Compare(a.Addr, b.Addr) })
 	return syms, th, byName
 }
 
@@ -339,7 +339,7 @@ func scanUnit(s *dwarfread.DwarfSections, u *dwarfread.Unit, in *interner, r *un
 				r.nested++
 				if entry.Form != 0 && !dwarfread.IsConst(entry.Form) {
 					if pc, ok := s.Address(entry, &ctx); ok {
-						r.copies = append(r.copies, rawCopy{origin: org, entry: pc, hasEntry: true, nested: true, stmt: noStmt})
+						r.copies = append(r.copies, rawCopy{origin: org, entry: pc, hasEntry: true, nested: true, stmt: NoStmt})
 					}
 				}
 				continue
@@ -395,8 +395,8 @@ func scanUnit(s *dwarfread.DwarfSections, u *dwarfread.Unit, in *interner, r *un
 			if callLine.Form != 0 {
 				c.line = uint32(callLine.Val)
 			}
-			c.stmt = noStmt
-			if ctx.HasStmtList && ctx.StmtList < uint64(noStmt) {
+			c.stmt = NoStmt
+			if ctx.HasStmtList && ctx.StmtList < uint64(NoStmt) {
 				c.stmt = uint32(ctx.StmtList)
 			}
 			if view.Form != 0 && c.hasEntry && view.Val < 1<<16 {
@@ -442,7 +442,7 @@ func normalize(rs []dwarfread.Range) []dwarfread.Range {
 }
 
 // assemble resolves names and callers and lays the index out.
-func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName []uint32, stats *BuildStats) (*tables, error) {
+func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName []uint32, stats *Stats) (*Tables, error) {
 	var subs []subprog
 	ncopies := 0
 	for i := range results {
@@ -477,26 +477,26 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 		if n := resolve(&subs[i]); n != 0 {
 			f := flags[n] | funcNamed
 			if subs[i].inline {
-				f |= funcInline
+				f |= FuncInline
 			}
 			flags[n] = f
 		}
 	}
 	for _, s := range syms {
-		if _, ok := flags[s.name]; !ok {
-			flags[s.name] = 0 // a function without DWARF, e.g. in assembly
+		if _, ok := flags[s.Name]; !ok {
+			flags[s.Name] = 0 // a function without DWARF, e.g. in assembly
 		}
 	}
 	strs := in.strs // all workers are done
-	x := &tables{strs: strs, syms: syms, byName: byName, thunkSyms: thunks}
+	x := &Tables{strs: strs, syms: syms, byName: byName, thunkSyms: thunks}
 	x.funcs = make([]function, 0, len(flags))
 	for n, f := range flags {
-		x.funcs = append(x.funcs, function{name: n, flags: f})
+		x.funcs = append(x.funcs, function{Name: n, Flags: f})
 	}
-	slices.SortFunc(x.funcs, func(a, b function) int { return strings.Compare(strs[a.name], strs[b.name]) })
+	slices.SortFunc(x.funcs, func(a, b function) int { return strings.Compare(strs[a.Name], strs[b.Name]) })
 	fidx := make(map[uint32]uint32, len(x.funcs))
 	for i, f := range x.funcs {
-		fidx[f.name] = uint32(i)
+		fidx[f.Name] = uint32(i)
 	}
 
 	// Copies, bucketed by function.
@@ -506,7 +506,7 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 		src []dwarfread.Range
 	}
 	all := make([]pending, 0, ncopies)
-	sym := func(i uint32) symbol { return syms[i] }
+	sym := func(i uint32) SymRec { return syms[i] }
 	originName := make(map[uint64]uint32)
 	for i := range results {
 		r := &results[i]
@@ -520,18 +520,18 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 				stats.Unresolved++
 				continue
 			}
-			c := copyRec{sym: symbolAt(len(syms), sym, rc.entry), line: rc.line, file: rc.file, entry: rc.entry, view: rc.view, stmt: rc.stmt}
+			c := copyRec{Sym: symbolAt(len(syms), sym, rc.entry), Line: rc.line, File: rc.file, Entry: rc.entry, View: rc.view, Stmt: rc.stmt}
 			if rc.hasEntry {
-				c.flags |= copyEntryPC
+				c.Flags |= CopyEntryPC
 			}
 			if rc.nested {
-				c.flags |= copyNested
+				c.Flags |= CopyNested
 			}
 			all = append(all, pending{fn: fidx[n], c: c, src: r.ranges[rc.r0 : rc.r0+rc.n]})
 		}
 	}
 	for _, p := range all {
-		if p.c.flags&copyNested == 0 {
+		if p.c.Flags&CopyNested == 0 {
 			stats.Copies++
 		}
 	}
@@ -543,10 +543,10 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 		rank[s] = int32(i)
 	}
 	key := func(c *copyRec) (int32, uint64) {
-		if c.sym == noSym {
-			return -1, c.entry
+		if c.Sym == NoSym {
+			return -1, c.Entry
 		}
-		return rank[c.sym], c.entry - x.syms[c.sym].addr
+		return rank[c.Sym], c.Entry - x.syms[c.Sym].Addr
 	}
 	slices.SortFunc(all, func(a, b pending) int {
 		if c := cmp.Compare(a.fn, b.fn); c != 0 {
@@ -567,11 +567,11 @@ func assemble(results []unitResult, in *interner, syms, thunks []symbol, byName 
 	x.ranges = make([]dwarfread.Range, 0, nr)
 	for i, p := range all {
 		f := &x.funcs[p.fn]
-		if f.n == 0 {
-			f.copies = uint32(i)
+		if f.N == 0 {
+			f.Copies = uint32(i)
 		}
-		f.n++
-		p.c.ranges, p.c.n = uint32(len(x.ranges)), uint32(len(p.src))
+		f.N++
+		p.c.Ranges, p.c.N = uint32(len(x.ranges)), uint32(len(p.src))
 		x.ranges = append(x.ranges, p.src...)
 		x.copies[i] = p.c
 	}
