@@ -23,9 +23,7 @@
 // Scope finds the unit and function holding an address through a table
 // of units by address, then descends through the lexical blocks and
 // inlined copies holding it, keeping each level's variables with their
-// location at that address. SysVArgs says where the System V x86-64
-// convention leaves a function's arguments on entry, for a probe at a
-// function's first instruction, before its prologue stores them.
+// location at that address.
 //
 // The name index, the unit headers and the table of units by address
 // are cached in <build-id>.types and <build-id>.units beside the inline

@@ -70,7 +70,7 @@ func entryValues(ls []entryLocal, t *dwarftypes.Types, sites []dwarftypes.CallSi
 			at = append(at, fmt.Sprintf("%#x", v.ReturnPC))
 		}
 		l.Source = fmt.Sprintf("its value on entry, %s, from the call sites returning to %s (DW_AT_call_value; another caller faults)",
-			dwarftypes.RegName(reg), strings.Join(at, ", "))
+			regName(reg), strings.Join(at, ", "))
 	}
 }
 
@@ -94,17 +94,17 @@ func callValue(v dwarfexpr.Expr, cs *dwarftypes.CallSite, t *dwarftypes.Types, r
 				switch {
 				case row.Source == ".orc_unwind" && op.Reg != 6:
 					// ORC keeps the stack and frame pointers' rules only.
-					return nil, fmt.Errorf("it is computed from %s, which the kernel's ORC tables do not say where the function saves", dwarftypes.RegName(op.Reg))
+					return nil, fmt.Errorf("it is computed from %s, which the kernel's ORC tables do not say where the function saves", regName(op.Reg))
 				case !ok || r.Kind == unwind.RuleSameValue:
 					out = append(out, op)
 				case r.Kind == unwind.RuleOffset:
 					out = append(out, cfaPlus(r.Offset)...)
 					out = append(out, dwarfexpr.Op{Code: dwarfexpr.OpDeref}, dwarfexpr.Op{Code: dwarfexpr.OpConsts, Int: op.Int}, dwarfexpr.Op{Code: dwarfexpr.OpPlus})
 				default:
-					return nil, fmt.Errorf("it is computed from %s, which the call frame information does not recover at the probe (%s)", dwarftypes.RegName(op.Reg), r)
+					return nil, fmt.Errorf("it is computed from %s, which the call frame information does not recover at the probe (%s)", regName(op.Reg), r)
 				}
 			default:
-				return nil, fmt.Errorf("it is computed from %s, which the call does not keep", dwarftypes.RegName(op.Reg))
+				return nil, fmt.Errorf("it is computed from %s, which the call does not keep", regName(op.Reg))
 			}
 		case dwarfexpr.OpFbreg:
 			if len(cs.FrameBase) != 1 || cs.FrameBase[0].Code != dwarfexpr.OpCallFrameCFA {

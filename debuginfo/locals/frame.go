@@ -177,7 +177,7 @@ func sysvArgs(f *check.Frame, sc *dwarftypes.Scope, sym Func, pc uint64, entry b
 		own = append(own, i)
 		params = append(params, l.Type)
 	}
-	args := dwarftypes.SysVArgs(params, sc.Result)
+	args := sysvPlaces(params, sc.Result)
 	if sc.ResultErr != nil {
 		for i := range args {
 			args[i].Err = fmt.Errorf("the function's result type cannot be read: %w", sc.ResultErr)

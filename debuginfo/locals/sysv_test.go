@@ -1,4 +1,4 @@
-package dwarftypes
+package locals
 
 import (
 	"testing"
@@ -33,56 +33,56 @@ func TestSysVArgs(t *testing.T) {
 		name   string
 		params []types.Type
 		result types.Type
-		want   []ArgLoc
+		want   []argLoc
 	}{
 		{"six registers then the stack", []types.Type{i32, i64, ptr, i32, i64, ptr, i32, i64}, i32,
-			[]ArgLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Regs: []int{r9}},
+			[]argLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Regs: []int{r9}},
 				{Memory: true, Stack: 0}, {Memory: true, Stack: 8}}},
-		{"struct result in memory takes rdi", []types.Type{i64}, big, []ArgLoc{{Regs: []int{rsi}}}},
-		{"struct result in registers does not", []types.Type{i64}, two, []ArgLoc{{Regs: []int{rdi}}}},
+		{"struct result in memory takes rdi", []types.Type{i64}, big, []argLoc{{Regs: []int{rsi}}}},
+		{"struct result in registers does not", []types.Type{i64}, two, []argLoc{{Regs: []int{rdi}}}},
 		{"two eightbytes, memory, double", []types.Type{two, big, dbl, i32}, nil,
-			[]ArgLoc{{Regs: []int{rdi, rsi}}, {Memory: true, Stack: 0}, {SSE: true}, {Regs: []int{rdx}}}},
+			[]argLoc{{Regs: []int{rdi, rsi}}, {Memory: true, Stack: 0}, {SSE: true}, {Regs: []int{rdx}}}},
 		{"a struct that no longer fits goes whole on the stack, the next int still in a register",
 			[]types.Type{i64, i64, i64, i64, i64, two, i32}, nil,
-			[]ArgLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Memory: true, Stack: 0}, {Regs: []int{r9}}}},
-		{"mixed classes", []types.Type{mixed, fl2, i32}, nil, []ArgLoc{{Regs: []int{rdi}, SSE: true}, {SSE: true}, {Regs: []int{rsi}}}},
-		{"unaligned member", []types.Type{packed, i32}, nil, []ArgLoc{{Memory: true, Stack: 0}, {Regs: []int{rdi}}}},
+			[]argLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Memory: true, Stack: 0}, {Regs: []int{r9}}}},
+		{"mixed classes", []types.Type{mixed, fl2, i32}, nil, []argLoc{{Regs: []int{rdi}, SSE: true}, {SSE: true}, {Regs: []int{rsi}}}},
+		{"unaligned member", []types.Type{packed, i32}, nil, []argLoc{{Memory: true, Stack: 0}, {Regs: []int{rdi}}}},
 		{"long double on the stack, 16-aligned", []types.Type{i32, i32, i32, i32, i32, i32, i32, ldbl, i32}, nil,
-			[]ArgLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Regs: []int{r9}},
+			[]argLoc{{Regs: []int{rdi}}, {Regs: []int{rsi}}, {Regs: []int{rdx}}, {Regs: []int{rcx}}, {Regs: []int{r8}}, {Regs: []int{r9}},
 				{Memory: true, Stack: 0}, {Memory: true, Stack: 16}, {Memory: true, Stack: 32}}},
-		{"__int128 in two registers", []types.Type{i32, i128}, nil, []ArgLoc{{Regs: []int{rdi}}, {Regs: []int{rsi, rdx}}}},
+		{"__int128 in two registers", []types.Type{i32, i128}, nil, []argLoc{{Regs: []int{rdi}}, {Regs: []int{rsi, rdx}}}},
 		{"nine doubles: the ninth on the stack", []types.Type{dbl, dbl, dbl, dbl, dbl, dbl, dbl, dbl, dbl, i32}, nil,
-			[]ArgLoc{{SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true},
+			[]argLoc{{SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true}, {SSE: true},
 				{Memory: true, Stack: 0}, {Regs: []int{rdi}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SysVArgs(tt.params, tt.result)
+			got := sysvPlaces(tt.params, tt.result)
 			if d := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); d != "" {
-				t.Errorf("SysVArgs (-want +got):\n%s", d)
+				t.Errorf("sysvPlaces (-want +got):\n%s", d)
 			}
 		})
 	}
 	t.Run("empty struct", func(t *testing.T) {
 		empty := &types.Struct{Name: "empty"}
-		got := SysVArgs([]types.Type{empty, i32}, empty)
-		if d := cmp.Diff([]ArgLoc{{}, {Regs: []int{rdi}}}, got, cmpopts.EquateEmpty()); d != "" {
-			t.Errorf("SysVArgs (-want +got):\n%s", d)
+		got := sysvPlaces([]types.Type{empty, i32}, empty)
+		if d := cmp.Diff([]argLoc{{}, {Regs: []int{rdi}}}, got, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("sysvPlaces (-want +got):\n%s", d)
 		}
 	})
 	t.Run("damaged types", func(t *testing.T) {
 		self := &types.Struct{Name: "self", Bytes: 8}
 		self.SetMembers([]types.Member{{Name: "s", Type: self}})
 		huge := &types.Array{Elem: &types.Struct{Name: "empty"}, Len: 1 << 62}
-		got := SysVArgs([]types.Type{huge, self}, nil)
+		got := sysvPlaces([]types.Type{huge, self}, nil)
 		if got[0].Err != nil || got[1].Err == nil {
-			t.Errorf("SysVArgs = %+v, want the empty array placed nowhere and the struct holding itself refused", got)
+			t.Errorf("sysvPlaces = %+v, want the empty array placed nowhere and the struct holding itself refused", got)
 		}
 	})
 	t.Run("unknown type stops the placing", func(t *testing.T) {
-		got := SysVArgs([]types.Type{i32, nil, i32}, nil)
+		got := sysvPlaces([]types.Type{i32, nil, i32}, nil)
 		if got[0].Err != nil || got[1].Err == nil || got[2].Err == nil {
-			t.Errorf("SysVArgs = %+v, want the second and third unplaced", got)
+			t.Errorf("sysvPlaces = %+v, want the second and third unplaced", got)
 		}
 	})
 }

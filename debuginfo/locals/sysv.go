@@ -1,4 +1,4 @@
-package dwarftypes
+package locals
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 // which holds garbage until then; the convention says where the
 // caller left it.
 
-// ArgLoc is where the convention puts one argument on entry.
-type ArgLoc struct {
+// argLoc is where the convention puts one argument on entry.
+type argLoc struct {
 	// Regs are the DWARF numbers of the general-purpose registers
 	// holding it, an eightbyte each; empty when it is not in them.
 	Regs []int
@@ -42,8 +42,8 @@ var sysvIntRegs = [...]int{5, 4, 1, 2, 8, 9}
 var sysvRegNames = [...]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
 
-// RegName returns the name of amd64's DWARF register n.
-func RegName(n int) string {
+// regName returns the name of amd64's DWARF register n.
+func regName(n int) string {
 	if n >= 0 && n < len(sysvRegNames) {
 		return sysvRegNames[n]
 	}
@@ -51,7 +51,7 @@ func RegName(n int) string {
 }
 
 // String says where the argument is, for -lv.
-func (a ArgLoc) String() string {
+func (a argLoc) String() string {
 	switch {
 	case a.Err != nil:
 		return a.Err.Error()
@@ -68,7 +68,7 @@ func (a ArgLoc) String() string {
 func regNames(rs []int) []string {
 	var s []string
 	for _, r := range rs {
-		s = append(s, RegName(r))
+		s = append(s, regName(r))
 	}
 	return s
 }
@@ -206,11 +206,11 @@ func returnsInMemory(t types.Type) (bool, error) {
 	return len(cs) > 0 && cs[0] == classMemory, nil
 }
 
-// SysVArgs places parameters of types params, of a function returning
+// sysvPlaces places parameters of types params, of a function returning
 // result (nil for void), as the caller leaves them at the function's
 // first instruction.
-func SysVArgs(params []types.Type, result types.Type) []ArgLoc {
-	out := make([]ArgLoc, len(params))
+func sysvPlaces(params []types.Type, result types.Type) []argLoc {
+	out := make([]argLoc, len(params))
 	nextInt, nextSSE := 0, 0
 	var stack int64
 	hidden, err := returnsInMemory(result)
