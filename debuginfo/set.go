@@ -6,9 +6,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 )
+
+// Range is a half-open address range [Lo, Hi).
+type Range struct {
+	Lo, Hi uint64
+}
 
 // Symbol is an out-of-line function: an STT_FUNC symbol of an image.
 type Symbol struct {
@@ -38,7 +42,7 @@ type Copy struct {
 	// may lie outside the caller (e.g. in a foo.cold part); see
 	// Set.SymbolAt. A copy whose code was optimised away entirely has
 	// no ranges; its Entry still marks where the call was.
-	Ranges []dwarfread.Range
+	Ranges []Range
 	// Folded are the addresses of the copy's empty ranges apart from
 	// its code: where code of the call was optimised away, folded into
 	// the caller's (gcc records them; a loop's calls can leave nothing
@@ -167,7 +171,7 @@ func (s *Set) Lookup(name string) (Function, error) {
 				Module:     img.Module,
 				Entry:      c.Entry,
 				HasEntryPC: c.Flags&index.CopyEntryPC != 0,
-				Ranges:     make([]dwarfread.Range, c.N),
+				Ranges:     make([]Range, c.N),
 				CallFile:   x.Str(c.File),
 				CallLine:   int(c.Line),
 				entryView:  c.View,
@@ -180,7 +184,7 @@ func (s *Set) Lookup(name string) (Function, error) {
 					cp.Folded = append(cp.Folded, rg.Lo)
 					continue
 				}
-				cp.Ranges = append(cp.Ranges, rg)
+				cp.Ranges = append(cp.Ranges, Range(rg))
 			}
 			if c.Sym != index.NoSym {
 				sym := x.Sym(c.Sym)
@@ -314,9 +318,6 @@ func (s *Set) InlinedFunctions() []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
-
-// Range is a half-open address range [Lo, Hi).
-type Range = dwarfread.Range
 
 // Thunk kinds.
 const (

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -68,7 +69,7 @@ type Local struct {
 	// Available is where the local has a location, as offsets from
 	// Scope.Low, when it is given by a location list; nil when Loc
 	// holds throughout the scope.
-	Available []dwarfread.Range
+	Available []debuginfo.Range
 	// List reports a location list, so that an empty Available means
 	// no location anywhere.
 	List bool
@@ -408,7 +409,7 @@ func (w *scopeWalker) local(c *sdie, sc *Scope, inl string) Local {
 		var all []dwarfread.Range
 		l.Loc, all, l.List, err = w.location(c.loc, c.locBlk)
 		for _, r := range all {
-			l.Available = append(l.Available, dwarfread.Range{Lo: r.Lo - sc.Low, Hi: r.Hi - sc.Low})
+			l.Available = append(l.Available, debuginfo.Range{Lo: r.Lo - sc.Low, Hi: r.Hi - sc.Low})
 		}
 	case c.constBlk != nil:
 		l.Loc = dwarfexpr.Expr{{Code: dwarfexpr.OpImplicitValue, Uint: uint64(len(c.constBlk)), Block: c.constBlk}}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
 )
@@ -153,7 +154,7 @@ func checkScope(t *testing.T, mark string, sc *Scope, names []string, inlined st
 	// ranges holds PC.
 	for _, l := range sc.Locals {
 		off := sc.PC - sc.Low
-		in := slices.ContainsFunc(l.Available, func(r dwarfread.Range) bool { return r.Lo <= off && off < r.Hi })
+		in := slices.ContainsFunc(l.Available, func(r debuginfo.Range) bool { return r.Lo <= off && off < r.Hi })
 		if l.List && in != (len(l.Loc) > 0) {
 			t.Errorf("%s: %s/%s at %s, available at %v", mark, l.Inlined, l.Name, l.Loc, l.Available)
 		}
