@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 
 	"github.com/kdtrace/kdtrace/bpf"
-	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/dif/vm"
 )
 
 // benchSrc is a predicate-like DIFO: arithmetic, a compare, a branch,
@@ -46,7 +46,7 @@ func BenchmarkKernel(b *testing.B) {
 	}
 }
 
-// BenchmarkVM measures the same DIFOs on kernel/vm.
+// BenchmarkVM measures the same DIFOs on dif/vm.
 func BenchmarkVM(b *testing.B) {
 	objs := difos(compileD(b, benchSrc))
 	m := vm.New(nil)

@@ -20,11 +20,11 @@ import (
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 	"github.com/kdtrace/kdtrace/kernel"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 	"github.com/kdtrace/kdtrace/record"
 )
 
@@ -327,7 +327,7 @@ func onCPU0(t *testing.T) func() {
 	}
 }
 
-// differ runs objs on kernel/vm and in the kernel, and reports where
+// differ runs objs on dif/vm and in the kernel, and reports where
 // they differ.
 func differ(t *testing.T, name string, objs []*dif.Object, args ...uint64) {
 	t.Helper()
@@ -385,7 +385,7 @@ func difos(p *dof.Program) []*dif.Object {
 	return objs
 }
 
-// TestD runs D compiled through the pipeline both on kernel/vm and,
+// TestD runs D compiled through the pipeline both on dif/vm and,
 // translated, in the kernel, and compares every DIFO's value.
 func TestD(t *testing.T) {
 	needBPF(t)

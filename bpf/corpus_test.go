@@ -73,7 +73,7 @@ func TestCorpus(t *testing.T) {
 }
 
 // TestCorpusRun runs the suite's scripts whose every DIFO translates, on
-// kernel/vm and in the kernel, as one firing of all their clauses, and
+// dif/vm and in the kernel, as one firing of all their clauses, and
 // compares the values. Scripts that read the clock or kernel memory are
 // left out: the VM has neither.
 func TestCorpusRun(t *testing.T) {

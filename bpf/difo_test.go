@@ -20,7 +20,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/bpf"
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/dif/vm"
 )
 
 // TestDIFO runs hand-written DIFOs, for what D rarely generates: loads of
@@ -162,7 +162,7 @@ func TestRefuse(t *testing.T) {
 }
 
 // TestUserLoad reads this process's memory with uld* (bpf_probe_read_user,
-// the test run's current task being this thread) and kernel/vm reading
+// the test run's current task being this thread) and dif/vm reading
 // the same bytes as the traced process's memory; rld* reads as ld*.
 func TestUserLoad(t *testing.T) {
 	needBPF(t)
@@ -354,7 +354,7 @@ func TestThreadDrops(t *testing.T) {
 	}
 }
 
-// TestScratch checks allocs and the stores against kernel/vm with the
+// TestScratch checks allocs and the stores against dif/vm with the
 // same scratch size: values stored and loaded back, zeroed allocations,
 // alignment, the distance between allocations (their addresses differ),
 // and the faults: NOSCRATCH, BADADDR outside scratch, BADALIGN.

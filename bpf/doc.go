@@ -18,7 +18,7 @@
 // and each DIFO's string table a place in the string map. Translate then
 // turns one DIFO into a whole raw tracepoint program, and Runtime.Load
 // ties the program's map references (MapState, MapGlobals, …) to the
-// runtime's maps and loads it. kernel/vm runs the same DIFOs in-process;
+// runtime's maps and loads it. dif/vm runs the same DIFOs in-process;
 // the tests run both on the same DIFOs — D compiled through the
 // pipeline, hand-written DIFOs and random ones — with BPF_PROG_RUN and
 // compare values and faults.

@@ -297,7 +297,7 @@ func (b *builder) build() (asm.Instructions, error) {
 		}
 	}
 	// The clauses' state is reset at each firing: clause-locals and
-	// scratch memory, as kernel/vm's BeginFiring.
+	// scratch memory, as dif/vm's BeginFiring.
 	t.uses.scratch = true
 	if b.links > 1 {
 		return b.chained()

@@ -317,7 +317,7 @@ func (r *Runtime) ReadState(cpu int) (State, error) {
 		Scratch: u(StateScratch), ScrBase: u(StateScrBase)}, nil
 }
 
-// BeginFiring starts a probe firing on every CPU as kernel/vm's
+// BeginFiring starts a probe firing on every CPU as dif/vm's
 // BeginFiring does: clause-locals and scratch memory zeroed, no scratch
 // allocated. The clause programs will do it in BPF.
 func (r *Runtime) BeginFiring() error {

@@ -8,7 +8,7 @@ import (
 	"github.com/kdtrace/kdtrace/dif"
 )
 
-// The string subroutines below follow dtrace_dif_subr as kernel/vm
+// The string subroutines below follow dtrace_dif_subr as dif/vm
 // runs it. Each copies its strings into MapStrBuf (readString), where
 // a fault is taken as the kernel takes it, and scans the copies in a
 // bpf_loop callback.

@@ -511,7 +511,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		// needs Linux 6.6 and the test guests run 6.1. The quotient is
 		// negative if the signs differ, the remainder if the dividend
 		// is; INT64_MIN / -1 gives INT64_MIN and INT64_MIN % -1 gives
-		// 0, as amd64's kernel and kernel/vm give them.
+		// 0, as amd64's kernel and dif/vm give them.
 		t.emit(asm.Mov.Imm(asm.R3, 0))
 		t.emit(asm.JSGE.Imm(asm.R1, 0, local("pos1")))
 		t.emit(asm.Neg.Imm(asm.R1, 0))
@@ -643,7 +643,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		if uint32(r1) != dif.VarArgs {
 			return &Error{pc, in, fmt.Sprintf("built-in array %s not translated yet", t.varName(uint32(r1), dif.ScopeGlobal))}
 		}
-		// args[i] beyond the tenth reads 0, as kernel/vm reads it.
+		// args[i] beyond the tenth reads 0, as dif/vm reads it.
 		t.get(asm.R2, r2)
 		t.emit(asm.Mov.Imm(asm.R1, 0))
 		t.emit(asm.JGE.Imm(asm.R2, NArgs, local("args")))
@@ -1347,7 +1347,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	subr := in.Subr()
 	nargs := t.tuples[pc]
 	// arg loads argument i into dst; a missing one reads 0, as
-	// kernel/vm reads it.
+	// dif/vm reads it.
 	arg := func(dst asm.Register, i int) {
 		if i < nargs {
 			t.emit(asm.LoadMem(dst, asm.R10, tupleValue(i), asm.DWord))
@@ -1894,7 +1894,7 @@ const commLen = 16
 
 // execname copies the current task's name (bpf_get_current_comm) into
 // scratch and leaves its address in R0, or faults NOSCRATCH. It takes
-// the whole commLen bytes of scratch, where kernel/vm takes the name's
+// the whole commLen bytes of scratch, where dif/vm takes the name's
 // length and a NUL: only the scratch left differs.
 func (t *translator) execname(pc int, local func(string) string) {
 	size := int32(t.l.scratch)

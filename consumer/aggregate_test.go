@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/consumer"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 	"github.com/kdtrace/kdtrace/record"
 )
 

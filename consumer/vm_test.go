@@ -15,6 +15,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/emit"
@@ -24,7 +25,6 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/kernel"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 	"github.com/kdtrace/kdtrace/option"
 	"github.com/kdtrace/kdtrace/record"
 )

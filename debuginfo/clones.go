@@ -23,16 +23,16 @@ func (s *Set) Clones(name string) []Symbol {
 	for _, img := range s.images {
 		x := img.x
 		prefix := name + "."
-		n := x.byName.len()
-		i := sort.Search(n, func(i int) bool { return x.strCmp(x.sym(x.byNameAt(i)).name, prefix) >= 0 })
+		n := x.ByName.Len()
+		i := sort.Search(n, func(i int) bool { return x.StrCmp(x.Sym(x.ByNameAt(i)).Name, prefix) >= 0 })
 		var syms []Symbol
 		for ; i < n; i++ {
-			sym := x.sym(x.byNameAt(i))
-			full := x.str(sym.name)
+			sym := x.Sym(x.ByNameAt(i))
+			full := x.Str(sym.Name)
 			if !strings.HasPrefix(full, prefix) {
 				break
 			}
-			if IsClone(full[len(name):]) {
+			if isClone(full[len(name):]) {
 				syms = append(syms, img.symbol(sym))
 			}
 		}
@@ -47,11 +47,11 @@ func (s *Set) Clones(name string) []Symbol {
 	return out
 }
 
-// IsClone reports whether suffix, the part of a symbol's name after the
+// isClone reports whether suffix, the part of a symbol's name after the
 // function's (".constprop.0"), names a clone of the function: a
 // sequence of .constprop.N, .isra.N and .specialized.N with no .part or
 // .cold.
-func IsClone(suffix string) bool {
+func isClone(suffix string) bool {
 	if suffix == "" {
 		return false
 	}

@@ -36,8 +36,8 @@ func TestIsClone(t *testing.T) {
 		{"_helper", false},
 	}
 	for _, tt := range tests {
-		if got := IsClone(tt.suffix); got != tt.want {
-			t.Errorf("IsClone(%q) = %v, want %v", tt.suffix, got, tt.want)
+		if got := isClone(tt.suffix); got != tt.want {
+			t.Errorf("isClone(%q) = %v, want %v", tt.suffix, got, tt.want)
 		}
 	}
 }
@@ -101,7 +101,7 @@ func TestClones(t *testing.T) {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC {
 			continue
 		}
-		if rest, ok := strings.CutPrefix(s.Name, "g."); ok && IsClone("."+rest) {
+		if rest, ok := strings.CutPrefix(s.Name, "g."); ok && isClone("."+rest) {
 			want = append(want, s.Name)
 		}
 		part = part || strings.HasPrefix(s.Name, "p.part.")

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // The tests compile testdata/prog.c (the "kernel") and testdata/mod.c
@@ -35,24 +37,6 @@ var markers = map[uint64]string{
 	0x7777: "modleaf",
 }
 
-func need(t testing.TB, tools ...string) {
-	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed: %v", tool, err)
-		}
-	}
-}
-
-func run(t testing.TB, dir, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-}
-
 type fixture struct {
 	dir, prog, mod string
 }
@@ -60,7 +44,7 @@ type fixture struct {
 // build compiles the fixture with cc and flags into a new directory.
 func build(t testing.TB, cc string, flags ...string) fixture {
 	t.Helper()
-	need(t, cc, "objdump", "objcopy", "nm")
+	gcctest.Need(t, cc, "objdump", "objcopy", "nm")
 	dir := t.TempDir()
 	src, err := filepath.Abs("testdata")
 	if err != nil {
@@ -68,9 +52,9 @@ func build(t testing.TB, cc string, flags ...string) fixture {
 	}
 	f := fixture{dir: dir, prog: filepath.Join(dir, "prog"), mod: filepath.Join(dir, "mod.ko")}
 	args := append([]string{"-O2", "-g", "-Wl,--build-id=sha1", "-o", f.prog, filepath.Join(src, "prog.c")}, flags...)
-	run(t, dir, cc, args...)
+	gcctest.Run(t, dir, cc, args...)
 	args = append([]string{"-O2", "-g", "-c", "-o", f.mod, filepath.Join(src, "mod.c")}, flags...)
-	run(t, dir, cc, args...)
+	gcctest.Run(t, dir, cc, args...)
 	return f
 }
 
@@ -382,11 +366,11 @@ func TestSeparateDebugFiles(t *testing.T) {
 			return dbg
 		}},
 		{"build-id", SourceBuildID, func(t *testing.T, image, root string) string {
-			ef, err := openELF(image)
+			ef, err := elffile.Open(image)
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := ef.buildID()
+			id := ef.BuildID()
 			ef.Close()
 			if id == "" {
 				t.Skip("the linker wrote no build-id")
@@ -401,7 +385,7 @@ func TestSeparateDebugFiles(t *testing.T) {
 			return dbg
 		}},
 		{"zdebug", SourceImage, func(t *testing.T, image, root string) string {
-			run(t, filepath.Dir(image), "objcopy", "--compress-debug-sections=zlib-gnu", image)
+			gcctest.Run(t, filepath.Dir(image), "objcopy", "--compress-debug-sections=zlib-gnu", image)
 			return image
 		}},
 	} {
@@ -437,11 +421,11 @@ func split(t *testing.T, image, dbg string, link bool) {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(image)
-	run(t, dir, "objcopy", "--only-keep-debug", image, dbg)
+	gcctest.Run(t, dir, "objcopy", "--only-keep-debug", image, dbg)
 	if link {
-		run(t, dir, "objcopy", "--strip-debug", "--add-gnu-debuglink="+dbg, image)
+		gcctest.Run(t, dir, "objcopy", "--strip-debug", "--add-gnu-debuglink="+dbg, image)
 	} else {
-		run(t, dir, "objcopy", "--strip-debug", image)
+		gcctest.Run(t, dir, "objcopy", "--strip-debug", image)
 	}
 }
 
@@ -489,7 +473,7 @@ func TestMismatchedDebugFile(t *testing.T) {
 
 func TestNoDebugInfo(t *testing.T) {
 	f := build(t, "gcc", "-gdwarf-5")
-	run(t, f.dir, "objcopy", "--strip-debug", f.prog)
+	gcctest.Run(t, f.dir, "objcopy", "--strip-debug", f.prog)
 	root := t.TempDir()
 	_, err := Open(f.prog, nil, Options{NoCache: true, DebugRoot: root})
 	var nf *NotFoundError

@@ -1,8 +1,40 @@
-// Package debuginfo finds where functions are in kernel and program
-// images: their out-of-line definitions and every copy the compiler
-// inlined, with the caller, offset and address ranges a kinst probe
-// needs. The D compiler's sugar pass asks it to rewrite
-// kinst::f:entry and kinst::f:return into kinst::caller:offset probes.
+// Package debuginfo finds the debugging information of kernel and
+// program images, and where functions are in them: their out-of-line
+// definitions and every copy the compiler inlined, with the caller,
+// offset and address ranges a kinst probe needs. The D compiler's sugar
+// pass asks it to rewrite kinst::f:entry and kinst::f:return into
+// kinst::caller:offset probes.
+//
+// # Packages
+//
+// Each job on the debugging information is a package of its own:
+//
+//   - debuginfo (this one): finding an image's debug file (OpenImage,
+//     Kernel, Open), and the index of its functions and their inlined
+//     copies, cached by build-id (Image, Set).
+//   - debuginfo/dwarftypes: the image's DWARF as D reads it: C types by
+//     name, and the scope at an address (locals, call sites).
+//   - debuginfo/locals: the frame locals-> reads at a probe, made from a
+//     dwarftypes scope, the call frame information and the calling
+//     convention.
+//   - debuginfo/unwind: call frame information (.debug_frame, .eh_frame,
+//     ORC).
+//   - debuginfo/dwarfexpr: DWARF expressions as values, for the locations
+//     the code generator reads.
+//
+// and under internal/ the inline index itself (index: built from the
+// DWARF, encoded for the cache, read in place) and what the packages
+// share: dwarfread (the DWARF reader: units, abbreviations, forms, line
+// programs, expressions), elffile (ELF files, mapped and relocated),
+// cachefile (the cache files' encoding and trimming); and kinstindex, a
+// command that times the index. Dependencies run one way, downwards:
+//
+//	locals ──► dwarftypes ──► debuginfo ──► internal/{index, dwarfread, elffile, cachefile}
+//	               └────────► unwind ─────────────┘            │
+//	                                  dwarfexpr (a leaf) ◄──────┘
+//
+// The public subpackages may import debuginfo and the packages below
+// them; debuginfo imports none of them, only its internal packages.
 //
 // # Data flow
 //
@@ -42,11 +74,6 @@
 //     every file is reached through the directory's descriptor, without
 //     following links, in a directory that no other user could change
 //     (internal/cachedir says which are refused).
-//     Types caches what it builds from every unit of a debug file (its
-//     name index, the unit headers and Scope's table of units by
-//     address) the same way, in <build-id>.types and <build-id>.units,
-//     keyed and checked by the debug file's path, size, mtime and
-//     build-id; a file that does not check is rebuilt silently.
 //  5. A Set holds the images searched, the kernel first and then the
 //     modules by name, and answers Lookup, Code, SymbolAt and Thunks.
 //
@@ -79,32 +106,6 @@
 // applied: a symbol the module does not define is placed past its last
 // section, so that a call or jump to one (the kernel's return thunk, a
 // tail call) leaves the module's code, as it does once loaded.
-//
-// # Call frame information
-//
-// Frames answers, for an address of an image's code, where the caller's
-// frame is and where the caller's registers were saved: Row gives the
-// CFA's rule (a DWARF register plus an offset, or an expression), the
-// registers' rules, the return address column and the range of
-// addresses where the row holds; CFA gives the CFA's rule alone, which
-// is what a local at DW_OP_fbreg needs when DW_AT_frame_base is
-// DW_OP_call_frame_cfa, as gcc writes it. OpenFrames reads one file,
-// Image.Frames the image and its separate debug file, Types.Frames the
-// same for the image of the types, once; Types.CFA is its CFA. The tables read are .debug_frame (CIE
-// versions 1, 3 and 4, 32- and 64-bit entries) and .eh_frame
-// (augmentations z, R, P, L, S and the pointer encodings, indirect ones
-// read from the file), and for a Linux x86-64 kernel its ORC tables
-// (Linux 6.1's layout, and 6.4's when .orc_header is present). The
-// instructions run up to the address; expressions are decoded, not
-// evaluated. Where a kernel has both ORC and DWARF, ORC decides the CFA
-// (objtool checks it on the final code, inline assembly included) and
-// DWARF's row is kept when it agrees. Register numbers are DWARF's: on
-// amd64 7 is rsp, 6 rbp, 16 the return address. A damaged entry is a
-// *CFIError naming the section and the offset; an address no table
-// covers is ErrNoFrame. Not read: .eh_frame_hdr (the index is built from
-// the entries themselves, in under 0.1 s for Debian's vmlinux or
-// nodejs), and the CFA rules of ORC's register frames
-// (entry code), which Row gives as the address of the saved registers.
 //
 // Not supported: split DWARF (-gsplit-dwarf), references into DWZ
 // supplementary files (.gnu_debugaltlink; copies whose origin lies there

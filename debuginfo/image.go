@@ -1,6 +1,9 @@
 package debuginfo
 
 import (
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
 	"fmt"
@@ -34,6 +37,9 @@ type Options struct {
 	// GOMAXPROCS.
 	Workers int
 }
+
+// Options returns the options the image was opened with.
+func (img *Image) Options() Options { return img.opts }
 
 func (o *Options) debugRoot() string {
 	if o.DebugRoot == "" {
@@ -77,6 +83,15 @@ const (
 	SourceKernel    = "kernel"    // a distribution's kernel debug layout
 )
 
+// BuildStats counts what an index build saw.
+type BuildStats struct {
+	Units       int // compile and partial units scanned
+	Subprograms int // subprogram DIEs kept for name resolution
+	Copies      int // inlined copies with code
+	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
+	Nested      int // copies left out for lying in an instance of the same function
+}
+
 // Image is one ELF file (a kernel, a module, a program) and its index.
 type Image struct {
 	Module    string // "kernel", or the module's name
@@ -87,18 +102,18 @@ type Image struct {
 	Cached    bool   // the index came from the cache
 	Stats     BuildStats
 
-	x      *index
+	x      *index.Index
 	mapped []byte // the cache file x lives in, if mapped
 
 	opts Options // for Types: where to cache its tables
 
 	mu  sync.Mutex
-	elf *elfFile // for Code; reopened on use after Close
+	elf *elffile.File // for Code; reopened on use after Close
 
 	// The debug file's line programs, for EntryMarkers.
-	lineELF *elfFile
+	lineELF *elffile.File
 	lineSec []byte
-	lines   map[uint32][]lineRow
+	lines   map[uint32][]dwarfread.LineRow
 }
 
 // MismatchError reports a debug file that does not belong to its image.
@@ -139,11 +154,11 @@ func moduleName(path string) string {
 // openImage is OpenImage with more places to look for the debug file,
 // tried after the standard ones (the kernel layouts of distributions).
 func openImage(module, path string, extra []string, opts Options) (*Image, error) {
-	ef, err := openELF(path)
+	ef, err := elffile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	img := &Image{Module: module, Path: path, BuildID: ef.buildID(), elf: ef, opts: opts}
+	img := &Image{Module: module, Path: path, BuildID: ef.BuildID(), elf: ef, opts: opts}
 	if !opts.NoCache {
 		if x, mapped, ok := loadCache(img, ef, &opts); ok {
 			img.x, img.mapped, img.Cached = x, mapped, true
@@ -159,7 +174,7 @@ func openImage(module, path string, extra []string, opts Options) (*Image, error
 
 // build finds the image's DWARF, indexes it and stores the index in the
 // cache.
-func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
+func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	dbg, err := locate(img, ef, extra, opts)
 	if err != nil {
 		return err
@@ -168,14 +183,14 @@ func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
 		defer dbg.Close()
 	}
 	symf := ef
-	if ef.f.Section(".symtab") == nil {
+	if ef.F.Section(".symtab") == nil {
 		symf = dbg // a stripped image: the debug file kept the symbols
 	}
-	d, err := dbg.dwarf()
+	d, err := dbg.Dwarf()
 	if err != nil {
 		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
 	}
-	t, stats, err := buildIndex(d, symf, opts.Workers)
+	t, stats, err := index.Build(d, symf, opts.Workers, isThunk)
 	if err != nil {
 		return fmt.Errorf("indexing %s: %w", img.DebugPath, err)
 	}
@@ -183,11 +198,11 @@ func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	data := encodeIndex(h, stats, t)
-	if _, _, img.x, err = decodeIndex(data); err != nil {
+	data := index.Encode(h, stats, t)
+	if _, _, img.x, err = index.Decode(data); err != nil {
 		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
 	}
-	img.Stats = stats
+	img.Stats = BuildStats(stats)
 	if !opts.NoCache {
 		if err := storeCache(img, data, opts); err != nil {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
@@ -203,8 +218,8 @@ func (img *Image) build(ef *elfFile, extra []string, opts *Options) error {
 // exists but does not match the image stops the search with a
 // MismatchError, also reported as a warning: using a nearby file
 // instead would make the results silently wrong.
-func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, error) {
-	if ef.hasDWARF() {
+func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffile.File, error) {
+	if ef.HasDWARF() {
 		img.DebugPath, img.Source = img.Path, SourceImage
 		return ef, nil
 	}
@@ -215,7 +230,7 @@ func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, e
 		abs = img.Path
 	}
 	dir := filepath.Dir(abs)
-	link, crc, hasLink := ef.debugLink()
+	link, crc, hasLink := ef.DebugLink()
 
 	type candidate struct {
 		path, source string
@@ -245,21 +260,21 @@ func locate(img *Image, ef *elfFile, extra []string, opts *Options) (*elfFile, e
 			looked = append(looked, c.path+" (missing)")
 			continue
 		}
-		dbg, err := openELF(c.path)
+		dbg, err := elffile.Open(c.path)
 		if err != nil {
 			looked = append(looked, fmt.Sprintf("%s (%v)", c.path, err))
 			continue
 		}
 		reason := ""
 		switch {
-		case !dbg.hasDWARF():
+		case !dbg.HasDWARF():
 			looked = append(looked, c.path+" (no DWARF)")
 			dbg.Close()
 			continue
-		case img.BuildID != "" && dbg.buildID() != "" && dbg.buildID() != img.BuildID:
-			reason = fmt.Sprintf("build-id %s, image has %s", dbg.buildID(), img.BuildID)
+		case img.BuildID != "" && dbg.BuildID() != "" && dbg.BuildID() != img.BuildID:
+			reason = fmt.Sprintf("build-id %s, image has %s", dbg.BuildID(), img.BuildID)
 		case c.checkCRC:
-			got, err := fileCRC(dbg.osf)
+			got, err := fileCRC(dbg.Osf)
 			if err != nil {
 				reason = fmt.Sprintf("reading it: %v", err)
 			} else if got != crc {
@@ -316,7 +331,7 @@ func (img *Image) code(addr, size uint64) ([]byte, error) {
 	if err := img.openELF(); err != nil {
 		return nil, err
 	}
-	return img.elf.code(addr, size)
+	return img.elf.Code(addr, size)
 }
 
 // section returns the name of the image's section holding addr.
@@ -326,7 +341,7 @@ func (img *Image) section(addr uint64) (string, bool) {
 	if img.openELF() != nil {
 		return "", false
 	}
-	return img.elf.section(addr)
+	return img.elf.Section(addr)
 }
 
 // openELF opens the image's file for its code, once; the index, read
@@ -335,7 +350,7 @@ func (img *Image) openELF() error {
 	if img.elf != nil {
 		return nil
 	}
-	ef, err := openELF(img.Path)
+	ef, err := elffile.Open(img.Path)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
 
 // Kernel makes the set of the running Linux kernel and its loaded
@@ -41,7 +43,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 	}
 	release := strings.TrimSpace(string(b))
 	notes, _ := os.ReadFile(sys("/sys/kernel/notes"))
-	id := noteBuildID(notes)
+	id := elffile.NoteBuildID(notes)
 	root := opts.debugRoot()
 	modDir := sys(filepath.Join("/lib/modules", release))
 
@@ -64,7 +66,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 	paths := modulePaths(modDir)
 	for _, m := range loadedModules(sys("/proc/modules")) {
 		notes, _ := os.ReadFile(sys(filepath.Join("/sys/module", m, "notes/.note.gnu.build-id")))
-		mid := noteBuildID(notes)
+		mid := elffile.NoteBuildID(notes)
 		cands := []string{buildIDPath(root, mid)}
 		if rel, ok := paths[m]; ok {
 			ko := filepath.Join(root, "lib/modules", release, trimCompression(rel))

@@ -3,6 +3,10 @@ package debuginfo
 import (
 	"fmt"
 	"slices"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 )
 
 // EntryMarkers returns the addresses where calls of copy c's function
@@ -17,7 +21,7 @@ import (
 // Function.Copies), are left out. It returns nil when c has no entry
 // view (clang; GCC without location views) or its row is not found.
 func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
-	if c.entryView == 0 || c.lineProg == noStmt {
+	if c.entryView == 0 || c.lineProg == index.NoStmt {
 		return nil, nil
 	}
 	img, err := s.image(c.Module)
@@ -28,7 +32,7 @@ func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := slices.IndexFunc(rows, func(r lineRow) bool { return r.addr == c.Entry && r.view == c.entryView-1 })
+	k := slices.IndexFunc(rows, func(r dwarfread.LineRow) bool { return r.Addr == c.Entry && r.View == c.entryView-1 })
 	if k < 0 {
 		return nil, nil
 	}
@@ -46,8 +50,8 @@ func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
 	}
 	var marks []uint64
 	for _, r := range rows {
-		if r.file == key.file && r.line == key.line && r.col == key.col && in(r.addr) && !slices.Contains(c.inner, r.addr) {
-			marks = append(marks, r.addr)
+		if r.File == key.File && r.Line == key.Line && r.Col == key.Col && in(r.Addr) && !slices.Contains(c.inner, r.Addr) {
+			marks = append(marks, r.Addr)
 		}
 	}
 	slices.Sort(marks)
@@ -56,7 +60,7 @@ func (s *Set) EntryMarkers(c Copy) ([]uint64, error) {
 
 // lineRows returns the rows of the line program at off in the image's
 // DWARF, decoded once.
-func (img *Image) lineRows(off uint32) ([]lineRow, error) {
+func (img *Image) lineRows(off uint32) ([]dwarfread.LineRow, error) {
 	img.mu.Lock()
 	defer img.mu.Unlock()
 	if rows, ok := img.lines[off]; ok {
@@ -67,23 +71,23 @@ func (img *Image) lineRows(off uint32) ([]lineRow, error) {
 		if path == "" {
 			path = img.Path
 		}
-		ef, err := openELF(path)
+		ef, err := elffile.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		secs, err := ef.dwarf()
+		secs, err := ef.Dwarf()
 		if err != nil {
 			ef.Close()
 			return nil, fmt.Errorf("reading DWARF of %s: %w", path, err)
 		}
-		img.lineELF, img.lineSec = ef, secs.line
+		img.lineELF, img.lineSec = ef, secs.Line
 	}
-	rows, err := decodeLines(img.lineSec, uint64(off), 8)
+	rows, err := dwarfread.DecodeLines(img.lineSec, uint64(off), 8)
 	if err != nil {
 		return nil, err
 	}
 	if img.lines == nil {
-		img.lines = make(map[uint32][]lineRow)
+		img.lines = make(map[uint32][]dwarfread.LineRow)
 	}
 	img.lines[off] = rows
 	return rows, nil

@@ -5,7 +5,23 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/elffile"
 )
+
+// ErrNotELF is the error of opening a file that is not an ELF file.
+var ErrNotELF = elffile.ErrNotELF
+
+// CheckFile reports whether path is an ELF file that this package can
+// read: the error names the file and says what is wrong with it, not
+// an ELF file (ErrNotELF), a directory, missing.
+func CheckFile(path string) error {
+	e, err := elffile.Open(path)
+	if err != nil {
+		return err
+	}
+	return e.Close()
+}
 
 // Open makes a set from files, for any kernel on any machine: a kernel
 // image (which may carry its DWARF, as a vmlinux from a -dbg package

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kdtrace/kdtrace/debuginfo/internal/index"
 )
 
 // Range is a half-open address range [Lo, Hi).
@@ -148,46 +150,46 @@ func (s *Set) Lookup(name string) (Function, error) {
 	fn := Function{Name: name}
 	for _, img := range s.images {
 		x := img.x
-		f, ok := x.lookup(name)
+		f, ok := x.Lookup(name)
 		if !ok {
 			continue
 		}
 		fn.Exists = true
-		fn.Inline = fn.Inline || f.flags&funcInline != 0
-		for _, sym := range x.symbolsNamed(name) {
+		fn.Inline = fn.Inline || f.Flags&index.FuncInline != 0
+		for _, sym := range x.SymbolsNamed(name) {
 			fn.OutOfLine = append(fn.OutOfLine, img.symbol(sym))
 		}
 		var nested []uint64
 		first := len(fn.Copies)
-		for i := f.copies; i < f.copies+f.n; i++ {
-			c := x.copyAt(int(i))
-			if c.flags&copyNested != 0 {
-				nested = append(nested, c.entry)
+		for i := f.Copies; i < f.Copies+f.N; i++ {
+			c := x.CopyAt(int(i))
+			if c.Flags&index.CopyNested != 0 {
+				nested = append(nested, c.Entry)
 				continue
 			}
 			cp := Copy{
 				Module:     img.Module,
-				Entry:      c.entry,
-				HasEntryPC: c.flags&copyEntryPC != 0,
-				Ranges:     make([]Range, c.n),
-				CallFile:   x.str(c.file),
-				CallLine:   int(c.line),
-				entryView:  c.view,
-				lineProg:   c.stmt,
+				Entry:      c.Entry,
+				HasEntryPC: c.Flags&index.CopyEntryPC != 0,
+				Ranges:     make([]Range, c.N),
+				CallFile:   x.Str(c.File),
+				CallLine:   int(c.Line),
+				entryView:  c.View,
+				lineProg:   c.Stmt,
 			}
 			cp.Ranges = cp.Ranges[:0]
-			for j := range int(c.n) {
-				rg := x.rangeAt(int(c.ranges) + j)
+			for j := range int(c.N) {
+				rg := x.RangeAt(int(c.Ranges) + j)
 				if rg.Lo == rg.Hi {
 					cp.Folded = append(cp.Folded, rg.Lo)
 					continue
 				}
-				cp.Ranges = append(cp.Ranges, rg)
+				cp.Ranges = append(cp.Ranges, Range(rg))
 			}
-			if c.sym != noSym {
-				sym := x.sym(c.sym)
-				cp.Caller, cp.CallerAddr, cp.CallerSize = x.str(sym.name), sym.addr, sym.size
-				cp.Offset = c.entry - sym.addr
+			if c.Sym != index.NoSym {
+				sym := x.Sym(c.Sym)
+				cp.Caller, cp.CallerAddr, cp.CallerSize = x.Str(sym.Name), sym.Addr, sym.Size
+				cp.Offset = c.Entry - sym.Addr
 			}
 			fn.Copies = append(fn.Copies, cp)
 		}
@@ -206,8 +208,8 @@ func (s *Set) Lookup(name string) (Function, error) {
 	return fn, nil
 }
 
-func (img *Image) symbol(s symbol) Symbol {
-	return Symbol{Module: img.Module, Name: img.x.str(s.name), Addr: s.addr, Size: s.size}
+func (img *Image) symbol(s index.SymRec) Symbol {
+	return Symbol{Module: img.Module, Name: img.x.Str(s.Name), Addr: s.Addr, Size: s.Size}
 }
 
 func (s *Set) image(module string) (*Image, error) {
@@ -228,20 +230,20 @@ func (s *Set) Code(module, caller string) (addr uint64, code []byte, err error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	syms := img.x.symbolsNamed(caller)
+	syms := img.x.SymbolsNamed(caller)
 	switch len(syms) {
 	case 0:
-		return 0, nil, fmt.Errorf("no function symbol %s in %s", caller, img.Path)
+		return 0, nil, fmt.Errorf("no function symRec %s in %s", caller, img.Path)
 	case 1:
 	default:
 		var addrs []string
 		for _, sym := range syms {
-			addrs = append(addrs, fmt.Sprintf("%#x", sym.addr))
+			addrs = append(addrs, fmt.Sprintf("%#x", sym.Addr))
 		}
 		return 0, nil, fmt.Errorf("%d function symbols %s in %s, at %s", len(syms), caller, img.Path, strings.Join(addrs, ", "))
 	}
-	code, err = img.code(syms[0].addr, syms[0].size)
-	return syms[0].addr, code, err
+	code, err = img.code(syms[0].Addr, syms[0].Size)
+	return syms[0].Addr, code, err
 }
 
 // CodeAt returns the function symbol of a module that holds addr, and
@@ -249,7 +251,7 @@ func (s *Set) Code(module, caller string) (addr uint64, code []byte, err error) 
 func (s *Set) CodeAt(module string, addr uint64) (Symbol, []byte, error) {
 	sym, ok := s.SymbolAt(module, addr)
 	if !ok {
-		return sym, nil, fmt.Errorf("no function symbol holds %#x in module %s", addr, module)
+		return sym, nil, fmt.Errorf("no function symRec holds %#x in module %s", addr, module)
 	}
 	img, _ := s.image(module)
 	code, err := img.code(sym.Addr, sym.Size)
@@ -262,11 +264,11 @@ func (s *Set) SymbolAt(module string, addr uint64) (Symbol, bool) {
 	if err != nil {
 		return Symbol{}, false
 	}
-	i := img.x.symbolAt(addr)
-	if i == noSym {
+	i := img.x.SymbolAt(addr)
+	if i == index.NoSym {
 		return Symbol{}, false
 	}
-	return img.symbol(img.x.sym(i)), true
+	return img.symbol(img.x.Sym(i)), true
 }
 
 // SectionAt returns the name of the section of a module's image that
@@ -286,7 +288,7 @@ func (s *Set) Thunks(module string) []Thunk {
 	if err != nil {
 		return nil
 	}
-	return img.x.thunks()
+	return thunksOf(img.x)
 }
 
 // ReturnThunks returns the addresses of the module's return thunks
@@ -307,12 +309,61 @@ func (s *Set) InlinedFunctions() []string {
 	var names []string
 	for _, img := range s.images {
 		x := img.x
-		for i := range x.funcs.len() {
-			if f := x.function(i); f.n > 0 {
-				names = append(names, x.str(f.name))
+		for i := range x.Funcs.Len() {
+			if f := x.Function(i); f.N > 0 {
+				names = append(names, x.Str(f.Name))
 			}
 		}
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
+}
+
+// Thunk kinds.
+const (
+	// ReturnThunk marks a function that a jump to stands for a return
+	// (__x86_return_thunk and its mitigation variants).
+	ReturnThunk ThunkKind = iota + 1
+	// IndirectThunk marks a function that a call or jump to stands for
+	// an indirect call or jump through a register (retpolines).
+	IndirectThunk
+)
+
+// ThunkKind says what a jump to a thunk means.
+type ThunkKind int
+
+// Thunk is a kernel thunk that replaces an instruction in compiled
+// code.
+type Thunk struct {
+	Name string
+	Addr uint64
+	Kind ThunkKind
+}
+
+// thunkKind classifies a symbol name.
+func thunkKind(name string) ThunkKind {
+	switch {
+	case name == "__x86_return_thunk", name == "srso_return_thunk", name == "srso_alias_return_thunk",
+		name == "retbleed_return_thunk", name == "__x86_return_skl", name == "its_return_thunk":
+		return ReturnThunk
+	case strings.HasPrefix(name, "__x86_indirect_thunk_"), strings.HasPrefix(name, "__x86_indirect_call_thunk_"),
+		strings.HasPrefix(name, "__x86_indirect_jump_thunk_"), strings.HasPrefix(name, "__x86_indirect_its_thunk_"):
+		return IndirectThunk
+	}
+	return 0
+}
+
+// isThunk says whether a symbol is a thunk, the symbols the index keeps
+// beside the functions.
+func isThunk(name string) bool { return thunkKind(name) != 0 }
+
+// thunksOf returns the thunks x keeps.
+func thunksOf(x *index.Index) []Thunk {
+	var out []Thunk
+	for i := range x.ThunkSyms.Len() {
+		s := x.ThunkSym(i)
+		name := x.Str(s.Name)
+		out = append(out, Thunk{Name: name, Addr: s.Addr, Kind: thunkKind(name)})
+	}
+	return out
 }

@@ -60,4 +60,34 @@
 // ECB and action descriptions refer to a DIFO by its DIFOHDR. The Append*
 // and Parse* functions lay these records out in a given byte order; the
 // DOF writer and loader arrange the sections.
+//
+// # Subroutines
+//
+// The subroutine codes (Subr*, DIF_SUBR_* in FreeBSD's numbering, which
+// is the ABI) and their names (SubrName) are defined once, in const.go;
+// the D compiler's builtins table (dlang/check/builtin.go) names each
+// subroutine by its code, and a test checks the two agree. Each
+// subroutine then has two bodies: Go in the reference machine, dif/vm,
+// and hand-written BPF in package bpf. Both stay as long as dif/vm earns
+// its place as the oracle: bpf's tests (TestD, TestDIFO, TestRandom,
+// TestScratch, TestCorpusRun) run each DIFO on it and in the kernel and
+// compare values and faults, and it is DIF's semantics written once in
+// plain Go, held to FreeBSD's by its own tests. Adding a subroutine is
+// one table row and its two bodies:
+//
+//  1. dif/const.go: the Subr constant, its name in subrNames and SubrMax
+//     (only when DTrace's numbering gains a code).
+//  2. dlang/check/builtin.go: the builtins row — name, kind Func, id
+//     dif.Subr…, the prototype as dtrace writes it — and the count in
+//     abi_test.go's TestBuiltinSubroutines.
+//  3. dif/vm/subr.go: the case in Machine.call and its body.
+//  4. bpf/translate.go: the case in translator.call, its body there or
+//     beside its family (strsubr.go, substr.go, inet.go, json.go).
+//  5. Tests: a row in dif/vm/subr_test.go's TestSubroutines (the
+//     machine against FreeBSD's results) and a D line in
+//     bpf/bpf_test.go's TestD (the translation against the machine).
+//
+// That is seven files: four of code (const.go, builtin.go, subr.go,
+// translate.go) and three of tests; one more when the BPF body goes
+// into its family's file, one fewer when the code already exists.
 package dif

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -72,7 +73,7 @@ func (h *Handle) kernelTypes() ([]types.Module, error) {
 // dwarfTypes returns an image's DWARF types, named as the target's
 // kernel module is named in D: vmlinux on Linux, kernel on FreeBSD.
 func (h *Handle) dwarfTypes(img *debuginfo.Image) []types.Module {
-	t, err := img.Types()
+	t, err := dwarftypes.Open(img)
 	if err != nil {
 		h.warnf("no kernel types: %v", err)
 		return nil
@@ -84,7 +85,7 @@ func (h *Handle) dwarfTypes(img *debuginfo.Image) []types.Module {
 }
 
 // linuxKernel names a kernel's DWARF types vmlinux, as BTF names them.
-type linuxKernel struct{ *debuginfo.Types }
+type linuxKernel struct{ *dwarftypes.Types }
 
 func (linuxKernel) ModuleName() string { return btf.KernelModule }
 
@@ -280,7 +281,7 @@ func (h *Handle) symbols() *ksym.Resolver {
 		load = func() (*ksym.Table, error) { return ksym.ReadELF(h.cfg.Kernel) }
 	}
 	dwarf := sync.OnceValue(func() ksym.VarTypes {
-		if t, err := debuginfo.OpenTypes(h.cfg.Kernel, btf.KernelModule); err == nil {
+		if t, err := dwarftypes.OpenFile(h.cfg.Kernel, btf.KernelModule); err == nil {
 			return t
 		}
 		return nil

@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dtrace"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // localsKernel is a "kernel" for kinst's offline catalog: work's
@@ -57,7 +58,7 @@ func TestLocalsKinstOffline(t *testing.T) {
 	// Lay out work's frame where its DWARF says clang put each
 	// variable (DW_OP_fbreg from rbp), its static where DW_OP_addr
 	// says, and see each read.
-	ty, err := debuginfo.OpenTypes(bin, "kernel")
+	ty, err := dwarftypes.OpenFile(bin, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,9 @@ func TestLocalsKinstOffline(t *testing.T) {
 			binary.LittleEndian.PutUint64(b, v)
 		}
 		switch op := l.Loc[0]; op.Code {
-		case debuginfo.OpFbreg:
+		case dwarfexpr.OpFbreg:
 			copy(frame[64+op.Int:], b)
-		case debuginfo.OpAddr:
+		case dwarfexpr.OpAddr:
 			kmem = append(kmem, vm.Segment{Addr: op.Uint, Data: b})
 		default:
 			t.Fatalf("%s at %s", name, l.Loc)
@@ -184,7 +185,7 @@ func TestLocalsVmlinux(t *testing.T) {
 	t.Logf("kinst::vfs_read:0 locals->count: cold %v, warm %v", cold, warm)
 
 	// Where fsnotify_access's copy is, its file parameter.
-	ty, err := debuginfo.OpenTypes(path, "kernel")
+	ty, err := dwarftypes.OpenFile(path, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func TestLocalsEntryValue(t *testing.T) {
 	bin, addr := buildMarked(t, "gcc", "-O2", entryValueKernel)
 	probe := fmt.Sprintf("kinst::work:%d", addr["mark"]-addr["work"])
 
-	ty, err := debuginfo.OpenTypes(bin, "kernel")
+	ty, err := dwarftypes.OpenFile(bin, "kernel")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestLocalsEntryValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l, ok := sc.Lookup("n"); !ok || len(l.Loc) == 0 || l.Loc[0].Code != debuginfo.OpEntryValue {
+	if l, ok := sc.Lookup("n"); !ok || len(l.Loc) == 0 || l.Loc[0].Code != dwarfexpr.OpEntryValue {
 		t.Skipf("gcc put n at mark elsewhere than in an entry value: %+v", l)
 	}
 

@@ -6,12 +6,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 )
 
 // unguarded is a Kinst that drops the guards, as the rewrite was before

@@ -9,7 +9,7 @@ import (
 )
 
 // VarTypes gives the types of a module's variables: *btf.Module and
-// *debuginfo.Types implement it.
+// *dwarftypes.Types implement it.
 type VarTypes interface {
 	// LookupVar returns the type of the variable called name, or nil.
 	LookupVar(name string) (types.Type, error)

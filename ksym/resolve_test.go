@@ -9,14 +9,15 @@ import (
 
 	"github.com/kdtrace/kdtrace/btf"
 	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel/vm"
 	"github.com/kdtrace/kdtrace/ksym"
 )
 
@@ -96,7 +97,7 @@ func imageResolver(t *testing.T, path string, withTypes bool) *ksym.Resolver {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { img.Close() })
-		tys, err := img.Types()
+		tys, err := dwarftypes.Open(img)
 		if err != nil {
 			t.Fatal(err)
 		}

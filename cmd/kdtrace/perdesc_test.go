@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dif"
-	"github.com/kdtrace/kdtrace/kernel/vm"
+	"github.com/kdtrace/kdtrace/dif/vm"
 )
 
 // perDescProgram's functions take pointers to structs that lay out

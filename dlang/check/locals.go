@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
@@ -57,7 +57,7 @@ type Place struct {
 	Entry bool
 	// FrameBase is the function's DW_AT_frame_base at the probes, what
 	// DW_OP_fbreg is relative to.
-	FrameBase debuginfo.Expr
+	FrameBase dwarfexpr.Expr
 	// CFA is the canonical frame address at the probes, for
 	// DW_OP_call_frame_cfa.
 	CFA CFA
@@ -92,7 +92,7 @@ type Local struct {
 	Type    types.Type // nil when Unavailable says why
 	// Loc is its location at the probes; empty when it has none there,
 	// and Unavailable then says why, and where it has one.
-	Loc         debuginfo.Expr
+	Loc         dwarfexpr.Expr
 	Unavailable string
 	// Source says where Loc reads it when that is not its debugging
 	// information's location (the calling convention's place at the
@@ -117,7 +117,7 @@ func (c *Checker) localMember(pos token.Pos, l *Local, m types.Member) {
 	var off int64
 	start := 0
 	for i, op := range l.Loc {
-		if op.Code != debuginfo.OpPiece {
+		if op.Code != dwarfexpr.OpPiece {
 			continue
 		}
 		n := int64(op.Uint)
@@ -136,17 +136,17 @@ func (c *Checker) localMember(pos token.Pos, l *Local, m types.Member) {
 
 // InMemory reports whether a location is the address of the whole
 // variable: not a register, a value, nor pieces.
-func InMemory(loc debuginfo.Expr) bool {
+func InMemory(loc dwarfexpr.Expr) bool {
 	if len(loc) == 0 {
 		return false
 	}
 	for _, op := range loc {
-		if op.Code == debuginfo.OpPiece || op.Code == debuginfo.OpBitPiece {
+		if op.Code == dwarfexpr.OpPiece || op.Code == dwarfexpr.OpBitPiece {
 			return false
 		}
 	}
 	switch loc[len(loc)-1].Code {
-	case debuginfo.OpReg, debuginfo.OpImplicitValue, debuginfo.OpStackValue, debuginfo.OpImplicitPtr:
+	case dwarfexpr.OpReg, dwarfexpr.OpImplicitValue, dwarfexpr.OpStackValue, dwarfexpr.OpImplicitPtr:
 		return false
 	}
 	return true
@@ -159,7 +159,7 @@ type CallValue struct {
 	// was called from here.
 	ReturnPC uint64
 	// Value computes the value at the probe.
-	Value debuginfo.Expr
+	Value dwarfexpr.Expr
 }
 
 // local checks locals->name.

@@ -3,7 +3,7 @@ package emit
 import (
 	"encoding/binary"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
@@ -69,7 +69,7 @@ func (lg *localGen) variable(t types.Type) uint8 {
 	var accBytes uint64
 	start := 0
 	for i, op := range ops {
-		if op.Code != debuginfo.OpPiece {
+		if op.Code != dwarfexpr.OpPiece {
 			continue
 		}
 		kind, reg, blk := lg.run(ops[start:i])
@@ -146,7 +146,7 @@ func (lg *localGen) scratch(size uint64, partial bool) uint8 {
 	var off uint64
 	start := 0
 	for i, op := range ops {
-		if op.Code != debuginfo.OpPiece {
+		if op.Code != dwarfexpr.OpPiece {
 			continue
 		}
 		if op.Uint > 8 {
@@ -172,7 +172,7 @@ func (lg *localGen) scratch(size uint64, partial bool) uint8 {
 		start = i + 1
 	}
 	switch {
-	case start == 0 && len(ops) == 1 && ops[0].Code == debuginfo.OpImplicitValue:
+	case start == 0 && len(ops) == 1 && ops[0].Code == dwarfexpr.OpImplicitValue:
 		// A constant, 8 bytes at a time.
 		blk := ops[0].Block
 		for o := 0; o < len(blk) && uint64(o) < size; o += 8 {
@@ -243,39 +243,39 @@ func (lg *localGen) pieceValue(kind locPiece, reg int, blk []byte, n uint64) uin
 
 // run runs the operations of one piece (no DW_OP_piece among them) and
 // says what they leave.
-func (lg *localGen) run(ops debuginfo.Expr) (kind locPiece, reg int, blk []byte) {
+func (lg *localGen) run(ops dwarfexpr.Expr) (kind locPiece, reg int, blk []byte) {
 	g := lg.g
 	kind = pieceMem
 	for i, op := range ops {
 		last := i == len(ops)-1
 		switch op.Code {
-		case debuginfo.OpReg:
+		case dwarfexpr.OpReg:
 			if !last {
 				lg.fail("names a register in the middle of its location (%s)", ops)
 			}
 			return pieceReg, op.Reg, nil
-		case debuginfo.OpImplicitValue:
+		case dwarfexpr.OpImplicitValue:
 			if !last {
 				lg.fail("has operations after an implicit value (%s)", ops)
 			}
 			return pieceImplicit, 0, op.Block
-		case debuginfo.OpStackValue:
+		case dwarfexpr.OpStackValue:
 			if !last {
 				lg.fail("has operations after DW_OP_stack_value (%s)", ops)
 			}
 			lg.need(1, ops)
 			return pieceValue, 0, nil
-		case debuginfo.OpBreg:
+		case dwarfexpr.OpBreg:
 			r := lg.register(op.Reg)
 			lg.addConst(r, uint64(op.Int))
 			lg.push(r)
-		case debuginfo.OpFbreg:
+		case dwarfexpr.OpFbreg:
 			r := lg.frameBase()
 			lg.addConst(r, uint64(op.Int))
 			lg.push(r)
-		case debuginfo.OpCallFrameCFA:
+		case dwarfexpr.OpCallFrameCFA:
 			lg.push(lg.cfa())
-		case debuginfo.OpAddr:
+		case dwarfexpr.OpAddr:
 			r := g.setInt(op.Uint + lg.place.Bias)
 			if lg.place.PCBias {
 				pc := lg.register(dwarfRIP)
@@ -286,60 +286,60 @@ func (lg *localGen) run(ops debuginfo.Expr) (kind locPiece, reg int, blk []byte)
 				g.regs.free(pc)
 			}
 			lg.push(r)
-		case debuginfo.OpConstu, debuginfo.OpLit:
+		case dwarfexpr.OpConstu, dwarfexpr.OpLit:
 			lg.push(g.setInt(op.Uint))
-		case debuginfo.OpConsts:
+		case dwarfexpr.OpConsts:
 			lg.push(g.setInt(uint64(op.Int)))
-		case debuginfo.OpPlusUconst:
+		case dwarfexpr.OpPlusUconst:
 			lg.need(1, ops)
 			lg.addConst(lg.top(0), op.Uint)
-		case debuginfo.OpPlus, debuginfo.OpMinus, debuginfo.OpMul, debuginfo.OpDiv, debuginfo.OpMod,
-			debuginfo.OpAnd, debuginfo.OpOr, debuginfo.OpXor, debuginfo.OpShl, debuginfo.OpShr, debuginfo.OpShra:
+		case dwarfexpr.OpPlus, dwarfexpr.OpMinus, dwarfexpr.OpMul, dwarfexpr.OpDiv, dwarfexpr.OpMod,
+			dwarfexpr.OpAnd, dwarfexpr.OpOr, dwarfexpr.OpXor, dwarfexpr.OpShl, dwarfexpr.OpShr, dwarfexpr.OpShra:
 			lg.need(2, ops)
 			b := lg.pop()
 			a := lg.top(0)
 			g.ir.Emit(dif.ALU(aluOps[op.Code], a, b, a))
 			g.regs.free(b)
-		case debuginfo.OpNeg:
+		case dwarfexpr.OpNeg:
 			lg.need(1, ops)
 			g.ir.Emit(dif.ALU(dif.SUB, 0, lg.top(0), lg.top(0)))
-		case debuginfo.OpNot:
+		case dwarfexpr.OpNot:
 			lg.need(1, ops)
 			g.ir.Emit(dif.Not(lg.top(0), lg.top(0)))
-		case debuginfo.OpDup, debuginfo.OpOver, debuginfo.OpPick:
+		case dwarfexpr.OpDup, dwarfexpr.OpOver, dwarfexpr.OpPick:
 			n := 0
 			switch op.Code {
-			case debuginfo.OpOver:
+			case dwarfexpr.OpOver:
 				n = 1
-			case debuginfo.OpPick:
+			case dwarfexpr.OpPick:
 				n = int(op.Uint)
 			}
 			lg.need(n+1, ops)
 			r := g.regs.alloc()
 			g.ir.Emit(dif.Mov(lg.top(n), r))
 			lg.push(r)
-		case debuginfo.OpDrop:
+		case dwarfexpr.OpDrop:
 			lg.need(1, ops)
 			g.regs.free(lg.pop())
-		case debuginfo.OpSwap:
+		case dwarfexpr.OpSwap:
 			lg.need(2, ops)
 			s := lg.stack
 			s[len(s)-1], s[len(s)-2] = s[len(s)-2], s[len(s)-1]
-		case debuginfo.OpRot:
+		case dwarfexpr.OpRot:
 			lg.need(3, ops)
 			s := lg.stack
 			n := len(s)
 			s[n-1], s[n-2], s[n-3] = s[n-2], s[n-3], s[n-1]
-		case debuginfo.OpDeref, debuginfo.OpDerefSize:
+		case dwarfexpr.OpDeref, dwarfexpr.OpDerefSize:
 			lg.need(1, ops)
 			n := uint64(8)
-			if op.Code == debuginfo.OpDerefSize {
+			if op.Code == dwarfexpr.OpDerefSize {
 				n = op.Uint
 			}
 			lg.deref(lg.top(0), n)
-		case debuginfo.OpEntryValue:
+		case dwarfexpr.OpEntryValue:
 			lg.push(lg.entryValue(op))
-		case debuginfo.OpNop:
+		case dwarfexpr.OpNop:
 		default:
 			lg.fail("has a location this compiler cannot read: %s in %s", op, ops)
 		}
@@ -351,11 +351,11 @@ func (lg *localGen) run(ops debuginfo.Expr) (kind locPiece, reg int, blk []byte)
 	return kind, 0, nil
 }
 
-var aluOps = map[debuginfo.OpCode]dif.Op{
-	debuginfo.OpPlus: dif.ADD, debuginfo.OpMinus: dif.SUB, debuginfo.OpMul: dif.MUL,
-	debuginfo.OpDiv: dif.SDIV, debuginfo.OpMod: dif.UREM, debuginfo.OpAnd: dif.AND,
-	debuginfo.OpOr: dif.OR, debuginfo.OpXor: dif.XOR, debuginfo.OpShl: dif.SLL,
-	debuginfo.OpShr: dif.SRL, debuginfo.OpShra: dif.SRA,
+var aluOps = map[dwarfexpr.OpCode]dif.Op{
+	dwarfexpr.OpPlus: dif.ADD, dwarfexpr.OpMinus: dif.SUB, dwarfexpr.OpMul: dif.MUL,
+	dwarfexpr.OpDiv: dif.SDIV, dwarfexpr.OpMod: dif.UREM, dwarfexpr.OpAnd: dif.AND,
+	dwarfexpr.OpOr: dif.OR, dwarfexpr.OpXor: dif.XOR, dwarfexpr.OpShl: dif.SLL,
+	dwarfexpr.OpShr: dif.SRL, dwarfexpr.OpShra: dif.SRA,
 }
 
 // deref replaces the address in r by the n bytes there.
@@ -398,14 +398,14 @@ func (lg *localGen) register(n int) uint8 {
 func (lg *localGen) frameBase() uint8 {
 	fb := lg.place.FrameBase
 	switch {
-	case len(fb) == 1 && fb[0].Code == debuginfo.OpReg:
+	case len(fb) == 1 && fb[0].Code == dwarfexpr.OpReg:
 		// The register's value is the frame base (DWARF 5, 2.5.1.2).
 		return lg.register(fb[0].Reg)
-	case len(fb) == 1 && fb[0].Code == debuginfo.OpBreg:
+	case len(fb) == 1 && fb[0].Code == dwarfexpr.OpBreg:
 		r := lg.register(fb[0].Reg)
 		lg.addConst(r, uint64(fb[0].Int))
 		return r
-	case len(fb) == 1 && fb[0].Code == debuginfo.OpCallFrameCFA:
+	case len(fb) == 1 && fb[0].Code == dwarfexpr.OpCallFrameCFA:
 		return lg.cfa()
 	case len(fb) == 0:
 		lg.fail("is relative to the frame base, which the function does not give")
@@ -429,8 +429,8 @@ func (lg *localGen) cfa() uint8 {
 // on entry to the function, which the register still holds at its
 // first instruction only; further in, the value the call site the
 // function was called from gives (callSiteValue).
-func (lg *localGen) entryValue(op debuginfo.Op) uint8 {
-	if len(op.Sub) != 1 || op.Sub[0].Code != debuginfo.OpReg {
+func (lg *localGen) entryValue(op dwarfexpr.Op) uint8 {
+	if len(op.Sub) != 1 || op.Sub[0].Code != dwarfexpr.OpReg {
 		lg.fail("has an entry value this compiler cannot read: %s", op)
 	}
 	if !lg.place.Entry {
@@ -516,7 +516,7 @@ func (lg *localGen) pop() uint8 {
 func (lg *localGen) top(n int) uint8 { return lg.stack[len(lg.stack)-1-n] }
 
 // need fails unless the stack holds n values.
-func (lg *localGen) need(n int, ops debuginfo.Expr) {
+func (lg *localGen) need(n int, ops dwarfexpr.Expr) {
 	if len(lg.stack) < n {
 		lg.fail("has a location that pops an empty stack (%s)", ops)
 	}

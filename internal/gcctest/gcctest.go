@@ -1,5 +1,6 @@
 // Package gcctest builds small C programs with gcc for tests that read
-// their symbols and decode their code as amd64.
+// their symbols and decode their code as amd64, and runs the tools such
+// tests use (objcopy, readelf, gdb).
 package gcctest
 
 import (
@@ -7,8 +8,30 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
+
+// Need skips the test unless every tool is installed.
+func Need(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed: %v", tool, err)
+		}
+	}
+}
+
+// Run runs a command in dir and fails the test with its output if it
+// fails.
+func Run(t testing.TB, dir, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
 
 // Build compiles src with gcc into dir/name, not position-independent
 // and without CET's endbr64, with the given flags added, and returns
