@@ -94,7 +94,6 @@ func (r *localsReader) frame(cat *probe.Catalog, d probe.Desc) (*check.Frame, er
 	return f, nil
 }
 
-
 // usesAddr reports whether a location holds DW_OP_addr.
 func usesAddr(e dwarfexpr.Expr) bool {
 	for _, op := range e {
