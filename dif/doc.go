@@ -19,7 +19,7 @@
 // # Data flow
 //
 //	code generator ──IR──► Assemble ──► *Object ──► Validate      (kernel's checks)
-//	 (dlang/emit)                          │    └──► Disassemble   (dtrace -S)
+//	 (emit)                                │    └──► Disassemble   (dtrace -S)
 //	                                       └──► DOF writer: DIF, INTTAB, STRTAB,
 //	                                            VARTAB, DIFOHDR, RELTAB/xRELHDR
 //

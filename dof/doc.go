@@ -4,12 +4,12 @@
 //
 // # Data flow
 //
-//	dlang/emit ──► *Program ──► Write ──► []byte ──► kernel.Load ──► *kernel.Program
-//	                (ECBs, options,          │            (the kernel's checks;
-//	                 providers, DIFOs)       │             DIF through package dif)
-//	                                         ├──► ioctl(DTRACEIOC_ENABLE) on FreeBSD
-//	                                         └──► Read ──► *File ──► File.Program
-//	                                                      (sections)  (tools, tests)
+//	emit ──► *Program ──► Write ──► []byte ──► enabling.Load ──► *enabling.Program
+//	          (ECBs, options,          │            (the kernel's checks;
+//	           providers, DIFOs)       │             DIF through package dif)
+//	                                   ├──► ioctl(DTRACEIOC_ENABLE) on FreeBSD
+//	                                   └──► Read ──► *File ──► File.Program
+//	                                                (sections)  (tools, tests)
 //
 // A Program is what a compiled D program is in DOF's terms: ECBs (a
 // probe description, an optional predicate DIFO and actions, each with
@@ -29,7 +29,7 @@
 //
 // Read decodes a file's header and section headers, checking only that
 // every structure it decodes lies within the file; File.Program decodes
-// the program back. Package kernel does the checks the kernel does
+// the program back. Package enabling (internal) does the checks the kernel does
 // before it accepts DOF.
 //
 // The types named after dtrace.h's structures (Header, Sec, ECBDesc,
@@ -41,5 +41,5 @@
 // Probe function names are limited by the kernel's DTRACE_FUNCNAMELEN:
 // 192 bytes with the terminating NUL on FreeBSD 14 and later, 128 on
 // older kernels. Options.FuncNameLen selects it for Write and for
-// File.Program, and kernel.Config.FuncNameLen for the loader.
+// File.Program, and enabling.Config.FuncNameLen for the loader.
 package dof

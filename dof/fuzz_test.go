@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/dof/doftest"
+	"github.com/kdtrace/kdtrace/internal/doftest"
 )
 
 // FuzzRead feeds Read and File.Program mutated DOF. They must not

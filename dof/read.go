@@ -7,7 +7,7 @@ import (
 
 // File is a decoded DOF file: its header and section headers, with
 // access to the data they describe. Read checks only what it needs to
-// decode safely; package kernel checks a file the way the kernel does
+// decode safely; package enabling checks a file the way the kernel does
 // before it takes it.
 type File struct {
 	Header   Header

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/dof/doftest"
+	"github.com/kdtrace/kdtrace/internal/doftest"
 )
 
 func TestStructSizes(t *testing.T) {

@@ -11,15 +11,15 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/emit"
-	"github.com/kdtrace/kdtrace/dlang/header"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/internal/dlang/cpp"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
+	"github.com/kdtrace/kdtrace/internal/dlang/header"
+	"github.com/kdtrace/kdtrace/internal/option"
 )
 
 // Spec says what a program's text is, as dtrace's options say it.

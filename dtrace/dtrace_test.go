@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dtrace"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // open returns a handle on D's own types only, so that results do not
@@ -61,7 +61,7 @@ func TestCompileDOF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := kernel.Load(b, nil)
+	k, err := enabling.Load(b, nil)
 	if err != nil {
 		t.Fatalf("the kernel's checks refuse the DOF: %v", err)
 	}
@@ -327,7 +327,7 @@ func TestEnableDestructive(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				k, err := kernel.Load(b, nil)
+				k, err := enabling.Load(b, nil)
 				if err != nil {
 					t.Fatalf("the kernel's checks refuse the DOF: %v", err)
 				}

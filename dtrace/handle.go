@@ -10,16 +10,16 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kdtrace/kdtrace/btf"
-	"github.com/kdtrace/kdtrace/debuginfo"
 	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/cpp"
-	"github.com/kdtrace/kdtrace/dlang/library"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
-	"github.com/kdtrace/kdtrace/ksym"
-	"github.com/kdtrace/kdtrace/option"
-	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/internal/btf"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/dlang/cpp"
+	"github.com/kdtrace/kdtrace/internal/dlang/library"
+	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
+	"github.com/kdtrace/kdtrace/internal/ksym"
+	"github.com/kdtrace/kdtrace/internal/option"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // Version is the D language version kdtrace implements, as dtrace -V

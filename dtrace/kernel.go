@@ -6,16 +6,16 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/kdtrace/kdtrace/btf"
-	"github.com/kdtrace/kdtrace/debuginfo"
-	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dlang/types"
-	"github.com/kdtrace/kdtrace/kernel/linux/attach"
-	"github.com/kdtrace/kdtrace/kinst"
-	"github.com/kdtrace/kdtrace/ksym"
-	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/internal/btf"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarftypes"
+	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
+	"github.com/kdtrace/kdtrace/internal/kinst"
+	"github.com/kdtrace/kdtrace/internal/ksym"
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // kernelTypes returns the kernel's types for the checker: the BTF file

@@ -13,10 +13,10 @@ import (
 	"syscall"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
-	"github.com/kdtrace/kdtrace/dlang/header"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/elfobj"
-	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/internal/dlang/header"
+	"github.com/kdtrace/kdtrace/internal/elfobj"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // LinkName returns the file dtrace -G writes a program to, as dtrace's

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
-	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // ErrNoCatalog is the error of listing probes where the system's

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
-	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
-	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
-	"github.com/kdtrace/kdtrace/debuginfo/locals"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/probe"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarftypes"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/locals"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // locals-> is resolved here, between the probe catalog, which knows

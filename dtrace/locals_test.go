@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
-	"github.com/kdtrace/kdtrace/debuginfo/dwarftypes"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/internal/guest"
 
 	"github.com/kdtrace/kdtrace/dif/vm"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dtrace"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
 )
 
 // localsKernel is a "kernel" for kinst's offline catalog: work's

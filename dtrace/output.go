@@ -5,8 +5,8 @@ import (
 	"runtime"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
-	"github.com/kdtrace/kdtrace/dlang/header"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dlang/header"
 )
 
 // DOF returns the programs' ECBs as one DOF object, as dtrace -G

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
-	"github.com/kdtrace/kdtrace/kinst"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
+	"github.com/kdtrace/kdtrace/internal/kinst"
 )
 
 // lazyPid answers the pid rewrite's questions from the DWARF of the

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // ErrBufTooSmall is Enable's refusal of a buffer set smaller than a
@@ -19,7 +19,7 @@ var ErrBufTooSmall = errors.New("Enabling exceeds size of buffer")
 // principal buffer (libdtrace's ERROR clause records data), the
 // aggregation buffer when an ECB aggregates, the speculations' when one
 // speculates.
-func tooSmall(k *kernel.Program, size func(name string) (uint64, bool)) error {
+func tooSmall(k *enabling.Program, size func(name string) (uint64, bool)) error {
 	var aggs, specs bool
 	for _, e := range k.ECBs {
 		for _, a := range e.Actions {

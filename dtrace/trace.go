@@ -10,15 +10,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kdtrace/kdtrace/bpf"
-	"github.com/kdtrace/kdtrace/consumer"
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
-	"github.com/kdtrace/kdtrace/kernel/linux"
-	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/internal/bpf"
+	"github.com/kdtrace/kdtrace/internal/consumer"
+	"github.com/kdtrace/kdtrace/internal/enabling"
+	"github.com/kdtrace/kdtrace/internal/linux"
+	"github.com/kdtrace/kdtrace/internal/option"
+	"github.com/kdtrace/kdtrace/internal/symbolize"
 	"github.com/kdtrace/kdtrace/record"
-	"github.com/kdtrace/kdtrace/symbolize"
 )
 
 // A Tracing is compiled programs enabled on their probes, as
@@ -50,7 +50,7 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := kernel.Load(b, nil)
+	k, err := enabling.Load(b, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (h *Handle) compileSite(expr string) (*dif.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := kernel.Load(b, nil)
+	k, err := enabling.Load(b, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // TestBuckets checks which bucket each quantizing function counts a
@@ -59,7 +59,7 @@ func TestBuckets(t *testing.T) {
 // enabled probe.
 func aggECB(t *testing.T, fn dof.ActKind, arg uint64, withIncr bool) *EProbe {
 	t.Helper()
-	acts := []kernel.Action{act(dof.ActDIFExpr, i8), act(dof.ActDIFExpr, i8)}
+	acts := []enabling.Action{act(dof.ActDIFExpr, i8), act(dof.ActDIFExpr, i8)}
 	a := agg(fn, 2, arg)
 	if withIncr {
 		acts = append(acts, act(dof.ActDIFExpr, void))
@@ -70,7 +70,7 @@ func aggECB(t *testing.T, fn dof.ActKind, arg uint64, withIncr bool) *EProbe {
 		a.DIFO = act(dof.ActDIFExpr, i8).DIFO
 	}
 	l := NewLayout(DefaultOptions)
-	eps, err := l.Add(&kernel.ECB{Actions: append(acts, a)}, []Probe{{ID: ProbeBegin}})
+	eps, err := l.Add(&enabling.ECB{Actions: append(acts, a)}, []Probe{{ID: ProbeBegin}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,19 +8,19 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 func TestSharedActions(t *testing.T) {
 	l := NewLayout(DefaultOptions)
-	first, err := l.Add(&kernel.ECB{Actions: []kernel.Action{withFormat(act(dof.ActPrintf, i4), "%d\n")}},
+	first, err := l.Add(&enabling.ECB{Actions: []enabling.Action{withFormat(act(dof.ActPrintf, i4), "%d\n")}},
 		[]Probe{{ID: ProbeBegin, Name: "BEGIN"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// One description matching two probes: two EPIDs, one list of
 	// actions, one format, one aggregation (of the first ECB).
-	eps, err := l.Add(&kernel.ECB{UArg: 7, Actions: []kernel.Action{
+	eps, err := l.Add(&enabling.ECB{UArg: 7, Actions: []enabling.Action{
 		withFormat(act(dof.ActPrintf, i4), "%d!\n"), act(dof.ActDIFExpr, i8), agg(dof.AggCount, 1, 0)}},
 		[]Probe{{ID: 10, Name: "a"}, {ID: 11, Name: "b"}})
 	if err != nil {
@@ -48,7 +48,7 @@ func TestSharedActions(t *testing.T) {
 }
 
 func TestLayoutErrors(t *testing.T) {
-	for _, acts := range [][]kernel.Action{
+	for _, acts := range [][]enabling.Action{
 		{agg(dof.AggCount, 1, 0)},                                       // no key
 		{act(dof.ActDIFExpr, i8), agg(dof.AggCount, 2, 0)},              // short key
 		{act(dof.ActDIFExpr, i8), agg(dof.AggLQuantize, 1, 0)},          // no steps
@@ -60,7 +60,7 @@ func TestLayoutErrors(t *testing.T) {
 		{act(dof.ActDIFExpr, i8), agg(dof.AggSum, 1, 0), {Kind: 0x7ff}}, // unknown
 	} {
 		l := NewLayout(DefaultOptions)
-		if eps, err := l.Add(&kernel.ECB{Actions: acts}, []Probe{{ID: 1}}); err == nil {
+		if eps, err := l.Add(&enabling.ECB{Actions: acts}, []Probe{{ID: 1}}); err == nil {
 			t.Errorf("%v: laid out as %+v, want an error", acts, eps[0])
 		}
 	}
@@ -71,8 +71,8 @@ func TestLayoutErrors(t *testing.T) {
 // strings cut at their NUL and padded with zeroes.
 func TestRoundTrip(t *testing.T) {
 	l := NewLayout(DefaultOptions)
-	add := func(p Probe, acts ...kernel.Action) *EProbe {
-		eps, err := l.Add(&kernel.ECB{Actions: acts}, []Probe{p})
+	add := func(p Probe, acts ...enabling.Action) *EProbe {
+		eps, err := l.Add(&enabling.ECB{Actions: acts}, []Probe{p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestDrop(t *testing.T) {
 	l := NewLayout(DefaultOptions)
-	eps, _ := l.Add(&kernel.ECB{Actions: []kernel.Action{act(dof.ActDIFExpr, i8)}}, []Probe{{ID: 1}})
+	eps, _ := l.Add(&enabling.ECB{Actions: []enabling.Action{act(dof.ActDIFExpr, i8)}}, []Probe{{ID: 1}})
 	b := NewBuffer(40)
 	vals := []Value{{Int: 1}}
 	if ok, err := b.Write(eps[0], 0, vals); !ok || err != nil {
@@ -140,8 +140,8 @@ func TestDrop(t *testing.T) {
 
 func TestDecodeErrors(t *testing.T) {
 	l := NewLayout(DefaultOptions)
-	eps, _ := l.Add(&kernel.ECB{Actions: []kernel.Action{act(dof.ActDIFExpr, i8)}}, []Probe{{ID: 1}})
-	nothing, _ := l.Add(&kernel.ECB{Actions: []kernel.Action{act(dof.ActDIFExpr, void)}}, []Probe{{ID: 2}})
+	eps, _ := l.Add(&enabling.ECB{Actions: []enabling.Action{act(dof.ActDIFExpr, i8)}}, []Probe{{ID: 1}})
+	nothing, _ := l.Add(&enabling.ECB{Actions: []enabling.Action{act(dof.ActDIFExpr, void)}}, []Probe{{ID: 2}})
 	full := make([]byte, eps[0].Size)
 	PutHeader(full, eps[0].EPID, 0)
 	silent := make([]byte, 12)
@@ -169,7 +169,7 @@ func TestManyProbes(t *testing.T) {
 	for i := range probes {
 		probes[i] = Probe{ID: uint32(i + 1)}
 	}
-	ecb := &kernel.ECB{UArg: 7, Actions: []kernel.Action{act(dof.ActDIFExpr, i8)}}
+	ecb := &enabling.ECB{UArg: 7, Actions: []enabling.Action{act(dof.ActDIFExpr, i8)}}
 	// The layout's tables grow by doubling: a few allocations.
 	allocs := testing.AllocsPerRun(10, func() {
 		l := NewLayout(DefaultOptions)

@@ -6,12 +6,12 @@ import (
 
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 	"github.com/kdtrace/kdtrace/record"
 )
 
 // TestCorpusLayouts lays out every ECB of the suite's scripts that
-// compile here without cpp and that kernel.Load takes: each must lay
+// compile here without cpp and that enabling.Load takes: each must lay
 // out, as the kernel enables what it took, and every layout must keep
 // the kernel's invariants — records inside the firing, at offsets of
 // their alignment, in order; keys and aggregations beyond the records
@@ -42,7 +42,7 @@ func TestCorpusLayouts(t *testing.T) {
 }
 
 // load compiles a script and loads its DOF, or returns nil.
-func load(path string) *kernel.Program {
+func load(path string) *enabling.Program {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil
@@ -55,7 +55,7 @@ func load(path string) *kernel.Program {
 	if err != nil {
 		return nil
 	}
-	k, err := kernel.Load(b, nil)
+	k, err := enabling.Load(b, nil)
 	if err != nil {
 		return nil
 	}

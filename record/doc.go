@@ -6,7 +6,7 @@
 //
 // # Data flow
 //
-//	kernel.Load ──► *kernel.Program ──► Layout.Add(ECB, probe) ──► *EProbe (EPID, records)
+//	enabling.Load ──► *enabling.Program ──► Layout.Add(ECB, probe) ──► *EProbe (EPID, records)
 //	                                                                  │
 //	    values of one firing (one per action) ──► Buffer.Write ◄──────┘
 //	                                                  │

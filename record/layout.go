@@ -6,7 +6,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // Sizes and sentinels of the format.
@@ -128,17 +128,17 @@ type Options struct {
 // DefaultOptions are the kernel's defaults for a new consumer state
 // (dtrace_state_create).
 var DefaultOptions = Options{
-	StrSize:       kernel.DefaultStrSize,
-	StackFrames:   kernel.DefaultStackFrames,
-	UStackFrames:  kernel.DefaultUStackFrames,
-	JStackFrames:  kernel.DefaultJStackFrames,
-	JStackStrSize: kernel.DefaultJStackStrSize,
+	StrSize:       enabling.DefaultStrSize,
+	StackFrames:   enabling.DefaultStackFrames,
+	UStackFrames:  enabling.DefaultUStackFrames,
+	JStackFrames:  enabling.DefaultJStackFrames,
+	JStackStrSize: enabling.DefaultJStackStrSize,
 }
 
 // OptionsOf returns the defaults with the program's option settings
 // applied, a later setting overriding an earlier one, as the kernel
 // applies them when it takes the DOF.
-func OptionsOf(p *kernel.Program) Options {
+func OptionsOf(p *enabling.Program) Options {
 	o := DefaultOptions
 	for _, s := range p.Options {
 		if s.Value < 0 || s.Value > math.MaxUint32 {
@@ -206,9 +206,9 @@ func (e *Error) Error() string {
 // actions, made for the first, so that their aggregations (numbered
 // from the layout's next ID) and formats (numbered from its next format)
 // are the same. It returns the enabled probes, or an *Error when the
-// kernel would refuse the actions; kernel.Load refuses such ECBs
+// kernel would refuse the actions; enabling.Load refuses such ECBs
 // already.
-func (l *Layout) Add(ecb *kernel.ECB, probes []Probe) ([]*EProbe, error) {
+func (l *Layout) Add(ecb *enabling.ECB, probes []Probe) ([]*EProbe, error) {
 	if len(probes) == 0 {
 		return nil, nil
 	}
@@ -243,7 +243,7 @@ func (l *Layout) Add(ecb *kernel.ECB, probes []Probe) ([]*EProbe, error) {
 // actions makes the actions of an ECB for probe p
 // (dtrace_ecb_action_add, dtrace_ecb_aggregation_create), and returns
 // the formats they add.
-func (l *Layout) actions(ecb *kernel.ECB, p Probe) ([]Action, []string, error) {
+func (l *Layout) actions(ecb *enabling.ECB, p Probe) ([]Action, []string, error) {
 	fail := func(i int, reason string) ([]Action, []string, error) {
 		return nil, nil, &Error{Probe: p, Action: i, Reason: reason}
 	}
@@ -323,21 +323,21 @@ func dataBefore(acts []Action) bool {
 }
 
 // alignOf is the kernel's alignment of a record of that size,
-// kernel.AlignOf.
-func alignOf(size uint32) uint16 { return uint16(kernel.AlignOf(uint64(size))) }
+// enabling.AlignOf.
+func alignOf(size uint32) uint16 { return uint16(enabling.AlignOf(uint64(size))) }
 
 // actSize returns the size of the record a non-aggregating action
 // writes and its argument as the kernel keeps it
 // (dtrace_ecb_action_add), or why the kernel refuses it: the size by the
-// kernel's rule, kernel.ActionSize.
-func (l *Layout) actSize(a *kernel.Action) (size uint32, arg uint64, reason string) {
+// kernel's rule, enabling.ActionSize.
+func (l *Layout) actSize(a *enabling.Action) (size uint32, arg uint64, reason string) {
 	opt := l.opt.values()
-	s, reason := kernel.ActionSize(a, &opt)
+	s, reason := enabling.ActionSize(a, &opt)
 	if reason != "" {
 		return 0, 0, reason
 	}
 	if s > math.MaxUint32 {
-		return 0, 0, kernel.ReasonActTooLarge
+		return 0, 0, enabling.ReasonActTooLarge
 	}
 	// The kernel keeps stack's and ustack's frames and strsize with
 	// their defaults filled in.
@@ -365,7 +365,7 @@ func (l *Layout) actSize(a *kernel.Action) (size uint32, arg uint64, reason stri
 }
 
 // values returns the options as the kernel's option values, the ones
-// kernel.ActionSize reads.
+// enabling.ActionSize reads.
 func (o *Options) values() [dof.OptMax]int64 {
 	var v [dof.OptMax]int64
 	v[dof.OptStrSize] = int64(o.StrSize)
@@ -378,8 +378,8 @@ func (o *Options) values() [dof.OptMax]int64 {
 
 // aggSize returns the size of an aggregation's data, or why the kernel
 // refuses it.
-func aggSize(a *kernel.Action) (uint32, string) {
-	size, reason := kernel.AggregationSize(a)
+func aggSize(a *enabling.Action) (uint32, string) {
+	size, reason := enabling.AggregationSize(a)
 	return uint32(size), reason
 }
 

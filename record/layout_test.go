@@ -8,12 +8,12 @@ import (
 
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dof"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // act is an action whose DIFO returns t.
-func act(k dof.ActKind, t dif.Type) kernel.Action {
-	return kernel.Action{Kind: k, DIFO: &dif.Object{Ret: t}}
+func act(k dof.ActKind, t dif.Type) enabling.Action {
+	return enabling.Action{Kind: k, DIFO: &dif.Object{Ret: t}}
 }
 
 var (
@@ -26,9 +26,9 @@ var (
 	st12 = dif.Type{Kind: dif.TypeCTF, CtfKind: dif.CTFStruct, Flags: dif.TFByRef, Size: 12}
 )
 
-func withFormat(a kernel.Action, f string) kernel.Action { a.Format = f; return a }
-func agg(k dof.ActKind, ntuple uint32, arg uint64) kernel.Action {
-	return kernel.Action{Kind: k, NTuple: ntuple, Arg: arg}
+func withFormat(a enabling.Action, f string) enabling.Action { a.Format = f; return a }
+func agg(k dof.ActKind, ntuple uint32, arg uint64) enabling.Action {
+	return enabling.Action{Kind: k, NTuple: ntuple, Arg: arg}
 }
 
 // TestLayout checks the record layout of each action kind against
@@ -40,69 +40,69 @@ func TestLayout(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		acts []kernel.Action
+		acts []enabling.Action
 		want ep
 		aggs []*AggDesc
 	}{
 		{"no actions: the header alone", nil, ep{Size: 12, Needed: 12, Alignment: 4}, nil},
-		{"nothing recorded", []kernel.Action{act(dof.ActDIFExpr, void)},
+		{"nothing recorded", []enabling.Action{act(dof.ActDIFExpr, void)},
 			ep{Size: 0, Needed: 12, Alignment: 4, Recs: []Rec{{Action: dof.ActDIFExpr, Offset: 12, Alignment: 1}}}, nil},
-		{"trace(int)", []kernel.Action{act(dof.ActDIFExpr, i4)},
+		{"trace(int)", []enabling.Action{act(dof.ActDIFExpr, i4)},
 			ep{Size: 16, Needed: 16, Alignment: 4, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 4, Offset: 12, Alignment: 4}}}, nil},
-		{"trace(char) rounds the size to 4", []kernel.Action{act(dof.ActDIFExpr, i1)},
+		{"trace(char) rounds the size to 4", []enabling.Action{act(dof.ActDIFExpr, i1)},
 			ep{Size: 16, Needed: 16, Alignment: 4, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 1, Offset: 12, Alignment: 1}}}, nil},
-		{"trace(long) aligns to 8", []kernel.Action{act(dof.ActDIFExpr, i8)},
+		{"trace(long) aligns to 8", []enabling.Action{act(dof.ActDIFExpr, i8)},
 			ep{Size: 24, Needed: 24, Alignment: 8, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 8, Offset: 16, Alignment: 8}}}, nil},
-		{"trace(char), trace(long)", []kernel.Action{act(dof.ActDIFExpr, i1), act(dof.ActDIFExpr, i8)},
+		{"trace(char), trace(long)", []enabling.Action{act(dof.ActDIFExpr, i1), act(dof.ActDIFExpr, i8)},
 			ep{Size: 24, Needed: 24, Alignment: 8, Recs: []Rec{
 				{Action: dof.ActDIFExpr, Size: 1, Offset: 12, Alignment: 1},
 				{Action: dof.ActDIFExpr, Size: 8, Offset: 16, Alignment: 8}}}, nil},
-		{"trace(string) of strsize", []kernel.Action{act(dof.ActDIFExpr, str)},
+		{"trace(string) of strsize", []enabling.Action{act(dof.ActDIFExpr, str)},
 			ep{Size: 272, Needed: 272, Alignment: 8, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 256, Offset: 16, Alignment: 8}}}, nil},
-		{"a string of size 0 takes the strsize option", []kernel.Action{act(dof.ActDIFExpr, dif.StringType(0))},
+		{"a string of size 0 takes the strsize option", []enabling.Action{act(dof.ActDIFExpr, dif.StringType(0))},
 			ep{Size: 48, Needed: 48, Alignment: 8, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 32, Offset: 16, Alignment: 8}}}, nil},
-		{"trace(struct) by reference", []kernel.Action{act(dof.ActDIFExpr, st12)},
+		{"trace(struct) by reference", []enabling.Action{act(dof.ActDIFExpr, st12)},
 			ep{Size: 24, Needed: 24, Alignment: 4, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 12, Offset: 12, Alignment: 4}}}, nil},
-		{"printf: one format per action", []kernel.Action{
+		{"printf: one format per action", []enabling.Action{
 			withFormat(act(dof.ActPrintf, i4), "%d %s\n"), withFormat(act(dof.ActPrintf, str), "%d %s\n")},
 			ep{Size: 272, Needed: 272, Alignment: 8, Recs: []Rec{
 				{Action: dof.ActPrintf, Size: 4, Offset: 12, Alignment: 4, Format: 1},
 				{Action: dof.ActPrintf, Size: 256, Offset: 16, Alignment: 8, Format: 2}}}, nil},
-		{"exit", []kernel.Action{act(dof.ActExit, i4)},
+		{"exit", []enabling.Action{act(dof.ActExit, i4)},
 			ep{Size: 16, Needed: 16, Alignment: 4, Recs: []Rec{{Action: dof.ActExit, Size: 4, Offset: 12, Alignment: 4}}}, nil},
-		{"stack() of the default depth", []kernel.Action{{Kind: dof.ActStack}},
+		{"stack() of the default depth", []enabling.Action{{Kind: dof.ActStack}},
 			ep{Size: 176, Needed: 176, Alignment: 8, Recs: []Rec{{Action: dof.ActStack, Size: 160, Offset: 16, Alignment: 8, Arg: 20}}}, nil},
-		{"stack(5)", []kernel.Action{{Kind: dof.ActStack, Arg: 5}},
+		{"stack(5)", []enabling.Action{{Kind: dof.ActStack, Arg: 5}},
 			ep{Size: 56, Needed: 56, Alignment: 8, Recs: []Rec{{Action: dof.ActStack, Size: 40, Offset: 16, Alignment: 8, Arg: 5}}}, nil},
-		{"ustack(): the pid, the frames", []kernel.Action{{Kind: dof.ActUStack}},
+		{"ustack(): the pid, the frames", []enabling.Action{{Kind: dof.ActUStack}},
 			ep{Size: 184, Needed: 184, Alignment: 8, Recs: []Rec{{Action: dof.ActUStack, Size: 168, Offset: 16, Alignment: 8, Arg: dof.UStackArg(20, 0)}}}, nil},
-		{"ustack(3, 13): string space rounded to 8", []kernel.Action{{Kind: dof.ActUStack, Arg: dof.UStackArg(3, 13)}},
+		{"ustack(3, 13): string space rounded to 8", []enabling.Action{{Kind: dof.ActUStack, Arg: dof.UStackArg(3, 13)}},
 			ep{Size: 64, Needed: 64, Alignment: 8, Recs: []Rec{{Action: dof.ActUStack, Size: 48, Offset: 16, Alignment: 8, Arg: dof.UStackArg(3, 13)}}}, nil},
-		{"jstack() takes the jstack options", []kernel.Action{{Kind: dof.ActJStack}},
+		{"jstack() takes the jstack options", []enabling.Action{{Kind: dof.ActJStack}},
 			ep{Size: 936, Needed: 936, Alignment: 8, Recs: []Rec{{Action: dof.ActJStack, Size: 920, Offset: 16, Alignment: 8, Arg: dof.UStackArg(50, 512)}}}, nil},
-		{"sym() and usym()", []kernel.Action{act(dof.ActSym, i8), act(dof.ActUSym, i8)},
+		{"sym() and usym()", []enabling.Action{act(dof.ActSym, i8), act(dof.ActUSym, i8)},
 			ep{Size: 40, Needed: 40, Alignment: 8, Recs: []Rec{
 				{Action: dof.ActSym, Size: 8, Offset: 16, Alignment: 8},
 				{Action: dof.ActUSym, Size: 16, Offset: 24, Alignment: 8}}}, nil},
-		{"speculate alone keeps the header", []kernel.Action{act(dof.ActSpeculate, i4)},
+		{"speculate alone keeps the header", []enabling.Action{act(dof.ActSpeculate, i4)},
 			ep{Size: 12, Needed: 12, Alignment: 4, Recs: []Rec{{Action: dof.ActSpeculate, Offset: 12, Alignment: 1}}}, nil},
-		{"speculate and nothing else recorded", []kernel.Action{act(dof.ActSpeculate, i4), act(dof.ActDIFExpr, void)},
+		{"speculate and nothing else recorded", []enabling.Action{act(dof.ActSpeculate, i4), act(dof.ActDIFExpr, void)},
 			ep{Size: 0, Needed: 12, Alignment: 4, Recs: []Rec{
 				{Action: dof.ActSpeculate, Offset: 12, Alignment: 1},
 				{Action: dof.ActDIFExpr, Offset: 12, Alignment: 1}}}, nil},
-		{"tracemem(p, 10, n)", []kernel.Action{
+		{"tracemem(p, 10, n)", []enabling.Action{
 			act(dof.ActTraceMem, dif.Type{Kind: dif.TypeCTF, Flags: dif.TFByRef, Size: 10}), act(dof.ActTraceMemDynSize, i8)},
 			ep{Size: 32, Needed: 32, Alignment: 8, Recs: []Rec{
 				{Action: dof.ActTraceMem, Size: 10, Offset: 12, Alignment: 2},
 				{Action: dof.ActTraceMemDynSize, Size: 8, Offset: 24, Alignment: 8}}}, nil},
-		{"@a[\"k\"] = count(): the key beyond the firing", []kernel.Action{
+		{"@a[\"k\"] = count(): the key beyond the firing", []enabling.Action{
 			act(dof.ActDIFExpr, i8), act(dof.ActDIFExpr, str), agg(dof.AggCount, 2, 0)},
 			ep{Size: 0, Needed: 288, Alignment: 8},
 			[]*AggDesc{{ID: 1, EPID: 1, Size: 280, Recs: []Rec{
 				{Action: dof.ActDIFExpr, Size: 8, Offset: 8, Alignment: 8},
 				{Action: dof.ActDIFExpr, Size: 256, Offset: 16, Alignment: 8},
 				{Action: dof.AggCount, Size: 8, Offset: 272, Alignment: 8}}}}},
-		{"trace(1) then @[1] = sum(x): an int key aligned to the ID's 4", []kernel.Action{
+		{"trace(1) then @[1] = sum(x): an int key aligned to the ID's 4", []enabling.Action{
 			act(dof.ActDIFExpr, i4), act(dof.ActDIFExpr, i8), act(dof.ActDIFExpr, i4), act(dof.ActDIFExpr, void), agg(dof.AggSum, 3, 0)},
 			ep{Size: 16, Needed: 48, Alignment: 8, Recs: []Rec{{Action: dof.ActDIFExpr, Size: 4, Offset: 12, Alignment: 4}}},
 			// The key starts at offset 4 of an 8-byte block, 20, after
@@ -113,14 +113,14 @@ func TestLayout(t *testing.T) {
 				{Action: dof.ActDIFExpr, Size: 4, Offset: 16, Alignment: 4},
 				{Action: dof.AggSum, Size: 8, Offset: 24, Alignment: 8}}}}},
 		{"@a = count(); printa(@a); exit(0): later records reuse the key's room",
-			[]kernel.Action{act(dof.ActDIFExpr, i8), agg(dof.AggCount, 1, 0), act(dof.ActPrinta, i8), act(dof.ActExit, i4)},
+			[]enabling.Action{act(dof.ActDIFExpr, i8), agg(dof.AggCount, 1, 0), act(dof.ActPrinta, i8), act(dof.ActExit, i4)},
 			ep{Size: 28, Needed: 32, Alignment: 8, Recs: []Rec{
 				{Action: dof.ActPrinta, Size: 8, Offset: 16, Alignment: 8},
 				{Action: dof.ActExit, Size: 4, Offset: 24, Alignment: 4}}},
 			[]*AggDesc{{ID: 1, EPID: 1, Size: 24, Recs: []Rec{
 				{Action: dof.ActDIFExpr, Size: 8, Offset: 8, Alignment: 8},
 				{Action: dof.AggCount, Size: 8, Offset: 16, Alignment: 8}}}}},
-		{"avg, stddev and quantizations", []kernel.Action{
+		{"avg, stddev and quantizations", []enabling.Action{
 			act(dof.ActDIFExpr, i8), agg(dof.AggAvg, 1, 0),
 			act(dof.ActDIFExpr, i8), agg(dof.AggStddev, 1, 0),
 			act(dof.ActDIFExpr, i8), agg(dof.AggQuantize, 1, 0),
@@ -142,7 +142,7 @@ func TestLayout(t *testing.T) {
 			opt := DefaultOptions
 			opt.StrSize = 32
 			l := NewLayout(opt)
-			eps, err := l.Add(&kernel.ECB{Actions: tt.acts}, []Probe{{ID: ProbeBegin, Provider: "dtrace", Name: "BEGIN"}})
+			eps, err := l.Add(&enabling.ECB{Actions: tt.acts}, []Probe{{ID: ProbeBegin, Provider: "dtrace", Name: "BEGIN"}})
 			if err != nil {
 				t.Fatal(err)
 			}

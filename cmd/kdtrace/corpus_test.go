@@ -14,7 +14,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dtrace"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // The conformance tests run every script of DTrace's test suite through
@@ -374,7 +374,7 @@ func TestCorpusEmits(t *testing.T) {
 			continue
 		}
 		emitted++
-		if _, err := kernel.Load(b, nil); err != nil {
+		if _, err := enabling.Load(b, nil); err != nil {
 			t.Errorf("%s: the kernel's checks refuse its DOF: %v", rel, err)
 			continue
 		}

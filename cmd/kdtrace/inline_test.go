@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
 )
 
 // pidNumber is a pid provider's process ID, which changes every run.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kdtrace/kdtrace/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
 	"github.com/kdtrace/kdtrace/internal/progen"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdtrace/kdtrace/kernel"
+	"github.com/kdtrace/kdtrace/internal/enabling"
 )
 
 // TestRun checks the command's verdicts beyond what -d prints.
@@ -41,7 +41,7 @@ func TestRun(t *testing.T) {
 
 // loadDOF runs kdtrace -G with args, into a file, and returns the DOF
 // written as the kernel's checks load it.
-func loadDOF(t *testing.T, args ...string) *kernel.Program {
+func loadDOF(t *testing.T, args ...string) *enabling.Program {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "p.dof")
 	var stdout, stderr bytes.Buffer
@@ -52,7 +52,7 @@ func loadDOF(t *testing.T, args ...string) *kernel.Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := kernel.Load(b, nil)
+	p, err := enabling.Load(b, nil)
 	if err != nil {
 		t.Fatalf("the kernel's checks refuse -G's DOF: %v", err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/cilium/ebpf"
 
-	"github.com/kdtrace/kdtrace/kernel/linux"
-	"github.com/kdtrace/kdtrace/option"
+	"github.com/kdtrace/kdtrace/internal/linux"
+	"github.com/kdtrace/kdtrace/internal/option"
 )
 
 // TestSizeOptions checks that sizes past what the machine allows are

@@ -10,8 +10,8 @@ import (
 
 	"github.com/kdtrace/kdtrace/dif"
 	"github.com/kdtrace/kdtrace/dif/vm"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 

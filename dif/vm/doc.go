@@ -2,7 +2,7 @@
 // process as FreeBSD's kernel runs it in dtrace_dif_emulate and
 // dtrace_dif_subr, and is the oracle the BPF translation of DIF (package
 // bpf) is tested against. kdtrace itself never runs it — BEGIN, END and
-// every other clause run as BPF (see kernel/linux) — and only tests
+// every other clause run as BPF (see internal/linux) — and only tests
 // import it.
 //
 // # Who uses it
@@ -28,7 +28,7 @@
 //
 // # Data flow
 //
-//	*dif.Object (from dlang/emit or a DOF program) ──► Machine.Run ──► value (or *Fault)
+//	*dif.Object (from the emitter or DOF programs) ──► Machine.Run ──► value (or *Fault)
 //	                                                        │   ▲
 //	            Context (pid, execname, args[], regs, …) ───┘   │
 //	             Memory (kernel image, a process's) ◄───────────┴── variables, scratch,

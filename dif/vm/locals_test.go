@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarfexpr"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 

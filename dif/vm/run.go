@@ -15,7 +15,7 @@ import (
 // DIFO it loads (dif.Validator, the kernel's checks, with the variables
 // of the DIFOs run before) and keeps a copy, found again by the pointer:
 // later changes to o are not seen, and a program's DIFOs are best run
-// through the same pointers (a kernel.Program's) rather than fresh
+// through the same pointers (a enabling.Program's) rather than fresh
 // copies, each of which the machine would keep. A fault stops the DIFO with a *Fault; a subroutine the machine
 // cannot run stops it with an *UnsupportedError.
 func (m *Machine) Run(o *dif.Object, ctx *Context) (uint64, error) {

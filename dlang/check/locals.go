@@ -4,11 +4,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarfexpr"
 )
 
 // A Frame is what locals-> reads at the probes of a description: the

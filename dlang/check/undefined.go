@@ -3,8 +3,8 @@ package check
 import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/dlang/printf"
 )
 
 // OnUndefined sets a function the checker calls with a name that is no

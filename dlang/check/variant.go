@@ -4,8 +4,8 @@ import (
 	"maps"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
-	"github.com/kdtrace/kdtrace/dlang/printf"
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/dlang/printf"
 )
 
 // A Variant is what checking a clause for one of its probe descriptions

@@ -9,11 +9,11 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
+	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
 )
 
 // compile runs src through the whole compiler, as kdtrace -e does: parser,

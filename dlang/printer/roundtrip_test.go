@@ -15,12 +15,12 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kdtrace/kdtrace/dlang/ast"
-	"github.com/kdtrace/kdtrace/dlang/cpp"
 	"github.com/kdtrace/kdtrace/dlang/diag"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dlang/printer"
 	"github.com/kdtrace/kdtrace/dlang/token"
 	"github.com/kdtrace/kdtrace/internal/corpus"
+	"github.com/kdtrace/kdtrace/internal/dlang/cpp"
 )
 
 // typeSet answers IsType for the type names a program declares or uses,

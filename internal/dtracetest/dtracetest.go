@@ -14,11 +14,11 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/ast"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/diag"
-	"github.com/kdtrace/kdtrace/dlang/emit"
 	"github.com/kdtrace/kdtrace/dlang/parser"
-	"github.com/kdtrace/kdtrace/dlang/sugar"
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/corpus"
+	"github.com/kdtrace/kdtrace/internal/dlang/emit"
+	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
 )
 
 // Dir returns the suite's common tests, skipping the test when the

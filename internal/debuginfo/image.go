@@ -1,0 +1,359 @@
+package debuginfo
+
+import (
+	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/index"
+	"github.com/kdtrace/kdtrace/internal/mmap"
+
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// DefaultDebugRoot is where distributions install separate debug files.
+const DefaultDebugRoot = "/usr/lib/debug"
+
+// Options configure how images are opened and indexed.
+type Options struct {
+	// DebugRoot is the root of the separate debug files; empty means
+	// DefaultDebugRoot.
+	DebugRoot string
+	// CacheDir holds the index cache; empty means kdtrace under
+	// os.UserCacheDir. A directory that another user could change, or
+	// that lies under one, is not used (see internal/cachedir): that
+	// is reported once, as a Warning, and the work goes on without.
+	CacheDir string
+	// NoCache disables reading and writing the cache.
+	NoCache bool
+	// Warn receives problems that do not stop the work, such as a
+	// debug file that does not match its image. Nil drops them.
+	Warn func(Warning)
+	// Workers is the number of goroutines scanning DWARF; 0 means
+	// GOMAXPROCS.
+	Workers int
+}
+
+// Options returns the options the image was opened with.
+func (img *Image) Options() Options { return img.opts }
+
+func (o *Options) debugRoot() string {
+	if o.DebugRoot == "" {
+		return DefaultDebugRoot
+	}
+	return o.DebugRoot
+}
+
+func (o *Options) warn(w Warning) {
+	if o.Warn != nil {
+		o.Warn(w)
+	}
+}
+
+// Warning is a problem with one image that did not stop the others,
+// or with the cache, which is then not used.
+type Warning struct {
+	Image     string // the image concerned, if any
+	DebugFile string // the debug file concerned, if any
+	Err       error
+}
+
+func (w Warning) Error() string {
+	switch {
+	case w.DebugFile != "":
+		return fmt.Sprintf("%s (debug file %s): %v", w.Image, w.DebugFile, w.Err)
+	case w.Image == "":
+		return w.Err.Error()
+	}
+	return fmt.Sprintf("%s: %v", w.Image, w.Err)
+}
+
+func (w Warning) Unwrap() error { return w.Err }
+
+// Where an image's DWARF was found.
+const (
+	SourceImage     = "image"     // in the image itself
+	SourceBuildID   = "build-id"  // <debug-root>/.build-id/xx/rest.debug
+	SourceDebugLink = "debuglink" // the name in .gnu_debuglink, CRC checked
+	SourcePath      = "path"      // <debug-root>/<image path>.debug (FreeBSD)
+	SourceKernel    = "kernel"    // a distribution's kernel debug layout
+)
+
+// BuildStats counts what an index build saw.
+type BuildStats struct {
+	Units       int // compile and partial units scanned
+	Subprograms int // subprogram DIEs kept for name resolution
+	Copies      int // inlined copies with code
+	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
+	Nested      int // copies left out for lying in an instance of the same function
+}
+
+// Image is one ELF file (a kernel, a module, a program) and its index.
+type Image struct {
+	Module    string // "kernel", or the module's name
+	Path      string // the image
+	DebugPath string // the file the DWARF came from; Path if embedded
+	Source    string // how DebugPath was found: one of the Source constants
+	BuildID   string // hex, or "" if the image has none
+	Cached    bool   // the index came from the cache
+	Stats     BuildStats
+
+	x      *index.Index
+	mapped []byte // the cache file x lives in, if mapped
+
+	opts Options // for Types: where to cache its tables
+
+	mu  sync.Mutex
+	elf *elffile.File // for Code; reopened on use after Close
+
+	// The debug file's line programs, for EntryMarkers.
+	lineELF *elffile.File
+	lineSec []byte
+	lines   map[uint32][]dwarfread.LineRow
+}
+
+// MismatchError reports a debug file that does not belong to its image.
+type MismatchError struct {
+	Image, DebugFile string
+	Reason           string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("debug file %s does not match %s: %s", e.DebugFile, e.Image, e.Reason)
+}
+
+// NotFoundError reports an image without debug information.
+type NotFoundError struct {
+	Image  string
+	Looked []string // each place looked, with what was wrong there
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no debug info for %s: looked in %s", e.Image, strings.Join(e.Looked, ", "))
+}
+
+// OpenImage opens the ELF file at path, finds its DWARF and loads its
+// index, from the cache when it is current. The module name is the file
+// name without .ko or .debug suffixes.
+func OpenImage(path string, opts Options) (*Image, error) {
+	return openImage(moduleName(path), path, nil, opts)
+}
+
+func moduleName(path string) string {
+	name := filepath.Base(path)
+	for _, suf := range []string{".debug", ".xz", ".zst", ".gz", ".ko", ".o"} {
+		name = strings.TrimSuffix(name, suf)
+	}
+	return name
+}
+
+// openImage is OpenImage with more places to look for the debug file,
+// tried after the standard ones (the kernel layouts of distributions).
+func openImage(module, path string, extra []string, opts Options) (*Image, error) {
+	ef, err := elffile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	img := &Image{Module: module, Path: path, BuildID: ef.BuildID(), elf: ef, opts: opts}
+	if !opts.NoCache {
+		if x, mapped, ok := loadCache(img, ef, &opts); ok {
+			img.x, img.mapped, img.Cached = x, mapped, true
+			return img, nil
+		}
+	}
+	if err := img.build(ef, extra, &opts); err != nil {
+		ef.Close()
+		return nil, err
+	}
+	return img, nil
+}
+
+// build finds the image's DWARF, indexes it and stores the index in the
+// cache.
+func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
+	dbg, err := locate(img, ef, extra, opts)
+	if err != nil {
+		return err
+	}
+	if dbg != ef {
+		defer dbg.Close()
+	}
+	symf := ef
+	if ef.F.Section(".symtab") == nil {
+		symf = dbg // a stripped image: the debug file kept the symbols
+	}
+	d, err := dbg.Dwarf()
+	if err != nil {
+		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
+	}
+	t, stats, err := index.Build(d, symf, opts.Workers, isThunk)
+	if err != nil {
+		return fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+	}
+	h, err := headerFor(img, ef)
+	if err != nil {
+		return err
+	}
+	data := index.Encode(h, stats, t)
+	if _, _, img.x, err = index.Decode(data); err != nil {
+		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
+	}
+	img.Stats = BuildStats(stats)
+	if !opts.NoCache {
+		if err := storeCache(img, data, opts); err != nil {
+			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
+		}
+	}
+	return nil
+}
+
+// locate finds the file holding the image's DWARF and opens it: the
+// image itself, the build-id path, the .gnu_debuglink name (in the
+// image's directory, its .debug subdirectory, and under the debug root),
+// FreeBSD's <root>/<path>.debug, then the extra paths. A candidate that
+// exists but does not match the image stops the search with a
+// MismatchError, also reported as a warning: using a nearby file
+// instead would make the results silently wrong.
+func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffile.File, error) {
+	if ef.HasDWARF() {
+		img.DebugPath, img.Source = img.Path, SourceImage
+		return ef, nil
+	}
+	root := opts.debugRoot()
+	looked := []string{img.Path + " (no DWARF)"}
+	abs, err := filepath.Abs(img.Path)
+	if err != nil {
+		abs = img.Path
+	}
+	dir := filepath.Dir(abs)
+	link, crc, hasLink := ef.DebugLink()
+
+	type candidate struct {
+		path, source string
+		checkCRC     bool
+	}
+	var cands []candidate
+	if id := img.BuildID; len(id) > 2 {
+		cands = append(cands, candidate{filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"), SourceBuildID, false})
+	}
+	if hasLink {
+		for _, d := range []string{dir, filepath.Join(dir, ".debug"), filepath.Join(root, dir)} {
+			cands = append(cands, candidate{filepath.Join(d, link), SourceDebugLink, true})
+		}
+	}
+	cands = append(cands, candidate{filepath.Join(root, abs) + ".debug", SourcePath, hasLink})
+	for _, p := range extra {
+		cands = append(cands, candidate{p, SourceKernel, false})
+	}
+
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if seen[c.path] || c.path == abs {
+			continue
+		}
+		seen[c.path] = true
+		if _, err := os.Stat(c.path); err != nil {
+			looked = append(looked, c.path+" (missing)")
+			continue
+		}
+		dbg, err := elffile.Open(c.path)
+		if err != nil {
+			looked = append(looked, fmt.Sprintf("%s (%v)", c.path, err))
+			continue
+		}
+		reason := ""
+		switch {
+		case !dbg.HasDWARF():
+			looked = append(looked, c.path+" (no DWARF)")
+			dbg.Close()
+			continue
+		case img.BuildID != "" && dbg.BuildID() != "" && dbg.BuildID() != img.BuildID:
+			reason = fmt.Sprintf("build-id %s, image has %s", dbg.BuildID(), img.BuildID)
+		case c.checkCRC:
+			got, err := fileCRC(dbg.Osf)
+			if err != nil {
+				reason = fmt.Sprintf("reading it: %v", err)
+			} else if got != crc {
+				reason = fmt.Sprintf(".gnu_debuglink CRC %08x, file has %08x", crc, got)
+			}
+		}
+		if reason != "" {
+			dbg.Close()
+			err := &MismatchError{Image: img.Path, DebugFile: c.path, Reason: reason}
+			opts.warn(Warning{Image: img.Path, DebugFile: c.path, Err: err})
+			return nil, err
+		}
+		img.DebugPath, img.Source = c.path, c.source
+		return dbg, nil
+	}
+	return nil, &NotFoundError{Image: img.Path, Looked: looked}
+}
+
+// fileCRC is the CRC32 (IEEE, as zlib's crc32) of a whole file, which is
+// what .gnu_debuglink records.
+func fileCRC(f *os.File) (uint32, error) {
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return 0, err
+	}
+	return h.Sum32(), nil
+}
+
+// Close releases the image's files. The image must not be used after.
+func (img *Image) Close() error {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	err := mmap.Unmap(img.mapped)
+	img.mapped, img.x = nil, nil
+	if img.lineELF != nil {
+		if cerr := img.lineELF.Close(); err == nil {
+			err = cerr
+		}
+		img.lineELF, img.lineSec, img.lines = nil, nil, nil
+	}
+	if img.elf != nil {
+		if cerr := img.elf.Close(); err == nil {
+			err = cerr
+		}
+		img.elf = nil
+	}
+	return err
+}
+
+// code returns the bytes of [addr, addr+size) of the image.
+func (img *Image) code(addr, size uint64) ([]byte, error) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if err := img.openELF(); err != nil {
+		return nil, err
+	}
+	return img.elf.Code(addr, size)
+}
+
+// section returns the name of the image's section holding addr.
+func (img *Image) section(addr uint64) (string, bool) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if img.openELF() != nil {
+		return "", false
+	}
+	return img.elf.Section(addr)
+}
+
+// openELF opens the image's file for its code, once; the index, read
+// from the cache, needs none of it.
+func (img *Image) openELF() error {
+	if img.elf != nil {
+		return nil
+	}
+	ef, err := elffile.Open(img.Path)
+	if err != nil {
+		return err
+	}
+	img.elf = ef
+	return nil
+}

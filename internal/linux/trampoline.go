@@ -1,0 +1,202 @@
+package linux
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+
+	"github.com/kdtrace/kdtrace/internal/bpf"
+	"github.com/kdtrace/kdtrace/internal/enabling"
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
+	"github.com/kdtrace/kdtrace/internal/probe"
+)
+
+// A trampoline is what a group of an fbt probe on an fentry or fexit
+// program keeps to go back on a kprobe: the kprobe group it came from
+// and the probe's entry there, in that group's numbering of clauses.
+type trampoline struct {
+	from  *group
+	entry *bpf.ProbeEntry
+}
+
+// maxTrampolines is how many fbt probes of an enabling go on
+// trampolines where the kernel also has kprobes. Each is a program of
+// its own, checked by the verifier, attached on its own (the kernel
+// patches the function's text and builds the trampoline), and two file
+// descriptors; past this many, one kprobe program serving every probe
+// costs less to set up. A kernel without kprobes gets trampolines
+// however many.
+const maxTrampolines = 64
+
+// splitTrampolines gives each fbt site that can go on a BPF trampoline
+// a group of its own, of context CtxFEntry or CtxFExit, put before the
+// kprobe group it leaves: a trampoline serves one function, and its
+// program is loaded for it. A site stays on its kprobe where the kernel
+// has no trampolines, where the enabling has more than maxTrampolines
+// fbt probes and the kernel has kprobes, where a clause of its probe
+// reads regs[] (a trampoline saves no registers), or where the
+// function's BTF rules fentry out (attach.TrampolineTarget); note is
+// told which and why.
+func splitTrampolines(order []*group, note func(string)) []*group {
+	n := 0
+	for _, g := range order {
+		if strings.HasPrefix(g.name, "fbt-") {
+			n += len(g.kernel)
+		}
+	}
+	if n == 0 {
+		// Asking the kernel costs a reading of its BTF.
+		return order
+	}
+	haveErr := attach.HaveTrampolines()
+	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
+		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
+	}
+	var out []*group
+	for _, g := range order {
+		if len(g.kernel) == 0 || !strings.HasPrefix(g.name, "fbt-") {
+			out = append(out, g)
+			continue
+		}
+		names := make([]string, len(g.kernel))
+		for name, i := range g.index {
+			names[i] = name
+		}
+		var kept []int
+		for i, s := range g.kernel {
+			why := haveErr
+			if why == nil {
+				why = trampolineRefusal(g, uint32(i), s)
+			}
+			if why != nil {
+				note(fmt.Sprintf("%s: kprobe (%v)", names[i], why))
+				kept = append(kept, i)
+				continue
+			}
+			out = append(out, g.trampolineGroup(names[i], uint32(i)))
+		}
+		g.keep(kept)
+		out = append(out, g)
+	}
+	return out
+}
+
+// trampolineRefusal says why site s, index i of kprobe group g, cannot
+// go on a trampoline, or returns nil.
+func trampolineRefusal(g *group, i uint32, s *probe.KernelSite) error {
+	for c, epid := range g.entries[i].EPIDs {
+		if epid != 0 && bpf.ReadsRegs(g.clauses[c].ECB) {
+			return errors.New("a clause reads regs[]")
+		}
+	}
+	if err := attach.TrampolineTarget(s); err != nil {
+		return fmt.Errorf("no fentry: %w", err)
+	}
+	return nil
+}
+
+// trampolineGroup returns the group of site i of kprobe group g on a
+// trampoline: the clauses of its probe, its entry at index 0.
+func (g *group) trampolineGroup(name string, i uint32) *group {
+	ctx := bpf.CtxFEntry
+	if g.kernel[i].Return {
+		ctx = bpf.CtxFExit
+	}
+	ent := g.entries[i]
+	t := &group{name: name, kind: g.kind, ctx: ctx, ecbs: map[*enabling.ECB]int{}, kernel: []*probe.KernelSite{g.kernel[i]},
+		index: map[string]uint32{name: 0}, tramp: &trampoline{from: g, entry: ent}}
+	mine := &bpf.ProbeEntry{ID: ent.ID}
+	for c, epid := range ent.EPIDs {
+		if epid == 0 {
+			continue
+		}
+		t.ecbs[g.clauses[c].ECB] = len(t.clauses)
+		t.clauses = append(t.clauses, g.clauses[c])
+		mine.EPIDs = append(mine.EPIDs, epid)
+	}
+	t.entries = map[uint32]*bpf.ProbeEntry{0: mine}
+	return t
+}
+
+// keep leaves kprobe group g the sites of the given indexes, numbered
+// anew from 0.
+func (g *group) keep(sites []int) {
+	names := make(map[uint32]string, len(g.index))
+	for name, i := range g.index {
+		names[i] = name
+	}
+	kernel, entries := g.kernel, g.entries
+	g.kernel, g.entries, g.index = nil, map[uint32]*bpf.ProbeEntry{}, map[string]uint32{}
+	for _, i := range sites {
+		g.addKernelSite(names[uint32(i)], kernel[i], entries[uint32(i)])
+	}
+}
+
+// addKernelSite adds a site, of the named probe, to kprobe group g with
+// its entry.
+func (g *group) addKernelSite(name string, s *probe.KernelSite, ent *bpf.ProbeEntry) {
+	n := uint32(len(g.kernel))
+	g.kernel = append(g.kernel, s)
+	g.entries[n] = ent
+	g.index[name] = n
+}
+
+// trampolines loads the programs of the groups of fbt probes on
+// trampolines, together, and attaches them. A probe whose program or
+// link the kernel refuses goes back on the kprobe group it came from:
+// when the programs cannot be loaded together, each is loaded alone, to
+// find which.
+func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.Layout, note func(string)) error {
+	var (
+		gs []*group
+		ts []bpf.Trampoline
+	)
+	for i, g := range order {
+		if g.tramp == nil {
+			continue
+		}
+		// A trampoline's program is never split (BuildChain): one link.
+		links, own, err := t.build(g, pps[i], lay)
+		if err != nil {
+			return err
+		}
+		gs = append(gs, g)
+		ts = append(ts, bpf.Trampoline{Name: "kdt_" + progName(g.kernel[0].Function), Context: g.ctx, Insns: links[0].Insns, Own: own, Function: g.kernel[0].Function})
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	progs, err := t.rt.LoadTrampolines(ts)
+	errs := make([]error, len(ts))
+	if err != nil {
+		progs = make([]*ebpf.Program, len(ts))
+		for i := range ts {
+			var p []*ebpf.Program
+			if p, errs[i] = t.rt.LoadTrampolines(ts[i : i+1]); errs[i] == nil {
+				progs[i] = p[0]
+			}
+		}
+	}
+	for i, g := range gs {
+		if errs[i] == nil {
+			a, err := attach.Trampoline(progs[i], g.kernel[0])
+			if err == nil {
+				t.progs = append(t.progs, progs[i])
+				t.closers = append(t.closers, a)
+				kind := "fentry"
+				if g.ctx == bpf.CtxFExit {
+					kind = "fexit"
+				}
+				note(g.name + ": " + kind)
+				continue
+			}
+			progs[i].Close()
+			errs[i] = err
+		}
+		note(fmt.Sprintf("%s: kprobe (the kernel refused its trampoline: %v)", g.name, errs[i]))
+		g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package linux
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/internal/bpf"
+	"github.com/kdtrace/kdtrace/internal/enabling"
+	"github.com/kdtrace/kdtrace/internal/probe"
+)
+
+// TestTrampolineGroups splits a kprobe group of three fbt probes as
+// splitTrampolines does: two go on trampolines with the clauses that
+// apply to them, one stays, and one comes back when its trampoline is
+// refused.
+func TestTrampolineGroups(t *testing.T) {
+	ecbs := make([]enabling.ECB, 3)
+	sites := []*probe.KernelSite{{Function: "a"}, {Function: "b"}, {Function: "c", Return: true}}
+	g := &group{name: "fbt-entry", ctx: bpf.CtxEntry, ecbs: map[*enabling.ECB]int{}, kernel: sites,
+		entries: map[uint32]*bpf.ProbeEntry{
+			0: {ID: 10, EPIDs: []uint32{1, 0, 3}},
+			1: {ID: 11, EPIDs: []uint32{0, 5}},
+			2: {ID: 12, EPIDs: []uint32{7, 8, 9}},
+		},
+		index: map[string]uint32{"fbt::a:entry": 0, "fbt::b:entry": 1, "fbt::c:return": 2}}
+	for i := range ecbs {
+		g.ecbs[&ecbs[i]] = i
+		g.clauses = append(g.clauses, bpf.Clause{ECB: &ecbs[i]})
+	}
+	// What a group serves: its context, sites, entries and the clauses,
+	// by their ECBs' places in ecbs.
+	type shape struct {
+		Ctx     bpf.Context
+		Sites   []string
+		Entries map[uint32]bpf.ProbeEntry
+		Clauses []int
+		Index   map[string]uint32
+	}
+	shapeOf := func(g *group) shape {
+		s := shape{Ctx: g.ctx, Entries: map[uint32]bpf.ProbeEntry{}, Index: g.index}
+		for _, k := range g.kernel {
+			s.Sites = append(s.Sites, kernelName(k))
+		}
+		for i, e := range g.entries {
+			s.Entries[i] = *e
+		}
+		for _, c := range g.clauses {
+			s.Clauses = append(s.Clauses, g.ecbs[c.ECB])
+			if g.tramp != nil {
+				s.Clauses[len(s.Clauses)-1] = g.tramp.from.ecbs[c.ECB]
+			}
+		}
+		return s
+	}
+
+	a := g.trampolineGroup("fbt::a:entry", 0)
+	c := g.trampolineGroup("fbt::c:return", 2)
+	g.keep([]int{1})
+	for _, tt := range []struct {
+		g    *group
+		want shape
+	}{
+		{a, shape{bpf.CtxFEntry, []string{"a"}, map[uint32]bpf.ProbeEntry{0: {ID: 10, EPIDs: []uint32{1, 3}}}, []int{0, 2}, map[string]uint32{"fbt::a:entry": 0}}},
+		{c, shape{bpf.CtxFExit, []string{"c:return"}, map[uint32]bpf.ProbeEntry{0: {ID: 12, EPIDs: []uint32{7, 8, 9}}}, []int{0, 1, 2}, map[string]uint32{"fbt::c:return": 0}}},
+		{g, shape{bpf.CtxEntry, []string{"b"}, map[uint32]bpf.ProbeEntry{0: {ID: 11, EPIDs: []uint32{0, 5}}}, []int{0, 1, 2}, map[string]uint32{"fbt::b:entry": 0}}},
+	} {
+		if diff := cmp.Diff(tt.want, shapeOf(tt.g)); diff != "" {
+			t.Errorf("group %s (-want +got):\n%s", tt.g.name, diff)
+		}
+	}
+
+	// a's trampoline refused: a is the kprobe group's again, with its
+	// entry in the group's numbering of clauses.
+	g.addKernelSite(a.name, a.kernel[0], a.tramp.entry)
+	want := shape{bpf.CtxEntry, []string{"b", "a"},
+		map[uint32]bpf.ProbeEntry{0: {ID: 11, EPIDs: []uint32{0, 5}}, 1: {ID: 10, EPIDs: []uint32{1, 0, 3}}},
+		[]int{0, 1, 2}, map[string]uint32{"fbt::b:entry": 0, "fbt::a:entry": 1}}
+	if diff := cmp.Diff(want, shapeOf(g)); diff != "" {
+		t.Errorf("kprobe group after a's refusal (-want +got):\n%s", diff)
+	}
+}
+
+func kernelName(s *probe.KernelSite) string {
+	if s.Return {
+		return s.Function + ":return"
+	}
+	return s.Function
+}
