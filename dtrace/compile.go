@@ -64,16 +64,17 @@ type Program struct {
 	Spec Spec
 	// Source is the script's path for a Script, else the text given.
 	Source string
-	// AST is the program after the syntactic rewrites, kept for what
+	// tree is the program after the syntactic rewrites, kept for what
 	// needs it after compiling (-l, -h, Print): nil unless compiled
 	// with NoCode, Header or Sugar.
-	AST *ast.Program
-	// Info is what checking learned of its types and identifiers; as
+	tree *ast.Program
+	// info is what checking learned of its types and identifiers; as
 	// clauses are checked one at a time and their code generated, it
 	// keeps no clause's Values unless compiled with NoCode or Header.
-	Info *check.Info
-	// Object is the program's ECBs, with their DIF; nil with NoCode.
-	Object *dof.Program
+	info *check.Info
+	// object is the program's ECBs, with their DIF; nil with NoCode.
+	// DOF writes it.
+	object *dof.Program
 
 	providers []ast.Decl // its provider definitions, with Link
 }
@@ -81,15 +82,15 @@ type Program struct {
 // Print writes the program after the syntactic rewrites, in dtrace
 // -d's format; the program must have kept its AST (NoCode, Header,
 // Sugar).
-func (p *Program) Print(w io.Writer) error { return printer.Fprint(w, p.AST) }
+func (p *Program) Print(w io.Writer) error { return printer.Fprint(w, p.tree) }
 
 // ListDIF writes the DIF of each of the program's clauses, as dtrace -S
 // lists it; nothing for a program compiled with NoCode.
 func (p *Program) ListDIF(w io.Writer) error {
-	if p.Object == nil {
+	if p.object == nil {
 		return nil
 	}
-	return emit.List(w, p.Object)
+	return emit.List(w, p.object)
 }
 
 // Compile compiles a program given as text of kind spec, as
@@ -149,7 +150,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if err != nil {
 		return nil, h.failure(spec, text, err)
 	}
-	p := &Program{Spec: spec, Source: text, AST: prog, providers: provs}
+	p := &Program{Spec: spec, Source: text, tree: prog, providers: provs}
 	if flags&Sugar != 0 {
 		// As dtrace, -d prints the program once the syntactic
 		// rewrites are done, before types are checked.
@@ -158,7 +159,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 		}
 	}
 	if flags&(NoCode|Header) != 0 {
-		if p.Info, err = h.checker.Check(prog); err != nil {
+		if p.info, err = h.checker.Check(prog); err != nil {
 			return nil, h.failure(spec, text, err)
 		}
 		return p, nil
@@ -169,11 +170,11 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	// it, which keeps a program of many clauses small.
 	keepAST := flags&Sugar != 0
 	if !keepAST {
-		p.AST = nil
+		p.tree = nil
 	}
 	em := emit.NewEmitter(prog, &emit.Config{StringSize: h.checker.StringSize(), Types: &h.printed})
 	i := 0 // where the clause is in prog.Decls
-	if p.Info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
+	if p.info, err = h.checker.CheckClauses(prog, func(cl *ast.Clause, info *check.Info) error {
 		if err := em.Clause(cl, info); err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	}); err != nil {
 		return nil, h.failure(spec, text, err)
 	}
-	if p.Object, err = em.Finish(p.Info); err != nil {
+	if p.object, err = em.Finish(p.info); err != nil {
 		return nil, h.failure(spec, text, err)
 	}
 	if flags&DIFV != 0 {

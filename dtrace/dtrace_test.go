@@ -88,8 +88,8 @@ func TestCompileOutput(t *testing.T) {
 	if !strings.Contains(stderr.String(), "DIFO") || !strings.Contains(stderr.String(), "stgs %r1, DT_VAR(1280)") {
 		t.Errorf("-S listing lacks the clause's DIF:\n%s", stderr.String())
 	}
-	if p.Object == nil || len(p.Object.ECBs) != 1 {
-		t.Errorf("Object = %+v, want one ECB", p.Object)
+	if _, _, obj := dtrace.Parts(p); obj == nil || len(obj.ECBs) != 1 {
+		t.Errorf("object = %+v, want one ECB", obj)
 	}
 	// The program gives the same texts after compiling.
 	var text, dif bytes.Buffer
@@ -103,14 +103,14 @@ func TestCompileOutput(t *testing.T) {
 		t.Errorf("Print and ListDIF:\n%s%s\ndiffer from what Sugar and DIFV wrote:\n%s%s", &text, &dif, &stdout, &stderr)
 	}
 	p, err = h.Compile(dtrace.Name, "BEGIN { y = 2; }", dtrace.NoCode)
-	if err != nil || p.Object != nil || p.Info == nil || p.AST == nil {
-		t.Errorf("NoCode: %v, Object %v, Info %v, AST %v; want checked, its tree and no code", err, p.Object, p.Info, p.AST)
+	if tree, info, obj := dtrace.Parts(p); err != nil || obj != nil || info == nil || tree == nil {
+		t.Errorf("NoCode: %v, object %v, info %v, tree %v; want checked, its tree and no code", err, obj, info, tree)
 	}
 	// A program compiled to code alone keeps no syntax tree: a large one
 	// would hold it to no end.
 	p, err = h.Compile(dtrace.Name, "BEGIN { z = 3; }", 0)
-	if err != nil || p.Object == nil || p.AST != nil {
-		t.Errorf("code only: %v, Object %v, AST %v; want code and no tree", err, p.Object, p.AST)
+	if tree, _, obj := dtrace.Parts(p); err != nil || obj == nil || tree != nil {
+		t.Errorf("code only: %v, object %v, tree %v; want code and no tree", err, obj, tree)
 	}
 }
 

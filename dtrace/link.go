@@ -63,8 +63,8 @@ func (h *Handle) Link(objects []string, progs ...*Program) ([]byte, error) {
 	var ecbs []dof.ECB
 	for _, p := range progs {
 		all.Decls = append(all.Decls, p.providers...)
-		if p.Object != nil {
-			ecbs = append(ecbs, p.Object.ECBs...)
+		if p.object != nil {
+			ecbs = append(ecbs, p.object.ECBs...)
 		}
 	}
 	provs, err := header.Providers(all)

@@ -69,7 +69,7 @@ func (h *Handle) ListProbes(out io.Writer, verbose bool, progs ...*Program) erro
 		fmt.Fprintf(h.cfg.Stderr, "%s: failed to match %s: %s\n", h.cfg.Name, d, msg)
 	}
 	for _, prog := range progs {
-		for _, d := range prog.AST.Decls {
+		for _, d := range prog.tree.Decls {
 			cl, ok := d.(*ast.Clause)
 			if !ok {
 				continue

@@ -108,7 +108,8 @@ func TestLocalsKinstOffline(t *testing.T) {
 	m.BeginFiring()
 	m.BeginClause()
 	want := []uint64{4, 7, 11, 6}
-	acts := p.Object.ECBs[0].Actions
+	_, _, obj := dtrace.Parts(p)
+	acts := obj.ECBs[0].Actions
 	if len(acts) != len(want) {
 		t.Fatalf("%d actions", len(acts))
 	}

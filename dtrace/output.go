@@ -14,14 +14,14 @@ import (
 func DOF(progs ...*Program) ([]byte, error) {
 	n := 0
 	for _, p := range progs {
-		if p.Object != nil {
-			n += len(p.Object.ECBs)
+		if p.object != nil {
+			n += len(p.object.ECBs)
 		}
 	}
 	all := dof.Program{ECBs: make([]dof.ECB, 0, n)}
 	for _, p := range progs {
-		if p.Object != nil {
-			all.ECBs = append(all.ECBs, p.Object.ECBs...)
+		if p.object != nil {
+			all.ECBs = append(all.ECBs, p.object.ECBs...)
 		}
 	}
 	return dof.Write(&all, nil)
@@ -33,7 +33,7 @@ func DOF(progs ...*Program) ([]byte, error) {
 func (h *Handle) WriteHeader(w io.Writer, name string, progs ...*Program) error {
 	all := &ast.Program{}
 	for _, p := range progs {
-		all.Decls = append(all.Decls, p.AST.Decls...)
+		all.Decls = append(all.Decls, p.tree.Decls...)
 	}
 	return header.Write(w, all, name, h.headerStyle())
 }

@@ -124,8 +124,8 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	i := 0
 	for _, p := range progs {
 		n := 0
-		if p.Object != nil {
-			for range p.Object.ECBs {
+		if p.object != nil {
+			for range p.object.ECBs {
 				n += t.Matched[i]
 				i++
 			}
