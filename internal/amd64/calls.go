@@ -12,7 +12,7 @@ const (
 	ByMarker = "entry marker"
 	// ByEdge: a control-flow edge into the copy's code from code that
 	// no earlier part of the copy leads to (or a loop back edge).
-	ByEdge = "entry edge"
+	byEdge = "entry edge"
 )
 
 // An InlineCall is one place where calls of an inline function begin, with the
@@ -37,7 +37,7 @@ type InlineCall struct {
 	// good, the code that can still reach the body from the entry
 	// without passing another entry (see InlineCalls). They are nil
 	// when Body is empty.
-	Exits []Exit
+	Exits []exit
 	// Recursive reports that the caller calls itself while the call
 	// is in progress: a mark per thread that the call is in progress
 	// is then shared by the caller's frames.
@@ -100,7 +100,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 	}
 	// scope returns the innermost loop of the caller holding block b,
 	// or -1 for none.
-	scope := func(b *Block) int {
+	scope := func(b *block) int {
 		for k := lp.inner[b.Index]; k >= 0; k = lp.loops[k].parent {
 			if !own[k] {
 				return k
@@ -108,12 +108,12 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		}
 		return -1
 	}
-	inLoop := func(k int, b *Block) bool {
+	inLoop := func(k int, b *block) bool {
 		return k < 0 || lp.loops[k].member[b.Index]
 	}
 	// ownBack reports whether a back edge to h closes one of the
 	// inline function's own loops.
-	ownBack := func(h *Block) bool {
+	ownBack := func(h *block) bool {
 		for k, l := range lp.loops {
 			if l.head == h {
 				return own[k]
@@ -135,7 +135,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 			entries = append(entries, i)
 		}
 	} else {
-		rule = ByEdge
+		rule = byEdge
 		entries = f.entryEdges(in)
 	}
 	isEntry := make(map[int]bool, len(entries))
@@ -208,7 +208,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		groups = append(groups, g)
 		of[e] = g
 	}
-	if rule == ByEdge {
+	if rule == byEdge {
 		for _, e := range entries {
 			for _, e2 := range entries {
 				if e2 == e || !reaches[e][e2] {
@@ -262,7 +262,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the call's entry is also on a path that leaves without running any of its code (the compiler put it before a branch), so it may count calls that were not made"})
 			}
 		}
-		if rule == ByEdge {
+		if rule == byEdge {
 			if i := f.reentered(g.reached, g.body, g.entries); i >= 0 {
 				doubts = append(doubts, Doubt{f.Insts[i].Addr, "the copy's code comes back after the caller's on one path: without the compiler's entry markers, several calls in a row (an unrolled loop) count as one"})
 			}
@@ -286,7 +286,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 		// is no call (tail merging): nothing in the code tells them
 		// apart.
 		for _, e := range g.entries {
-			if rule == ByEdge && (slices.Contains(g.repeat, e) || e > 0 && in[e-1] && f.Insts[e-1].End() == f.Insts[e].Addr) {
+			if rule == byEdge && (slices.Contains(g.repeat, e) || e > 0 && in[e-1] && f.Insts[e-1].End() == f.Insts[e].Addr) {
 				doubts = append(doubts, Doubt{f.Insts[e].Addr, "the caller's code jumps into the middle of the copy's, which the compiler may share with code that is no call of it (tail merging): runs entered there count as calls"})
 				break
 			}
@@ -342,7 +342,7 @@ func (f *Function) InlineCalls(code []Range, folded, marks []uint64) ([]InlineCa
 // and each says whether paths that did not run an entry reach it.
 // recursive reports that the caller calls itself while the call is in
 // progress.
-func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[int]bool, ownBack func(h *Block) bool) (exits []Exit, recursive bool) {
+func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[int]bool, ownBack func(h *block) bool) (exits []exit, recursive bool) {
 	// reach[i]: the body can be reached from instruction i. Computed
 	// block by block, backwards, until nothing changes.
 	reach := make([]bool, len(f.Insts))
@@ -401,10 +401,10 @@ func (f *Function) callExits(entries []int, reached, body []bool, isEntry map[in
 		i, _ := f.instAt(a)
 		isSite[i] = true
 	}
-	exits = make([]Exit, len(sites))
+	exits = make([]exit, len(sites))
 	for n, a := range sites {
 		i, _ := f.instAt(a)
-		exits[n] = Exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
+		exits[n] = exit{Addr: a, Leaves: reach[i], Shared: f.reachedAround(i, entries, isSite)}
 	}
 	for i, in := range f.Insts {
 		if reach[i] && in.Op == Call && in.Target == f.Addr {
@@ -441,7 +441,7 @@ func (f *Function) reentered(reached, body []bool, entries []int) int {
 
 // latchExit reports whether block b closes loop k by a back edge and
 // can leave it too: the loop's test after rotation.
-func (f *Function) latchExit(b *Block, k int, inLoop func(int, *Block) bool) bool {
+func (f *Function) latchExit(b *block, k int, inLoop func(int, *block) bool) bool {
 	back, out := false, false
 	for x, s := range b.Succs {
 		back = back || b.back[x] && inLoop(k, s)
@@ -454,7 +454,7 @@ func (f *Function) latchExit(b *Block, k int, inLoop func(int, *Block) bool) boo
 // a call outside the copies' code, leaves the loop k that holds it (by
 // its back edge, or out of it), or the function, before it runs an
 // instruction of the copies or reaches another entry.
-func (f *Function) leavesBare(e, k int, in []bool, isEntry map[int]bool, inLoop func(int, *Block) bool) bool {
+func (f *Function) leavesBare(e, k int, in []bool, isEntry map[int]bool, inLoop func(int, *block) bool) bool {
 	seen := make([]bool, len(f.Blocks))
 	for work := []int{e}; len(work) > 0; {
 		i := work[len(work)-1]
@@ -497,7 +497,7 @@ func (f *Function) entryEdges(in []bool) []int {
 	// from[b]: some instruction of the copy leads along forward edges
 	// to the start of block b.
 	from := make([]bool, len(f.Blocks))
-	var work []*Block
+	var work []*block
 	for _, b := range f.Blocks {
 		if slices.Contains(in[b.first:b.first+len(b.Insts)], true) {
 			work = append(work, b)
@@ -571,8 +571,8 @@ type loopNest struct {
 }
 
 type loop struct {
-	head   *Block
-	blocks []*Block
+	head   *block
+	blocks []*block
 	member []bool // by block index
 	parent int    // the innermost loop holding this one; -1 for none
 
@@ -588,7 +588,7 @@ func (f *Function) loops() *loopNest {
 
 func (f *Function) buildLoops() *loopNest {
 	n := len(f.Blocks)
-	byHead := map[*Block]int{}
+	byHead := map[*block]int{}
 	var loops []loop
 	for _, u := range f.Blocks {
 		for x, h := range u.Succs {
@@ -609,7 +609,7 @@ func (f *Function) buildLoops() *loopNest {
 			if l.fromHead == nil {
 				l.fromHead = f.reachable(h)
 			}
-			work := []*Block{u}
+			work := []*block{u}
 			for len(work) > 0 {
 				b := work[len(work)-1]
 				work = work[:len(work)-1]
@@ -657,9 +657,9 @@ func (f *Function) buildLoops() *loopNest {
 
 // reachable returns the blocks that some path from a reaches, back
 // edges included.
-func (f *Function) reachable(a *Block) []bool {
+func (f *Function) reachable(a *block) []bool {
 	seen := make([]bool, len(f.Blocks))
-	work := []*Block{a}
+	work := []*block{a}
 	seen[a.Index] = true
 	for len(work) > 0 {
 		c := work[len(work)-1]

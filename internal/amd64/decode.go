@@ -11,17 +11,17 @@ import (
 const maxInstLen = 15
 
 // A DecodeError reports bytes on a path of execution that cannot be decoded.
-type DecodeError struct {
+type decodeError struct {
 	Addr  uint64 // address of the first byte
 	Bytes []byte // up to 15 bytes from Addr
 	Err   error  // the cause
 }
 
-func (e *DecodeError) Error() string {
+func (e *decodeError) Error() string {
 	return fmt.Sprintf("amd64: cannot decode instruction at %#x (% x): %v", e.Addr, e.Bytes, e.Err)
 }
 
-func (e *DecodeError) Unwrap() error { return e.Err }
+func (e *decodeError) Unwrap() error { return e.Err }
 
 var (
 	errUnknown   = errors.New("unknown instruction")
@@ -45,7 +45,7 @@ var (
 // since such bytes are more likely a table or literal than code.
 func Decode(code []byte, addr uint64) ([]Inst, error) {
 	if len(code) == 0 {
-		return nil, &DecodeError{Addr: addr, Err: errEmpty}
+		return nil, &decodeError{Addr: addr, Err: errEmpty}
 	}
 	d := decoder{
 		code:  code,
@@ -219,7 +219,7 @@ func skipsPrefix(code []byte, s, off int, end uint64) bool {
 // inside the code.
 func (d *decoder) offset(in Inst) (int, bool) {
 	switch in.Op {
-	case Jump, CondJump:
+	case jump, condJump:
 		if in.Target >= d.addr && in.Target-d.addr < uint64(len(d.code)) {
 			return int(in.Target - d.addr), true
 		}
@@ -250,7 +250,7 @@ func (d *decoder) add(off int, in Inst, swept bool) {
 
 func (d *decoder) errorAt(off int, err error) error {
 	b := d.code[off:min(off+maxInstLen, len(d.code))]
-	return &DecodeError{Addr: d.addr + uint64(off), Bytes: append([]byte(nil), b...), Err: err}
+	return &decodeError{Addr: d.addr + uint64(off), Bytes: append([]byte(nil), b...), Err: err}
 }
 
 // decodeOne decodes the instruction at the start of b, which is at addr.
@@ -303,25 +303,25 @@ func classify(x x86asm.Inst, addr uint64) Inst {
 	switch x.Op {
 	case x86asm.JMP:
 		if isRel {
-			in.Op, in.Target = Jump, target
+			in.Op, in.Target = jump, target
 		} else {
-			in.Op = IndirectJump
+			in.Op = indirectJump
 		}
 	case x86asm.LJMP:
-		in.Op = IndirectJump
+		in.Op = indirectJump
 	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JG,
 		x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP,
 		x86asm.JNS, x86asm.JO, x86asm.JP, x86asm.JS, x86asm.JCXZ, x86asm.JECXZ,
 		x86asm.JRCXZ, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.XBEGIN:
-		in.Op, in.Target = CondJump, target
+		in.Op, in.Target = condJump, target
 	case x86asm.CALL:
 		if isRel {
 			in.Op, in.Target = Call, target
 		} else {
-			in.Op = IndirectCall
+			in.Op = indirectCall
 		}
 	case x86asm.LCALL:
-		in.Op = IndirectCall
+		in.Op = indirectCall
 	case x86asm.RET, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ,
 		x86asm.SYSRET, x86asm.SYSEXIT:
 		in.Op = Ret
@@ -332,9 +332,9 @@ func classify(x x86asm.Inst, addr uint64) Inst {
 			in.Op = Trap
 		}
 	case x86asm.HLT:
-		in.Op = Halt
+		in.Op = halt
 	case x86asm.NOP:
-		in.Op = Nop
+		in.Op = nop
 	}
 	return in
 }
@@ -454,12 +454,12 @@ func TrimPadding(code []byte, addr uint64) ([]byte, error) {
 	}
 	targets := map[uint64]bool{}
 	for _, in := range insts {
-		if in.Op == Jump || in.Op == CondJump {
+		if in.Op == jump || in.Op == condJump {
 			targets[in.Target] = true
 		}
 	}
 	end := len(insts)
-	for end > 0 && (insts[end-1].Op == Trap || insts[end-1].Op == Nop) && !targets[insts[end-1].Addr] {
+	for end > 0 && (insts[end-1].Op == Trap || insts[end-1].Op == nop) && !targets[insts[end-1].Addr] {
 		end--
 	}
 	if end == len(insts) || end == 0 || insts[end-1].Op.fallsThrough() {

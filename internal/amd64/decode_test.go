@@ -21,7 +21,7 @@ func cat(parts ...[]byte) []byte {
 
 type op struct {
 	len    int
-	kind   Kind
+	kind   kind
 	target uint64
 }
 
@@ -40,7 +40,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0x55},                         // push %rbp
 			[]byte{0xc3},                         // ret
 		),
-		want: []op{{4, Plain, 0}, {5, Nop, 0}, {1, Plain, 0}, {1, Ret, 0}},
+		want: []op{{4, Plain, 0}, {5, nop, 0}, {1, Plain, 0}, {1, Ret, 0}},
 	}, {
 		name: "silent mis-decodes and unknowns of x86asm",
 		code: cat(
@@ -67,7 +67,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0x65, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0}, // mov %gs:0x28,%rax
 			[]byte{0xf3, 0xc3},                                  // rep ret
 		),
-		want: []op{{10, Nop, 0}, {11, Nop, 0}, {2, Nop, 0}, {5, Plain, 0}, {7, Plain, 0}, {9, Plain, 0}, {2, Ret, 0}},
+		want: []op{{10, nop, 0}, {11, nop, 0}, {2, nop, 0}, {5, Plain, 0}, {7, Plain, 0}, {9, Plain, 0}, {2, Ret, 0}},
 	}, {
 		name: "branches",
 		code: cat(
@@ -79,7 +79,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0x0f},                         // 0x100d a stray byte
 			[]byte{0xeb, 0xfe},                   // 0x100e jmp 0x100e
 		),
-		want: []op{{2, CondJump, 0x100e}, {5, Call, 0xff7}, {2, IndirectCall, 0}, {2, CondJump, 0x100e}, {2, IndirectJump, 0}, {1, Data, 0}, {2, Jump, 0x100e}},
+		want: []op{{2, condJump, 0x100e}, {5, Call, 0xff7}, {2, indirectCall, 0}, {2, condJump, 0x100e}, {2, indirectJump, 0}, {1, Data, 0}, {2, jump, 0x100e}},
 	}, {
 		name: "jump table in text after ud2",
 		code: cat(
@@ -89,7 +89,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0x31, 0xc0},                   // 0x100d xor %eax,%eax (a case)
 			[]byte{0xc3},                         // 0x100f ret
 		),
-		want: []op{{7, IndirectJump, 0}, {2, Trap, 0}, {4, Data, 0}, {2, Plain, 0}, {1, Ret, 0}},
+		want: []op{{7, indirectJump, 0}, {2, Trap, 0}, {4, Data, 0}, {2, Plain, 0}, {1, Ret, 0}},
 	}, {
 		name: "jump over a lock prefix",
 		code: cat(
@@ -97,7 +97,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0xf0, 0x48, 0xff, 0x0f}, // 0x1002 lock decq (%rdi)
 			[]byte{0xc3},                   // 0x1006 ret
 		),
-		want: []op{{2, CondJump, 0x1003}, {4, Plain, 0}, {1, Ret, 0}},
+		want: []op{{2, condJump, 0x1003}, {4, Plain, 0}, {1, Ret, 0}},
 	}, {
 		name: "jump over a lock prefix, seen first",
 		code: cat(
@@ -107,7 +107,7 @@ func TestDecode(t *testing.T) {
 			[]byte{0x75, 0xf9},             // 0x1007 jne 0x1002
 			[]byte{0xeb, 0xf8},             // 0x1009 jmp 0x1003: decoded first
 		),
-		want: []op{{2, Jump, 0x1007}, {4, Plain, 0}, {1, Ret, 0}, {2, CondJump, 0x1002}, {2, Jump, 0x1003}},
+		want: []op{{2, jump, 0x1007}, {4, Plain, 0}, {1, Ret, 0}, {2, condJump, 0x1002}, {2, jump, 0x1003}},
 	}, {
 		name: "data that decodes as a branch into an instruction",
 		code: cat(
@@ -142,18 +142,18 @@ func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		code []byte
-		want *DecodeError
+		want *decodeError
 	}{
-		{"invalid opcode on the path", []byte{0x90, 0x06, 0xc3}, &DecodeError{Addr: base + 1, Bytes: []byte{0x06, 0xc3}, Err: errUnknown}},
-		{"AMD XOP", []byte{0x8f, 0xe9, 0x78, 0xe1, 0xc1, 0xc3}, &DecodeError{Addr: base, Bytes: []byte{0x8f, 0xe9, 0x78, 0xe1, 0xc1, 0xc3}, Err: errUnknown}},
-		{"truncated", []byte{0xe8, 0x00, 0x00}, &DecodeError{Addr: base, Bytes: []byte{0xe8, 0x00, 0x00}, Err: errTruncated}},
-		{"jump into an instruction", []byte{0xeb, 0xff}, &DecodeError{Addr: base + 1, Bytes: []byte{0xff}, Err: errOverlap}},
-		{"empty", nil, &DecodeError{Addr: base, Err: errEmpty}},
+		{"invalid opcode on the path", []byte{0x90, 0x06, 0xc3}, &decodeError{Addr: base + 1, Bytes: []byte{0x06, 0xc3}, Err: errUnknown}},
+		{"AMD XOP", []byte{0x8f, 0xe9, 0x78, 0xe1, 0xc1, 0xc3}, &decodeError{Addr: base, Bytes: []byte{0x8f, 0xe9, 0x78, 0xe1, 0xc1, 0xc3}, Err: errUnknown}},
+		{"truncated", []byte{0xe8, 0x00, 0x00}, &decodeError{Addr: base, Bytes: []byte{0xe8, 0x00, 0x00}, Err: errTruncated}},
+		{"jump into an instruction", []byte{0xeb, 0xff}, &decodeError{Addr: base + 1, Bytes: []byte{0xff}, Err: errOverlap}},
+		{"empty", nil, &decodeError{Addr: base, Err: errEmpty}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Decode(tt.code, base)
-			var got *DecodeError
+			var got *decodeError
 			if !errors.As(err, &got) {
 				t.Fatalf("got %v, want a *DecodeError", err)
 			}

@@ -47,13 +47,13 @@ func (f *Function) dropRedundant(sites []uint64, in []bool) []uint64 {
 // function: a return, a direct jump outside it (a tail call, or a jump to
 // a return or retpoline thunk), or an indirect jump with no known target
 // inside it.
-func (f *Function) leaves(b *Block, u Inst) bool {
+func (f *Function) leaves(b *block, u Inst) bool {
 	switch u.Op {
 	case Ret:
 		return true
-	case Jump, CondJump:
+	case jump, condJump:
 		return !f.contains(u.Target)
-	case IndirectJump:
+	case indirectJump:
 		return len(b.Succs) == 0
 	}
 	return false

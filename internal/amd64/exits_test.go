@@ -22,7 +22,7 @@ func exitSites(f *Function, copy []Range) ([]uint64, error) {
 
 // exits returns the return sites of the one call of a copy entered at
 // entry.
-func exits(f *Function, copy []Range, entry uint64) ([]Exit, error) {
+func exits(f *Function, copy []Range, entry uint64) ([]exit, error) {
 	calls, _, err := f.InlineCalls(copy, nil, []uint64{entry})
 	if err != nil || len(calls) == 0 {
 		return nil, err

@@ -27,11 +27,11 @@ import (
 type Function struct {
 	Addr   uint64   // address of the entry
 	Insts  []Inst   // every instruction of every part, in address order
-	Blocks []*Block // the basic blocks, in address order
+	Blocks []*block // the basic blocks, in address order
 
 	parts    []Part // the function itself, then its cold parts
 	noReturn func(target uint64) bool
-	entry    *Block
+	entry    *block
 	blockOf  []int32 // index in Blocks of the block of each instruction
 
 	loopsOnce sync.Once
@@ -47,36 +47,36 @@ type Part struct {
 }
 
 // A Block is a basic block of a Function.
-type Block struct {
+type block struct {
 	Index int      // position in Function.Blocks
 	Insts []Inst   // a subslice of Function.Insts
-	Succs []*Block // successors, each once
-	Preds []*Block // predecessors, each once
+	Succs []*block // successors, each once
+	Preds []*block // predecessors, each once
 
 	first     int    // index in Function.Insts of Insts[0]
 	back      []bool // back[i] reports whether the edge to Succs[i] is a back edge
-	idom      *Block
+	idom      *block
 	reachable bool // from the entry
 	pre, post int  // numbering of the dominator tree, for Dominates
 }
 
 // Addr returns the address of the block's first instruction.
-func (b *Block) Addr() uint64 { return b.Insts[0].Addr }
+func (b *block) Addr() uint64 { return b.Insts[0].Addr }
 
 // Idom returns the block's immediate dominator, or nil for the entry and
 // for blocks that cannot be reached from the entry.
-func (b *Block) Idom() *Block { return b.idom }
+func (b *block) Idom() *block { return b.idom }
 
 // Dominates reports whether every path from the function's entry to c
 // passes through b. A block dominates itself. Blocks the entry cannot
 // reach neither dominate nor are dominated.
-func (b *Block) Dominates(c *Block) bool {
+func (b *block) Dominates(c *block) bool {
 	return b.reachable && c.reachable && b.pre <= c.pre && c.post <= b.post
 }
 
 // IsBackEdge reports whether the edge from b to its successor s is a back
 // edge: one whose target dominates its source, closing a loop.
-func (b *Block) IsBackEdge(s *Block) bool {
+func (b *block) IsBackEdge(s *block) bool {
 	for i, t := range b.Succs {
 		if t == s {
 			return b.back[i]
@@ -120,7 +120,7 @@ func NewFunctionNoReturn(code []byte, addr uint64, noReturn func(target uint64) 
 }
 
 // Entry returns the block at the function's entry.
-func (f *Function) Entry() *Block { return f.entry }
+func (f *Function) Entry() *block { return f.entry }
 
 // End returns the address just past the function's last byte, not
 // counting its cold parts.
@@ -174,7 +174,7 @@ func (f *Function) landing(addr uint64) (int, bool) {
 }
 
 // Block returns the block holding the instruction that starts at addr.
-func (f *Function) Block(addr uint64) (*Block, bool) {
+func (f *Function) Block(addr uint64) (*block, bool) {
 	i, ok := f.instAt(addr)
 	if !ok {
 		return nil, false
@@ -187,7 +187,7 @@ func (f *Function) buildBlocks() {
 	leader[0], leader[len(f.Insts)] = true, true
 	for i, in := range f.Insts {
 		switch {
-		case in.Op == Jump || in.Op == CondJump:
+		case in.Op == jump || in.Op == condJump:
 			if j, ok := f.landing(in.Target); ok {
 				leader[j] = true
 			}
@@ -207,7 +207,7 @@ func (f *Function) buildBlocks() {
 		for !leader[j] {
 			j++
 		}
-		b := &Block{Index: len(f.Blocks), Insts: f.Insts[i:j:j], first: i}
+		b := &block{Index: len(f.Blocks), Insts: f.Insts[i:j:j], first: i}
 		for k := i; k < j; k++ {
 			f.blockOf[k] = int32(b.Index)
 		}
@@ -217,15 +217,15 @@ func (f *Function) buildBlocks() {
 }
 
 func (f *Function) buildEdges() {
-	var indirect []*Block
+	var indirect []*block
 	for _, b := range f.Blocks {
 		last := b.Insts[len(b.Insts)-1]
-		if last.Op == Jump || last.Op == CondJump {
+		if last.Op == jump || last.Op == condJump {
 			if i, ok := f.landing(last.Target); ok {
 				b.addSucc(f.Blocks[f.blockOf[i]])
 			}
 		}
-		if last.Op == IndirectJump {
+		if last.Op == indirectJump {
 			indirect = append(indirect, b)
 		}
 		if next := b.Index + 1; f.fallsThrough(last) && next < len(f.Blocks) && last.End() == f.Blocks[next].Addr() {
@@ -236,9 +236,9 @@ func (f *Function) buildEdges() {
 		return
 	}
 	direct := f.reachable(f.entry)
-	var orphans []*Block
+	var orphans []*block
 	for _, b := range f.Blocks {
-		if !direct[b.Index] && !b.padding() && !slices.ContainsFunc(b.Preds, func(p *Block) bool { return !p.padding() }) {
+		if !direct[b.Index] && !b.padding() && !slices.ContainsFunc(b.Preds, func(p *block) bool { return !p.padding() }) {
 			orphans = append(orphans, b)
 		}
 	}
@@ -259,10 +259,10 @@ func (f *Function) fallsThrough(in Inst) bool {
 }
 
 // padding reports whether b is all alignment padding, or not code.
-func (b *Block) padding() bool {
+func (b *block) padding() bool {
 	for _, in := range b.Insts {
 		switch in.Op {
-		case Nop, Trap, Data:
+		case nop, Trap, Data:
 		default:
 			return false
 		}
@@ -270,7 +270,7 @@ func (b *Block) padding() bool {
 	return true
 }
 
-func (b *Block) addSucc(s *Block) {
+func (b *block) addSucc(s *block) {
 	for _, t := range b.Succs {
 		if t == s {
 			return
@@ -289,9 +289,9 @@ func (f *Function) dominators() {
 	// recursion: functions can be long enough to make recursion deep.
 	n := len(f.Blocks)
 	rpo := make([]int, n) // position of each block in order
-	order := make([]*Block, 0, n)
+	order := make([]*block, 0, n)
 	type frame struct {
-		b    *Block
+		b    *block
 		next int
 	}
 	stack := []frame{{b: f.entry}}
@@ -319,7 +319,7 @@ func (f *Function) dominators() {
 
 	entry := order[0]
 	entry.idom = entry
-	intersect := func(a, b *Block) *Block {
+	intersect := func(a, b *block) *block {
 		for a != b {
 			for rpo[a.Index] > rpo[b.Index] {
 				a = a.idom
@@ -333,7 +333,7 @@ func (f *Function) dominators() {
 	for changed := true; changed; {
 		changed = false
 		for _, b := range order[1:] {
-			var d *Block
+			var d *block
 			for _, p := range b.Preds {
 				if p.idom == nil {
 					continue // not yet processed, or unreachable
@@ -352,7 +352,7 @@ func (f *Function) dominators() {
 	entry.idom = nil
 
 	// Number the dominator tree in preorder and postorder.
-	children := make([][]*Block, n)
+	children := make([][]*block, n)
 	for _, b := range order[1:] {
 		children[b.idom.Index] = append(children[b.idom.Index], b)
 	}

@@ -157,20 +157,20 @@ func TestExitsShared(t *testing.T) {
 		code  []byte
 		copy  []Range
 		entry uint64
-		want  []Exit
+		want  []exit
 	}{
-		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []Exit{{Addr: 0x0e, Shared: false}}},
-		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
-		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
-		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []Exit{{Addr: 0x11, Shared: false}}},
-		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []Exit{{Addr: 0x0a, Shared: false}}},
-		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []Exit{{Addr: 0x0a, Shared: false}}},
-		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
-		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []Exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
-		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []Exit{{Addr: 0x0e, Shared: true}}},
-		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x08, Shared: true}}},
-		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []Exit{{Addr: 0x02, Shared: true}, {Addr: 0x08, Shared: false}}},
-		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []Exit{{Addr: 0x07, Shared: false}}},
+		{"both arms join", diamond, []Range{{0x00, 0x0e}}, 0x00, []exit{{Addr: 0x0e, Shared: false}}},
+		{"one arm", diamond, []Range{{0x0c, 0x0e}}, 0x0c, []exit{{Addr: 0x0e, Shared: true}}},
+		{"the other arm, left by its jump", diamond, []Range{{0x04, 0x0a}}, 0x04, []exit{{Addr: 0x0a, Shared: false}}},
+		{"ret in the copy", diamond, []Range{{0x0e, 0x12}}, 0x0e, []exit{{Addr: 0x11, Shared: false}}},
+		{"range ends mid-block and comes back", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x04, []exit{{Addr: 0x0a, Shared: false}}},
+		{"entry in the range after the first", diamond, []Range{{0x04, 0x06}, {0x08, 0x0a}}, 0x08, []exit{{Addr: 0x0a, Shared: false}}},
+		{"branch out both ways", diamond, []Range{{0x02, 0x04}}, 0x02, []exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"branch out both ways, entered on the test", diamond, []Range{{0x00, 0x04}}, 0x00, []exit{{Addr: 0x04, Shared: false}, {Addr: 0x0c, Shared: false}}},
+		{"entry not run on every path", diamond, []Range{{0x00, 0x0e}}, 0x0c, []exit{{Addr: 0x0e, Shared: true}}},
+		{"loop with two entries", twoEntryLoop, []Range{{0x04, 0x08}}, 0x04, []exit{{Addr: 0x08, Shared: true}}},
+		{"latch back edge", latchLoop, []Range{{0x04, 0x08}}, 0x04, []exit{{Addr: 0x02, Shared: true}, {Addr: 0x08, Shared: false}}},
+		{"padding before a loop", paddedLoop, []Range{{0x00, 0x02}, {0x03, 0x07}}, 0x00, []exit{{Addr: 0x07, Shared: false}}},
 		// A marker the code does not hold begins no call (InlineCalls
 		// reports it as a doubt).
 		{"entry outside the code", diamond, []Range{{0x00, 0x0e}}, 0x100, nil},

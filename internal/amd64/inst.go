@@ -2,38 +2,38 @@ package amd64
 
 import "fmt"
 
-// Kind classifies an instruction by what it does to control flow.
-type Kind uint8
+// kind classifies an instruction by what it does to control flow.
+type kind uint8
 
 const (
-	Plain        Kind = iota // falls through to the next instruction
-	Nop                      // a no-operation, usually alignment padding
-	Jump                     // direct unconditional jump to Target
-	CondJump                 // direct conditional jump to Target (jcc, jrcxz, loop, xbegin)
-	IndirectJump             // jump through a register or memory
+	Plain        kind = iota // falls through to the next instruction
+	nop                      // a no-operation, usually alignment padding
+	jump                     // direct unconditional jump to Target
+	condJump                 // direct conditional jump to Target (jcc, jrcxz, loop, xbegin)
+	indirectJump             // jump through a register or memory
 	Call                     // direct call to Target; falls through
-	IndirectCall             // call through a register or memory; falls through
+	indirectCall             // call through a register or memory; falls through
 	Ret                      // return (ret, iret, sysret and the like)
 	Trap                     // ud0, ud1, ud2 or int3: the path ends
-	Halt                     // hlt
+	halt                     // hlt
 	Data                     // bytes that are not code: not an instruction
 )
 
 var kindNames = [...]string{
 	Plain:        "Plain",
-	Nop:          "Nop",
-	Jump:         "Jump",
-	CondJump:     "CondJump",
-	IndirectJump: "IndirectJump",
+	nop:          "Nop",
+	jump:         "Jump",
+	condJump:     "CondJump",
+	indirectJump: "IndirectJump",
 	Call:         "Call",
-	IndirectCall: "IndirectCall",
+	indirectCall: "IndirectCall",
 	Ret:          "Ret",
 	Trap:         "Trap",
-	Halt:         "Halt",
+	halt:         "Halt",
 	Data:         "Data",
 }
 
-func (k Kind) String() string {
+func (k kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
 	}
@@ -42,9 +42,9 @@ func (k Kind) String() string {
 
 // fallsThrough reports whether execution may continue with the next
 // instruction after an instruction of kind k.
-func (k Kind) fallsThrough() bool {
+func (k kind) fallsThrough() bool {
 	switch k {
-	case Jump, IndirectJump, Ret, Trap, Halt, Data:
+	case jump, indirectJump, Ret, Trap, halt, Data:
 		return false
 	}
 	return true
@@ -55,7 +55,7 @@ func (k Kind) fallsThrough() bool {
 type Inst struct {
 	Addr   uint64
 	Len    int
-	Op     Kind
+	Op     kind
 	Target uint64 // destination of a direct Jump, CondJump or Call; else 0
 }
 
@@ -63,7 +63,7 @@ type Inst struct {
 func (in Inst) End() uint64 { return in.Addr + uint64(in.Len) }
 
 func (in Inst) String() string {
-	if in.Op == Jump || in.Op == CondJump || in.Op == Call {
+	if in.Op == jump || in.Op == condJump || in.Op == Call {
 		return fmt.Sprintf("%#x+%d %v %#x", in.Addr, in.Len, in.Op, in.Target)
 	}
 	return fmt.Sprintf("%#x+%d %v", in.Addr, in.Len, in.Op)

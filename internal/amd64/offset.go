@@ -132,7 +132,7 @@ func (f *Function) FtraceNOP() (Inst, bool) {
 	}
 	if i < len(f.Insts) && f.Insts[i].Addr < f.End() {
 		in := f.Insts[i]
-		if in.Op == Nop && bytes.HasPrefix(code[in.Addr-f.Addr:], ftraceNOP) {
+		if in.Op == nop && bytes.HasPrefix(code[in.Addr-f.Addr:], ftraceNOP) {
 			return in, true
 		}
 	}

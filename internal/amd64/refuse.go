@@ -55,7 +55,7 @@ func (f *Function) ProbeAt(addr uint64) uint64 {
 
 // cleanIn returns an instruction of block b that carries no prefix
 // uprobes refuse, looking from instruction i forward, then backward.
-func (f *Function) cleanIn(b *Block, i int) (int, bool) {
+func (f *Function) cleanIn(b *block, i int) (int, bool) {
 	for j := i; j < b.first+len(b.Insts); j++ {
 		if !f.badPrefix(j) {
 			return j, true

@@ -3,7 +3,7 @@ package amd64
 import "slices"
 
 // An Exit is a return site of an inline call (see InlineCall).
-type Exit struct {
+type exit struct {
 	Addr uint64
 	// Leaves reports that the site is the instruction that leaves the
 	// caller (a ret, a tail call) rather than where an exit arrives.
@@ -73,9 +73,9 @@ func (f *Function) reachedAround(v int, entries []int, isSite map[int]bool) bool
 // padding reports whether b is all no-operations: the alignment padding
 // before a loop head, which control falls into only from where it
 // enters it.
-func padding(b *Block) bool {
+func padding(b *block) bool {
 	for _, in := range b.Insts {
-		if in.Op != Nop {
+		if in.Op != nop {
 			return false
 		}
 	}

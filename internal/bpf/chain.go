@@ -160,12 +160,12 @@ func (r *Runtime) LoadChain(name string, ctx Context, links []Link, own map[stri
 		}
 		return []*ebpf.Program{prog}, nil, nil
 	}
-	chain, err := ebpf.NewMap(&ebpf.MapSpec{Name: MapChain, Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: uint32(len(links))})
+	chain, err := ebpf.NewMap(&ebpf.MapSpec{Name: mapChain, Type: ebpf.ProgramArray, KeySize: 4, ValueSize: 4, MaxEntries: uint32(len(links))})
 	if err != nil {
 		return nil, nil, fmt.Errorf("bpf: creating a program array: %w", err)
 	}
 	mine := maps.Clone(own)
-	mine[MapChain] = chain
+	mine[mapChain] = chain
 	progs := make([]*ebpf.Program, len(links))
 	errs := make([]error, len(links))
 	var wg sync.WaitGroup

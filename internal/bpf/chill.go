@@ -22,12 +22,12 @@ func (b *builder) chill(lp string) {
 	t := b.t
 	b.emit(asm.FnKtimeGetNs.Call())
 	t.putLoop(0, asm.R0)
-	b.emit(asm.LoadMem(asm.R1, rState, StateChillMark, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateChillMark, asm.DWord))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R0))
 	b.emit(asm.Sub.Reg(asm.R2, asm.R1))
-	b.emit(asm.LoadMem(asm.R3, rState, StateChilled, asm.DWord))
+	b.emit(asm.LoadMem(asm.R3, rState, stateChilled, asm.DWord))
 	b.emit(asm.JSLE.Imm(asm.R2, chillInterval, lp+"interval"))
-	b.emit(asm.StoreMem(rState, StateChillMark, asm.R0, asm.DWord))
+	b.emit(asm.StoreMem(rState, stateChillMark, asm.R0, asm.DWord))
 	b.emit(asm.Mov.Imm(asm.R3, 0))
 	b.mark(lp + "interval")
 	// R3 chilled, R4 the chill asked for, R5 their sum.
@@ -38,10 +38,10 @@ func (b *builder) chill(lp string) {
 	b.emit(asm.JSGE.Reg(asm.R5, asm.R3, lp+"spin"))
 	b.mark(lp + "illop")
 	// The interval's mark is kept, as the kernel keeps it.
-	b.emit(asm.StoreMem(rState, StateChilled, asm.R3, asm.DWord))
-	t.faultAt(-1, FaultIllOp, 0, false)
+	b.emit(asm.StoreMem(rState, stateChilled, asm.R3, asm.DWord))
+	t.faultAt(-1, faultIllOp, 0, false)
 	b.mark(lp + "spin")
-	b.emit(asm.StoreMem(rState, StateChilled, asm.R5, asm.DWord))
+	b.emit(asm.StoreMem(rState, stateChilled, asm.R5, asm.DWord))
 	t.putLoop(1, asm.R4)
 	b.emit(asm.Mov.Imm(asm.R1, 64))
 	t.loop(t.callback("chill", func() {

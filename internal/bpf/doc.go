@@ -39,8 +39,8 @@
 // as the kernel sets cc_n from the difference and cc_v to 0. tst stores
 // (r1 != 0, 0); before any cmp or tst the pair is (1, 0), for which no
 // condition holds. A load's destination (R10-80), a thread-local's key
-// (R10-96, a ThreadKey) and the key 0 of the single-entry maps (R10-104)
-// follow. The prologue zeroes the DIF registers, as the verifier wants
+// (R10-96: the variable's ID, 4 bytes of padding, the thread's ID) and
+// the key 0 of the single-entry maps (R10-104) follow. The prologue zeroes the DIF registers, as the verifier wants
 // every stack slot written before it is read. The tuple stack lives
 // below the probe program's frame (tupleSlot): 16 bytes an entry, its
 // value then its size. Its depth where each instruction runs is the

@@ -118,7 +118,7 @@ func (t *translator) execargs(pc int, in dif.Instr, local func(string) string) e
 	t.emit(asm.JEq.Imm(asm.R2, 0, local("args_done")))
 	t.emit(asm.JGT.Imm(asm.R2, strsize-1, local("args_done")))
 	t.get(asm.R1, in.RD())
-	t.emit(asm.LoadMem(asm.R3, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Sub.Reg(asm.R1, asm.R3))
 	t.emit(asm.And.Imm(asm.R1, scratch-1))
 	t.emit(asm.Add.Reg(asm.R1, rScratch))

@@ -29,8 +29,8 @@ const (
 // Defaults of the size options (Config's zero values).
 const (
 	DefaultBufSize    = 4 << 20
-	DefaultAggSize    = 4 << 20
-	DefaultDynVarSize = 4096 * DynVarBytes
+	defaultAggSize    = 4 << 20
+	defaultDynVarSize = 4096 * DynVarBytes
 )
 
 // DynVarBytes is the bytes of dynvarsize that make room for one more
@@ -59,8 +59,8 @@ func (l *Layout) fit(ncpu int) ([]Lowered, error) {
 		cost func(v uint64) (bytes uint64, least bool)
 	}{
 		{"bufsize", &l.bufSize, DefaultBufSize, func(v uint64) (uint64, bool) { return ringCost(v, ncpu) }},
-		{"aggsize", &l.aggOpt, DefaultAggSize, func(v uint64) (uint64, bool) { return l.aggCost(v, ncpu) }},
-		{"dynvarsize", &l.dynVarSize, DefaultDynVarSize, l.dynVarCost},
+		{"aggsize", &l.aggOpt, defaultAggSize, func(v uint64) (uint64, bool) { return l.aggCost(v, ncpu) }},
+		{"dynvarsize", &l.dynVarSize, defaultDynVarSize, l.dynVarCost},
 	} {
 		v := *o.v
 		fits := func(v uint64) bool {

@@ -54,12 +54,12 @@ func TestFit(t *testing.T) {
 			want: []Lowered{{"bufsize", 1 << 29}}, ring: 1 << 31, threads: 4096},
 		// No lower than the defaults, whatever the limit.
 		{name: "least", cfg: Config{BufSize: 1 << 40, AggSize: 1 << 40, DynVarSize: 1 << 40, Limit: 1}, aggs: true,
-			want: []Lowered{{"bufsize", DefaultBufSize}, {"aggsize", DefaultAggSize}, {"dynvarsize", DefaultDynVarSize}},
-			ring: 4 * DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
-		{name: "defaults over the limit", cfg: Config{Limit: 1}, aggs: true, ring: 4 * DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
+			want: []Lowered{{"bufsize", DefaultBufSize}, {"aggsize", defaultAggSize}, {"dynvarsize", defaultDynVarSize}},
+			ring: 4 * DefaultBufSize, threads: defaultDynVarSize / DynVarBytes},
+		{name: "defaults over the limit", cfg: Config{Limit: 1}, aggs: true, ring: 4 * DefaultBufSize, threads: defaultDynVarSize / DynVarBytes},
 		// Maps as small as they go fit whatever the limit.
 		{name: "fewest aggregation entries", cfg: Config{AggSize: 32 << 20, Limit: 1}, big: true,
-			ring: 4 * DefaultBufSize, threads: DefaultDynVarSize / DynVarBytes},
+			ring: 4 * DefaultBufSize, threads: defaultDynVarSize / DynVarBytes},
 		{name: "dynvarsize", cfg: Config{DynVarSize: 1 << 40, Limit: 64 << 20},
 			want: []Lowered{{"dynvarsize", 16 << 20}}, ring: 16 << 20, threads: 16 << 20 / DynVarBytes},
 		// Two maps of 8m each: the probes' and the snapshot's.
@@ -114,7 +114,7 @@ func TestFit(t *testing.T) {
 					"bufsize":    func(v uint64) (uint64, bool) { return ringCost(v, ncpu) },
 					"dynvarsize": l.dynVarCost,
 					"aggsize":    func(v uint64) (uint64, bool) { return l.aggCost(v, ncpu) }}[lw.Option]
-				def := map[string]uint64{"bufsize": DefaultBufSize, "aggsize": DefaultAggSize, "dynvarsize": DefaultDynVarSize}[lw.Option]
+				def := map[string]uint64{"bufsize": DefaultBufSize, "aggsize": defaultAggSize, "dynvarsize": defaultDynVarSize}[lw.Option]
 				if c, least := cost(lw.Value); c == math.MaxUint64 || lw.Value > def && !least && tt.cfg.Limit != 0 && c > tt.cfg.Limit {
 					t.Errorf("%s %d takes %d bytes, over %d", lw.Option, lw.Value, c, tt.cfg.Limit)
 				}

@@ -38,7 +38,7 @@ func (t *translator) inetNtop(pc int, in dif.Instr, arg func(asm.Register, int),
 		t.emit(asm.JEq.Imm(asm.R1, afInet, local("v4")))
 		t.emit(asm.JEq.Imm(asm.R1, afInet6, local("v6")))
 		t.emit(asm.JEq.Imm(asm.R1, afInet6BSD, local("v6")))
-		t.faultAt(pc, FaultIllOp, 0, false)
+		t.faultAt(pc, faultIllOp, 0, false)
 		t.mark(local("v4"))
 		t.inet4(pc, in, 1, arg, badAddr, func(s string) string { return local("v4_" + s) })
 		t.emit(asm.Ja.Label(local("done")))
@@ -73,13 +73,13 @@ func (t *translator) inetStart(pc, i int, n, size int32, arg func(asm.Register, 
 func (t *translator) inetEnd(rd uint8, size int32) {
 	t.getLoop(asm.R1, rState, 2)
 	t.getLoop(asm.R2, rState, 0)
-	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R1))
 	t.emit(asm.Add.Reg(asm.R0, asm.R2))
 	t.emit(asm.Add.Imm(asm.R0, 1))
 	t.set(rd, asm.R0)
 	t.emit(asm.Add.Imm(asm.R1, size))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R1, asm.DWord))
 }
 
 // inet4 writes the IPv4 address that is argument i.

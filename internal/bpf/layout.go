@@ -12,68 +12,61 @@ import (
 // the caller, at these byte offsets.
 const (
 	StateRet       = 0  // the DIFO's return value (an address for a by-reference type)
-	StateFault     = 8  // DTRACEFLT_* code of the fault that stopped the DIFO, 0 if none
-	StateFaultPC   = 16 // index of the faulting DIF instruction (DIF offset / 4)
-	StateFaultAddr = 24 // address at fault, for faults of memory
-	StateDrops     = 32 // stores to thread-locals the map had no room for (dynamic variable drops)
-	StateStrBase   = 40 // kernel address of the string map's value, as a scalar
+	stateFault     = 8  // DTRACEFLT_* code of the fault that stopped the DIFO, 0 if none
+	stateFaultPC   = 16 // index of the faulting DIF instruction (DIF offset / 4)
+	stateFaultAddr = 24 // address at fault, for faults of memory
+	stateDrops     = 32 // stores to thread-locals the map had no room for (dynamic variable drops)
+	stateStrBase   = 40 // kernel address of the string map's value, as a scalar
 	StateArgs      = 48 // arg0 … arg9, 8 bytes each, filled by whoever fires the probe
 	NArgs          = 10
-	StateScratch   = StateArgs + 8*NArgs     // bytes of scratch allocated (dtms_scratch_ptr, from 0)
-	StateScrBase   = StateScratch + 8        // kernel address of this CPU's scratch, as a scalar
-	StateEPID      = StateScrBase + 8        // EPID of the clause running
+	stateScratch   = StateArgs + 8*NArgs     // bytes of scratch allocated (dtms_scratch_ptr, from 0)
+	stateScrBase   = stateScratch + 8        // kernel address of this CPU's scratch, as a scalar
+	StateEPID      = stateScrBase + 8        // EPID of the clause running
 	StateProbeID   = StateEPID + 8           // ID of the probe that fired
-	StateBufDrops  = StateProbeID + 8        // firings the ring buffer had no room for, or that interrupted another
-	StateAggDrops  = StateBufDrops + 8       // aggregation entries the maps had no room for
-	StateBusy      = StateAggDrops + 8       // a probe program is running on this CPU
-	StateRegs      = StateBusy + 8           // the registers (pt_regs) of a system call
-	StateRawArgs   = StateRegs + ptRegsSize  // a tracepoint's arguments, for SDT sites
-	StateSiteArgs  = StateRawArgs + 8*NArgs  // an SDT probe's arguments, as its site makes them
-	StateGlobBase  = StateSiteArgs + 8*NArgs // kernel address of MapGlobals' value, as a scalar
-	StateLocBase   = StateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
-	StateTmp       = StateLocBase + 8        // where a pointer is stored to be read back as a scalar
-	StateLoop      = StateTmp + 8            // the state of a subroutine's bpf_loop, NLoop words
-	NLoop          = 26
-	StateStrtok    = StateLoop + 8*NLoop // strtok()'s place in its string, 0 if none (dtms_strtok)
-	StateStrtokEnd = StateStrtok + 8     // the end of strtok()'s string
-	StateChillMark = StateStrtokEnd + 8  // start of this CPU's chill() interval (cpu_dtrace_chillmark)
-	StateChilled   = StateChillMark + 8  // nanoseconds chilled in it (cpu_dtrace_chilled)
-	StateElem      = StateChilled + 8    // address of the by-reference element looked up last, as a scalar
-	StateBufUsed   = StateElem + 8       // bytes of records this CPU's buffer holds, under the fill policy
-	StateFilled    = StateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
-	StateIndex     = StateFilled + 8     // the probe's index in MapProbes, for the programs of a chain after the first
-	StateSize      = StateIndex + 8
+	stateBufDrops  = StateProbeID + 8        // firings the ring buffer had no room for, or that interrupted another
+	stateAggDrops  = stateBufDrops + 8       // aggregation entries the maps had no room for
+	stateBusy      = stateAggDrops + 8       // a probe program is running on this CPU
+	stateRegs      = stateBusy + 8           // the registers (pt_regs) of a system call
+	stateRawArgs   = stateRegs + ptRegsSize  // a tracepoint's arguments, for SDT sites
+	stateSiteArgs  = stateRawArgs + 8*NArgs  // an SDT probe's arguments, as its site makes them
+	stateGlobBase  = stateSiteArgs + 8*NArgs // kernel address of MapGlobals' value, as a scalar
+	stateLocBase   = stateGlobBase + 8       // kernel address of this CPU's MapLocals value, as a scalar
+	stateTmp       = stateLocBase + 8        // where a pointer is stored to be read back as a scalar
+	stateLoop      = stateTmp + 8            // the state of a subroutine's bpf_loop, NLoop words
+	nLoop          = 26
+	stateStrtok    = stateLoop + 8*nLoop // strtok()'s place in its string, 0 if none (dtms_strtok)
+	stateStrtokEnd = stateStrtok + 8     // the end of strtok()'s string
+	stateChillMark = stateStrtokEnd + 8  // start of this CPU's chill() interval (cpu_dtrace_chillmark)
+	stateChilled   = stateChillMark + 8  // nanoseconds chilled in it (cpu_dtrace_chilled)
+	stateElem      = stateChilled + 8    // address of the by-reference element looked up last, as a scalar
+	stateBufUsed   = stateElem + 8       // bytes of records this CPU's buffer holds, under the fill policy
+	stateFilled    = stateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
+	stateIndex     = stateFilled + 8     // the probe's index in MapProbes, for the programs of a chain after the first
+	stateSize      = stateIndex + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);
 // Runtime associates its maps with them.
 const (
 	MapState      = "kd_state"      // per-CPU array, 1 entry of StateSize bytes
-	MapGlobals    = "kd_globals"    // array, 1 entry: the global scalars, 8 bytes each
-	MapLocals     = "kd_locals"     // per-CPU array, 1 entry: the clause-local scalars
-	MapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
-	MapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
-	MapProbeNames = "kd_pnames"     // hash: probe ID → its names (ProbeNamesSize bytes)
-	MapKey        = "kd_key"        // per-CPU array, 1 entry: an associative array's key as it is built
-	MapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
-	MapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
+	mapGlobals    = "kd_globals"    // array, 1 entry: the global scalars, 8 bytes each
+	mapLocals     = "kd_locals"     // per-CPU array, 1 entry: the clause-local scalars
+	mapThreads    = "kd_threads"    // hash: ThreadKey → 8-byte value
+	mapThreadRefs = "kd_threadrefs" // hash: ThreadKey → the bytes of a by-reference thread-local
+	mapProbeNames = "kd_pnames"     // hash: probe ID → its names (ProbeNamesSize bytes)
+	mapKey        = "kd_key"        // per-CPU array, 1 entry: an associative array's key as it is built
+	mapStrings    = "kd_strings"    // array, 1 entry: the string tables of all DIFOs
+	mapScratch    = "kd_scratch"    // per-CPU array, 1 entry: scratch memory, then as many zero bytes
 	MapStrBuf     = "kd_strbuf"     // per-CPU array, 1 entry: the two strings scmp compares
-	MapCtl        = "kd_ctl"        // array, 1 entry of CtlSize bytes: the tracing's activity
+	mapCtl        = "kd_ctl"        // array, 1 entry of CtlSize bytes: the tracing's activity
 	MapProbes     = "kd_probes"     // hash, one per probe program: index → the probe's ID and its clauses' EPIDs
-	MapRec        = "kd_rec"        // array, an entry per CPU: RecPrefix, then a firing's records as they are built
-	MapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
-	MapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
+	mapRec        = "kd_rec"        // array, an entry per CPU: RecPrefix, then a firing's records as they are built
+	mapRing       = "kd_ring"       // ring buffer: the firings' records, each behind its RecPrefix
+	mapZero       = "kd_zero"       // array, 1 entry of zeroes to copy from
 	MapUArgs      = "kd_uargs"      // hash, one per USDT program: index → where the point's arguments are
-	MapSpec       = "kd_spec"       // array, nspec+1 entries: each speculation's state (Spec*)
-	MapChain      = "kd_chain"      // program array, one per chain of probe programs: each program by its place
+	mapSpec       = "kd_spec"       // array, nspec+1 entries: each speculation's state (Spec*)
+	mapChain      = "kd_chain"      // program array, one per chain of probe programs: each program by its place
 )
-
-// ThreadKey is the key of a thread-local variable in MapThreads.
-type ThreadKey struct {
-	ID  uint32 // variable id
-	_   uint32
-	TID uint64 // the thread's id (bpf_get_current_pid_tgid's low 32 bits)
-}
 
 // Layout places the variables and the string tables of a program's DIFOs
 // in the runtime's maps. Every DIFO must be added before the maps are
@@ -170,7 +163,7 @@ const MaxStrSize = 4096
 // scratch map's value is twice the scratch size.
 const (
 	DefaultScratch = 16384
-	MaxScratch     = 16384
+	maxScratch     = 16384
 )
 
 // NewLayout returns an empty layout for maps of the given sizes (nil:
@@ -182,15 +175,15 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	l := &Layout{scratch: cfg.Scratch, strsize: cfg.StrSize,
 		globals: map[uint32]int16{}, locals: map[uint32]int16{}, strBase: map[*dif.Object]uint32{},
 		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
-		bufSize: cmp.Or(cfg.BufSize, DefaultBufSize), aggOpt: cmp.Or(cfg.AggSize, DefaultAggSize),
-		dynVarSize: cmp.Or(cfg.DynVarSize, DefaultDynVarSize), limit: cfg.Limit, manual: cfg.Manual,
+		bufSize: cmp.Or(cfg.BufSize, DefaultBufSize), aggOpt: cmp.Or(cfg.AggSize, defaultAggSize),
+		dynVarSize: cmp.Or(cfg.DynVarSize, defaultDynVarSize), limit: cfg.Limit, manual: cfg.Manual,
 		fill: cfg.Fill, reserve: cfg.FillReserve, aggs: map[uint32]int{}, probes: cfg.Probes}
 	if l.probes == 0 {
 		l.probes = 16384
 	}
 	l.nspec = max(1, cfg.NSpec)
-	if l.nspec > MaxNSpec {
-		return nil, fmt.Errorf("bpf: nspec %d is over %d", l.nspec, MaxNSpec)
+	if l.nspec > maxNSpec {
+		return nil, fmt.Errorf("bpf: nspec %d is over %d", l.nspec, maxNSpec)
 	}
 	if l.scratch == 0 {
 		l.scratch = DefaultScratch
@@ -201,8 +194,8 @@ func NewLayout(cfg *Config) (*Layout, error) {
 	if l.strsize > MaxStrSize {
 		return nil, fmt.Errorf("bpf: strsize %d is over %d", l.strsize, MaxStrSize)
 	}
-	if l.scratch < 8 || l.scratch > MaxScratch || l.scratch&(l.scratch-1) != 0 {
-		return nil, fmt.Errorf("bpf: scratch size %d is not a power of two from 8 to %d", cfg.Scratch, MaxScratch)
+	if l.scratch < 8 || l.scratch > maxScratch || l.scratch&(l.scratch-1) != 0 {
+		return nil, fmt.Errorf("bpf: scratch size %d is not a power of two from 8 to %d", cfg.Scratch, maxScratch)
 	}
 	return l, nil
 }

@@ -28,7 +28,7 @@ const (
 )
 
 // loopWord is the offset in MapState of the callbacks' word i.
-func loopWord(i int) int16 { return StateLoop + 8*int16(i) }
+func loopWord(i int) int16 { return stateLoop + 8*int16(i) }
 
 // callback notes the callback name, whose body emits its code after
 // enter; it is emitted once, after the program's code.
@@ -117,7 +117,7 @@ func (t *translator) enter(sym string) {
 	for _, m := range []struct {
 		dst  asm.Register
 		name string
-	}{{cState, MapState}, {cBuf, MapStrBuf}, {cScratch, MapScratch}} {
+	}{{cState, MapState}, {cBuf, MapStrBuf}, {cScratch, mapScratch}} {
 		t.mapPtr(asm.R1, m.name)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, -8))

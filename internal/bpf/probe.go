@@ -175,9 +175,9 @@ type Site struct {
 // The control map's value, shared by all CPUs: the tracing's activity
 // and what walltimestamp adds to CLOCK_MONOTONIC.
 const (
-	CtlActivity = 0  // ActivityInactive, ActivityActive or ActivityDraining
-	CtlWallOff  = 8  // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
-	CtlSize     = 32 // then CtlSpecUnavail and CtlSpecBusy
+	ctlActivity = 0  // ActivityInactive, ActivityActive or ActivityDraining
+	ctlWallOff  = 8  // CLOCK_REALTIME - CLOCK_MONOTONIC, in nanoseconds
+	ctlSize     = 32 // then CtlSpecUnavail and CtlSpecBusy
 )
 
 // Activities, as dtrace's DTRACE_ACTIVITY_*: probes other than BEGIN and
@@ -328,7 +328,7 @@ func (b *builder) build() (asm.Instructions, error) {
 		}
 	}
 	b.mark(b.exit)
-	b.emit(storeImm64(rState, StateBusy, 0))
+	b.emit(storeImm64(rState, stateBusy, 0))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
 	t.functions()
@@ -341,15 +341,15 @@ func (b *builder) build() (asm.Instructions, error) {
 // b.stop; else the CPU is marked busy, and the firing ends at b.exit
 // unless the tracing's activity lets the program's clauses run.
 func (b *builder) begin() {
-	b.emit(asm.LoadMem(asm.R1, rState, StateBusy, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateBusy, asm.DWord))
 	b.emit(asm.JEq.Imm(asm.R1, 0, b.t.lp+"idle"))
-	b.count(StateBufDrops)
+	b.count(stateBufDrops)
 	b.emit(asm.Mov.Imm(asm.R0, b.stop))
 	b.emit(asm.Return())
 	b.mark(b.t.lp + "idle")
-	b.emit(storeImm64(rState, StateBusy, 1))
-	b.lookup(asm.R1, MapCtl)
-	b.emit(asm.LoadMem(asm.R1, asm.R1, CtlActivity, asm.DWord))
+	b.emit(storeImm64(rState, stateBusy, 1))
+	b.lookup(asm.R1, mapCtl)
+	b.emit(asm.LoadMem(asm.R1, asm.R1, ctlActivity, asm.DWord))
 	if b.p.End {
 		b.emit(asm.JEq.Imm(asm.R1, ActivityInactive, b.exit))
 	} else {
@@ -371,7 +371,7 @@ func (b *builder) start() {
 	b.index()
 	b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R0, asm.Word))
 	if b.links > 1 {
-		b.emit(asm.StoreMem(rState, StateIndex, asm.R0, asm.DWord))
+		b.emit(asm.StoreMem(rState, stateIndex, asm.R0, asm.DWord))
 	}
 }
 
@@ -407,12 +407,12 @@ func (b *builder) chained() (asm.Instructions, error) {
 	}
 	if b.place+1 < b.links {
 		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxAt, asm.DWord))
-		b.emit(asm.LoadMapPtr(asm.R2, 0).WithReference(MapChain))
+		b.emit(asm.LoadMapPtr(asm.R2, 0).WithReference(mapChain))
 		b.emit(asm.Mov.Imm(asm.R3, int32(b.place+1)))
 		b.emit(asm.FnTailCall.Call())
 	}
 	// The firing's end; or a tail call that failed: it cannot go on.
-	b.emit(storeImm64(rState, StateBusy, 0))
+	b.emit(storeImm64(rState, stateBusy, 0))
 	b.mark("main_ret")
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
@@ -430,7 +430,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 		if b.first {
 			b.start()
 		} else {
-			b.emit(asm.LoadMem(asm.R1, rState, StateIndex, asm.DWord))
+			b.emit(asm.LoadMem(asm.R1, rState, stateIndex, asm.DWord))
 			b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
 		}
 		if err := b.dispatch("", b.exit, true); err != nil {
@@ -440,7 +440,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 		b.emit(asm.Mov.Imm(asm.R0, 0))
 		b.emit(asm.Return())
 		b.mark(b.exit)
-		b.emit(storeImm64(rState, StateBusy, 0))
+		b.emit(storeImm64(rState, stateBusy, 0))
 		b.emit(asm.Mov.Imm(asm.R0, 1))
 		b.emit(asm.Return())
 	}
@@ -469,7 +469,7 @@ func (b *builder) prepare() {
 func (b *builder) record() {
 	b.emit(asm.FnGetSmpProcessorId.Call())
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
-	b.t.mapPtr(asm.R1, MapRec)
+	b.t.mapPtr(asm.R1, mapRec)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
 	b.emit(asm.FnMapLookupElem.Call())
@@ -536,10 +536,10 @@ func (b *builder) rawArgs() {
 	}
 	for i := 0; i < min(b.p.RawArgs, NArgs); i++ {
 		b.emit(asm.LoadMem(asm.R2, asm.R1, base+int16(8*i), asm.DWord))
-		b.emit(asm.StoreMem(rState, int16(StateRawArgs+8*i), asm.R2, asm.DWord))
+		b.emit(asm.StoreMem(rState, int16(stateRawArgs+8*i), asm.R2, asm.DWord))
 	}
 	for i := b.p.RawArgs; i < NArgs; i++ {
-		b.emit(storeImm64(rState, int16(StateRawArgs+8*i), 0))
+		b.emit(storeImm64(rState, int16(stateRawArgs+8*i), 0))
 	}
 }
 
@@ -554,7 +554,7 @@ func (b *builder) site(st Site, prefix, end string) error {
 			b.emit(asm.StoreMem(rState, int16(StateArgs+8*i), asm.R1, asm.DWord))
 		}
 	}
-	copyArgs(StateRawArgs)
+	copyArgs(stateRawArgs)
 	if st.Cond != nil {
 		if err := b.t.difo(st.Cond, prefix+"cond_", prefix+"cond", end); err != nil {
 			return err
@@ -565,7 +565,7 @@ func (b *builder) site(st Site, prefix, end string) error {
 	}
 	for i := 0; i < NArgs; i++ {
 		if i >= len(st.Args) {
-			b.emit(storeImm64(rState, int16(StateSiteArgs+8*i), 0))
+			b.emit(storeImm64(rState, int16(stateSiteArgs+8*i), 0))
 			continue
 		}
 		l := fmt.Sprintf("%sarg%d", prefix, i)
@@ -574,9 +574,9 @@ func (b *builder) site(st Site, prefix, end string) error {
 		}
 		b.mark(l)
 		b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
-		b.emit(asm.StoreMem(rState, int16(StateSiteArgs+8*i), asm.R1, asm.DWord))
+		b.emit(asm.StoreMem(rState, int16(stateSiteArgs+8*i), asm.R1, asm.DWord))
 	}
-	copyArgs(StateSiteArgs)
+	copyArgs(stateSiteArgs)
 	return nil
 }
 
@@ -637,7 +637,7 @@ func (b *builder) index() {
 func (b *builder) args() {
 	if len(b.p.Sites) > 0 {
 		for i := 0; i < NArgs; i++ {
-			b.emit(asm.LoadMem(asm.R1, rState, int16(StateSiteArgs+8*i), asm.DWord))
+			b.emit(asm.LoadMem(asm.R1, rState, int16(stateSiteArgs+8*i), asm.DWord))
 			b.emit(asm.StoreMem(rState, int16(StateArgs+8*i), asm.R1, asm.DWord))
 		}
 		return
@@ -666,7 +666,7 @@ func (b *builder) args() {
 		// The registers of the system call, copied once.
 		b.emit(asm.LoadMem(asm.R3, asm.R1, 0, asm.DWord))
 		b.emit(asm.Mov.Reg(asm.R1, rState))
-		b.emit(asm.Add.Imm(asm.R1, StateRegs))
+		b.emit(asm.Add.Imm(asm.R1, stateRegs))
 		b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
 		b.emit(asm.FnProbeReadKernel.Call())
 		if b.p.Context == CtxSysExit {
@@ -677,7 +677,7 @@ func (b *builder) args() {
 			return
 		}
 		for i, off := range []int16{regDI, regSI, regDX, regR10, regR8, regR9} {
-			b.emit(asm.LoadMem(asm.R2, rState, StateRegs+off, asm.DWord))
+			b.emit(asm.LoadMem(asm.R2, rState, stateRegs+off, asm.DWord))
 			set(i, asm.R2)
 		}
 	case CtxPerf:
@@ -731,7 +731,7 @@ func (b *builder) args() {
 
 // USDT argument kinds, as a USDT note gives an argument's place.
 const (
-	USDTNone  = 0 // no argument
+	usdtNone  = 0 // no argument
 	USDTReg   = 1 // a register: %edi
 	USDTMem   = 2 // memory at a register and a displacement: -16(%rbp)
 	USDTConst = 3 // a constant: $5
@@ -786,7 +786,7 @@ func NewUArgMap(points map[uint32][]USDTArg) (*ebpf.Map, error) {
 // for the point that fired; lp prefixes its labels.
 func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.Mov.Reg(asm.R1, rState))
-	b.emit(asm.Add.Imm(asm.R1, StateRegs))
+	b.emit(asm.Add.Imm(asm.R1, stateRegs))
 	b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
 	b.emit(asm.LoadMem(asm.R3, asm.R10, ctxSlot, asm.DWord))
 	b.emit(asm.FnProbeReadKernel.Call())
@@ -802,14 +802,14 @@ func (b *builder) usdtArgs(lp string) {
 		ptr := func(dst asm.Register) { b.emit(asm.LoadMem(dst, asm.R10, uargPtr, asm.DWord)) }
 		ptr(asm.R1)
 		b.emit(asm.LoadMem(asm.R2, asm.R1, e, asm.Byte))
-		b.emit(asm.JEq.Imm(asm.R2, USDTNone, l("next")))
+		b.emit(asm.JEq.Imm(asm.R2, usdtNone, l("next")))
 		b.emit(asm.LoadMem(asm.R4, asm.R1, e+8, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R2, USDTConst, l("ext")))
 		// The register, from the copy of pt_regs.
 		b.emit(asm.LoadMem(asm.R3, asm.R1, e+4, asm.Word))
 		b.emit(asm.JGT.Imm(asm.R3, ptRegsSize-8, l("next")))
 		b.emit(asm.Add.Reg(asm.R3, rState))
-		b.emit(asm.LoadMem(asm.R3, asm.R3, StateRegs, asm.DWord))
+		b.emit(asm.LoadMem(asm.R3, asm.R3, stateRegs, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R2, USDTMem, l("mem")))
 		b.emit(asm.LoadMem(asm.R5, asm.R1, e+3, asm.Byte))
 		b.emit(asm.And.Imm(asm.R5, 63))
@@ -854,8 +854,8 @@ func (b *builder) usdtArgs(lp string) {
 
 // resetFiring zeroes the clause-locals and frees the scratch memory.
 func (b *builder) resetFiring() {
-	b.emit(storeImm64(rState, StateScratch, 0))
-	b.emit(storeImm64(rState, StateStrtok, 0))
+	b.emit(storeImm64(rState, stateScratch, 0))
+	b.emit(storeImm64(rState, stateStrtok, 0))
 	if !b.t.uses.locals {
 		return
 	}
@@ -894,7 +894,7 @@ func isExecname(o *dif.Object) bool {
 // zero copies size bytes of zeroes from MapZero to R1.
 func (b *builder) zero(size int32) {
 	b.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
-	b.lookup(asm.R3, MapZero)
+	b.lookup(asm.R3, mapZero)
 	b.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 	b.emit(asm.Mov.Imm(asm.R2, size))
 	b.emit(asm.FnProbeReadKernel.Call())
@@ -1023,11 +1023,11 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		// exit() drains the tracing from one CPU only, as dtrace's
 		// compare-and-swap of its activity: a firing that finds
 		// another CPU's exit() has come first leaves no record.
-		b.lookup(asm.R1, MapCtl)
-		b.emit(asm.LoadMem(asm.R0, asm.R1, CtlActivity, asm.DWord))
+		b.lookup(asm.R1, mapCtl)
+		b.emit(asm.LoadMem(asm.R0, asm.R1, ctlActivity, asm.DWord))
 		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 		b.emit(asm.Mov.Imm(asm.R2, ActivityDraining))
-		b.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, CtlActivity))
+		b.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, ctlActivity))
 		b.emit(asm.JEq.Imm(asm.R0, ActivityDraining, b.exit))
 	}
 	if ep.Size > 0 {
@@ -1037,18 +1037,18 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		if b.l.fill != 0 {
 			b.reserve(ep, prefix)
 		}
-		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapRing))
+		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(mapRing))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Mov.Imm(asm.R3, int32(RecPrefix+ep.Size)))
 		b.emit(asm.Mov.Imm(asm.R4, 0))
 		b.emit(asm.FnRingbufOutput.Call())
 		b.emit(asm.JEq.Imm(asm.R0, 0, prefix+"out"))
-		b.count(StateBufDrops)
+		b.count(stateBufDrops)
 		b.mark(prefix + "out")
 	}
 	if exits && !inError {
-		b.lookup(asm.R1, MapCtl)
-		b.emit(storeImm64(asm.R1, CtlActivity, ActivityDraining))
+		b.lookup(asm.R1, mapCtl)
+		b.emit(storeImm64(asm.R1, ctlActivity, ActivityDraining))
 		if !b.p.End {
 			// The tracing drains: the firing's other clauses do
 			// not run, as dtrace_probe stops at a draining state.
@@ -1069,20 +1069,20 @@ func (b *builder) reserve(ep *record.EProbe, prefix string) {
 	limit := b.l.fill
 	if !b.p.End {
 		limit -= min(limit, b.l.reserve)
-		b.emit(asm.LoadMem(asm.R1, rState, StateFilled, asm.DWord))
+		b.emit(asm.LoadMem(asm.R1, rState, stateFilled, asm.DWord))
 		b.emit(asm.JNE.Imm(asm.R1, 0, prefix+"full"))
 	}
 	align := int32(ep.Alignment)
-	b.emit(asm.LoadMem(asm.R1, rState, StateBufUsed, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateBufUsed, asm.DWord))
 	b.emit(asm.Add.Imm(asm.R1, align-1))
 	b.emit(asm.And.Imm(asm.R1, -align))
 	b.emit(asm.Add.Imm(asm.R1, int32(ep.Needed)))
 	b.emit(asm.JGT.Imm(asm.R1, int32(limit), prefix+"full"))
-	b.emit(asm.StoreMem(rState, StateBufUsed, asm.R1, asm.DWord))
+	b.emit(asm.StoreMem(rState, stateBufUsed, asm.R1, asm.DWord))
 	b.emit(asm.Ja.Label(prefix + "fits"))
 	b.mark(prefix + "full")
-	b.emit(storeImm64(rState, StateFilled, 1))
-	b.count(StateBufDrops)
+	b.emit(storeImm64(rState, stateFilled, 1))
+	b.count(stateBufDrops)
 	b.emit(asm.Ja.Label(prefix + "out"))
 	b.mark(prefix + "fits")
 }
@@ -1111,9 +1111,9 @@ func (b *builder) count(off int16) {
 // on at lp+"copied".
 func (b *builder) badRef(lp string) {
 	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
-	b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
-	b.emit(storeImm64(rState, StateFault, FaultBadAddr))
-	b.emit(storeImm64(rState, StateFaultPC, -1))
+	b.emit(asm.StoreMem(rState, stateFaultAddr, asm.R1, asm.DWord))
+	b.emit(storeImm64(rState, stateFault, faultBadAddr))
+	b.emit(storeImm64(rState, stateFaultPC, -1))
 	b.emit(asm.Ja.Label(b.t.fault))
 	b.t.faults[b.t.fault] = true
 	b.mark(lp + "copied")
@@ -1228,14 +1228,14 @@ func (b *builder) faulted(j int) error {
 	set(2, asm.R1)
 	// The DIF offset: the instruction's index × 4, or -1 when the
 	// fault was no instruction's.
-	b.emit(asm.LoadMem(asm.R1, rState, StateFaultPC, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateFaultPC, asm.DWord))
 	b.emit(asm.JSLT.Imm(asm.R1, 0, fmt.Sprintf("%sc%d_nooff", b.sp, j)))
 	b.emit(asm.LSh.Imm(asm.R1, 2))
 	b.mark(fmt.Sprintf("%sc%d_nooff", b.sp, j))
 	set(3, asm.R1)
-	b.emit(asm.LoadMem(asm.R1, rState, StateFault, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateFault, asm.DWord))
 	set(4, asm.R1)
-	b.emit(asm.LoadMem(asm.R1, rState, StateFaultAddr, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, rState, stateFaultAddr, asm.DWord))
 	set(5, asm.R1)
 	for k, c := range b.p.Error {
 		prefix := fmt.Sprintf("%sc%de%d_", b.sp, j, k)
@@ -1337,7 +1337,7 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.FnMapUpdateElem.Call())
 	find(lp + "found")
 	b.mark(lp + "agg_drop")
-	b.count(StateAggDrops)
+	b.count(stateAggDrops)
 	b.emit(asm.Ja.Label(lp + "agg_done"))
 	b.mark(lp + "found")
 	if ra.Size <= math.MaxInt16 {

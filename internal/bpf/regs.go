@@ -48,7 +48,7 @@ func (t *translator) regs(pc int, in dif.Instr, local func(string) string) error
 		t.mark(next)
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
-	t.faultAt(pc, FaultIllOp, asm.R2, true)
+	t.faultAt(pc, faultIllOp, asm.R2, true)
 	t.mark(local("have"))
 	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R3, asm.DWord))
 	switch {
@@ -60,8 +60,8 @@ func (t *translator) regs(pc int, in dif.Instr, local func(string) string) error
 		t.emit(asm.FnTaskPtRegs.Call())
 	}
 	// The address as a scalar, to add the register's offset to.
-	t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
-	t.emit(asm.LoadMem(asm.R3, rState, StateTmp, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateTmp, asm.R0, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateTmp, asm.DWord))
 	t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R3, asm.R1))
 	t.emit(asm.Mov.Reg(asm.R1, asm.R10))

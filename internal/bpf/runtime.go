@@ -44,11 +44,11 @@ type Runtime struct {
 // MapProbeNames' value: a probe's provider, module, function and name,
 // each NUL-padded in its room (DTRACE_PROVNAMELEN …).
 const (
-	ProbeProvOff   = 0
-	ProbeModOff    = ProbeProvOff + 64
-	ProbeFuncOff   = ProbeModOff + 64
-	ProbeNameOff   = ProbeFuncOff + 128
-	ProbeNamesSize = ProbeNameOff + 64
+	probeProvOff   = 0
+	probeModOff    = probeProvOff + 64
+	probeFuncOff   = probeModOff + 64
+	probeNameOff   = probeFuncOff + 128
+	probeNamesSize = probeNameOff + 64
 )
 
 // noPrealloc is BPF_F_NO_PREALLOC, which x/sys/unix has for Linux only.
@@ -71,24 +71,24 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		return nil, err
 	}
 	specs := []*ebpf.MapSpec{
-		{Name: MapState, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: StateSize, MaxEntries: 1},
-		{Name: MapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
-		{Name: MapLocals, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.localsSize(), MaxEntries: 1},
-		{Name: MapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
-		{Name: MapThreadRefs, Type: ebpf.Hash, KeySize: 16, ValueSize: l.threadRefSize(), MaxEntries: l.threads},
-		{Name: MapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
-		{Name: MapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
+		{Name: MapState, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: stateSize, MaxEntries: 1},
+		{Name: mapGlobals, Type: ebpf.Array, KeySize: 4, ValueSize: l.globalsSize(), MaxEntries: 1},
+		{Name: mapLocals, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.localsSize(), MaxEntries: 1},
+		{Name: mapThreads, Type: ebpf.Hash, KeySize: 16, ValueSize: 8, MaxEntries: l.threads},
+		{Name: mapThreadRefs, Type: ebpf.Hash, KeySize: 16, ValueSize: l.threadRefSize(), MaxEntries: l.threads},
+		{Name: mapStrings, Type: ebpf.Array, KeySize: 4, ValueSize: uint32(max(8, (len(l.strs)+7)&^7)), MaxEntries: 1},
+		{Name: mapScratch, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: 2 * l.scratch, MaxEntries: 1},
 		{Name: MapStrBuf, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.strBufSize(), MaxEntries: 1},
 	}
 	specs = append(specs,
-		&ebpf.MapSpec{Name: MapCtl, Type: ebpf.Array, KeySize: 4, ValueSize: CtlSize, MaxEntries: 1},
-		&ebpf.MapSpec{Name: MapRec, Type: ebpf.Array, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: uint32(ncpu)},
-		&ebpf.MapSpec{Name: MapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
-		&ebpf.MapSpec{Name: MapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
-		&ebpf.MapSpec{Name: MapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: ProbeNamesSize,
+		&ebpf.MapSpec{Name: mapCtl, Type: ebpf.Array, KeySize: 4, ValueSize: ctlSize, MaxEntries: 1},
+		&ebpf.MapSpec{Name: mapRec, Type: ebpf.Array, KeySize: 4, ValueSize: max(l.recSize, 8), MaxEntries: uint32(ncpu)},
+		&ebpf.MapSpec{Name: mapRing, Type: ebpf.RingBuf, MaxEntries: l.ring},
+		&ebpf.MapSpec{Name: mapZero, Type: ebpf.Array, KeySize: 4, ValueSize: l.zeroSize(), MaxEntries: 1},
+		&ebpf.MapSpec{Name: mapProbeNames, Type: ebpf.Hash, KeySize: 4, ValueSize: probeNamesSize,
 			MaxEntries: l.probes, Flags: noPrealloc},
-		&ebpf.MapSpec{Name: MapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
-		&ebpf.MapSpec{Name: MapSpec, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: l.nspec + 1},
+		&ebpf.MapSpec{Name: mapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
+		&ebpf.MapSpec{Name: mapSpec, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: l.nspec + 1},
 	)
 	r := &Runtime{Lowered: lowered}
 	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key, &r.Spec}
@@ -261,9 +261,9 @@ func (r *Runtime) load(name string, ctx Context, insns asm.Instructions, own map
 // runtime's maps and its own.
 func (r *Runtime) spec(name string, ctx Context, insns asm.Instructions, own map[string]*ebpf.Map, at ebpf.AttachType) (*ebpf.ProgramSpec, error) {
 	insns = append(asm.Instructions(nil), insns...)
-	maps := map[string]*ebpf.Map{MapState: r.State, MapGlobals: r.Globals, MapLocals: r.Locals, MapThreads: r.Threads, MapThreadRefs: r.ThreadRefs,
-		MapStrings: r.Strings, MapScratch: r.Scratch, MapStrBuf: r.StrBuf, MapCtl: r.Ctl, MapRec: r.Rec, MapRing: r.Ring, MapZero: r.Zero,
-		MapProbeNames: r.ProbeNames, MapKey: r.Key, MapSpec: r.Spec}
+	maps := map[string]*ebpf.Map{MapState: r.State, mapGlobals: r.Globals, mapLocals: r.Locals, mapThreads: r.Threads, mapThreadRefs: r.ThreadRefs,
+		mapStrings: r.Strings, mapScratch: r.Scratch, MapStrBuf: r.StrBuf, mapCtl: r.Ctl, mapRec: r.Rec, mapRing: r.Ring, mapZero: r.Zero,
+		mapProbeNames: r.ProbeNames, mapKey: r.Key, mapSpec: r.Spec}
 	for name, m := range own {
 		maps[name] = m
 	}
@@ -289,8 +289,8 @@ func (r *Runtime) spec(name string, ctx Context, insns asm.Instructions, own map
 	}, nil
 }
 
-// State is what a translated DIFO left on one CPU.
-type State struct {
+// state is what a translated DIFO left on one CPU.
+type state struct {
 	Ret       uint64
 	Fault     uint64 // DTRACEFLT_* code, 0 if the DIFO returned
 	FaultPC   uint64 // index of the faulting DIF instruction
@@ -302,19 +302,19 @@ type State struct {
 }
 
 // ReadState returns the state the last DIFO run on cpu left.
-func (r *Runtime) ReadState(cpu int) (State, error) {
+func (r *Runtime) ReadState(cpu int) (state, error) {
 	var vals [][]byte
 	if err := r.State.Lookup(uint32(0), &vals); err != nil {
-		return State{}, fmt.Errorf("bpf: reading the state map: %w", err)
+		return state{}, fmt.Errorf("bpf: reading the state map: %w", err)
 	}
 	if cpu < 0 || cpu >= len(vals) {
-		return State{}, fmt.Errorf("bpf: no CPU %d", cpu)
+		return state{}, fmt.Errorf("bpf: no CPU %d", cpu)
 	}
 	b := vals[cpu]
 	u := func(off int) uint64 { return binary.NativeEndian.Uint64(b[off:]) }
-	return State{Ret: u(StateRet), Fault: u(StateFault), FaultPC: u(StateFaultPC),
-		FaultAddr: u(StateFaultAddr), Drops: u(StateDrops), StrBase: u(StateStrBase),
-		Scratch: u(StateScratch), ScrBase: u(StateScrBase)}, nil
+	return state{Ret: u(StateRet), Fault: u(stateFault), FaultPC: u(stateFaultPC),
+		FaultAddr: u(stateFaultAddr), Drops: u(stateDrops), StrBase: u(stateStrBase),
+		Scratch: u(stateScratch), ScrBase: u(stateScrBase)}, nil
 }
 
 // BeginFiring starts a probe firing on every CPU as dif/vm's
@@ -343,8 +343,8 @@ func (r *Runtime) BeginFiring() error {
 		return fmt.Errorf("bpf: reading the state map: %w", err)
 	}
 	for _, v := range vals {
-		binary.NativeEndian.PutUint64(v[StateScratch:], 0)
-		binary.NativeEndian.PutUint64(v[StateStrtok:], 0)
+		binary.NativeEndian.PutUint64(v[stateScratch:], 0)
+		binary.NativeEndian.PutUint64(v[stateStrtok:], 0)
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)
@@ -452,22 +452,22 @@ func (r *Runtime) ReadCounters() ([]Counters, error) {
 	cs := make([]Counters, len(vals))
 	for i, b := range vals {
 		u := func(off int) uint64 { return binary.NativeEndian.Uint64(b[off:]) }
-		cs[i] = Counters{BufDrops: u(StateBufDrops), AggDrops: u(StateAggDrops), DynDrops: u(StateDrops), Filled: u(StateFilled) != 0}
+		cs[i] = Counters{BufDrops: u(stateBufDrops), AggDrops: u(stateAggDrops), DynDrops: u(stateDrops), Filled: u(stateFilled) != 0}
 	}
 	return cs, nil
 }
 
 // Activity returns the tracing's activity (Activity*).
 func (r *Runtime) Activity() (uint64, error) {
-	var v [CtlSize]byte
+	var v [ctlSize]byte
 	if err := r.Ctl.Lookup(uint32(0), &v); err != nil {
 		return 0, fmt.Errorf("bpf: reading the control map: %w", err)
 	}
-	return binary.NativeEndian.Uint64(v[CtlActivity:]), nil
+	return binary.NativeEndian.Uint64(v[ctlActivity:]), nil
 }
 
 // SetActivity sets the tracing's activity.
-func (r *Runtime) SetActivity(a uint64) error { return r.setCtl(CtlActivity, a) }
+func (r *Runtime) SetActivity(a uint64) error { return r.setCtl(ctlActivity, a) }
 
 // SetWallClock sets the offset walltimestamp adds to CLOCK_MONOTONIC
 // from the clocks now: NewRuntime sets it, and a long tracing may set
@@ -480,13 +480,13 @@ func (r *Runtime) SetWallClock() error {
 	if err := unix.ClockGettime(unix.CLOCK_REALTIME, &wall); err != nil {
 		return fmt.Errorf("bpf: reading the clock: %w", err)
 	}
-	return r.setCtl(CtlWallOff, uint64(wall.Nano()-mono.Nano()))
+	return r.setCtl(ctlWallOff, uint64(wall.Nano()-mono.Nano()))
 }
 
 // setCtl sets the word at off of the control map's value. Only user
 // space writes it, one writer at a time.
 func (r *Runtime) setCtl(off int, v uint64) error {
-	var b [CtlSize]byte
+	var b [ctlSize]byte
 	if err := r.Ctl.Lookup(uint32(0), &b); err != nil {
 		return fmt.Errorf("bpf: reading the control map: %w", err)
 	}
@@ -501,11 +501,11 @@ func (r *Runtime) setCtl(off int, v uint64) error {
 // probemod, probefunc and probename read; each is cut to its room less
 // its NUL, as dtrace's DTRACE_*NAMELEN bound them.
 func (r *Runtime) SetProbeNames(id uint32, prov, mod, fn, name string) error {
-	var v [ProbeNamesSize]byte
+	var v [probeNamesSize]byte
 	for _, f := range []struct {
 		s        string
 		off, end int
-	}{{prov, ProbeProvOff, ProbeModOff}, {mod, ProbeModOff, ProbeFuncOff}, {fn, ProbeFuncOff, ProbeNameOff}, {name, ProbeNameOff, ProbeNamesSize}} {
+	}{{prov, probeProvOff, probeModOff}, {mod, probeModOff, probeFuncOff}, {fn, probeFuncOff, probeNameOff}, {name, probeNameOff, probeNamesSize}} {
 		copy(v[f.off:f.end-1], f.s)
 	}
 	if err := r.ProbeNames.Put(id, v); err != nil {

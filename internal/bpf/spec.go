@@ -22,10 +22,10 @@ import (
 // drops them and makes the speculation inactive again: the ring
 // buffer's order is the order the kernel's speculation buffers keep.
 const (
-	SpecInactive   = 0
-	SpecActive     = 1
-	SpecCommitting = 2
-	SpecDiscarding = 3
+	specInactive   = 0
+	specActive     = 1
+	specCommitting = 2
+	specDiscarding = 3
 )
 
 // Marks of a control sample's speculation word (RecPrefix's second).
@@ -37,12 +37,12 @@ const (
 // Counters in MapCtl of speculation() calls that found no speculation:
 // none inactive, or only some being committed or discarded.
 const (
-	CtlSpecUnavail = 16
-	CtlSpecBusy    = 24
+	ctlSpecUnavail = 16
+	ctlSpecBusy    = 24
 )
 
-// MaxNSpec bounds the nspec option: speculation() tries each in turn.
-const MaxNSpec = 256
+// maxNSpec bounds the nspec option: speculation() tries each in turn.
+const maxNSpec = 256
 
 // speculation translates speculation(): the first inactive speculation
 // made active, or 0 when none is, counted as dtrace counts failed
@@ -54,11 +54,11 @@ func (t *translator) speculation(pc int, in dif.Instr, local func(string) string
 		next := local(fmt.Sprintf("try%d", i+1))
 		t.specEntry(int32(i), next)
 		t.emit(asm.Mov.Reg(asm.R1, asm.R0))
-		t.emit(asm.Mov.Imm(asm.R0, SpecInactive))
-		t.emit(asm.Mov.Imm(asm.R2, SpecActive))
+		t.emit(asm.Mov.Imm(asm.R0, specInactive))
+		t.emit(asm.Mov.Imm(asm.R2, specActive))
 		t.emit(atomic(asm.CmpXchg, asm.R1, asm.R2, 0))
-		t.emit(asm.JEq.Imm(asm.R0, SpecInactive, local(fmt.Sprintf("got%d", i))))
-		t.emit(asm.JEq.Imm(asm.R0, SpecActive, next))
+		t.emit(asm.JEq.Imm(asm.R0, specInactive, local(fmt.Sprintf("got%d", i))))
+		t.emit(asm.JEq.Imm(asm.R0, specActive, next))
 		t.emit(storeImm64(asm.R10, bufSlot, 1))
 		t.emit(asm.Ja.Label(next))
 		t.mark(local(fmt.Sprintf("got%d", i)))
@@ -68,14 +68,14 @@ func (t *translator) speculation(pc int, in dif.Instr, local func(string) string
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
 	// None: counted as busy if one was being committed or discarded.
-	t.lookupTo(asm.R1, MapCtl, local("ctl"))
+	t.lookupTo(asm.R1, mapCtl, local("ctl"))
 	t.emit(asm.Mov.Imm(asm.R2, 1))
 	t.emit(asm.LoadMem(asm.R3, asm.R10, bufSlot, asm.DWord))
 	t.emit(asm.JNE.Imm(asm.R3, 0, local("busy")))
-	t.emit(atomic(asm.AddAtomic, asm.R1, asm.R2, CtlSpecUnavail))
+	t.emit(atomic(asm.AddAtomic, asm.R1, asm.R2, ctlSpecUnavail))
 	t.emit(asm.Ja.Label(local("none")))
 	t.mark(local("busy"))
-	t.emit(atomic(asm.AddAtomic, asm.R1, asm.R2, CtlSpecBusy))
+	t.emit(atomic(asm.AddAtomic, asm.R1, asm.R2, ctlSpecBusy))
 	t.mark(local("none"))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	t.mark(local("done"))
@@ -86,7 +86,7 @@ func (t *translator) speculation(pc int, in dif.Instr, local func(string) string
 // or goes to missing.
 func (t *translator) specEntry(i int32, missing string) {
 	t.emit(asm.StoreImm(asm.R10, keySlot, int64(i), asm.Word))
-	t.mapPtr(asm.R1, MapSpec)
+	t.mapPtr(asm.R1, mapSpec)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, keySlot))
 	t.emit(asm.FnMapLookupElem.Call())
@@ -101,8 +101,8 @@ func (t *translator) lookupTo(dst asm.Register, name, label string) {
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
 	t.emit(asm.JNE.Imm(asm.R0, 0, label))
-	t.emit(storeImm64(rState, StateFault, FaultIllOp))
-	t.emit(storeImm64(rState, StateFaultPC, -1))
+	t.emit(storeImm64(rState, stateFault, faultIllOp))
+	t.emit(storeImm64(rState, stateFaultPC, -1))
 	t.emit(asm.Ja.Label(t.fault))
 	t.faults[t.fault] = true
 	t.mark(label)
@@ -118,16 +118,16 @@ func (b *builder) specAction(ra *record.Action, lp string) {
 	b.emit(asm.LoadMem(asm.R1, rState, StateRet, asm.DWord))
 	b.emit(asm.JEq.Imm(asm.R1, 0, lp+"spec_none"))
 	b.emit(asm.JLE.Imm(asm.R1, int32(b.l.nspec), lp+"spec_ok"))
-	b.emit(asm.StoreMem(rState, StateFaultAddr, asm.R1, asm.DWord))
-	b.emit(storeImm64(rState, StateFault, FaultIllOp))
-	b.emit(storeImm64(rState, StateFaultPC, -1))
+	b.emit(asm.StoreMem(rState, stateFaultAddr, asm.R1, asm.DWord))
+	b.emit(storeImm64(rState, stateFault, faultIllOp))
+	b.emit(storeImm64(rState, stateFaultPC, -1))
 	b.emit(asm.Ja.Label(t.fault))
 	t.faults[t.fault] = true
 	b.mark(lp + "spec_none")
 	if ra.Action == dof.ActSpeculate {
 		// No speculation: the clause's records go nowhere.
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
-		b.emit(asm.StoreImm(asm.R1, 4, SpecNone, asm.Word))
+		b.emit(asm.StoreImm(asm.R1, 4, specNone, asm.Word))
 	}
 	b.emit(asm.Ja.Label(lp + "spec_done"))
 	b.mark(lp + "spec_ok")
@@ -138,22 +138,22 @@ func (b *builder) specAction(ra *record.Action, lp string) {
 	} else {
 		// Active → committing or discarding, then the control
 		// sample; a speculation in another state is left alone.
-		to, mark := int32(SpecCommitting), int64(SpecCommit)
+		to, mark := int32(specCommitting), int64(SpecCommit)
 		if ra.Action == dof.ActDiscard {
-			to, mark = SpecDiscarding, SpecDiscard
+			to, mark = specDiscarding, SpecDiscard
 		}
 		b.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
 		b.emit(asm.StoreMem(asm.R10, keySlot, asm.R1, asm.Word))
-		b.t.mapPtr(asm.R1, MapSpec)
+		b.t.mapPtr(asm.R1, mapSpec)
 		b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		b.emit(asm.Add.Imm(asm.R2, keySlot))
 		b.emit(asm.FnMapLookupElem.Call())
 		b.emit(asm.JEq.Imm(asm.R0, 0, lp+"spec_done"))
 		b.emit(asm.Mov.Reg(asm.R3, asm.R0))
-		b.emit(asm.Mov.Imm(asm.R0, SpecActive))
+		b.emit(asm.Mov.Imm(asm.R0, specActive))
 		b.emit(asm.Mov.Imm(asm.R2, to))
 		b.emit(atomic(asm.CmpXchg, asm.R3, asm.R2, 0))
-		b.emit(asm.JNE.Imm(asm.R0, SpecActive, lp+"spec_done"))
+		b.emit(asm.JNE.Imm(asm.R0, specActive, lp+"spec_done"))
 		b.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 		b.emit(asm.LoadImm(asm.R2, mark, asm.DWord))
 		b.emit(asm.Or.Reg(asm.R1, asm.R2))
@@ -161,12 +161,12 @@ func (b *builder) specAction(ra *record.Action, lp string) {
 		b.emit(asm.LoadMem(asm.R3, asm.R2, 4, asm.Word))
 		b.emit(asm.StoreMem(asm.R10, keySlot, asm.R3, asm.DWord))
 		b.emit(asm.StoreMem(asm.R2, 4, asm.R1, asm.Word))
-		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapRing))
+		b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(mapRing))
 		b.emit(asm.Mov.Imm(asm.R3, RecPrefix))
 		b.emit(asm.Mov.Imm(asm.R4, 0))
 		b.emit(asm.FnRingbufOutput.Call())
 		b.emit(asm.JEq.Imm(asm.R0, 0, lp+"ctl_out"))
-		b.count(StateBufDrops)
+		b.count(stateBufDrops)
 		b.mark(lp + "ctl_out")
 		// The prefix's speculation as it was.
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
@@ -177,9 +177,9 @@ func (b *builder) specAction(ra *record.Action, lp string) {
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
 
-// SpecNone marks a clause's records as speculated to no speculation:
+// specNone marks a clause's records as speculated to no speculation:
 // they are dropped.
-const SpecNone = 1<<30 - 1
+const specNone = 1<<30 - 1
 
 // specCheck appends the check before a speculated clause's records go
 // out: to an active speculation, else nowhere.
@@ -189,13 +189,13 @@ func (b *builder) specCheck(skip string, lp string) {
 	b.emit(asm.JEq.Imm(asm.R1, 0, lp+"spec_out"))
 	b.emit(asm.JGT.Imm(asm.R1, int32(b.l.nspec), skip))
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R1, asm.Word))
-	b.t.mapPtr(asm.R1, MapSpec)
+	b.t.mapPtr(asm.R1, mapSpec)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
 	b.emit(asm.FnMapLookupElem.Call())
 	b.emit(asm.JEq.Imm(asm.R0, 0, skip))
 	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord))
-	b.emit(asm.JNE.Imm(asm.R1, SpecActive, skip))
+	b.emit(asm.JNE.Imm(asm.R1, specActive, skip))
 	b.mark(lp + "spec_out")
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
@@ -214,7 +214,7 @@ func (r *Runtime) SpecStates() ([]uint64, error) {
 // FreeSpeculation makes speculation id inactive again, once its
 // records are committed or discarded.
 func (r *Runtime) FreeSpeculation(id uint32) error {
-	if err := r.Spec.Put(id, uint64(SpecInactive)); err != nil {
+	if err := r.Spec.Put(id, uint64(specInactive)); err != nil {
 		return fmt.Errorf("bpf: freeing speculation %d: %w", id, err)
 	}
 	return nil
@@ -223,11 +223,11 @@ func (r *Runtime) FreeSpeculation(id uint32) error {
 // SpecFailures returns the speculation() calls that found none, as
 // dtrace counts them: none inactive, or some still busy.
 func (r *Runtime) SpecFailures() (unavail, busy uint64, err error) {
-	var b [CtlSize]byte
+	var b [ctlSize]byte
 	if err := r.Ctl.Lookup(uint32(0), &b); err != nil {
 		return 0, 0, fmt.Errorf("bpf: reading the control map: %w", err)
 	}
-	return binary.NativeEndian.Uint64(b[CtlSpecUnavail:]), binary.NativeEndian.Uint64(b[CtlSpecBusy:]), nil
+	return binary.NativeEndian.Uint64(b[ctlSpecUnavail:]), binary.NativeEndian.Uint64(b[ctlSpecBusy:]), nil
 }
 
 // atomic is op on the 64-bit word at dst+off with src. Its immediate is

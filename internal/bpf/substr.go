@@ -17,12 +17,12 @@ func (t *translator) substr(pc int, in dif.Instr, nargs int, arg func(asm.Regist
 	if strsize >= scratch {
 		return &Error{pc, in, "substr with strsize not under the scratch size"}
 	}
-	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R1, 7))
 	t.emit(asm.And.Imm(asm.R1, -8))
 	t.emit(asm.JLE.Imm(asm.R1, scratch-strsize-1, local("room")))
 	t.mark(local("noscratch"))
-	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, faultNoScratch, 0, false)
 	t.mark(local("room"))
 	// The string, and its length without the NUL, kept at keySlot.
 	t.readString(0, 0, arg, badAddr, local("read"))
@@ -69,7 +69,7 @@ func (t *translator) substr(pc int, in dif.Instr, nargs int, arg func(asm.Regist
 	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R2, asm.DWord))
 	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R3, asm.R1))
-	t.emit(asm.LoadMem(asm.R4, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R4, rState, stateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R4, 7))
 	t.emit(asm.And.Imm(asm.R4, -8))
 	t.emit(asm.JGT.Imm(asm.R4, scratch-strsize-1, local("noscratch")))
@@ -77,7 +77,7 @@ func (t *translator) substr(pc int, in dif.Instr, nargs int, arg func(asm.Regist
 	t.emit(asm.Add.Reg(asm.R1, asm.R4))
 	t.emit(asm.FnProbeReadKernel.Call())
 	// The NUL, the result's address, the scratch taken.
-	t.emit(asm.LoadMem(asm.R4, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R4, rState, stateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R4, 7))
 	t.emit(asm.And.Imm(asm.R4, -8))
 	t.emit(asm.JGT.Imm(asm.R4, scratch-strsize-1, local("noscratch")))
@@ -87,10 +87,10 @@ func (t *translator) substr(pc int, in dif.Instr, nargs int, arg func(asm.Regist
 	t.emit(asm.Add.Reg(asm.R1, asm.R4))
 	t.emit(asm.Add.Reg(asm.R1, asm.R2))
 	t.emit(asm.StoreImm(asm.R1, 0, 0, asm.Byte))
-	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R4))
 	t.set(in.RD(), asm.R0)
 	t.emit(asm.Add.Imm(asm.R4, strsize+1))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R4, asm.DWord))
 	return nil
 }

@@ -13,11 +13,11 @@ import (
 // Fault codes a translated DIFO writes at StateFault, numbered as dtrace.h
 // numbers them (DTRACEFLT_*).
 const (
-	FaultBadAddr   = 1 // DTRACEFLT_BADADDR
-	FaultBadAlign  = 2 // DTRACEFLT_BADALIGN
-	FaultIllOp     = 3 // DTRACEFLT_ILLOP
-	FaultDivZero   = 4 // DTRACEFLT_DIVZERO
-	FaultNoScratch = 5 // DTRACEFLT_NOSCRATCH
+	faultBadAddr   = 1 // DTRACEFLT_BADADDR
+	faultBadAlign  = 2 // DTRACEFLT_BADALIGN
+	faultIllOp     = 3 // DTRACEFLT_ILLOP
+	faultDivZero   = 4 // DTRACEFLT_DIVZERO
+	faultNoScratch = 5 // DTRACEFLT_NOSCRATCH
 )
 
 // An Error is the translator's refusal of a DIFO: the instruction it
@@ -41,7 +41,7 @@ const (
 	ccA       = -64  // condition codes: the operands of the last cmp, or (tst's r1 != 0, 0)
 	ccB       = -72  //
 	bufSlot   = -80  // destination of bpf_probe_read_kernel; value of a thread-local store
-	keySlot   = -96  // ThreadKey, 16 bytes
+	keySlot   = -96  // a thread key, 16 bytes: variable ID, padding, TID
 	zeroSlot  = -104 // the 4-byte key 0 of the single-entry maps
 	ctxSlot   = -112 // the program's context
 	strBufPtr = -120 // MapStrBuf's value on this CPU, for scmp
@@ -379,29 +379,29 @@ func (t *translator) prologue() {
 	t.emit(storeImm64(asm.R10, zeroSlot, 0))
 	t.lookup(rState, MapState)
 	if t.uses.globals {
-		t.lookup(rGlobals, MapGlobals)
+		t.lookup(rGlobals, mapGlobals)
 	}
 	if t.uses.locals {
-		t.lookup(rLocals, MapLocals)
+		t.lookup(rLocals, mapLocals)
 	}
 	// A by-reference variable's load yields its storage's address as
 	// a scalar, as sets does.
 	if t.uses.globals {
-		t.emit(asm.StoreMem(rState, StateGlobBase, rGlobals, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateGlobBase, rGlobals, asm.DWord))
 	}
 	if t.uses.locals {
-		t.emit(asm.StoreMem(rState, StateLocBase, rLocals, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateLocBase, rLocals, asm.DWord))
 	}
 	if t.uses.strings {
 		// sets yields the string's address as a scalar, as DIF
 		// addresses are: the map value's address is stored and read
 		// back, which a privileged program may do.
-		t.lookup(asm.R1, MapStrings)
-		t.emit(asm.StoreMem(rState, StateStrBase, asm.R1, asm.DWord))
+		t.lookup(asm.R1, mapStrings)
+		t.emit(asm.StoreMem(rState, stateStrBase, asm.R1, asm.DWord))
 	}
 	if t.uses.scratch {
-		t.lookup(rScratch, MapScratch)
-		t.emit(asm.StoreMem(rState, StateScrBase, rScratch, asm.DWord))
+		t.lookup(rScratch, mapScratch)
+		t.emit(asm.StoreMem(rState, stateScrBase, rScratch, asm.DWord))
 	}
 	if t.uses.strbuf {
 		t.lookup(asm.R1, MapStrBuf)
@@ -411,10 +411,10 @@ func (t *translator) prologue() {
 		t.emit(storeImm64(asm.R10, regSlot(r), 0))
 	}
 	t.emit(storeImm64(asm.R10, elemPtr, 0))
-	t.emit(storeImm64(rState, StateElem, 0))
-	t.emit(storeImm64(rState, StateFault, 0))
-	t.emit(storeImm64(rState, StateFaultPC, 0))
-	t.emit(storeImm64(rState, StateFaultAddr, 0))
+	t.emit(storeImm64(rState, stateElem, 0))
+	t.emit(storeImm64(rState, stateFault, 0))
+	t.emit(storeImm64(rState, stateFaultPC, 0))
+	t.emit(storeImm64(rState, stateFaultAddr, 0))
 }
 
 // get loads DIF register r into dst.
@@ -438,10 +438,10 @@ func (t *translator) set(r uint8, src asm.Register) {
 // faultAt records a fault of instruction pc with the address in addr if
 // hasAddr (0 otherwise), and jumps to the DIFO's fault label.
 func (t *translator) faultAt(pc int, code int32, addr asm.Register, hasAddr bool) {
-	t.emit(storeImm64(rState, StateFault, code))
-	t.emit(storeImm64(rState, StateFaultPC, int32(pc)))
+	t.emit(storeImm64(rState, stateFault, code))
+	t.emit(storeImm64(rState, stateFaultPC, int32(pc)))
 	if hasAddr {
-		t.emit(asm.StoreMem(rState, StateFaultAddr, addr, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateFaultAddr, addr, asm.DWord))
 	}
 	t.emit(asm.Ja.Label(t.fault))
 	t.faults[t.fault] = true
@@ -499,7 +499,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		// BPF divides by zero giving 0 (or the dividend); DIF faults.
 		t.get(asm.R2, r2)
 		t.emit(asm.JNE.Imm(asm.R2, 0, local("div")))
-		t.faultAt(pc, FaultDivZero, 0, false)
+		t.faultAt(pc, faultDivZero, 0, false)
 		t.mark(local("div"))
 		t.get(asm.R1, r1)
 		if op == dif.UDIV || op == dif.UREM {
@@ -592,7 +592,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		t.emit(read.Call())
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("ld")))
 		t.get(asm.R1, r1)
-		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, faultBadAddr, asm.R1, true)
 		t.mark(local("ld"))
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, w.size))
 		if w.signed {
@@ -620,7 +620,7 @@ func (t *translator) instr(pc int, in dif.Instr) error {
 		if off >= uint32(len(t.o.Strs)) {
 			return &Error{pc, in, fmt.Sprintf("string table offset %d out of range", off)}
 		}
-		t.emit(asm.LoadMem(asm.R1, rState, StateStrBase, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, rState, stateStrBase, asm.DWord))
 		t.emit(asm.LoadImm(asm.R2, int64(t.strBase+off), asm.DWord))
 		t.emit(asm.Add.Reg(asm.R1, asm.R2))
 		t.set(rd, asm.R1)
@@ -721,7 +721,7 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	}
 	t.threadKey(id)
 	key := func() {
-		t.mapPtr(asm.R1, MapThreads)
+		t.mapPtr(asm.R1, mapThreads)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, keySlot))
 	}
@@ -745,9 +745,9 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	t.emit(asm.Mov.Imm(asm.R4, 0)) // BPF_ANY
 	t.emit(asm.FnMapUpdateElem.Call())
 	t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
-	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateDrops, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R1, 1))
-	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateDrops, asm.R1, asm.DWord))
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("del"))
 	key()
@@ -786,9 +786,9 @@ func (t *translator) staticRef(pc int, in dif.Instr, scope uint8, base asm.Regis
 		t.emit(asm.Add.Reg(asm.R1, asm.R2))
 	}
 	if op := in.Op(); op == dif.LDGS || op == dif.LDLS {
-		addrAt := int16(StateGlobBase)
+		addrAt := int16(stateGlobBase)
 		if scope == dif.ScopeLocal {
-			addrAt = StateLocBase
+			addrAt = stateLocBase
 		}
 		header()
 		t.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.DWord))
@@ -827,7 +827,7 @@ func (t *translator) copyRef(pc int, r varRef, local func(string) string) {
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("copied")))
 	}
 	t.get(asm.R1, t.o.Code[pc].RS())
-	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.faultAt(pc, faultBadAddr, asm.R1, true)
 	t.mark(local("copied"))
 }
 
@@ -839,7 +839,7 @@ func (t *translator) copyRef(pc int, r varRef, local func(string) string) {
 func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string) string) error {
 	t.threadKey(uint32(in.Var()))
 	find := func() {
-		t.mapPtr(asm.R1, MapThreadRefs)
+		t.mapPtr(asm.R1, mapThreadRefs)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, keySlot))
 		t.emit(asm.FnMapLookupElem.Call())
@@ -847,14 +847,14 @@ func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string
 	if in.Op() == dif.LDTS {
 		find()
 		// The pointer is read back as a scalar, as DIF addresses are.
-		t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
-		t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateTmp, asm.R0, asm.DWord))
+		t.emit(asm.LoadMem(asm.R0, rState, stateTmp, asm.DWord))
 		t.set(in.RD(), asm.R0)
 		return nil
 	}
 	t.get(asm.R1, in.RS())
 	t.emit(asm.JNE.Imm(asm.R1, 0, local("store")))
-	t.mapPtr(asm.R1, MapThreadRefs)
+	t.mapPtr(asm.R1, mapThreadRefs)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, keySlot))
 	t.emit(asm.FnMapDeleteElem.Call())
@@ -862,13 +862,13 @@ func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string
 	t.mark(local("store"))
 	find()
 	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
-	t.mapPtr(asm.R1, MapZero)
+	t.mapPtr(asm.R1, mapZero)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
 	t.emit(asm.JEq.Imm(asm.R0, 0, local("drop")))
 	t.emit(asm.Mov.Reg(asm.R3, asm.R0))
-	t.mapPtr(asm.R1, MapThreadRefs)
+	t.mapPtr(asm.R1, mapThreadRefs)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, keySlot))
 	t.emit(asm.Mov.Imm(asm.R4, 1)) // BPF_NOEXIST
@@ -876,9 +876,9 @@ func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string
 	find()
 	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
 	t.mark(local("drop"))
-	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateDrops, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R1, 1))
-	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateDrops, asm.R1, asm.DWord))
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("have"))
 	t.emit(asm.Mov.Reg(asm.R1, asm.R0))
@@ -933,12 +933,12 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	case id == dif.VarWalltimestamp:
 		// CLOCK_MONOTONIC plus the offset to CLOCK_REALTIME the
 		// runtime keeps in MapCtl.
-		t.mapPtr(asm.R1, MapCtl)
+		t.mapPtr(asm.R1, mapCtl)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 		t.emit(asm.FnMapLookupElem.Call())
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
-		t.emit(asm.LoadMem(asm.R1, asm.R0, CtlWallOff, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, asm.R0, ctlWallOff, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
 		t.emit(asm.FnKtimeGetNs.Call())
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
@@ -1041,7 +1041,7 @@ func (t *translator) errno(local func(string) string) {
 	if t.ctx != CtxSysExit {
 		return
 	}
-	t.emit(asm.LoadMem(asm.R1, rState, StateRegs+regAX, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateRegs+regAX, asm.DWord))
 	t.emit(asm.JSGE.Imm(asm.R1, 0, local("errno")))
 	t.emit(asm.JSLT.Imm(asm.R1, -4095, local("errno")))
 	t.emit(asm.Mov.Reg(asm.R0, asm.R1))
@@ -1053,11 +1053,11 @@ func (t *translator) errno(local func(string) string) {
 // in MapProbeNames under its ID (StateProbeID), as a scalar; a probe
 // without names reads the empty string (MapZero's zeroes).
 func (t *translator) probeName(id uint32, local func(string) string) {
-	off := map[uint32]int32{dif.VarProbeprov: ProbeProvOff, dif.VarProbemod: ProbeModOff,
-		dif.VarProbefunc: ProbeFuncOff, dif.VarProbename: ProbeNameOff}[id]
+	off := map[uint32]int32{dif.VarProbeprov: probeProvOff, dif.VarProbemod: probeModOff,
+		dif.VarProbefunc: probeFuncOff, dif.VarProbename: probeNameOff}[id]
 	t.emit(asm.LoadMem(asm.R1, rState, StateProbeID, asm.DWord))
 	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.Word))
-	t.mapPtr(asm.R1, MapProbeNames)
+	t.mapPtr(asm.R1, mapProbeNames)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, bufSlot))
 	t.emit(asm.FnMapLookupElem.Call())
@@ -1065,14 +1065,14 @@ func (t *translator) probeName(id uint32, local func(string) string) {
 	t.emit(asm.Add.Imm(asm.R0, off))
 	t.emit(asm.Ja.Label(local("name")))
 	t.mark(local("noname"))
-	t.mapPtr(asm.R1, MapZero)
+	t.mapPtr(asm.R1, mapZero)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
 	t.mark(local("name"))
 	// A pointer read back as a scalar, as DIF addresses are.
-	t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
-	t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateTmp, asm.R0, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateTmp, asm.DWord))
 }
 
 // half calls fn, a helper that returns two 32-bit ids in one word, and
@@ -1099,14 +1099,14 @@ func (t *translator) allocs(pc int, in dif.Instr, local func(string) string) {
 func (t *translator) alloc(pc int, rd uint8, local func(string) string) {
 	size := int32(t.l.scratch)
 	t.emit(asm.JGT.Imm(asm.R1, size, local("noscratch")))
-	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R3, 7))
 	t.emit(asm.And.Imm(asm.R3, -8))
 	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
 	t.emit(asm.Add.Reg(asm.R4, asm.R1))
 	t.emit(asm.JGT.Imm(asm.R4, size, local("noscratch")))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
-	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R4, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R3))
 	t.set(rd, asm.R0)
 	t.emit(asm.And.Imm(asm.R3, size-1))
@@ -1118,7 +1118,7 @@ func (t *translator) alloc(pc int, rd uint8, local func(string) string) {
 	t.emit(asm.FnProbeReadKernel.Call())
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("noscratch"))
-	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, faultNoScratch, 0, false)
 	t.mark(local("done"))
 }
 
@@ -1140,15 +1140,15 @@ type region struct {
 // regions are scratch, the by-reference elements of associative
 // arrays (the last looked up) and the by-reference variables' storage.
 func (t *translator) regions() []region {
-	regions := []region{{StateScrBase, rScratch, 0, t.l.scratch}}
+	regions := []region{{stateScrBase, rScratch, 0, t.l.scratch}}
 	if n := t.l.elemSize(); n > 0 {
-		regions = append(regions, region{StateElem, asm.R4, 0, n})
+		regions = append(regions, region{stateElem, asm.R4, 0, n})
 	}
 	if t.l.grefSize > 0 {
-		regions = append(regions, region{StateGlobBase, rGlobals, slotsSize(len(t.l.globals)), t.l.globalsSize()})
+		regions = append(regions, region{stateGlobBase, rGlobals, slotsSize(len(t.l.globals)), t.l.globalsSize()})
 	}
 	if t.l.lrefSize > 0 {
-		regions = append(regions, region{StateLocBase, rLocals, slotsSize(len(t.l.locals)), t.l.localsSize()})
+		regions = append(regions, region{stateLocBase, rLocals, slotsSize(len(t.l.locals)), t.l.localsSize()})
 	}
 	return regions
 }
@@ -1200,11 +1200,11 @@ func (t *translator) copys(pc int, in dif.Instr, local func(string) string) erro
 		t.emit(asm.FnProbeReadKernel.Call())
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("done")))
 		t.get(asm.R1, in.R1())
-		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, faultBadAddr, asm.R1, true)
 	}
 	t.mark(local(fmt.Sprintf("r%d", len(regions))))
 	t.get(asm.R1, in.RD())
-	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.faultAt(pc, faultBadAddr, asm.R1, true)
 	t.mark(local("done"))
 	return nil
 }
@@ -1243,10 +1243,10 @@ func (t *translator) store(pc int, in dif.Instr, local func(string) string) {
 	}
 	t.mark(local("badaddr"))
 	t.get(asm.R1, in.RD())
-	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.faultAt(pc, faultBadAddr, asm.R1, true)
 	t.mark(local("badalign"))
 	t.get(asm.R1, in.RD())
-	t.faultAt(pc, FaultBadAlign, asm.R1, true)
+	t.faultAt(pc, faultBadAlign, asm.R1, true)
 	t.mark(local("done"))
 }
 
@@ -1275,7 +1275,7 @@ func (t *translator) scmp(pc int, in dif.Instr, local func(string) string) {
 		t.emit(asm.FnProbeReadKernelStr.Call())
 		t.emit(asm.JSGE.Imm(asm.R0, 0, local(name)))
 		t.get(asm.R1, r)
-		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, faultBadAddr, asm.R1, true)
 		t.mark(local(name))
 		t.emit(asm.Mov.Imm(asm.R0, 0))
 	}
@@ -1312,7 +1312,7 @@ func (t *translator) push(pc int, in dif.Instr, local func(string) string) error
 	t.get(asm.R2, in.R2())
 	if in.R1() != dif.TypeString {
 		t.emit(asm.JSGE.Imm(asm.R2, 0, local("size")))
-		t.faultAt(pc, FaultIllOp, 0, false)
+		t.faultAt(pc, faultIllOp, 0, false)
 		t.mark(local("size"))
 		t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R2, asm.DWord))
 		return nil
@@ -1331,7 +1331,7 @@ func (t *translator) push(pc int, in dif.Instr, local func(string) string) error
 	t.emit(asm.FnProbeReadKernelStr.Call())
 	t.emit(asm.JSGT.Imm(asm.R0, 0, local("strlen")))
 	t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(d), asm.DWord))
-	t.faultAt(pc, FaultBadAddr, asm.R1, true)
+	t.faultAt(pc, faultBadAddr, asm.R1, true)
 	t.mark(local("strlen"))
 	t.emit(asm.StoreMem(asm.R10, tupleSize(d), asm.R0, asm.DWord))
 	return nil
@@ -1357,7 +1357,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	}
 	badAddr := func(i int) {
 		arg(asm.R1, i)
-		t.faultAt(pc, FaultBadAddr, asm.R1, true)
+		t.faultAt(pc, faultBadAddr, asm.R1, true)
 	}
 	strsize, scratch := int32(t.l.strsize), int32(t.l.scratch)
 	switch subr {
@@ -1375,7 +1375,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 			n = 1
 		}
 		arg(asm.R1, n)
-		t.emit(asm.LoadMem(asm.R2, rState, StateScratch, asm.DWord))
+		t.emit(asm.LoadMem(asm.R2, rState, stateScratch, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R2, asm.DWord))
 		t.alloc(pc, in.RD(), local)
 		if subr == dif.SubrAlloca {
@@ -1383,7 +1383,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 		}
 		// The same bytes, bounded again for the verifier.
 		t.get(asm.R1, in.RD())
-		t.emit(asm.LoadMem(asm.R2, rState, StateScrBase, asm.DWord))
+		t.emit(asm.LoadMem(asm.R2, rState, stateScrBase, asm.DWord))
 		t.emit(asm.Sub.Reg(asm.R1, asm.R2))
 		t.emit(asm.And.Imm(asm.R1, scratch-1))
 		t.emit(asm.Add.Reg(asm.R1, rScratch))
@@ -1395,7 +1395,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 		t.mark(local("copyfail"))
 		// As the kernel, a copy that faults takes no scratch.
 		t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
-		t.emit(asm.StoreMem(rState, StateScratch, asm.R2, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateScratch, asm.R2, asm.DWord))
 		badAddr(0)
 		t.mark(local("copied"))
 
@@ -1413,11 +1413,11 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 			t.emit(asm.Add.Imm(asm.R1, 1))
 			t.mark(local("size"))
 		}
-		t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+		t.emit(asm.LoadMem(asm.R3, rState, stateScratch, asm.DWord))
 		t.emit(asm.Mov.Reg(asm.R4, asm.R3))
 		t.emit(asm.Add.Reg(asm.R4, asm.R1))
 		t.emit(asm.JLE.Imm(asm.R4, scratch, local("room")))
-		t.faultAt(pc, FaultNoScratch, 0, false)
+		t.faultAt(pc, faultNoScratch, 0, false)
 		t.mark(local("room"))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, keySlot, asm.R3, asm.DWord))
@@ -1431,9 +1431,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 		badAddr(0)
 		t.mark(local("copied"))
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
-		t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+		t.emit(asm.StoreMem(rState, stateScratch, asm.R1, asm.DWord))
 		t.emit(asm.LoadMem(asm.R0, asm.R10, keySlot, asm.DWord))
-		t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+		t.emit(asm.LoadMem(asm.R1, rState, stateScrBase, asm.DWord))
 		t.emit(asm.Add.Reg(asm.R0, asm.R1))
 		t.set(in.RD(), asm.R0)
 
@@ -1527,10 +1527,10 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	if strsize >= scratch {
 		return &Error{pc, in, fmt.Sprintf("strjoin with strsize %d not under the scratch size %d", strsize, scratch)}
 	}
-	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateScratch, asm.DWord))
 	t.emit(asm.JLE.Imm(asm.R1, scratch-strsize, local("room")))
 	t.mark(local("noscratch"))
-	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, faultNoScratch, 0, false)
 	t.mark(local("room"))
 	// Each string's length with its NUL: a at keySlot, b at bufSlot.
 	for i, at := range []int16{keySlot, bufSlot} {
@@ -1545,7 +1545,7 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.Add.Reg(asm.R1, asm.R2))
 	t.emit(asm.JGT.Imm(asm.R1, strsize+1, local("noscratch")))
 	// a's bytes without its NUL, then b's with it.
-	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateScratch, asm.DWord))
 	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
 	t.emit(asm.Mov.Reg(asm.R1, rScratch))
 	t.emit(asm.Add.Reg(asm.R1, asm.R3))
@@ -1554,7 +1554,7 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.JGT.Imm(asm.R2, strsize, local("noscratch")))
 	t.emit(asm.LoadMem(asm.R3, asm.R10, strBufPtr, asm.DWord))
 	t.emit(asm.FnProbeReadKernel.Call())
-	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateScratch, asm.DWord))
 	t.emit(asm.JGT.Imm(asm.R3, scratch-strsize, local("noscratch")))
 	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R2, -1))
@@ -1568,8 +1568,8 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.Add.Imm(asm.R3, half))
 	t.emit(asm.FnProbeReadKernel.Call())
 	// The result's address; the bytes taken.
-	t.emit(asm.LoadMem(asm.R1, rState, StateScratch, asm.DWord))
-	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R1))
 	t.set(in.RD(), asm.R0)
 	t.emit(asm.LoadMem(asm.R2, asm.R10, keySlot, asm.DWord))
@@ -1577,7 +1577,7 @@ func (t *translator) strjoin(pc int, in dif.Instr, arg func(asm.Register, int), 
 	t.emit(asm.LoadMem(asm.R2, asm.R10, bufSlot, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R1, asm.R2))
 	t.emit(asm.Add.Imm(asm.R1, -1))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R1, asm.DWord))
 	return nil
 }
 
@@ -1614,7 +1614,7 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	keySize := int32(t.l.keySize(a))
 	// The key buffer's address, kept at keySlot across helper calls.
 	keyBuf := func(dst asm.Register) { t.emit(asm.LoadMem(dst, asm.R10, keySlot, asm.DWord)) }
-	t.mapPtr(asm.R1, MapKey)
+	t.mapPtr(asm.R1, mapKey)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
 	t.emit(asm.FnMapLookupElem.Call())
@@ -1656,7 +1656,7 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 			t.emit(asm.FnProbeReadKernelStr.Call())
 			t.emit(asm.JSGT.Imm(asm.R0, 0, local(fmt.Sprintf("k%d", i))))
 			t.emit(asm.LoadMem(asm.R1, asm.R10, tupleValue(i), asm.DWord))
-			t.faultAt(pc, FaultBadAddr, asm.R1, true)
+			t.faultAt(pc, faultBadAddr, asm.R1, true)
 			t.mark(local(fmt.Sprintf("k%d", i)))
 		}
 		off += int16(t.l.keyEntrySize(k))
@@ -1673,9 +1673,9 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 			// The pointer read back as a scalar; it is kept, for
 			// stores into the element (elemPtr).
 			t.emit(asm.StoreMem(asm.R10, elemPtr, asm.R0, asm.DWord))
-			t.emit(asm.StoreMem(rState, StateTmp, asm.R0, asm.DWord))
-			t.emit(asm.LoadMem(asm.R0, rState, StateTmp, asm.DWord))
-			t.emit(asm.StoreMem(rState, StateElem, asm.R0, asm.DWord))
+			t.emit(asm.StoreMem(rState, stateTmp, asm.R0, asm.DWord))
+			t.emit(asm.LoadMem(asm.R0, rState, stateTmp, asm.DWord))
+			t.emit(asm.StoreMem(rState, stateElem, asm.R0, asm.DWord))
 		} else {
 			t.emit(asm.LoadMem(asm.R0, asm.R0, 0, asm.DWord))
 		}
@@ -1703,9 +1703,9 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	t.emit(asm.FnMapUpdateElem.Call())
 	find()
 	t.emit(asm.JNE.Imm(asm.R0, 0, local("have")))
-	t.emit(asm.LoadMem(asm.R1, rState, StateDrops, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateDrops, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R1, 1))
-	t.emit(asm.StoreMem(rState, StateDrops, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateDrops, asm.R1, asm.DWord))
 	t.emit(asm.Ja.Label(local("done")))
 	t.mark(local("have"))
 	if a.ref {
@@ -1808,13 +1808,13 @@ func (t *translator) lltostr(pc int, in dif.Instr, nargs int, arg func(asm.Regis
 		t.emit(asm.JSLE.Imm(asm.R2, 1, local("badbase")))
 		t.emit(asm.JLE.Imm(asm.R2, 36, local("base")))
 		t.mark(local("badbase"))
-		t.faultAt(pc, FaultIllOp, 0, false)
+		t.faultAt(pc, faultIllOp, 0, false)
 		t.mark(local("base"))
 	}
 	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R2, asm.DWord))
-	t.emit(asm.LoadMem(asm.R4, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R4, rState, stateScratch, asm.DWord))
 	t.emit(asm.JLE.Imm(asm.R4, scratch-lltostrSize, local("room")))
-	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, faultNoScratch, 0, false)
 	t.mark(local("room"))
 	t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R4, asm.DWord))
 	// R1 the value left, R2 the base, R3 the index of the next byte.
@@ -1880,13 +1880,13 @@ func (t *translator) lltostr(pc int, in dif.Instr, nargs int, arg func(asm.Regis
 	t.mark(local("p3"))
 	// The string starts after the index; the 65 bytes are taken.
 	t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
-	t.emit(asm.LoadMem(asm.R0, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R1))
 	t.emit(asm.Add.Reg(asm.R0, asm.R3))
 	t.emit(asm.Add.Imm(asm.R0, 1))
 	t.set(in.RD(), asm.R0)
 	t.emit(asm.Add.Imm(asm.R1, lltostrSize))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R1, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R1, asm.DWord))
 }
 
 // commLen is TASK_COMM_LEN, the size of a task's name with its NUL.
@@ -1898,22 +1898,22 @@ const commLen = 16
 // length and a NUL: only the scratch left differs.
 func (t *translator) execname(pc int, local func(string) string) {
 	size := int32(t.l.scratch)
-	t.emit(asm.LoadMem(asm.R3, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R3, rState, stateScratch, asm.DWord))
 	t.emit(asm.JGT.Imm(asm.R3, size-commLen, local("nocomm")))
 	t.emit(asm.Mov.Reg(asm.R4, asm.R3))
 	t.emit(asm.Add.Imm(asm.R4, commLen))
-	t.emit(asm.StoreMem(rState, StateScratch, asm.R4, asm.DWord))
+	t.emit(asm.StoreMem(rState, stateScratch, asm.R4, asm.DWord))
 	t.emit(asm.Mov.Reg(asm.R1, rScratch))
 	t.emit(asm.Add.Reg(asm.R1, asm.R3))
 	t.emit(asm.Mov.Imm(asm.R2, commLen))
 	t.emit(asm.FnGetCurrentComm.Call())
-	t.emit(asm.LoadMem(asm.R0, rState, StateScratch, asm.DWord))
+	t.emit(asm.LoadMem(asm.R0, rState, stateScratch, asm.DWord))
 	t.emit(asm.Add.Imm(asm.R0, -commLen))
-	t.emit(asm.LoadMem(asm.R1, rState, StateScrBase, asm.DWord))
+	t.emit(asm.LoadMem(asm.R1, rState, stateScrBase, asm.DWord))
 	t.emit(asm.Add.Reg(asm.R0, asm.R1))
 	t.emit(asm.Ja.Label(local("comm")))
 	t.mark(local("nocomm"))
-	t.faultAt(pc, FaultNoScratch, 0, false)
+	t.faultAt(pc, faultNoScratch, 0, false)
 	t.mark(local("comm"))
 }
 

@@ -157,7 +157,7 @@ func TestKernelAll(t *testing.T) {
 
 func TestKernelModules(t *testing.T) {
 	k := kernel(t)
-	mods, err := Modules()
+	mods, err := modules()
 	if err != nil {
 		t.Fatal(err)
 	}

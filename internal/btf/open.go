@@ -82,9 +82,9 @@ func LoadModule(kernel *Module, name string) (*Module, error) {
 	return Open(file, kernel)
 }
 
-// Modules returns the names of the running kernel's modules that have
+// modules returns the names of the running kernel's modules that have
 // BTF, sorted, leaving out the kernel itself.
-func Modules() ([]string, error) {
+func modules() ([]string, error) {
 	ents, err := os.ReadDir(sysfsDir)
 	if err != nil {
 		return nil, fileError(sysfsDir, err)

@@ -76,7 +76,7 @@ type Config struct {
 	AggName func(varid uint32) string
 	// Types resolves the types of print()'s values, which its records
 	// name as their format; nil prints them as trace() does.
-	Types TypeTable
+	Types typeTable
 }
 
 // A Symbol is what an address lookup finds.

@@ -11,11 +11,11 @@ import (
 	"github.com/kdtrace/kdtrace/record"
 )
 
-// JSONVersion is the version of the JSON Lines schema the JSON format
+// jsonVersion is the version of the JSON Lines schema the JSON format
 // writes: every object carries it as "version". It changes only when a
 // field changes meaning or goes away; fields may be added within a
 // version.
-const JSONVersion = 1
+const jsonVersion = 1
 
 // A jsonBuf builds one JSON object; values are appended in the order
 // the schema documents, which encoding/json's maps would lose.
@@ -94,7 +94,7 @@ func (j *jsonBuf) addr(a uint64) { j.str(fmt.Sprintf("0x%x", a)) }
 // header starts an object of the given type.
 func (j *jsonBuf) header(typ string) {
 	j.raw(`{"version":`)
-	j.int(JSONVersion)
+	j.int(jsonVersion)
 	j.key("type")
 	j.str(typ)
 }

@@ -14,7 +14,7 @@ import (
 
 // A TypeTable resolves the type references that print()'s records
 // carry as their format (types.Table, filled by the compiler).
-type TypeTable interface {
+type typeTable interface {
 	Lookup(ref string) (types.Type, error)
 }
 

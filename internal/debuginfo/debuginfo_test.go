@@ -365,7 +365,7 @@ func TestSeparateDebugFiles(t *testing.T) {
 			split(t, image, dbg, true)
 			return dbg
 		}},
-		{"build-id", SourceBuildID, func(t *testing.T, image, root string) string {
+		{"build-id", sourceBuildID, func(t *testing.T, image, root string) string {
 			ef, err := elffile.Open(image)
 			if err != nil {
 				t.Fatal(err)
@@ -379,12 +379,12 @@ func TestSeparateDebugFiles(t *testing.T) {
 			split(t, image, dbg, false)
 			return dbg
 		}},
-		{"freebsd", SourcePath, func(t *testing.T, image, root string) string {
+		{"freebsd", sourcePath, func(t *testing.T, image, root string) string {
 			dbg := filepath.Join(root, image) + ".debug"
 			split(t, image, dbg, false)
 			return dbg
 		}},
-		{"zdebug", SourceImage, func(t *testing.T, image, root string) string {
+		{"zdebug", sourceImage, func(t *testing.T, image, root string) string {
 			gcctest.Run(t, filepath.Dir(image), "objcopy", "--compress-debug-sections=zlib-gnu", image)
 			return image
 		}},
@@ -504,8 +504,8 @@ func TestCache(t *testing.T) {
 		}
 		return s, imgs[0].Cached
 	}
-	lookups := func(s *Set) []Function {
-		var out []Function
+	lookups := func(s *Set) []function {
+		var out []function
 		for _, name := range []string{"leaf", "split", "both", "never", "modleaf", "caller1", "modfunc2"} {
 			fn, err := s.Lookup(name)
 			if err != nil {

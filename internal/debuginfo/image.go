@@ -15,8 +15,8 @@ import (
 	"sync"
 )
 
-// DefaultDebugRoot is where distributions install separate debug files.
-const DefaultDebugRoot = "/usr/lib/debug"
+// defaultDebugRoot is where distributions install separate debug files.
+const defaultDebugRoot = "/usr/lib/debug"
 
 // Options configure how images are opened and indexed.
 type Options struct {
@@ -43,7 +43,7 @@ func (img *Image) Options() Options { return img.opts }
 
 func (o *Options) debugRoot() string {
 	if o.DebugRoot == "" {
-		return DefaultDebugRoot
+		return defaultDebugRoot
 	}
 	return o.DebugRoot
 }
@@ -76,15 +76,15 @@ func (w Warning) Unwrap() error { return w.Err }
 
 // Where an image's DWARF was found.
 const (
-	SourceImage     = "image"     // in the image itself
-	SourceBuildID   = "build-id"  // <debug-root>/.build-id/xx/rest.debug
+	sourceImage     = "image"     // in the image itself
+	sourceBuildID   = "build-id"  // <debug-root>/.build-id/xx/rest.debug
 	SourceDebugLink = "debuglink" // the name in .gnu_debuglink, CRC checked
-	SourcePath      = "path"      // <debug-root>/<image path>.debug (FreeBSD)
-	SourceKernel    = "kernel"    // a distribution's kernel debug layout
+	sourcePath      = "path"      // <debug-root>/<image path>.debug (FreeBSD)
+	sourceKernel    = "kernel"    // a distribution's kernel debug layout
 )
 
-// BuildStats counts what an index build saw.
-type BuildStats struct {
+// buildStats counts what an index build saw.
+type buildStats struct {
 	Units       int // compile and partial units scanned
 	Subprograms int // subprogram DIEs kept for name resolution
 	Copies      int // inlined copies with code
@@ -100,7 +100,7 @@ type Image struct {
 	Source    string // how DebugPath was found: one of the Source constants
 	BuildID   string // hex, or "" if the image has none
 	Cached    bool   // the index came from the cache
-	Stats     BuildStats
+	Stats     buildStats
 
 	x      *index.Index
 	mapped []byte // the cache file x lives in, if mapped
@@ -202,7 +202,7 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	if _, _, img.x, err = index.Decode(data); err != nil {
 		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
 	}
-	img.Stats = BuildStats(stats)
+	img.Stats = buildStats(stats)
 	if !opts.NoCache {
 		if err := storeCache(img, data, opts); err != nil {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
@@ -220,7 +220,7 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 // instead would make the results silently wrong.
 func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffile.File, error) {
 	if ef.HasDWARF() {
-		img.DebugPath, img.Source = img.Path, SourceImage
+		img.DebugPath, img.Source = img.Path, sourceImage
 		return ef, nil
 	}
 	root := opts.debugRoot()
@@ -238,16 +238,16 @@ func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffi
 	}
 	var cands []candidate
 	if id := img.BuildID; len(id) > 2 {
-		cands = append(cands, candidate{filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"), SourceBuildID, false})
+		cands = append(cands, candidate{filepath.Join(root, ".build-id", id[:2], id[2:]+".debug"), sourceBuildID, false})
 	}
 	if hasLink {
 		for _, d := range []string{dir, filepath.Join(dir, ".debug"), filepath.Join(root, dir)} {
 			cands = append(cands, candidate{filepath.Join(d, link), SourceDebugLink, true})
 		}
 	}
-	cands = append(cands, candidate{filepath.Join(root, abs) + ".debug", SourcePath, hasLink})
+	cands = append(cands, candidate{filepath.Join(root, abs) + ".debug", sourcePath, hasLink})
 	for _, p := range extra {
-		cands = append(cands, candidate{p, SourceKernel, false})
+		cands = append(cands, candidate{p, sourceKernel, false})
 	}
 
 	seen := map[string]bool{}

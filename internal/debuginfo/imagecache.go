@@ -120,7 +120,7 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index.Index, map
 		}
 		return nil, nil, false
 	}
-	img.Stats = BuildStats(stats)
+	img.Stats = buildStats(stats)
 	cachefile.Used(dir, name, st.ModTime(), time.Now())
 	return x, mapped, true
 }

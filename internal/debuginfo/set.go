@@ -56,8 +56,8 @@ type Copy struct {
 	inner     []uint64 // entries of copies nested in copies of the same function, in the caller
 }
 
-// Function is what the images know about one function name.
-type Function struct {
+// function is what the images know about one function name.
+type function struct {
 	Name string
 	// Exists reports that a DWARF subprogram (even a mere declaration)
 	// or a function symbol has this name.
@@ -146,8 +146,8 @@ func (e *UnknownFunctionError) Error() string {
 // Lookup returns what the set knows about the function name. For a name
 // no image knows, Exists is false and the error is an
 // *UnknownFunctionError.
-func (s *Set) Lookup(name string) (Function, error) {
-	fn := Function{Name: name}
+func (s *Set) Lookup(name string) (function, error) {
+	fn := function{Name: name}
 	for _, img := range s.images {
 		x := img.x
 		f, ok := x.Lookup(name)
@@ -283,7 +283,7 @@ func (s *Set) SectionAt(module string, addr uint64) (string, bool) {
 
 // Thunks returns the return and indirect-branch thunks of a module's
 // image, by address. A jump to a ReturnThunk is a return.
-func (s *Set) Thunks(module string) []Thunk {
+func (s *Set) Thunks(module string) []thunk {
 	img, err := s.image(module)
 	if err != nil {
 		return nil
@@ -296,7 +296,7 @@ func (s *Set) Thunks(module string) []Thunk {
 func (s *Set) ReturnThunks(module string) []uint64 {
 	var out []uint64
 	for _, t := range s.Thunks(module) {
-		if t.Kind == ReturnThunk {
+		if t.Kind == returnThunk {
 			out = append(out, t.Addr)
 		}
 	}
@@ -321,20 +321,20 @@ func (s *Set) InlinedFunctions() []string {
 
 // Thunk kinds.
 const (
-	// ReturnThunk marks a function that a jump to stands for a return
+	// returnThunk marks a function that a jump to stands for a return
 	// (__x86_return_thunk and its mitigation variants).
-	ReturnThunk ThunkKind = iota + 1
-	// IndirectThunk marks a function that a call or jump to stands for
+	returnThunk ThunkKind = iota + 1
+	// indirectThunk marks a function that a call or jump to stands for
 	// an indirect call or jump through a register (retpolines).
-	IndirectThunk
+	indirectThunk
 )
 
 // ThunkKind says what a jump to a thunk means.
 type ThunkKind int
 
-// Thunk is a kernel thunk that replaces an instruction in compiled
+// thunk is a kernel thunk that replaces an instruction in compiled
 // code.
-type Thunk struct {
+type thunk struct {
 	Name string
 	Addr uint64
 	Kind ThunkKind
@@ -345,10 +345,10 @@ func thunkKind(name string) ThunkKind {
 	switch {
 	case name == "__x86_return_thunk", name == "srso_return_thunk", name == "srso_alias_return_thunk",
 		name == "retbleed_return_thunk", name == "__x86_return_skl", name == "its_return_thunk":
-		return ReturnThunk
+		return returnThunk
 	case strings.HasPrefix(name, "__x86_indirect_thunk_"), strings.HasPrefix(name, "__x86_indirect_call_thunk_"),
 		strings.HasPrefix(name, "__x86_indirect_jump_thunk_"), strings.HasPrefix(name, "__x86_indirect_its_thunk_"):
-		return IndirectThunk
+		return indirectThunk
 	}
 	return 0
 }
@@ -358,12 +358,12 @@ func thunkKind(name string) ThunkKind {
 func isThunk(name string) bool { return thunkKind(name) != 0 }
 
 // thunksOf returns the thunks x keeps.
-func thunksOf(x *index.Index) []Thunk {
-	var out []Thunk
+func thunksOf(x *index.Index) []thunk {
+	var out []thunk
 	for i := range x.ThunkSyms.Len() {
 		s := x.ThunkSym(i)
 		name := x.Str(s.Name)
-		out = append(out, Thunk{Name: name, Addr: s.Addr, Kind: thunkKind(name)})
+		out = append(out, thunk{Name: name, Addr: s.Addr, Kind: thunkKind(name)})
 	}
 	return out
 }

@@ -58,7 +58,7 @@ func (l *loader) difo(i int) (*dif.Object, error) {
 	s := &l.secs[i]
 	switch {
 	case s.Type != dof.SectDIFOHdr:
-		return nil, l.secErr(i, fType, ReasonDIFOSection)
+		return nil, l.secErr(i, fType, reasonDIFOSection)
 	case s.Align != 4:
 		return nil, l.secErr(i, fAlign, ReasonDIFOAlign)
 	case s.Size < dof.DIFOHdrSize || s.Size%4 != 0:
@@ -94,7 +94,7 @@ func (l *loader) difo(i int) (*dif.Object, error) {
 		ds := &difoSub[k]
 		switch {
 		case !ss.Loaded():
-			return nil, l.dataErr(i, at, ReasonNotLoaded)
+			return nil, l.dataErr(i, at, reasonNotLoaded)
 		case ss.Align != ds.align:
 			return nil, l.secErr(sub, fAlign, ReasonBadAlign)
 		case seen[k]:

@@ -54,7 +54,7 @@ func (l *loader) probeDesc(i int) (dof.ProbeSpec, error) {
 	var p dof.ProbeSpec
 	s := &l.secs[i]
 	if s.Type != dof.SectProbeDesc {
-		return p, l.secErr(i, fType, ReasonProbeSection)
+		return p, l.secErr(i, fType, reasonProbeSection)
 	}
 	if s.Align != 4 {
 		return p, l.secErr(i, fAlign, ReasonProbeAlign)
@@ -80,9 +80,9 @@ func (l *loader) probeDesc(i int) (dof.ProbeSpec, error) {
 		tooLong string
 	}{
 		{&p.Provider, d.Provider, 4, dof.ProvNameLen, ReasonProbeProvider, ReasonProbeProviderLong},
-		{&p.Module, d.Mod, 8, dof.ModNameLen, ReasonProbeModule, ReasonProbeModuleLong},
+		{&p.Module, d.Mod, 8, dof.ModNameLen, ReasonProbeModule, reasonProbeModuleLong},
 		{&p.Function, d.Func, 12, l.cfg.FuncNameLen, ReasonProbeFunction, ReasonProbeFunctionLong},
-		{&p.Name, d.Name, 16, dof.NameLen, ReasonProbeName, ReasonProbeNameLong},
+		{&p.Name, d.Name, 16, dof.NameLen, ReasonProbeName, reasonProbeNameLong},
 	} {
 		if uint64(f.off) >= size {
 			return p, l.dataErr(i, s.Offset+f.field, f.corrupt)
@@ -102,9 +102,9 @@ func (l *loader) actDesc(i int) ([]Action, []actPos, error) {
 	s := &l.secs[i]
 	switch {
 	case s.Type != dof.SectActDesc:
-		return nil, nil, l.secErr(i, fType, ReasonActSection)
+		return nil, nil, l.secErr(i, fType, reasonActSection)
 	case s.Offset+dof.ActDescSize > uint64(len(l.b)):
-		return nil, nil, l.secErr(i, fSize, ReasonTruncatedAct)
+		return nil, nil, l.secErr(i, fSize, reasonTruncatedAct)
 	case s.Align != 8:
 		return nil, nil, l.secErr(i, fAlign, ReasonActAlign)
 	case s.Size < uint64(s.EntSize):

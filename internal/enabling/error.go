@@ -78,7 +78,7 @@ const (
 	// ECB and probe descriptions.
 	ReasonTruncatedECB   = "truncated ECB description"
 	ReasonECBAlign       = "bad alignment in ECB description"
-	ReasonProbeSection   = "invalid probe section"
+	reasonProbeSection   = "invalid probe section"
 	ReasonProbeAlign     = "bad alignment in probe description"
 	ReasonTruncatedProbe = "truncated probe description"
 	ReasonProbeProvider  = "corrupt probe provider"
@@ -87,8 +87,8 @@ const (
 	ReasonProbeName      = "corrupt probe name"
 
 	// Action descriptions.
-	ReasonActSection    = "invalid action section"
-	ReasonTruncatedAct  = "truncated action description"
+	reasonActSection    = "invalid action section"
+	reasonTruncatedAct  = "truncated action description"
 	ReasonActAlign      = "bad alignment in action description"
 	ReasonActEntExceeds = "section entry size exceeds total size"
 	ReasonActEntSize    = "bad entry size in action description"
@@ -97,11 +97,11 @@ const (
 	ReasonEmptyFormat   = "empty format string"
 
 	// DIFOs.
-	ReasonDIFOSection   = "invalid DIFO header section"
+	reasonDIFOSection   = "invalid DIFO header section"
 	ReasonDIFOAlign     = "bad alignment in DIFO header"
 	ReasonDIFOSize      = "bad size in DIFO header"
 	ReasonDIFOMax       = "exceeds maximum size"
-	ReasonNotLoaded     = "section not loaded"
+	reasonNotLoaded     = "section not loaded"
 	ReasonBadAlign      = "bad alignment"
 	ReasonMultiDIF      = "multiple DIF sections"
 	ReasonMultiInt      = "multiple integer tables"
@@ -132,20 +132,20 @@ const (
 	ReasonProvEntSize    = "invalid entry size"
 	ReasonProvEntAlign   = "misaligned entry size"
 	ReasonProvFuncName   = "invalid function name"
-	ReasonProvFuncLong   = "function name too long"
+	reasonProvFuncLong   = "function name too long"
 	ReasonProvProbeName  = "invalid probe name"
 	ReasonProvProbeOff   = "invalid probe offset"
 	ReasonProvEnNull     = "is-enabled offsets with null section"
 	ReasonProvEnOff      = "invalid is-enabled offset"
 	ReasonProvZeroOffs   = "zero probe and is-enabled offsets"
-	ReasonProvZeroOffsV1 = "zero probe offsets"
+	reasonProvZeroOffsV1 = "zero probe offsets"
 	ReasonProvArgs       = "invalid args"
 	ReasonProvNArgType   = "bad native argument type"
-	ReasonProvNArgLong   = "native argument type too long"
+	reasonProvNArgLong   = "native argument type too long"
 	ReasonProvNArgIndex  = "bad native argument index"
 	ReasonProvXArgType   = "bad translated argument type"
-	ReasonProvXArgLong   = "translated argument type too long"
-	ReasonUnmatchedHelps = "unmatched helpers"
+	reasonProvXArgLong   = "translated argument type too long"
+	reasonUnmatchedHelps = "unmatched helpers"
 )
 
 // Reasons for the checks the kernel makes without a message (EINVAL
@@ -155,9 +155,9 @@ const (
 const (
 	ReasonSecSizeSmall      = "section header size too small"
 	ReasonProbeProviderLong = "probe provider name too long"
-	ReasonProbeModuleLong   = "probe module name too long"
+	reasonProbeModuleLong   = "probe module name too long"
 	ReasonProbeFunctionLong = "probe function name too long"
-	ReasonProbeNameLong     = "probe name too long"
+	reasonProbeNameLong     = "probe name too long"
 	ReasonRelName           = "invalid relocation name"
 
 	ReasonActKind       = "invalid action kind"

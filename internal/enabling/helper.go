@@ -52,7 +52,7 @@ func (l *loader) helper() error {
 		}
 	}
 	if unmatched {
-		l.prog.Warnings = append(l.prog.Warnings, ReasonUnmatchedHelps)
+		l.prog.Warnings = append(l.prog.Warnings, reasonUnmatchedHelps)
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func (l *loader) provider(i int) (dof.Provider, error) {
 		skip := !strOK(e.Func, l.cfg.FuncNameLen)
 		if skip {
 			l.prog.Warnings = append(l.prog.Warnings,
-				fmt.Sprintf("%s: %s:%s", ReasonProvFuncLong, pv.Name, l.str(strSec, e.Func)))
+				fmt.Sprintf("%s: %s:%s", reasonProvFuncLong, pv.Name, l.str(strSec, e.Func)))
 		}
 		if !strOK(e.Name, dof.NameLen) {
 			return pv, l.dataErr(prbSec, at+12, ReasonProvProbeName)
@@ -199,13 +199,13 @@ func (l *loader) provider(i int) (dof.Provider, error) {
 				return pv, l.dataErr(prbSec, at+34, ReasonProvZeroOffs)
 			}
 		} else if e.NOffs == 0 {
-			return pv, l.dataErr(prbSec, at+34, ReasonProvZeroOffsV1)
+			return pv, l.dataErr(prbSec, at+34, reasonProvZeroOffsV1)
 		}
 		if uint64(e.ArgIdx)+uint64(e.XArgc) > arg.Size {
 			return pv, l.dataErr(prbSec, at+24, ReasonProvArgs)
 		}
 		p := dof.Probe{Addr: e.Addr, Func: l.str(strSec, e.Func), Name: l.str(strSec, e.Name)}
-		if p.NArgs, err = typeList(e.NArgv, int(e.NArgc), ReasonProvNArgType, ReasonProvNArgLong, at+16, nil); err != nil {
+		if p.NArgs, err = typeList(e.NArgv, int(e.NArgc), ReasonProvNArgType, reasonProvNArgLong, at+16, nil); err != nil {
 			return pv, err
 		}
 		argIndex := func(k int) error {
@@ -214,7 +214,7 @@ func (l *loader) provider(i int) (dof.Provider, error) {
 			}
 			return nil
 		}
-		if p.XArgs, err = typeList(e.XArgv, int(e.XArgc), ReasonProvXArgType, ReasonProvXArgLong, at+20, argIndex); err != nil {
+		if p.XArgs, err = typeList(e.XArgv, int(e.XArgc), ReasonProvXArgType, reasonProvXArgLong, at+20, argIndex); err != nil {
 			return pv, err
 		}
 		if e.XArgc > 0 {

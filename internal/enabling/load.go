@@ -37,9 +37,9 @@ type Config struct {
 
 // Defaults of the kernel's tunables.
 const (
-	DefaultMaxLoadSize = 8 << 20
-	DefaultMaxDIFOSize = 256 << 10
-	DefaultMaxActions  = 16 << 10
+	defaultMaxLoadSize = 8 << 20
+	defaultMaxDIFOSize = 256 << 10
+	defaultMaxActions  = 16 << 10
 	DefaultStrSize     = 256
 )
 
@@ -52,13 +52,13 @@ func (c *Config) norm() Config {
 		n.FuncNameLen = dof.FuncNameLen
 	}
 	if n.MaxLoadSize == 0 {
-		n.MaxLoadSize = DefaultMaxLoadSize
+		n.MaxLoadSize = defaultMaxLoadSize
 	}
 	if n.MaxDIFOSize == 0 {
-		n.MaxDIFOSize = DefaultMaxDIFOSize
+		n.MaxDIFOSize = defaultMaxDIFOSize
 	}
 	if n.MaxActions == 0 {
-		n.MaxActions = DefaultMaxActions
+		n.MaxActions = defaultMaxActions
 	}
 	if n.StrSize == 0 {
 		n.StrSize = DefaultStrSize

@@ -7,8 +7,8 @@ import (
 	"github.com/kdtrace/kdtrace/internal/amd64"
 )
 
-// ErrNoText is Code's error for a table that has no way to read code.
-var ErrNoText = errors.New("the kernel's code cannot be read")
+// errNoText is Code's error for a table that has no way to read code.
+var errNoText = errors.New("the kernel's code cannot be read")
 
 // maxFunc bounds the code Code reads: a size taken from the next
 // symbol's address can be huge where the table has gaps, and no kernel
@@ -21,7 +21,7 @@ const maxFunc = 1 << 20
 func (t *Table) Code(s Symbol) ([]byte, error) {
 	switch {
 	case t.text == nil:
-		return nil, ErrNoText
+		return nil, errNoText
 	case !s.Func:
 		return nil, fmt.Errorf("%s is not a function", s.Name)
 	case t.zero:

@@ -79,7 +79,7 @@ func (r *Resolver) Symbol(mod, name string) (*check.KernelSymbol, error) {
 			}
 			return ks, nil
 		}
-		if errors.Is(err, ErrUnknownModule) && !r.hasTypes(mod) {
+		if errors.Is(err, errUnknownModule) && !r.hasTypes(mod) {
 			return nil, err
 		}
 	}

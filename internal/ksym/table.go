@@ -16,7 +16,7 @@ const KernelModule = "vmlinux"
 // that D's messages read as dtrace's.
 var (
 	ErrUnknownSymbol = errors.New("Unknown symbol name")
-	ErrUnknownModule = errors.New("Unknown module name")
+	errUnknownModule = errors.New("Unknown module name")
 )
 
 // Symbol is one symbol of a kernel or module.
@@ -172,7 +172,7 @@ func (t *Table) HasModule(mod string) bool { return slices.Contains(t.mods, mod)
 // ErrUnknownSymbol when none is called name.
 func (t *Table) Lookup(mod, name string) ([]Symbol, error) {
 	if mod != "" && !t.HasModule(mod) {
-		return nil, ErrUnknownModule
+		return nil, errUnknownModule
 	}
 	var out []Symbol
 	for _, i := range t.find(name) {

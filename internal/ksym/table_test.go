@@ -57,7 +57,7 @@ func TestKallsymsLookup(t *testing.T) {
 		{"xfs", "do_thing", []Symbol{{Name: "do_thing", Module: "xfs", Addr: 0xffffffffc0b00000, Func: true}}, nil},
 		{"ext4", "vfs_read", nil, ErrUnknownSymbol},
 		{"", "nosuch", nil, ErrUnknownSymbol},
-		{"nosuchmod", "vfs_read", nil, ErrUnknownModule},
+		{"nosuchmod", "vfs_read", nil, errUnknownModule},
 	}
 	for _, tt := range tests {
 		got, err := tab.Lookup(tt.mod, tt.name)

@@ -11,14 +11,14 @@ import (
 	"time"
 )
 
-// Kind says when an option takes effect, as dt_options.c's three tables.
-type Kind uint8
+// kind says when an option takes effect, as dt_options.c's three tables.
+type kind uint8
 
 // The option kinds.
 const (
-	Compile Kind = iota // read by the compiler
-	Runtime             // read when tracing starts
-	Dynamic             // may change while tracing
+	compile kind = iota // read by the compiler
+	runtime             // read when tracing starts
+	dynamic             // may change while tracing
 )
 
 // value is the syntax of an option's value.
@@ -34,7 +34,7 @@ const (
 )
 
 type info struct {
-	kind   Kind
+	kind   kind
 	value  value
 	enum   []string
 	script bool // may be set by #pragma D option
@@ -43,54 +43,48 @@ type info struct {
 var table = map[string]info{}
 
 func init() {
-	add := func(kind Kind, v value, names string) {
+	add := func(kind kind, v value, names string) {
 		for _, n := range strings.Fields(names) {
 			table[n] = info{kind: kind, value: v, script: true}
 		}
 	}
-	add(Compile, anyValue, `amin cpppath ctypes define dtypes encoding evaltime incdir iregs
+	add(compile, anyValue, `amin cpppath ctypes define dtypes encoding evaltime incdir iregs
 		ldpath libdir linktype pspec syslibdir tree tregs undef version`)
-	add(Compile, boolValue, `aggpercpu argref core cpp cpphdrs debug defaultargs droptags
+	add(compile, boolValue, `aggpercpu argref core cpp cpphdrs debug defaultargs droptags
 		empty errtags kdefs knodefs late lazyload nolibs preallocate strip udefs unodefs
 		verbose zdefs kinstcompat`)
-	add(Compile, countValue, `pgmax`)
-	add(Runtime, sizeValue, `aggsize bufsize dynvarsize specsize strsize`)
-	add(Runtime, countValue, `cpu jstackframes jstackstrsize kinstmaxprobes nspec stackframes ustackframes`)
-	add(Runtime, rateValue, `cleanrate statusrate`)
-	add(Runtime, boolValue, `destructive grabanon temporal`)
-	add(Dynamic, rateValue, `aggrate switchrate`)
-	add(Dynamic, countValue, `aggsortkeypos`)
-	add(Dynamic, boolValue, `agghist aggpack aggsortkey aggsortpos aggsortrev aggzoom
+	add(compile, countValue, `pgmax`)
+	add(runtime, sizeValue, `aggsize bufsize dynvarsize specsize strsize`)
+	add(runtime, countValue, `cpu jstackframes jstackstrsize kinstmaxprobes nspec stackframes ustackframes`)
+	add(runtime, rateValue, `cleanrate statusrate`)
+	add(runtime, boolValue, `destructive grabanon temporal`)
+	add(dynamic, rateValue, `aggrate switchrate`)
+	add(dynamic, countValue, `aggsortkeypos`)
+	add(dynamic, boolValue, `agghist aggpack aggsortkey aggsortpos aggsortrev aggzoom
 		flowindent quiet rawbytes stackindent`)
-	enum := func(kind Kind, name string, values ...string) {
+	enum := func(kind kind, name string, values ...string) {
 		table[name] = info{kind: kind, value: enumValue, enum: values, script: true}
 	}
-	enum(Runtime, "bufpolicy", "ring", "fill", "switch")
-	enum(Runtime, "bufresize", "auto", "manual")
-	enum(Compile, "linkmode", "kernel", "static", "dynamic")
+	enum(runtime, "bufpolicy", "ring", "fill", "switch")
+	enum(runtime, "bufresize", "auto", "manual")
+	enum(compile, "linkmode", "kernel", "static", "dynamic")
 	// kdtrace's own: the form of -h's probe macros (header.Style).
-	enum(Compile, "headerstyle", "notes", "stubs")
-	enum(Compile, "stdc", "a", "c", "s", "t")
+	enum(compile, "headerstyle", "notes", "stubs")
+	enum(compile, "stdc", "a", "c", "s", "t")
 	// The output's form: dtrace's text, or JSON Lines (-O, --libxo json).
-	enum(Runtime, "oformat", "text", "json")
+	enum(runtime, "oformat", "text", "json")
 	// The environment of processes dtrace starts is set before any
 	// program is compiled, never by one.
-	table["setenv"] = info{kind: Compile, value: anyValue}
-	table["unsetenv"] = info{kind: Compile, value: anyValue}
+	table["setenv"] = info{kind: compile, value: anyValue}
+	table["unsetenv"] = info{kind: compile, value: anyValue}
 }
 
 // The errors of setting an option, with dtrace's texts.
 var (
-	ErrName    = errors.New("Invalid option name")
+	errName    = errors.New("Invalid option name")
 	ErrValue   = errors.New("Invalid value for specified option")
-	ErrContext = errors.New("Option cannot be used from within a D program")
+	errContext = errors.New("Option cannot be used from within a D program")
 )
-
-// Lookup returns the kind of the option called name.
-func Lookup(name string) (Kind, bool) {
-	in, ok := table[name]
-	return in.kind, ok
-}
 
 // Set holds the options of a run.
 type Set struct {
@@ -111,10 +105,10 @@ func (s *Set) SetFromScript(name, value string) error {
 func (s *Set) set(name, value string, script bool) error {
 	in, ok := table[name]
 	if !ok {
-		return ErrName
+		return errName
 	}
 	if script && !in.script {
-		return ErrContext
+		return errContext
 	}
 	if err := in.check(value); err != nil {
 		return err

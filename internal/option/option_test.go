@@ -25,8 +25,8 @@ func TestSet(t *testing.T) {
 		{"switchrate", "10hz", true, nil},
 		{"switchrate", "10parsecs", true, ErrValue},
 		{"setenv", "A=b", false, nil},
-		{"setenv", "A=b", true, ErrContext},
-		{"nosuchoption", "", false, ErrName},
+		{"setenv", "A=b", true, errContext},
+		{"nosuchoption", "", false, errName},
 	}
 	var off Set
 	off.Set("quiet", "")

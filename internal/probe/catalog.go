@@ -11,34 +11,34 @@ import (
 )
 
 // A Provider makes probes: dtrace, profile, fbt and the others.
-type Provider interface {
+type provider interface {
 	// Name returns the provider's name, as descriptions give it.
 	Name() string
 	// Attributes returns the provider's stability attributes.
-	Attributes() Attributes
+	Attributes() attributes
 	// Probes calls yield with each probe of the provider whose module,
 	// function and name q matches, in a fixed order, until yield
 	// returns false. The catalog has already matched the provider's
 	// name. Providers that make probes on demand, as profile does for
 	// profile-N, make those q names.
-	Probes(q *Query, yield func(*Probe) bool) error
+	Probes(q *query, yield func(*Probe) bool) error
 }
 
 // A ProviderError reports a provider that could not list its probes,
 // such as fbt when the kernel's BTF cannot be read.
-type ProviderError struct {
+type providerError struct {
 	Provider string
 	Err      error
 }
 
-func (e *ProviderError) Error() string { return e.Provider + " provider: " + e.Err.Error() }
-func (e *ProviderError) Unwrap() error { return e.Err }
+func (e *providerError) Error() string { return e.Provider + " provider: " + e.Err.Error() }
+func (e *providerError) Unwrap() error { return e.Err }
 
 // A Catalog is the set of probes descriptions are matched against. It
 // may be used from several goroutines.
 type Catalog struct {
-	providers []Provider
-	byName    map[string]Provider
+	providers []provider
+	byName    map[string]provider
 	procs     procSource // nil where processes cannot be traced
 
 	ids struct { // probe IDs, numbered on first use
@@ -53,7 +53,7 @@ type Catalog struct {
 	mu       sync.Mutex
 	pid      map[int]*pidProvider // pid providers made so far, by process
 	pids     []*pidProvider       // the same, in the order made
-	users    []Provider           // the USDT providers made so far
+	users    []provider           // the USDT providers made so far
 	usdtDone map[int]bool         // the processes whose USDT providers are made
 	made     atomic.Int64         // probes the pid providers made
 	maxPID   int64                // the most they may make
@@ -62,8 +62,8 @@ type Catalog struct {
 // New returns a catalog of the given providers, which are searched in
 // order. Providers for processes (pid<PID>) exist only in Live's
 // catalogs.
-func New(providers ...Provider) *Catalog {
-	c := &Catalog{byName: map[string]Provider{}, pid: map[int]*pidProvider{}, maxPID: MaxPIDProbes}
+func New(providers ...provider) *Catalog {
+	c := &Catalog{byName: map[string]provider{}, pid: map[int]*pidProvider{}, maxPID: maxPIDProbes}
 	for _, p := range providers {
 		c.providers = append(c.providers, p)
 		c.byName[p.Name()] = p
@@ -73,10 +73,10 @@ func New(providers ...Provider) *Catalog {
 
 // Providers returns the catalog's providers, the pid and USDT providers
 // made so far last.
-func (c *Catalog) Providers() []Provider {
+func (c *Catalog) Providers() []provider {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ps := append([]Provider(nil), c.providers...)
+	ps := append([]provider(nil), c.providers...)
 	for _, p := range c.pids {
 		ps = append(ps, p)
 	}
@@ -84,7 +84,7 @@ func (c *Catalog) Providers() []Provider {
 }
 
 // Provider returns the provider called name, or nil.
-func (c *Catalog) Provider(name string) Provider {
+func (c *Catalog) Provider(name string) provider {
 	if p, ok := c.byName[name]; ok {
 		return p
 	}
@@ -113,7 +113,7 @@ func (c *Catalog) Provider(name string) Provider {
 // A description matching no probe is not an error: Walk yields
 // nothing, and the compiler reports D_PDESC_ZERO unless -Z was given.
 func (c *Catalog) Walk(d Desc, yield func(*Probe) bool) error {
-	q, err := c.makeProcProbes(NewQuery(d))
+	q, err := c.makeProcProbes(newQuery(d))
 	if err != nil {
 		return err
 	}
@@ -143,9 +143,9 @@ func (c *Catalog) Walk(d Desc, yield func(*Probe) bool) error {
 	return nil
 }
 
-func walkProvider(p Provider, q *Query, yield func(*Probe) bool) error {
+func walkProvider(p provider, q *query, yield func(*Probe) bool) error {
 	if err := p.Probes(q, yield); err != nil {
-		return &ProviderError{p.Name(), err}
+		return &providerError{p.Name(), err}
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (c *Catalog) Match(d Desc) ([]*Probe, error) {
 // Count returns the number of probes d matches. For fbt it counts
 // functions and makes no probes.
 func (c *Catalog) Count(d Desc) (int, error) {
-	q, err := c.makeProcProbes(NewQuery(d))
+	q, err := c.makeProcProbes(newQuery(d))
 	if err != nil {
 		return 0, err
 	}
@@ -175,7 +175,7 @@ func (c *Catalog) Count(d Desc) (int, error) {
 		if pc, ok := p.(probeCounter); ok {
 			m, err := pc.countProbes(q)
 			if err != nil {
-				return 0, &ProviderError{p.Name(), err}
+				return 0, &providerError{p.Name(), err}
 			}
 			n += m
 			continue
@@ -189,12 +189,12 @@ func (c *Catalog) Count(d Desc) (int, error) {
 
 // A probeCounter counts its probes without making them.
 type probeCounter interface {
-	countProbes(q *Query) (int, error)
+	countProbes(q *query) (int, error)
 }
 
-// Info is what the compiler learns about a clause's probes, as
+// info is what the compiler learns about a clause's probes, as
 // dtrace_probe_info reports it.
-type Info struct {
+type info struct {
 	// Matches counts the probes matched up to two: 0, 1, or 2 for two
 	// or more.
 	Matches int
@@ -219,8 +219,8 @@ type Info struct {
 // cheap for descriptions matching many probes: it looks at two, unless
 // their provider vouches for their argument types, when it looks at
 // every probe matched to see that they agree.
-func (c *Catalog) Info(d Desc) (Info, error) {
-	var info Info
+func (c *Catalog) Info(d Desc) (info, error) {
+	var info info
 	err := c.Walk(d, func(p *Probe) bool {
 		if info.Matches++; info.Matches == 1 {
 			info.Probe = p
@@ -237,11 +237,11 @@ func (c *Catalog) Info(d Desc) (Info, error) {
 			return info, nil
 		}
 		a := pv.Attributes()
-		unset := func(s string) bool { return s == "" || IsGlob(s) }
-		if a.Args.Data < Evolving ||
-			a.Module.Name >= Evolving && unset(d.Module) ||
-			a.Function.Name >= Evolving && unset(d.Function) ||
-			a.Name.Name >= Evolving && unset(d.Name) {
+		unset := func(s string) bool { return s == "" || isGlob(s) }
+		if a.Args.Data < evolving ||
+			a.Module.Name >= evolving && unset(d.Module) ||
+			a.Function.Name >= evolving && unset(d.Function) ||
+			a.Name.Name >= evolving && unset(d.Name) {
 			info.Unstable = true
 			return info, nil
 		}
@@ -427,7 +427,7 @@ func (c *Catalog) numberNextLocked(stop func(name string) bool) bool {
 	}
 	p := ps[c.ids.numbered]
 	c.ids.numbered++
-	q := NewQuery(Desc{Provider: p.Name()})
+	q := newQuery(Desc{Provider: p.Name()})
 	if x, ok := p.(probeIndexer); ok {
 		// A provider that cannot count its places has none to number.
 		if n, err := x.probePlaces(); err == nil && n > 0 {

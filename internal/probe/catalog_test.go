@@ -74,7 +74,7 @@ var testKernelTypes = testTypes{
 // testCatalog returns a hermetic catalog over testKallsyms.
 func testCatalog(t testing.TB) *Catalog {
 	k := testKernel(t)
-	return New(Dtrace(), Profile(), &syscallProvider{k: k}, &fbtProvider{k: k}, &kinstProvider{k})
+	return New(Dtrace(), profile(), &syscallProvider{k: k}, &fbtProvider{k: k}, &kinstProvider{k})
 }
 
 func testKernel(t testing.TB) *kernel {
@@ -260,8 +260,8 @@ func TestArgs(t *testing.T) {
 type errProvider struct{}
 
 func (errProvider) Name() string                           { return "broken" }
-func (errProvider) Attributes() Attributes                 { return kernelAttr }
-func (errProvider) Probes(*Query, func(*Probe) bool) error { return errors.New("cannot read") }
+func (errProvider) Attributes() attributes                 { return kernelAttr }
+func (errProvider) Probes(*query, func(*Probe) bool) error { return errors.New("cannot read") }
 
 func TestProviderError(t *testing.T) {
 	c := New(Dtrace(), errProvider{})
@@ -269,7 +269,7 @@ func TestProviderError(t *testing.T) {
 		t.Error("Match(:::BEGIN) over a broken provider: no error")
 	}
 	_, err := c.Match(Desc{Provider: "broken"})
-	if pe, ok := errors.AsType[*ProviderError](err); !ok || pe.Provider != "broken" {
+	if pe, ok := errors.AsType[*providerError](err); !ok || pe.Provider != "broken" {
 		t.Errorf("Match(broken:::) error = %v, want a *ProviderError", err)
 	}
 	if ps, err := c.Match(Desc{Provider: "dtrace"}); err != nil || len(ps) != 3 {
@@ -351,7 +351,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func ExampleCatalog_Info() {
-	c := New(Dtrace(), Profile())
+	c := New(Dtrace(), profile())
 	for _, d := range []Desc{{Name: "BEGIN"}, {Name: "tick-1sec"}, {Name: "profile-1us"}, {"profile", "", "", "tick-*"}} {
 		info, _ := c.Info(d)
 		fmt.Println(d, info.Matches, info.Probe, info.Unstable)
@@ -373,7 +373,7 @@ func TestID(t *testing.T) {
 	t.Run("fbt first", func(t *testing.T) {
 		testID(t, func(t testing.TB) *Catalog {
 			k := testKernel(t)
-			return New(&fbtProvider{k: k}, Dtrace(), Profile(), &syscallProvider{k: k}, &kinstProvider{k})
+			return New(&fbtProvider{k: k}, Dtrace(), profile(), &syscallProvider{k: k}, &kinstProvider{k})
 		})
 	})
 }

@@ -31,7 +31,7 @@ func (m Matcher) Match(d *ast.ProbeDesc) (check.ProbeMatch, error) {
 	}
 	info, err := m.Catalog.Info(desc)
 	if err != nil {
-		var pe *ProcError
+		var pe *procError
 		if errors.As(err, &pe) {
 			if tag, ok := diag.LookupTag(pe.Tag); ok {
 				return check.ProbeMatch{}, diag.Errorf(d.Pos(), tag, "%s", pe.Msg)

@@ -17,7 +17,7 @@ func (d Desc) String() string {
 }
 
 // A Pattern is one field of a description, ready to match.
-type Pattern struct {
+type pattern struct {
 	text string
 	kind patternKind
 }
@@ -31,18 +31,18 @@ const (
 )
 
 // NewPattern returns the pattern of a description field.
-func NewPattern(field string) Pattern {
+func NewPattern(field string) pattern {
 	switch {
 	case field == "":
-		return Pattern{}
-	case IsGlob(field):
-		return Pattern{field, globField}
+		return pattern{}
+	case isGlob(field):
+		return pattern{field, globField}
 	}
-	return Pattern{field, literalField}
+	return pattern{field, literalField}
 }
 
 // Match reports whether s matches the pattern.
-func (p Pattern) Match(s string) bool {
+func (p pattern) Match(s string) bool {
 	switch p.kind {
 	case anyField:
 		return true
@@ -53,26 +53,26 @@ func (p Pattern) Match(s string) bool {
 }
 
 // Literal returns the field when it matches only itself.
-func (p Pattern) Literal() (string, bool) {
+func (p pattern) Literal() (string, bool) {
 	return p.text, p.kind == literalField
 }
 
 // Any reports whether the field is empty and so matches anything.
-func (p Pattern) Any() bool { return p.kind == anyField }
+func (p pattern) Any() bool { return p.kind == anyField }
 
 // String returns the field as written.
-func (p Pattern) String() string { return p.text }
+func (p pattern) String() string { return p.text }
 
 // A Query is a description with its fields ready to match. Providers
 // receive one and yield the probes it matches.
-type Query struct {
+type query struct {
 	Desc                             Desc
-	Provider, Module, Function, Name Pattern
+	Provider, Module, Function, Name pattern
 }
 
-// NewQuery prepares d for matching.
-func NewQuery(d Desc) *Query {
-	return &Query{
+// newQuery prepares d for matching.
+func newQuery(d Desc) *query {
+	return &query{
 		Desc:     d,
 		Provider: NewPattern(d.Provider),
 		Module:   NewPattern(d.Module),
@@ -82,13 +82,13 @@ func NewQuery(d Desc) *Query {
 }
 
 // Matches reports whether p matches the query in all four fields.
-func (q *Query) Matches(p *Probe) bool {
+func (q *query) Matches(p *Probe) bool {
 	return q.Provider.Match(p.Provider) && q.Module.Match(p.Module) &&
 		q.Function.Match(p.Function) && q.Name.Match(p.Name)
 }
 
 // matchesMFN reports whether module, function and name match: what a
 // provider checks, the catalog having matched its name.
-func (q *Query) matchesMFN(mod, fn, name string) bool {
+func (q *query) matchesMFN(mod, fn, name string) bool {
 	return q.Module.Match(mod) && q.Function.Match(fn) && q.Name.Match(name)
 }

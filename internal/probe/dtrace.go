@@ -7,7 +7,7 @@ type dtraceProvider struct {
 }
 
 // Dtrace returns the dtrace provider.
-func Dtrace() Provider {
+func Dtrace() provider {
 	d := &dtraceProvider{}
 	for i, name := range []string{"BEGIN", "END", "ERROR"} {
 		d.probes[i] = &Probe{Provider: "dtrace", Name: name, Detail: &Run{}}
@@ -16,9 +16,9 @@ func Dtrace() Provider {
 }
 
 func (*dtraceProvider) Name() string           { return "dtrace" }
-func (*dtraceProvider) Attributes() Attributes { return dtraceAttr }
+func (*dtraceProvider) Attributes() attributes { return dtraceAttr }
 
-func (d *dtraceProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (d *dtraceProvider) Probes(q *query, yield func(*Probe) bool) error {
 	for _, p := range d.probes {
 		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(p) {
 			break

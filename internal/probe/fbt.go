@@ -40,9 +40,9 @@ type fbtProvider struct {
 }
 
 func (*fbtProvider) Name() string           { return "fbt" }
-func (*fbtProvider) Attributes() Attributes { return kernelAttr }
+func (*fbtProvider) Attributes() attributes { return kernelAttr }
 
-func (f *fbtProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (f *fbtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	entry, ret := q.Name.Match("entry"), q.Name.Match("return")
 	if !entry && !ret {
 		return nil
@@ -68,7 +68,7 @@ func (f *fbtProvider) Probes(q *Query, yield func(*Probe) bool) error {
 	return err
 }
 
-func (f *fbtProvider) countProbes(q *Query) (int, error) {
+func (f *fbtProvider) countProbes(q *query) (int, error) {
 	per := 0
 	if q.Name.Match("entry") {
 		per++
@@ -113,7 +113,7 @@ func (m *fbtModule) place(i int) int { return m.first + 2*i }
 // not a walk of every kernel function.
 func (f *fbtProvider) ordered() []fbtModule {
 	f.orderOnce.Do(func() {
-		pr, err := f.probeable(NewQuery(Desc{Provider: "fbt"}))
+		pr, err := f.probeable(newQuery(Desc{Provider: "fbt"}))
 		mods, merr := f.k.modules()
 		if err != nil || merr != nil {
 			return
@@ -181,7 +181,7 @@ func (f *fbtProvider) probeAt(at int) (Desc, bool) {
 // probeable returns the functions q may match, nil for any: q's
 // function is named in full, or the catalog does not know which the
 // kernel lets fbt probe.
-func (f *fbtProvider) probeable(q *Query) (*probeable, error) {
+func (f *fbtProvider) probeable(q *query) (*probeable, error) {
 	if _, literal := q.Function.Literal(); literal || f.k.probeable == nil {
 		return nil, nil
 	}

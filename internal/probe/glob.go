@@ -7,10 +7,10 @@ import "strings"
 // with more stars than that matches nothing.
 const maxGlobDepth = 8
 
-// IsGlob reports whether s is a glob pattern rather than a literal:
+// isGlob reports whether s is a glob pattern rather than a literal:
 // whether it holds one of * ? [ or \, as dtrace's strisglob decides.
 // An empty field is not a glob but matches anything; see Pattern.
-func IsGlob(s string) bool {
+func isGlob(s string) bool {
 	return strings.ContainsAny(s, "*?[\\")
 }
 

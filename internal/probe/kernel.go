@@ -110,7 +110,7 @@ func (k *kernel) prototype(module, fn string) (*types.Func, error) {
 
 // walkFuncs calls yield with each function whose module and name match
 // q, until yield returns false; it reports whether it ran to the end.
-func (k *kernel) walkFuncs(q *Query, yield func(l *funcList, i int) bool) (bool, error) {
+func (k *kernel) walkFuncs(q *query, yield func(l *funcList, i int) bool) (bool, error) {
 	var mods []*funcList
 	var err error
 	if name, ok := q.Module.Literal(); ok {

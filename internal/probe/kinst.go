@@ -21,9 +21,9 @@ import (
 type kinstProvider struct{ k *kernel }
 
 func (*kinstProvider) Name() string           { return "kinst" }
-func (*kinstProvider) Attributes() Attributes { return kernelAttr }
+func (*kinstProvider) Attributes() attributes { return kernelAttr }
 
-func (p *kinstProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (p *kinstProvider) Probes(q *query, yield func(*Probe) bool) error {
 	if prov, ok := q.Provider.Literal(); !ok || prov != "kinst" {
 		// dtrace asks the kinst device for probes only when a
 		// description names the provider: kinst probes exist only once

@@ -39,7 +39,7 @@ func TestOffline(t *testing.T) {
 	for _, tt := range tests {
 		got, err := c.Match(tt.desc)
 		if tt.desc.Provider == "pid1" {
-			if pe, ok := err.(*ProcError); !ok || pe.Tag != "D_PROC_NODEV" {
+			if pe, ok := err.(*procError); !ok || pe.Tag != "D_PROC_NODEV" {
 				t.Errorf("Match(%v) error = %v, want D_PROC_NODEV", tt.desc, err)
 			}
 			continue

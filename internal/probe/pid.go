@@ -16,11 +16,11 @@ import (
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
 )
 
-// MaxPIDProbes is how many probes the pid providers of a catalog may
+// maxPIDProbes is how many probes the pid providers of a catalog may
 // make unless Config.MaxPIDProbes says otherwise, as fasttrap's default
 // fasttrap-max-probes: a description that would make more fails
 // (D_PROC_CREATEFAIL).
-const MaxPIDProbes = 250000
+const maxPIDProbes = 250000
 
 // A UserSite is where a pid probe goes in a process.
 type UserSite struct {
@@ -37,23 +37,23 @@ type UserSite struct {
 
 // A ProcError is the pid provider's refusal of a description, with the
 // error tag and message dtrace's dt_pid.c gives it.
-type ProcError struct {
+type procError struct {
 	Tag string // D_PROC_BADPROV, D_PROC_BADPID, D_PROC_GRAB, D_PROC_NODEV, D_PROC_LIB, D_PROC_NAME, D_PROC_FUNC, D_PROC_OFF, D_PROC_ALIGN or D_PROC_CREATEFAIL
 	Msg string
 	Err error // the cause, if any
 }
 
-func (e *ProcError) Error() string {
+func (e *procError) Error() string {
 	if e.Err != nil {
 		return e.Msg + ": " + e.Err.Error()
 	}
 	return e.Msg
 }
 
-func (e *ProcError) Unwrap() error { return e.Err }
+func (e *procError) Unwrap() error { return e.Err }
 
-func procErrorf(tag string, cause error, format string, args ...any) *ProcError {
-	return &ProcError{Tag: tag, Msg: fmt.Sprintf(format, args...), Err: cause}
+func procErrorf(tag string, cause error, format string, args ...any) *procError {
+	return &procError{Tag: tag, Msg: fmt.Sprintf(format, args...), Err: cause}
 }
 
 // A procSource finds processes: /proc on Linux.
@@ -89,7 +89,7 @@ type procObject struct {
 // the number as a process ID and makes the probes d asks of process
 // pid<ID>, returning the description with its module in canonical form
 // (a.out or a prefix like libc becomes the object's base name).
-func (c *Catalog) makeProcProbes(q *Query) (*Query, error) {
+func (c *Catalog) makeProcProbes(q *query) (*query, error) {
 	prov := q.Desc.Provider
 	if prov == "" || !isDigit(prov[len(prov)-1]) {
 		return q, nil
@@ -114,7 +114,7 @@ func (c *Catalog) makeProcProbes(q *Query) (*Query, error) {
 		if err != nil {
 			return nil, err
 		}
-		q = NewQuery(d)
+		q = newQuery(d)
 	}
 	if name != prov {
 		// A USDT provider of the process, as dt_pid_create_usdt_probes
@@ -235,9 +235,9 @@ type createResult struct {
 }
 
 func (p *pidProvider) Name() string           { return p.name }
-func (p *pidProvider) Attributes() Attributes { return pidAttr }
+func (p *pidProvider) Attributes() attributes { return pidAttr }
 
-func (p *pidProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (p *pidProvider) Probes(q *query, yield func(*Probe) bool) error {
 	p.mu.Lock()
 	probes := p.probes
 	p.mu.Unlock()
@@ -279,14 +279,14 @@ func (p *pidProvider) createLocked(d Desc, made *atomic.Int64, max int64) (Desc,
 	if m.fn == "-" {
 		if d.Module == "" {
 			d.Module, m.mod = "a.out", "a.out"
-		} else if IsGlob(m.mod) || p.proc.object(m.mod) != p.proc.exec || p.proc.exec == nil {
+		} else if isGlob(m.mod) || p.proc.object(m.mod) != p.proc.exec || p.proc.exec == nil {
 			return d, procErrorf("D_PROC_LIB", nil, "only the a.out module is valid with the '-' function")
 		}
-		if IsGlob(m.name) {
+		if isGlob(m.name) {
 			return d, procErrorf("D_PROC_NAME", nil, "only individual addresses may be specified with the '-' function")
 		}
 	}
-	if IsGlob(m.mod) {
+	if isGlob(m.mod) {
 		for _, o := range p.proc.objects {
 			if Glob(o.path, m.mod) || Glob(o.name, m.mod) {
 				if err := m.perObject(o); err != nil {
@@ -342,7 +342,7 @@ func (m *pidMaker) perObject(o *procObject) error {
 	if err != nil {
 		return procErrorf("D_PROC_CREATEFAIL", err, "failed to read the symbols of %s", o.path)
 	}
-	if !IsGlob(m.fn) {
+	if !isGlob(m.fn) {
 		s, ok := syms.lookup(m.fn)
 		if !ok {
 			switch {
@@ -403,7 +403,7 @@ func (m *pidMaker) perSym(o *procObject, syms *objSyms, s objSym, fn string) err
 		}
 		n++
 	}
-	glob := IsGlob(m.name)
+	glob := isGlob(m.name)
 	switch {
 	case !glob && n == 0:
 		off, ok := strtoull16(m.name)

@@ -133,7 +133,7 @@ func TestPIDErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = c.Match(tt.desc)
-		pe, ok := errors.AsType[*ProcError](err)
+		pe, ok := errors.AsType[*procError](err)
 		if !ok || pe.Tag != tt.tag || tt.msg != "" && pe.Msg != tt.msg {
 			t.Errorf("Match(%v) error = %v, want %s %q", tt.desc, err, tt.tag, tt.msg)
 		}

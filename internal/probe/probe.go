@@ -58,46 +58,46 @@ type argSource interface {
 	probeArgs(p *Probe) ([]types.Type, error)
 }
 
-// Stability is dtrace's stability level of a name or of data.
-type Stability uint8
+// stability is dtrace's stability level of a name or of data.
+type stability uint8
 
 // The stability levels, lowest first (DTRACE_STABILITY_*).
 const (
-	Internal Stability = iota
-	Private
-	Obsolete
-	External
-	Unstable
-	Evolving
-	Stable
-	Standard
+	internal stability = iota
+	private
+	obsolete
+	external
+	unstable
+	evolving
+	stable
+	standard
 )
 
 var stabilityNames = [...]string{"Internal", "Private", "Obsolete", "External", "Unstable", "Evolving", "Stable", "Standard"}
 
-func (s Stability) String() string {
+func (s stability) String() string {
 	if int(s) < len(stabilityNames) {
 		return stabilityNames[s]
 	}
 	return "Unknown"
 }
 
-// Class is dtrace's dependency class: how widely an interface exists.
-type Class uint8
+// class is dtrace's dependency class: how widely an interface exists.
+type class uint8
 
 // The dependency classes, narrowest first (DTRACE_CLASS_*).
 const (
-	ClassUnknown Class = iota
-	ClassCPU
-	ClassPlatform
-	ClassGroup
-	ClassISA
-	ClassCommon
+	classUnknown class = iota
+	classCPU
+	classPlatform
+	classGroup
+	classISA
+	classCommon
 )
 
 var classNames = [...]string{"Unknown", "CPU", "Platform", "Group", "ISA", "Common"}
 
-func (c Class) String() string {
+func (c class) String() string {
 	if int(c) < len(classNames) {
 		return classNames[c]
 	}
@@ -106,14 +106,14 @@ func (c Class) String() string {
 
 // Attr is the stability of a name and of its data, and its class.
 type Attr struct {
-	Name, Data Stability
-	Class      Class
+	Name, Data stability
+	Class      class
 }
 
-// Attributes are a provider's attributes: those of the provider's name,
+// attributes are a provider's attributes: those of the provider's name,
 // of the three other fields of its probes' descriptions, and of their
 // arguments (dtrace_pattr_t).
-type Attributes struct {
+type attributes struct {
 	Provider, Module, Function, Name, Args Attr
 }
 
@@ -121,38 +121,38 @@ type Attributes struct {
 // register them.
 var (
 	// dtrace: BEGIN, END, ERROR.
-	dtraceAttr = Attributes{
-		Provider: Attr{Stable, Stable, ClassCommon},
-		Module:   Attr{Private, Private, ClassUnknown},
-		Function: Attr{Private, Private, ClassUnknown},
-		Name:     Attr{Stable, Stable, ClassCommon},
-		Args:     Attr{Stable, Stable, ClassCommon},
+	dtraceAttr = attributes{
+		Provider: Attr{stable, stable, classCommon},
+		Module:   Attr{private, private, classUnknown},
+		Function: Attr{private, private, classUnknown},
+		Name:     Attr{stable, stable, classCommon},
+		Args:     Attr{stable, stable, classCommon},
 	}
 	// profile, fbt, kinst and syscall (systrace) share these.
-	kernelAttr = Attributes{
-		Provider: Attr{Evolving, Evolving, ClassCommon},
-		Module:   Attr{Private, Private, ClassUnknown},
-		Function: Attr{Private, Private, ClassISA},
-		Name:     Attr{Evolving, Evolving, ClassCommon},
-		Args:     Attr{Private, Private, ClassISA},
+	kernelAttr = attributes{
+		Provider: Attr{evolving, evolving, classCommon},
+		Module:   Attr{private, private, classUnknown},
+		Function: Attr{private, private, classISA},
+		Name:     Attr{evolving, evolving, classCommon},
+		Args:     Attr{private, private, classISA},
 	}
 	// USDT from <sys/sdt.h> notes: as pid's, but the arguments are the
 	// program's own, typed alike at every point of a probe, so args[]
 	// may be used on a description that matches the probe in several
 	// functions, as a provider declaring Evolving args allows in dtrace.
-	usdtAttr = Attributes{
-		Provider: Attr{Evolving, Evolving, ClassISA},
-		Module:   Attr{Private, Private, ClassUnknown},
-		Function: Attr{Private, Private, ClassUnknown},
-		Name:     Attr{Evolving, Evolving, ClassISA},
-		Args:     Attr{Evolving, Evolving, ClassISA},
+	usdtAttr = attributes{
+		Provider: Attr{evolving, evolving, classISA},
+		Module:   Attr{private, private, classUnknown},
+		Function: Attr{private, private, classUnknown},
+		Name:     Attr{evolving, evolving, classISA},
+		Args:     Attr{evolving, evolving, classISA},
 	}
 	// pid (fasttrap).
-	pidAttr = Attributes{
-		Provider: Attr{Evolving, Evolving, ClassISA},
-		Module:   Attr{Private, Private, ClassUnknown},
-		Function: Attr{Private, Private, ClassUnknown},
-		Name:     Attr{Evolving, Evolving, ClassISA},
-		Args:     Attr{Private, Private, ClassUnknown},
+	pidAttr = attributes{
+		Provider: Attr{evolving, evolving, classISA},
+		Module:   Attr{private, private, classUnknown},
+		Function: Attr{private, private, classUnknown},
+		Name:     Attr{evolving, evolving, classISA},
+		Args:     Attr{private, private, classUnknown},
 	}
 )

@@ -16,10 +16,10 @@ type Timer struct {
 	Interval time.Duration
 }
 
-// MinInterval is the shortest interval of a profile or tick probe,
+// minInterval is the shortest interval of a profile or tick probe,
 // 200 µs (5000 Hz), as FreeBSD's and illumos's profile provider
 // enforce: shorter ones do not exist.
-const MinInterval = 200 * time.Microsecond
+const minInterval = 200 * time.Microsecond
 
 // The probes the profile provider lists without being asked for them.
 var (
@@ -40,13 +40,13 @@ var profileUnits = map[string]time.Duration{
 	"hz": 0, "": 0,
 }
 
-// ParseTimer parses the name of a profile or tick probe: profile-N or
+// parseTimer parses the name of a profile or tick probe: profile-N or
 // tick-N where N is a positive decimal number followed by an optional
 // unit (ns nsec us usec ms msec s sec m min h hour d day hz, in any
 // case; none means hz). It returns false for any other name and for
 // intervals under MinInterval, which name no probe, following
 // profile_provide.
-func ParseTimer(name string) (Timer, bool) {
+func parseTimer(name string) (Timer, bool) {
 	var t Timer
 	rest, ok := strings.CutPrefix(name, "profile-")
 	if !ok {
@@ -80,7 +80,7 @@ func ParseTimer(name string) (Timer, bool) {
 		}
 		t.Interval = time.Duration(n) * mult
 	}
-	if t.Interval < MinInterval {
+	if t.Interval < minInterval {
 		return Timer{}, false
 	}
 	return t, true
@@ -98,8 +98,8 @@ type profileProvider struct {
 	byName map[string]*Probe // the same, by name
 }
 
-// Profile returns the profile provider.
-func Profile() Provider {
+// profile returns the profile provider.
+func profile() provider {
 	p := &profileProvider{byName: map[string]*Probe{}}
 	for _, r := range profileRates {
 		p.add("profile-" + strconv.Itoa(r))
@@ -111,7 +111,7 @@ func Profile() Provider {
 }
 
 func (*profileProvider) Name() string           { return "profile" }
-func (*profileProvider) Attributes() Attributes { return kernelAttr }
+func (*profileProvider) Attributes() attributes { return kernelAttr }
 
 // add makes the probe called name, if the name is valid and the probe
 // is new. The caller holds p.mu, or owns p.
@@ -119,7 +119,7 @@ func (p *profileProvider) add(name string) {
 	if _, ok := p.byName[name]; ok {
 		return
 	}
-	t, ok := ParseTimer(name)
+	t, ok := parseTimer(name)
 	if !ok {
 		return
 	}
@@ -128,7 +128,7 @@ func (p *profileProvider) add(name string) {
 	p.byName[name] = pr
 }
 
-func (p *profileProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (p *profileProvider) Probes(q *query, yield func(*Probe) bool) error {
 	p.mu.Lock()
 	if name, ok := q.Name.Literal(); ok {
 		// profile_provide sees every description before it is matched.

@@ -60,7 +60,7 @@ func TestParseTimer(t *testing.T) {
 		{"Profile-1", Timer{}, false}, // the prefix is case-sensitive
 	}
 	for _, tt := range tests {
-		got, ok := ParseTimer(tt.name)
+		got, ok := parseTimer(tt.name)
 		if ok != tt.ok || got != tt.want {
 			t.Errorf("ParseTimer(%q) = %+v, %v; want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
 		}

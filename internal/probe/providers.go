@@ -27,7 +27,7 @@ type providerRow struct {
 	// tracepoints, which an offline catalog does not have.
 	tracepoints bool
 	// make makes the provider, called name, over s.
-	make func(name string, s *source) Provider
+	make func(name string, s *source) provider
 }
 
 // providers are the providers of a kernel's catalogs (Live, Offline),
@@ -36,11 +36,11 @@ type providerRow struct {
 // changes. The pid and USDT providers are not here: they are made for
 // each process a description names (Catalog.makeProcProbes).
 var providers = []providerRow{
-	{name: "dtrace", make: func(string, *source) Provider { return Dtrace() }},
-	{name: "profile", make: func(string, *source) Provider { return Profile() }},
+	{name: "dtrace", make: func(string, *source) provider { return Dtrace() }},
+	{name: "profile", make: func(string, *source) provider { return profile() }},
 	{name: "syscall", make: newSyscallProvider},
-	{name: "fbt", make: func(_ string, s *source) Provider { return &fbtProvider{k: s.k} }},
-	{name: "kinst", make: func(_ string, s *source) Provider { return &kinstProvider{s.k} }},
+	{name: "fbt", make: func(_ string, s *source) provider { return &fbtProvider{k: s.k} }},
+	{name: "kinst", make: func(_ string, s *source) provider { return &kinstProvider{s.k} }},
 	// dtrace's stable providers, made of Linux's tracepoints: a table
 	// of probes each (sdt.go).
 	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
@@ -50,7 +50,7 @@ var providers = []providerRow{
 
 // kernelCatalog returns a catalog of the providers over s.
 func kernelCatalog(s *source) *Catalog {
-	var ps []Provider
+	var ps []provider
 	for _, r := range providers {
 		if r.tracepoints && !s.live {
 			continue
@@ -61,12 +61,12 @@ func kernelCatalog(s *source) *Catalog {
 }
 
 // sdtRow makes a provider of probes made of tracepoints, one per spec.
-func sdtRow(specs []sdtSpec) func(string, *source) Provider {
-	return func(name string, s *source) Provider { return newSDTProvider(name, specs, s.k) }
+func sdtRow(specs []sdtSpec) func(string, *source) provider {
+	return func(name string, s *source) provider { return newSDTProvider(name, specs, s.k) }
 }
 
 // newSyscallProvider makes the syscall provider over s.
-func newSyscallProvider(_ string, s *source) Provider {
+func newSyscallProvider(_ string, s *source) provider {
 	sys := &syscallProvider{k: s.k, isCall: s.cfg.Syscall, table: syscallTable(s.arch), handlers: s.handlers}
 	for _, dir := range s.tracefs {
 		sys.eventDirs = append(sys.eventDirs, filepath.Join(dir, "events/syscalls"))

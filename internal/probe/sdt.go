@@ -69,12 +69,12 @@ func (s *SDTSite) String() string {
 // sched, io), as illumos's sdt registers them and Oracle's DTrace for
 // Linux does: argument types are Evolving, so a description that names
 // its probe types args[] even when it matches several probes.
-var stabAttr = Attributes{
-	Provider: Attr{Evolving, Evolving, ClassISA},
-	Module:   Attr{Private, Private, ClassUnknown},
-	Function: Attr{Private, Private, ClassUnknown},
-	Name:     Attr{Evolving, Evolving, ClassISA},
-	Args:     Attr{Evolving, Evolving, ClassISA},
+var stabAttr = attributes{
+	Provider: Attr{evolving, evolving, classISA},
+	Module:   Attr{private, private, classUnknown},
+	Function: Attr{private, private, classUnknown},
+	Name:     Attr{evolving, evolving, classISA},
+	Args:     Attr{evolving, evolving, classISA},
 }
 
 // An sdtArg is the type of an SDT probe's argument: native, a C type
@@ -345,9 +345,9 @@ func newSDTProvider(name string, specs []sdtSpec, k *kernel) *sdtProvider {
 }
 
 func (s *sdtProvider) Name() string         { return s.name }
-func (*sdtProvider) Attributes() Attributes { return stabAttr }
+func (*sdtProvider) Attributes() attributes { return stabAttr }
 
-func (s *sdtProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	for _, p := range s.probes {
 		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(&p.Probe) {
 			break

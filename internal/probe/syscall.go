@@ -69,7 +69,7 @@ type argTypes struct {
 }
 
 func (*syscallProvider) Name() string           { return "syscall" }
-func (*syscallProvider) Attributes() Attributes { return kernelAttr }
+func (*syscallProvider) Attributes() attributes { return kernelAttr }
 
 // calls returns the system calls' names, sorted.
 func (s *syscallProvider) calls() ([]string, error) {
@@ -124,7 +124,7 @@ func (s *syscallProvider) handlerSyscalls() ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-func (s *syscallProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (s *syscallProvider) Probes(q *query, yield func(*Probe) bool) error {
 	entry, ret := q.Name.Match("entry"), q.Name.Match("return")
 	if !entry && !ret || !q.Module.Match(KernelModule) {
 		return nil

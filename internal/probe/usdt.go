@@ -158,9 +158,9 @@ type usdtProvider struct {
 }
 
 func (p *usdtProvider) Name() string           { return p.name }
-func (p *usdtProvider) Attributes() Attributes { return usdtAttr }
+func (p *usdtProvider) Attributes() attributes { return usdtAttr }
 
-func (p *usdtProvider) Probes(q *Query, yield func(*Probe) bool) error {
+func (p *usdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	for _, pr := range p.probes {
 		if q.matchesMFN(pr.Module, pr.Function, pr.Name) && !yield(pr) {
 			break

@@ -14,8 +14,8 @@ import (
 	"github.com/kdtrace/kdtrace/internal/ksym"
 )
 
-// KernelObject is the object dtrace names the kernel's own symbols by.
-const KernelObject = "kernel"
+// kernelObject is the object dtrace names the kernel's own symbols by.
+const kernelObject = "kernel"
 
 // A Module is a loaded kernel module's memory, as /proc/modules lists
 // it.
@@ -91,7 +91,7 @@ func NewKernel(t *ksym.Table, mods []Module) *Kernel {
 		if s.Module != module {
 			module, obj = s.Module, s.Module
 			if obj == ksym.KernelModule {
-				obj = KernelObject
+				obj = kernelObject
 			}
 		}
 		k.syms = append(k.syms, ksymbol{addr: s.Addr, name: s.Name, obj: obj, marker: isMarker(s.Name)})

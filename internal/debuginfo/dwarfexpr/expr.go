@@ -26,8 +26,8 @@ const (
 	OpPick          OpCode = 0x15
 	OpSwap          OpCode = 0x16
 	OpRot           OpCode = 0x17
-	OpXderef        OpCode = 0x18
-	OpAbs           OpCode = 0x19
+	opXderef        OpCode = 0x18
+	opAbs           OpCode = 0x19
 	OpAnd           OpCode = 0x1a
 	OpDiv           OpCode = 0x1b
 	OpMinus         OpCode = 0x1c
@@ -43,13 +43,13 @@ const (
 	OpShra          OpCode = 0x26
 	OpXor           OpCode = 0x27
 	OpBra           OpCode = 0x28
-	OpEq            OpCode = 0x29
-	OpGe            OpCode = 0x2a
-	OpGt            OpCode = 0x2b
-	OpLe            OpCode = 0x2c
-	OpLt            OpCode = 0x2d
-	OpNe            OpCode = 0x2e
-	OpSkip          OpCode = 0x2f
+	opEq            OpCode = 0x29
+	opGe            OpCode = 0x2a
+	opGt            OpCode = 0x2b
+	opLe            OpCode = 0x2c
+	opLt            OpCode = 0x2d
+	opNe            OpCode = 0x2e
+	opSkip          OpCode = 0x2f
 	OpLit           OpCode = 0x30 // DW_OP_lit0..31: the value in Uint
 	OpReg           OpCode = 0x50 // DW_OP_reg0..31 and DW_OP_regx: the register in Reg
 	OpBreg          OpCode = 0x70 // DW_OP_breg0..31 and DW_OP_bregx: register Reg plus Int
@@ -99,11 +99,11 @@ func (e Expr) String() string {
 
 var opNames = map[OpCode]string{
 	OpAddr: "addr", OpDeref: "deref", OpConstu: "constu", OpConsts: "consts", OpDup: "dup",
-	OpDrop: "drop", OpOver: "over", OpPick: "pick", OpSwap: "swap", OpRot: "rot", OpXderef: "xderef",
-	OpAbs: "abs", OpAnd: "and", OpDiv: "div", OpMinus: "minus", OpMod: "mod", OpMul: "mul", OpNeg: "neg",
+	OpDrop: "drop", OpOver: "over", OpPick: "pick", OpSwap: "swap", OpRot: "rot", opXderef: "xderef",
+	opAbs: "abs", OpAnd: "and", OpDiv: "div", OpMinus: "minus", OpMod: "mod", OpMul: "mul", OpNeg: "neg",
 	OpNot: "not", OpOr: "or", OpPlus: "plus", OpPlusUconst: "plus_uconst", OpShl: "shl", OpShr: "shr",
-	OpShra: "shra", OpXor: "xor", OpBra: "bra", OpEq: "eq", OpGe: "ge", OpGt: "gt", OpLe: "le", OpLt: "lt",
-	OpNe: "ne", OpSkip: "skip", OpLit: "lit", OpReg: "reg", OpBreg: "breg", OpFbreg: "fbreg",
+	OpShra: "shra", OpXor: "xor", OpBra: "bra", opEq: "eq", opGe: "ge", opGt: "gt", opLe: "le", opLt: "lt",
+	opNe: "ne", opSkip: "skip", OpLit: "lit", OpReg: "reg", OpBreg: "breg", OpFbreg: "fbreg",
 	OpPiece: "piece", OpDerefSize: "deref_size", OpNop: "nop", OpCallFrameCFA: "call_frame_cfa",
 	OpImplicitValue: "implicit_value", OpStackValue: "stack_value", OpImplicitPtr: "implicit_pointer",
 	OpEntryValue: "entry_value", OpConvert: "convert", OpBitPiece: "bit_piece",
@@ -120,7 +120,7 @@ func (op Op) String() string {
 		return fmt.Sprintf("DW_OP_reg%d", op.Reg)
 	case OpBreg:
 		return fmt.Sprintf("DW_OP_breg%d %d", op.Reg, op.Int)
-	case OpFbreg, OpConsts, OpBra, OpSkip:
+	case OpFbreg, OpConsts, OpBra, opSkip:
 		return fmt.Sprintf("%s %d", n, op.Int)
 	case OpAddr:
 		return fmt.Sprintf("%s %#x", n, op.Uint)

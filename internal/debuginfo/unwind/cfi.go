@@ -31,41 +31,41 @@ func (r CFARule) String() string {
 	return fmt.Sprintf("r%d%+d", r.Reg, r.Offset)
 }
 
-// RuleKind is how a register of the caller is recovered.
-type RuleKind uint8
+// ruleKind is how a register of the caller is recovered.
+type ruleKind uint8
 
 // The register rules of DWARF 5, §6.4.1.
 const (
-	RuleUndefined     RuleKind = iota // not recoverable
+	ruleUndefined     ruleKind = iota // not recoverable
 	RuleSameValue                     // unchanged from the caller
 	RuleOffset                        // saved at CFA+Offset
-	RuleValOffset                     // the value is CFA+Offset
-	RuleRegister                      // saved in register Reg
-	RuleExpression                    // saved at the address Expr computes, the CFA pushed first
-	RuleValExpression                 // the value is what Expr computes, the CFA pushed first
+	ruleValOffset                     // the value is CFA+Offset
+	ruleRegister                      // saved in register Reg
+	ruleExpression                    // saved at the address Expr computes, the CFA pushed first
+	ruleValExpression                 // the value is what Expr computes, the CFA pushed first
 )
 
-// Rule is the rule of one register.
-type Rule struct {
-	Kind   RuleKind
+// rule is the rule of one register.
+type rule struct {
+	Kind   ruleKind
 	Reg    int
 	Offset int64
 	Expr   dwarfexpr.Expr
 }
 
-func (r Rule) String() string {
+func (r rule) String() string {
 	switch r.Kind {
 	case RuleSameValue:
 		return "s"
 	case RuleOffset:
 		return fmt.Sprintf("c%+d", r.Offset)
-	case RuleValOffset:
+	case ruleValOffset:
 		return fmt.Sprintf("v%+d", r.Offset)
-	case RuleRegister:
+	case ruleRegister:
 		return fmt.Sprintf("r%d", r.Reg)
-	case RuleExpression:
+	case ruleExpression:
 		return "exp(" + r.Expr.String() + ")"
-	case RuleValExpression:
+	case ruleValExpression:
 		return "vexp(" + r.Expr.String() + ")"
 	}
 	return "u"
@@ -80,7 +80,7 @@ type Row struct {
 	// Regs holds the registers the table gives a rule for. A register
 	// it does not name keeps the ABI's default: on amd64 the
 	// callee-saved registers keep their value, the others are lost.
-	Regs map[int]Rule
+	Regs map[int]rule
 	// RA is the register number of the return address: 16 on amd64.
 	RA int
 	// ArgsSize is DW_CFA_GNU_args_size: bytes of arguments pushed for a
@@ -98,20 +98,20 @@ type Row struct {
 // address.
 var ErrNoFrame = errors.New("no call frame information covers the address")
 
-// CFIError reports damaged call frame information: an entry of a
+// cfiError reports damaged call frame information: an entry of a
 // section that cannot be decoded.
-type CFIError struct {
+type cfiError struct {
 	Section string // ".eh_frame", ".debug_frame", ".orc_unwind"
 	Offset  int    // of the entry in the section
 	Entry   string // "CIE", "FDE", "entry"
 	Err     error
 }
 
-func (e *CFIError) Error() string {
+func (e *cfiError) Error() string {
 	return fmt.Sprintf("%s: damaged %s at offset %#x: %v", e.Section, e.Entry, e.Offset, e.Err)
 }
 
-func (e *CFIError) Unwrap() error { return e.Err }
+func (e *cfiError) Unwrap() error { return e.Err }
 
 // Frames is the call frame information of one image, with an index of
 // its frame descriptions sorted by address. It holds copies of the
@@ -519,7 +519,7 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 		b := dwarfread.Buf{Data: s.data, Pos: pos}
 		n, dwarf64 := b.UnitLength()
 		if b.Err != nil {
-			fail(&CFIError{s.name, pos, "entry", b.Err})
+			fail(&cfiError{s.name, pos, "entry", b.Err})
 			return done()
 		}
 		if n == 0 {
@@ -530,7 +530,7 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 			continue
 		}
 		if n > uint64(len(s.data)-b.Pos) {
-			fail(&CFIError{s.name, pos, "entry", fmt.Errorf("length %#x runs past the end of the section", n)})
+			fail(&cfiError{s.name, pos, "entry", fmt.Errorf("length %#x runs past the end of the section", n)})
 			return done()
 		}
 		end := b.Pos + int(n)
@@ -539,7 +539,7 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 		id := e.Offset(dwarf64)
 		switch {
 		case e.Err != nil:
-			fail(&CFIError{s.name, pos, "entry", e.Err})
+			fail(&cfiError{s.name, pos, "entry", e.Err})
 		case s.isCIE(id, dwarf64):
 			if _, seen := cies[pos]; seen {
 				break // decoded for an earlier FDE, its error reported then
@@ -578,7 +578,7 @@ func (s *cfiSection) cie(cies map[int]cieResult, off int) (*cie, error) {
 	}
 	c, err := s.decodeCIE(off)
 	if err != nil {
-		err = &CFIError{s.name, off, "CIE", err}
+		err = &cfiError{s.name, off, "CIE", err}
 	}
 	cies[off] = cieResult{c, err}
 	return c, err
@@ -692,18 +692,18 @@ func (s *cfiSection) fde(cies map[int]cieResult, off int, b *dwarfread.Buf, idAt
 	var cieOff int
 	if s.eh {
 		if id > uint64(idAt) {
-			return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("CIE pointer %#x points before the section", id)}
+			return fde{}, &cfiError{s.name, off, "FDE", fmt.Errorf("CIE pointer %#x points before the section", id)}
 		}
 		cieOff = idAt - int(id)
 	} else {
 		if id >= uint64(len(s.data)) {
-			return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("CIE pointer %#x points past the section", id)}
+			return fde{}, &cfiError{s.name, off, "FDE", fmt.Errorf("CIE pointer %#x points past the section", id)}
 		}
 		cieOff = int(id)
 	}
 	c, err := s.cie(cies, cieOff)
 	if err != nil {
-		return fde{}, &CFIError{s.name, off, "FDE", err}
+		return fde{}, &cfiError{s.name, off, "FDE", err}
 	}
 	d := fde{sec: s, cie: c, off: off}
 	enc := c.fdeEnc
@@ -711,21 +711,21 @@ func (s *cfiSection) fde(cies map[int]cieResult, off int, b *dwarfread.Buf, idAt
 		enc = peAbsptr
 	}
 	if d.lo, err = s.pointer(b, enc, c.addrSize, true); err != nil {
-		return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("initial location: %w", err)}
+		return fde{}, &cfiError{s.name, off, "FDE", fmt.Errorf("initial location: %w", err)}
 	}
 	n, err := s.pointer(b, enc&0x0f, c.addrSize, false)
 	if err != nil {
-		return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("address range: %w", err)}
+		return fde{}, &cfiError{s.name, off, "FDE", fmt.Errorf("address range: %w", err)}
 	}
 	d.hi = d.lo + n
 	if d.hi < d.lo {
-		return fde{}, &CFIError{s.name, off, "FDE", fmt.Errorf("address range %#x wraps", n)}
+		return fde{}, &cfiError{s.name, off, "FDE", fmt.Errorf("address range %#x wraps", n)}
 	}
 	if c.hasAugLen {
 		b.Skip(b.Uleb()) // the LSDA pointer
 	}
 	if b.Err != nil {
-		return fde{}, &CFIError{s.name, off, "FDE", b.Err}
+		return fde{}, &cfiError{s.name, off, "FDE", b.Err}
 	}
 	d.ins = b.Data[b.Pos:]
 	return d, nil
@@ -734,13 +734,13 @@ func (s *cfiSection) fde(cies map[int]cieResult, off int, b *dwarfread.Buf, idAt
 // cfaState is a row being built by the instructions.
 type cfaState struct {
 	cfa      CFARule
-	regs     map[int]Rule
+	regs     map[int]rule
 	argsSize uint64
 }
 
 func (st *cfaState) clone() cfaState {
 	c := *st
-	c.regs = make(map[int]Rule, len(st.regs))
+	c.regs = make(map[int]rule, len(st.regs))
 	for k, v := range st.regs {
 		c.regs[k] = v
 	}
@@ -749,14 +749,14 @@ func (st *cfaState) clone() cfaState {
 
 // row runs the CIE's initial instructions and the FDE's up to pc.
 func (d *fde) row(pc uint64) (*Row, error) {
-	st := cfaState{regs: map[int]Rule{}}
+	st := cfaState{regs: map[int]rule{}}
 	if _, _, err := d.run(d.cie.ins, &st, nil, 0, ^uint64(0), true); err != nil {
-		return nil, &CFIError{d.sec.name, d.cie.off, "CIE", err}
+		return nil, &cfiError{d.sec.name, d.cie.off, "CIE", err}
 	}
 	init := st.clone()
 	lo, hi, err := d.run(d.ins, &st, &init, d.lo, pc, false)
 	if err != nil {
-		return nil, &CFIError{d.sec.name, d.off, "FDE", err}
+		return nil, &cfiError{d.sec.name, d.off, "FDE", err}
 	}
 	if hi > d.hi {
 		hi = d.hi
@@ -848,7 +848,7 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 		case cfaAdvanceLoc:
 			stop = advance(loc + uint64(op&0x3f)*c.codeAlign)
 		case cfaOffset:
-			st.regs[int(op&0x3f)] = Rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
+			st.regs[int(op&0x3f)] = rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 		case cfaRestore:
 			restore(int(op & 0x3f))
 		default:
@@ -874,28 +874,28 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				stop = advance(loc + b.U64()*c.codeAlign)
 			case cfaOffsetExtended:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
+				st.regs[r] = rule{Kind: RuleOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 			case cfaOffsetExtendedSf:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: b.Sleb() * c.dataAlign}
+				st.regs[r] = rule{Kind: RuleOffset, Offset: b.Sleb() * c.dataAlign}
 			case cfaGNUNegOffsetExtnd:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleOffset, Offset: -int64(b.Uleb()) * c.dataAlign}
+				st.regs[r] = rule{Kind: RuleOffset, Offset: -int64(b.Uleb()) * c.dataAlign}
 			case cfaValOffset:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleValOffset, Offset: int64(b.Uleb()) * c.dataAlign}
+				st.regs[r] = rule{Kind: ruleValOffset, Offset: int64(b.Uleb()) * c.dataAlign}
 			case cfaValOffsetSf:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleValOffset, Offset: b.Sleb() * c.dataAlign}
+				st.regs[r] = rule{Kind: ruleValOffset, Offset: b.Sleb() * c.dataAlign}
 			case cfaRestoreExtended:
 				restore(int(b.Uleb()))
 			case cfaUndefined:
-				st.regs[int(b.Uleb())] = Rule{Kind: RuleUndefined}
+				st.regs[int(b.Uleb())] = rule{Kind: ruleUndefined}
 			case cfaSameValue:
-				st.regs[int(b.Uleb())] = Rule{Kind: RuleSameValue}
+				st.regs[int(b.Uleb())] = rule{Kind: RuleSameValue}
 			case cfaRegister:
 				r := int(b.Uleb())
-				st.regs[r] = Rule{Kind: RuleRegister, Reg: int(b.Uleb())}
+				st.regs[r] = rule{Kind: ruleRegister, Reg: int(b.Uleb())}
 			case cfaRememberState:
 				stack = append(stack, st.clone())
 			case cfaRestoreState:
@@ -929,11 +929,11 @@ func (d *fde) run(ins []byte, st *cfaState, init *cfaState, loc, pc uint64, cieM
 				if err != nil {
 					return 0, 0, fmt.Errorf("DW_CFA_expression at byte %d: %w", at, err)
 				}
-				k := RuleExpression
+				k := ruleExpression
 				if op == cfaValExpression {
-					k = RuleValExpression
+					k = ruleValExpression
 				}
-				st.regs[r] = Rule{Kind: k, Expr: e}
+				st.regs[r] = rule{Kind: k, Expr: e}
 			case cfaGNUArgsSize:
 				st.argsSize = b.Uleb()
 			case cfaGNUWindowSave:

@@ -183,16 +183,16 @@ func readelfCFA(r CFARule) string {
 }
 
 // readelfRule writes a register rule as readelf does.
-func readelfRule(r Rule, ok bool) string {
+func readelfRule(r rule, ok bool) string {
 	if !ok {
 		return "u"
 	}
 	switch r.Kind {
-	case RuleExpression:
+	case ruleExpression:
 		return "exp"
-	case RuleValExpression:
+	case ruleValExpression:
 		return "vexp"
-	case RuleRegister:
+	case ruleRegister:
 		if r.Reg < len(amd64Regs) {
 			return fmt.Sprintf("r%d (%s)", r.Reg, amd64Regs[r.Reg])
 		}

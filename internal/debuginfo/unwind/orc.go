@@ -99,7 +99,7 @@ func loadORC(ef *elffile.File) (*orcTable, error) {
 func decodeORC(ipData, entData []byte, base uint64, newLayout bool) (*orcTable, error) {
 	n := len(ipData) / 4
 	if len(ipData)%4 != 0 || len(entData) != 6*n {
-		return nil, &CFIError{Section: ".orc_unwind", Entry: "table", Err: fmt.Errorf("%d bytes of addresses for %d bytes of entries", len(ipData), len(entData))}
+		return nil, &cfiError{Section: ".orc_unwind", Entry: "table", Err: fmt.Errorf("%d bytes of addresses for %d bytes of entries", len(ipData), len(entData))}
 	}
 	type pair struct {
 		ip uint64
@@ -164,7 +164,7 @@ func (t *orcTable) row(pc uint64) (*Row, error) {
 		return nil, fmt.Errorf(".orc_unwind: %w", ErrNoFrame)
 	}
 	e := t.entries[i]
-	r := &Row{Lo: t.ips[i], Hi: ^uint64(0), RA: 16, Source: ".orc_unwind", Regs: map[int]Rule{}}
+	r := &Row{Lo: t.ips[i], Hi: ^uint64(0), RA: 16, Source: ".orc_unwind", Regs: map[int]rule{}}
 	if i+1 < len(t.ips) {
 		r.Hi = t.ips[i+1]
 	}
@@ -184,29 +184,29 @@ func (t *orcTable) row(pc uint64) (*Row, error) {
 	default:
 		reg, ok := orcDWARFReg[e.spReg]
 		if !ok {
-			return nil, &CFIError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("stack pointer base register %d", e.spReg)}
+			return nil, &cfiError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("stack pointer base register %d", e.spReg)}
 		}
 		r.CFA = CFARule{Reg: reg, Offset: int64(e.spOffset)}
 	}
 	switch e.typ {
 	case orcTypeCall:
-		r.Regs[16] = Rule{Kind: RuleOffset, Offset: -8}
+		r.Regs[16] = rule{Kind: RuleOffset, Offset: -8}
 	case orcTypeRegs, orcTypeRegsPartial:
 		// The "CFA" is then where the interrupted context's struct
 		// pt_regs (or its iret frame) was saved.
 		r.Signal = true
 	default:
-		return nil, &CFIError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("type %d", e.typ)}
+		return nil, &cfiError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("type %d", e.typ)}
 	}
 	switch e.bpReg {
 	case orcRegUndefined:
-		r.Regs[6] = Rule{Kind: RuleSameValue}
+		r.Regs[6] = rule{Kind: RuleSameValue}
 	case orcRegPrevSP:
-		r.Regs[6] = Rule{Kind: RuleOffset, Offset: int64(e.bpOffset)}
+		r.Regs[6] = rule{Kind: RuleOffset, Offset: int64(e.bpOffset)}
 	case orcRegBP:
-		r.Regs[6] = Rule{Kind: RuleExpression, Expr: dwarfexpr.Expr{{Code: dwarfexpr.OpDrop}, {Code: dwarfexpr.OpBreg, Reg: 6, Int: int64(e.bpOffset)}}}
+		r.Regs[6] = rule{Kind: ruleExpression, Expr: dwarfexpr.Expr{{Code: dwarfexpr.OpDrop}, {Code: dwarfexpr.OpBreg, Reg: 6, Int: int64(e.bpOffset)}}}
 	default:
-		return nil, &CFIError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("frame pointer base register %d", e.bpReg)}
+		return nil, &cfiError{Section: ".orc_unwind", Offset: 6 * i, Entry: "entry", Err: fmt.Errorf("frame pointer base register %d", e.bpReg)}
 	}
 	return r, nil
 }

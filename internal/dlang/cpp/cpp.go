@@ -18,9 +18,9 @@ import (
 	"time"
 )
 
-// Version is the D version passed to cpp as __SUNW_D_VERSION, as
+// version is the D version passed to cpp as __SUNW_D_VERSION, as
 // dtrace's dt_vmax: 1.13.0.
-const Version = 0x010d0000
+const version = 0x010d0000
 
 // Options are the preprocessor options of dtrace -D, -U, -I and -H.
 type Options struct {
@@ -32,16 +32,16 @@ type Options struct {
 	Timeout  time.Duration
 }
 
-// Result is the preprocessed text and, with Options.Headers, what cpp
+// result is the preprocessed text and, with Options.Headers, what cpp
 // printed about the headers it included.
-type Result struct {
+type result struct {
 	Text    []byte
 	Headers []byte
 }
 
 // Preprocess runs cpp over src, which is named name in line markers and
 // errors.
-func Preprocess(ctx context.Context, name string, src []byte, opts Options) (*Result, error) {
+func Preprocess(ctx context.Context, name string, src []byte, opts Options) (*result, error) {
 	path := opts.Path
 	if path == "" {
 		path = "cpp"
@@ -56,7 +56,7 @@ func Preprocess(ctx context.Context, name string, src []byte, opts Options) (*Re
 	// like "linux" and "unix" stay names. The target's own macros are
 	// defined back explicitly. -ffreestanding keeps gcc from including
 	// stdc-predef.h.
-	args := []string{"-undef", "-ffreestanding", fmt.Sprintf("-D__SUNW_D_VERSION=0x%08x", Version)}
+	args := []string{"-undef", "-ffreestanding", fmt.Sprintf("-D__SUNW_D_VERSION=0x%08x", version)}
 	args = append(args, targetMacros()...)
 	for _, d := range opts.Defines {
 		args = append(args, "-D"+d)
@@ -83,7 +83,7 @@ func Preprocess(ctx context.Context, name string, src []byte, opts Options) (*Re
 		}
 		return nil, fmt.Errorf("failed to run preprocessor %s: %w", path, err)
 	}
-	r := &Result{Text: out.Bytes()}
+	r := &result{Text: out.Bytes()}
 	if opts.Headers {
 		r.Headers = errb.Bytes()
 	}

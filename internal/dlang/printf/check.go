@@ -253,7 +253,7 @@ func (f *Format) check(a Action, values []Arg, agg *Aggregation) error {
 // dynArgs are the '*' a conversion may have, in the order they take
 // their values.
 var dynArgs = [...]struct {
-	flag Flags
+	flag flags
 	text string
 }{{DynWidth, "*"}, {DynPrec, ".*"}}
 

@@ -19,12 +19,12 @@ type Format struct {
 type Conv struct {
 	Prefix string // literal text between the previous conversion and this one
 	Text   string // the conversion as written, from '%' to its conversion character
-	Flags  Flags
+	Flags  flags
 	Width  int    // field width; 0 when none is given; %? gives a pointer's width, 16
 	Prec   int    // precision; 0 when none is given, which dtrace does not tell from .0
 	Length string // length modifier: "", "h", "l", "ll", "L" or "w"
 	Verb   byte   // conversion character: 'd', 's', 'k', '%', …
-	Kind   Kind
+	Kind   kind
 
 	// Out is the printf(3) conversion, with its length modifier, that
 	// the value is printed with: the conversion's own name after Parse,
@@ -35,30 +35,30 @@ type Conv struct {
 	spec *spec
 }
 
-// Flags are a conversion's flags.
-type Flags uint16
+// flags are a conversion's flags.
+type flags uint16
 
 // The flags. ZeroPad and Left cancel each other: the later one wins, as
 // in dtrace.
 const (
-	Alt      Flags = 1 << iota // '#'
+	Alt      flags = 1 << iota // '#'
 	ZeroPad                    // '0'
 	Left                       // '-'
 	Plus                       // '+'
 	Space                      // ' '
-	Group                      // '\'': thousands grouping
+	group                      // '\'': thousands grouping
 	AggValue                   // '@': printa's aggregated value, not a key
 	DynWidth                   // '*': the width is an argument
 	DynPrec                    // ".*": the precision is an argument
 )
 
-// Kind says how a conversion prints its value. Each is one of dtrace's
+// kind says how a conversion prints its value. Each is one of dtrace's
 // print routines.
-type Kind uint8
+type kind uint8
 
 // The kinds.
 const (
-	Percent    Kind = iota // %%: a percent sign; takes no value
+	Percent    kind = iota // %%: a percent sign; takes no value
 	Signed                 // %c %i %hd %ld %lld %lc %wc …
 	Unsigned               // %o %u %x %X %p %hu %lx …
 	Decimal                // %d: signed or unsigned as its value's type is
@@ -174,7 +174,7 @@ func parseConv(s string, p, n int) (Conv, int, error) {
 		case '@':
 			c.Flags |= AggValue
 		case '\'':
-			c.Flags |= Group
+			c.Flags |= group
 		case ' ':
 			c.Flags |= Space
 		case '$':
@@ -257,9 +257,9 @@ func (f *Format) String() string {
 
 // flagText is the order in which dtrace writes flags back.
 var flagText = [...]struct {
-	flag Flags
+	flag flags
 	text string
 }{
 	{Alt, "#"}, {ZeroPad, "0"}, {Left, "-"}, {Plus, "+"}, {DynWidth, "*"},
-	{DynPrec, ".*"}, {Group, "'"}, {Space, " "}, {AggValue, "@"},
+	{DynPrec, ".*"}, {group, "'"}, {Space, " "}, {AggValue, "@"},
 }

@@ -15,7 +15,7 @@ func TestParseConversions(t *testing.T) {
 	tests := []struct {
 		conv   string
 		length string
-		kind   Kind
+		kind   kind
 		out    string // Out before checking
 	}{
 		{"a", "", Addr, "s"},
@@ -94,7 +94,7 @@ func TestParseConversions(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
 		format      string
-		flags       Flags
+		flags       flags
 		width, prec int
 		length      string
 		verb        byte
@@ -104,7 +104,7 @@ func TestParseFlags(t *testing.T) {
 		{"%-x", Left, 0, 0, "", 'x'},
 		{"%+d", Plus, 0, 0, "", 'd'},
 		{"% d", Space, 0, 0, "", 'd'},
-		{"%'d", Group, 0, 0, "", 'd'},
+		{"%'d", group, 0, 0, "", 'd'},
 		{"%@d", AggValue, 0, 0, "", 'd'},
 		{"%*d", DynWidth, 0, 0, "", 'd'},
 		{"%.*s", DynPrec, 0, 0, "", 's'},
@@ -128,7 +128,7 @@ func TestParseFlags(t *testing.T) {
 		{"%@10d", AggValue, 10, 0, "", 'd'},
 		{"%l-5d", Left, 5, 0, "l", 'd'}, // length letters may come anywhere
 		{"%l5ld", 0, 5, 0, "ll", 'd'},
-		{"%#-+ '@08.3lld", Alt | ZeroPad | Plus | Space | Group | AggValue, 8, 3, "ll", 'd'},
+		{"%#-+ '@08.3lld", Alt | ZeroPad | Plus | Space | group | AggValue, 8, 3, "ll", 'd'},
 		{"%2147483648d", 0, -2147483648, 0, "", 'd'}, // C's int wraps
 	}
 	for _, tt := range tests {

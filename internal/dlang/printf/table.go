@@ -11,7 +11,7 @@ type spec struct {
 	name  string // length modifier and character: "lld"
 	ofmt  string // what printf(3) prints the value with; "s" for the text-making kinds
 	proto string // the types it takes, as messages name them
-	kind  Kind
+	kind  kind
 	// ok reports whether a value of type t suits the conversion; target
 	// says whether a target process is set (-p or -c).
 	ok func(t types.Type, target bool) bool

@@ -10,12 +10,12 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/token"
 )
 
-// Pid answers what the pid rewrite needs to know about a process's
+// pid answers what the pid rewrite needs to know about a process's
 // objects: where a function of one of them was inlined, and which
 // clones of it the compiler made. The dtrace package implements it
 // over the objects a process maps and their DWARF, with package kinst's
 // rules.
-type Pid interface {
+type pid interface {
 	// Sites returns the probe sites of pidPID:module:fn:entry (ret
 	// false) or :return (ret true). Nil Sites leave the description as
 	// written: an object without debug information, a function its

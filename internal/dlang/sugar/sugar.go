@@ -42,7 +42,7 @@ type Expander struct {
 	// Pid finds the inline copies and clones of the functions that
 	// pid entry and return descriptions name. When nil, pid
 	// descriptions are left as written.
-	Pid Pid
+	Pid pid
 
 	errorClause bool // the dtrace:::ERROR clause has been emitted
 

@@ -11,16 +11,16 @@ import (
 // An Attachment is what one call of the package attached: links and
 // perf events. Close detaches them all; the kernel also releases them
 // when the process ends, however it ends.
-type Attachment struct {
+type attachment struct {
 	mu      sync.Mutex
 	closers []io.Closer
 }
 
-func (a *Attachment) add(c io.Closer) { a.closers = append(a.closers, c) }
+func (a *attachment) add(c io.Closer) { a.closers = append(a.closers, c) }
 
 // Close detaches everything, the last attached first, and returns the
 // errors met. Closing twice does nothing the second time.
-func (a *Attachment) Close() error {
+func (a *attachment) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var errs []error
@@ -35,7 +35,7 @@ func (a *Attachment) Close() error {
 
 // fail closes what a was given and returns err: attaching a group is
 // all or nothing.
-func (a *Attachment) fail(err error) (*Attachment, error) {
+func (a *attachment) fail(err error) (*attachment, error) {
 	a.Close()
 	return nil, err
 }
@@ -43,15 +43,15 @@ func (a *Attachment) fail(err error) (*Attachment, error) {
 // A SiteError is the refusal of one site of a call: Index is its place
 // in the sites the call was given, so that the caller can name the probe
 // it came from; Site names it as "function+offset".
-type SiteError struct {
+type siteError struct {
 	Index int
 	Site  string
 	Err   error
 }
 
-func (e *SiteError) Error() string { return e.Site + ": " + e.Err.Error() }
+func (e *siteError) Error() string { return e.Site + ": " + e.Err.Error() }
 
-func (e *SiteError) Unwrap() error { return e.Err }
+func (e *siteError) Unwrap() error { return e.Err }
 
 // checkCookies checks that there is one cookie per site.
 func checkCookies(sites, cookies int) error {

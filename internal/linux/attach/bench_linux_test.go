@@ -52,7 +52,7 @@ func BenchmarkUprobes1000(b *testing.B) {
 	for i := range cookies {
 		cookies[i] = uint64(i)
 	}
-	if !HaveUprobeMulti() {
+	if !haveUprobeMulti() {
 		b.Skip("this kernel has no uprobe_multi links")
 	}
 	c := loadCounter(b, ebpf.Kprobe, UprobeAttachType(), 1, byCookie...)

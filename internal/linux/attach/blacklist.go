@@ -8,17 +8,17 @@ import (
 	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
-// BlacklistFile lists the code the kernel refuses kprobes on: functions
+// blacklistFile lists the code the kernel refuses kprobes on: functions
 // marked NOKPROBE_SYMBOL, and every function of the noinstr, entry and
 // __kprobes text. Only root reads its addresses. The kernel lists each
 // function of a blacklisted area (noinstr text, say) on a line of its
 // own, so a site is blacklisted when its function is.
-const BlacklistFile = ksym.KprobeBlacklist
+const blacklistFile = ksym.KprobeBlacklist
 
 // kernelBlacklist reads the running kernel's blacklist; none when it
 // cannot be read (no debugfs): the kernel still refuses, in its words.
 func kernelBlacklist() []ksym.Name {
-	f, err := os.Open(BlacklistFile)
+	f, err := os.Open(blacklistFile)
 	if err != nil {
 		return nil
 	}
@@ -29,12 +29,12 @@ func kernelBlacklist() []ksym.Name {
 
 // A BlacklistError is a site the kernel would refuse a kprobe at, as
 // its kprobe blacklist holds the function.
-type BlacklistError struct {
+type blacklistError struct {
 	Function string
 }
 
-func (e *BlacklistError) Error() string {
-	return fmt.Sprintf("%s is on the kernel's kprobe blacklist (%s), which kprobes cannot probe: noinstr or entry code, or a function marked NOKPROBE_SYMBOL", e.Function, BlacklistFile)
+func (e *blacklistError) Error() string {
+	return fmt.Sprintf("%s is on the kernel's kprobe blacklist (%s), which kprobes cannot probe: noinstr or entry code, or a function marked NOKPROBE_SYMBOL", e.Function, blacklistFile)
 }
 
 // checkBlacklist refuses a site in a blacklisted function.
@@ -45,7 +45,7 @@ func checkBlacklist(s *probe.KernelSite, bl []ksym.Name) error {
 	}
 	for _, b := range bl {
 		if b.Name == s.Function && b.Module == module {
-			return &BlacklistError{Function: s.Function}
+			return &blacklistError{Function: s.Function}
 		}
 	}
 	return nil

@@ -55,7 +55,7 @@ func TestCheckBlacklist(t *testing.T) {
 	for _, tt := range tests {
 		site := &probe.KernelSite{Module: tt.module, Function: tt.fn, Offset: tt.off}
 		err := checkBlacklist(site, bl)
-		var be *BlacklistError
+		var be *blacklistError
 		if got := errors.As(err, &be); got != tt.refused {
 			t.Errorf("%s:%s+%d: %v, want refused %v", tt.module, tt.fn, tt.off, err, tt.refused)
 		}

@@ -21,10 +21,10 @@ var (
 	kernelConfig = "/proc/config.gz"
 )
 
-// HaveUprobeMulti reports whether the kernel has uprobe_multi links
+// haveUprobeMulti reports whether the kernel has uprobe_multi links
 // (Linux 6.6), which attach a program at many places of a file with one
 // link. The answer is found once.
-func HaveUprobeMulti() bool {
+func haveUprobeMulti() bool {
 	return features.HaveBPFLinkUprobeMulti() == nil
 }
 
@@ -41,7 +41,7 @@ func UprobeAttachType() ebpf.AttachType {
 
 // uprobeMulti says whether Uprobes and USDT use uprobe_multi links;
 // tests turn it off to try the per-site links on a kernel that has both.
-var uprobeMulti = HaveUprobeMulti
+var uprobeMulti = haveUprobeMulti
 
 var kprobes = sync.OnceValue(func() error { return haveKprobes() })
 

@@ -64,7 +64,7 @@ func TestKillLeavesNothing(t *testing.T) {
 	wantLinks := 2 + 1 + len(cpus) // work's entry and return, sys_enter, profile
 	if usdt {
 		wantLinks++ // the USDT probe's two points
-		if !HaveUprobeMulti() {
+		if !haveUprobeMulti() {
 			wantLinks++ // one link each
 		}
 	}

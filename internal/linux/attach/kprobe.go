@@ -31,7 +31,7 @@ import (
 // *NotraceError saying so. A kernel without kprobe perf events gets
 // HaveKprobes's sentence.
 // Attaching is all or nothing.
-func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, text *ksym.Table) (*Attachment, error) {
+func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, text *ksym.Table) (*attachment, error) {
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
 		return nil, err
 	}
@@ -42,13 +42,13 @@ func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, te
 			err = checkBlacklist(s, bl)
 		}
 		if err != nil {
-			return nil, &SiteError{Index: i, Site: kernelSiteName(s), Err: err}
+			return nil, &siteError{Index: i, Site: kernelSiteName(s), Err: err}
 		}
 	}
 	if err := HaveKprobes(); err != nil {
 		return nil, err
 	}
-	a := &Attachment{}
+	a := &attachment{}
 	for i, s := range sites {
 		sym, opts := kprobeOptions(s, cookies[i])
 		attach := link.Kprobe
@@ -58,7 +58,7 @@ func Kprobes(prog *ebpf.Program, sites []*probe.KernelSite, cookies []uint64, te
 		l, err := attach(sym, prog, opts)
 		if err != nil {
 			err = explainRefusal(err, s.Module, s.Function, tracefsDirs)
-			return a.fail(&SiteError{Index: i, Site: kernelSiteName(s), Err: err})
+			return a.fail(&siteError{Index: i, Site: kernelSiteName(s), Err: err})
 		}
 		a.add(l)
 	}

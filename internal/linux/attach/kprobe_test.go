@@ -63,8 +63,8 @@ func TestKprobeBoundary(t *testing.T) {
 
 	sites := []*probe.KernelSite{site(0, false), site(mid, false)}
 	_, err = Kprobes(nil, sites, []uint64{0, 1}, text)
-	var se *SiteError
-	var be *BoundaryError
+	var se *siteError
+	var be *boundaryError
 	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &be) {
 		t.Fatalf("Kprobes at work+%d = %v, want a boundary error for site 1", mid, err)
 	}

@@ -227,7 +227,7 @@ func bothLinkKinds(t *testing.T, f func(t *testing.T, multi bool)) {
 			name = "uprobe_multi"
 		}
 		t.Run(name, func(t *testing.T) {
-			if multi && !HaveUprobeMulti() {
+			if multi && !haveUprobeMulti() {
 				t.Skip("this kernel has no uprobe_multi links")
 			}
 			saved := uprobeMulti

@@ -18,13 +18,13 @@ import (
 // with CONFIG_KPROBE_EVENTS_ON_NOTRACE, which distributions leave off.
 // Such a function is declared notrace, or inline in the kernel's
 // sources (its inline implies notrace) and kept out of line.
-type NotraceError struct {
+type notraceError struct {
 	Function string
 	Module   string // "" or "vmlinux" for the kernel's own
 	Listing  string // the tracefs file it is missing from
 }
 
-func (e *NotraceError) Error() string {
+func (e *notraceError) Error() string {
 	fn := e.Function
 	if !kernelModule(e.Module) {
 		fn += " [" + e.Module + "]"
@@ -49,7 +49,7 @@ func explainRefusal(err error, module, fn string, tracefsDirs []string) error {
 			continue
 		}
 		if !listed {
-			return &NotraceError{Function: fn, Module: module, Listing: path}
+			return &notraceError{Function: fn, Module: module, Listing: path}
 		}
 		return err
 	}

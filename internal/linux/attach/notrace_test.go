@@ -39,7 +39,7 @@ func TestExplainRefusal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := explainRefusal(tc.err, tc.module, tc.fn, tc.dirs)
-			var ne *NotraceError
+			var ne *notraceError
 			if errors.As(got, &ne) != tc.wantNotrace {
 				t.Fatalf("explainRefusal(%v, %s, %s) = %v", tc.err, tc.module, tc.fn, got)
 			}

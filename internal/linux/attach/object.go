@@ -212,25 +212,25 @@ func checkBoundary(fn *amd64.Function, off uint64, hex bool) error {
 	err := fn.CheckOffset(off)
 	var oe *amd64.OffsetError
 	if errors.As(err, &oe) {
-		return &BoundaryError{OffsetError: oe, Hex: hex}
+		return &boundaryError{OffsetError: oe, Hex: hex}
 	}
 	return err
 }
 
 // A BoundaryError is an offset that is not where an instruction starts,
 // with the nearest ones that are.
-type BoundaryError struct {
+type boundaryError struct {
 	*amd64.OffsetError
 	Hex bool // offsets are written in hex, as the pid provider names them
 }
 
-func (e *BoundaryError) Error() string {
+func (e *boundaryError) Error() string {
 	oe := *e.OffsetError
 	oe.Hex = e.Hex
 	return oe.Error()
 }
 
-func (e *BoundaryError) Unwrap() error { return e.OffsetError }
+func (e *boundaryError) Unwrap() error { return e.OffsetError }
 
 func formatOffset(off uint64, hex bool) string {
 	if hex {

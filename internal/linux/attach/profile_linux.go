@@ -17,7 +17,7 @@ import (
 // every online CPU that fires every interval of the CPU's time, as
 // profile-N fires. A CPU that is idle does not run its clock, so it
 // fires little or not at all.
-func Profile(prog *ebpf.Program, interval time.Duration) (*Attachment, error) {
+func Profile(prog *ebpf.Program, interval time.Duration) (*attachment, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("profile interval %v is not positive", interval)
 	}
@@ -25,7 +25,7 @@ func Profile(prog *ebpf.Program, interval time.Duration) (*Attachment, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Attachment{}
+	a := &attachment{}
 	for _, cpu := range cpus {
 		attr := unix.PerfEventAttr{
 			Type:   unix.PERF_TYPE_SOFTWARE,

@@ -10,9 +10,9 @@ func SyscallNumber(name string) (int, bool) {
 	return nr, ok
 }
 
-// SyscallName returns the name of x86-64 system call nr, as
+// syscallName returns the name of x86-64 system call nr, as
 // SyscallNumber takes it.
-func SyscallName(nr int) (string, bool) {
+func syscallName(nr int) (string, bool) {
 	if nr < 0 || nr >= len(syscallNames) || syscallNames[nr] == "" {
 		return "", false
 	}

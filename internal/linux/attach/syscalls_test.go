@@ -27,7 +27,7 @@ func TestSyscallTable(t *testing.T) {
 		if nr, ok := SyscallNumber(tt.name); !ok || nr != tt.nr {
 			t.Errorf("SyscallNumber(%q) = %d, %v; want %d", tt.name, nr, ok, tt.nr)
 		}
-		if name, ok := SyscallName(tt.nr); !ok || name != tt.name {
+		if name, ok := syscallName(tt.nr); !ok || name != tt.name {
 			t.Errorf("SyscallName(%d) = %q, %v; want %q", tt.nr, name, ok, tt.name)
 		}
 	}
@@ -37,7 +37,7 @@ func TestSyscallTable(t *testing.T) {
 		}
 	}
 	for _, nr := range []int{-1, 400, 100000} {
-		if name, ok := SyscallName(nr); ok {
+		if name, ok := syscallName(nr); ok {
 			t.Errorf("SyscallName(%d) = %q, want none", nr, name)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 // number (entry) or return value (return), and the program tells the
 // calls apart by the number (SyscallNumber): one attachment serves every
 // syscall probe of a program.
-func Syscalls(prog *ebpf.Program, ret bool) (*Attachment, error) {
+func Syscalls(prog *ebpf.Program, ret bool) (*attachment, error) {
 	name := "sys_enter"
 	if ret {
 		name = "sys_exit"
@@ -25,12 +25,12 @@ func Syscalls(prog *ebpf.Program, ret bool) (*Attachment, error) {
 
 // RawTracepoint attaches prog, a raw tracepoint program, to the kernel's
 // tracepoint name ("sched_switch"), which need not be in tracefs.
-func RawTracepoint(prog *ebpf.Program, name string) (*Attachment, error) {
+func RawTracepoint(prog *ebpf.Program, name string) (*attachment, error) {
 	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: prog})
 	if err != nil {
 		return nil, fmt.Errorf("attaching to raw tracepoint %s: %w", name, err)
 	}
-	a := &Attachment{}
+	a := &attachment{}
 	a.add(l)
 	return a, nil
 }
@@ -38,7 +38,7 @@ func RawTracepoint(prog *ebpf.Program, name string) (*Attachment, error) {
 // Tracepoint attaches prog, a tracepoint program, to tracepoint
 // system:event ("sched", "sched_process_exec") through a perf event.
 // The event's ID comes from tracefs, which must be mounted.
-func Tracepoint(prog *ebpf.Program, system, event string) (*Attachment, error) {
+func Tracepoint(prog *ebpf.Program, system, event string) (*attachment, error) {
 	if err := haveTracefs(); err != nil {
 		return nil, fmt.Errorf("attaching to tracepoint %s:%s: %w", system, event, err)
 	}
@@ -46,7 +46,7 @@ func Tracepoint(prog *ebpf.Program, system, event string) (*Attachment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("attaching to tracepoint %s:%s: %w", system, event, err)
 	}
-	a := &Attachment{}
+	a := &attachment{}
 	a.add(l)
 	return a, nil
 }

@@ -145,16 +145,16 @@ func kernelBTF(module string) (*btf.Spec, error) {
 
 // Trampoline attaches prog, an fentry program (an fexit program for a
 // return site), loaded for the function of site s.
-func Trampoline(prog *ebpf.Program, s *probe.KernelSite) (*Attachment, error) {
+func Trampoline(prog *ebpf.Program, s *probe.KernelSite) (*attachment, error) {
 	at := ebpf.AttachTraceFEntry
 	if s.Return {
 		at = ebpf.AttachTraceFExit
 	}
 	l, err := link.AttachTracing(link.TracingOptions{Program: prog, AttachType: at})
 	if err != nil {
-		return nil, &SiteError{Index: 0, Site: kernelSiteName(s), Err: err}
+		return nil, &siteError{Index: 0, Site: kernelSiteName(s), Err: err}
 	}
-	a := &Attachment{}
+	a := &attachment{}
 	a.add(l)
 	return a, nil
 }

@@ -42,7 +42,7 @@ type userPoint struct {
 // and kind share one link; elsewhere each has its own perf event link.
 // Attaching is all or nothing: on any error, what was attached is
 // detached.
-func Uprobes(prog *ebpf.Program, sites []*probe.UserSite, cookies []uint64) (*Attachment, error) {
+func Uprobes(prog *ebpf.Program, sites []*probe.UserSite, cookies []uint64) (*attachment, error) {
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func Uprobes(prog *ebpf.Program, sites []*probe.UserSite, cookies []uint64) (*At
 	for i, s := range sites {
 		pt, err := userSite(objs, s)
 		if err != nil {
-			return nil, &SiteError{Index: i, Site: pt.site, Err: err}
+			return nil, &siteError{Index: i, Site: pt.site, Err: err}
 		}
 		pt.index, pt.cookie = i, cookies[i]
 		pts = append(pts, pt)
@@ -114,7 +114,7 @@ func userSite(objs objects, s *probe.UserSite) (userPoint, error) {
 // assembler put <sys/sdt.h>'s nop: instruction boundaries by
 // construction, not checked again. A site of any process fires in
 // every process that maps its file.
-func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attachment, error) {
+func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*attachment, error) {
 	if err := checkCookies(len(sites), len(cookies)); err != nil {
 		return nil, err
 	}
@@ -124,10 +124,10 @@ func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attac
 	for i, s := range sites {
 		o, err := objs.open(s.Path, s.PID)
 		if err != nil {
-			return nil, &SiteError{Index: i, Site: s.Path, Err: err}
+			return nil, &siteError{Index: i, Site: s.Path, Err: err}
 		}
 		if len(s.Points) == 0 {
-			return nil, &SiteError{Index: i, Site: s.Path, Err: errors.New("the USDT probe has no points")}
+			return nil, &siteError{Index: i, Site: s.Path, Err: errors.New("the USDT probe has no points")}
 		}
 		pid := s.PID
 		if s.AnyProcess {
@@ -136,11 +136,11 @@ func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attac
 		for _, p := range s.Points {
 			pt := userPoint{index: i, site: fmt.Sprintf("%s:%#x", s.Path, p.Addr), obj: o, pid: pid, cookie: cookies[i]}
 			if pt.off, err = o.fileOffset(p.Addr, true); err != nil {
-				return nil, &SiteError{Index: i, Site: pt.site, Err: err}
+				return nil, &siteError{Index: i, Site: pt.site, Err: err}
 			}
 			if p.Semaphore != 0 {
 				if pt.refCtr, err = o.fileOffset(p.Semaphore, false); err != nil {
-					return nil, &SiteError{Index: i, Site: pt.site, Err: fmt.Errorf("semaphore: %w", err)}
+					return nil, &siteError{Index: i, Site: pt.site, Err: fmt.Errorf("semaphore: %w", err)}
 				}
 			}
 			pts = append(pts, pt)
@@ -150,8 +150,8 @@ func USDT(prog *ebpf.Program, sites []*probe.USDTSite, cookies []uint64) (*Attac
 }
 
 // attachUser attaches prog at every point, all or nothing.
-func attachUser(prog *ebpf.Program, pts []userPoint) (*Attachment, error) {
-	a := &Attachment{}
+func attachUser(prog *ebpf.Program, pts []userPoint) (*attachment, error) {
+	a := &attachment{}
 	if uprobeMulti() {
 		type key struct {
 			file string
@@ -183,7 +183,7 @@ func attachUser(prog *ebpf.Program, pts []userPoint) (*Attachment, error) {
 	for _, pt := range pts {
 		ex, err := link.OpenExecutable(pt.obj.file)
 		if err != nil {
-			return a.fail(&SiteError{Index: pt.index, Site: pt.site, Err: err})
+			return a.fail(&siteError{Index: pt.index, Site: pt.site, Err: err})
 		}
 		opts := &link.UprobeOptions{Address: pt.off, PID: pt.pid, RefCtrOffset: pt.refCtr, Cookie: pt.cookie}
 		attach := ex.Uprobe
@@ -192,7 +192,7 @@ func attachUser(prog *ebpf.Program, pts []userPoint) (*Attachment, error) {
 		}
 		l, err := attach("", prog, opts)
 		if err != nil {
-			return a.fail(&SiteError{Index: pt.index, Site: pt.site, Err: err})
+			return a.fail(&siteError{Index: pt.index, Site: pt.site, Err: err})
 		}
 		a.add(l)
 	}
@@ -201,7 +201,7 @@ func attachUser(prog *ebpf.Program, pts []userPoint) (*Attachment, error) {
 
 // attachMulti attaches prog at the points of one file, process and
 // kind with one uprobe_multi link.
-func attachMulti(a *Attachment, prog *ebpf.Program, g []userPoint) error {
+func attachMulti(a *attachment, prog *ebpf.Program, g []userPoint) error {
 	opts := &link.UprobeMultiOptions{PID: uint32(g[0].pid)}
 	refCtrs := false
 	for _, pt := range g {

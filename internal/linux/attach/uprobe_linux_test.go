@@ -98,8 +98,8 @@ func TestUprobeBoundary(t *testing.T) {
 		a.Close()
 		t.Fatalf("Uprobes at work+%#x attached", mid)
 	}
-	var se *SiteError
-	var be *BoundaryError
+	var se *siteError
+	var be *boundaryError
 	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &be) {
 		t.Fatalf("Uprobes at work+%#x = %v, want a boundary error for site 1", mid, err)
 	}
