@@ -15,7 +15,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-go test -c -o "$dir/btf.test" ./btf
+go test -c -o "$dir/btf.test" ./internal/btf
 
 "$dir/btf.test" -test.run '^$' -test.bench '^BenchmarkOpenLookup$' -test.benchmem -test.count 5 | grep '^Benchmark'
 

@@ -39,7 +39,7 @@ fi
 echo "vmlinux: $VMLINUX ($(stat -c %s "$VMLINUX") bytes)"
 
 BIN=$WORK/kinstindex
-go build -o "$BIN" ./debuginfo/internal/kinstindex
+go build -o "$BIN" ./internal/debuginfo/internal/kinstindex
 CACHE=$(mktemp -d)
 OUT=$(mktemp -d)
 trap 'rm -rf "$CACHE" "$OUT"' EXIT
