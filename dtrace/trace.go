@@ -136,9 +136,11 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 }
 
 // compileSite compiles the D expression of an SDT probe's site into a
-// DIFO that returns its value: the expression of a trace() action.
+// DIFO that returns its value: the expression of a trace() action. It is
+// the provider's D, not the script's, so the script's macro arguments
+// are not its own.
 func (h *Handle) compileSite(expr string) (*dif.Object, error) {
-	p, err := h.Compile(Name, "dtrace:::BEGIN { trace("+expr+"); }", 0)
+	p, err := h.Compile(Name, "dtrace:::BEGIN { trace("+expr+"); }", noArgs)
 	if err != nil {
 		return nil, err
 	}

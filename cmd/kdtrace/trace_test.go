@@ -164,7 +164,9 @@ func checkReleased(t *testing.T, before int) {
 
 // TestTraceSDT counts the runs of a program through proc:::exec-success,
 // which kdtrace makes from the sched_process_exec tracepoint, and its
-// system calls' returns through a syscall tracepoint site.
+// system calls' returns through a syscall tracepoint site; once with the
+// program's name in the clauses, once as a macro argument, which the
+// provider's own D for its sites must not take as its own.
 func TestTraceSDT(t *testing.T) {
 	needTracing(t)
 	const n = 3
@@ -176,18 +178,28 @@ func TestTraceSDT(t *testing.T) {
 	if err := os.WriteFile(bin, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	prog := `BEGIN { printf("go\n"); }
-proc:::exec-success /execname == "kdsdt-true"/ { @e = count(); }
-proc:::exit /execname == "kdsdt-true"/ { @x = sum(args[0]); }`
-	out, errs, st := runActive(t, []string{"-q", "-n", prog}, func() {
-		for range n {
-			exec.Command(bin).Run()
-		}
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
-	})
-	// proc:::exit's args[0] is CLD_EXITED, 1, for each.
-	if want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n); st != 0 || out != want {
-		t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
+	const prog = `BEGIN { printf("go\n"); }
+proc:::exec-success /execname == NAME/ { @e = count(); }
+proc:::exit /execname == NAME/ { @x = sum(args[0]); }`
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"literal", []string{"-q", "-n", strings.ReplaceAll(prog, "NAME", `"kdsdt-true"`)}},
+		{"macro", []string{"-q", "-n", strings.ReplaceAll(prog, "NAME", "$$1"), "kdsdt-true"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errs, st := runActive(t, tt.args, func() {
+				for range n {
+					exec.Command(bin).Run()
+				}
+				syscall.Kill(os.Getpid(), syscall.SIGINT)
+			})
+			// proc:::exit's args[0] is CLD_EXITED, 1, for each.
+			if want := fmt.Sprintf("go\n\n%17d\n%17d\n", n, n); st != 0 || out != want {
+				t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
+			}
+		})
 	}
 }
 
