@@ -127,11 +127,15 @@ func TestTarget(t *testing.T) {
 	}
 	pid := mappedPID(t, sleep)
 	var stdout, stderr bytes.Buffer
-	if st := run([]string{"kdtrace", "--btf", "none", "-e", "-d", "-p", pid, "-n", "BEGIN { trace($target); }"}, &stdout, &stderr); st != 0 {
-		t.Fatalf("exit %d: %s", st, stderr.String())
-	}
-	if want := fmt.Sprintf("trace(0x%x)", sleep.Process.Pid); !strings.Contains(stdout.String(), want) {
-		t.Errorf("$target is not the -p process: want %s in\n%s", want, stdout.String())
+	// As dtrace's strtol, -p takes leading white space and a sign.
+	for _, arg := range []string{pid, " " + pid, "\t+" + pid} {
+		stdout.Reset()
+		if st := run([]string{"kdtrace", "--btf", "none", "-e", "-d", "-p", arg, "-n", "BEGIN { trace($target); }"}, &stdout, &stderr); st != 0 {
+			t.Fatalf("-p %q: exit %d: %s", arg, st, stderr.String())
+		}
+		if want := fmt.Sprintf("trace(0x%x)", sleep.Process.Pid); !strings.Contains(stdout.String(), want) {
+			t.Errorf("-p %q: $target is not the process: want %s in\n%s", arg, want, stdout.String())
+		}
 	}
 	stdout.Reset()
 	if st := run([]string{"kdtrace", "--btf", "none", "-l", "-p", pid, "-n", "pid$target:libc:malloc:entry"}, &stdout, &stderr); st != 0 {
@@ -143,6 +147,7 @@ func TestTarget(t *testing.T) {
 	for arg, want := range map[string]string{
 		"2147483647": "kdtrace: failed to grab pid 2147483647: No such process\n",
 		"12x":        "kdtrace: invalid pid: 12x\n",
+		"12 ":        "kdtrace: invalid pid: 12 \n",
 	} {
 		stderr.Reset()
 		if st := run([]string{"kdtrace", "-e", "-p", arg, "-n", "BEGIN"}, &stdout, &stderr); st != 1 || stderr.String() != want {

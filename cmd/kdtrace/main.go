@@ -381,7 +381,9 @@ func (c *command) apply(opts []opt) (int, bool) {
 			}
 			continue
 		}
-		pid, perr := strconv.ParseInt(o.arg, 10, 0)
+		// dtrace reads the pid with strtol, which skips leading white
+		// space (the DTraceToolkit's wrappers pass " 81").
+		pid, perr := strconv.ParseInt(strings.TrimLeft(o.arg, " \t\n\v\f\r"), 10, 0)
 		if perr != nil || o.arg == "" {
 			fmt.Fprintf(c.stderr, "%s: invalid pid: %s\n", c.name, o.arg)
 			return 1, false
