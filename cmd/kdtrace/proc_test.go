@@ -285,3 +285,18 @@ func running(pid string) bool {
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// TestPIDRefusedWarning checks that a pid description whose glob names
+// a function uprobes cannot probe at its first instruction compiles,
+// without it, with dtrace's warning on stderr.
+func TestPIDRefusedWarning(t *testing.T) {
+	needTracing(t)
+	bin := gcctest.Build(t, t.TempDir(), "locked", gcctest.LockedEntry)
+	args := []string{"kdtrace", "-e", "-c", bin, "-n", "pid$target:a.out:lock*:entry { @ = count(); }"}
+	var stdout, stderr bytes.Buffer
+	st := run(args, &stdout, &stderr)
+	if want := ":locked:lock*:entry: function locked left out: uprobes refuse its first instruction (a lock or segment prefix, or a system call)\n"; st != 0 || !strings.HasPrefix(stderr.String(), "kdtrace: warning: pid") || !strings.HasSuffix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("%q: status %d, stderr %q; want 0 and one warning ending %q", args, st, stderr.String(), want)
+	}
+	noChildren(t, args)
+}

@@ -56,3 +56,24 @@ func Build(t testing.TB, dir, name, src string, flags ...string) string {
 	}
 	return out
 }
+
+// LockedEntry is a program whose function locked starts with a
+// lock-prefixed instruction, which uprobes refuse, beside a function
+// lockless they take. With more than five arguments it calls both;
+// with pause among them it waits for a signal.
+const LockedEntry = `#include <string.h>
+#include <unistd.h>
+__asm__(".globl locked\n.type locked,@function\nlocked:\n\tlock incl (%rdi)\n\tret\n.size locked, .-locked\n");
+void locked(int *);
+__attribute__((noinline)) int lockless(int *p) { return *p + 1; }
+int main(int argc, char **argv) {
+	int x = 0;
+	if (argc > 5) {
+		locked(&x);
+		x = lockless(&x);
+	}
+	if (argc > 1 && strcmp(argv[1], "pause") == 0)
+		pause();
+	return x;
+}
+`

@@ -57,6 +57,7 @@ type Catalog struct {
 	usdtDone map[int]bool         // the processes whose USDT providers are made
 	made     atomic.Int64         // probes the pid providers made
 	maxPID   int64                // the most they may make
+	warn     func(error)          // Config.Warn
 }
 
 // New returns a catalog of the given providers, which are searched in

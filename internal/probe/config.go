@@ -20,6 +20,11 @@ type Config struct {
 	// types.
 	Types func(module string) (KernelTypes, error)
 
+	// Warn receives what leaves probes out of a match without failing
+	// it: the functions a pid description's glob names whose first
+	// instruction uprobes refuse. Nil drops it.
+	Warn func(error)
+
 	// MaxPIDProbes is how many probes the pid providers may make (the
 	// fasttrap-max-probes tunable); 0 means MaxPIDProbes.
 	MaxPIDProbes int

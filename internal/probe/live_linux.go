@@ -51,6 +51,7 @@ func Live(cfg Config) (*Catalog, error) {
 	c := kernelCatalog(&source{k: k, cfg: &cfg, arch: runtime.GOARCH, live: true, tracefs: tracefs,
 		handlers: func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }})
 	c.procs = &procFS{root: cfg.path("/proc")}
+	c.warn = cfg.Warn
 	if cfg.MaxPIDProbes > 0 {
 		c.maxPID = int64(cfg.MaxPIDProbes)
 	}

@@ -110,7 +110,7 @@ func (c *Catalog) makeProcProbes(q *query) (*query, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := p.create(q.Desc, &c.made, c.maxPID)
+		d, err := p.create(q.Desc, &c.made, c.maxPID, c.warn)
 		if err != nil {
 			return nil, err
 		}
@@ -259,23 +259,37 @@ type pidMaker struct {
 	fn, name   string
 	modLiteral bool // the module was given, and not as a glob
 	matched    int
+	// refused counts the functions a glob named whose entry and
+	// return probes were left out, uprobes refusing their first
+	// instruction; example is one of them.
+	refused int
+	example string
 }
 
 // create makes the probes d asks for and returns d with its module in
 // canonical form.
-func (p *pidProvider) create(d Desc, made *atomic.Int64, max int64) (Desc, error) {
+// A description is made once; what it leaves out is said once, to warn.
+func (p *pidProvider) create(d Desc, made *atomic.Int64, max int64, warn func(error)) (Desc, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if r, ok := p.done[d]; ok {
 		return r.d, r.err
 	}
-	out, err := p.createLocked(d, made, max)
+	m := &pidMaker{p: p, made: made, max: max, mod: or(d.Module, "*"), fn: or(d.Function, "*"), name: or(d.Name, "*")}
+	out, err := m.create(d)
 	p.done[d] = createResult{out, err}
+	if err == nil && m.refused > 0 && warn != nil {
+		what := fmt.Sprintf("%d functions left out (%s among them): uprobes refuse their first instruction", m.refused, m.example)
+		if m.refused == 1 {
+			what = fmt.Sprintf("function %s left out: uprobes refuse its first instruction", m.example)
+		}
+		warn(fmt.Errorf("%s:%s:%s:%s: %s (%s)", p.name, or(out.Module, "*"), m.fn, m.name, what, refusedWhy))
+	}
 	return out, err
 }
 
-func (p *pidProvider) createLocked(d Desc, made *atomic.Int64, max int64) (Desc, error) {
-	m := &pidMaker{p: p, made: made, max: max, mod: or(d.Module, "*"), fn: or(d.Function, "*"), name: or(d.Name, "*")}
+func (m *pidMaker) create(d Desc) (Desc, error) {
+	p := m.p
 	if m.fn == "-" {
 		if d.Module == "" {
 			d.Module, m.mod = "a.out", "a.out"
@@ -391,13 +405,29 @@ func (m *pidMaker) perObject(o *procObject) error {
 func (m *pidMaker) perSym(o *procObject, syms *objSyms, s objSym, fn string) error {
 	dash := fn == "-"
 	n := 0
-	if !dash && Glob("return", m.name) {
+	wantRet, wantEntry := !dash && Glob("return", m.name), !dash && Glob("entry", m.name)
+	if (wantRet || wantEntry) && syms.entryRefused(s) {
+		// A glob leaves out what cannot be traced, as it does
+		// offsets; the probe named alone is refused.
+		if !isGlob(m.fn) && !isGlob(m.name) {
+			return procErrorf("D_PROC_CREATEFAIL", nil, "failed to create probes for '%s': uprobes refuse its first instruction (%s)", fn, refusedWhy)
+		}
+		wantRet, wantEntry = false, false
+		m.refused++
+		if m.example == "" {
+			m.example = fn
+		}
+		if !isGlob(m.name) {
+			return nil // entry or return: no offsets asked for
+		}
+	}
+	if wantRet {
 		if err := m.add(o, fn, "return", s, 0, true); err != nil {
 			return err
 		}
 		n++
 	}
-	if !dash && Glob("entry", m.name) {
+	if wantEntry {
 		if err := m.add(o, fn, "entry", s, 0, false); err != nil {
 			return err
 		}
@@ -653,6 +683,22 @@ func (s *objSyms) offsets(sym objSym) ([]uint64, error) {
 	}
 	s.offs[sym.value] = offs
 	return offs, nil
+}
+
+// refusedWhy says which instructions uprobes refuse.
+const refusedWhy = "a lock or segment prefix, or a system call"
+
+// entryRefused reports whether uprobes refuse the first instruction of
+// sym, where its entry and return probes (a uretprobe is placed at the
+// entry) would go.
+func (s *objSyms) entryRefused(sym objSym) bool {
+	head := min(sym.size, 16)
+	code, err := s.code(objSym{name: sym.name, value: sym.value, size: head})
+	if err != nil {
+		return false // reading it again to attach says why
+	}
+	_, refused := amd64.UprobeRefusedPrefix(code)
+	return refused || isSyscall(code)
 }
 
 // isSyscall reports whether code starts with a syscall instruction,

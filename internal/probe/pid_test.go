@@ -139,3 +139,51 @@ func TestPIDErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPIDRefusedEntry checks that a glob over functions leaves out the
+// entry and return probes of a function whose first instruction uprobes
+// refuse, saying so once, and that naming the function alone is an
+// error; its other instructions are still probes.
+func TestPIDRefusedEntry(t *testing.T) {
+	dir := t.TempDir()
+	path := gcctest.Build(t, dir, "locked", gcctest.LockedEntry)
+	cmd := exec.Command(path, "pause")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	prov := "pid" + strconv.Itoa(cmd.Process.Pid)
+	var warnings []string
+	c, err := Live(Config{Warn: func(err error) { warnings = append(warnings, err.Error()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Match(Desc{prov, "a.out", "lock*", "entry"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{prov + ":locked:lockless:entry"}, names(ps)); diff != "" {
+		t.Errorf("%s:a.out:lock*:entry (-want +got):\n%s", prov, diff)
+	}
+	// Asked again, the description is made once and warned of once.
+	if _, err := c.Match(Desc{prov, "a.out", "lock*", "entry"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{prov + ":locked:lock*:entry: function locked left out: uprobes refuse its first instruction (a lock or segment prefix, or a system call)"}
+	if diff := cmp.Diff(want, warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	_, err = c.Match(Desc{prov, "a.out", "locked", "entry"})
+	var perr *procError
+	if !errors.As(err, &perr) || perr.Tag != "D_PROC_CREATEFAIL" || !strings.Contains(err.Error(), "uprobes refuse its first instruction") {
+		t.Errorf("%s:a.out:locked:entry: %v, want D_PROC_CREATEFAIL naming the refused instruction", prov, err)
+	}
+	// The ret after the lock incl is a probe; offset 0 is left out.
+	ps, err = c.Match(Desc{prov, "a.out", "locked", "*"})
+	if err != nil || len(ps) != 1 || ps[0].Name == "0" {
+		t.Errorf("%s:a.out:locked:* = %v, want its one probe-able offset", prov, names(ps))
+	}
+}
