@@ -20,9 +20,14 @@ import (
 // startProgram builds testProgram and runs it idle, returning its
 // process ID and executable's base name.
 func startProgram(t *testing.T) (pid string, exe string) {
-	dir := t.TempDir()
-	path := gcctest.Build(t, dir, "traced", testProgram)
-	cmd := exec.Command(path, "idle")
+	path := gcctest.Build(t, t.TempDir(), "traced", testProgram)
+	return start(t, path, "idle"), filepath.Base(path)
+}
+
+// start runs path with args until the test ends, and returns its
+// process ID once the dynamic linker has mapped libc.
+func start(t *testing.T, path string, args ...string) string {
+	cmd := exec.Command(path, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +42,7 @@ func startProgram(t *testing.T) (pid string, exe string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return strconv.Itoa(cmd.Process.Pid), filepath.Base(path)
+	return strconv.Itoa(cmd.Process.Pid)
 }
 
 func TestPID(t *testing.T) {
@@ -145,17 +150,7 @@ func TestPIDErrors(t *testing.T) {
 // refuse, saying so once, and that naming the function alone is an
 // error; its other instructions are still probes.
 func TestPIDRefusedEntry(t *testing.T) {
-	dir := t.TempDir()
-	path := gcctest.Build(t, dir, "locked", gcctest.LockedEntry)
-	cmd := exec.Command(path, "pause")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	prov := "pid" + strconv.Itoa(cmd.Process.Pid)
+	prov := "pid" + start(t, gcctest.Build(t, t.TempDir(), "locked", gcctest.LockedEntry), "pause")
 	var warnings []string
 	c, err := Live(Config{Warn: func(err error) { warnings = append(warnings, err.Error()) }})
 	if err != nil {
