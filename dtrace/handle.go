@@ -245,6 +245,7 @@ func (h *Handle) setup() error {
 		Probes:      h.probes(),
 		ZeroMatch:   h.zdefs,
 		Symbols:     h.ksyms,
+		Target:      h.target != 0,
 	})
 	if v, ok := h.opts.Value("version"); ok {
 		if err := h.checker.SetVersion(v); err != nil {

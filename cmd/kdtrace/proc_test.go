@@ -79,6 +79,10 @@ func TestCreateErrors(t *testing.T) {
 		{[]string{"-c", "sleep 100", "-e", "-n", "BEGIN { }"}, 0, ""},
 		{[]string{"-c", "sleep 100", "-c", "sleep 100", "-e", "-n", "pid$target:libc.so.6:getppid:entry { }"}, 0, ""},
 		{[]string{"-p", "x1", "-n", "BEGIN { }"}, 1, "kdtrace: invalid pid: x1\n"},
+		// With a target process, %A takes an integer: the checker knows
+		// of the target.
+		{[]string{"-c", "sleep 100", "-e", "-n", "BEGIN { @[0] = count(); printa(\"%A %@d\\n\", @); }"}, 0, ""},
+		{[]string{"-e", "-n", "BEGIN { @[0] = count(); printa(\"%A %@d\\n\", @); }"}, 1, "kdtrace: invalid probe specifier BEGIN { @[0] = count(); printa(\"%A %@d\\n\", @); }: in action list: printa( ) argument #2 is incompatible with conversion #1 prototype:\n\tconversion: %A\n\t prototype: pointer or integer (with -p/-c) or _usymaddr (without -p/-c)\n\t  argument: int\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
