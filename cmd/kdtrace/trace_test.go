@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
 )
 
 // needTracing skips a test where this process cannot load BPF programs.
@@ -200,6 +203,31 @@ proc:::exit /execname == NAME/ { @x = sum(args[0]); }`
 				t.Errorf("status %d, stdout %q, want 0 and %q (stderr %q)", st, out, want, errs)
 			}
 		})
+	}
+}
+
+// TestFbtImpossible checks that on a kernel with neither BPF
+// trampolines nor kprobes an fbt probe is refused in one sentence that
+// names both, and leaves nothing loaded.
+func TestFbtImpossible(t *testing.T) {
+	needTracing(t)
+	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
+	if terr == nil || kerr == nil {
+		t.Skip("this kernel has BPF trampolines or kprobes for fbt")
+	}
+	var ke *attach.KprobesError
+	if !errors.As(kerr, &ke) {
+		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
+	}
+	before := loadedPrograms(t)
+	var stdout, stderr bytes.Buffer
+	st := run([]string{"kdtrace", "-n", "fbt::vfs_read:entry { exit(0); }"}, &stdout, &stderr)
+	want := fmt.Sprintf("kdtrace: could not enable tracing: this kernel cannot put fbt probes in place: it has no BPF trampolines (%v), and %s\n", terr, ke.Reason)
+	if st != 1 || stderr.String() != want {
+		t.Errorf("status %d, stderr %q; want 1, %q", st, stderr.String(), want)
+	}
+	if after := loadedPrograms(t); after != before {
+		t.Errorf("%d BPF programs held before the run, %d after", before, after)
 	}
 }
 

@@ -258,7 +258,10 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 	if note == nil {
 		note = func(string) {}
 	}
-	order := splitTrampolines(pl.order, note)
+	order, err := splitTrampolines(pl.order, note)
+	if err != nil {
+		return nil, err
+	}
 	// The ERROR clauses need a program of their own only to be checked:
 	// each program runs them where its clauses fault.
 	lay, err := bpf.NewLayout(&cfg.BPF)

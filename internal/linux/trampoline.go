@@ -39,7 +39,7 @@ const maxTrampolines = 64
 // reads regs[] (a trampoline saves no registers), or where the
 // function's BTF rules fentry out (attach.TrampolineTarget); note is
 // told which and why.
-func splitTrampolines(order []*group, note func(string)) []*group {
+func splitTrampolines(order []*group, note func(string)) ([]*group, error) {
 	n := 0
 	for _, g := range order {
 		if strings.HasPrefix(g.name, "fbt-") {
@@ -48,9 +48,14 @@ func splitTrampolines(order []*group, note func(string)) []*group {
 	}
 	if n == 0 {
 		// Asking the kernel costs a reading of its BTF.
-		return order
+		return order, nil
 	}
 	haveErr := attach.HaveTrampolines()
+	if haveErr != nil {
+		if kerr := attach.HaveKprobes(); kerr != nil {
+			return nil, fbtImpossible(haveErr, kerr)
+		}
+	}
 	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
 		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
 	}
@@ -80,7 +85,18 @@ func splitTrampolines(order []*group, note func(string)) []*group {
 		g.keep(kept)
 		out = append(out, g)
 	}
-	return out
+	return out, nil
+}
+
+// fbtImpossible names, in one sentence, both ways an fbt probe could go
+// in place and why this kernel offers neither.
+func fbtImpossible(trampErr, kprobeErr error) error {
+	reason := kprobeErr.Error()
+	var ke *attach.KprobesError
+	if errors.As(kprobeErr, &ke) {
+		reason = ke.Reason
+	}
+	return fmt.Errorf("this kernel cannot put fbt probes in place: it has no BPF trampolines (%v), and %s", trampErr, reason)
 }
 
 // trampolineRefusal says why site s, index i of kprobe group g, cannot

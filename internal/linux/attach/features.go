@@ -3,7 +3,6 @@ package attach
 import (
 	"bufio"
 	"compress/gzip"
-	"errors"
 	"io"
 	"os"
 	"strings"
@@ -50,6 +49,16 @@ var kprobes = sync.OnceValue(func() error { return haveKprobes() })
 // what it lacks. The answer is found once.
 func HaveKprobes() error { return kprobes() }
 
+// A KprobesError is HaveKprobes' answer for a kernel without them:
+// Reason says what it lacks ("it has no kprobes (CONFIG_KPROBES is not
+// set)"), so that a caller naming more than kprobes can say it in its
+// own sentence.
+type KprobesError struct{ Reason string }
+
+func (e *KprobesError) Error() string {
+	return "this kernel cannot probe kernel instructions: " + e.Reason
+}
+
 func haveKprobes() error {
 	if _, err := os.Stat(eventSources + "/kprobe/type"); err == nil {
 		return nil
@@ -58,16 +67,16 @@ func haveKprobes() error {
 		if _, err := os.Stat(dir + "/kprobe_events"); err == nil {
 			// A kernel older than 4.17: only tracefs text entries make
 			// kprobes, and they outlive a process killed with SIGKILL.
-			return errors.New("this kernel cannot probe kernel instructions: it has no kprobe event source (Linux 4.17), only tracefs kprobe_events, whose probes would outlive kdtrace")
+			return &KprobesError{"it has no kprobe event source (Linux 4.17), only tracefs kprobe_events, whose probes would outlive kdtrace"}
 		}
 	}
 	switch configSays("CONFIG_KPROBES") {
 	case "n":
-		return errors.New("this kernel cannot probe kernel instructions: it has no kprobes (CONFIG_KPROBES is not set)")
+		return &KprobesError{"it has no kprobes (CONFIG_KPROBES is not set)"}
 	case "y":
-		return errors.New("this kernel cannot probe kernel instructions: it has kprobes but no kprobe events (CONFIG_KPROBE_EVENTS is not set)")
+		return &KprobesError{"it has kprobes but no kprobe events (CONFIG_KPROBE_EVENTS is not set)"}
 	}
-	return errors.New("this kernel cannot probe kernel instructions: it has no kprobes (no kprobe event source, no kprobe_events in tracefs)")
+	return &KprobesError{"it has no kprobes (no kprobe event source, no kprobe_events in tracefs)"}
 }
 
 // configSays returns "y" or "n" for option in the running kernel's
