@@ -304,3 +304,19 @@ func TestPIDRefusedWarning(t *testing.T) {
 	}
 	noChildren(t, args)
 }
+
+// TestPIDLibcEntries puts an entry probe on every function of the
+// system's libc, a library nobody here wrote: the run attaches what
+// uprobes take (glibc's pthread_spin_lock starts with a lock prefix
+// they refuse), counts /bin/true's calls, and warns at most once.
+func TestPIDLibcEntries(t *testing.T) {
+	needTracing(t)
+	args := []string{"kdtrace", "-q", "-n", `pid$target:libc.so.6::entry { @ = count(); } END { printa("%@d\n", @); }`, "-c", "/bin/true"}
+	var stdout, stderr bytes.Buffer
+	st := run(args, &stdout, &stderr)
+	n, err := strconv.Atoi(strings.TrimSpace(stdout.String()))
+	if st != 0 || err != nil || n <= 0 || strings.Count(stderr.String(), "\n") > 1 {
+		t.Errorf("%q: status %d, stdout %q, stderr %q; want 0, a count of calls and at most one warning", args, st, stdout.String(), stderr.String())
+	}
+	noChildren(t, args)
+}
