@@ -691,6 +691,10 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 			return v
 		}
 		g := c.lookupGlobal(id.Name)
+		if g == nil && c.define(id.Name) {
+			// A library's array inline, as fds[].
+			g = c.lookupGlobal(id.Name)
+		}
 		if g == nil || g.unref() && g.Kind == Scalar {
 			if g == nil {
 				g = c.globals.create(id.Name, Array, FlagWrite)

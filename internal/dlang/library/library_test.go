@@ -643,7 +643,7 @@ func TestLazy(t *testing.T) {
 	files := []library.File{
 		lib("a.d", "inline int A = 1;"),
 		lib("k.d", "#pragma D depends_on module ext4\ninline int K = A + 1;\ntypedef int k_t;\nstruct\n\tks { int x; };"),
-		lib("l.d", "#pragma D depends_on library k.d\ninline int L = K + 1;"),
+		lib("l.d", "#pragma D depends_on library k.d\ninline int L = K + 1;\ninline int M[int i] = i * L;"),
 	}
 	mods := []types.Module{fakeModule("ext4")}
 	load := func() (*check.Checker, *[]library.Skip) {
@@ -655,9 +655,11 @@ func TestLazy(t *testing.T) {
 		return c, late
 	}
 	// Nothing of k.d and l.d is compiled until a script names it: an
-	// inline, a typedef or a struct tag, however the text spaces it.
+	// inline, an array inline, a typedef or a struct tag, however the
+	// text spaces it.
 	for _, src := range []string{
 		"BEGIN { trace(L); }",
+		"BEGIN { trace(M[2]); }",
 		"BEGIN { x = (k_t)1; trace(K); }",
 		"BEGIN { trace(sizeof (struct ks)); }",
 	} {
