@@ -930,6 +930,10 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.
 		t.emit(asm.FnKtimeGetNs.Call())
+	case id == dif.VarVtimestamp:
+		if err := t.vtimestamp(pc, in, local); err != nil {
+			return err
+		}
 	case id == dif.VarWalltimestamp:
 		// CLOCK_MONOTONIC plus the offset to CLOCK_REALTIME the
 		// runtime keeps in MapCtl.

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kdtrace/kdtrace/internal/gcctest"
+)
+
+// spinsleep spins for argv[2] milliseconds of its own CPU time, then
+// sleeps for argv[3] milliseconds, argv[1] times; getppid() marks the
+// start of each spin and getuid() its end.
+const spinsleep = `#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+static long long cputime(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]);
+	long long spin = atoll(argv[2]) * 1000000LL;
+	struct timespec nap = {0, atol(argv[3]) * 1000000L};
+	for (int i = 0; i < n; i++) {
+		getppid();
+		long long end = cputime() + spin;
+		while (cputime() < end)
+			;
+		getuid();
+		nanosleep(&nap, NULL);
+	}
+	return 0;
+}
+`
+
+// intervals runs kdtrace -q -c cmd -s on the script prog, whose clauses
+// print lines of a name and two numbers, and returns the numbers by
+// name.
+func intervals(t *testing.T, cmd, prog string) map[string][][2]int64 {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "prog.d")
+	if err := os.WriteFile(script, []byte(prog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := []string{"kdtrace", "-q", "-c", cmd, "-s", script}
+	if st := run(args, &stdout, &stderr); st != 0 || stderr.Len() != 0 {
+		t.Fatalf("kdtrace %q: status %d, stderr %q", args, st, stderr.String())
+	}
+	got := map[string][][2]int64{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("line %q of %q: want a name and two numbers", line, stdout.String())
+		}
+		a, err1 := strconv.ParseInt(f[1], 10, 64)
+		b, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("line %q: want a name and two numbers", line)
+		}
+		got[f[0]] = append(got[f[0]], [2]int64{a, b})
+	}
+	return got
+}
+
+// TestVtimestamp checks that vtimestamp counts a thread's time on a CPU
+// and not its time off: over each spin of spinsleep, its delta is at
+// least half the CPU time the program spun (as the kernel counts it for
+// the thread) and at most the spin's timestamp delta; over each sleep,
+// where the thread is off the CPU but for its system calls, it is under
+// half the sleep's timestamp delta.
+func TestVtimestamp(t *testing.T) {
+	needTracing(t)
+	bin := gcctest.Build(t, t.TempDir(), "spinsleep", spinsleep)
+	const rounds, spinMS, sleepMS = 4, 40, 40
+	got := intervals(t, fmt.Sprintf("%s %d %d %d", bin, rounds, spinMS, sleepMS), `
+		self uint64_t v, t;
+		syscall::getppid:entry /pid == $target && self->t/ {
+			printf("sleep %d %d\n", vtimestamp - self->v, timestamp - self->t);
+		}
+		syscall::getppid:entry /pid == $target/ { self->v = vtimestamp; self->t = timestamp; }
+		syscall::getuid:entry /pid == $target/ {
+			printf("spin %d %d\n", vtimestamp - self->v, timestamp - self->t);
+			self->v = vtimestamp; self->t = timestamp;
+		}`)
+	if len(got["spin"]) != rounds || len(got["sleep"]) != rounds-1 {
+		t.Fatalf("%d spins and %d sleeps, want %d and %d: %v", len(got["spin"]), len(got["sleep"]), rounds, rounds-1, got)
+	}
+	for _, s := range got["spin"] {
+		if dv, dt := s[0], s[1]; dv < spinMS*1e6/2 || dv > dt {
+			t.Errorf("a spin of %d ms of CPU time: vtimestamp delta %d, timestamp delta %d", spinMS, dv, dt)
+		}
+	}
+	t.Logf("spins %v, sleeps %v", got["spin"], got["sleep"])
+	for _, s := range got["sleep"] {
+		if dv, dt := s[0], s[1]; dv < 0 || dv >= dt/2 {
+			t.Errorf("a sleep of %d ms: vtimestamp delta %d, timestamp delta %d", sleepMS, dv, dt)
+		}
+	}
+}
+
+// TestProcsystime is the shape of the Toolkit's procsystime: the
+// system calls of a process counted, and their times on a CPU
+// (vtimestamp) and elapsed (timestamp) summed, by call. The count is
+// exact; the sleep's time on a CPU is under half its elapsed time, no
+// call's is over it, and every call took some.
+func TestProcsystime(t *testing.T) {
+	needTracing(t)
+	bin := gcctest.Build(t, t.TempDir(), "calls", calls)
+	const n = 500
+	got := intervals(t, fmt.Sprintf("%s %d 1", bin, n), `
+		syscall:::entry /pid == $target/ { self->v = vtimestamp; self->t = timestamp; }
+		syscall:::return /self->t/ {
+			@calls[probefunc] = count();
+			@oncpu[probefunc] = sum(vtimestamp - self->v);
+			@least[probefunc] = min(vtimestamp - self->v);
+			@elapsed[probefunc] = sum(timestamp - self->t);
+			self->v = 0; self->t = 0;
+		}
+		END { printa("%s %@d %@d\n", @oncpu, @elapsed); printa("calls:%s %@d 0\n", @calls);
+			printa("least:%s %@d 0\n", @least); }`)
+	counts, least := map[string]int64{}, map[string]int64{}
+	for name, v := range got {
+		if f, ok := strings.CutPrefix(name, "calls:"); ok {
+			counts[f] = v[0][0]
+			continue
+		}
+		if f, ok := strings.CutPrefix(name, "least:"); ok {
+			least[f] = v[0][0]
+			continue
+		}
+		if oncpu, elapsed := v[0][0], v[0][1]; oncpu < 0 || oncpu > elapsed {
+			t.Errorf("%s: on a CPU %d ns, elapsed %d ns", name, oncpu, elapsed)
+		}
+	}
+	if counts["getppid"] != n || counts["clock_nanosleep"] != 1 {
+		t.Errorf("getppid called %d times, clock_nanosleep %d; want %d and 1: %v", counts["getppid"], counts["clock_nanosleep"], n, counts)
+	}
+	t.Logf("%v", got)
+	// The kernel brings a thread's CPU time up to date at the clock
+	// tick: vtimestamp counts the slice running since, so that even the
+	// shortest call took some time on a CPU.
+	if least["getppid"] <= 0 {
+		t.Errorf("the shortest getppid took %d ns on a CPU, want more than 0", least["getppid"])
+	}
+	if s := got["clock_nanosleep"]; len(s) != 1 || s[0][0] >= s[0][1]/2 {
+		t.Errorf("sleep(1): on a CPU and elapsed %v, want the first under half the second", s)
+	}
+}
