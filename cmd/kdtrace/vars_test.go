@@ -153,3 +153,72 @@ func TestProcsystime(t *testing.T) {
 		t.Errorf("sleep(1): on a CPU and elapsed %v, want the first under half the second", s)
 	}
 }
+
+// forker forks argv[1] children one after another, each of which runs
+// /bin/true, and waits for each.
+const forker = `#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl("/bin/true", "true", (char *)0);
+			_exit(127);
+		}
+		int st;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || st != 0)
+			return 1;
+	}
+	return 0;
+}
+`
+
+// TestShortlived is the shape of the Toolkit's shortlived.d: the time
+// on a CPU (vtimestamp) that short-lived processes cost in fork, in
+// exec and in their lives from exec to exit, and how many there were.
+// The counts are exact; each time is more than 0, and a life's time on
+// a CPU is no more than its elapsed time.
+func TestShortlived(t *testing.T) {
+	needTracing(t)
+	if _, err := os.Stat("/bin/true"); err != nil {
+		t.Skipf("no /bin/true: %v", err)
+	}
+	bin := gcctest.Build(t, t.TempDir(), "forker", forker)
+	const n = 20
+	got := intervals(t, fmt.Sprintf("%s %d", bin, n), `
+		self uint64_t fork, exec, life, born;
+		syscall::clone*:entry, syscall::fork:entry, syscall::vfork:entry /pid == $target/ {
+			self->fork = vtimestamp;
+		}
+		syscall::clone*:return, syscall::fork:return, syscall::vfork:return /self->fork/ {
+			@n["fork"] = count(); @v["fork"] = sum(vtimestamp - self->fork); @t["fork"] = sum(0);
+			self->fork = 0;
+		}
+		syscall::execve:entry /ppid == $target/ { self->exec = vtimestamp; }
+		syscall::execve:return /self->exec/ {
+			@n["exec"] = count(); @v["exec"] = sum(vtimestamp - self->exec); @t["exec"] = sum(0);
+			self->exec = 0;
+		}
+		proc:::exec-success /ppid == $target/ { self->life = vtimestamp; self->born = timestamp; }
+		proc:::exit /self->life/ {
+			@n["life"] = count(); @v["life"] = sum(vtimestamp - self->life);
+			@t["life"] = sum(timestamp - self->born);
+		}
+		END { printa("%s %@d %@d\n", @v, @t); printa("count:%s %@d 0\n", @n); }`)
+	t.Logf("%v", got)
+	for _, what := range []string{"fork", "exec", "life"} {
+		if c := got["count:"+what]; len(c) != 1 || c[0][0] != n {
+			t.Errorf("%s counted %v, want %d", what, c, n)
+		}
+		v := got[what]
+		if len(v) != 1 || v[0][0] <= 0 {
+			t.Errorf("%s: time on a CPU %v, want more than 0", what, v)
+			continue
+		}
+		if what == "life" && v[0][0] > v[0][1] {
+			t.Errorf("lives: %d ns on a CPU, over their %d ns elapsed", v[0][0], v[0][1])
+		}
+	}
+}
