@@ -183,8 +183,11 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 		id = c.lookupGlobal(name)
 	}
 	if id == nil {
-		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
-			suggestion(name, c.globalNames(Scalar, Enumerator, Array)))
+		more := suggestion(name, c.globalNames(Scalar, Enumerator, Array))
+		if why, ok := c.refused[name]; ok {
+			more = " (" + why + ")"
+		}
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar, more)
 	}
 	if id.Kind != Scalar && id.Kind != Enumerator {
 		c.errorf(ast.DiagPos(e), diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", id.Kind, name, Scalar)
