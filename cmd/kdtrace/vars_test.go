@@ -222,3 +222,81 @@ func TestShortlived(t *testing.T) {
 		}
 	}
 }
+
+// stopper forks a child that stops itself with SIGSTOP, waits for it to
+// stop, continues it and reaps it.
+const stopper = `#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+	pid_t pid = fork();
+	if (pid == 0) {
+		raise(SIGSTOP);
+		_exit(0);
+	}
+	int st;
+	if (waitpid(pid, &st, WUNTRACED) != pid || !WIFSTOPPED(st))
+		return 1;
+	kill(pid, SIGCONT);
+	return waitpid(pid, &st, 0) != pid || st != 0;
+}
+`
+
+// TestLwpsinfoFlags checks the PR_* bits of lwpsinfo_t's pr_flag: a
+// CPU's idle thread (the run queue's) is PR_IDLE and PR_ISSYS, and
+// kdtrace running BEGIN is neither; a thread that stops itself leaves
+// its CPU PR_STOPPED once, and its parent waiting for it leaves asleep.
+func TestLwpsinfoFlags(t *testing.T) {
+	needTracing(t)
+	var stdout, stderr bytes.Buffer
+	args := []string{"kdtrace", "-q", "-n", `BEGIN {
+		this->idle = curthread->se.cfs_rq->rq->idle;
+		printf("%x %x\n", xlate <lwpsinfo_t *> (this->idle)->pr_flag, curlwpsinfo->pr_flag);
+		printf("%x %x\n", PR_IDLE | PR_ISSYS, 0);
+		exit(0);
+	}`}
+	if st := run(args, &stdout, &stderr); st != 0 || stderr.Len() != 0 {
+		t.Fatalf("kdtrace %q: status %d, stderr %q", args, st, stderr.String())
+	}
+	lines := strings.Split(stdout.String(), "\n")
+	if len(lines) < 2 || lines[0] != lines[1] {
+		t.Errorf("the idle thread's and kdtrace's pr_flag, then the want: %q", stdout.String())
+	}
+
+	bin := gcctest.Build(t, t.TempDir(), "stopper", stopper)
+	got := intervals(t, bin, `
+		sched:::off-cpu /ppid == $target && curlwpsinfo->pr_flag & PR_STOPPED/ { @n["stopped"] = count(); }
+		sched:::off-cpu /pid == $target && curlwpsinfo->pr_flag & PR_ASLEEP/ { @n["asleep"] = count(); }
+		sched:::off-cpu /(pid == $target || ppid == $target) && curlwpsinfo->pr_flag & (PR_PTRACE | PR_IDLE | PR_ISSYS)/ {
+			@n["other"] = count();
+		}
+		END { printa("%s %@d 0\n", @n); }`)
+	if s, a, o := got["stopped"], got["asleep"], got["other"]; len(s) != 1 || s[0][0] != 1 || len(a) != 1 || a[0][0] < 1 || o != nil {
+		t.Errorf("threads leaving their CPU stopped %v, asleep %v, traced, idle or kernel %v; want 1, at least 1, none", s, a, o)
+	}
+}
+
+// TestRefusedNames checks that a name of illumos's D library that means
+// nothing on Linux fails to compile, saying so, where one Linux honours
+// compiles.
+func TestRefusedNames(t *testing.T) {
+	for _, tt := range []struct{ name, why string }{
+		{"PR_FORK", "Linux has no /proc control of a process"},
+		{"PR_DAEMON", "Linux has no Solaris threads library"},
+		{"PR_ORPHAN", "Linux does not keep this state of a process"},
+	} {
+		prog := "BEGIN { trace(curlwpsinfo->pr_flag & " + tt.name + "); }"
+		var stdout, stderr bytes.Buffer
+		st := run([]string{"kdtrace", "-e", "-n", prog}, &stdout, &stderr)
+		want := "kdtrace: invalid probe specifier " + prog + ": in action list: failed to resolve " + tt.name +
+			": Unknown variable name (" + tt.name + " is not defined on Linux: " + tt.why + ")\n"
+		if st != 1 || stderr.String() != want {
+			t.Errorf("kdtrace -e -n %q: status %d, stderr %q; want 1, %q", prog, st, stderr.String(), want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	prog := "BEGIN { trace(curlwpsinfo->pr_flag & (PR_STOPPED | PR_ISTOP | PR_ASLEEP | PR_IDLE | PR_ISSYS | PR_PTRACE)); }"
+	if st := run([]string{"kdtrace", "-e", "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Errorf("kdtrace -e -n %q: status %d, stderr %q", prog, st, stderr.String())
+	}
+}
