@@ -39,25 +39,34 @@ int main(int argc, char **argv) {
 }
 `
 
+// script runs kdtrace -q with the extra options opts and -s on the
+// script prog, and returns what it printed; it fails the test unless
+// kdtrace succeeds without a word on stderr.
+func script(t *testing.T, prog string, opts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "prog.d")
+	if err := os.WriteFile(path, []byte(prog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string{"kdtrace", "-q"}, opts...), "-s", path)
+	if st := run(args, &stdout, &stderr); st != 0 || stderr.Len() != 0 {
+		t.Fatalf("kdtrace %q: status %d, stderr %q", args, st, stderr.String())
+	}
+	return stdout.String()
+}
+
 // intervals runs kdtrace -q -c cmd -s on the script prog, whose clauses
 // print lines of a name and two numbers, and returns the numbers by
 // name.
 func intervals(t *testing.T, cmd, prog string) map[string][][2]int64 {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "prog.d")
-	if err := os.WriteFile(script, []byte(prog), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	args := []string{"kdtrace", "-q", "-c", cmd, "-s", script}
-	if st := run(args, &stdout, &stderr); st != 0 || stderr.Len() != 0 {
-		t.Fatalf("kdtrace %q: status %d, stderr %q", args, st, stderr.String())
-	}
+	out := script(t, prog, "-c", cmd)
 	got := map[string][][2]int64{}
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
-			t.Fatalf("line %q of %q: want a name and two numbers", line, stdout.String())
+			t.Fatalf("line %q of %q: want a name and two numbers", line, out)
 		}
 		a, err1 := strconv.ParseInt(f[1], 10, 64)
 		b, err2 := strconv.ParseInt(f[2], 10, 64)
@@ -298,5 +307,59 @@ func TestRefusedNames(t *testing.T) {
 	prog := "BEGIN { trace(curlwpsinfo->pr_flag & (PR_STOPPED | PR_ISTOP | PR_ASLEEP | PR_IDLE | PR_ISSYS | PR_PTRACE)); }"
 	if st := run([]string{"kdtrace", "-e", "-n", prog}, &stdout, &stderr); st != 0 {
 		t.Errorf("kdtrace -e -n %q: status %d, stderr %q", prog, st, stderr.String())
+	}
+}
+
+// chdirs changes its directory to each argument in turn, calling
+// getppid() after each; an argument "chroot:DIR" chroots to DIR and
+// changes to its root.
+const chdirs = `#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	for (int i = 1; i < argc; i++) {
+		if (strncmp(argv[i], "chroot:", 7) == 0) {
+			if (chroot(argv[i] + 7) != 0 || chdir("/") != 0)
+				return 1;
+		} else if (chdir(argv[i]) != 0) {
+			return 1;
+		}
+		getppid();
+	}
+	return 0;
+}
+`
+
+// TestCwdRoot checks cwd and root, paths from the root of the mount
+// tree as illumos gives them: across mounts (/proc), into a chroot,
+// whose root is the directory chrooted to, and cut short behind "..."
+// to the last names that fit in strsize.
+func TestCwdRoot(t *testing.T) {
+	needTracing(t)
+	dir := t.TempDir()
+	bin := gcctest.Build(t, dir, "chdirs", chdirs)
+	jail, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(jail, "x", "y"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	prog := `syscall::getppid:entry /pid == $target/ { printf("%s %s\n", cwd, root); }`
+	got := script(t, prog, "-c", fmt.Sprintf("%s /proc %s/x chroot:%s /x/y", bin, jail, jail))
+	want := "/proc /\n" + jail + "/x /\n" + jail + " " + jail + "\n" + jail + "/x/y " + jail + "\n\n"
+	if got != want {
+		t.Errorf("cwd and root:\n%s\nwant\n%s", got, want)
+	}
+
+	// In strsize bytes, "..." and the last names that fit in strsize-4.
+	const strsize = 24
+	path := jail + "/x/y"
+	kept := path
+	for len(kept) > strsize-4 {
+		kept = kept[strings.IndexByte(kept[1:], '/')+1:]
+	}
+	got = script(t, prog, "-x", fmt.Sprintf("strsize=%d", strsize), "-c", fmt.Sprintf("%s %s", bin, path))
+	if want := "..." + kept + " /\n\n"; got != want {
+		t.Errorf("cwd and root in %d bytes: %q, want %q", strsize, got, want)
 	}
 }

@@ -1504,6 +1504,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrJSON:
 		t.json(pc, in, arg, badAddr, local)
 
+	case dif.SubrDPath:
+		return t.dpath(pc, in, arg, local)
+
 	case dif.SubrToupper, dif.SubrTolower:
 		t.toupper(pc, in, arg, badAddr, local)
 

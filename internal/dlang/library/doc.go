@@ -12,8 +12,8 @@
 //	          FreeBSD number them (R_EAX, R_RSI, R_PC, …)
 //	unistd.d  the DTRACEFLT_* fault codes of the ERROR probe
 //	procfs.d  psinfo_t and lwpsinfo_t with their translators from struct
-//	          task_struct, curpsinfo and curlwpsinfo, and the pr_flag
-//	          bits (PR_*) Linux can honour
+//	          task_struct, curpsinfo and curlwpsinfo, the pr_flag bits
+//	          (PR_*) Linux can honour, and cwd and root (by d_path())
 //	sched.d   cpuinfo_t, translated from struct rq or a task, and curcpu
 //	time.d    hrtime_t, time_t and struct timespec, which Linux's kernel lacks
 //	io.d      bufinfo_t and devinfo_t from struct bio, fileinfo_t from

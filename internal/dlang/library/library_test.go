@@ -172,6 +172,7 @@ func TestKernel(t *testing.T) {
 			trace(xlate <devinfo_t *> ((struct bio *)arg0)->dev_statname); }`, ""},
 		{`BEGIN { trace(curcpu->cpu_id); trace(curcpu->cpu_pset); trace(xlate <cpuinfo_t *> (curthread->real_parent)->cpu_id); }`, ""},
 		{`BEGIN { trace(curlwpsinfo->pr_flag & PR_IDLE); }`, ""},
+		{`BEGIN { printf("%s %s", cwd, root); }`, ""},
 		// Members Linux cannot fill are not translated.
 		{`BEGIN { trace(curlwpsinfo->pr_wchan); }`, "D_XLATE_NOCONV"},
 		{`BEGIN { trace(curcpu->cpu_chip); }`, "D_XLATE_NOCONV"},

@@ -241,6 +241,22 @@ inline lwpsinfo_t *curlwpsinfo = xlate <lwpsinfo_t *> (curthread);
 #pragma D binding "1.0" curlwpsinfo
 
 /*
+ * The current process's working directory and root directory, as
+ * paths from the root of the mount tree, as illumos's v_path gives
+ * them: a chrooted process's root is the directory it is chrooted to.
+ * d_path() walks the directories up to the root, crossing mounts, in
+ * at most 128 steps and strsize-4 bytes, keeping the last names behind
+ * "..." if the path is longer.
+ */
+inline string cwd = d_path(&curthread->fs->pwd);
+#pragma D attributes Stable/Stable/Common cwd
+#pragma D binding "1.0" cwd
+
+inline string root = d_path(&curthread->fs->root);
+#pragma D attributes Stable/Stable/Common root
+#pragma D binding "1.0" root
+
+/*
  * The signal information of proc:::signal-handle, from the kernel's
  * struct kernel_siginfo: which members of its union hold data depends
  * on the signal, as in siginfo(3head).
