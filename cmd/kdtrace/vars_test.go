@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/internal/gcctest"
@@ -361,5 +363,57 @@ func TestCwdRoot(t *testing.T) {
 	got = script(t, prog, "-x", fmt.Sprintf("strsize=%d", strsize), "-c", fmt.Sprintf("%s %s", bin, path))
 	if want := "..." + kept + " /\n\n"; got != want {
 		t.Errorf("cwd and root in %d bytes: %q, want %q", strsize, got, want)
+	}
+}
+
+// opener opens argv[1] for reading and writing, appending, as
+// descriptor 3, writes argv[2] to it, moves to offset 5, makes a pipe
+// (4 and 5), and calls getppid().
+const opener = `#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	int p[2];
+	int fd = open(argv[1], O_RDWR | O_APPEND | O_CREAT, 0600);
+	if (fd != 3 || write(fd, argv[2], strlen(argv[2])) < 0 || lseek(fd, 5, SEEK_SET) != 5 || pipe(p) != 0)
+		return 1;
+	getppid();
+	return 0;
+}
+`
+
+// TestFds checks fds[], the files of the current process by
+// descriptor: a file's name, directory, path, file system, offset and
+// open flags; a pipe, whose name the kernel makes up, has no path; a
+// descriptor that is not open, or out of the table, is "<none>".
+func TestFds(t *testing.T) {
+	needTracing(t)
+	dir := t.TempDir()
+	bin := gcctest.Build(t, dir, "opener", opener)
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(real, "data")
+	// One clause: each member is its translation alone, and takes
+	// scratch space for its own string only.
+	prog := `syscall::getppid:entry /pid == $target/ {
+		printf("%s|%s|%s|%d|%x\n", fds[3].fi_name, fds[3].fi_dirname, fds[3].fi_pathname, fds[3].fi_offset,
+		    fds[3].fi_oflags & (O_ACCMODE | O_APPEND));
+		printf("%s|%s|%s\n", fds[4].fi_fs, fds[4].fi_pathname, fds[4].fi_dirname);
+		printf("%s|%s|%s|%s\n", fds[6].fi_name, fds[6].fi_pathname, fds[-1].fi_name, fds[1 << 20].fi_fs);
+		printf("%s\n", fds[3].fi_fs);
+	}`
+	got := strings.Split(script(t, prog, "-c", bin+" "+file+" 'hello, world'"), "\n")
+	want := []string{
+		fmt.Sprintf("data|%s|%s|5|%x", real, file, syscall.O_RDWR|syscall.O_APPEND),
+		"pipefs|<unknown>|<unknown>",
+		"<none>|<none>|<none>|<none>",
+	}
+	if len(got) < 4 || !slices.Equal(got[:3], want) {
+		t.Fatalf("fds[]:\n%q\nwant\n%q", got, want)
+	}
+	if got[3] == "" || got[3] == "<none>" {
+		t.Errorf("fds[3].fi_fs = %q, want the file system's type", got[3])
 	}
 }
