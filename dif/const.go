@@ -122,6 +122,13 @@ const (
 
 	// SubrMax is the highest subroutine code (DIF_SUBR_MAX).
 	SubrMax = 54
+
+	// SubrDPath is d_path(struct path *), the path of a Linux file
+	// as Oracle's DTrace for Linux gives it, which its procfs.d's cwd
+	// and root use. Oracle numbers it 44, FreeBSD's toupper: its code
+	// here is kdtrace's own, past DTrace's numbering, and only the
+	// Linux backend runs it.
+	SubrDPath = 0x8000
 )
 
 var subrNames = [SubrMax + 1]string{
@@ -141,6 +148,9 @@ var subrNames = [SubrMax + 1]string{
 // SubrName returns the name dtrace_subrstr gives a subroutine code: the
 // lower-case DIF_SUBR_ suffix, or "unknown".
 func SubrName(subr uint16) string {
+	if subr == SubrDPath {
+		return "d_path"
+	}
 	if int(subr) < len(subrNames) {
 		return subrNames[subr]
 	}

@@ -63,6 +63,12 @@ func TestValidateBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRefusal(t, Validate(nil, Limits{}), refusal{PartObject, -1, "missing DIF text", false})
+	// d_path, kdtrace's own code past DTrace's, is a subroutine.
+	o := base()
+	o.Code[8] = Call(SubrDPath, 5)
+	if err := Validate(o, Limits{}); err != nil {
+		t.Errorf("a call of d_path: %v", err)
+	}
 }
 
 func code(pc int, reason string) refusal { return refusal{PartCode, pc, reason, false} }
@@ -128,6 +134,7 @@ func TestValidateKernel(t *testing.T) {
 		{"stgs-var", Limits{}, set(5, Stv(STGS, 0x4ff, 5)), code(5, "invalid variable 1279")},
 		{"stls-reg", Limits{}, set(5, Stv(STLS, 0x500, 11)), code(5, "invalid register 11")},
 		{"call-subr", Limits{}, set(8, Call(SubrMax+1, 5)), code(8, "invalid subr 55")},
+		{"call-subr-dpath", Limits{}, set(8, Call(SubrDPath+1, 5)), code(8, "invalid subr 32769")},
 		{"call-r0", Limits{}, set(8, Call(SubrRand, 0)), code(8, "cannot write to %r0")},
 		{"call-getf", Limits{}, set(8, Call(SubrGetf, 5)), code(8, "getf() not supported")},
 		{"pushtr-type", Limits{}, set(8, Pushtr(2, 0, 1)), code(8, "invalid ref type 2")},

@@ -317,6 +317,9 @@ func (h *Handle) loadLibraries() error {
 	for _, s := range skipped {
 		h.noteSkip(s)
 	}
+	if own {
+		h.checker.Refuse(library.Refused(runtime.GOOS))
+	}
 	h.deps = library.Dependencies(cfg, files, skipped)
 	return nil
 }

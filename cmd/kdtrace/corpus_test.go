@@ -316,7 +316,7 @@ var tstFailing = map[string]string{
 	"funcs/tst.mutex_owned.d":         "kdtrace's Linux probe catalog has no lockstat provider yet",
 	"funcs/tst.mutex_owner.d":         "kdtrace's Linux probe catalog has no lockstat provider yet",
 	"funcs/tst.mutex_type_adaptive.d": "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"io/tst.fds.d":                    "io.d does not translate fi_dirname: it needs d_path(), which D cannot call",
+	"io/tst.fds.d":                    "io.d does not translate fi_mount: a file's mount point is no struct path d_path() can name",
 	"usdt/tst.argmap.d":               "the four mapped arguments come from argmap.d, which dtrace -G links into the helper; the helper's <sys/sdt.h> notes give the probe two",
 }
 

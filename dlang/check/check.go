@@ -194,6 +194,7 @@ type Checker struct {
 	// large program names the same few probes again and again.
 	matches    map[matchKey]ProbeMatch
 	undefined  func(name string) bool  // OnUndefined
+	refused    map[string]string       // Refuse
 	defining   bool                    // undefined is running
 	declValues map[ast.Expr]*Value     // Info.Declared
 	aligns     map[*types.Struct]int64 // ctf_type_align of structs laid out so far

@@ -183,8 +183,11 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 		id = c.lookupGlobal(name)
 	}
 	if id == nil {
-		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar,
-			suggestion(name, c.globalNames(Scalar, Enumerator, Array)))
+		more := suggestion(name, c.globalNames(Scalar, Enumerator, Array))
+		if why, ok := c.refused[name]; ok {
+			more = " (" + why + ")"
+		}
+		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar, more)
 	}
 	if id.Kind != Scalar && id.Kind != Enumerator {
 		c.errorf(ast.DiagPos(e), diag.D_IDENT_BADREF, "%s '%s' may not be referenced as %s\n", id.Kind, name, Scalar)
@@ -691,6 +694,10 @@ func (c *Checker) index(e *ast.IndexExpr, idflags IdentFlags) *Value {
 			return v
 		}
 		g := c.lookupGlobal(id.Name)
+		if g == nil && c.define(id.Name) {
+			// A library's array inline, as fds[].
+			g = c.lookupGlobal(id.Name)
+		}
 		if g == nil || g.unref() && g.Kind == Scalar {
 			if g == nil {
 				g = c.globals.create(id.Name, Array, FlagWrite)

@@ -18,6 +18,16 @@ func (c *Checker) OnUndefined(f func(name string) bool) {
 	c.undefined = f
 }
 
+// Refuse names identifiers that the system's libraries leave undefined
+// on purpose, each with why (names maps a name to its reason): a
+// program that names one fails to resolve it, as dtrace says of any
+// undefined name, and the message adds the reason. Package library
+// gives the names kdtrace's own libraries leave out on Linux, such as
+// illumos's /proc flags Linux has no counterpart for.
+func (c *Checker) Refuse(names map[string]string) {
+	c.refused = names
+}
+
 // checkState is what checking a program holds, saved while the
 // undefined-name function checks others.
 type checkState struct {

@@ -102,6 +102,7 @@ type Layout struct {
 	recSize uint32         // bytes of MapRec's value
 	aggs    map[uint32]int // aggregation ID → its map, in shapes
 	shapes  []aggMap
+	vtime   bool // a DIFO reads vtimestamp: the runtime keeps MapVtime
 }
 
 // aggMap is the shape of an aggregation's map: its key (the
@@ -280,6 +281,7 @@ func (l *Layout) Add(o *dif.Object) error {
 		return fmt.Errorf("bpf: string tables too large")
 	}
 	l.addAssocs(o)
+	l.vtime = l.vtime || usesVtime(o)
 	l.strBase[o] = uint32(len(l.strs))
 	l.strs = append(l.strs, o.Strs...)
 	if l.localsSize() > maxPerCPU {

@@ -39,6 +39,9 @@ type Runtime struct {
 	// Lowered are the size options lowered for the maps to fit the
 	// Layout's limit.
 	Lowered []Lowered
+	// Vtime holds the threads' CPU times vtimestamp reads, if a DIFO
+	// reads it (LoadVtime).
+	Vtime *ebpf.Map
 }
 
 // MapProbeNames' value: a probe's provider, module, function and name,
@@ -99,6 +102,14 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating map %s: %w", spec.Name, err)
 		}
 		*ptrs[i] = m
+	}
+	if l.vtime {
+		m, err := ebpf.NewMap(&ebpf.MapSpec{Name: mapVtime, Type: ebpf.LRUHash, KeySize: 4, ValueSize: vtimeSize, MaxEntries: vtimeThreads})
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("bpf: creating map %s: %w", mapVtime, err)
+		}
+		r.Vtime = m
 	}
 	for i, a := range l.shapes {
 		// Two maps of the shape, each holding the keys of a snapshot's
@@ -171,7 +182,7 @@ func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	var errs []error
-	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key, r.Spec} {
+	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key, r.Spec, r.Vtime} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -264,6 +275,9 @@ func (r *Runtime) spec(name string, ctx Context, insns asm.Instructions, own map
 	maps := map[string]*ebpf.Map{MapState: r.State, mapGlobals: r.Globals, mapLocals: r.Locals, mapThreads: r.Threads, mapThreadRefs: r.ThreadRefs,
 		mapStrings: r.Strings, mapScratch: r.Scratch, MapStrBuf: r.StrBuf, mapCtl: r.Ctl, mapRec: r.Rec, mapRing: r.Ring, mapZero: r.Zero,
 		mapProbeNames: r.ProbeNames, mapKey: r.Key, mapSpec: r.Spec}
+	if r.Vtime != nil {
+		maps[mapVtime] = r.Vtime
+	}
 	for name, m := range own {
 		maps[name] = m
 	}

@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cilium/ebpf/asm"
@@ -11,10 +12,11 @@ import (
 )
 
 // taskOffsets are the byte offsets of the members of the running
-// kernel's struct task_struct that ppid reads: the parent's task and
-// its thread group's id.
+// kernel's struct task_struct the runtime reads: the parent's task and
+// the thread group's id (ppid), the thread's id and its CPU time
+// (se.sum_exec_runtime, vtimestamp).
 type taskOffsets struct {
-	realParent, tgid int16
+	realParent, tgid, pid, sumExec int16
 }
 
 // kernelTask finds taskOffsets in the running kernel's BTF, once.
@@ -33,17 +35,38 @@ var kernelTask = sync.OnceValues(func() (taskOffsets, error) {
 	}
 	var o taskOffsets
 	for _, f := range []struct {
-		name string
+		path []string
 		off  *int16
-	}{{"real_parent", &o.realParent}, {"tgid", &o.tgid}} {
-		mem, ok := s.Member(f.name)
-		if !ok || mem.Offset%8 != 0 || mem.Offset/8 > 1<<15-8 {
-			return taskOffsets{}, fmt.Errorf("the kernel's struct task_struct has no member %s this runtime can read", f.name)
+	}{{[]string{"real_parent"}, &o.realParent}, {[]string{"tgid"}, &o.tgid}, {[]string{"pid"}, &o.pid},
+		{[]string{"se", "sum_exec_runtime"}, &o.sumExec}} {
+		off, ok := memberOffset(s, f.path)
+		if !ok || off < 0 || off%8 != 0 || off/8 > 1<<15-8 {
+			return taskOffsets{}, fmt.Errorf("the kernel's struct task_struct has no member %s this runtime can read", strings.Join(f.path, "."))
 		}
-		*f.off = int16(mem.Offset / 8)
+		*f.off = int16(off / 8)
 	}
 	return o, nil
 })
+
+// memberOffset is the offset in bits of the member path names in s,
+// through nested structs.
+func memberOffset(s *types.Struct, path []string) (int64, bool) {
+	var off int64
+	for i, name := range path {
+		mem, ok := s.Member(name)
+		if !ok {
+			return 0, false
+		}
+		off += mem.Offset
+		if i == len(path)-1 {
+			break
+		}
+		if s, ok = types.Resolve(mem.Type).(*types.Struct); !ok {
+			return 0, false
+		}
+	}
+	return off, true
+}
 
 // maxAncestors bounds the processes progenyof() walks up from the
 // current one.

@@ -930,6 +930,10 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
 		// suspend, as dtrace's gethrtime counts them.
 		t.emit(asm.FnKtimeGetNs.Call())
+	case id == dif.VarVtimestamp:
+		if err := t.vtimestamp(pc, in, local); err != nil {
+			return err
+		}
 	case id == dif.VarWalltimestamp:
 		// CLOCK_MONOTONIC plus the offset to CLOCK_REALTIME the
 		// runtime keeps in MapCtl.
@@ -1499,6 +1503,9 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 
 	case dif.SubrJSON:
 		t.json(pc, in, arg, badAddr, local)
+
+	case dif.SubrDPath:
+		return t.dpath(pc, in, arg, local)
 
 	case dif.SubrToupper, dif.SubrTolower:
 		t.toupper(pc, in, arg, badAddr, local)

@@ -20,6 +20,7 @@ import (
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/bpf"
 	"github.com/kdtrace/kdtrace/internal/enabling"
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
 	"github.com/kdtrace/kdtrace/internal/probe"
 	"github.com/kdtrace/kdtrace/record"
 )
@@ -306,6 +307,9 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 	if t.ring, err = ringbuf.NewReader(t.rt.Ring); err != nil {
 		return nil, fmt.Errorf("reading the ring buffer: %w", err)
 	}
+	if err := t.vtime(); err != nil {
+		return nil, err
+	}
 	// Trampolines first: one the kernel refuses goes back on its kprobe
 	// group, which comes later.
 	if err := t.trampolines(order, pps, lay, note); err != nil {
@@ -334,6 +338,22 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 		}
 	}
 	return t, nil
+}
+
+// vtime attaches the runtime's keeper of the threads' CPU times to the
+// sched_switch tracepoint, if a clause reads vtimestamp, before any
+// probe is attached, so that a thread's vtimestamp counts its slices
+// from its first switch onto a CPU.
+func (t *Tracing) vtime() error {
+	prog, err := t.rt.LoadVtime()
+	if err != nil || prog == nil {
+		return err
+	}
+	t.progs = append(t.progs, prog)
+	if err := t.closes(attach.RawTracepoint(prog, "sched_switch")); err != nil {
+		return fmt.Errorf("vtimestamp: %w", err)
+	}
+	return nil
 }
 
 // build builds a group's programs, one or a chain of them, and the

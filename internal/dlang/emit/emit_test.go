@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kdtrace/kdtrace/dif"
+	"github.com/kdtrace/kdtrace/dif/vm"
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/parser"
 	"github.com/kdtrace/kdtrace/dof"
@@ -156,4 +157,27 @@ BEGIN { printf("%d %s\n", a, execname); @[execname] = count(); }
 		t.Errorf("the second clause has no spill slot after the program's locals (NextLocal %#x)", info.NextLocal)
 	}
 	validate(t, src, got)
+}
+
+// TestInlineArrayMember checks that a member of an array inline's
+// translation, as io.d's fds[fd].fi_name, is its member's expression
+// alone, as dtrace gives it: no scratch for the whole struct (allocs),
+// and the member's value.
+func TestInlineArrayMember(t *testing.T) {
+	src := `typedef struct st { int a; string s; int b; } st_t;
+		translator st_t < int K > { a = K + 1; s = "x"; b = K * 10; };
+		inline st_t X[int k] = xlate <st_t> (k * 2);
+		BEGIN { trace(X[3].b); }`
+	p := compile(t, src)
+	validate(t, src, p)
+	o := emit.Object(p.ECBs[0].Actions[0].DIFO)
+	for pc, in := range o.Code {
+		if in.Op() == dif.ALLOCS {
+			t.Errorf("instruction %d allocates scratch: %v", pc, in)
+		}
+	}
+	v, err := vm.New(nil).Run(o, nil)
+	if err != nil || v != 60 {
+		t.Errorf("X[3].b = %d, %v; want 60", v, err)
+	}
 }

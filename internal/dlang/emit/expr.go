@@ -622,6 +622,11 @@ func (g *gen) selector(e *ast.SelectorExpr, v *check.Value) uint8 {
 	if xv := g.value(e.X); xv.Ident != nil && (xv.Ident.Kind == check.XlateSOU || xv.Ident.Kind == check.XlatePtr) {
 		return g.translated(e, xv.Ident)
 	}
+	if ix, ok := e.X.(*ast.IndexExpr); ok {
+		if r, ok := g.inlineArrayMember(e, ix); ok {
+			return r
+		}
+	}
 	r, m := g.member(e)
 	user := v.Flags&check.Userland != 0 || g.value(e.X).Flags&check.Userland != 0
 	if m.BitSize != 0 {
@@ -876,6 +881,15 @@ func (g *gen) index(e *ast.IndexExpr, v *check.Value) uint8 {
 // inlineArray expands an array inline, i[k1, k2]: its definition with
 // its parameters bound to the keys.
 func (g *gen) inlineArray(e *ast.IndexExpr, id *check.Ident) uint8 {
+	unbind := g.bindKeys(e, id)
+	out := g.expr(id.Inline.Value)
+	unbind()
+	return out
+}
+
+// bindKeys binds the parameters of the array inline id to the keys of
+// e, and returns the function that unbinds them.
+func (g *gen) bindKeys(e *ast.IndexExpr, id *check.Ident) func() {
 	if g.bound == nil {
 		g.bound = map[*check.Ident]uint8{}
 	}
@@ -887,14 +901,37 @@ func (g *gen) inlineArray(e *ast.IndexExpr, id *check.Ident) uint8 {
 			g.bound[id.InlineParams[i]] = r
 		}
 	}
-	out := g.expr(id.Inline.Value)
-	for i, r := range regs {
-		if i < len(id.InlineParams) {
-			delete(g.bound, id.InlineParams[i])
+	return func() {
+		for i, r := range regs {
+			if i < len(id.InlineParams) {
+				delete(g.bound, id.InlineParams[i])
+			}
+			g.regs.free(r)
 		}
-		g.regs.free(r)
 	}
-	return out
+}
+
+// inlineArrayMember generates i[k].m where i is an array inline of a
+// translation by value, as io.d's fds[fd].fi_name: the translator's
+// expression for m alone, with the inline's parameters bound to the
+// keys, rather than the whole struct in scratch.
+func (g *gen) inlineArrayMember(e *ast.SelectorExpr, ix *ast.IndexExpr) (uint8, bool) {
+	id := g.value(ix).Ident
+	if id == nil || id.Inline == nil || len(id.InlineParams) == 0 {
+		return 0, false
+	}
+	xe, ok := id.Inline.Value.(*ast.XlateExpr)
+	if !ok {
+		return 0, false
+	}
+	xv := g.value(xe)
+	if xv.Ident == nil || xv.Ident.Kind != check.XlateSOU {
+		return 0, false
+	}
+	unbind := g.bindKeys(ix, id)
+	out := g.translated(e, xv.Ident)
+	unbind()
+	return out, true
 }
 
 // element generates the address of p[i] for a pointer or array p.

@@ -12,10 +12,15 @@
 //	          FreeBSD number them (R_EAX, R_RSI, R_PC, …)
 //	unistd.d  the DTRACEFLT_* fault codes of the ERROR probe
 //	procfs.d  psinfo_t and lwpsinfo_t with their translators from struct
-//	          task_struct, and curpsinfo and curlwpsinfo
+//	          task_struct, curpsinfo and curlwpsinfo, the pr_flag bits
+//	          (PR_*) Linux can honour, and cwd and root (by d_path())
+//	sched.d   cpuinfo_t, translated from struct rq or a task, and curcpu
 //	time.d    hrtime_t, time_t and struct timespec, which Linux's kernel lacks
 //	io.d      bufinfo_t and devinfo_t from struct bio, fileinfo_t from
 //	          struct file, and fds[]
+//
+// Refused names what illumos's libraries define and these leave out on
+// purpose, with why, for the checker to say so.
 //
 // procfs.d and io.d depend on the kernel's types ("#pragma D depends_on
 // module vmlinux"), which the checker finds in the kernel's BTF; without

@@ -170,8 +170,12 @@ func TestKernel(t *testing.T) {
 		{`BEGIN { trace(fds[0].fi_name); trace(fds[1].fi_offset); trace(fds[2].fi_oflags & O_ACCMODE); }`, ""},
 		{`BEGIN { trace(xlate <bufinfo_t *> ((struct bio *)arg0)->b_flags & B_READ);
 			trace(xlate <devinfo_t *> ((struct bio *)arg0)->dev_statname); }`, ""},
+		{`BEGIN { trace(curcpu->cpu_id); trace(curcpu->cpu_pset); trace(xlate <cpuinfo_t *> (curthread->real_parent)->cpu_id); }`, ""},
+		{`BEGIN { trace(curlwpsinfo->pr_flag & PR_IDLE); }`, ""},
+		{`BEGIN { printf("%s %s", cwd, root); }`, ""},
 		// Members Linux cannot fill are not translated.
 		{`BEGIN { trace(curlwpsinfo->pr_wchan); }`, "D_XLATE_NOCONV"},
+		{`BEGIN { trace(curcpu->cpu_chip); }`, "D_XLATE_NOCONV"},
 		{`BEGIN { trace(curpsinfo->pr_start); }`, "D_XLATE_NOCONV"},
 	}
 	for _, tt := range tests {
@@ -643,7 +647,7 @@ func TestLazy(t *testing.T) {
 	files := []library.File{
 		lib("a.d", "inline int A = 1;"),
 		lib("k.d", "#pragma D depends_on module ext4\ninline int K = A + 1;\ntypedef int k_t;\nstruct\n\tks { int x; };"),
-		lib("l.d", "#pragma D depends_on library k.d\ninline int L = K + 1;"),
+		lib("l.d", "#pragma D depends_on library k.d\ninline int L = K + 1;\ninline int M[int i] = i * L;"),
 	}
 	mods := []types.Module{fakeModule("ext4")}
 	load := func() (*check.Checker, *[]library.Skip) {
@@ -655,9 +659,11 @@ func TestLazy(t *testing.T) {
 		return c, late
 	}
 	// Nothing of k.d and l.d is compiled until a script names it: an
-	// inline, a typedef or a struct tag, however the text spaces it.
+	// inline, an array inline, a typedef or a struct tag, however the
+	// text spaces it.
 	for _, src := range []string{
 		"BEGIN { trace(L); }",
+		"BEGIN { trace(M[2]); }",
 		"BEGIN { x = (k_t)1; trace(K); }",
 		"BEGIN { trace(sizeof (struct ks)); }",
 	} {
@@ -677,6 +683,48 @@ func TestLazy(t *testing.T) {
 		if _, err := compile(c, src); err == nil {
 			t.Errorf("%s: an undefined name compiled", src)
 		}
+	}
+}
+
+// prFlags are the pr_flag bits of illumos's sys/procfs.h.
+var prFlags = map[string]int64{
+	"PR_STOPPED": 0x1, "PR_ISTOP": 0x2, "PR_DSTOP": 0x4, "PR_STEP": 0x8, "PR_ASLEEP": 0x10,
+	"PR_PCINVAL": 0x20, "PR_ASLWP": 0x40, "PR_AGENT": 0x80, "PR_DETACH": 0x100, "PR_DAEMON": 0x200,
+	"PR_IDLE": 0x400, "PR_ISSYS": 0x1000, "PR_VFORKP": 0x2000, "PR_ORPHAN": 0x4000,
+	"PR_NOSIGCHLD": 0x8000, "PR_WAITPID": 0x10000, "PR_FORK": 0x100000, "PR_RLC": 0x200000,
+	"PR_KLC": 0x400000, "PR_ASYNC": 0x800000, "PR_MSACCT": 0x1000000, "PR_BPTADJ": 0x2000000,
+	"PR_PTRACE": 0x4000000, "PR_MSFORK": 0x8000000,
+}
+
+// TestPRFlags checks that each of illumos's pr_flag bits is either
+// defined by procfs.d, with illumos's value, or refused with a reason
+// (Refused), never both.
+func TestPRFlags(t *testing.T) {
+	c, _ := load(t, kernelModules(t), library.Files("linux"))
+	refused := library.Refused("linux")
+	var defined []string
+	for name := range prFlags {
+		if _, ok := refused[name]; !ok {
+			defined = append(defined, name)
+		}
+	}
+	want := map[string]int64{}
+	for _, name := range defined {
+		want[name] = prFlags[name]
+	}
+	if diff := cmp.Diff(want, constants(t, c, defined)); diff != "" {
+		t.Errorf("procfs.d's PR_* (-want +got):\n%s", diff)
+	}
+	for name, why := range refused {
+		if _, ok := prFlags[name]; !ok {
+			t.Errorf("%s is refused (%s) but is no pr_flag bit of illumos", name, why)
+		}
+		if _, err := compile(c, "BEGIN { trace("+name+"); }"); tag(err) != "D_IDENT_UNDEF" {
+			t.Errorf("%s is refused, yet a library defines it: %v", name, err)
+		}
+	}
+	if got := library.Refused("freebsd"); got != nil {
+		t.Errorf(`Refused("freebsd") = %v, want none: FreeBSD's libraries are the system's`, got)
 	}
 }
 

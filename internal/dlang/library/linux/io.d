@@ -8,8 +8,8 @@
  *
  * As in procfs.d, members that Linux cannot fill are left out: a bio
  * has no buffer address, residual count or completion errno in dtrace's
- * sense, and a file's full path is not a field of the kernel's
- * structures, so fileinfo_t has no fi_pathname, fi_dirname or fi_mount.
+ * sense; a file's mount point is not reachable as a struct path, for
+ * d_path() to name, so fileinfo_t has no fi_mount.
  */
 
 #pragma D depends_on module vmlinux
@@ -97,10 +97,15 @@ typedef struct devinfo {
 
 /*
  * An open file. A NULL file, as fds[] gives for a descriptor that is
- * not open, translates to the name "<none>".
+ * not open, translates to the name "<none>". The path is d_path()'s,
+ * from the root of the mount tree; a file whose name the kernel makes
+ * up when asked (d_dname: a pipe, a socket, an anonymous inode) has
+ * the path "<unknown>", as illumos gives a vnode without a v_path.
  */
 typedef struct fileinfo {
 	string fi_name;		/* last component of the path */
+	string fi_dirname;	/* the directory of the path */
+	string fi_pathname;	/* the full path */
 	string fi_fs;		/* file system type */
 	longlong_t fi_offset;	/* file position */
 	int fi_oflags;		/* open flags: O_* */
@@ -128,6 +133,12 @@ translator devinfo_t < struct bio *B > {
 
 translator fileinfo_t < struct file *F > {
 	fi_name = F == NULL ? "<none>" : stringof(F->f_path.dentry->d_name.name);
+	fi_dirname = F == NULL ? "<none>" :
+	    F->f_path.dentry->d_op != NULL && F->f_path.dentry->d_op->d_dname != NULL ? "<unknown>" :
+	    dirname(d_path(&F->f_path));
+	fi_pathname = F == NULL ? "<none>" :
+	    F->f_path.dentry->d_op != NULL && F->f_path.dentry->d_op->d_dname != NULL ? "<unknown>" :
+	    d_path(&F->f_path);
 	fi_fs = F == NULL ? "<none>" : stringof(F->f_inode->i_sb->s_type->name);
 	fi_offset = F == NULL ? 0 : F->f_pos;
 	fi_oflags = F == NULL ? 0 : F->f_flags;

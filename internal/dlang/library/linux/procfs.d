@@ -64,6 +64,37 @@ inline unsigned int TASK_NEW = 0x800;
 #pragma D binding "1.0" TASK_NEW
 
 /*
+ * The bits of task_struct's flags that the translators read, from
+ * linux/sched.h.
+ */
+inline unsigned int PF_IDLE = 0x00000002;
+#pragma D binding "1.0" PF_IDLE
+inline unsigned int PF_KTHREAD = 0x00200000;
+#pragma D binding "1.0" PF_KTHREAD
+
+/*
+ * A thread's pr_flag bits, valued as illumos's sys/procfs.h values
+ * them: those whose meaning Linux has. The others describe /proc's
+ * control of a process (PR_DSTOP, PR_STEP, PR_FORK, PR_RLC, PR_KLC,
+ * PR_ASYNC, PR_BPTADJ, PR_MSACCT, PR_MSFORK, PR_PCINVAL, PR_AGENT),
+ * Solaris's threads library (PR_ASLWP, PR_DETACH, PR_DAEMON) or state
+ * Linux does not keep (PR_VFORKP, PR_ORPHAN, PR_NOSIGCHLD, PR_WAITPID);
+ * they are not defined, and kdtrace says so when a script names one.
+ */
+inline int PR_STOPPED = 0x00000001;	/* stopped: by a signal or a tracer */
+#pragma D binding "1.0" PR_STOPPED
+inline int PR_ISTOP = 0x00000002;	/* stopped for its tracer (ptrace) */
+#pragma D binding "1.0" PR_ISTOP
+inline int PR_ASLEEP = 0x00000010;	/* in an interruptible sleep */
+#pragma D binding "1.0" PR_ASLEEP
+inline int PR_IDLE = 0x00000400;	/* a CPU's idle thread */
+#pragma D binding "1.0" PR_IDLE
+inline int PR_ISSYS = 0x00001000;	/* a kernel thread */
+#pragma D binding "1.0" PR_ISSYS
+inline int PR_PTRACE = 0x04000000;	/* traced with ptrace(2) */
+#pragma D binding "1.0" PR_PTRACE
+
+/*
  * Scheduling policies (task_struct's policy), from linux/sched.h of the
  * UAPI headers.
  */
@@ -88,7 +119,7 @@ inline unsigned int SCHED_EXT = 7;
  * sets, and a thread's priority is the kernel's: lower runs first.
  */
 typedef struct lwpsinfo {
-	int pr_flag;		/* the task's PF_* flags */
+	int pr_flag;		/* PR_STOPPED, PR_IDLE, … */
 	id_t pr_lwpid;		/* thread ID */
 	uintptr_t pr_addr;	/* its struct task_struct */
 	char pr_state;		/* SSLEEP, SRUN, … */
@@ -170,7 +201,12 @@ translator psinfo_t < struct task_struct *T > {
 };
 
 translator lwpsinfo_t < struct task_struct *T > {
-	pr_flag = T->flags;
+	pr_flag = (T->__state & (__TASK_STOPPED | __TASK_TRACED) ? PR_STOPPED : 0) |
+	    (T->__state & __TASK_TRACED ? PR_ISTOP : 0) |
+	    (T->__state & TASK_INTERRUPTIBLE ? PR_ASLEEP : 0) |
+	    (T->flags & PF_IDLE ? PR_IDLE : 0) |
+	    (T->flags & PF_KTHREAD ? PR_ISSYS : 0) |
+	    (T->ptrace != 0 ? PR_PTRACE : 0);
 	pr_lwpid = T->pid;
 	pr_addr = (uintptr_t)T;
 	pr_state = T->exit_state & (EXIT_ZOMBIE | EXIT_DEAD) ? SZOMB :
@@ -203,6 +239,22 @@ inline psinfo_t *curpsinfo = xlate <psinfo_t *> (curthread);
 inline lwpsinfo_t *curlwpsinfo = xlate <lwpsinfo_t *> (curthread);
 #pragma D attributes Stable/Stable/Common curlwpsinfo
 #pragma D binding "1.0" curlwpsinfo
+
+/*
+ * The current process's working directory and root directory, as
+ * paths from the root of the mount tree, as illumos's v_path gives
+ * them: a chrooted process's root is the directory it is chrooted to.
+ * d_path() walks the directories up to the root, crossing mounts, in
+ * at most 128 steps and strsize-4 bytes, keeping the last names behind
+ * "..." if the path is longer.
+ */
+inline string cwd = d_path(&curthread->fs->pwd);
+#pragma D attributes Stable/Stable/Common cwd
+#pragma D binding "1.0" cwd
+
+inline string root = d_path(&curthread->fs->root);
+#pragma D attributes Stable/Stable/Common root
+#pragma D binding "1.0" root
 
 /*
  * The signal information of proc:::signal-handle, from the kernel's

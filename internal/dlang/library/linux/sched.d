@@ -1,8 +1,10 @@
 /*
- * The CPU a sched provider probe names (cpuinfo_t), translated from the
- * run queue the kernel passes: Linux has one struct rq per CPU. Linux
- * has no processor sets, so cpu_pset is always -1 (PS_NONE); the chip
- * and locality group have no field to come from and are left out.
+ * A CPU (cpuinfo_t): the one a sched provider probe names, translated
+ * from the run queue the kernel passes (Linux has one struct rq per
+ * CPU), or the one a task runs or last ran on, translated from the
+ * task. Linux has no processor sets, so cpu_pset is always -1
+ * (PS_NONE); the chip and locality group have no field to come from
+ * and are left out.
  */
 
 #pragma D depends_on module vmlinux
@@ -23,3 +25,17 @@ translator cpuinfo_t < struct rq *R > {
 	cpu_id = R->cpu;
 	cpu_pset = -1;
 };
+
+translator cpuinfo_t < struct task_struct *T > {
+	cpu_id = T->thread_info.cpu;
+	cpu_pset = -1;
+};
+
+/*
+ * The CPU the current thread runs on. illumos translates it from the
+ * thread's t_cpu; Linux's run queues are per-CPU data, which D cannot
+ * reach, so it is translated from the current thread, which runs on it.
+ */
+inline cpuinfo_t *curcpu = xlate <cpuinfo_t *> (curthread);
+#pragma D attributes Stable/Stable/Common curcpu
+#pragma D binding "1.0" curcpu
