@@ -300,6 +300,12 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		select {
 		case <-cfg.Stop:
 			stopped = true
+		case pid := <-tr.t.Loaded():
+			// A process's run-time linker mapped or unmapped
+			// objects: its probes there are enabled or detached.
+			if err := tr.t.Reload(pid); err != nil {
+				fmt.Fprintf(cfg.Err, "%s: pid %d: %v\n", h.cfg.Name, pid, err)
+			}
 		case p := <-exits:
 			if !has("quiet") {
 				fmt.Fprintf(cfg.Err, "%s: %s\n", h.cfg.Name, p.exitNotice())

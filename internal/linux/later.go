@@ -1,0 +1,450 @@
+package linux
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/ringbuf"
+
+	"github.com/kdtrace/kdtrace/internal/bpf"
+	"github.com/kdtrace/kdtrace/internal/enabling"
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
+	"github.com/kdtrace/kdtrace/internal/probe"
+	"github.com/kdtrace/kdtrace/record"
+)
+
+// laterRoom is how many probes more each uprobe program of a tracing
+// that follows processes takes from the objects they map later.
+const laterRoom = 1 << 16
+
+// later follows the processes a tracing's pid and USDT probes are in,
+// as dtrace follows them through their run-time linker's events
+// (dt_proc_rdevent): when one has mapped or unmapped objects (dlopen,
+// dlclose), the ECBs whose descriptions may match probes of those
+// processes are enabled on the probes of the objects mapped since, with
+// EPIDs of their own, and the probes of the objects unmapped are
+// detached. Nothing already attached is touched.
+//
+// It learns of the linker's changes from a uprobe of its own on each
+// process's _dl_debug_state, the function the linker calls once its
+// list of objects is consistent again, for debuggers. The uprobe's
+// program stops the process (SIGSTOP) and tells the consumer, which
+// enables what the process now maps and sets it running again
+// (SIGCONT), so that the probes are in place before the code of a
+// library dlopen()ed runs.
+type later struct {
+	cat  *probe.Catalog
+	pl   *placer
+	pids []int
+
+	ecbs    []laterECB
+	epids   map[ecbProbe]uint32    // the EPID of each ECB enabled on each probe
+	named   map[uint32]bool        // the probes whose names are set
+	objects map[objKey][]io.Closer // the attachments of each object's probes
+
+	prog   *ebpf.Program // on _dl_debug_state
+	ring   *ebpf.Map
+	reader *ringbuf.Reader
+	events chan int // the processes stopped, by ID
+	done   chan struct{}
+
+	mu      sync.Mutex
+	stopped map[int]bool // processes stopped whose event is not handled
+}
+
+// A laterECB is an ECB whose description may match probes made later.
+type laterECB struct {
+	ecb    *enabling.ECB
+	desc   probe.Desc
+	layout *record.ECBLayout
+}
+
+type ecbProbe struct {
+	ecb *enabling.ECB
+	id  uint32
+}
+
+// An objKey is an object one process maps.
+type objKey struct {
+	pid  int
+	path string
+}
+
+func newLater(cat *probe.Catalog, pl *placer, pids []int) *later {
+	return &later{cat: cat, pl: pl, pids: pids, epids: map[ecbProbe]uint32{}, named: map[uint32]bool{},
+		objects: map[objKey][]io.Closer{}, stopped: map[int]bool{}}
+}
+
+// reserve puts ECB e's clause in the programs of the pid and USDT
+// probes its description may match later, whether or not a probe
+// matched now has put it there; eps are the probes it was enabled on.
+func (l *later) reserve(lay *record.Layout, e *enabling.ECB, eps []*record.EProbe) error {
+	d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
+	entry, ret, usdt := l.cat.Later(d)
+	if !entry && !ret && !usdt {
+		return nil
+	}
+	var ep *record.EProbe
+	if len(eps) > 0 {
+		ep = eps[0]
+	} else {
+		el, err := lay.ECB(e, record.Probe{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name})
+		if err != nil {
+			return err
+		}
+		ep = &record.EProbe{ECBLayout: el}
+	}
+	l.ecbs = append(l.ecbs, laterECB{ecb: e, desc: d, layout: ep.ECBLayout})
+	for _, r := range []struct {
+		want bool
+		kind probe.Kind
+		name string
+		ctx  bpf.Context
+	}{
+		{entry, probe.KindUser, "pid-entry", bpf.CtxEntry},
+		{ret, probe.KindUser, "pid-return", bpf.CtxReturn},
+		{usdt, probe.KindUSDT, "usdt", bpf.CtxUSDT},
+	} {
+		if !r.want {
+			continue
+		}
+		l.pl.kind = r.kind
+		g := l.pl.group(r.name, r.ctx)
+		if _, ok := g.ecbs[e]; !ok {
+			g.ecbs[e] = len(g.clauses)
+			g.clauses = append(g.clauses, bpf.Clause{ECB: e, EP: ep})
+		}
+	}
+	return nil
+}
+
+// attachUser attaches a pid group's sites at Enable, the sites of each
+// object apart, so that they can be detached when it is unmapped.
+func (l *later) attachUser(g *group, idx []uint64) error {
+	for k, is := range byObject(idx, func(i uint64) objKey { return objKey{g.users[i].PID, g.users[i].Path} }) {
+		sites := make([]*probe.UserSite, len(is))
+		for j, i := range is {
+			sites[j] = g.users[i]
+		}
+		a, err := attach.Uprobes(g.prog, sites, is)
+		if err != nil {
+			return err
+		}
+		l.objects[k] = append(l.objects[k], a)
+	}
+	return nil
+}
+
+// attachUSDT is attachUser for a USDT group.
+func (l *later) attachUSDT(g *group, idx []uint64) error {
+	for k, is := range byObject(idx, func(i uint64) objKey { return objKey{g.usdt[i].PID, g.usdt[i].Path} }) {
+		sites := make([]*probe.USDTSite, len(is))
+		for j, i := range is {
+			sites[j] = g.usdt[i]
+		}
+		a, err := attach.USDT(g.prog, sites, is)
+		if err != nil {
+			return err
+		}
+		l.objects[k] = append(l.objects[k], a)
+	}
+	return nil
+}
+
+// byObject sorts a group's site indexes by the object they are in.
+func byObject(idx []uint64, obj func(uint64) objKey) map[objKey][]uint64 {
+	m := map[objKey][]uint64{}
+	for _, i := range idx {
+		k := obj(i)
+		m[k] = append(m[k], i)
+	}
+	return m
+}
+
+// watch attaches the program that reports the run-time linker's
+// changes to each process that has one, and starts reading its reports.
+func (l *later) watch(t *Tracing) error {
+	var sites []*probe.UserSite
+	for _, pid := range l.pids {
+		if s := l.cat.RtldSite(pid); s != nil {
+			sites = append(sites, s)
+		}
+	}
+	if len(l.ecbs) == 0 || len(sites) == 0 {
+		return nil
+	}
+	var err error
+	l.ring, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kd_rtld", Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
+	if err != nil {
+		return fmt.Errorf("the ring buffer of the run-time linker's events: %w", err)
+	}
+	l.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
+		Name:       "kdt_rtld",
+		Type:       ebpf.Kprobe,
+		AttachType: attach.UprobeAttachType(),
+		License:    "GPL",
+		Instructions: asm.Instructions{
+			// The process stops on its way back to user space: its
+			// ID goes to the consumer, who sets it running again.
+			asm.FnGetCurrentPidTgid.Call(),
+			asm.RSh.Imm(asm.R0, 32),
+			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
+			asm.Mov.Imm(asm.R1, int32(syscall.SIGSTOP)),
+			asm.FnSendSignal.Call(),
+			asm.LoadMapPtr(asm.R1, l.ring.FD()),
+			asm.Mov.Reg(asm.R2, asm.RFP),
+			asm.Add.Imm(asm.R2, -8),
+			asm.Mov.Imm(asm.R3, 4),
+			asm.Mov.Imm(asm.R4, 0),
+			asm.FnRingbufOutput.Call(),
+			asm.Mov.Imm(asm.R0, 0),
+			asm.Return(),
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("loading the program of the run-time linker's events: %w", err)
+	}
+	if l.reader, err = ringbuf.NewReader(l.ring); err != nil {
+		return fmt.Errorf("reading the run-time linker's events: %w", err)
+	}
+	a, err := attach.Uprobes(l.prog, sites, make([]uint64, len(sites)))
+	if err != nil {
+		return fmt.Errorf("probing the run-time linker: %w", err)
+	}
+	t.closers = append(t.closers, a)
+	l.events = make(chan int)
+	l.done = make(chan struct{})
+	go l.read()
+	return nil
+}
+
+// read hands the processes stopped to Loaded's channel until the
+// reader is closed.
+func (l *later) read() {
+	defer close(l.done)
+	for {
+		rec, err := l.reader.Read()
+		if err != nil {
+			if errors.Is(err, ringbuf.ErrFlushed) || errors.Is(err, ringbuf.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if len(rec.RawSample) < 4 {
+			continue
+		}
+		pid := int(binary.NativeEndian.Uint32(rec.RawSample))
+		l.mu.Lock()
+		l.stopped[pid] = true
+		l.mu.Unlock()
+		l.events <- pid
+	}
+}
+
+// close detaches what later attached, and sets running the processes
+// stopped whose event was not handled.
+func (l *later) close() error {
+	var errs []error
+	for k, cs := range l.objects {
+		for _, c := range cs {
+			errs = append(errs, c.Close())
+		}
+		delete(l.objects, k)
+	}
+	if l.reader != nil {
+		// The program is detached (Tracing.Close closed it first):
+		// the reader gives what it holds, then ErrFlushed.
+		errs = append(errs, l.reader.Flush())
+		for draining := true; draining; {
+			select {
+			case pid := <-l.events:
+				l.resume(pid)
+			case <-l.done:
+				draining = false
+			}
+		}
+		errs = append(errs, l.reader.Close())
+		l.reader = nil
+	}
+	l.mu.Lock()
+	for pid := range l.stopped {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	clear(l.stopped)
+	l.mu.Unlock()
+	if l.prog != nil {
+		errs = append(errs, l.prog.Close())
+	}
+	if l.ring != nil {
+		errs = append(errs, l.ring.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// resume sets a process stopped at the linker's event running again.
+func (l *later) resume(pid int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopped[pid] {
+		delete(l.stopped, pid)
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+}
+
+// Loaded returns the channel on which the processes stopped at their
+// run-time linker's events arrive, for Reload; nil when no process is
+// followed.
+func (t *Tracing) Loaded() <-chan int {
+	if t.later == nil {
+		return nil
+	}
+	return t.later.events
+}
+
+// Reload enables the ECBs on the probes of the objects process pid maps
+// now, stopped at its run-time linker's event, detaches the probes of
+// the objects it no longer maps, and sets it running again. A process
+// that exited meanwhile has nothing to enable.
+func (t *Tracing) Reload(pid int) error {
+	l := t.later
+	defer l.resume(pid)
+	changed, err := l.cat.Refresh(pid)
+	if err != nil || !changed {
+		return nil
+	}
+	mapped := map[string]bool{}
+	for _, p := range l.cat.Objects(pid) {
+		mapped[p] = true
+	}
+	var errs []error
+	for k, cs := range l.objects {
+		if k.pid == pid && !mapped[k.path] {
+			for _, c := range cs {
+				errs = append(errs, c.Close())
+			}
+			delete(l.objects, k)
+		}
+	}
+	type batch struct {
+		g   *group
+		obj objKey
+	}
+	var order []batch
+	batches := map[batch][]uint64{}
+	type put struct {
+		g   *group
+		idx uint32
+	}
+	var puts []put
+	walked := map[probe.Desc][]*probe.Probe{}
+	for _, le := range l.ecbs {
+		ps, ok := walked[le.desc]
+		if !ok {
+			if err := l.cat.Walk(le.desc, func(p *probe.Probe) bool { ps = append(ps, p); return true }); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			walked[le.desc] = ps
+		}
+		for _, p := range ps {
+			obj, ok := siteObject(p)
+			if !ok || obj.pid != pid || l.objects[obj] != nil {
+				continue // not of this process, or attached already
+			}
+			id := l.cat.ID(p)
+			epid := l.epids[ecbProbe{le.ecb, id}]
+			if epid == 0 {
+				rp := record.Probe{ID: id, Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}
+				epid = t.layout.Extend(le.layout, []record.Probe{rp})[0].EPID
+				l.epids[ecbProbe{le.ecb, id}] = epid
+				if !l.named[id] {
+					l.named[id] = true
+					if err := t.rt.SetProbeNames(id, p.Provider, p.Module, p.Function, p.Name); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
+			pls, err := l.pl.place(p, le.desc.Provider)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, pl := range pls {
+				g, idx := pl.g, pl.index
+				c, ok := g.ecbs[le.ecb]
+				if g.prog == nil || !ok {
+					continue // no program of the kind has the clause
+				}
+				ent := g.entries[idx]
+				if ent == nil {
+					ent = &bpf.ProbeEntry{ID: id}
+					g.entries[idx] = ent
+				}
+				for len(ent.EPIDs) <= c {
+					ent.EPIDs = append(ent.EPIDs, 0)
+				}
+				ent.EPIDs[c] = epid
+				puts = append(puts, put{g, idx})
+				b := batch{g, obj}
+				if _, ok := batches[b]; !ok {
+					order = append(order, b)
+				}
+				batches[b] = append(batches[b], uint64(idx))
+			}
+		}
+	}
+	for _, u := range puts {
+		if err := bpf.PutProbeEntry(u.g.probeMap, len(u.g.clauses), u.idx, *u.g.entries[u.idx]); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if u.g.uargMap != nil {
+			if err := bpf.PutUArgs(u.g.uargMap, u.idx, u.g.uargs[u.idx]); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
+	}
+	for _, b := range order {
+		is := dedup(batches[b])
+		var err error
+		if b.g.ctx == bpf.CtxUSDT {
+			err = l.attachUSDT(b.g, is)
+		} else {
+			err = l.attachUser(b.g, is)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", b.obj.path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// siteObject returns the process and object a pid or USDT probe is in.
+func siteObject(p *probe.Probe) (objKey, bool) {
+	switch d := p.Detail.(type) {
+	case *probe.UserSite:
+		return objKey{d.PID, d.Path}, true
+	case *probe.USDTSite:
+		return objKey{d.PID, d.Path}, true
+	}
+	return objKey{}, false
+}
+
+// dedup returns the indexes, each once, in their first order.
+func dedup(is []uint64) []uint64 {
+	seen := map[uint64]bool{}
+	var out []uint64
+	for _, i := range is {
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
