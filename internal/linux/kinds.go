@@ -264,7 +264,7 @@ func placeUser(pl *placer, p *probe.Probe, d *probe.UserSite) ([]placement, erro
 }
 
 func attachUser(t *Tracing, g *group, prog *ebpf.Program) error {
-	if t.later != nil {
+	if t.later.active() {
 		return t.later.attachUser(g, cookies(len(g.users)))
 	}
 	return t.closes(attach.Uprobes(prog, g.users, cookies(len(g.users))))
@@ -297,7 +297,7 @@ func placeUSDT(pl *placer, p *probe.Probe, d *probe.USDTSite) ([]placement, erro
 }
 
 func attachUSDT(t *Tracing, g *group, prog *ebpf.Program) error {
-	if t.later != nil {
+	if t.later.active() {
 		return t.later.attachUSDT(g, cookies(len(g.usdt)))
 	}
 	return t.closes(attach.USDT(prog, g.usdt, cookies(len(g.usdt))))

@@ -10,7 +10,6 @@ import (
 	"syscall"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/kdtrace/kdtrace/internal/bpf"
@@ -40,20 +39,26 @@ const laterRoom = 1 << 16
 // (SIGCONT), so that the probes are in place before the code of a
 // library dlopen()ed runs.
 type later struct {
-	cat  *probe.Catalog
-	pl   *placer
-	pids []int
+	cat *probe.Catalog
+	pl  *placer
 
 	ecbs    []laterECB
 	epids   map[ecbProbe]uint32    // the EPID of each ECB enabled on each probe
 	named   map[uint32]bool        // the probes whose names are set
 	objects map[objKey][]io.Closer // the attachments of each object's probes
+	// execs is set when a description matched no probe and may match
+	// those of a process started later: each process kdtrace's
+	// descendants exec is stopped at its exec, to be grabbed.
+	execs bool
+	known map[int]bool // the processes grabbed
 
-	prog   *ebpf.Program // on _dl_debug_state
-	ring   *ebpf.Map
-	reader *ringbuf.Reader
-	events chan int // the processes stopped, by ID
-	done   chan struct{}
+	prog     *ebpf.Program // on _dl_debug_state
+	execProg *ebpf.Program // on sched_process_exec
+	watching []io.Closer   // their attachments
+	ring     *ebpf.Map
+	reader   *ringbuf.Reader
+	events   chan int // the processes stopped, by ID
+	done     chan struct{}
 
 	mu      sync.Mutex
 	stopped map[int]bool // processes stopped whose event is not handled
@@ -77,10 +82,13 @@ type objKey struct {
 	path string
 }
 
-func newLater(cat *probe.Catalog, pl *placer, pids []int) *later {
-	return &later{cat: cat, pl: pl, pids: pids, epids: map[ecbProbe]uint32{}, named: map[uint32]bool{},
-		objects: map[objKey][]io.Closer{}, stopped: map[int]bool{}}
+func newLater(cat *probe.Catalog, pl *placer) *later {
+	return &later{cat: cat, pl: pl, epids: map[ecbProbe]uint32{}, named: map[uint32]bool{},
+		objects: map[objKey][]io.Closer{}, stopped: map[int]bool{}, known: map[int]bool{}}
 }
+
+// active reports whether some ECB may be enabled on probes made later.
+func (l *later) active() bool { return len(l.ecbs) > 0 }
 
 // reserve puts ECB e's clause in the programs of the pid and USDT
 // probes its description may match later, whether or not a probe
@@ -88,6 +96,11 @@ func newLater(cat *probe.Catalog, pl *placer, pids []int) *later {
 func (l *later) reserve(lay *record.Layout, e *enabling.ECB, eps []*record.EProbe) error {
 	d := probe.Desc{Provider: e.Probe.Provider, Module: e.Probe.Module, Function: e.Probe.Function, Name: e.Probe.Name}
 	entry, ret, usdt := l.cat.Later(d)
+	if _, literal := probe.NewPattern(d.Provider).Literal(); len(eps) == 0 && !literal {
+		// -Z: a glob may match the USDT provider of a process
+		// started later.
+		usdt, l.execs = true, true
+	}
 	if !entry && !ret && !usdt {
 		return nil
 	}
@@ -144,7 +157,12 @@ func (l *later) attachUser(g *group, idx []uint64) error {
 
 // attachUSDT is attachUser for a USDT group.
 func (l *later) attachUSDT(g *group, idx []uint64) error {
-	for k, is := range byObject(idx, func(i uint64) objKey { return objKey{g.usdt[i].PID, g.usdt[i].Path} }) {
+	for k, is := range byObject(idx, func(i uint64) objKey {
+		if s := g.usdt[i]; !s.AnyProcess {
+			return objKey{s.PID, s.Path}
+		}
+		return objKey{0, g.usdt[i].Path}
+	}) {
 		sites := make([]*probe.USDTSite, len(is))
 		for j, i := range is {
 			sites[j] = g.usdt[i]
@@ -168,60 +186,66 @@ func byObject(idx []uint64, obj func(uint64) objKey) map[objKey][]uint64 {
 	return m
 }
 
-// watch attaches the program that reports the run-time linker's
-// changes to each process that has one, and starts reading its reports.
-func (l *later) watch(t *Tracing) error {
-	var sites []*probe.UserSite
-	for _, pid := range l.pids {
-		if s := l.cat.RtldSite(pid); s != nil {
-			sites = append(sites, s)
-		}
-	}
-	if len(l.ecbs) == 0 || len(sites) == 0 {
+// watch attaches the programs that report the run-time linker's
+// changes in the processes grabbed and, when descriptions may match
+// the probes of processes started later, the execs of kdtrace's
+// descendants; and starts reading their reports.
+func (l *later) watch() error {
+	if !l.active() {
 		return nil
 	}
 	var err error
-	l.ring, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kd_rtld", Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
+	l.ring, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kd_watch", Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
 	if err != nil {
 		return fmt.Errorf("the ring buffer of the run-time linker's events: %w", err)
 	}
-	l.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{
-		Name:       "kdt_rtld",
-		Type:       ebpf.Kprobe,
-		AttachType: attach.UprobeAttachType(),
-		License:    "GPL",
-		Instructions: asm.Instructions{
-			// The process stops on its way back to user space: its
-			// ID goes to the consumer, who sets it running again.
-			asm.FnGetCurrentPidTgid.Call(),
-			asm.RSh.Imm(asm.R0, 32),
-			asm.StoreMem(asm.RFP, -8, asm.R0, asm.Word),
-			asm.Mov.Imm(asm.R1, int32(syscall.SIGSTOP)),
-			asm.FnSendSignal.Call(),
-			asm.LoadMapPtr(asm.R1, l.ring.FD()),
-			asm.Mov.Reg(asm.R2, asm.RFP),
-			asm.Add.Imm(asm.R2, -8),
-			asm.Mov.Imm(asm.R3, 4),
-			asm.Mov.Imm(asm.R4, 0),
-			asm.FnRingbufOutput.Call(),
-			asm.Mov.Imm(asm.R0, 0),
-			asm.Return(),
-		},
-	})
+	l.prog, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdt_rtld", Type: ebpf.Kprobe, AttachType: attach.UprobeAttachType(),
+		License: "GPL", Instructions: bpf.RtldWatch(l.ring)})
 	if err != nil {
 		return fmt.Errorf("loading the program of the run-time linker's events: %w", err)
+	}
+	for _, pid := range l.cat.Processes() {
+		if err := l.watchRtld(pid); err != nil {
+			return err
+		}
+	}
+	if l.execs {
+		insns, err := bpf.ExecWatch(l.ring, uint32(os.Getpid()))
+		if err != nil {
+			return err
+		}
+		l.execProg, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdt_exec", Type: ebpf.RawTracepoint, License: "GPL", Instructions: insns})
+		if err != nil {
+			return fmt.Errorf("loading the program of the processes' execs: %w", err)
+		}
+		a, err := attach.RawTracepoint(l.execProg, "sched_process_exec")
+		if err != nil {
+			return err
+		}
+		l.watching = append(l.watching, a)
 	}
 	if l.reader, err = ringbuf.NewReader(l.ring); err != nil {
 		return fmt.Errorf("reading the run-time linker's events: %w", err)
 	}
-	a, err := attach.Uprobes(l.prog, sites, make([]uint64, len(sites)))
-	if err != nil {
-		return fmt.Errorf("probing the run-time linker: %w", err)
-	}
-	t.closers = append(t.closers, a)
 	l.events = make(chan int)
 	l.done = make(chan struct{})
 	go l.read()
+	return nil
+}
+
+// watchRtld attaches the program of the run-time linker's events to
+// process pid's linker, if it has one (a static executable has none).
+func (l *later) watchRtld(pid int) error {
+	l.known[pid] = true
+	s := l.cat.RtldSite(pid)
+	if s == nil {
+		return nil
+	}
+	a, err := attach.Uprobes(l.prog, []*probe.UserSite{s}, []uint64{0})
+	if err != nil {
+		return fmt.Errorf("probing the run-time linker of pid %d: %w", pid, err)
+	}
+	l.watching = append(l.watching, a)
 	return nil
 }
 
@@ -252,6 +276,10 @@ func (l *later) read() {
 // stopped whose event was not handled.
 func (l *later) close() error {
 	var errs []error
+	for _, c := range l.watching {
+		errs = append(errs, c.Close())
+	}
+	l.watching = nil
 	for k, cs := range l.objects {
 		for _, c := range cs {
 			errs = append(errs, c.Close())
@@ -259,8 +287,8 @@ func (l *later) close() error {
 		delete(l.objects, k)
 	}
 	if l.reader != nil {
-		// The program is detached (Tracing.Close closed it first):
-		// the reader gives what it holds, then ErrFlushed.
+		// The programs are detached: the reader gives what it holds,
+		// then ErrFlushed.
 		errs = append(errs, l.reader.Flush())
 		for draining := true; draining; {
 			select {
@@ -279,8 +307,10 @@ func (l *later) close() error {
 	}
 	clear(l.stopped)
 	l.mu.Unlock()
-	if l.prog != nil {
-		errs = append(errs, l.prog.Close())
+	for _, p := range []*ebpf.Program{l.prog, l.execProg} {
+		if p != nil {
+			errs = append(errs, p.Close())
+		}
 	}
 	if l.ring != nil {
 		errs = append(errs, l.ring.Close())
@@ -301,22 +331,25 @@ func (l *later) resume(pid int) {
 // Loaded returns the channel on which the processes stopped at their
 // run-time linker's events arrive, for Reload; nil when no process is
 // followed.
-func (t *Tracing) Loaded() <-chan int {
-	if t.later == nil {
-		return nil
-	}
-	return t.later.events
-}
+func (t *Tracing) Loaded() <-chan int { return t.later.events }
 
 // Reload enables the ECBs on the probes of the objects process pid maps
-// now, stopped at its run-time linker's event, detaches the probes of
-// the objects it no longer maps, and sets it running again. A process
-// that exited meanwhile has nothing to enable.
+// now, stopped at its run-time linker's event or at its exec, detaches
+// the probes of the objects it no longer maps, and sets it running
+// again. A process that exited meanwhile has nothing to enable.
 func (t *Tracing) Reload(pid int) error {
 	l := t.later
 	defer l.resume(pid)
-	changed, err := l.cat.Refresh(pid)
-	if err != nil || !changed {
+	if !l.known[pid] {
+		// A process started since: its providers are made, and its
+		// linker followed.
+		if err := l.cat.Grab(pid); err != nil {
+			return nil
+		}
+		if err := l.watchRtld(pid); err != nil {
+			return err
+		}
+	} else if changed, err := l.cat.Refresh(pid); err != nil || !changed {
 		return nil
 	}
 	mapped := map[string]bool{}
@@ -354,8 +387,8 @@ func (t *Tracing) Reload(pid int) error {
 			walked[le.desc] = ps
 		}
 		for _, p := range ps {
-			obj, ok := siteObject(p)
-			if !ok || obj.pid != pid || l.objects[obj] != nil {
+			obj, ok := siteObject(p, le.desc.Provider)
+			if !ok || obj.pid != pid && obj.pid != 0 || l.objects[obj] != nil {
 				continue // not of this process, or attached already
 			}
 			id := l.cat.ID(p)
@@ -425,12 +458,17 @@ func (t *Tracing) Reload(pid int) error {
 	return errors.Join(errs...)
 }
 
-// siteObject returns the process and object a pid or USDT probe is in.
-func siteObject(p *probe.Probe) (objKey, bool) {
+// siteObject returns the process and object a pid or USDT probe is in,
+// matched by a description of provider desc: process 0 for a USDT
+// probe that fires in any process that maps its object.
+func siteObject(p *probe.Probe, desc string) (objKey, bool) {
 	switch d := p.Detail.(type) {
 	case *probe.UserSite:
 		return objKey{d.PID, d.Path}, true
 	case *probe.USDTSite:
+		if usdtAnyProcess(p, d, desc) {
+			return objKey{0, d.Path}, true
+		}
 		return objKey{d.PID, d.Path}, true
 	}
 	return objKey{}, false

@@ -168,9 +168,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, fmt.Errorf("no compiler for the sites of SDT probes")
 		}
 	}
-	if pids := cfg.Catalog.Processes(); len(pids) > 0 {
-		t.later = newLater(cfg.Catalog, pl, pids)
-	}
+	t.later = newLater(cfg.Catalog, pl)
 	var errorClauses []bpf.Clause
 	t.Matched = make([]int, len(ecbs))
 	// The probes enabled, whose names probeprov … probename read.
@@ -226,7 +224,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 		t.Matched[i] = len(eps)
-		if t.later != nil && e.Probe.ID == 0 {
+		if e.Probe.ID == 0 {
 			// The clause goes in the programs of the probes it may
 			// match later, in the ECBs' order, as it would have had
 			// it matched them now.
@@ -349,10 +347,8 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 	}
-	if t.later != nil {
-		if err := t.later.watch(t); err != nil {
-			return nil, err
-		}
+	if err := t.later.watch(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -371,7 +367,7 @@ func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) ([]bpf.
 	// A uprobe program of a tracing that follows processes has room
 	// for the probes of the objects they map later.
 	room := uint32(0)
-	if t.later != nil && kinds[g.kind].uprobe {
+	if t.later.active() && kinds[g.kind].uprobe {
 		room = laterRoom
 	}
 	pm, err := bpf.NewProbeMapRoom(len(g.clauses), entries, room)
