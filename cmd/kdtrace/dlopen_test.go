@@ -132,3 +132,71 @@ sum 9
 		})
 	}
 }
+
+// execProgram fires its USDT probe five times, with arguments 0 to 4.
+const execProgram = `#include <sys/sdt.h>
+__attribute__((noinline)) void hit(int i) { DTRACE_PROBE1(kd_exec, hit, i); }
+int main(void) {
+	for (int i = 0; i < 5; i++)
+		hit(i);
+	return 0;
+}
+`
+
+// TestExecZ traces, with -Z, the USDT probes of a process that does not
+// exist yet: system() starts it, and its probes, which no description
+// matched when the tracing began, fire from its first instruction on,
+// each time.
+func TestExecZ(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("processes are followed through Linux's sched_process_exec")
+	}
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		t.Skip("no <sys/sdt.h> (systemtap-sdt-dev)")
+	}
+	needTracing(t)
+	exe := buildFixture(t, "exec", execProgram)
+	// The last firing ends the tracing: exit() in BEGIN would end it
+	// before the program runs. A minute without it is a failure.
+	script := `BEGIN
+{
+	system("` + exe + `");
+}
+
+kd_exec*:::hit
+/progenyof($pid)/
+{
+	@n[probemod, probefunc, probename] = count();
+	@s = sum(arg0);
+}
+
+kd_exec*:::hit
+/arg0 == 4/
+{
+	exit(0);
+}
+
+tick-60s
+{
+	exit(1);
+}
+
+END
+{
+	printa("%s:%s:%s %@d\n", @n);
+	printa("sum %@d\n", @s);
+}
+`
+	before := loadedPrograms(t)
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"dtrace", "-wqZ", "-n", script}, &stdout, &stderr); st != 0 {
+		t.Fatalf("status %d: %s", st, stderr.String())
+	}
+	want := "exec:hit:hit 5\nsum 10\n\n"
+	if d := cmp.Diff(want, stdout.String()); d != "" {
+		t.Errorf("counts (-want +got):\n%s\nstderr: %s", d, stderr.String())
+	}
+	if after := loadedPrograms(t); after != before {
+		t.Errorf("%d BPF programs loaded after the tracing, %d before", after, before)
+	}
+}
