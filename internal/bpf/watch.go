@@ -11,12 +11,15 @@ import (
 // The programs that stop a process where the probes it will run into
 // must be made first, as dtrace stops a process at its run-time
 // linker's events and at exec: each stops the current process (SIGSTOP,
-// on its way back to user space) and puts its ID, a 32-bit word, in a
-// ring buffer, for the consumer to make the probes and set the process
-// running again (SIGCONT).
+// taken on its way back to user space) and puts its ID, a 32-bit word,
+// in a ring buffer, for the consumer to make the probes and set the
+// process running again (SIGCONT).
 
 // stopAndTell appends the code that stops the current process and puts
-// its ID in ring, then returns 0.
+// its ID in ring; then returns 0. A process whose ID finds no room in
+// the ring, which the consumer would not know to set running, is set
+// running at once (SIGCONT undoes the pending SIGSTOP). The stop comes
+// first, so that the consumer's SIGCONT cannot come before it.
 func stopAndTell(insns asm.Instructions, ring *ebpf.Map) asm.Instructions {
 	return append(insns,
 		asm.FnGetCurrentPidTgid.Call(),
@@ -30,7 +33,10 @@ func stopAndTell(insns asm.Instructions, ring *ebpf.Map) asm.Instructions {
 		asm.Mov.Imm(asm.R3, 4),
 		asm.Mov.Imm(asm.R4, 0),
 		asm.FnRingbufOutput.Call(),
-		asm.Mov.Imm(asm.R0, 0),
+		asm.JEq.Imm(asm.R0, 0, "told"),
+		asm.Mov.Imm(asm.R1, int32(syscall.SIGCONT)),
+		asm.FnSendSignal.Call(),
+		asm.Mov.Imm(asm.R0, 0).WithSymbol("told"),
 		asm.Return(),
 	)
 }

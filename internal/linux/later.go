@@ -19,6 +19,10 @@ import (
 	"github.com/kdtrace/kdtrace/record"
 )
 
+// watchRing is the bytes of the ring buffer of the processes stopped,
+// a power of 2 pages: room for some four thousand at once.
+const watchRing = 64 << 10
+
 // laterRoom is how many probes more each uprobe program of a tracing
 // that follows processes takes from the objects they map later.
 const laterRoom = 1 << 16
@@ -195,7 +199,7 @@ func (l *later) watch() error {
 		return nil
 	}
 	var err error
-	l.ring, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kd_watch", Type: ebpf.RingBuf, MaxEntries: uint32(os.Getpagesize())})
+	l.ring, err = ebpf.NewMap(&ebpf.MapSpec{Name: "kd_watch", Type: ebpf.RingBuf, MaxEntries: watchRing})
 	if err != nil {
 		return fmt.Errorf("the ring buffer of the run-time linker's events: %w", err)
 	}
@@ -387,8 +391,8 @@ func (t *Tracing) Reload(pid int) error {
 			walked[le.desc] = ps
 		}
 		for _, p := range ps {
-			obj, ok := siteObject(p, le.desc.Provider)
-			if !ok || obj.pid != pid && obj.pid != 0 || l.objects[obj] != nil {
+			obj, owner, ok := siteObject(p, le.desc.Provider)
+			if !ok || owner != pid || l.objects[obj] != nil {
 				continue // not of this process, or attached already
 			}
 			id := l.cat.ID(p)
@@ -458,20 +462,21 @@ func (t *Tracing) Reload(pid int) error {
 	return errors.Join(errs...)
 }
 
-// siteObject returns the process and object a pid or USDT probe is in,
-// matched by a description of provider desc: process 0 for a USDT
-// probe that fires in any process that maps its object.
-func siteObject(p *probe.Probe, desc string) (objKey, bool) {
+// siteObject returns the object a pid or USDT probe is attached in,
+// matched by a description of provider desc, and the process whose
+// probe it is: the object's process is 0 for a USDT probe that fires in
+// any process that maps its object.
+func siteObject(p *probe.Probe, desc string) (obj objKey, owner int, ok bool) {
 	switch d := p.Detail.(type) {
 	case *probe.UserSite:
-		return objKey{d.PID, d.Path}, true
+		return objKey{d.PID, d.Path}, d.PID, true
 	case *probe.USDTSite:
 		if usdtAnyProcess(p, d, desc) {
-			return objKey{0, d.Path}, true
+			return objKey{0, d.Path}, d.PID, true
 		}
-		return objKey{d.PID, d.Path}, true
+		return objKey{d.PID, d.Path}, d.PID, true
 	}
-	return objKey{}, false
+	return objKey{}, 0, false
 }
 
 // dedup returns the indexes, each once, in their first order.
