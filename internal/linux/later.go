@@ -193,8 +193,10 @@ func byObject(idx []uint64, obj func(uint64) objKey) map[objKey][]uint64 {
 // watch attaches the programs that report the run-time linker's
 // changes in the processes grabbed and, when descriptions may match
 // the probes of processes started later, the execs of kdtrace's
-// descendants; and starts reading their reports.
-func (l *later) watch() error {
+// descendants; and starts reading their reports. A kernel whose
+// struct task_struct cannot be read has the execs not followed, as
+// note says.
+func (l *later) watch(note func(string)) error {
 	if !l.active() {
 		return nil
 	}
@@ -214,19 +216,19 @@ func (l *later) watch() error {
 		}
 	}
 	if l.execs {
-		insns, err := bpf.ExecWatch(l.ring, uint32(os.Getpid()))
-		if err != nil {
-			return err
+		if insns, err := bpf.ExecWatch(l.ring, uint32(os.Getpid())); err != nil {
+			note(fmt.Sprintf("the USDT probes of processes started later are not followed: %v", err))
+		} else {
+			l.execProg, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdt_exec", Type: ebpf.RawTracepoint, License: "GPL", Instructions: insns})
+			if err != nil {
+				return fmt.Errorf("loading the program of the processes' execs: %w", err)
+			}
+			a, err := attach.RawTracepoint(l.execProg, "sched_process_exec")
+			if err != nil {
+				return err
+			}
+			l.watching = append(l.watching, a)
 		}
-		l.execProg, err = ebpf.NewProgram(&ebpf.ProgramSpec{Name: "kdt_exec", Type: ebpf.RawTracepoint, License: "GPL", Instructions: insns})
-		if err != nil {
-			return fmt.Errorf("loading the program of the processes' execs: %w", err)
-		}
-		a, err := attach.RawTracepoint(l.execProg, "sched_process_exec")
-		if err != nil {
-			return err
-		}
-		l.watching = append(l.watching, a)
 	}
 	if l.reader, err = ringbuf.NewReader(l.ring); err != nil {
 		return fmt.Errorf("reading the run-time linker's events: %w", err)

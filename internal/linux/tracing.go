@@ -347,7 +347,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 	}
-	if err := t.later.watch(); err != nil {
+	if err := t.later.watch(note); err != nil {
 		return nil, err
 	}
 	return t, nil
