@@ -225,6 +225,13 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		syms.Grab(h.target)
 	}
 	tr.t.Grab = func(pid int) { syms.Grab(pid) }
+	// A process stopped at its run-time linker's event or at its exec
+	// has its probes there enabled, or detached, and runs again.
+	reload := func(pid int) {
+		if err := tr.t.Reload(pid); err != nil {
+			fmt.Fprintf(cfg.Err, "%s: pid %d: %v\n", h.cfg.Name, pid, err)
+		}
+	}
 	format := consumer.Text
 	if oformat, ok := h.opts.Value("oformat"); ok {
 		f, err := consumer.ParseFormat(oformat)
@@ -259,11 +266,24 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			}
 			c.Stderr = cfg.Err
 			// system() reports only a command that cannot run.
-			var ee *exec.ExitError
-			if err := c.Run(); err != nil && !errors.As(err, &ee) {
+			if err := c.Start(); err != nil {
 				return err
 			}
-			return nil
+			// The processes the command starts may stop for their
+			// probes to be made (at exec, at dlopen) while it runs.
+			waited := make(chan struct{})
+			go func() {
+				c.Wait()
+				close(waited)
+			}()
+			for {
+				select {
+				case <-waited:
+					return nil
+				case pid := <-tr.t.Loaded():
+					reload(pid)
+				}
+			}
 		},
 	})
 	if err := tr.t.Go(); err != nil {
@@ -300,6 +320,8 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 		select {
 		case <-cfg.Stop:
 			stopped = true
+		case pid := <-tr.t.Loaded():
+			reload(pid)
 		case p := <-exits:
 			if !has("quiet") {
 				fmt.Fprintf(cfg.Err, "%s: %s\n", h.cfg.Name, p.exitNotice())

@@ -76,6 +76,8 @@ type ECBLayout struct {
 	Alignment uint32
 	// Actions holds every action of the ECB, as Write takes its values.
 	Actions []Action
+
+	aggs []*AggDesc // its aggregations, whose EPID is its first EProbe's
 }
 
 // An Action is one action of an ECB as the kernel keeps it: its record,
@@ -212,32 +214,59 @@ func (l *Layout) Add(ecb *enabling.ECB, probes []Probe) ([]*EProbe, error) {
 	if len(probes) == 0 {
 		return nil, nil
 	}
-	acts, formats, err := l.actions(ecb, probes[0])
+	e, err := l.ECB(ecb, probes[0])
+	if err != nil {
+		return nil, err
+	}
+	return l.Extend(e, probes), nil
+}
+
+// ECB lays out the records of an ECB, its aggregations and formats
+// taken, without enabling it on any probe yet: p is the probe its
+// errors name. Extend enables it on probes.
+func (l *Layout) ECB(ecb *enabling.ECB, p Probe) (*ECBLayout, error) {
+	acts, formats, err := l.actions(ecb, p)
 	if err != nil {
 		return nil, err
 	}
 	proto := &EProbe{EPID: uint32(len(l.eprobes) + 1), ECBLayout: &ECBLayout{UArg: ecb.UArg, Actions: acts}}
 	aggs, reason := resize(proto)
 	if reason != "" {
-		return nil, &Error{Probe: probes[0], Action: -1, Reason: reason}
+		return nil, &Error{Probe: p, Action: -1, Reason: reason}
 	}
 	for i := range proto.Actions {
 		if a := &proto.Actions[i]; !a.IsAgg() && !a.InTuple {
 			proto.Recs = append(proto.Recs, a.Rec)
 		}
 	}
+	for _, ag := range aggs {
+		ag.EPID = EPIDNone // the first probe it is enabled on gives it
+	}
+	proto.aggs = aggs
+	l.aggs = append(l.aggs, aggs...)
+	l.formats = append(l.formats, formats...)
+	l.needed = max(l.needed, proto.Needed)
+	return proto.ECBLayout, nil
+}
+
+// Extend enables an ECB laid out by ECB on more probes, which may be
+// made while the tracing runs (a library's, dlopen()ed): each gets the
+// next EPID, sharing the ECB's records and aggregations.
+func (l *Layout) Extend(e *ECBLayout, probes []Probe) []*EProbe {
 	all := make([]EProbe, len(probes))
 	eps := make([]*EProbe, len(probes))
 	for i, p := range probes {
-		all[i] = EProbe{EPID: uint32(len(l.eprobes) + 1), ProbeID: p.ID, ECBLayout: proto.ECBLayout}
+		all[i] = EProbe{EPID: uint32(len(l.eprobes) + 1), ProbeID: p.ID, ECBLayout: e}
 		l.eprobes = append(l.eprobes, &all[i])
 		l.probes[p.ID] = p
 		eps[i] = &all[i]
 	}
-	l.aggs = append(l.aggs, aggs...)
-	l.formats = append(l.formats, formats...)
-	l.needed = max(l.needed, proto.Needed)
-	return eps, nil
+	for _, ag := range e.aggs {
+		if ag.EPID == EPIDNone && len(eps) > 0 {
+			ag.EPID = eps[0].EPID
+		}
+	}
+	return eps
 }
 
 // actions makes the actions of an ECB for probe p

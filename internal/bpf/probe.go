@@ -754,32 +754,50 @@ const uargSize = 16
 // NewUArgMap returns the MapUArgs of a USDT program: each point's
 // arguments by index.
 func NewUArgMap(points map[uint32][]USDTArg) (*ebpf.Map, error) {
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: MapUArgs, Type: ebpf.Hash, KeySize: 4,
-		ValueSize: uargSize * NArgs, MaxEntries: uint32(max(1, len(points)))})
+	return NewUArgMapRoom(points, 0)
+}
+
+// NewUArgMapRoom is NewUArgMap with room for that many points more,
+// which PutUArgs adds as probes are made while the tracing runs.
+func NewUArgMapRoom(points map[uint32][]USDTArg, room uint32) (*ebpf.Map, error) {
+	spec := &ebpf.MapSpec{Name: MapUArgs, Type: ebpf.Hash, KeySize: 4,
+		ValueSize: uargSize * NArgs, MaxEntries: uint32(max(1, len(points)))}
+	if room > 0 {
+		spec.MaxEntries, spec.Flags = uint32(len(points))+room, noPrealloc
+	}
+	m, err := ebpf.NewMap(spec)
 	if err != nil {
 		return nil, fmt.Errorf("bpf: creating the USDT argument map: %w", err)
 	}
 	for idx, args := range points {
-		if len(args) > NArgs {
+		if err := PutUArgs(m, idx, args); err != nil {
 			m.Close()
-			return nil, fmt.Errorf("bpf: a USDT point of %d arguments, over %d", len(args), NArgs)
-		}
-		v := make([]byte, uargSize*NArgs)
-		for i, a := range args {
-			e := v[uargSize*i:]
-			e[0], e[1], e[3] = a.Kind, a.Size, a.Shift
-			if a.Signed {
-				e[2] = 1
-			}
-			binary.NativeEndian.PutUint32(e[4:], a.Reg)
-			binary.NativeEndian.PutUint64(e[8:], uint64(a.Disp))
-		}
-		if err := m.Put(idx, v); err != nil {
-			m.Close()
-			return nil, fmt.Errorf("bpf: filling the USDT argument map: %w", err)
+			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// PutUArgs puts the arguments of the USDT point at index idx in a
+// MapUArgs.
+func PutUArgs(m *ebpf.Map, idx uint32, args []USDTArg) error {
+	if len(args) > NArgs {
+		return fmt.Errorf("bpf: a USDT point of %d arguments, over %d", len(args), NArgs)
+	}
+	v := make([]byte, uargSize*NArgs)
+	for i, a := range args {
+		e := v[uargSize*i:]
+		e[0], e[1], e[3] = a.Kind, a.Size, a.Shift
+		if a.Signed {
+			e[2] = 1
+		}
+		binary.NativeEndian.PutUint32(e[4:], a.Reg)
+		binary.NativeEndian.PutUint64(e[8:], uint64(a.Disp))
+	}
+	if err := m.Put(idx, v); err != nil {
+		return fmt.Errorf("bpf: filling the USDT argument map: %w", err)
+	}
+	return nil
 }
 
 // usdtArgs fills StateArgs from the registers and memory MapUArgs names

@@ -418,6 +418,13 @@ type ProbeEntry struct {
 // inlines (a system call's number, the cookies of a program's sites);
 // its entries of no probe are zero, and probe IDs start at 1.
 func NewProbeMap(nclauses int, entries map[uint32]ProbeEntry) (*ebpf.Map, error) {
+	return NewProbeMapRoom(nclauses, entries, 0)
+}
+
+// NewProbeMapRoom is NewProbeMap with room for that many entries more,
+// which PutProbeEntry adds as probes are made while the tracing runs: a
+// hash whose entries are allocated as they are put.
+func NewProbeMapRoom(nclauses int, entries map[uint32]ProbeEntry, room uint32) (*ebpf.Map, error) {
 	spec := &ebpf.MapSpec{Name: MapProbes, Type: ebpf.Array, KeySize: 4,
 		ValueSize: uint32(4 * (1 + nclauses)), MaxEntries: 1}
 	for idx := range entries {
@@ -427,23 +434,34 @@ func NewProbeMap(nclauses int, entries map[uint32]ProbeEntry) (*ebpf.Map, error)
 		}
 		spec.MaxEntries = max(spec.MaxEntries, idx+1)
 	}
+	if room > 0 {
+		spec.Type, spec.MaxEntries, spec.Flags = ebpf.Hash, uint32(len(entries))+room, noPrealloc
+	}
 	m, err := ebpf.NewMap(spec)
 	if err != nil {
 		return nil, fmt.Errorf("bpf: creating a probe map: %w", err)
 	}
-	v := make([]byte, 4*(1+nclauses))
 	for idx, e := range entries {
-		clear(v)
-		binary.NativeEndian.PutUint32(v, e.ID)
-		for i, epid := range e.EPIDs {
-			binary.NativeEndian.PutUint32(v[4+4*i:], epid)
-		}
-		if err := m.Put(idx, v); err != nil {
+		if err := PutProbeEntry(m, nclauses, idx, e); err != nil {
 			m.Close()
-			return nil, fmt.Errorf("bpf: filling a probe map: %w", err)
+			return nil, err
 		}
 	}
 	return m, nil
+}
+
+// PutProbeEntry puts the entry of the probe at index idx in a probe
+// map of a program of nclauses clauses.
+func PutProbeEntry(m *ebpf.Map, nclauses int, idx uint32, e ProbeEntry) error {
+	v := make([]byte, 4*(1+nclauses))
+	binary.NativeEndian.PutUint32(v, e.ID)
+	for i, epid := range e.EPIDs {
+		binary.NativeEndian.PutUint32(v[4+4*i:], epid)
+	}
+	if err := m.Put(idx, v); err != nil {
+		return fmt.Errorf("bpf: filling a probe map: %w", err)
+	}
+	return nil
 }
 
 // maxArrayIndex bounds the indexes of a probe map made an array.

@@ -83,6 +83,11 @@ type group struct {
 	usdt   []*probe.USDTSite // a point each
 	uargs  [][]bpf.USDTArg   // each USDT point's arguments
 
+	// KindUser, KindUSDT: the loaded program, its MapProbes and its
+	// MapUArgs, which take the probes of objects mapped later.
+	prog              *ebpf.Program
+	probeMap, uargMap *ebpf.Map
+
 	// tramp is set for an fbt probe's group on an fentry or fexit
 	// program, which goes back on a kprobe if the kernel refuses it.
 	tramp *trampoline
@@ -259,6 +264,9 @@ func placeUser(pl *placer, p *probe.Probe, d *probe.UserSite) ([]placement, erro
 }
 
 func attachUser(t *Tracing, g *group, prog *ebpf.Program) error {
+	if t.later.active() {
+		return t.later.attachUser(g, cookies(len(g.users)))
+	}
 	return t.closes(attach.Uprobes(prog, g.users, cookies(len(g.users))))
 }
 
@@ -289,6 +297,9 @@ func placeUSDT(pl *placer, p *probe.Probe, d *probe.USDTSite) ([]placement, erro
 }
 
 func attachUSDT(t *Tracing, g *group, prog *ebpf.Program) error {
+	if t.later.active() {
+		return t.later.attachUSDT(g, cookies(len(g.usdt)))
+	}
 	return t.closes(attach.USDT(prog, g.usdt, cookies(len(g.usdt))))
 }
 

@@ -104,6 +104,10 @@ type Tracing struct {
 	filled           bool               // a CPU's buffer filled, under the fill policy
 	ringSize         int                // Config.Ring
 	rings            map[int]*ringBuf   // under the ring policy, each CPU's firings kept
+
+	// later enables the ECBs on the probes of objects the traced
+	// processes map while the tracing runs; nil when no process is.
+	later *later
 }
 
 // A ringBuf is what a CPU's buffer holds under the ring policy: the
@@ -165,6 +169,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, fmt.Errorf("no compiler for the sites of SDT probes")
 		}
 	}
+	t.later = newLater(cfg.Catalog, pl)
 	var errorClauses []bpf.Clause
 	t.Matched = make([]int, len(ecbs))
 	// The probes enabled, whose names probeprov … probename read.
@@ -220,6 +225,14 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 		t.Matched[i] = len(eps)
+		if e.Probe.ID == 0 {
+			// The clause goes in the programs of the probes it may
+			// match later, in the ECBs' order, as it would have had
+			// it matched them now.
+			if err := t.later.reserve(t.layout, e, eps); err != nil {
+				return nil, err
+			}
+		}
 		for j, p := range ps {
 			ep := eps[j]
 			if p.Provider == "dtrace" && p.Name == "END" && cfg.BPF.Fill != 0 {
@@ -333,9 +346,13 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 		if chain != nil {
 			t.maps = append(t.maps, chain)
 		}
+		g.prog = progs[0]
 		if err := kinds[g.kind].attach(t, g, progs[0]); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.later.watch(note); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -367,22 +384,30 @@ func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) ([]bpf.
 	for idx, e := range g.entries {
 		entries[idx] = *e
 	}
-	pm, err := bpf.NewProbeMap(len(g.clauses), entries)
+	// A uprobe program of a tracing that follows processes has room
+	// for the probes of the objects they map later.
+	room := uint32(0)
+	if t.later.active() && kinds[g.kind].uprobe {
+		room = laterRoom
+	}
+	pm, err := bpf.NewProbeMapRoom(len(g.clauses), entries, room)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.maps = append(t.maps, pm)
+	g.probeMap = pm
 	own := map[string]*ebpf.Map{bpf.MapProbes: pm}
 	if g.ctx == bpf.CtxUSDT {
 		points := make(map[uint32][]bpf.USDTArg, len(g.uargs))
 		for i, a := range g.uargs {
 			points[uint32(i)] = a
 		}
-		um, err := bpf.NewUArgMap(points)
+		um, err := bpf.NewUArgMapRoom(points, room)
 		if err != nil {
 			return nil, nil, err
 		}
 		t.maps = append(t.maps, um)
+		g.uargMap = um
 		own[bpf.MapUArgs] = um
 	}
 	return links, own, nil
@@ -870,6 +895,9 @@ func (t *Tracing) Close() error {
 		errs = append(errs, c.Close())
 	}
 	t.closers = nil
+	if t.later != nil {
+		errs = append(errs, t.later.close())
+	}
 	if t.ring != nil {
 		errs = append(errs, t.ring.Close())
 	}

@@ -209,7 +209,7 @@ func (c *Catalog) pidProvider(pid int) (*pidProvider, error) {
 	if err != nil {
 		return nil, procErrorf("D_PROC_GRAB", err, "failed to grab process %d", pid)
 	}
-	p := &pidProvider{name: "pid" + strconv.Itoa(pid), proc: proc, done: map[Desc]createResult{}, have: map[Desc]bool{}}
+	p := &pidProvider{name: "pid" + strconv.Itoa(pid), pid: pid, proc: proc, done: map[Desc]createResult{}, have: map[Desc]bool{}}
 	c.pid[pid] = p
 	c.pids = append(c.pids, p)
 	return p, nil
@@ -221,7 +221,9 @@ func (c *Catalog) pidProvider(pid int) (*pidProvider, error) {
 // arguments.
 type pidProvider struct {
 	name string
-	proc *process
+	pid  int
+
+	proc *process // guarded by mu: Catalog.Refresh reads it again
 
 	mu     sync.Mutex
 	probes []*Probe

@@ -151,9 +151,13 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // in C, where "-" cannot be written.
 func usdtProbeName(name string) string { return strings.ReplaceAll(name, "__", "-") }
 
-// usdtProvider is one USDT provider of one process.
+// usdtProvider is one USDT provider of one process. Its probes change
+// when the process maps or unmaps an object (Catalog.Refresh).
 type usdtProvider struct {
-	name   string
+	name string
+	pid  int
+
+	mu     sync.Mutex
 	probes []*Probe
 }
 
@@ -161,7 +165,10 @@ func (p *usdtProvider) Name() string           { return p.name }
 func (p *usdtProvider) Attributes() attributes { return usdtAttr }
 
 func (p *usdtProvider) Probes(q *query, yield func(*Probe) bool) error {
-	for _, pr := range p.probes {
+	p.mu.Lock()
+	probes := p.probes
+	p.mu.Unlock()
+	for _, pr := range probes {
 		if q.matchesMFN(pr.Module, pr.Function, pr.Name) && !yield(pr) {
 			break
 		}
@@ -259,7 +266,7 @@ func usdtProviders(proc *process) []*usdtProvider {
 			prov := n.provider + pid
 			p := byName[prov]
 			if p == nil {
-				p = &usdtProvider{name: prov}
+				p = &usdtProvider{name: prov, pid: proc.pid}
 				byName[prov] = p
 			}
 			d := Desc{prov, o.name, syms.funcAt(n.pc), usdtProbeName(n.name)}
