@@ -1,0 +1,418 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// The ports of the network workload (netWorkload). It runs in a network
+// namespace of its own, on that namespace's loopback interface; the
+// ports are unusual, so that the probes, which see every namespace's
+// packets, can be told the workload's packets by them.
+const (
+	portServer  = 47707 // the TCP server
+	portClient  = 47708 // its client
+	portClosed  = 47709 // a TCP port nobody listens on
+	portRefused = 47712 // the client that connects to it
+	portUDPRecv = 47710 // a UDP receiver, on 127.0.0.1 and ::1
+	portUDPSend = 47711 // its sender
+)
+
+// The workload's exchange: the client sends each of tcpSizes, and the
+// server answers each with twice as many bytes; the UDP sender sends
+// each of udpSizes to 127.0.0.1, and udp6Size to ::1.
+var (
+	tcpSizes = []int{10, 20, 30}
+	udpSizes = []int{5, 6}
+)
+
+const udp6Size = 7
+
+// TestNetWorkload is the workload of the network provider tests, not a
+// test: they run this test binary for it under unshare -n, in a network
+// namespace of its own, with KDTRACE_NET_WORKLOAD set.
+func TestNetWorkload(t *testing.T) {
+	if os.Getenv("KDTRACE_NET_WORKLOAD") == "" {
+		t.Skip("the network provider tests run it in a network namespace")
+	}
+	if err := netWorkload(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// netWorkload brings the namespace's loopback interface up, waits for a
+// line on its standard input (the tracing is active), and makes the
+// known exchange: one TCP connection, its requests and answers and
+// close; a connection refused; UDP datagrams over IPv4 and IPv6.
+func netWorkload() error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return err
+	}
+	if err := tcpExchange(); err != nil {
+		return fmt.Errorf("tcp: %w", err)
+	}
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: portRefused}}
+	if c, err := d.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", portClosed)); err == nil {
+		c.Close()
+		return errors.New("a connection to a closed port was accepted")
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		return err
+	}
+	if err := udpExchange("udp4", "127.0.0.1", udpSizes); err != nil {
+		return err
+	}
+	if err := udpExchange("udp6", "::1", []int{udp6Size}); err != nil {
+		return err
+	}
+	// The connection's last segments are handled as they are sent, on
+	// loopback; wait until the kernel has them all the same.
+	return waitTCPDone()
+}
+
+// loopbackUp sets the lo interface up.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+func tcpExchange() error {
+	l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", portServer))
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	served := make(chan error, 1)
+	go func() {
+		served <- serve(l)
+	}()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: portClient}}
+	c, err := d.Dial("tcp4", l.Addr().String())
+	if err != nil {
+		return err
+	}
+	for _, n := range tcpSizes {
+		if _, err := c.Write(make([]byte, n)); err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c, make([]byte, 2*n)); err != nil {
+			return err
+		}
+	}
+	if err := c.Close(); err != nil {
+		return err
+	}
+	return <-served
+}
+
+// serve accepts a connection on l and answers each request of the
+// client's with twice its bytes, until the client closes.
+func serve(l net.Listener) error {
+	c, err := l.Accept()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	for _, n := range tcpSizes {
+		if _, err := io.ReadFull(c, make([]byte, n)); err != nil {
+			return err
+		}
+		if _, err := c.Write(make([]byte, 2*n)); err != nil {
+			return err
+		}
+	}
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		return fmt.Errorf("read after the last request: %d bytes, %v; want EOF", n, err)
+	}
+	return nil
+}
+
+func udpExchange(network, addr string, sizes []int) error {
+	r, err := net.ListenUDP(network, &net.UDPAddr{IP: net.ParseIP(addr), Port: portUDPRecv})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	s, err := net.DialUDP(network, &net.UDPAddr{IP: net.ParseIP(addr), Port: portUDPSend}, r.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	buf := make([]byte, 100)
+	for _, n := range sizes {
+		if _, err := s.Write(make([]byte, n)); err != nil {
+			return err
+		}
+		if got, err := r.Read(buf); err != nil || got != n {
+			return fmt.Errorf("received %d bytes, %v; want %d", got, err, n)
+		}
+	}
+	return nil
+}
+
+// waitTCPDone waits until the namespace's only TCP sockets are in
+// TIME_WAIT (state 06 in /proc/net/tcp), for at most ten seconds.
+func waitTCPDone() error {
+	for range 1000 {
+		data, err := os.ReadFile("/proc/self/net/tcp")
+		if err != nil {
+			return err
+		}
+		done := true
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			if f := strings.Fields(line); len(f) > 3 && f[3] != "06" {
+				done = false
+			}
+		}
+		if done {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("TCP sockets still open")
+}
+
+// runNetWorkload runs kdtrace with args, a program whose BEGIN prints
+// "go", and the workload in a network namespace of its own once the
+// tracing is active; it stops kdtrace once the workload is done and
+// returns what kdtrace printed after "go", and the workload's PID.
+func runNetWorkload(t *testing.T, args []string) (string, int) {
+	t.Helper()
+	needTracing(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skipf("no unshare(1) to make a network namespace: %v", err)
+	}
+	if _, err := os.Stat("/proc/sys/net/ipv6"); err != nil {
+		t.Skipf("IPv6 is off: %v", err)
+	}
+	cmd := exec.Command("unshare", "-n", os.Args[0], "-test.run=^TestNetWorkload$")
+	cmd.Env = append(os.Environ(), "KDTRACE_NET_WORKLOAD=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil || line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the workload in a network namespace of its own: %q, %v; %s", line, err, stderr.String())
+	}
+	var werr error
+	got, errs, st := runActive(t, args, func() {
+		io.WriteString(stdin, "go\n")
+		rest, _ := io.ReadAll(out)
+		if werr = cmd.Wait(); werr != nil {
+			werr = fmt.Errorf("%v: %s%s", werr, rest, stderr.String())
+		}
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	})
+	if werr != nil {
+		t.Fatalf("workload: %v", werr)
+	}
+	if st != 0 || !strings.HasPrefix(got, "go\n") {
+		t.Fatalf("kdtrace: status %d, stdout %q, stderr %q", st, got, errs)
+	}
+	return strings.TrimPrefix(got, "go\n"), cmd.Process.Pid
+}
+
+// netProg is the D program of TestNetProviders: it counts the probes
+// of the workload's packets and connections, by their arguments as the
+// translators give them, and prints the counts as "key count" lines.
+const netProg = `
+BEGIN { printf("go\n"); }
+
+inline int S = 47707;
+inline int C = 47708;
+inline int X = 47709;
+inline int R = 47712;
+inline int UR = 47710;
+inline int US = 47711;
+
+/* A TCP segment's payload and the flags that make it count: SYN, FIN, RST. */
+tcp:::send, tcp:::receive
+/(args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R) &&
+ (args[2]->ip_plength > args[4]->tcp_offset || (args[4]->tcp_flags & (TH_SYN | TH_FIN | TH_RST)) != 0)/
+{
+	@n[probename, args[2]->ip_saddr, args[2]->ip_daddr, args[4]->tcp_sport, args[4]->tcp_dport,
+	    args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr,
+	    args[4]->tcp_flags & (TH_SYN | TH_FIN | TH_RST), args[2]->ip_plength - args[4]->tcp_offset] = count();
+}
+
+tcp:::connect-request, tcp:::connect-established, tcp:::accept-established,
+tcp:::connect-refused, tcp:::accept-refused
+/args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R/
+{
+	@n[probename, args[2]->ip_saddr, args[2]->ip_daddr, args[4]->tcp_sport, args[4]->tcp_dport,
+	    args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr,
+	    args[3]->tcps_state, 0] = count();
+}
+
+tcp:::state-change
+/args[3]->tcps_lport == S || args[3]->tcps_lport == C || args[3]->tcps_lport == R/
+{
+	@s[args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr,
+	    tcp_state_string[args[5]->tcps_state], tcp_state_string[args[3]->tcps_state]] = count();
+}
+
+udp:::send, udp:::receive
+/args[4]->udp_sport == US/
+{
+	@u[probename, args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr, args[3]->udps_lport, args[3]->udps_rport,
+	    args[3]->udps_laddr, args[3]->udps_raddr, args[4]->udp_dport, args[4]->udp_length, args[1]->cs_addr != 0] = count();
+}
+
+/* IP packets of UDP: their ports follow the header. */
+ip:::send, ip:::receive
+/args[4]->ipv4_protocol == IPPROTO_UDP &&
+ ntohs(*(uint16_t *)((uintptr_t)args[4]->ipv4_hdr + args[4]->ipv4_ihl)) == US/
+{
+	@i[probename, args[3]->if_name, args[3]->if_local, args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr,
+	    args[2]->ip_plength, args[4]->ipv4_saddr, args[4]->ipv4_protostr, args[5]->ipv6_saddr] = count();
+}
+
+ip:::send, ip:::receive
+/args[5]->ipv6_nexthdr == IPPROTO_UDP && ntohs(*(uint16_t *)((uintptr_t)args[5]->ipv6_hdr + 40)) == US/
+{
+	@i[probename, args[3]->if_name, args[3]->if_local, args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr,
+	    args[2]->ip_plength, args[4]->ipv4_saddr, args[5]->ipv6_nextstr, args[5]->ipv6_saddr] = count();
+}
+
+END
+{
+	printa("tcp %s %s>%s %d>%d l=%d r=%d %s %s %x %d: %@d\n", @n);
+	printa("state %d %d %s %s %s>%s: %@d\n", @s);
+	printa("udp %s v%d %s>%s l=%d r=%d %s %s %d %d %d: %@d\n", @u);
+	printa("ip %s %s %d v%d %s>%s %d %s %s %s: %@d\n", @i);
+}
+`
+
+// TestNetProviders traces a known exchange over the loopback interface
+// of a network namespace of its own through the tcp, udp and ip
+// providers, and checks the probes' counts and the arguments'
+// translations.
+func TestNetProviders(t *testing.T) {
+	out, _ := runNetWorkload(t, []string{"-q", "-n", netProg})
+	got := sortedLines(out)
+	const lo, ss, cc, xx, rr = "127.0.0.1", "47707", "47708", "47709", "47712"
+	seg := func(probe, sport, dport, lport, rport string, flags, size, n int) string {
+		return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x %d: %d", probe, lo, lo, sport, dport, lport, rport, lo, lo, flags, size, n)
+	}
+	// Sent from sport to dport: tcp:::send at the sender, tcp:::receive
+	// at the receiver, whose local port is dport.
+	both := func(sport, dport string, flags, size, n int) []string {
+		return []string{seg("send", sport, dport, sport, dport, flags, size, n), seg("receive", sport, dport, dport, sport, flags, size, n)}
+	}
+	var want []string
+	want = append(want, both(cc, ss, 0x2, 0, 1)...) // SYN
+	want = append(want, both(ss, cc, 0x2, 0, 1)...) // SYN-ACK
+	for _, n := range tcpSizes {
+		want = append(want, both(cc, ss, 0, n, 1)...)
+		want = append(want, both(ss, cc, 0, 2*n, 1)...)
+	}
+	want = append(want, both(cc, ss, 0x1, 0, 1)...) // FIN
+	want = append(want, both(ss, cc, 0x1, 0, 1)...) // FIN
+	want = append(want, both(rr, xx, 0x2, 0, 1)...) // refused SYN
+	want = append(want, both(xx, rr, 0x4, 0, 1)...) // RST
+	// Connection events, with the state after them.
+	ev := func(probe, sport, dport, lport, rport string, state int) string {
+		return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x %d: 1", probe, lo, lo, sport, dport, lport, rport, lo, lo, state, 0)
+	}
+	want = append(want,
+		ev("connect-request", cc, ss, cc, ss, 2),
+		ev("connect-established", ss, cc, cc, ss, 1), // the SYN-ACK received
+		ev("accept-established", cc, ss, ss, cc, 1),  // the ACK received
+		ev("connect-request", rr, xx, rr, xx, 2),
+		ev("accept-refused", rr, xx, xx, rr, 7),  // the refused SYN
+		ev("connect-refused", xx, rr, rr, xx, 7), // the RST received
+	)
+	sc := func(lport, rport, raddr, from, to string) string {
+		return fmt.Sprintf("state %s %s %s %s state-%s>state-%s: 1", lport, rport, lo, raddr, from, to)
+	}
+	want = append(want,
+		sc(ss, "0", "0.0.0.0", "closed", "listen"),
+		sc(ss, "0", "0.0.0.0", "listen", "closed"),
+		sc(cc, ss, lo, "closed", "syn-sent"),
+		sc(cc, ss, lo, "syn-sent", "established"),
+		sc(ss, cc, lo, "listen", "syn-received"),
+		sc(ss, cc, lo, "syn-received", "established"),
+		sc(cc, ss, lo, "established", "fin-wait-1"),
+		sc(ss, cc, lo, "established", "close-wait"),
+		sc(ss, cc, lo, "close-wait", "last-ack"),
+		sc(cc, ss, lo, "fin-wait-1", "fin-wait-2"),
+		sc(cc, ss, lo, "fin-wait-2", "time-wait"),
+		sc(ss, cc, lo, "last-ack", "closed"),
+		sc(rr, xx, lo, "closed", "syn-sent"),
+		sc(rr, xx, lo, "syn-sent", "closed"),
+	)
+	// UDP: a sender's datagram has its socket, a received one none yet.
+	for _, d := range []struct {
+		ver  int
+		addr string
+		size int
+	}{{4, lo, udpSizes[0]}, {4, lo, udpSizes[1]}, {6, "::1", udp6Size}} {
+		a, l := d.addr, 8+d.size
+		want = append(want,
+			fmt.Sprintf("udp send v%d %s>%s l=47711 r=47710 %s %s 47710 %d 1: 1", d.ver, a, a, a, a, l),
+			fmt.Sprintf("udp receive v%d %s>%s l=47710 r=47711 %s %s 47710 %d 0: 1", d.ver, a, a, a, a, l))
+		v4, next, v6 := a, "UDP", "<null>"
+		if d.ver == 6 {
+			v4, v6 = "<null>", a
+		}
+		for _, p := range []string{"send", "receive"} {
+			want = append(want, fmt.Sprintf("ip %s lo 1 v%d %s>%s %d %s %s %s: 1", p, d.ver, a, a, l, v4, next, v6))
+		}
+	}
+	if diff := cmp.Diff(sortedLines(strings.Join(want, "\n")), got); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+}
+
+// sortedLines returns the lines of s that are not empty, sorted.
+func sortedLines(s string) []string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	sort.Strings(lines)
+	return lines
+}
