@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -415,4 +416,77 @@ func sortedLines(s string) []string {
 	}
 	sort.Strings(lines)
 	return lines
+}
+
+// tcpsnoop is a port of tcpsnoop's idea to the tcp provider: a line
+// for each connection a process requests and for each TCP segment that
+// carries data, with the process, the local and remote ends, the
+// direction and the bytes. A segment received is handled where the
+// interface hands it over, in no process of its own: its PID is "-".
+// $1 and $2 are the ports of the connections to show.
+const tcpsnoop = `
+#pragma D option quiet
+#pragma D option switchrate=100hz
+
+inline int P1 = $1;
+inline int P2 = $2;
+
+dtrace:::BEGIN
+{
+	printf("go\n");
+	printf("%6s %-15s %5s %2s %-15s %5s %5s\n", "PID", "LADDR", "LPORT", "DR", "RADDR", "RPORT", "SIZE");
+}
+
+tcp:::connect-request
+/args[3]->tcps_lport == P1 || args[3]->tcps_lport == P2/
+{
+	printf("%6d %-15s %5d %2s %-15s %5d %5s\n", pid, args[3]->tcps_laddr, args[3]->tcps_lport, "->",
+	    args[3]->tcps_raddr, args[3]->tcps_rport, "SYN");
+}
+
+tcp:::send
+/(args[3]->tcps_lport == P1 || args[3]->tcps_lport == P2) && args[2]->ip_plength > args[4]->tcp_offset/
+{
+	printf("%6d %-15s %5d %2s %-15s %5d %5d\n", pid, args[3]->tcps_laddr, args[3]->tcps_lport, "->",
+	    args[3]->tcps_raddr, args[3]->tcps_rport, args[2]->ip_plength - args[4]->tcp_offset);
+}
+
+tcp:::receive
+/(args[3]->tcps_lport == P1 || args[3]->tcps_lport == P2) && args[2]->ip_plength > args[4]->tcp_offset/
+{
+	printf("%6s %-15s %5d %2s %-15s %5d %5d\n", "-", args[3]->tcps_laddr, args[3]->tcps_lport, "<-",
+	    args[3]->tcps_raddr, args[3]->tcps_rport, args[2]->ip_plength - args[4]->tcp_offset);
+}
+`
+
+// TestNetTcpsnoop runs tcpsnoop over the workload's connection. Its
+// lines come from every CPU's buffer, in no order between them: the
+// test compares the header, then the lines sorted.
+func TestNetTcpsnoop(t *testing.T) {
+	out, pid := runNetWorkload(t, []string{"-n", tcpsnoop, strconv.Itoa(portServer), strconv.Itoa(portClient)})
+	header, body, _ := strings.Cut(out, "\n")
+	if want := "   PID LADDR           LPORT DR RADDR           RPORT  SIZE"; header != want {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	line := func(pid, lport, dr, rport, size string) string {
+		return fmt.Sprintf("%6s %-15s %5s %2s %-15s %5s %5s", pid, "127.0.0.1", lport, dr, "127.0.0.1", rport, size)
+	}
+	p, s, c := strconv.Itoa(pid), strconv.Itoa(portServer), strconv.Itoa(portClient)
+	want := []string{line(p, c, "->", s, "SYN")}
+	for _, n := range tcpSizes {
+		req, ans := strconv.Itoa(n), strconv.Itoa(2*n)
+		want = append(want, line(p, c, "->", s, req), line("-", s, "<-", c, req),
+			line(p, s, "->", c, ans), line("-", c, "<-", s, ans))
+	}
+	var got []string
+	for _, l := range strings.Split(body, "\n") {
+		if l != "" {
+			got = append(got, l)
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tcpsnoop's lines (-want +got):\n%s", diff)
+	}
 }
