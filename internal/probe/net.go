@@ -18,11 +18,17 @@ package probe
 //     socket but no packet: their ipinfo_t and tcpinfo_t come from the
 //     socket, as the segment it received (the remote end is the source).
 //
+// A packet site finds the IP header (the site knows where it is) and
+// passes it as args[2], a struct iphdr * for IPv6 too: ipinfo_t's
+// translator tells the versions apart by the header's first four bits,
+// as Oracle's void_ip_t does. The transport header, args[4], is found
+// after an IPv4 header of any length or an IPv6 header without
+// extension headers: IPv6 fragments and IPv4 fragments after the first
+// are not seen by tcp and udp. tcp and udp's send probes fire for the
+// packets this host sends, which have a socket, not those it forwards.
+//
 // The send probes fire in the thread that sends; the receive probes in
 // the kernel's receive processing, whichever thread it interrupts.
-// Transport headers are found after an IPv4 header of any length or an
-// IPv6 header without extension headers; IPv6 fragments and later IPv4
-// fragments are not seen by tcp and udp.
 
 // Kernel constants the net specs test (uapi/linux/if_ether.h, in.h,
 // net/tcp_states.h): #defines and enumerators BTF does not carry into
