@@ -313,7 +313,8 @@ ip:::send, ip:::receive
 /args[5]->ipv6_nexthdr == IPPROTO_UDP && ntohs(*(uint16_t *)((uintptr_t)args[5]->ipv6_hdr + 40)) == US/
 {
 	@i[probename, args[3]->if_name, args[3]->if_local, args[2]->ip_ver, args[2]->ip_saddr, args[2]->ip_daddr,
-	    args[2]->ip_plength, args[4]->ipv4_saddr, args[5]->ipv6_nextstr, args[5]->ipv6_saddr] = count();
+	    args[2]->ip_plength, args[4]->ipv4_saddr, args[5]->ipv6_nextstr,
+	    strjoin(args[5]->ipv6_saddr, xlate <ipinfo_t *> ((struct ipv6hdr *)arg5)->ip_daddr)] = count();
 }
 
 END
@@ -393,9 +394,11 @@ func TestNetProviders(t *testing.T) {
 		want = append(want,
 			fmt.Sprintf("udp send v%d %s>%s l=47711 r=47710 %s %s 47710 %d 1: 1", d.ver, a, a, a, a, l),
 			fmt.Sprintf("udp receive v%d %s>%s l=47710 r=47711 %s %s 47710 %d 0: 1", d.ver, a, a, a, a, l))
+		// For IPv6, ipv6info_t's source address and ipinfo_t's
+		// destination, translated from the IPv6 header.
 		v4, next, v6 := a, "UDP", "<null>"
 		if d.ver == 6 {
-			v4, v6 = "<null>", a
+			v4, v6 = "<null>", a+a
 		}
 		for _, p := range []string{"send", "receive"} {
 			want = append(want, fmt.Sprintf("ip %s lo 1 v%d %s>%s %d %s %s %s: 1", p, d.ver, a, a, l, v4, next, v6))

@@ -136,6 +136,13 @@ translator ipinfo_t < struct iphdr *I > {
 	    inet_ntop(AF_INET6, &((struct ipv6hdr *)I)->daddr);
 };
 
+translator ipinfo_t < struct ipv6hdr *I > {
+	ip_ver = I == NULL ? 0 : 6;
+	ip_plength = I == NULL ? 0 : ntohs(I->payload_len);
+	ip_saddr = I == NULL ? "<unknown>" : inet_ntop(AF_INET6, &I->saddr);
+	ip_daddr = I == NULL ? "<unknown>" : inet_ntop(AF_INET6, &I->daddr);
+};
+
 /*
  * The IP of a segment a connection received, from its socket: the
  * remote address is the source. The tcp provider's connection events
