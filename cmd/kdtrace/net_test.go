@@ -26,14 +26,16 @@ import (
 const (
 	portServer  = 47707 // the TCP server
 	portClient  = 47708 // its client
+	portServer6 = 47717 // the TCP server on ::1
+	portClient6 = 47718 // its client
 	portClosed  = 47709 // a TCP port nobody listens on
 	portRefused = 47712 // the client that connects to it
 	portUDPRecv = 47710 // a UDP receiver, on 127.0.0.1 and ::1
 	portUDPSend = 47711 // its sender
 )
 
-// The workload's exchange: the client sends each of tcpSizes, and the
-// server answers each with twice as many bytes; the UDP sender sends
+// The workload's exchange: over IPv4, then IPv6, the client sends each
+// of tcpSizes, and the server answers each with twice as many bytes; the UDP sender sends
 // each of udpSizes to 127.0.0.1, and udp6Size to ::1.
 var (
 	tcpSizes = []int{10, 20, 30}
@@ -66,8 +68,11 @@ func netWorkload() error {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		return err
 	}
-	if err := tcpExchange(); err != nil {
+	if err := tcpExchange("tcp4", "127.0.0.1", portServer, portClient); err != nil {
 		return fmt.Errorf("tcp: %w", err)
+	}
+	if err := tcpExchange("tcp6", "::1", portServer6, portClient6); err != nil {
+		return fmt.Errorf("tcp6: %w", err)
 	}
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: portRefused}}
 	if c, err := d.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", portClosed)); err == nil {
@@ -105,8 +110,10 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-func tcpExchange() error {
-	l, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", portServer))
+// tcpExchange makes a connection between ports server and client of
+// address addr.
+func tcpExchange(network, addr string, server, client int) error {
+	l, err := net.Listen(network, net.JoinHostPort(addr, strconv.Itoa(server)))
 	if err != nil {
 		return err
 	}
@@ -115,8 +122,8 @@ func tcpExchange() error {
 	go func() {
 		served <- serve(l)
 	}()
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: portClient}}
-	c, err := d.Dial("tcp4", l.Addr().String())
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(addr), Port: client}}
+	c, err := d.Dial(network, l.Addr().String())
 	if err != nil {
 		return err
 	}
@@ -180,17 +187,20 @@ func udpExchange(network, addr string, sizes []int) error {
 }
 
 // waitTCPDone waits until the namespace's only TCP sockets are in
-// TIME_WAIT (state 06 in /proc/net/tcp), for at most ten seconds.
+// TIME_WAIT (state 06 in /proc/net/tcp and tcp6), for at most ten
+// seconds.
 func waitTCPDone() error {
 	for range 1000 {
-		data, err := os.ReadFile("/proc/self/net/tcp")
-		if err != nil {
-			return err
-		}
 		done := true
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			if f := strings.Fields(line); len(f) > 3 && f[3] != "06" {
-				done = false
+		for _, file := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			for _, line := range strings.Split(string(data), "\n")[1:] {
+				if f := strings.Fields(line); len(f) > 3 && f[3] != "06" {
+					done = false
+				}
 			}
 		}
 		if done {
@@ -264,12 +274,14 @@ inline int S = 47707;
 inline int C = 47708;
 inline int X = 47709;
 inline int R = 47712;
-inline int UR = 47710;
+inline int S6 = 47717;
+inline int C6 = 47718;
 inline int US = 47711;
 
 /* A TCP segment's payload and the flags that make it count: SYN, FIN, RST. */
 tcp:::send, tcp:::receive
-/(args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R) &&
+/(args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R ||
+  args[4]->tcp_sport == S6 || args[4]->tcp_sport == C6) &&
  (args[2]->ip_plength > args[4]->tcp_offset || (args[4]->tcp_flags & (TH_SYN | TH_FIN | TH_RST)) != 0)/
 {
 	@n[probename, args[2]->ip_saddr, args[2]->ip_daddr, args[4]->tcp_sport, args[4]->tcp_dport,
@@ -279,7 +291,8 @@ tcp:::send, tcp:::receive
 
 tcp:::connect-request, tcp:::connect-established, tcp:::accept-established,
 tcp:::connect-refused, tcp:::accept-refused
-/args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R/
+/args[4]->tcp_sport == S || args[4]->tcp_sport == C || args[4]->tcp_sport == X || args[4]->tcp_sport == R ||
+ args[4]->tcp_sport == S6 || args[4]->tcp_sport == C6/
 {
 	@n[probename, args[2]->ip_saddr, args[2]->ip_daddr, args[4]->tcp_sport, args[4]->tcp_dport,
 	    args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr,
@@ -287,9 +300,10 @@ tcp:::connect-refused, tcp:::accept-refused
 }
 
 tcp:::state-change
-/args[3]->tcps_lport == S || args[3]->tcps_lport == C || args[3]->tcps_lport == R/
+/args[3]->tcps_lport == S || args[3]->tcps_lport == C || args[3]->tcps_lport == R ||
+ args[3]->tcps_lport == S6 || args[3]->tcps_lport == C6/
 {
-	@s[args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr,
+	@s[args[3]->tcps_lport, args[3]->tcps_rport, args[3]->tcps_laddr, args[3]->tcps_raddr, args[3]->tcps_local,
 	    tcp_state_string[args[5]->tcps_state], tcp_state_string[args[3]->tcps_state]] = count();
 }
 
@@ -320,7 +334,7 @@ ip:::send, ip:::receive
 END
 {
 	printa("tcp %s %s>%s %d>%d l=%d r=%d %s %s %x %d: %@d\n", @n);
-	printa("state %d %d %s %s %s>%s: %@d\n", @s);
+	printa("state %d %d %s %s %d %s>%s: %@d\n", @s);
 	printa("udp %s v%d %s>%s l=%d r=%d %s %s %d %d %d: %@d\n", @u);
 	printa("ip %s %s %d v%d %s>%s %d %s %s %s: %@d\n", @i);
 }
@@ -333,57 +347,62 @@ END
 func TestNetProviders(t *testing.T) {
 	out, _ := runNetWorkload(t, []string{"-q", "-n", netProg})
 	got := sortedLines(out)
-	const lo, ss, cc, xx, rr = "127.0.0.1", "47707", "47708", "47709", "47712"
-	seg := func(probe, sport, dport, lport, rport string, flags, size, n int) string {
-		return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x %d: %d", probe, lo, lo, sport, dport, lport, rport, lo, lo, flags, size, n)
-	}
-	// Sent from sport to dport: tcp:::send at the sender, tcp:::receive
-	// at the receiver, whose local port is dport.
-	both := func(sport, dport string, flags, size, n int) []string {
-		return []string{seg("send", sport, dport, sport, dport, flags, size, n), seg("receive", sport, dport, dport, sport, flags, size, n)}
-	}
+	const lo, xx, rr = "127.0.0.1", "47709", "47712"
 	var want []string
-	want = append(want, both(cc, ss, 0x2, 0, 1)...) // SYN
-	want = append(want, both(ss, cc, 0x2, 0, 1)...) // SYN-ACK
-	for _, n := range tcpSizes {
-		want = append(want, both(cc, ss, 0, n, 1)...)
-		want = append(want, both(ss, cc, 0, 2*n, 1)...)
+	// A segment sent from sport to dport of addr: tcp:::send at the
+	// sender, tcp:::receive at the receiver, whose local port is dport.
+	both := func(addr, sport, dport string, flags, size int) []string {
+		seg := func(probe, lport, rport string) string {
+			return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x %d: 1", probe, addr, addr, sport, dport, lport, rport, addr, addr, flags, size)
+		}
+		return []string{seg("send", sport, dport), seg("receive", dport, sport)}
 	}
-	want = append(want, both(cc, ss, 0x1, 0, 1)...) // FIN
-	want = append(want, both(ss, cc, 0x1, 0, 1)...) // FIN
-	want = append(want, both(rr, xx, 0x2, 0, 1)...) // refused SYN
-	want = append(want, both(xx, rr, 0x4, 0, 1)...) // RST
-	// Connection events, with the state after them.
-	ev := func(probe, sport, dport, lport, rport string, state int) string {
-		return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x %d: 1", probe, lo, lo, sport, dport, lport, rport, lo, lo, state, 0)
+	// A connection event, with the state after it.
+	ev := func(probe, addr, sport, dport, lport, rport string, state int) string {
+		return fmt.Sprintf("tcp %s %s>%s %s>%s l=%s r=%s %s %s %x 0: 1", probe, addr, addr, sport, dport, lport, rport, addr, addr, state)
 	}
+	// A change of state of the connection of ports lport and rport.
+	sc := func(addr, lport, rport, raddr, from, to string) string {
+		return fmt.Sprintf("state %s %s %s %s %d state-%s>state-%s: 1", lport, rport, addr, raddr, btoi(addr == raddr), from, to)
+	}
+	for _, c := range []struct{ addr, any, ss, cc string }{
+		{lo, "0.0.0.0", strconv.Itoa(portServer), strconv.Itoa(portClient)},
+		{"::1", "::", strconv.Itoa(portServer6), strconv.Itoa(portClient6)},
+	} {
+		a, ss, cc := c.addr, c.ss, c.cc
+		want = append(want, both(a, cc, ss, 0x2, 0)...) // SYN
+		want = append(want, both(a, ss, cc, 0x2, 0)...) // SYN-ACK
+		for _, n := range tcpSizes {
+			want = append(want, both(a, cc, ss, 0, n)...)
+			want = append(want, both(a, ss, cc, 0, 2*n)...)
+		}
+		want = append(want, both(a, cc, ss, 0x1, 0)...) // FIN
+		want = append(want, both(a, ss, cc, 0x1, 0)...) // FIN
+		want = append(want,
+			ev("connect-request", a, cc, ss, cc, ss, 2),
+			ev("connect-established", a, ss, cc, cc, ss, 1), // the SYN-ACK received
+			ev("accept-established", a, cc, ss, ss, cc, 1),  // the ACK received
+			sc(a, ss, "0", c.any, "closed", "listen"),
+			sc(a, ss, "0", c.any, "listen", "closed"),
+			sc(a, cc, ss, a, "closed", "syn-sent"),
+			sc(a, cc, ss, a, "syn-sent", "established"),
+			sc(a, ss, cc, a, "listen", "syn-received"),
+			sc(a, ss, cc, a, "syn-received", "established"),
+			sc(a, cc, ss, a, "established", "fin-wait-1"),
+			sc(a, ss, cc, a, "established", "close-wait"),
+			sc(a, ss, cc, a, "close-wait", "last-ack"),
+			sc(a, cc, ss, a, "fin-wait-1", "fin-wait-2"),
+			sc(a, cc, ss, a, "fin-wait-2", "time-wait"),
+			sc(a, ss, cc, a, "last-ack", "closed"))
+	}
+	want = append(want, both(lo, rr, xx, 0x2, 0)...) // refused SYN
+	want = append(want, both(lo, xx, rr, 0x4, 0)...) // RST
 	want = append(want,
-		ev("connect-request", cc, ss, cc, ss, 2),
-		ev("connect-established", ss, cc, cc, ss, 1), // the SYN-ACK received
-		ev("accept-established", cc, ss, ss, cc, 1),  // the ACK received
-		ev("connect-request", rr, xx, rr, xx, 2),
-		ev("accept-refused", rr, xx, xx, rr, 7),  // the refused SYN
-		ev("connect-refused", xx, rr, rr, xx, 7), // the RST received
-	)
-	sc := func(lport, rport, raddr, from, to string) string {
-		return fmt.Sprintf("state %s %s %s %s state-%s>state-%s: 1", lport, rport, lo, raddr, from, to)
-	}
-	want = append(want,
-		sc(ss, "0", "0.0.0.0", "closed", "listen"),
-		sc(ss, "0", "0.0.0.0", "listen", "closed"),
-		sc(cc, ss, lo, "closed", "syn-sent"),
-		sc(cc, ss, lo, "syn-sent", "established"),
-		sc(ss, cc, lo, "listen", "syn-received"),
-		sc(ss, cc, lo, "syn-received", "established"),
-		sc(cc, ss, lo, "established", "fin-wait-1"),
-		sc(ss, cc, lo, "established", "close-wait"),
-		sc(ss, cc, lo, "close-wait", "last-ack"),
-		sc(cc, ss, lo, "fin-wait-1", "fin-wait-2"),
-		sc(cc, ss, lo, "fin-wait-2", "time-wait"),
-		sc(ss, cc, lo, "last-ack", "closed"),
-		sc(rr, xx, lo, "closed", "syn-sent"),
-		sc(rr, xx, lo, "syn-sent", "closed"),
-	)
+		ev("connect-request", lo, rr, xx, rr, xx, 2),
+		ev("accept-refused", lo, rr, xx, xx, rr, 7),  // the refused SYN
+		ev("connect-refused", lo, xx, rr, rr, xx, 7), // the RST received
+		sc(lo, rr, xx, lo, "closed", "syn-sent"),
+		sc(lo, rr, xx, lo, "syn-sent", "closed"))
 	// UDP: a sender's datagram has its socket, a received one none yet.
 	for _, d := range []struct {
 		ver  int
@@ -407,6 +426,13 @@ func TestNetProviders(t *testing.T) {
 	if diff := cmp.Diff(sortedLines(strings.Join(want, "\n")), got); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // sortedLines returns the lines of s that are not empty, sorted.
