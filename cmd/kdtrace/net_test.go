@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
+
+	"github.com/kdtrace/kdtrace/internal/dtracetest"
 )
 
 // The ports of the network workload (netWorkload). It runs in a network
@@ -85,6 +89,14 @@ func netWorkload() error {
 		return err
 	}
 	if err := udpExchange("udp6", "::1", []int{udp6Size}); err != nil {
+		return err
+	}
+	// An echo request each way, of as many bytes as FreeBSD's ping
+	// and ping6 send by default.
+	if err := ping("ip4:icmp", "127.0.0.1", 8, 0, 56); err != nil {
+		return err
+	}
+	if err := ping("ip6:ipv6-icmp", "::1", 128, 129, 8); err != nil {
 		return err
 	}
 	// The connection's last segments are handled as they are sent, on
@@ -184,6 +196,62 @@ func udpExchange(network, addr string, sizes []int) error {
 		}
 	}
 	return nil
+}
+
+// ping sends an ICMP echo request (type req) of size bytes of data to
+// addr over a raw socket of network, and waits for the reply (type
+// rep). The IPv4 request may be fragmented (DF clear), as FreeBSD's
+// ping sends it; the kernel sums ICMPv6's checksum itself.
+func ping(network, addr string, req, rep byte, size int) error {
+	c, err := net.ListenPacket(network, addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if req == 8 {
+		raw, err := c.(*net.IPConn).SyscallConn()
+		if err != nil {
+			return err
+		}
+		var serr error
+		if err := raw.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
+		}); err != nil {
+			return err
+		}
+		if serr != nil {
+			return serr
+		}
+	}
+	msg := make([]byte, 8+size)
+	msg[0] = req
+	msg[5] = 1 // the identifier's low byte; sequence 0
+	if req == 8 {
+		sum := 0
+		for i := 0; i < len(msg); i += 2 {
+			sum += int(msg[i])<<8 | int(msg[i+1])
+		}
+		sum = sum>>16 + sum&0xffff
+		sum = ^(sum + sum>>16) & 0xffff
+		msg[2], msg[3] = byte(sum>>8), byte(sum)
+	}
+	if _, err := c.WriteTo(msg, &net.IPAddr{IP: net.ParseIP(addr)}); err != nil {
+		return err
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return err
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, _, err := c.ReadFrom(buf)
+		if err != nil {
+			return fmt.Errorf("no echo reply from %s: %w", addr, err)
+		}
+		// An IPv4 raw socket reads the IP header too.
+		if b := buf[:n]; req == 8 && len(b) > 20 && b[20] == rep || req != 8 && len(b) > 0 && b[0] == rep {
+			return nil
+		}
+	}
 }
 
 // waitTCPDone waits until the namespace's only TCP sockets are in
@@ -518,4 +586,67 @@ func TestNetTcpsnoop(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tcpsnoop's lines (-want +got):\n%s", diff)
 	}
+}
+
+// TestNetCorpus runs the ip provider tests of DTrace's suite that use
+// the loopback interface over the workload's exchange, as their
+// scripts do dtrace -qs over one of their own, and compares the output
+// with theirs. The scripts count events from and to 127.0.0.1 against
+// a minimum: "$local" is 127.0.0.1, "$tcpport" the workload's server.
+func TestNetCorpus(t *testing.T) {
+	dir := filepath.Join(dtracetest.Dir(t), "ip")
+	for _, name := range []string{"tst.ipv4localtcp.ksh", "tst.ipv4localudp.ksh", "tst.localtcpstate.ksh",
+		"tst.ipv4localicmp.ksh", "tst.ipv6localicmp.ksh"} {
+		t.Run(name, func(t *testing.T) {
+			ksh, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, name+".out"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, err := hereDoc(string(ksh), "-qs /dev/stdin <<")
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			local := "127.0.0.1"
+			if strings.Contains(name, "ipv6") {
+				local = "::1"
+			}
+			prog = strings.NewReplacer("$local", local, "$tcpport", strconv.Itoa(portServer)).Replace(prog)
+			got, _ := runNetWorkload(t, []string{"-q", "-n", `BEGIN { printf("go\n"); }` + prog})
+			if strings.Contains(name, "icmp") {
+				// The script's output, sorted, is printed after
+				// ping's, which the expected output has too.
+				got = strings.Join(sortedLines(got), "\n")
+				want = []byte(strings.Join(slices.DeleteFunc(sortedLines(string(want)), func(l string) bool {
+					return !strings.Contains(l, " ip:::")
+				}), "\n"))
+			}
+			if diff := cmp.Diff(strings.TrimSpace(string(want)), strings.TrimSpace(got)); diff != "" {
+				t.Errorf("%s: output (-want +got):\n%s", name, diff)
+			}
+		})
+	}
+}
+
+// hereDoc returns the here-document of the shell command in script
+// that has cmd, its word following: the lines after the command's (a
+// command continued with \ goes on), up to the line of the word.
+func hereDoc(script, cmd string) (string, error) {
+	_, rest, ok := strings.Cut(script, cmd)
+	if !ok {
+		return "", fmt.Errorf("no command %q", cmd)
+	}
+	word, rest, _ := strings.Cut(rest, "\n")
+	word, cont, _ := strings.Cut(word, " ")
+	for strings.HasSuffix(strings.TrimSpace(cont), "\\") {
+		cont, rest, _ = strings.Cut(rest, "\n")
+	}
+	doc, _, ok := strings.Cut(rest, "\n"+word+"\n")
+	if !ok {
+		return "", fmt.Errorf("the here-document of %q does not end with %s", cmd, word)
+	}
+	return doc, nil
 }
