@@ -40,11 +40,15 @@ const (
 
 // The workload's exchange: over IPv4, then IPv6, the client sends each
 // of tcpSizes, and the server answers each with twice as many bytes; the UDP sender sends
-// each of udpSizes to 127.0.0.1, and udp6Size to ::1.
+// each of udpSizes to 127.0.0.1, and udp6Size to ::1. The loopback
+// interface's MTU is loMTU: the last of udpSizes goes in three
+// fragments, at offsets 0, 1480 and 2960.
 var (
 	tcpSizes = []int{10, 20, 30}
-	udpSizes = []int{5, 6}
+	udpSizes = []int{5, 6, 3000}
 )
+
+const loMTU = 1500
 
 const udp6Size = 7
 
@@ -104,7 +108,7 @@ func netWorkload() error {
 	return waitTCPDone()
 }
 
-// loopbackUp sets the lo interface up.
+// loopbackUp sets the lo interface up, its MTU loMTU.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -119,7 +123,27 @@ func loopbackUp() error {
 		return err
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint32(loMTU)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFMTU, ifr)
+}
+
+// mayFragment clears the DF bit of the IPv4 packets c sends, so that
+// the kernel fragments those over the MTU.
+func mayFragment(c syscall.Conn) error {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // tcpExchange makes a connection between ports server and client of
@@ -186,7 +210,12 @@ func udpExchange(network, addr string, sizes []int) error {
 		return err
 	}
 	defer s.Close()
-	buf := make([]byte, 100)
+	if network == "udp4" {
+		if err := mayFragment(s); err != nil {
+			return err
+		}
+	}
+	buf := make([]byte, 4096)
 	for _, n := range sizes {
 		if _, err := s.Write(make([]byte, n)); err != nil {
 			return err
@@ -209,18 +238,8 @@ func ping(network, addr string, req, rep byte, size int) error {
 	}
 	defer c.Close()
 	if req == 8 {
-		raw, err := c.(*net.IPConn).SyscallConn()
-		if err != nil {
+		if err := mayFragment(c.(*net.IPConn)); err != nil {
 			return err
-		}
-		var serr error
-		if err := raw.Control(func(fd uintptr) {
-			serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_MTU_DISCOVER, unix.IP_PMTUDISC_DONT)
-		}); err != nil {
-			return err
-		}
-		if serr != nil {
-			return serr
 		}
 	}
 	msg := make([]byte, 8+size)
@@ -434,10 +453,19 @@ ip:::send, ip:::receive
 	    strjoin(args[5]->ipv6_saddr, xlate <ipinfo_t *> ((struct ipv6hdr *)arg5)->ip_daddr)] = count();
 }
 
+/* The fragments of the workload's large datagram, by their lengths. */
+ip:::send, ip:::receive
+/args[4]->ipv4_protocol == IPPROTO_UDP && (args[4]->ipv4_flags != 0 || args[4]->ipv4_offset != 0) &&
+ (args[4]->ipv4_length == 1500 || args[4]->ipv4_length == 68)/
+{
+	@f[probename, args[4]->ipv4_offset, args[4]->ipv4_flags, args[4]->ipv4_length, args[4]->ipv4_ihl] = count();
+}
+
 END
 {
 	printa("udp %s v%d %s>%s l=%d r=%d %s %s %d %d %d: %@d\n", @u);
 	printa("ip %s %s %d v%d %s>%s %d %s %s %s: %@d\n", @i);
+	printa("fragment %s %d %d %d %d: %@d\n", @f);
 }
 `
 
@@ -513,8 +541,9 @@ func TestNetProviders(t *testing.T) {
 		ver  int
 		addr string
 		size int
-	}{{4, lo, udpSizes[0]}, {4, lo, udpSizes[1]}, {6, "::1", udp6Size}} {
-		a, l := d.addr, 8+d.size
+	}{{4, lo, udpSizes[0]}, {4, lo, udpSizes[1]}, {4, lo, udpSizes[2]}, {6, "::1", udp6Size}} {
+		// The UDP length; the IP payload's, the first fragment's.
+		a, l, pl := d.addr, 8+d.size, min(8+d.size, loMTU-20)
 		want = append(want,
 			fmt.Sprintf("udp send v%d %s>%s l=47711 r=47710 %s %s 47710 %d 1: 1", d.ver, a, a, a, a, l),
 			fmt.Sprintf("udp receive v%d %s>%s l=47710 r=47711 %s %s 47710 %d 0: 1", d.ver, a, a, a, a, l))
@@ -525,8 +554,13 @@ func TestNetProviders(t *testing.T) {
 			v4, v6 = "<null>", a+a
 		}
 		for _, p := range []string{"send", "receive"} {
-			want = append(want, fmt.Sprintf("ip %s lo 1 v%d %s>%s %d %s %s %s: 1", p, d.ver, a, a, l, v4, next, v6))
+			want = append(want, fmt.Sprintf("ip %s lo 1 v%d %s>%s %d %s %s %s: 1", p, d.ver, a, a, pl, v4, next, v6))
 		}
+	}
+	// The large datagram's fragments: offsets in bytes, flags 1 (more
+	// fragments) but for the last; the UDP probes fire for the first.
+	for _, p := range []string{"send", "receive"} {
+		want = append(want, "fragment "+p+" 0 1 1500 20: 1", "fragment "+p+" 1480 1 1500 20: 1", "fragment "+p+" 2960 0 68 20: 1")
 	}
 	if diff := cmp.Diff(sortedLines(strings.Join(want, "\n")), got); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)

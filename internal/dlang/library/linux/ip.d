@@ -71,7 +71,7 @@ typedef struct ipv4info {
 	uint16_t ipv4_length;	/* total length, bytes */
 	uint16_t ipv4_ident;	/* identification */
 	uint8_t ipv4_flags;	/* flags: 2 don't fragment, 1 more fragments */
-	uint16_t ipv4_offset;	/* fragment offset, 8-byte units */
+	uint16_t ipv4_offset;	/* fragment offset, bytes */
 	uint8_t ipv4_ttl;	/* time to live */
 	uint8_t ipv4_protocol;	/* transport protocol */
 	string ipv4_protostr;	/* transport protocol's name */
@@ -176,7 +176,7 @@ translator ipv4info_t < struct iphdr *I > {
 	ipv4_length = I == NULL ? 0 : ntohs(I->tot_len);
 	ipv4_ident = I == NULL ? 0 : ntohs(I->id);
 	ipv4_flags = I == NULL ? 0 : ntohs(I->frag_off) >> 13;
-	ipv4_offset = I == NULL ? 0 : ntohs(I->frag_off) & 0x1fff;
+	ipv4_offset = I == NULL ? 0 : (ntohs(I->frag_off) & 0x1fff) << 3;
 	ipv4_ttl = I == NULL ? 0 : I->ttl;
 	ipv4_protocol = I == NULL ? 0 : I->protocol;
 	ipv4_protostr = I == NULL ? "<null>" : __kdt_protostr[I->protocol];
