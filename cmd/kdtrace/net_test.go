@@ -300,8 +300,9 @@ func waitTCPDone() error {
 
 // runNetWorkload runs kdtrace with args, a program whose BEGIN prints
 // "go", and the workload in a network namespace of its own once the
-// tracing is active; it stops kdtrace once the workload is done and
-// returns what kdtrace printed after "go", and the workload's PID.
+// tracing is active; it stops kdtrace once the workload is done, checks
+// that kdtrace released its programs, and returns what kdtrace printed
+// after "go", and the workload's PID.
 func runNetWorkload(t *testing.T, args []string) (string, int) {
 	t.Helper()
 	needTracing(t)
@@ -334,6 +335,7 @@ func runNetWorkload(t *testing.T, args []string) (string, int) {
 		t.Fatalf("the workload in a network namespace of its own: %q, %v; %s", line, err, stderr.String())
 	}
 	var werr error
+	before := loadedPrograms(t)
 	got, errs, st := runActive(t, args, func() {
 		io.WriteString(stdin, "go\n")
 		rest, _ := io.ReadAll(out)
@@ -348,6 +350,7 @@ func runNetWorkload(t *testing.T, args []string) (string, int) {
 	if st != 0 || !strings.HasPrefix(got, "go\n") {
 		t.Fatalf("kdtrace: status %d, stdout %q, stderr %q", st, got, errs)
 	}
+	checkReleased(t, before)
 	return strings.TrimPrefix(got, "go\n"), cmd.Process.Pid
 }
 
