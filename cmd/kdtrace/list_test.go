@@ -158,7 +158,8 @@ func TestTarget(t *testing.T) {
 
 // TestListArgsAgree checks that -lv lists, for a probe of each
 // provider that types its arguments, exactly the args[] the compiler
-// types: each listed args[N] compiles with its type, one past the last
+// types: each listed args[N] compiles with its type (translated ones
+// included), one past the last
 // is out of range, and an (unknown) type is one the compiler cannot
 // resolve either. Which types a probe has depends on the machine
 // (syscall's come from tracefs, or BTF where tracefs cannot be read).
@@ -167,7 +168,8 @@ func TestListArgsAgree(t *testing.T) {
 		t.Skip("the probe catalog is the running Linux system's")
 	}
 	argLine := regexp.MustCompile(`(?m)^\t\targs\[(\d+)\]: (.*)$`)
-	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN"} {
+	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN",
+		"ip:::send", "tcp:::send", "tcp:::accept-established", "udp:::receive"} {
 		var stdout, stderr bytes.Buffer
 		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
 			t.Fatalf("-lv %s: exit %d: %s", desc, st, stderr.String())
@@ -189,6 +191,13 @@ func TestListArgsAgree(t *testing.T) {
 					t.Errorf("%s: -lv lists args[%d] as (unknown), the compiler says: exit %d %s", desc, i, st, stderr.String())
 				}
 				continue
+			}
+			if st != 0 {
+				// A pointer to translated data has no size;
+				// what it points to can be traced.
+				stderr.Reset()
+				prog := fmt.Sprintf("%s { trace(*args[%d]); }", desc, i)
+				st = run([]string{"kdtrace", "-x", "errtags", "-e", "-n", prog}, &stdout, &stderr)
 			}
 			if st != 0 {
 				t.Errorf("%s: -lv lists args[%d]: %s, the compiler says: %s", desc, i, m[2], stderr.String())

@@ -46,6 +46,10 @@ var providers = []providerRow{
 	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
 	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
 	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
+	// The network providers, made of tracepoints too (net.go).
+	{name: "ip", tracepoints: true, make: sdtRow(ipSpecs)},
+	{name: "tcp", tracepoints: true, make: sdtRow(tcpSpecs)},
+	{name: "udp", tracepoints: true, make: sdtRow(udpSpecs)},
 }
 
 // kernelCatalog returns a catalog of the providers over s.

@@ -2,8 +2,8 @@ package probe
 
 import "github.com/kdtrace/kdtrace/dlang/types"
 
-// An SDT says how a probe of the proc, sched or io provider is put in
-// place on Linux. illumos and FreeBSD compile these probes into their
+// An SDT says how a probe of the proc, sched, io, ip, tcp or udp
+// provider is put in place on Linux. illumos and FreeBSD compile these probes into their
 // kernels (statically defined tracing); Linux has none of them, so each
 // is made from Linux's own tracepoints: the probe fires when one of its
 // Sites fires and that site's condition holds, with arguments computed

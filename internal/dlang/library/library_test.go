@@ -92,11 +92,14 @@ var embedded = []struct {
 	{"errno.d", false},
 	{"in.d", false},
 	{"io.d", true},
+	{"ip.d", true},
 	{"procfs.d", true},
 	{"regs.d", false},
 	{"sched.d", true},
 	{"signal.d", false},
+	{"tcp.d", true},
 	{"time.d", false},
+	{"udp.d", true},
 	{"unistd.d", false},
 }
 
