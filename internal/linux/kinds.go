@@ -91,6 +91,7 @@ type group struct {
 	tp      probe.SDTSite
 	sites   []bpf.Site
 	rawArgs int
+	span    bpf.Span
 }
 
 // A placer puts the probes of an enabling in groups, made in order.
@@ -327,6 +328,12 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 			g = pl.group("rawtp:"+st.Event, bpf.CtxRawTP)
 		}
 		g.tp = st
+		if st.Since != "" {
+			start := pl.group("rawtp:"+st.Since, bpf.CtxRawTP)
+			start.tp = probe.SDTSite{System: st.System, Event: st.Since}
+			start.span, start.rawArgs = bpf.SpanStart, max(start.rawArgs, 2)
+			g.span = bpf.SpanEnd
+		}
 		var err error
 		idx := g.site(p.String(), func() {
 			var s bpf.Site
@@ -365,12 +372,15 @@ func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
 var argRE = regexp.MustCompile(`\barg([0-9])\b`)
 
 // argsRead returns how many of its tracepoint's arguments a site's
-// expressions read: arg0 up to the highest named.
+// expressions read: arg0 up to the highest named, but for the span's
+// past them (bpf.SpanArg on) at a site with Since.
 func argsRead(st probe.SDTSite) int {
 	n := 0
 	for _, e := range append([]string{st.Cond}, st.Args...) {
 		for _, m := range argRE.FindAllStringSubmatch(e, -1) {
-			n = max(n, int(m[1][0]-'0')+1)
+			if i := int(m[1][0] - '0'); st.Since == "" || i < bpf.SpanArg {
+				n = max(n, i+1)
+			}
 		}
 	}
 	return n

@@ -46,6 +46,7 @@ var providers = []providerRow{
 	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
 	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
 	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
+	{name: "lockstat", tracepoints: true, make: sdtRow(lockstatSpecs)},
 }
 
 // kernelCatalog returns a catalog of the providers over s.
