@@ -47,6 +47,7 @@ var kinds = [...]kind{
 	probe.KindUser:    {place: on(placeUser), attach: attachUser, uprobe: true},
 	probe.KindUSDT:    {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
 	probe.KindSDT:     {place: on(placeSDT), attach: attachSDT},
+	probe.KindCPC:     {place: on(placeCPC), attach: attachCPC},
 }
 
 // on makes a kind's place function of one that takes the probe's
@@ -75,6 +76,7 @@ type group struct {
 	end     bool          // KindRun: END's, else BEGIN's
 	tick    time.Duration // KindTimer: a tick-N's interval
 	profile time.Duration // KindTimer: a profile-N's interval
+	cpc     *probe.CPC    // KindCPC: the probe's event
 
 	// KindKernel, KindUser, KindUSDT: the sites of kprobes and
 	// uprobes, by index (their cookies).
@@ -213,6 +215,20 @@ func attachTimer(t *Tracing, g *group, prog *ebpf.Program) error {
 		return nil
 	}
 	return t.closes(attach.Profile(prog, g.profile))
+}
+
+// cpc: a group per probe, on a perf event per CPU, whose program sees
+// what profile-N's does.
+func placeCPC(pl *placer, p *probe.Probe, d *probe.CPC) ([]placement, error) {
+	g := pl.group(p.String(), bpf.CtxPerf)
+	g.cpc = d
+	return []placement{{g, 0}}, nil
+}
+
+func attachCPC(t *Tracing, g *group, prog *ebpf.Program) error {
+	d := g.cpc
+	return t.closes(attach.PerfEvents(prog, attach.PerfEvent{Name: g.name, Type: d.Type, Config: d.Config, Period: d.Count,
+		ExcludeUser: !d.User, ExcludeKernel: !d.Kernel}))
 }
 
 // syscall: one raw sys_enter or sys_exit program serves every call,

@@ -47,6 +47,8 @@ var providers = []providerRow{
 	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
 	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
 	{name: "lockstat", tracepoints: true, make: sdtRow(lockstatSpecs)},
+	// The running machine's performance counters: live catalogs only.
+	{name: "cpc", tracepoints: true, make: newCPCProvider},
 }
 
 // kernelCatalog returns a catalog of the providers over s.

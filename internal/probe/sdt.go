@@ -308,7 +308,7 @@ var ioSpecs = []sdtSpec{{
 		Args: []string{"(struct bio *)arg1", "(struct bio *)arg1", "(struct bio *)arg1"}}},
 }}
 
-// sdtProvider is the proc, sched or io provider: a fixed list of probes,
+// sdtProvider is the proc, sched, io or lockstat provider: a fixed list of probes,
 // module vmlinux and function "", as Oracle's DTrace for Linux names
 // them, made from Linux's tracepoints (see SDT).
 type sdtProvider struct {
