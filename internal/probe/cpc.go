@@ -32,8 +32,8 @@ const (
 
 // A cpcEvent is an event of the cpc provider: its name as libpfm4's
 // perf_events table gives it, which Oracle's DTrace for Linux lists in
-// lower case, its other names there (perf(1)'s), and its perf type and
-// config.
+// lower case, its other names (perf(1)'s, and illumos's generic PAPI
+// names for the hardware events it has), and its perf type and config.
 type cpcEvent struct {
 	name    string
 	aliases []string
@@ -45,12 +45,12 @@ type cpcEvent struct {
 // hardware ones, which a machine has when its CPU's performance
 // counters are exposed, and the software ones, which every kernel has.
 var cpcEvents = []cpcEvent{
-	{"perf_count_hw_cpu_cycles", []string{"cycles", "cpu_cycles"}, PerfTypeHardware, 0},
-	{"perf_count_hw_instructions", []string{"instructions"}, PerfTypeHardware, 1},
+	{"perf_count_hw_cpu_cycles", []string{"cycles", "cpu_cycles", "papi_tot_cyc"}, PerfTypeHardware, 0},
+	{"perf_count_hw_instructions", []string{"instructions", "papi_tot_ins"}, PerfTypeHardware, 1},
 	{"perf_count_hw_cache_references", []string{"cache_references"}, PerfTypeHardware, 2},
 	{"perf_count_hw_cache_misses", []string{"cache_misses"}, PerfTypeHardware, 3},
-	{"perf_count_hw_branch_instructions", []string{"branch_instructions", "branches"}, PerfTypeHardware, 4},
-	{"perf_count_hw_branch_misses", []string{"branch_misses"}, PerfTypeHardware, 5},
+	{"perf_count_hw_branch_instructions", []string{"branch_instructions", "branches", "papi_br_ins"}, PerfTypeHardware, 4},
+	{"perf_count_hw_branch_misses", []string{"branch_misses", "papi_br_msp"}, PerfTypeHardware, 5},
 	{"perf_count_hw_bus_cycles", []string{"bus_cycles"}, PerfTypeHardware, 6},
 	{"perf_count_hw_stalled_cycles_frontend", []string{"stalled_cycles_frontend", "idle_cycles_frontend"}, PerfTypeHardware, 7},
 	{"perf_count_hw_stalled_cycles_backend", []string{"stalled_cycles_backend", "idle_cycles_backend"}, PerfTypeHardware, 8},
@@ -70,6 +70,14 @@ var cpcEvents = []cpcEvent{
 // event the machine has, as Oracle's does: large enough that even the
 // fastest event fires it rarely.
 const cpcListCount = 1000000000
+
+// minHardwareCount is the least count of a probe of a hardware event,
+// illumos's dcpc-min-overflow: a counter that overflows more often
+// would flood the CPU with interrupts. illumos's cpc has only hardware
+// events; the software ones count events the kernel takes anyway (a
+// page fault, a context switch) or, for the clocks, fire at most every
+// 10 µs whatever the count, and take any count, as Oracle's.
+const minHardwareCount = 5000
 
 // lookupCPCEvent returns the event called name: its libpfm4 name or one
 // of its others, in any case, with '_' or '-' between words (perf(1)'s
@@ -93,9 +101,10 @@ func lookupCPCEvent(name string) (*cpcEvent, bool) {
 // parseCPC parses a cpc probe's name, event-mode-count, as illumos's
 // and Oracle's cpc provider name their probes: an event (lookupCPCEvent;
 // its words may be joined by '-', as perf(1) names it), a mode (user,
-// kernel or all) and a positive decimal count. illumos's optional
-// attributes between mode and count are refused, as Oracle refuses
-// them: Linux's generic events take none.
+// kernel or all) and a positive decimal count, at least
+// minHardwareCount for a hardware event. illumos's optional attributes
+// between mode and count are refused, as Oracle refuses them: Linux's
+// generic events take none.
 func parseCPC(name string) (CPC, bool) {
 	i := strings.LastIndexByte(name, '-')
 	if i < 0 {
@@ -127,6 +136,9 @@ func parseCPC(name string) (CPC, bool) {
 	}
 	ev, ok := lookupCPCEvent(c.Event)
 	if !ok {
+		return CPC{}, false
+	}
+	if ev.typ == PerfTypeHardware && count < minHardwareCount {
 		return CPC{}, false
 	}
 	c.Type, c.Config = ev.typ, ev.config

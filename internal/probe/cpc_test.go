@@ -17,7 +17,14 @@ func TestParseCPC(t *testing.T) {
 		{"page-faults-user-1", CPC{Event: "page-faults", Type: PerfTypeSoftware, Config: 2, Count: 1, User: true}, true},
 		{"PAGE_FAULTS-kernel-5", CPC{Event: "PAGE_FAULTS", Type: PerfTypeSoftware, Config: 2, Count: 5, Kernel: true}, true},
 		{"cycles-user-100000", CPC{Event: "cycles", Type: PerfTypeHardware, Config: 0, Count: 100000, User: true}, true},
-		{"branches-all-7", CPC{Event: "branches", Type: PerfTypeHardware, Config: 4, Count: 7, User: true, Kernel: true}, true},
+		{"branches-all-7000", CPC{Event: "branches", Type: PerfTypeHardware, Config: 4, Count: 7000, User: true, Kernel: true}, true},
+		{"PAPI_tot_ins-all-10000", CPC{Event: "PAPI_tot_ins", Type: PerfTypeHardware, Config: 1, Count: 10000, User: true, Kernel: true}, true},
+		{"PAPI_tot_ins-all-5000", CPC{Event: "PAPI_tot_ins", Type: PerfTypeHardware, Config: 1, Count: 5000, User: true, Kernel: true}, true},
+		// Under illumos's dcpc-min-overflow, for a hardware event.
+		{"PAPI_tot_ins-all-4999", CPC{}, false},
+		{"PAPI_tot_ins-all-100", CPC{}, false},
+		{"PAPI_cpc_bad-all-10000", CPC{}, false},
+		{"PAPI_tot_ins-all-10000bonehead", CPC{}, false},
 		{"cpu_clock-all-0", CPC{}, false},
 		{"cpu_clock-all-", CPC{}, false},
 		{"cpu_clock-all-10k", CPC{}, false},
@@ -57,13 +64,13 @@ func TestCPCProvider(t *testing.T) {
 	}
 	// An event the machine lacks makes a probe when named, whose
 	// enabling says why it cannot fire.
-	if diff := cmp.Diff([]string{"cycles-kernel-5"}, names(Desc{Provider: "cpc", Name: "cycles-kernel-5"})); diff != "" {
-		t.Errorf("cpc:::cycles-kernel-5 (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"cycles-kernel-5000"}, names(Desc{Provider: "cpc", Name: "cycles-kernel-5000"})); diff != "" {
+		t.Errorf("cpc:::cycles-kernel-5000 (-want +got):\n%s", diff)
 	}
 	if got := names(Desc{Provider: "cpc", Name: "bogus-all-5"}); got != nil {
 		t.Errorf("cpc:::bogus-all-5 matches %v", got)
 	}
-	if diff := cmp.Diff(append(listed, "cycles-kernel-5"), names(Desc{Provider: "cpc"})); diff != "" {
-		t.Errorf("cpc::: after cycles-kernel-5 (-want +got):\n%s", diff)
+	if diff := cmp.Diff(append(listed, "cycles-kernel-5000"), names(Desc{Provider: "cpc"})); diff != "" {
+		t.Errorf("cpc::: after cycles-kernel-5000 (-want +got):\n%s", diff)
 	}
 }
