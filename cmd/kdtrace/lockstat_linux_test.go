@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +17,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kdtrace/kdtrace/internal/linux/attach"
 )
 
 // tracepointCounters opens a perf counter of tracepoint system:event
@@ -169,5 +173,29 @@ END { printa("block %@d\n", @b); printa("spin %@d\n", @s); }`
 	if spin+block != nends || block > nslept || (block == 0) != (nslept == 0) || spin > nspun-nslept {
 		t.Errorf("adaptive-spin %d, adaptive-block %d; the kernel counts %d contended, passing MUTEX|SPIN %d times, MUTEX %d times:\n%s%s",
 			spin, block, nends, nspun, nslept, out, errs)
+	}
+}
+
+// TestLockstatAcquireNeedsKprobes checks that on a kernel without
+// kprobes lockstat's acquire and release probes, which fire on entering
+// the kernel's lock functions, are refused in a sentence that says why,
+// lockstat::: with them, and that nothing is left loaded.
+func TestLockstatAcquireNeedsKprobes(t *testing.T) {
+	needTracing(t)
+	kerr := attach.HaveKprobes()
+	if kerr == nil {
+		t.Skip("this kernel has kprobes")
+	}
+	before := loadedPrograms(t)
+	for _, desc := range []string{"lockstat:::adaptive-acquire", "lockstat:::"} {
+		var stdout, stderr bytes.Buffer
+		st := run([]string{"kdtrace", "-n", desc + " { exit(0); }"}, &stdout, &stderr)
+		want := fmt.Sprintf("kdtrace: could not enable tracing: lockstat:vmlinux::adaptive-acquire: %v\n", kerr)
+		if st != 1 || stderr.String() != want {
+			t.Errorf("%s: status %d, stderr %q; want 1, %q", desc, st, stderr.String(), want)
+		}
+	}
+	if after := loadedPrograms(t); after != before {
+		t.Errorf("%d BPF programs held before the runs, %d after", before, after)
 	}
 }
