@@ -224,6 +224,8 @@ var errExcluded = map[string]string{
 	"assocs/err.D_OP_INCOMPAT.dupttype.d":      "names the Solaris/FreeBSD kernel symbol `kmem_flags, which Linux does not have",
 	"builtinvar/err.D_XLATE_NOCONV.nice.d":     "asserts that Solaris' lwpsinfo_t translator leaves this member out; kdtrace's Linux procfs.d translates it",
 	"builtinvar/err.D_XLATE_NOCONV.priority.d": "asserts that Solaris' lwpsinfo_t translator leaves this member out; kdtrace's Linux procfs.d translates it",
+	"funcs/err.D_PROTO_LEN.motoomany.d":        "uses the Solaris kernel type kmutex_t",
+	"funcs/err.D_PROTO_LEN.mtatoomany.d":       "uses the Solaris kernel type kmutex_t",
 	"inline/err.D_OP_INCOMPAT.baddef1.d":       "uses the Solaris kernel type dtrace_trap_func_t",
 	"inline/err.D_OP_INCOMPAT.badxlate.d":      "uses the Solaris/FreeBSD thread member td_proc",
 	"offsetof/err.D_UNKNOWN.badmemb.d":         "uses struct vnode, a Solaris/FreeBSD kernel type",
@@ -249,7 +251,6 @@ var tstExcluded = map[string]string{
 	"aggs/tst.subr.d":                       "names the Solaris/FreeBSD kernel symbol `cpu_lock, which Linux does not have",
 	"assocs/tst.orthogonality.d":            "uses the Solaris/FreeBSD thread member td_flags",
 	"buffering/tst.ring3.d":                 "uses the Solaris/FreeBSD thread member t_cpu",
-	"cpc/tst.genericevent.d":                "needs the Solaris cpc provider",
 	"decls/tst.basics.d":                    "uses the Solaris kernel type vnode_t",
 	"fbtprovider/tst.functionentry.d":       "probes a FreeBSD kernel function that Linux does not have",
 	"fbtprovider/tst.functionreturnvalue.d": "probes a FreeBSD kernel function that Linux does not have",
@@ -261,6 +262,9 @@ var tstExcluded = map[string]string{
 	"funcs/tst.bcopy.d":                     "names the Solaris/FreeBSD kernel symbol `kmem_flags, which Linux does not have",
 	"funcs/tst.ddi_pathname.d":              "uses the Solaris DDI types (struct dev_info)",
 	"funcs/tst.inet_ntoa6.d":                "uses FreeBSD's struct in6_addr member __u6_addr",
+	"funcs/tst.mutex_owned.d":               "uses FreeBSD's struct mtx",
+	"funcs/tst.mutex_owner.d":               "uses FreeBSD's struct mtx",
+	"funcs/tst.mutex_type_adaptive.d":       "uses FreeBSD's struct mtx",
 	"funcs/tst.inet_ntop.d":                 "uses FreeBSD's struct in6_addr member __u6_addr",
 	"inline/tst.InlineDataAssign.d":         "names the Solaris/FreeBSD kernel symbol `kmem_flags, which Linux does not have",
 	"inline/tst.InlineExpression.d":         "names the Solaris/FreeBSD kernel symbol `kmem_flags, which Linux does not have",
@@ -302,22 +306,15 @@ var tstExcluded = map[string]string{
 // errFailing and tstFailing are the tests kdtrace gets wrong, with why.
 var errFailing = map[string]string{
 	"cg/err.D_NOREG.noreg.d":                       "kdtrace spills registers to clause-local slots where dtrace runs out of them (issue #5 asks for spills)",
-	"funcs/err.D_PROTO_LEN.motoofew.d":             "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"funcs/err.D_PROTO_LEN.motoomany.d":            "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"funcs/err.D_PROTO_LEN.mtatoofew.d":            "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"funcs/err.D_PROTO_LEN.mtatoomany.d":           "kdtrace's Linux probe catalog has no lockstat provider yet",
 	"pid/err.D_PROC_CREATEFAIL.many.d":             "Debian's libc has fewer functions than fasttrap's probe limit",
 	"preprocessor/err.D_PRAGCTL_INVAL.tabdefine.d": "needs a cpp that ignores indented directives (Sun's); FreeBSD's harness marks it EXFAIL too",
 }
 
 var tstFailing = map[string]string{
-	"builtinvar/tst.lwpsinfo.d":       "procfs.d does not translate pr_wchan: Linux keeps no wait channel in task_struct",
-	"builtinvar/tst.lwpsinfo1.d":      "procfs.d does not translate pr_wchan: Linux keeps no wait channel in task_struct",
-	"funcs/tst.mutex_owned.d":         "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"funcs/tst.mutex_owner.d":         "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"funcs/tst.mutex_type_adaptive.d": "kdtrace's Linux probe catalog has no lockstat provider yet",
-	"io/tst.fds.d":                    "io.d does not translate fi_mount: a file's mount point is no struct path d_path() can name",
-	"usdt/tst.argmap.d":               "the four mapped arguments come from argmap.d, which dtrace -G links into the helper; the helper's <sys/sdt.h> notes give the probe two",
+	"builtinvar/tst.lwpsinfo.d":  "procfs.d does not translate pr_wchan: Linux keeps no wait channel in task_struct",
+	"builtinvar/tst.lwpsinfo1.d": "procfs.d does not translate pr_wchan: Linux keeps no wait channel in task_struct",
+	"io/tst.fds.d":               "io.d does not translate fi_mount: a file's mount point is no struct path d_path() can name",
+	"usdt/tst.argmap.d":          "the four mapped arguments come from argmap.d, which dtrace -G links into the helper; the helper's <sys/sdt.h> notes give the probe two",
 }
 
 // compileDOF compiles script file f with macro arguments args, with

@@ -169,7 +169,8 @@ func TestListArgsAgree(t *testing.T) {
 	}
 	argLine := regexp.MustCompile(`(?m)^\t\targs\[(\d+)\]: (.*)$`)
 	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN",
-		"ip:::send", "tcp:::send", "tcp:::accept-established", "udp:::receive"} {
+		"ip:::send", "tcp:::send", "tcp:::accept-established", "udp:::receive",
+		"lockstat:::adaptive-block", "lockstat:::rw-spin", "lockstat:::spin-acquire", "cpc:::cpu_clock-all-10000"} {
 		var stdout, stderr bytes.Buffer
 		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
 			t.Fatalf("-lv %s: exit %d: %s", desc, st, stderr.String())

@@ -160,6 +160,9 @@ type ProbeProgram struct {
 	// RawArgs is the number of the tracepoint's arguments the sites
 	// read: a program may not read past its tracepoint's.
 	RawArgs int
+	// Span is the program's part in a pair of tracepoints, whose map
+	// is its own (MapSpan).
+	Span Span
 }
 
 // A Site is an SDT probe at a tracepoint: when Cond (nil: always) is
@@ -304,7 +307,7 @@ func (b *builder) build() (asm.Instructions, error) {
 	}
 	t.uses.locals = t.uses.locals || b.firing.locals
 	t.prologue()
-	if len(b.p.Sites) == 0 {
+	if len(b.p.Sites) == 0 && b.p.Span == SpanNone {
 		b.start()
 		if err := b.dispatch("", b.exit, true); err != nil {
 			return nil, err
@@ -313,6 +316,7 @@ func (b *builder) build() (asm.Instructions, error) {
 		b.begin()
 		b.prepare()
 		b.rawArgs()
+		b.span()
 		for i, st := range b.p.Sites {
 			prefix := fmt.Sprintf("s%d_", i)
 			end := prefix + "end"

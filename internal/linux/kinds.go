@@ -47,6 +47,7 @@ var kinds = [...]kind{
 	probe.KindUser:    {place: on(placeUser), attach: attachUser, uprobe: true},
 	probe.KindUSDT:    {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
 	probe.KindSDT:     {place: on(placeSDT), attach: attachSDT},
+	probe.KindCPC:     {place: on(placeCPC), attach: attachCPC},
 }
 
 // on makes a kind's place function of one that takes the probe's
@@ -75,6 +76,7 @@ type group struct {
 	end     bool          // KindRun: END's, else BEGIN's
 	tick    time.Duration // KindTimer: a tick-N's interval
 	profile time.Duration // KindTimer: a profile-N's interval
+	cpc     *probe.CPC    // KindCPC: the probe's event
 
 	// KindKernel, KindUser, KindUSDT: the sites of kprobes and
 	// uprobes, by index (their cookies).
@@ -96,6 +98,7 @@ type group struct {
 	tp      probe.SDTSite
 	sites   []bpf.Site
 	rawArgs int
+	span    bpf.Span
 }
 
 // A placer puts the probes of an enabling in groups, made in order.
@@ -219,6 +222,20 @@ func attachTimer(t *Tracing, g *group, prog *ebpf.Program) error {
 	return t.closes(attach.Profile(prog, g.profile))
 }
 
+// cpc: a group per probe, on a perf event per CPU, whose program sees
+// what profile-N's does.
+func placeCPC(pl *placer, p *probe.Probe, d *probe.CPC) ([]placement, error) {
+	g := pl.group(p.String(), bpf.CtxPerf)
+	g.cpc = d
+	return []placement{{g, 0}}, nil
+}
+
+func attachCPC(t *Tracing, g *group, prog *ebpf.Program) error {
+	d := g.cpc
+	return t.closes(attach.PerfEvents(prog, attach.PerfEvent{Name: g.name, Type: d.Type, Config: d.Config, Period: d.Count,
+		ExcludeUser: !d.User, ExcludeKernel: !d.Kernel}))
+}
+
 // syscall: one raw sys_enter or sys_exit program serves every call,
 // each probe at its call's number.
 func placeSyscall(pl *placer, p *probe.Probe, d *probe.Syscall) ([]placement, error) {
@@ -338,6 +355,12 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 			g = pl.group("rawtp:"+st.Event, bpf.CtxRawTP)
 		}
 		g.tp = st
+		if st.Since != "" {
+			start := pl.group("rawtp:"+st.Since, bpf.CtxRawTP)
+			start.tp = probe.SDTSite{System: st.System, Event: st.Since}
+			start.span, start.rawArgs = bpf.SpanStart, max(start.rawArgs, 2)
+			g.span = bpf.SpanEnd
+		}
 		var err error
 		idx := g.site(p.String(), func() {
 			var s bpf.Site
@@ -376,12 +399,15 @@ func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
 var argRE = regexp.MustCompile(`\barg([0-9])\b`)
 
 // argsRead returns how many of its tracepoint's arguments a site's
-// expressions read: arg0 up to the highest named.
+// expressions read: arg0 up to the highest named, but for the span's
+// past them (bpf.SpanArg on) at a site with Since.
 func argsRead(st probe.SDTSite) int {
 	n := 0
 	for _, e := range append([]string{st.Cond}, st.Args...) {
 		for _, m := range argRE.FindAllStringSubmatch(e, -1) {
-			n = max(n, int(m[1][0]-'0')+1)
+			if i := int(m[1][0] - '0'); st.Since == "" || i < bpf.SpanArg {
+				n = max(n, i+1)
+			}
 		}
 	}
 	return n

@@ -60,6 +60,13 @@ func TestPlace(t *testing.T) {
 		}}), []where{{"tp:sys_enter_execve", probe.KindSDT, bpf.CtxSyscallTP, 0}, {"rawtp:sched_process_exec", probe.KindSDT, bpf.CtxRawTP, 0}}},
 		{mk("proc", "vmlinux", "", "exec-success", &probe.SDT{Sites: []probe.SDTSite{{System: "sched", Event: "sched_process_exec"}}}),
 			[]where{{"rawtp:sched_process_exec", probe.KindSDT, bpf.CtxRawTP, 1}}},
+		// A site with Since: the start's tracepoint gets a program of
+		// its own, which fires no probe.
+		{mk("lockstat", "vmlinux", "", "adaptive-block", &probe.SDT{Sites: []probe.SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+			Cond: "arg8 != 0 && (int)arg1 == 0 && arg9 == 32", Args: []string{"(struct mutex *)arg0", "timestamp - arg8"}}}}),
+			[]where{{"rawtp:contention_end", probe.KindSDT, bpf.CtxRawTP, 0}}},
+		{mk("cpc", "", "", "cpu_clock-all-10000", &probe.CPC{Event: "cpu_clock", Type: probe.PerfTypeSoftware, Count: 10000, User: true, Kernel: true}),
+			[]where{{"cpc:::cpu_clock-all-10000", probe.KindCPC, bpf.CtxPerf, 0}}},
 	}
 	compiled := 0
 	pl := &placer{groups: map[string]*group{}, compile: func(string) (*dif.Object, error) {
@@ -80,8 +87,24 @@ func TestPlace(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.p, diff)
 		}
 	}
-	if compiled != 1 {
-		t.Errorf("%d site expressions compiled, want 1", compiled)
+	if compiled != 4 {
+		t.Errorf("%d site expressions compiled, want 4", compiled)
+	}
+	// The pair's programs, and the tracepoint arguments each reads:
+	// the start's lock and flags, the end's own two, not the span's.
+	for _, sp := range []struct {
+		group   string
+		span    bpf.Span
+		rawArgs int
+	}{{"rawtp:contention_begin", bpf.SpanStart, 2}, {"rawtp:contention_end", bpf.SpanEnd, 2}} {
+		g := pl.groups[sp.group]
+		if g == nil {
+			t.Errorf("no group %s", sp.group)
+			continue
+		}
+		if g.span != sp.span || g.rawArgs != sp.rawArgs || g.tp.Event != sp.group[len("rawtp:"):] {
+			t.Errorf("group %s: span %d, %d arguments read, tracepoint %s; want span %d, %d", sp.group, g.span, g.rawArgs, g.tp.Event, sp.span, sp.rawArgs)
+		}
 	}
 	// The groups' sites, for their attachments.
 	for _, g := range pl.order {

@@ -76,6 +76,9 @@ type Tracing struct {
 	maps    []*ebpf.Map
 	closers []io.Closer // attachments, closed first
 	ring    *ringbuf.Reader
+	// span is the map of the pairs of tracepoints SDT sites read
+	// (probe.SDTSite.Since), made for the first.
+	span *ebpf.Map
 
 	begin, end *ebpf.Program
 	ticks      []*tick
@@ -284,7 +287,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 	}
 	pps := make([]*bpf.ProbeProgram, len(order))
 	for i, g := range order {
-		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end, Sites: g.sites, RawArgs: g.rawArgs}
+		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end, Sites: g.sites, RawArgs: g.rawArgs, Span: g.span}
 		if err := lay.AddProbe(pps[i]); err != nil {
 			return nil, err
 		}
@@ -409,6 +412,15 @@ func (t *Tracing) build(g *group, pp *bpf.ProbeProgram, lay *bpf.Layout) ([]bpf.
 		t.maps = append(t.maps, um)
 		g.uargMap = um
 		own[bpf.MapUArgs] = um
+	}
+	if g.span != bpf.SpanNone {
+		if t.span == nil {
+			if t.span, err = bpf.NewSpanMap(); err != nil {
+				return nil, nil, err
+			}
+			t.maps = append(t.maps, t.span)
+		}
+		own[bpf.MapSpan] = t.span
 	}
 	return links, own, nil
 }

@@ -5,8 +5,8 @@ import "errors"
 // A Kind is how a probe is put in place: which type its Detail is, and
 // so, for the runtime, which program context it gets and how that
 // program is attached. Providers share kinds: fbt and kinst make
-// KernelSites, and every provider made of tracepoints (proc, sched, io)
-// makes SDTs. The runtime dispatches on the kind once, in one table
+// KernelSites, and every provider made of tracepoints (proc, sched, io,
+// lockstat) makes SDTs. The runtime dispatches on the kind once, in one table
 // (internal/linux's kinds), so a provider of an existing kind adds
 // nothing there.
 type Kind uint8
@@ -33,11 +33,13 @@ const (
 	// KindSDT is a probe made of the kernel's tracepoints, each site
 	// with a condition and arguments given in D (*SDT).
 	KindSDT
+	// KindCPC is a cpc probe: a perf event on each CPU (*CPC).
+	KindCPC
 )
 
 // A Detail says how a probe is put in place, for the runtime: a *Run,
-// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite or *SDT, as its
-// Kind says.
+// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite, *SDT or *CPC, as
+// its Kind says.
 type Detail interface {
 	Kind() Kind
 }
@@ -54,6 +56,7 @@ func (*KernelSite) Kind() Kind { return KindKernel }
 func (*UserSite) Kind() Kind   { return KindUser }
 func (*USDTSite) Kind() Kind   { return KindUSDT }
 func (*SDT) Kind() Kind        { return KindSDT }
+func (*CPC) Kind() Kind        { return KindCPC }
 
 // ErrNoFrame is Probe.Frame's error for a probe that fires in no traced
 // function's frame.

@@ -27,8 +27,8 @@ import (
 // tracefs's available_filter_functions and not on the kprobe blacklist,
 // where tracefs can be read); syscall over tracefs's
 // syscall events or the kernel's syscall handlers that cfg.Syscall
-// accepts; proc, sched and io,
-// dtrace's stable providers, made from the kernel's tracepoints (SDT);
+// accepts; proc, sched, io and lockstat, made from the kernel's
+// tracepoints (SDT); cpc over the machine's perf events;
 // and a pid provider for each process a description names (pid<PID>),
 // made on demand from /proc. Nothing is read until a description needs
 // it.

@@ -50,6 +50,9 @@ var providers = []providerRow{
 	{name: "ip", tracepoints: true, make: sdtRow(ipSpecs)},
 	{name: "tcp", tracepoints: true, make: sdtRow(tcpSpecs)},
 	{name: "udp", tracepoints: true, make: sdtRow(udpSpecs)},
+	{name: "lockstat", tracepoints: true, make: sdtRow(lockstatSpecs)},
+	// The running machine's performance counters: live catalogs only.
+	{name: "cpc", tracepoints: true, make: newCPCProvider},
 }
 
 // kernelCatalog returns a catalog of the providers over s.

@@ -49,6 +49,13 @@ type SDTSite struct {
 	// kprobe or an fentry program; a kernel without kprobes that
 	// refuses BPF trampolines cannot make the probe.
 	Function string
+	// Since, for a tracepoint, names an event of the same System the
+	// thread passes before this one with the same arg0, such as
+	// contention_begin before contention_end for one lock: arg8 is
+	// then the time (as timestamp) the thread passed Since, and arg9
+	// Since's arg1; both are 0 when it did not pass Since since it last
+	// passed this site, or not while tracing.
+	Since string
 	// Cond must be true for the probe to fire; "" when it always fires.
 	Cond string
 	// Args give the probe's arguments, args[0] on, in their native types
@@ -301,7 +308,7 @@ var ioSpecs = []sdtSpec{{
 		Args: []string{"(struct bio *)arg1", "(struct bio *)arg1", "(struct bio *)arg1"}}},
 }}
 
-// sdtProvider is the proc, sched or io provider: a fixed list of probes,
+// sdtProvider is the proc, sched, io or lockstat provider: a fixed list of probes,
 // module vmlinux and function "", as Oracle's DTrace for Linux names
 // them, made from Linux's tracepoints (see SDT).
 type sdtProvider struct {

@@ -201,7 +201,7 @@ func TestSDTSpecs(t *testing.T) {
 	for _, pv := range []struct {
 		name  string
 		specs []sdtSpec
-	}{{"proc", procSpecs}, {"sched", schedSpecs}, {"io", ioSpecs}, {"ip", ipSpecs}, {"tcp", tcpSpecs}, {"udp", udpSpecs}} {
+	}{{"proc", procSpecs}, {"sched", schedSpecs}, {"io", ioSpecs}, {"ip", ipSpecs}, {"tcp", tcpSpecs}, {"udp", udpSpecs}, {"lockstat", lockstatSpecs}} {
 		seen := map[string]bool{}
 		for _, spec := range pv.specs {
 			name := pv.name + ":::" + spec.name

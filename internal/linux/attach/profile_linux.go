@@ -6,10 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,34 +19,9 @@ func Profile(prog *ebpf.Program, interval time.Duration) (*attachment, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("profile interval %v is not positive", interval)
 	}
-	cpus, err := onlineCPUs()
-	if err != nil {
-		return nil, err
-	}
-	a := &attachment{}
-	for _, cpu := range cpus {
-		attr := unix.PerfEventAttr{
-			Type:   unix.PERF_TYPE_SOFTWARE,
-			Config: unix.PERF_COUNT_SW_CPU_CLOCK,
-			Size:   uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-			// Period mode: cpu-clock counts nanoseconds, so the sample
-			// period is the interval itself, exact where frequency
-			// mode would adjust it as it goes.
-			Sample: uint64(interval.Nanoseconds()),
-		}
-		fd, err := unix.PerfEventOpen(&attr, -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
-		if err != nil {
-			return a.fail(fmt.Errorf("opening a cpu-clock event on CPU %d: %w", cpu, err))
-		}
-		ev := os.NewFile(uintptr(fd), "perf_event cpu-clock")
-		a.add(ev)
-		l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
-		if err != nil {
-			return a.fail(fmt.Errorf("attaching to the cpu-clock event of CPU %d: %w", cpu, err))
-		}
-		a.add(l)
-	}
-	return a, nil
+	// cpu-clock counts nanoseconds: the sample period is the interval.
+	return PerfEvents(prog, PerfEvent{Name: "cpu-clock", Type: unix.PERF_TYPE_SOFTWARE, Config: unix.PERF_COUNT_SW_CPU_CLOCK,
+		Period: uint64(interval.Nanoseconds())})
 }
 
 // onlineCPUs returns the online CPUs' numbers, from the kernel's list
