@@ -40,8 +40,9 @@ func TestLiveSDTArgs(t *testing.T) {
 			[]string{"lwpsinfo_t *", "psinfo_t *"}},
 		{Desc{"sched", "", "", "enqueue"}, []string{"struct task_struct *", "struct task_struct *", "struct rq *", "int"},
 			[]string{"lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *", ""}},
-		{Desc{"io", "", "", "start"}, []string{"struct bio *", "struct bio *", "struct bio *"},
+		{Desc{"io", "", "", "start"}, []string{"struct request *", "struct request *", "struct request *"},
 			[]string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
+		{Desc{"io", "", "", "wait-start"}, nil, nil},
 	}
 	for _, tt := range tests {
 		info, err := c.Info(tt.desc)

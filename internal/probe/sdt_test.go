@@ -30,7 +30,7 @@ func (sdtTestTypes) LookupType(name string) (types.Type, error) {
 	case "__sighandler_t":
 		return &types.Typedef{Module: "vmlinux", Name: "__sighandler_t",
 			Type: &types.Pointer{Elem: &types.Func{Result: types.Void{}, Params: []types.Type{types.IntType}}}}, nil
-	case "struct task_struct", "struct kernel_siginfo", "struct rq", "struct bio":
+	case "struct task_struct", "struct kernel_siginfo", "struct rq", "struct request":
 		return &types.Struct{Module: "vmlinux", Name: strings.TrimPrefix(name, "struct "), Incomplete: true}, nil
 	}
 	return nil, nil
@@ -66,7 +66,7 @@ func TestSDTMatch(t *testing.T) {
 			"proc:vmlinux::signal-clear", "proc:vmlinux::signal-handle"}},
 		{Desc{"proc", "", "", "exec*"}, []string{"proc:vmlinux::exec", "proc:vmlinux::exec-failure", "proc:vmlinux::exec-success"}},
 		{Desc{"sched", "", "", "*-cpu"}, []string{"sched:vmlinux::off-cpu", "sched:vmlinux::on-cpu", "sched:vmlinux::remain-cpu"}},
-		{Desc{"io", "", "", ""}, []string{"io:vmlinux::start", "io:vmlinux::done"}},
+		{Desc{"io", "", "", ""}, []string{"io:vmlinux::start", "io:vmlinux::done", "io:vmlinux::wait-start", "io:vmlinux::wait-done"}},
 		// start is both proc's and io's.
 		{Desc{Name: "start"}, []string{"proc:vmlinux::start", "io:vmlinux::start"}},
 		{Desc{"sched", "", "", "schedctl-yield"}, nil},
@@ -145,7 +145,7 @@ func TestSDTInfo(t *testing.T) {
 		{Desc{"sched", "", "", "wakeup"}, 1, false,
 			[]string{"struct task_struct *", "struct task_struct *"}, []string{"lwpsinfo_t *", "psinfo_t *"}},
 		{Desc{"io", "", "", "done"}, 1, false,
-			[]string{"struct bio *", "struct bio *", "struct bio *"}, []string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
+			[]string{"struct request *", "struct request *", "struct request *"}, []string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
 		// Several probes: Evolving arguments, but the name, Evolving,
 		// is not given.
 		{Desc{"proc", "", "", ""}, 2, true, nil, nil},
