@@ -296,7 +296,8 @@ var schedSpecs = []sdtSpec{{
 // at its completion (block_rq_complete) before any of its bytes are
 // accounted. Requests without a bio, the flushes the block layer makes
 // for its own sequence, fire neither; a request completed in parts
-// fires done at the last. A bio-based device (device mapper, md, zram)
+// fires done at the last. A cache flush a file system asks for (an
+// empty write with REQ_PREFLUSH) is a write of 0 bytes. A bio-based device (device mapper, md, zram)
 // makes no requests: its I/O fires at the devices beneath it.
 //
 // wait-start and wait-done are the thread's wait for I/O, in it: Linux
