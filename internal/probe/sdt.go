@@ -1,6 +1,10 @@
 package probe
 
-import "github.com/kdtrace/kdtrace/dlang/types"
+import (
+	"sync"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
 
 // An SDT says how a probe of the proc, sched or io provider is put in
 // place on Linux. illumos and FreeBSD compile these probes into their
@@ -90,6 +94,10 @@ type sdtSpec struct {
 	name  string
 	args  []sdtArg
 	sites []SDTSite
+	// older are the sites on a kernel that does not have the
+	// tracepoint of sites[0] (its BTF has no btf_trace_<Event>), older
+	// than the one the tracepoint came with; nil when there are none.
+	older []SDTSite
 }
 
 // The types that recur in the specs.
@@ -292,7 +300,9 @@ var schedSpecs = []sdtSpec{{
 // a device (as illumos's fire for the buf a disk driver is given), so
 // that each request fires one start and, once completed, one done with
 // the same args[0] (and arg0): start where the request is made from its
-// first bio, in the thread that submitted the bio (block_io_start), done
+// first bio, in the thread that submitted the bio (block_io_start; on a
+// kernel before 6.5, which lacks it, where the request is sent to the
+// device driver, block_rq_issue, in whichever thread sends it), done
 // at its completion (block_rq_complete) before any of its bytes are
 // accounted. Requests without a bio, the flushes the block layer makes
 // for its own sequence, fire neither; a request completed in parts
@@ -311,6 +321,9 @@ var ioSpecs = []sdtSpec{{
 	name: "start",
 	args: ioArgs,
 	sites: []SDTSite{{System: "block", Event: "block_io_start",
+		Cond: "((struct request *)arg0)->bio != NULL",
+		Args: []string{"(struct request *)arg0", "(struct request *)arg0", "(struct request *)arg0"}}},
+	older: []SDTSite{{System: "block", Event: "block_rq_issue",
 		Cond: "((struct request *)arg0)->bio != NULL",
 		Args: []string{"(struct request *)arg0", "(struct request *)arg0", "(struct request *)arg0"}}},
 }, {
@@ -347,6 +360,9 @@ type sdtProbe struct {
 	Probe
 	spec   *sdtSpec
 	detail SDT
+	// sites chooses the detail's sites, spec.sites or spec.older, the
+	// first time the probe is listed.
+	sites sync.Once
 }
 
 func newSDTProvider(name string, specs []sdtSpec, k *kernel) *sdtProvider {
@@ -381,11 +397,32 @@ func (*sdtProvider) Attributes() attributes { return stabAttr }
 
 func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	for _, p := range s.probes {
-		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(&p.Probe) {
+		if !q.matchesMFN(p.Module, p.Function, p.Name) {
+			continue
+		}
+		p.sites.Do(func() {
+			if p.spec.older != nil && !s.hasTracepoint(p.spec.sites[0].Event) {
+				p.detail.Sites = p.spec.older
+			}
+		})
+		if !yield(&p.Probe) {
 			break
 		}
 	}
 	return nil
+}
+
+// hasTracepoint reports whether the kernel has a tracepoint called
+// event: whether its BTF has the type of the tracepoint's probes,
+// btf_trace_<event>. Without the kernel's types it cannot tell, and
+// says yes: the sites of the newest kernels are kept.
+func (s *sdtProvider) hasTracepoint(event string) bool {
+	kt, err := s.k.typesOf(KernelModule)
+	if kt == nil || err != nil {
+		return true
+	}
+	t, err := kt.LookupType("btf_trace_" + event)
+	return t != nil && err == nil
 }
 
 // spec returns the spec of the provider's probe p, nil if p is not one.

@@ -217,7 +217,7 @@ func TestSDTSpecs(t *testing.T) {
 					t.Errorf("%s: argument types %+v: want a native type, and a translated one only if it differs", name, a)
 				}
 			}
-			for _, s := range spec.sites {
+			for _, s := range append(spec.sites[:len(spec.sites):len(spec.sites)], spec.older...) {
 				if (s.Function == "") == (s.Event == "") || s.Function != "" && s.System != "" {
 					t.Errorf("%s: site %+v: want an event or a function", name, s)
 				}
@@ -312,5 +312,46 @@ func TestSiteArgs(t *testing.T) {
 	}
 	if !argRef.MatchString("(arg2 & 0x10000) != 0") || argRef.MatchString("curthread->nvcsw") {
 		t.Error("argRef")
+	}
+}
+
+// ioTypes are sdtTestTypes on a kernel with the tracepoint block_io_start.
+type ioTypes struct{ sdtTestTypes }
+
+func (t ioTypes) LookupType(name string) (types.Type, error) {
+	if name == "btf_trace_block_io_start" {
+		return &types.Typedef{Module: "vmlinux", Name: name, Type: &types.Pointer{Elem: &types.Func{Result: types.Void{}}}}, nil
+	}
+	return t.sdtTestTypes.LookupType(name)
+}
+
+// TestSDTOlder checks that io:::start is made of block_io_start where
+// the kernel has it, or where its types are not known, and of
+// block_rq_issue on a kernel before it.
+func TestSDTOlder(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		types KernelTypes
+		want  string
+	}{
+		{"6.5 on", ioTypes{}, "block:block_io_start"},
+		{"before 6.5", sdtTestTypes{}, "block:block_rq_issue"},
+		{"no types", nil, "block:block_io_start"},
+	} {
+		k := &kernel{load: func() ([]*funcList, error) { return nil, nil }}
+		if tt.types != nil {
+			k.types = func(string) (KernelTypes, error) { return tt.types, nil }
+		}
+		ps, err := New(newSDTProvider("io", ioSpecs, k)).Match(Desc{"io", "", "", "start"})
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("%s: Match(io:::start) = %v, %v", tt.name, ps, err)
+		}
+		var got []string
+		for _, s := range ps[0].Detail.(*SDT).Sites {
+			got = append(got, s.String())
+		}
+		if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+			t.Errorf("%s: io:::start's sites (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
