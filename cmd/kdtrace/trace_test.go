@@ -91,6 +91,10 @@ func TestTrace(t *testing.T) {
 				"               8 |                                         0        \n\n", ""},
 		{[]string{"-q", "-n", `tick-10ms /i++ == 3/ { printf("%d\n", i); exit(0); }`}, 0, "4\n\n", ""},
 		{[]string{"-q", "-n", `BEGIN { exit(0); } END { printf("end\n"); }`}, 0, "end\n\n", ""},
+		// Translators that translate again in their members, four
+		// deep, under sums that hold registers: each level's input
+		// waits in a spill slot rather than a register.
+		{[]string{"-q", "-n", nestedXlate}, 0, "11117 111\n\n", ""},
 	}
 	before := loadedPrograms(t)
 	for _, tt := range tests {
@@ -102,6 +106,31 @@ func TestTrace(t *testing.T) {
 	}
 	checkReleased(t, before)
 }
+
+// nestedXlate translates a chain of four structs, each translator
+// translating the next in its member's expression, as io.d's fileinfo_t
+// translators do from a request through its bio and page to the file.
+const nestedXlate = `struct n4 { int v; };
+struct n3 { struct n4 *p; int w; };
+struct n2 { struct n3 *p; int w; };
+struct n1 { struct n2 *p; int w; };
+typedef struct t { int v; } t_t;
+translator t_t < struct n4 *P > { v = P == NULL || P->v == 0 || P->v == 99 ? -1 : P->v + 1; };
+translator t_t < struct n3 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+translator t_t < struct n2 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+translator t_t < struct n1 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+BEGIN {
+	this->a = (struct n1 *)alloca(sizeof (struct n1));
+	this->a->p = (struct n2 *)alloca(sizeof (struct n2));
+	this->a->p->p = (struct n3 *)alloca(sizeof (struct n3));
+	this->a->p->p->p = (struct n4 *)alloca(sizeof (struct n4));
+	this->a->w = 10000;
+	this->a->p->w = 1000;
+	this->a->p->p->w = 100;
+	this->a->p->p->p->v = 10;
+	printf("%d %d\n", 1 + (2 + (3 + xlate <t_t> (this->a).v)), xlate <t_t> (this->a->p->p).v);
+	exit(0);
+}`
 
 // runActive runs kdtrace with args, a program whose BEGIN prints "go"
 // alone on a line, calls active once that line is printed (the tracing

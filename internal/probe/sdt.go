@@ -1,6 +1,10 @@
 package probe
 
-import "github.com/kdtrace/kdtrace/dlang/types"
+import (
+	"sync"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
 
 // An SDT says how a probe of the proc, sched, io, ip, tcp or udp
 // provider is put in place on Linux. illumos and FreeBSD compile these probes into their
@@ -97,6 +101,10 @@ type sdtSpec struct {
 	name  string
 	args  []sdtArg
 	sites []SDTSite
+	// older are the sites on a kernel that does not have the
+	// tracepoint of sites[0] (its BTF has no btf_trace_<Event>), older
+	// than the one the tracepoint came with; nil when there are none.
+	older []SDTSite
 }
 
 // The types that recur in the specs.
@@ -292,23 +300,61 @@ var schedSpecs = []sdtSpec{{
 		Args: []string{task0, task0}}},
 }}
 
-// ioSpecs are the io provider's probes: illumos's start and done, for a
-// block I/O request (struct bio), with illumos's argument types.
-// wait-start and wait-done are missing: Linux has no event where a
-// thread starts or stops waiting for a request.
+// ioSpecs are the io provider's probes, illumos's four, with its
+// argument types.
+//
+// start and done are made of blk-mq's requests, the I/O Linux sends to
+// a device (as illumos's fire for the buf a disk driver is given), so
+// that each request fires one start and, once completed, one done with
+// the same args[0] (and arg0): start where the request is made from its
+// first bio, in the thread that submitted the bio (block_io_start; on a
+// kernel before 6.5, which lacks it, where the request is sent to the
+// device driver, block_rq_issue, in whichever thread sends it), done
+// at its completion (block_rq_complete) before any of its bytes are
+// accounted. Requests without a bio, the flushes the block layer makes
+// for its own sequence, fire neither; a request completed in parts
+// fires done at the last. A cache flush a file system asks for (an
+// empty write with REQ_PREFLUSH) is a write of 0 bytes. A bio-based device (device mapper, md, zram)
+// makes no requests: its I/O fires at the devices beneath it.
+//
+// wait-start and wait-done are the thread's wait for I/O, in it: Linux
+// does not say which request a thread waits for, only that it waits in
+// io_schedule() (in_iowait, which the kernel counts as iowait), so they
+// have no arguments. wait-start is the thread leaving the CPU with
+// in_iowait set, wait-done the thread back on it: mostly a sleep, but
+// also a preemption while io_schedule() flushes the thread's plugged
+// requests, so that each wait-start has its wait-done.
 var ioSpecs = []sdtSpec{{
 	name: "start",
-	args: []sdtArg{{"struct bio *", "bufinfo_t *"}, {"struct bio *", "devinfo_t *"}, {"struct bio *", "fileinfo_t *"}},
-	sites: []SDTSite{{System: "block", Event: "block_bio_queue",
-		Args: []string{"(struct bio *)arg0", "(struct bio *)arg0", "(struct bio *)arg0"}}},
+	args: ioArgs,
+	sites: []SDTSite{{System: "block", Event: "block_io_start",
+		Cond: "((struct request *)arg0)->bio != NULL",
+		Args: []string{"(struct request *)arg0", "(struct request *)arg0", "(struct request *)arg0"}}},
+	older: []SDTSite{{System: "block", Event: "block_rq_issue",
+		Cond: "((struct request *)arg0)->bio != NULL",
+		Args: []string{"(struct request *)arg0", "(struct request *)arg0", "(struct request *)arg0"}}},
 }, {
+	// arg2 is the bytes completed, the request's __data_len when it
+	// completes them all.
 	name: "done",
-	args: []sdtArg{{"struct bio *", "bufinfo_t *"}, {"struct bio *", "devinfo_t *"}, {"struct bio *", "fileinfo_t *"}},
-	sites: []SDTSite{{System: "block", Event: "block_bio_complete",
-		Args: []string{"(struct bio *)arg1", "(struct bio *)arg1", "(struct bio *)arg1"}}},
+	args: ioArgs,
+	sites: []SDTSite{{System: "block", Event: "block_rq_complete",
+		Cond: "((struct request *)arg0)->bio != NULL && (unsigned int)arg2 >= ((struct request *)arg0)->__data_len",
+		Args: []string{"(struct request *)arg0", "(struct request *)arg0", "(struct request *)arg0"}}},
+}, {
+	name: "wait-start",
+	sites: []SDTSite{{System: "sched", Event: "sched_switch",
+		Cond: "((struct task_struct *)arg1)->in_iowait"}},
+}, {
+	name:  "wait-done",
+	sites: []SDTSite{{Event: "sched_exit_tp", Cond: "arg0 != 0 && curthread->in_iowait"}},
 }}
 
-// sdtProvider is the proc, sched, io or lockstat provider: a fixed list of probes,
+// ioArgs are the arguments of io:::start and io:::done.
+var ioArgs = []sdtArg{{"struct request *", "bufinfo_t *"}, {"struct request *", "devinfo_t *"}, {"struct request *", "fileinfo_t *"}}
+
+// sdtProvider is a provider made of tracepoints (proc, sched, io,
+// lockstat, ip, tcp, udp): a fixed list of probes,
 // module vmlinux and function "", as Oracle's DTrace for Linux names
 // them, made from Linux's tracepoints (see SDT).
 type sdtProvider struct {
@@ -322,6 +368,9 @@ type sdtProbe struct {
 	Probe
 	spec   *sdtSpec
 	detail SDT
+	// sites chooses the detail's sites, spec.sites or spec.older, the
+	// first time the probe is listed.
+	sites sync.Once
 }
 
 func newSDTProvider(name string, specs []sdtSpec, k *kernel) *sdtProvider {
@@ -356,11 +405,32 @@ func (*sdtProvider) Attributes() attributes { return stabAttr }
 
 func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	for _, p := range s.probes {
-		if q.matchesMFN(p.Module, p.Function, p.Name) && !yield(&p.Probe) {
+		if !q.matchesMFN(p.Module, p.Function, p.Name) {
+			continue
+		}
+		p.sites.Do(func() {
+			if p.spec.older != nil && !s.hasTracepoint(p.spec.sites[0].Event) {
+				p.detail.Sites = p.spec.older
+			}
+		})
+		if !yield(&p.Probe) {
 			break
 		}
 	}
 	return nil
+}
+
+// hasTracepoint reports whether the kernel has a tracepoint called
+// event: whether its BTF has the type of the tracepoint's probes,
+// btf_trace_<event>. Without the kernel's types it cannot tell, and
+// says yes: the sites of the newest kernels are kept.
+func (s *sdtProvider) hasTracepoint(event string) bool {
+	kt, err := s.k.typesOf(KernelModule)
+	if kt == nil || err != nil {
+		return true
+	}
+	t, err := kt.LookupType("btf_trace_" + event)
+	return t != nil && err == nil
 }
 
 // spec returns the spec of the provider's probe p, nil if p is not one.

@@ -41,8 +41,9 @@ func TestLiveSDTArgs(t *testing.T) {
 			[]string{"lwpsinfo_t *", "psinfo_t *"}},
 		{Desc{"sched", "", "", "enqueue"}, []string{"struct task_struct *", "struct task_struct *", "struct rq *", "int"},
 			[]string{"lwpsinfo_t *", "psinfo_t *", "cpuinfo_t *", ""}},
-		{Desc{"io", "", "", "start"}, []string{"struct bio *", "struct bio *", "struct bio *"},
+		{Desc{"io", "", "", "start"}, []string{"struct request *", "struct request *", "struct request *"},
 			[]string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
+		{Desc{"io", "", "", "wait-start"}, nil, nil},
 	}
 	for _, tt := range tests {
 		info, err := c.Info(tt.desc)
@@ -108,7 +109,7 @@ func TestLiveSDTSites(t *testing.T) {
 	}{{"proc", procSpecs}, {"sched", schedSpecs}, {"io", ioSpecs}, {"ip", ipSpecs}, {"tcp", tcpSpecs}, {"udp", udpSpecs}, {"lockstat", lockstatSpecs}} {
 		for _, spec := range pv.specs {
 			name := pv.name + ":::" + spec.name
-			for _, s := range spec.sites {
+			for _, s := range append(spec.sites[:len(spec.sites):len(spec.sites)], spec.older...) {
 				// The site's parameters: nil for a syscall event's.
 				var params []types.Type
 				nparams := -1
@@ -212,5 +213,34 @@ func TestLiveSDTSites(t *testing.T) {
 		if _, found := s.Member(m.member); !found {
 			t.Errorf("%s has no member %s", m.typ, m.member)
 		}
+	}
+}
+
+// TestLiveIOStartSite checks that io:::start is made of the tracepoint
+// the running kernel has: block_io_start from Linux 6.5 on, found by
+// its BTF type, else block_rq_issue.
+func TestLiveIOStartSite(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skipf("the running kernel has no BTF: %v", err)
+	}
+	cfg := btfTypes(t)
+	c, err := Live(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Match(Desc{"io", "", "", "start"})
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("Match(io:::start) = %v, %v", ps, err)
+	}
+	want := "block:block_rq_issue"
+	if events := tracefsEvents(); events != "" {
+		if _, err := os.Stat(filepath.Join(events, "block", "block_io_start")); err == nil {
+			want = "block:block_io_start"
+		}
+	} else {
+		t.Skip("tracefs is not mounted: which tracepoints the kernel has is not known")
+	}
+	if got := ps[0].Detail.(*SDT).Sites; len(got) != 1 || got[0].String() != want {
+		t.Errorf("io:::start's sites %v, want %s", got, want)
 	}
 }

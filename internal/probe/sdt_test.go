@@ -30,7 +30,7 @@ func (sdtTestTypes) LookupType(name string) (types.Type, error) {
 	case "__sighandler_t":
 		return &types.Typedef{Module: "vmlinux", Name: "__sighandler_t",
 			Type: &types.Pointer{Elem: &types.Func{Result: types.Void{}, Params: []types.Type{types.IntType}}}}, nil
-	case "struct task_struct", "struct kernel_siginfo", "struct rq", "struct bio":
+	case "struct task_struct", "struct kernel_siginfo", "struct rq", "struct request":
 		return &types.Struct{Module: "vmlinux", Name: strings.TrimPrefix(name, "struct "), Incomplete: true}, nil
 	}
 	return nil, nil
@@ -66,7 +66,7 @@ func TestSDTMatch(t *testing.T) {
 			"proc:vmlinux::signal-clear", "proc:vmlinux::signal-handle"}},
 		{Desc{"proc", "", "", "exec*"}, []string{"proc:vmlinux::exec", "proc:vmlinux::exec-failure", "proc:vmlinux::exec-success"}},
 		{Desc{"sched", "", "", "*-cpu"}, []string{"sched:vmlinux::off-cpu", "sched:vmlinux::on-cpu", "sched:vmlinux::remain-cpu"}},
-		{Desc{"io", "", "", ""}, []string{"io:vmlinux::start", "io:vmlinux::done"}},
+		{Desc{"io", "", "", ""}, []string{"io:vmlinux::start", "io:vmlinux::done", "io:vmlinux::wait-start", "io:vmlinux::wait-done"}},
 		// start is both proc's and io's.
 		{Desc{Name: "start"}, []string{"proc:vmlinux::start", "io:vmlinux::start"}},
 		{Desc{"sched", "", "", "schedctl-yield"}, nil},
@@ -145,7 +145,7 @@ func TestSDTInfo(t *testing.T) {
 		{Desc{"sched", "", "", "wakeup"}, 1, false,
 			[]string{"struct task_struct *", "struct task_struct *"}, []string{"lwpsinfo_t *", "psinfo_t *"}},
 		{Desc{"io", "", "", "done"}, 1, false,
-			[]string{"struct bio *", "struct bio *", "struct bio *"}, []string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
+			[]string{"struct request *", "struct request *", "struct request *"}, []string{"bufinfo_t *", "devinfo_t *", "fileinfo_t *"}},
 		// Several probes: Evolving arguments, but the name, Evolving,
 		// is not given.
 		{Desc{"proc", "", "", ""}, 2, true, nil, nil},
@@ -217,7 +217,7 @@ func TestSDTSpecs(t *testing.T) {
 					t.Errorf("%s: argument types %+v: want a native type, and a translated one only if it differs", name, a)
 				}
 			}
-			for _, s := range spec.sites {
+			for _, s := range append(spec.sites[:len(spec.sites):len(spec.sites)], spec.older...) {
 				if (s.Function == "") == (s.Event == "") || s.Function != "" && s.System != "" {
 					t.Errorf("%s: site %+v: want an event or a function", name, s)
 				}
@@ -312,5 +312,46 @@ func TestSiteArgs(t *testing.T) {
 	}
 	if !argRef.MatchString("(arg2 & 0x10000) != 0") || argRef.MatchString("curthread->nvcsw") {
 		t.Error("argRef")
+	}
+}
+
+// ioTypes are sdtTestTypes on a kernel with the tracepoint block_io_start.
+type ioTypes struct{ sdtTestTypes }
+
+func (t ioTypes) LookupType(name string) (types.Type, error) {
+	if name == "btf_trace_block_io_start" {
+		return &types.Typedef{Module: "vmlinux", Name: name, Type: &types.Pointer{Elem: &types.Func{Result: types.Void{}}}}, nil
+	}
+	return t.sdtTestTypes.LookupType(name)
+}
+
+// TestSDTOlder checks that io:::start is made of block_io_start where
+// the kernel has it, or where its types are not known, and of
+// block_rq_issue on a kernel before it.
+func TestSDTOlder(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		types KernelTypes
+		want  string
+	}{
+		{"6.5 on", ioTypes{}, "block:block_io_start"},
+		{"before 6.5", sdtTestTypes{}, "block:block_rq_issue"},
+		{"no types", nil, "block:block_io_start"},
+	} {
+		k := &kernel{load: func() ([]*funcList, error) { return nil, nil }}
+		if tt.types != nil {
+			k.types = func(string) (KernelTypes, error) { return tt.types, nil }
+		}
+		ps, err := New(newSDTProvider("io", ioSpecs, k)).Match(Desc{"io", "", "", "start"})
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("%s: Match(io:::start) = %v, %v", tt.name, ps, err)
+		}
+		var got []string
+		for _, s := range ps[0].Detail.(*SDT).Sites {
+			got = append(got, s.String())
+		}
+		if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
+			t.Errorf("%s: io:::start's sites (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }

@@ -70,6 +70,17 @@ func TestPrograms(t *testing.T) {
 			[]dof.ActKind{dof.ActDIFExpr, dof.ActDIFExpr, dof.ActDIFExpr}},
 		{"BEGIN { ftruncate(); printm(8, (uintptr_t *)alloca(8)); }", []dof.ActKind{dof.ActLibAct, dof.ActPrintm}},
 		{"BEGIN { s = speculation(); } BEGIN { speculate(s); trace(1); } BEGIN { commit(s); }", []dof.ActKind{dof.ActDIFExpr}},
+		// Translators that translate again in a member, four deep,
+		// under sums and ||: each input beyond the registers waits in
+		// a spill slot.
+		{`struct n4 { int v; }; struct n3 { struct n4 *p; int w; };
+struct n2 { struct n3 *p; int w; }; struct n1 { struct n2 *p; int w; };
+typedef struct t { int v; } t_t;
+translator t_t < struct n4 *P > { v = P == NULL || P->v == 0 || P->v == 99 ? -1 : P->v + 1; };
+translator t_t < struct n3 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+translator t_t < struct n2 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+translator t_t < struct n1 *P > { v = P == NULL || P->w == 0 ? -1 : xlate <t_t> (P->p).v + P->w; };
+BEGIN { trace(1 + (2 + (3 + xlate <t_t> ((struct n1 *)arg0).v))); }`, []dof.ActKind{dof.ActDIFExpr}},
 	}
 	for _, tt := range tests {
 		p := compile(t, tt.src)

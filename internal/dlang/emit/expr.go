@@ -86,9 +86,13 @@ func (g *gen) ident(e *ast.Ident, v *check.Value) uint8 {
 	if id == nil {
 		g.fail(diag.D_UNKNOWN, "internal error: %s has no identifier", e.Name)
 	}
-	if r, ok := g.bound[id]; ok {
+	if b, ok := g.bound[id]; ok {
 		out := g.regs.alloc()
-		g.ir.Emit(dif.Mov(r, out))
+		if b.spilled {
+			g.ir.LoadVar(dif.LDLS, b.slot, out)
+		} else {
+			g.ir.Emit(dif.Mov(b.reg, out))
+		}
 		return out
 	}
 	if id.Inline != nil {
@@ -422,13 +426,17 @@ func (g *gen) logical(e *ast.BinaryExpr) uint8 {
 		g.regs.free(r)
 		return l
 	}
+	// The left side's register is free once tested: the result is set
+	// on each path, in a register taken after the right side's.
 	short, done := g.ir.NewLabel(), g.ir.NewLabel()
 	g.ir.Emit(dif.Tst(l))
+	g.regs.free(l)
 	g.ir.Branch(pick(e.Op == token.LAND, dif.BE, dif.BNE), short)
 	r := g.expr(e.Y)
 	g.ir.Emit(dif.Tst(r))
 	g.regs.free(r)
 	g.ir.Branch(pick(e.Op == token.LAND, dif.BE, dif.BNE), short)
+	l = g.regs.alloc()
 	g.ir.Setx(boolValue(e.Op == token.LAND), l)
 	g.ir.Branch(dif.BA, done)
 	g.ir.Mark(short)
@@ -645,26 +653,56 @@ func (g *gen) translated(e *ast.SelectorExpr, id *check.Ident) uint8 {
 	if mexpr == nil || id.Input == nil || xl.Arg == nil {
 		g.fail(diag.D_UNKNOWN, "internal error: translated member %s without its translation", e.Sel.Name)
 	}
-	in := g.input(id.Input)
-	if g.bound == nil {
-		g.bound = map[*check.Ident]uint8{}
-	}
-	old, had := g.bound[xl.Arg]
-	g.bound[xl.Arg] = in
+	unbind := g.bind(xl.Arg, g.input(id.Input))
 	r := g.expr(mexpr)
 	if s, ok := types.Resolve(xl.To).(*types.Struct); ok {
 		if m, ok := s.Member(e.Sel.Name); ok {
 			r = g.xlateValue(m.Type, g.value(mexpr).Type, r)
 		}
 	}
-	if had {
-		g.bound[xl.Arg] = old
-	} else {
-		delete(g.bound, xl.Arg)
-	}
-	g.regs.free(in)
+	unbind()
 	g.pos = e.Pos()
 	return r
+}
+
+// A binding is where a translator's input is while its members are
+// generated: in a register, or, when registers run short, in a spill
+// slot, so that translators whose members translate again (xlate in a
+// member's expression) do not hold a register for each.
+type binding struct {
+	reg     uint8
+	spilled bool
+	slot    dif.VarRef
+}
+
+// bind binds the translator input arg to the value in r, and returns
+// the function that undoes it and frees r.
+func (g *gen) bind(arg *check.Ident, r uint8) (unbind func()) {
+	if g.bound == nil {
+		g.bound = map[*check.Ident]binding{}
+	}
+	old, had := g.bound[arg]
+	b := binding{reg: r}
+	if g.regs.nfree() < spillReserve {
+		b = binding{spilled: true, slot: g.spillSlot()}
+		g.spills++
+		*g.spilled = true
+		g.ir.StoreVar(dif.STLS, b.slot, r)
+		g.regs.free(r)
+	}
+	g.bound[arg] = b
+	return func() {
+		if had {
+			g.bound[arg] = old
+		} else {
+			delete(g.bound, arg)
+		}
+		if b.spilled {
+			g.spills--
+		} else {
+			g.regs.free(b.reg)
+		}
+	}
 }
 
 // translateAll generates a whole translated struct in scratch memory,
@@ -680,12 +718,7 @@ func (g *gen) translateAll(id *check.Ident) uint8 {
 	buf := g.regs.alloc()
 	g.ir.Emit(dif.Allocs(size, buf))
 	g.regs.free(size)
-	in := g.input(id.Input)
-	if g.bound == nil {
-		g.bound = map[*check.Ident]uint8{}
-	}
-	old, had := g.bound[xl.Arg]
-	g.bound[xl.Arg] = in
+	unbind := g.bind(xl.Arg, g.input(id.Input))
 	for _, m := range xl.Decl.Members {
 		mem, ok := s.Member(m.Name.Name)
 		if !ok || mem.BitSize != 0 {
@@ -709,12 +742,7 @@ func (g *gen) translateAll(id *check.Ident) uint8 {
 		g.regs.free(addr)
 		g.regs.free(val)
 	}
-	if had {
-		g.bound[xl.Arg] = old
-	} else {
-		delete(g.bound, xl.Arg)
-	}
-	g.regs.free(in)
+	unbind()
 	return buf
 }
 
@@ -891,14 +919,14 @@ func (g *gen) inlineArray(e *ast.IndexExpr, id *check.Ident) uint8 {
 // e, and returns the function that unbinds them.
 func (g *gen) bindKeys(e *ast.IndexExpr, id *check.Ident) func() {
 	if g.bound == nil {
-		g.bound = map[*check.Ident]uint8{}
+		g.bound = map[*check.Ident]binding{}
 	}
 	var regs []uint8
 	for i, k := range e.Index {
 		r := g.expr(k)
 		regs = append(regs, r)
 		if i < len(id.InlineParams) {
-			g.bound[id.InlineParams[i]] = r
+			g.bound[id.InlineParams[i]] = binding{reg: r}
 		}
 	}
 	return func() {

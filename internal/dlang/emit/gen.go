@@ -21,9 +21,10 @@ type gen struct {
 	strsize int64
 	pos     token.Pos // the expression being generated, for errors
 	err     *diag.Error
-	// bound holds the registers of translator inputs while a
-	// translator member's expression is generated.
-	bound map[*check.Ident]uint8
+	// bound holds where translator inputs are while a translator
+	// member's expression is generated (and an inline array's keys
+	// while its definition is).
+	bound map[*check.Ident]binding
 	// spills counts the spill slots in use; the first one's id is
 	// spillBase.
 	spills    int

@@ -2,9 +2,11 @@
  * io.d: dtrace's I/O model on Linux.
  *
  * bufinfo_t describes a block I/O request and devinfo_t the device it
- * goes to, both translated from the kernel's struct bio; fileinfo_t
- * describes an open file, translated from struct file, and fds[] the
- * files of the current process by descriptor.
+ * goes to, translated from the kernel's struct request (what the io
+ * provider's probes give) or struct bio; fileinfo_t describes a file,
+ * translated from an open struct file, or from the request or bio for
+ * the file whose pages it reads or writes; fds[] are the files of the
+ * current process by descriptor.
  *
  * As in procfs.d, members that Linux cannot fill are left out: a bio
  * has no buffer address, residual count or completion errno in dtrace's
@@ -129,6 +131,98 @@ translator devinfo_t < struct bio *B > {
 	dev_name = stringof(B->bi_bdev->bd_disk->disk_name);
 	dev_statname = stringof(B->bi_bdev->bd_device.kobj.name);
 	dev_pathname = strjoin("/dev/", stringof(B->bi_bdev->bd_device.kobj.name));
+};
+
+/*
+ * A request of blk-mq, as the io provider gives it: its sectors and
+ * bytes are those left to transfer, which at io:::done are all of them,
+ * as it fires before any completes. The device is that of the request's
+ * first bio, the disk or partition it was sent to; a request without
+ * one (a flush) goes to the whole disk.
+ */
+translator bufinfo_t < struct request *R > {
+	b_flags = R->cmd_flags & 1 ? B_WRITE : B_READ;
+	b_bcount = R->__data_len;
+	b_lblkno = R->__sector;
+	b_blkno = R->__sector;
+	b_edev = R->bio != NULL ? R->bio->bi_bdev->bd_dev : R->q->disk->part0->bd_dev;
+};
+
+translator devinfo_t < struct request *R > {
+	dev_major = (R->bio != NULL ? R->bio->bi_bdev : R->q->disk->part0)->bd_dev >> 20;
+	dev_minor = (R->bio != NULL ? R->bio->bi_bdev : R->q->disk->part0)->bd_dev & 0xfffff;
+	dev_name = stringof(R->q->disk->disk_name);
+	dev_statname = stringof((R->bio != NULL ? R->bio->bi_bdev : R->q->disk->part0)->bd_device.kobj.name);
+	dev_pathname = strjoin("/dev/",
+	    stringof((R->bio != NULL ? R->bio->bi_bdev : R->q->disk->part0)->bd_device.kobj.name));
+};
+
+/*
+ * The file whose page cache holds a folio: the host inode of the
+ * folio's mapping, named by its first dentry. An anonymous or movable
+ * folio (the low bits of mapping set), as the user memory that O_DIRECT
+ * reads into, has no file: its names are dtrace's "<unknown>" and
+ * fi_offset is -1. The block device's own cache (metadata) is that of
+ * an inode of file system "bdev" whose dentry has no name: fi_name is
+ * "<unknown>" there too. fi_offset counts x86-64's 4 KiB pages
+ * (PAGE_SHIFT 12).
+ */
+translator fileinfo_t < struct folio *F > {
+	fi_name = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ||
+	    F->mapping->host->i_dentry.first == NULL ||
+	    ((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)))->d_name.len == 0 ? "<unknown>" :
+	    stringof(((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)))->d_name.name);
+	fi_fs = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ?
+	    "<unknown>" : stringof(F->mapping->host->i_sb->s_type->name);
+	fi_offset = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ?
+	    -1 : F->index << 12;
+	fi_oflags = 0;
+};
+
+/*
+ * The file of a segment of a bio is that of its page's folio (a page of
+ * a large folio points at its head with the low bit of compound_head
+ * set), at the page's position in the folio and the data's in the page.
+ */
+translator fileinfo_t < struct bio_vec *V > {
+	fi_name = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_name;
+	fi_fs = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_fs;
+	fi_offset = ((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page))->mapping == NULL ||
+	    ((uintptr_t)((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page))->mapping & 3) != 0 ? -1 :
+	    ((((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page))->index +
+	    ((uintptr_t)V->bv_page - (V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)) / sizeof (struct page)) << 12) +
+	    V->bv_offset;
+	fi_oflags = 0;
+};
+
+/*
+ * The file a bio reads or writes is that of its first segment; a bio
+ * without pages, as a flush or discard, has none.
+ */
+translator fileinfo_t < struct bio *B > {
+	fi_name = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
+	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_name;
+	fi_fs = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
+	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_fs;
+	fi_offset = B == NULL || B->bi_io_vec == NULL ? -1 :
+	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_offset;
+	fi_oflags = 0;
+};
+
+/* The file of a request is that of its first bio. */
+translator fileinfo_t < struct request *R > {
+	fi_name = xlate <fileinfo_t> (R->bio).fi_name;
+	fi_fs = xlate <fileinfo_t> (R->bio).fi_fs;
+	fi_offset = xlate <fileinfo_t> (R->bio).fi_offset;
+	fi_oflags = 0;
 };
 
 translator fileinfo_t < struct file *F > {
