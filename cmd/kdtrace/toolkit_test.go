@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
@@ -200,6 +201,18 @@ func startWorkload(t *testing.T, mode string, args ...string) *workload {
 	r := bufio.NewReader(out)
 	if line, err := r.ReadString('\n'); line != "ready\n" {
 		t.Fatalf("workload %s: %q, %v", mode, line, err)
+	}
+	// Its wait for the signal is made before tracing starts: the
+	// tests count the system calls after it.
+	waiting := fmt.Sprint(unix.SYS_RT_SIGTIMEDWAIT, " ")
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/syscall", cmd.Process.Pid))
+		if strings.HasPrefix(string(b), waiting) {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("workload %s does not wait for its signal: %q", mode, b)
+		}
 	}
 	return &workload{cmd: cmd, out: r, pid: cmd.Process.Pid, dir: dir}
 }
