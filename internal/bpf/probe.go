@@ -28,7 +28,8 @@ const (
 	// system call's number, the arguments are read from its pt_regs.
 	CtxSysEnter
 	// CtxSysExit is the raw tracepoint sys_exit: the index is the
-	// system call's number (orig_ax), arg0 and arg1 its return value.
+	// system call's number (orig_ax), arg0 and arg1 its return value, -1
+	// for an error (errno).
 	CtxSysExit
 	// CtxPerf is a perf event program (profile-N): arg0 is the kernel's
 	// pc, arg1 the user pc, whichever the CPU was running.
@@ -674,8 +675,14 @@ func (b *builder) args() {
 		b.emit(asm.Mov.Imm(asm.R2, ptRegsSize))
 		b.emit(asm.FnProbeReadKernel.Call())
 		if b.p.Context == CtxSysExit {
+			// A call that fails returns -1, its error being errno,
+			// as FreeBSD's systrace and illumos's pass it.
 			b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
 			b.emit(asm.LoadMem(asm.R2, asm.R1, 8, asm.DWord))
+			b.emit(asm.JSGE.Imm(asm.R2, 0, lp+"ret"))
+			b.emit(asm.JSLT.Imm(asm.R2, -4095, lp+"ret"))
+			b.emit(asm.Mov.Imm(asm.R2, -1))
+			b.mark(lp + "ret")
 			set(0, asm.R2)
 			set(1, asm.R2)
 			return

@@ -180,12 +180,15 @@ func TestLLQuantize(t *testing.T) {
 
 // TestErrno runs a program on the raw tracepoint sys_exit for close(2),
 // as syscall::close:return, and makes close(-1) fail with EBADF in this
-// thread: errno is the error, and 0 after a close that succeeds.
+// thread: errno is the error, and 0 after a close that succeeds; arg0
+// and arg1 are -1 for the failed calls, as dtrace's syscall provider
+// returns them, and 0 for the other.
 func TestErrno(t *testing.T) {
 	needBPF(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	src := fmt.Sprintf("BEGIN /tid == %d/ { @[errno] = count(); }", unix.Gettid())
+	// The key holds errno, then the low 4 bits of arg0 and of arg1.
+	src := fmt.Sprintf("BEGIN /tid == %d/ { @[errno << 8 | (arg0 & 0xf) << 4 | arg1 & 0xf] = count(); }", unix.Gettid())
 	r := newProbeRunOn(t, src, bpf.CtxSysExit, unix.SYS_CLOSE)
 	if err := r.rt.SetActivity(bpf.ActivityActive); err != nil {
 		t.Fatal(err)
@@ -210,9 +213,9 @@ func TestErrno(t *testing.T) {
 	l.Close()
 	// The key's last record is errno's.
 	got := aggSums(t, r.rt.Aggs[0])
-	want := map[uint64]uint64{uint64(unix.EBADF): 3, 0: 1}
+	want := map[uint64]uint64{uint64(unix.EBADF)<<8 | 0xff: 3, 0: 1}
 	if !maps.Equal(got, want) {
-		t.Errorf("errno counts %v, want %v", got, want)
+		t.Errorf("errno, arg0 and arg1 counts %#x, want %#x", got, want)
 	}
 }
 

@@ -7,10 +7,11 @@
 // that description (check.Info.Variant: args[] has each description's
 // types), shared between descriptions that checked alike. The predicate
 // becomes a DIFO that returns its value, and each statement becomes the
-// actions dtrace records for it — a DIFEXPR for trace() and for
-// expressions, one PRINTF action per printf argument with the format on
-// the first, the tuple actions and the aggregating action of an
-// aggregation, and so on. Each DIFO is built as a dif.IR by
+// actions dtrace records for it — a DIFEXPR for trace(), and one of
+// type void, which records nothing, for any other expression (as
+// dt_compile_exp makes it), one PRINTF action per printf argument with
+// the format on the first, the tuple actions and the aggregating action
+// of an aggregation, and so on. Each DIFO is built as a dif.IR by
 // walking the expression tree with the types and identifiers the checker
 // recorded (check.Info), then assembled by dif.AssembleTo.
 //

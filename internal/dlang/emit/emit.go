@@ -301,27 +301,12 @@ func (e *emitter) statement(x ast.Expr) ([]dof.Action, error) {
 	if call, ok := x.(*ast.CallExpr); ok && v != nil && v.Ident != nil && v.Ident.Kind == check.ActFunc {
 		return e.action(call, v.Ident)
 	}
-	if isEffect(x) {
-		d, err := e.effect(x)
-		return []dof.Action{{Kind: dof.ActDIFExpr, DIFO: d}}, err
-	}
-	d, err := e.difo(x)
+	// Any other expression is evaluated for its effects and its value
+	// dropped: dt_compile_exp gives its DIFO the void return type, so
+	// the Toolkit's "cond ? printf(...) : 1;" records nothing when the
+	// condition folds to 0.
+	d, err := e.effect(x)
 	return []dof.Action{{Kind: dof.ActDIFExpr, DIFO: d}}, err
-}
-
-// isEffect reports whether a statement is an assignment or ++/--,
-// whose value dtrace does not record.
-func isEffect(x ast.Expr) bool {
-	switch x := x.(type) {
-	case *ast.BinaryExpr:
-		return x.Op.IsAssign()
-	case *ast.UnaryExpr:
-		switch x.Op.String() {
-		case "++", "--":
-			return true
-		}
-	}
-	return false
 }
 
 // aggregation generates @a[keys] = f(args): the aggregation's id and

@@ -192,3 +192,31 @@ func TestInlineArrayMember(t *testing.T) {
 		t.Errorf("X[3].b = %d, %v; want 60", v, err)
 	}
 }
+
+// TestExpressionStatementVoid checks that an expression used as a
+// statement records nothing, as dt_compile_exp gives its DIFO the void
+// return type, while trace() records its argument: the Toolkit's
+// "cond ? printf(...) : 1;" leaves a bare 1 when cond folds to 0.
+func TestExpressionStatementVoid(t *testing.T) {
+	tests := []struct {
+		src  string
+		size uint32 // the first action's return size
+	}{
+		{"BEGIN { 1; }", 0},
+		{"BEGIN { pid + 1; }", 0},
+		{`BEGIN { "str"; }`, 0},
+		{"BEGIN { execname; }", 0},
+		{"BEGIN { x = 1; }", 0},
+		{"inline int OPT = 0; BEGIN { OPT ? printf(\"x\") : 1; }", 0},
+		{"BEGIN { trace(1); }", 4},
+		{"BEGIN { trace((char)1); }", 1},
+	}
+	for _, tt := range tests {
+		p := compile(t, tt.src)
+		validate(t, tt.src, p)
+		a := p.ECBs[0].Actions[0]
+		if a.Kind != dof.ActDIFExpr || a.DIFO.Ret.Size != tt.size || a.DIFO.Ret.Kind != dif.TypeCTF {
+			t.Errorf("%s: action %v returning %+v; want a DIFEXPR of a CTF type of size %d", tt.src, a.Kind, a.DIFO.Ret, tt.size)
+		}
+	}
+}
