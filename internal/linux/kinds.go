@@ -40,13 +40,14 @@ type kind struct {
 // kinds are the kinds of probes the Linux runtime can put in place, by
 // probe.Kind.
 var kinds = [...]kind{
-	probe.KindRun:     {place: on(placeRun), attach: attachRun},
-	probe.KindTimer:   {place: on(placeTimer), attach: attachTimer},
-	probe.KindSyscall: {place: on(placeSyscall), attach: attachSyscall},
-	probe.KindKernel:  {place: on(placeKernel), attach: attachKernel},
-	probe.KindUser:    {place: on(placeUser), attach: attachUser, uprobe: true},
-	probe.KindUSDT:    {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
-	probe.KindSDT:     {place: on(placeSDT), attach: attachSDT},
+	probe.KindRun:        {place: on(placeRun), attach: attachRun},
+	probe.KindTimer:      {place: on(placeTimer), attach: attachTimer},
+	probe.KindSyscall:    {place: on(placeSyscall), attach: attachSyscall},
+	probe.KindKernel:     {place: on(placeKernel), attach: attachKernel},
+	probe.KindUser:       {place: on(placeUser), attach: attachUser, uprobe: true},
+	probe.KindUSDT:       {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
+	probe.KindSDT:        {place: on(placeSDT), attach: attachSDT},
+	probe.KindTracepoint: {place: on(placeTracepoint), attach: attachSDT},
 }
 
 // on makes a kind's place function of one that takes the probe's
@@ -306,7 +307,7 @@ func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
 	return pat.Match(base+"0") && pat.Match(p.Provider)
 }
 
-// SDT (proc, sched, io): a program per tracepoint, serving every probe
+// SDT (proc, sched, io, sdt, rawtp): a program per tracepoint, serving every probe
 // with a site there; the site's condition and arguments, compiled, run
 // before its probe's clauses. A system call's tracepoint goes through
 // a perf event, any other is a raw tracepoint.
@@ -321,6 +322,8 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 				err = fmt.Errorf("the site %s needs a kprobe, not supported yet", st.String())
 			}
 			return nil, fmt.Errorf("%s: %w", p, err)
+		case st.Record:
+			g = pl.group("event:"+st.System+":"+st.Event, bpf.CtxTP)
 		case st.System == "syscalls":
 			g = pl.group("tp:"+st.Event, bpf.CtxSyscallTP)
 		default:
@@ -356,10 +359,25 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 }
 
 func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
-	if g.ctx == bpf.CtxSyscallTP {
+	switch g.ctx {
+	case bpf.CtxTP:
+		return t.closes(attach.TraceEvent(prog, g.tp.System, g.tp.Event))
+	case bpf.CtxSyscallTP:
 		return t.closes(attach.Tracepoint(prog, g.tp.System, g.tp.Event))
 	}
 	return t.closes(attach.RawTracepoint(prog, g.tp.Event))
+}
+
+// sdt and rawtp: a trace event's probe is an SDT probe of one site,
+// whose arguments are the event's record's fields or the raw
+// tracepoint's (probe.Tracepoint.Site), on a perf event program for
+// the record (CtxTP), else a raw tracepoint's.
+func placeTracepoint(pl *placer, p *probe.Probe, d *probe.Tracepoint) ([]placement, error) {
+	st, err := d.Site()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return placeSDT(pl, p, &probe.SDT{Sites: []probe.SDTSite{st}})
 }
 
 var argRE = regexp.MustCompile(`\barg([0-9])\b`)

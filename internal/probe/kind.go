@@ -33,10 +33,14 @@ const (
 	// KindSDT is a probe made of the kernel's tracepoints, each site
 	// with a condition and arguments given in D (*SDT).
 	KindSDT
+	// KindTracepoint is a trace event of the sdt or rawtp provider
+	// (*Tracepoint), which fires as an SDT site does.
+	KindTracepoint
 )
 
 // A Detail says how a probe is put in place, for the runtime: a *Run,
-// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite or *SDT, as its
+// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite, *SDT or
+// *Tracepoint, as its
 // Kind says.
 type Detail interface {
 	Kind() Kind
@@ -54,6 +58,7 @@ func (*KernelSite) Kind() Kind { return KindKernel }
 func (*UserSite) Kind() Kind   { return KindUser }
 func (*USDTSite) Kind() Kind   { return KindUSDT }
 func (*SDT) Kind() Kind        { return KindSDT }
+func (*Tracepoint) Kind() Kind { return KindTracepoint }
 
 // ErrNoFrame is Probe.Frame's error for a probe that fires in no traced
 // function's frame.

@@ -46,6 +46,10 @@ var providers = []providerRow{
 	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
 	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
 	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
+	// Oracle's providers of every trace event, its fields or its raw
+	// tracepoint's arguments (tracepoint.go).
+	{name: "sdt", tracepoints: true, make: tpRow(false)},
+	{name: "rawtp", tracepoints: true, make: tpRow(true)},
 }
 
 // kernelCatalog returns a catalog of the providers over s.
@@ -63,6 +67,11 @@ func kernelCatalog(s *source) *Catalog {
 // sdtRow makes a provider of probes made of tracepoints, one per spec.
 func sdtRow(specs []sdtSpec) func(string, *source) provider {
 	return func(name string, s *source) provider { return newSDTProvider(name, specs, s.k) }
+}
+
+// tpRow makes the sdt provider, or with raw the rawtp provider.
+func tpRow(raw bool) func(string, *source) provider {
+	return func(name string, s *source) provider { return newTPProvider(name, raw, s.k, s.tracefs) }
 }
 
 // newSyscallProvider makes the syscall provider over s.
