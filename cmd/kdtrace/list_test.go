@@ -167,7 +167,8 @@ func TestListArgsAgree(t *testing.T) {
 		t.Skip("the probe catalog is the running Linux system's")
 	}
 	argLine := regexp.MustCompile(`(?m)^\t\targs\[(\d+)\]: (.*)$`)
-	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN"} {
+	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN",
+		"sdt:task::task_rename", "sdt:sched::sched_process_exec", "rawtp:sched::sched_process_fork"} {
 		var stdout, stderr bytes.Buffer
 		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
 			t.Fatalf("-lv %s: exit %d: %s", desc, st, stderr.String())
