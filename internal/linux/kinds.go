@@ -100,6 +100,9 @@ type placer struct {
 	order  []*group
 	// compile compiles an SDT site's condition and arguments.
 	compile func(string) (*dif.Object, error)
+	// compiled are the expressions compiled, which sites share: the
+	// fields at one offset of many trace events' records read alike.
+	compiled map[string]*dif.Object
 
 	// The probe being placed: its kind, and the provider of the
 	// description that matched it. A USDT probe whose description
@@ -334,12 +337,12 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 		idx := g.site(p.String(), func() {
 			var s bpf.Site
 			if st.Cond != "" {
-				if s.Cond, err = pl.compile(st.Cond); err != nil {
+				if s.Cond, err = pl.compileOnce(st.Cond); err != nil {
 					return
 				}
 			}
 			for _, a := range st.Args {
-				o, cerr := pl.compile(a)
+				o, cerr := pl.compileOnce(a)
 				if cerr != nil {
 					err = cerr
 					return
@@ -356,6 +359,22 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 		pls = append(pls, placement{g, idx})
 	}
 	return pls, nil
+}
+
+// compileOnce compiles expr, or returns what it was compiled to.
+func (pl *placer) compileOnce(expr string) (*dif.Object, error) {
+	if o, ok := pl.compiled[expr]; ok {
+		return o, nil
+	}
+	o, err := pl.compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if pl.compiled == nil {
+		pl.compiled = map[string]*dif.Object{}
+	}
+	pl.compiled[expr] = o
+	return o, nil
 }
 
 func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
@@ -377,6 +396,9 @@ func placeTracepoint(pl *placer, p *probe.Probe, d *probe.Tracepoint) ([]placeme
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p, err)
 	}
+	// Its groups are SDT probes': proc:::exit's and
+	// rawtp:sched::sched_process_exit's program is one.
+	pl.kind = probe.KindSDT
 	return placeSDT(pl, p, &probe.SDT{Sites: []probe.SDTSite{st}})
 }
 

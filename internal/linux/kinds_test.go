@@ -60,6 +60,14 @@ func TestPlace(t *testing.T) {
 		}}), []where{{"tp:sys_enter_execve", probe.KindSDT, bpf.CtxSyscallTP, 0}, {"rawtp:sched_process_exec", probe.KindSDT, bpf.CtxRawTP, 0}}},
 		{mk("proc", "vmlinux", "", "exec-success", &probe.SDT{Sites: []probe.SDTSite{{System: "sched", Event: "sched_process_exec"}}}),
 			[]where{{"rawtp:sched_process_exec", probe.KindSDT, bpf.CtxRawTP, 1}}},
+		// A site's expression compiled once serves every site; a
+		// site of an event's record is on a perf event program.
+		{mk("proc", "vmlinux", "", "exec2", &probe.SDT{Sites: []probe.SDTSite{
+			{System: "syscalls", Event: "sys_enter_execveat", Args: []string{"copyinstr(arg0)"}}}}),
+			[]where{{"tp:sys_enter_execveat", probe.KindSDT, bpf.CtxSyscallTP, 0}}},
+		{mk("sdt", "task", "", "task_rename", &probe.SDT{Sites: []probe.SDTSite{
+			{System: "task", Event: "task_rename", Record: true, Args: []string{"copyinstr(arg0)"}}}}),
+			[]where{{"event:task:task_rename", probe.KindSDT, bpf.CtxTP, 0}}},
 	}
 	compiled := 0
 	pl := &placer{groups: map[string]*group{}, compile: func(string) (*dif.Object, error) {
