@@ -79,6 +79,43 @@ func TestListTracepoints(t *testing.T) {
 	}
 }
 
+// TestListTracepointAttributes checks -lv of a rawtp probe against
+// Oracle's DTrace's (its test providers/rawtp/tst.lv-sched_process_fork):
+// the attributes, and the raw tracepoint's arguments typed from BTF.
+func TestListTracepointAttributes(t *testing.T) {
+	traceEvents(t)
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skipf("the running kernel has no BTF: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-lv", "-n", "rawtp:::sched_process_fork"}, &stdout, &stderr); st != 0 {
+		t.Fatalf("exit %d: %s", st, stderr.String())
+	}
+	lines := strings.SplitN(stdout.String(), "\n", 3)
+	if f := strings.Fields(lines[1]); len(f) != 4 || f[1] != "rawtp" || f[2] != "sched" || f[3] != "sched_process_fork" {
+		t.Errorf("probe line %q", lines[1])
+	}
+	const want = `
+	Probe Description Attributes
+		Identifier Names: Private
+		Data Semantics:   Private
+		Dependency Class: Unknown
+
+	Argument Attributes
+		Identifier Names: Private
+		Data Semantics:   Private
+		Dependency Class: ISA
+
+	Argument Types
+		args[0]: struct task_struct *
+		args[1]: struct task_struct *
+
+`
+	if len(lines) < 3 || lines[2] != want {
+		t.Errorf("-lv rawtp:::sched_process_fork:\n%s\nwant\n%s", stdout.String(), want)
+	}
+}
+
 // TestTraceTaskRename renames a thread of this process n times with
 // prctl(PR_SET_NAME) and traces sdt:task::task_rename for it: the
 // record's pid field, and its old and new names, arrays of chars.
