@@ -310,10 +310,11 @@ func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
 	return pat.Match(base+"0") && pat.Match(p.Provider)
 }
 
-// SDT (proc, sched, io, sdt, rawtp): a program per tracepoint, serving every probe
-// with a site there; the site's condition and arguments, compiled, run
-// before its probe's clauses. A system call's tracepoint goes through
-// a perf event, any other is a raw tracepoint.
+// SDT (proc, sched, io, sdt, rawtp): a program per tracepoint, serving
+// every probe with a site there; the site's condition and arguments,
+// compiled, run before its probe's clauses. A site of an event's record
+// and a system call's tracepoint go through a perf event, any other is
+// a raw tracepoint.
 func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 	var pls []placement
 	for _, st := range d.Sites {

@@ -40,8 +40,7 @@ const (
 
 // A Detail says how a probe is put in place, for the runtime: a *Run,
 // *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite, *SDT or
-// *Tracepoint, as its
-// Kind says.
+// *Tracepoint, as its Kind says.
 type Detail interface {
 	Kind() Kind
 }
