@@ -5,8 +5,8 @@ import "errors"
 // A Kind is how a probe is put in place: which type its Detail is, and
 // so, for the runtime, which program context it gets and how that
 // program is attached. Providers share kinds: fbt and kinst make
-// KernelSites, and every provider made of tracepoints (proc, sched, io)
-// makes SDTs. The runtime dispatches on the kind once, in one table
+// KernelSites, the providers made of tracepoints (proc, sched, io) make
+// SDTs, and sdt and rawtp make Tracepoints. The runtime dispatches on the kind once, in one table
 // (internal/linux's kinds), so a provider of an existing kind adds
 // nothing there.
 type Kind uint8
