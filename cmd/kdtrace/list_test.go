@@ -170,7 +170,8 @@ func TestListArgsAgree(t *testing.T) {
 	argLine := regexp.MustCompile(`(?m)^\t\targs\[(\d+)\]: (.*)$`)
 	for _, desc := range []string{"syscall::read:entry", "syscall::openat:entry", "syscall::read:return", "fbt::vfs_read:entry", "proc:::exec", "dtrace:::BEGIN",
 		"ip:::send", "tcp:::send", "tcp:::accept-established", "udp:::receive",
-		"lockstat:::adaptive-block", "lockstat:::rw-spin", "lockstat:::spin-acquire", "cpc:::cpu_clock-all-10000"} {
+		"lockstat:::adaptive-block", "lockstat:::rw-spin", "lockstat:::spin-acquire", "cpc:::cpu_clock-all-10000",
+		"sdt:task::task_rename", "sdt:sched::sched_process_exec", "rawtp:sched::sched_process_fork"} {
 		var stdout, stderr bytes.Buffer
 		if st := run([]string{"kdtrace", "-lv", "-n", desc}, &stdout, &stderr); st != 0 {
 			t.Fatalf("-lv %s: exit %d: %s", desc, st, stderr.String())

@@ -146,7 +146,7 @@ func TestCapabilitiesSuffice(t *testing.T) {
 // TestListIDsUnprivileged lists every probe as root and as nobody, in a
 // mount namespace of their own where tracefs is mounted (as it is on
 // most systems, readable by root alone): nobody lists every probe root
-// lists, with the same ID. (Before, root listed the system calls of
+// lists, with the same ID, but the sdt and rawtp probes. (Before, root listed the system calls of
 // tracefs's tracepoints and nobody those of the kernel's handlers, and
 // every ID after them differed.)
 func TestListIDsUnprivileged(t *testing.T) {
@@ -189,6 +189,12 @@ func TestListIDsUnprivileged(t *testing.T) {
 	}
 	bad := 0
 	for d, id := range root {
+		if pv, _, _ := strings.Cut(d, ":"); pv == "sdt" || pv == "rawtp" {
+			// Made of the events tracefs lists to root alone; they
+			// are the table's last providers, so that no other
+			// probe's ID depends on them.
+			continue
+		}
 		if other[d] != id {
 			if bad++; bad <= 10 {
 				t.Errorf("%s: ID %s as root, %q as nobody", d, id, other[d])

@@ -64,6 +64,10 @@ const (
 	// arg1 is the return value, read by bpf_get_func_ret, and arg0
 	// reads 0, as at CtxReturn.
 	CtxFExit
+	// CtxTP is a perf tracepoint program on any trace event, for SDT
+	// probes whose sites read the event's record (the sdt provider's):
+	// arg0 is the record's address, the program's context.
+	CtxTP
 )
 
 // ProgramType is the BPF program type of a context.
@@ -73,7 +77,7 @@ func (c Context) ProgramType() ebpf.ProgramType {
 		return ebpf.PerfEvent
 	case CtxEntry, CtxReturn, CtxUSDT:
 		return ebpf.Kprobe
-	case CtxSyscallTP:
+	case CtxSyscallTP, CtxTP:
 		return ebpf.TracePoint
 	case CtxFEntry, CtxFExit:
 		return ebpf.Tracing
@@ -155,7 +159,7 @@ type ProbeProgram struct {
 	// End is set for dtrace:::END's program, which runs when the
 	// tracing is draining; other programs run only while it is active.
 	End bool
-	// Sites are the SDT probes a CtxRawTP or CtxSyscallTP program
+	// Sites are the SDT probes a CtxRawTP, CtxSyscallTP or CtxTP program
 	// fires, in order, each from the tracepoint's arguments.
 	Sites []Site
 	// RawArgs is the number of the tracepoint's arguments the sites
@@ -538,6 +542,13 @@ func (b *builder) rawArgs() {
 	base := int16(0)
 	if b.p.Context == CtxSyscallTP {
 		base = 16
+	}
+	if b.p.Context == CtxTP {
+		b.emit(asm.StoreMem(rState, stateRawArgs, asm.R1, asm.DWord))
+		for i := 1; i < NArgs; i++ {
+			b.emit(storeImm64(rState, int16(stateRawArgs+8*i), 0))
+		}
+		return
 	}
 	for i := 0; i < min(b.p.RawArgs, NArgs); i++ {
 		b.emit(asm.LoadMem(asm.R2, asm.R1, base+int16(8*i), asm.DWord))

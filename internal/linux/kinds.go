@@ -40,14 +40,15 @@ type kind struct {
 // kinds are the kinds of probes the Linux runtime can put in place, by
 // probe.Kind.
 var kinds = [...]kind{
-	probe.KindRun:     {place: on(placeRun), attach: attachRun},
-	probe.KindTimer:   {place: on(placeTimer), attach: attachTimer},
-	probe.KindSyscall: {place: on(placeSyscall), attach: attachSyscall},
-	probe.KindKernel:  {place: on(placeKernel), attach: attachKernel},
-	probe.KindUser:    {place: on(placeUser), attach: attachUser, uprobe: true},
-	probe.KindUSDT:    {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
-	probe.KindSDT:     {place: on(placeSDT), attach: attachSDT},
-	probe.KindCPC:     {place: on(placeCPC), attach: attachCPC},
+	probe.KindRun:        {place: on(placeRun), attach: attachRun},
+	probe.KindTimer:      {place: on(placeTimer), attach: attachTimer},
+	probe.KindSyscall:    {place: on(placeSyscall), attach: attachSyscall},
+	probe.KindKernel:     {place: on(placeKernel), attach: attachKernel},
+	probe.KindUser:       {place: on(placeUser), attach: attachUser, uprobe: true},
+	probe.KindUSDT:       {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
+	probe.KindSDT:        {place: on(placeSDT), attach: attachSDT},
+	probe.KindCPC:        {place: on(placeCPC), attach: attachCPC},
+	probe.KindTracepoint: {place: on(placeTracepoint), attach: attachSDT},
 }
 
 // on makes a kind's place function of one that takes the probe's
@@ -107,6 +108,9 @@ type placer struct {
 	order  []*group
 	// compile compiles an SDT site's condition and arguments.
 	compile func(string) (*dif.Object, error)
+	// compiled are the expressions compiled, which sites share: the
+	// fields at one offset of many trace events' records read alike.
+	compiled map[string]*dif.Object
 
 	// The probe being placed: its kind, and the provider of the
 	// description that matched it. A USDT probe whose description
@@ -334,10 +338,11 @@ func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
 	return pat.Match(base+"0") && pat.Match(p.Provider)
 }
 
-// SDT (proc, sched, io): a program per tracepoint, serving every probe
-// with a site there; the site's condition and arguments, compiled, run
-// before its probe's clauses. A system call's tracepoint goes through
-// a perf event, any other is a raw tracepoint.
+// SDT (proc, sched, io, sdt, rawtp): a program per tracepoint, serving
+// every probe with a site there; the site's condition and arguments,
+// compiled, run before its probe's clauses. A site of an event's record
+// and a system call's tracepoint go through a perf event, any other is
+// a raw tracepoint.
 func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 	var pls []placement
 	for _, st := range d.Sites {
@@ -349,6 +354,8 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 				err = fmt.Errorf("the site %s needs a kprobe, not supported yet", st.String())
 			}
 			return nil, fmt.Errorf("%s: %w", p, err)
+		case st.Record:
+			g = pl.group("event:"+st.System+":"+st.Event, bpf.CtxTP)
 		case st.System == "syscalls":
 			g = pl.group("tp:"+st.Event, bpf.CtxSyscallTP)
 		default:
@@ -365,12 +372,12 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 		idx := g.site(p.String(), func() {
 			var s bpf.Site
 			if st.Cond != "" {
-				if s.Cond, err = pl.compile(st.Cond); err != nil {
+				if s.Cond, err = pl.compileOnce(st.Cond); err != nil {
 					return
 				}
 			}
 			for _, a := range st.Args {
-				o, cerr := pl.compile(a)
+				o, cerr := pl.compileOnce(a)
 				if cerr != nil {
 					err = cerr
 					return
@@ -389,11 +396,45 @@ func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 	return pls, nil
 }
 
+// compileOnce compiles expr, or returns what it was compiled to.
+func (pl *placer) compileOnce(expr string) (*dif.Object, error) {
+	if o, ok := pl.compiled[expr]; ok {
+		return o, nil
+	}
+	o, err := pl.compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if pl.compiled == nil {
+		pl.compiled = map[string]*dif.Object{}
+	}
+	pl.compiled[expr] = o
+	return o, nil
+}
+
 func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
-	if g.ctx == bpf.CtxSyscallTP {
+	switch g.ctx {
+	case bpf.CtxTP:
+		return t.closes(attach.TraceEvent(prog, g.tp.System, g.tp.Event))
+	case bpf.CtxSyscallTP:
 		return t.closes(attach.Tracepoint(prog, g.tp.System, g.tp.Event))
 	}
 	return t.closes(attach.RawTracepoint(prog, g.tp.Event))
+}
+
+// sdt and rawtp: a trace event's probe is an SDT probe of one site,
+// whose arguments are the event's record's fields or the raw
+// tracepoint's (probe.Tracepoint.Site), on a perf event program for
+// the record (CtxTP), else a raw tracepoint's.
+func placeTracepoint(pl *placer, p *probe.Probe, d *probe.Tracepoint) ([]placement, error) {
+	st, err := d.Site()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	// Its groups are SDT probes': proc:::exit's and
+	// rawtp:sched::sched_process_exit's program is one.
+	pl.kind = probe.KindSDT
+	return placeSDT(pl, p, &probe.SDT{Sites: []probe.SDTSite{st}})
 }
 
 var argRE = regexp.MustCompile(`\barg([0-9])\b`)

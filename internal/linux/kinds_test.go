@@ -67,6 +67,14 @@ func TestPlace(t *testing.T) {
 			[]where{{"rawtp:contention_end", probe.KindSDT, bpf.CtxRawTP, 0}}},
 		{mk("cpc", "", "", "cpu_clock-all-10000", &probe.CPC{Event: "cpu_clock", Type: probe.PerfTypeSoftware, Count: 10000, User: true, Kernel: true}),
 			[]where{{"cpc:::cpu_clock-all-10000", probe.KindCPC, bpf.CtxPerf, 0}}},
+		// A site's expression compiled once serves every site; a
+		// site of an event's record is on a perf event program.
+		{mk("proc", "vmlinux", "", "exec2", &probe.SDT{Sites: []probe.SDTSite{
+			{System: "syscalls", Event: "sys_enter_execveat", Args: []string{"copyinstr(arg0)"}}}}),
+			[]where{{"tp:sys_enter_execveat", probe.KindSDT, bpf.CtxSyscallTP, 0}}},
+		{mk("sdt", "task", "", "task_rename", &probe.SDT{Sites: []probe.SDTSite{
+			{System: "task", Event: "task_rename", Record: true, Args: []string{"copyinstr(arg0)"}}}}),
+			[]where{{"event:task:task_rename", probe.KindSDT, bpf.CtxTP, 0}}},
 	}
 	compiled := 0
 	pl := &placer{groups: map[string]*group{}, compile: func(string) (*dif.Object, error) {

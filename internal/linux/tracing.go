@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -617,9 +618,7 @@ func (t *Tracing) Stop() error {
 	if err := t.rt.SetActivity(bpf.ActivityDraining); err != nil {
 		errs = append(errs, err)
 	}
-	for _, c := range t.closers {
-		errs = append(errs, c.Close())
-	}
+	errs = append(errs, closeAll(t.closers)...)
 	t.closers = nil
 	t.ticks = nil
 	if t.end != nil {
@@ -902,10 +901,7 @@ func (t *Tracing) Describer() record.Describer { return t.layout }
 
 // Close detaches everything and releases the programs and maps.
 func (t *Tracing) Close() error {
-	var errs []error
-	for _, c := range t.closers {
-		errs = append(errs, c.Close())
-	}
+	errs := closeAll(t.closers)
 	t.closers = nil
 	if t.later != nil {
 		errs = append(errs, t.later.close())
@@ -923,4 +919,29 @@ func (t *Tracing) Close() error {
 		errs = append(errs, t.rt.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// closers is how many attachments closeAll closes at once.
+const closers = 16
+
+// closeAll closes cs, several at once, and returns their errors. The
+// kernel waits out RCU grace periods as it takes each trace event's
+// perf event down, tens of milliseconds, and sdt::: has 1,600 of them:
+// closed in turn, they take two minutes; some of those waits overlap
+// when closed at once.
+func closeAll(cs []io.Closer) []error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, closers)
+	for i, c := range cs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Close()
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return errs
 }

@@ -5,8 +5,9 @@ import "errors"
 // A Kind is how a probe is put in place: which type its Detail is, and
 // so, for the runtime, which program context it gets and how that
 // program is attached. Providers share kinds: fbt and kinst make
-// KernelSites, and every provider made of tracepoints (proc, sched, io,
-// lockstat) makes SDTs. The runtime dispatches on the kind once, in one table
+// KernelSites, every provider made of tracepoints (proc, sched, io,
+// lockstat, ip, tcp, udp) makes SDTs, and sdt and rawtp make
+// Tracepoints. The runtime dispatches on the kind once, in one table
 // (internal/linux's kinds), so a provider of an existing kind adds
 // nothing there.
 type Kind uint8
@@ -35,11 +36,14 @@ const (
 	KindSDT
 	// KindCPC is a cpc probe: a perf event on each CPU (*CPC).
 	KindCPC
+	// KindTracepoint is a trace event of the sdt or rawtp provider
+	// (*Tracepoint), which fires as an SDT site does.
+	KindTracepoint
 )
 
 // A Detail says how a probe is put in place, for the runtime: a *Run,
-// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite, *SDT or *CPC, as
-// its Kind says.
+// *Timer, *Syscall, *KernelSite, *UserSite, *USDTSite, *SDT, *CPC or
+// *Tracepoint, as its Kind says.
 type Detail interface {
 	Kind() Kind
 }
@@ -57,6 +61,7 @@ func (*UserSite) Kind() Kind   { return KindUser }
 func (*USDTSite) Kind() Kind   { return KindUSDT }
 func (*SDT) Kind() Kind        { return KindSDT }
 func (*CPC) Kind() Kind        { return KindCPC }
+func (*Tracepoint) Kind() Kind { return KindTracepoint }
 
 // ErrNoFrame is Probe.Frame's error for a probe that fires in no traced
 // function's frame.

@@ -14,8 +14,8 @@ type Probe struct {
 	// Kind says which type it is: a *Run for the dtrace provider's
 	// probes, a *Timer for profile and tick probes, a *Syscall for
 	// syscall, a *KernelSite for fbt and kinst, a *UserSite for pid, a
-	// *USDTSite for USDT, an *SDT for proc, sched, io and lockstat, a
-	// *CPC for cpc.
+	// *USDTSite for USDT, an *SDT for proc, sched, io, lockstat, ip,
+	// tcp and udp, a *CPC for cpc, a *Tracepoint for sdt and rawtp.
 	Detail Detail
 
 	// XArgs are the types of the arguments, args[0] on, as dtrace's

@@ -53,6 +53,10 @@ var providers = []providerRow{
 	{name: "lockstat", tracepoints: true, make: sdtRow(lockstatSpecs)},
 	// The running machine's performance counters: live catalogs only.
 	{name: "cpc", tracepoints: true, make: newCPCProvider},
+	// Oracle's providers of every trace event, its fields or its raw
+	// tracepoint's arguments (tracepoint.go).
+	{name: "sdt", tracepoints: true, make: tpRow(false)},
+	{name: "rawtp", tracepoints: true, make: tpRow(true)},
 }
 
 // kernelCatalog returns a catalog of the providers over s.
@@ -70,6 +74,11 @@ func kernelCatalog(s *source) *Catalog {
 // sdtRow makes a provider of probes made of tracepoints, one per spec.
 func sdtRow(specs []sdtSpec) func(string, *source) provider {
 	return func(name string, s *source) provider { return newSDTProvider(name, specs, s.k) }
+}
+
+// tpRow makes the sdt provider, or with raw the rawtp provider.
+func tpRow(raw bool) func(string, *source) provider {
+	return func(name string, s *source) provider { return newTPProvider(name, raw, s.k, s.tracefs) }
 }
 
 // newSyscallProvider makes the syscall provider over s.

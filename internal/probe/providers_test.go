@@ -22,7 +22,7 @@ func TestProviderTable(t *testing.T) {
 		live bool
 		want []string
 	}{
-		{true, []string{"dtrace", "profile", "syscall", "fbt", "kinst", "proc", "sched", "io", "ip", "tcp", "udp", "lockstat", "cpc"}},
+		{true, []string{"dtrace", "profile", "syscall", "fbt", "kinst", "proc", "sched", "io", "ip", "tcp", "udp", "lockstat", "cpc", "sdt", "rawtp"}},
 		{false, []string{"dtrace", "profile", "syscall", "fbt", "kinst"}},
 	}
 	for _, tt := range tests {

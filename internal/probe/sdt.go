@@ -34,6 +34,7 @@ type SDT struct {
 //   - for another tracepoint, the parameters of its prototype after the
 //     context pointer (the kernel's BTF type btf_trace_<Event>), as
 //     raw tracepoint and tp_btf programs see them;
+//   - for a Record site, arg0 is the address of the event's record;
 //   - for a function, its parameters.
 //
 // Every site runs in the thread the probe fires in, as illumos
@@ -48,6 +49,11 @@ type SDTSite struct {
 	// (DECLARE_TRACE, as sched_exit_tp): it is not in tracefs, and only
 	// raw tracepoint and tp_btf programs reach it.
 	System, Event string
+	// Record is set for a site whose arg0 is the address of its trace
+	// event's record, as a perf event program on the event sees it,
+	// instead of the raw tracepoint's first argument: the sdt
+	// provider's, whose arguments are the record's fields.
+	Record bool
 	// Function is set instead of Event for a site with no tracepoint:
 	// the entry of that function of the kernel (vmlinux), which needs a
 	// kprobe or an fentry program; a kernel without kprobes that

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -276,25 +277,76 @@ func syscallTable(arch string) func(name string) ([]string, bool) {
 // format file that follow the common ones and __syscall_nr: the
 // arguments of a syscall tracepoint, as "const char * filename".
 func formatFields(data []byte) ([]string, error) {
+	fields, err := parseFormat(data)
+	if err != nil {
+		return nil, err
+	}
 	var decls []string
+	for _, f := range fields {
+		if f.name != "__syscall_nr" {
+			decls = append(decls, f.decl)
+		}
+	}
+	return decls, nil
+}
+
+// A formatField is a field of a trace event's record, as its format
+// file describes it.
+type formatField struct {
+	// decl declares the field, as "char oldcomm[16]" or "__data_loc
+	// char[] filename"; name is its name, "oldcomm".
+	decl, name   string
+	offset, size int
+	signed       bool
+}
+
+// parseFormat returns the fields of a trace event's format file that
+// follow the common ones (common_type, common_pid, …), in order.
+func parseFormat(data []byte) ([]formatField, error) {
+	var fields []formatField
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		decl, ok := strings.CutPrefix(line, "field:")
+		rest, ok := strings.CutPrefix(line, "field:")
 		if !ok {
 			continue
 		}
-		decl, _, ok = strings.Cut(decl, ";")
+		var f formatField
+		f.decl, rest, ok = strings.Cut(rest, ";")
 		if !ok {
 			return nil, fmt.Errorf("field line without ';': %q", line)
 		}
-		name := decl[strings.LastIndexAny(decl, " *")+1:]
-		if strings.HasPrefix(name, "common_") || name == "__syscall_nr" {
+		// The name is the last word, before any array's dimensions
+		// ("char oldcomm[16]", but "__data_loc char[] filename").
+		name := f.decl
+		for strings.HasSuffix(name, "]") && strings.Contains(name, "[") {
+			name = strings.TrimSpace(name[:strings.LastIndex(name, "[")])
+		}
+		f.name = name[strings.LastIndexAny(name, " *")+1:]
+		if strings.HasPrefix(f.name, "common_") {
 			continue
 		}
-		decls = append(decls, decl)
+		for _, kv := range strings.Split(rest, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(kv), ":")
+			if !ok {
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, fmt.Errorf("field %s: %s: %w", f.name, k, err)
+			}
+			switch k {
+			case "offset":
+				f.offset = n
+			case "size":
+				f.size = n
+			case "signed":
+				f.signed = n != 0
+			}
+		}
+		fields = append(fields, f)
 	}
-	return decls, sc.Err()
+	return fields, sc.Err()
 }
 
 // parseCType returns the type of the C declaration decl ("const char *

@@ -1,0 +1,386 @@
+package probe
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kdtrace/kdtrace/dlang/types"
+)
+
+// tpProvider is Oracle's sdt or rawtp provider: a probe for each trace
+// event of the running kernel that tracefs's available_events lists,
+// sdt:<system>::<event> and rawtp:<system>::<event> (the module is the
+// event's system, the function empty), but for the syscalls system (the
+// syscall provider's) and the kprobes, uprobes and DTrace's own that
+// tracers make. An sdt probe's arguments are the fields of the event's
+// record, past the common ones, in its format's order, read by a perf
+// event program; a rawtp probe's are the raw tracepoint's, as its
+// prototype in BTF (btf_trace_<event>) declares them after the context.
+//
+// Listing reads available_events alone; an event's format file and BTF
+// are read when its probe's arguments are typed or it is enabled.
+type tpProvider struct {
+	name string
+	raw  bool // rawtp
+	k    *kernel
+	// dirs are the places tracefs may be mounted on, in order of
+	// preference.
+	dirs []string
+
+	once   sync.Once
+	dir    string // the tracefs that lists the events, or ""
+	events []tpEvent
+
+	mu     sync.Mutex
+	fields map[tpEvent]tpFields // sdt: each event's format, once read
+}
+
+// A tpEvent names a trace event: system "sched", event "sched_switch".
+type tpEvent struct{ system, event string }
+
+type tpFields struct {
+	fields []formatField
+	err    error
+}
+
+// tpAttr are the attributes of Oracle's sdt and rawtp providers.
+var tpAttr = attributes{
+	Provider: Attr{evolving, evolving, classISA},
+	Module:   Attr{private, private, classUnknown},
+	Function: Attr{private, private, classUnknown},
+	Name:     Attr{private, private, classISA},
+	Args:     Attr{private, private, classISA},
+}
+
+// newTPProvider makes the sdt provider, or with raw the rawtp
+// provider, called name, over the events of the tracefs in dirs.
+func newTPProvider(name string, raw bool, k *kernel, dirs []string) *tpProvider {
+	return &tpProvider{name: name, raw: raw, k: k, dirs: dirs}
+}
+
+func (p *tpProvider) Name() string         { return p.name }
+func (*tpProvider) Attributes() attributes { return tpAttr }
+
+// list returns the events of the first tracefs that lists them: none
+// when tracefs is not mounted or cannot be read (it is root's alone),
+// as Oracle's DTrace has none then.
+func (p *tpProvider) list() []tpEvent {
+	p.once.Do(func() {
+		for _, dir := range p.dirs {
+			data, err := os.ReadFile(filepath.Join(dir, "available_events"))
+			if err != nil {
+				continue
+			}
+			p.dir, p.events = dir, parseEvents(data)
+			return
+		}
+	})
+	return p.events
+}
+
+// parseEvents returns the events of an available_events file
+// ("sched:sched_switch" a line) that the sdt and rawtp providers make
+// probes of.
+func parseEvents(data []byte) []tpEvent {
+	var evs []tpEvent
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		sys, ev, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if !ok {
+			// Oracle's DTrace takes an event without a system to be
+			// the kernel's own.
+			sys, ev = KernelModule, sys
+		}
+		if ev == "" || tracerSystem(sys) {
+			continue
+		}
+		evs = append(evs, tpEvent{sys, ev})
+	}
+	return evs
+}
+
+// tracerSystem tells whether the events of system sys are another
+// provider's or a tracer's own: the syscall provider's, the kprobes and
+// uprobes tracers make through tracefs, and those Oracle's DTrace makes
+// for its pid and USDT probes (dt_pid, dt_<pid>_<provider>).
+func tracerSystem(sys string) bool {
+	switch sys {
+	case "syscalls", "kprobes", "uprobes", "dt_pid":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(sys, "dt_"); ok {
+		pid, prov, ok := strings.Cut(rest, "_")
+		if _, err := strconv.Atoi(pid); ok && err == nil && prov != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *tpProvider) Probes(q *query, yield func(*Probe) bool) error {
+	if !q.Function.Match("") {
+		return nil
+	}
+	for _, e := range p.list() {
+		if q.Module.Match(e.system) && q.Name.Match(e.event) && !yield(p.probe(e)) {
+			break
+		}
+	}
+	return nil
+}
+
+// tpProbe is an sdt or rawtp probe with its detail, allocated together.
+type tpProbe struct {
+	Probe
+	tp Tracepoint
+}
+
+func (p *tpProvider) probe(e tpEvent) *Probe {
+	pr := &tpProbe{
+		Probe: Probe{Provider: p.name, Module: e.system, Name: e.event, args: p},
+		tp:    Tracepoint{System: e.system, Event: e.event, Raw: p.raw, prov: p},
+	}
+	pr.Detail = &pr.tp
+	return &pr.Probe
+}
+
+// maxTPArgs is the most arguments an sdt or rawtp probe has: D names
+// ten, arg0 to arg9, and the runtime keeps ten for args[]. A record's
+// fields, or a raw tracepoint's arguments, past the tenth are left out.
+const maxTPArgs = 10
+
+// A Tracepoint is the detail of an sdt or rawtp probe: the trace event
+// System:Event it fires at, with the fields of the event's record (sdt)
+// or, with Raw, the raw tracepoint's arguments (rawtp) as its own.
+type Tracepoint struct {
+	System, Event string
+	Raw           bool
+	prov          *tpProvider
+}
+
+// Site returns the SDT site the probe fires from, whose arguments are
+// its own: the raw tracepoint's arguments for rawtp, as many as its
+// prototype in BTF has (none when BTF does not have it); for sdt, the
+// fields of the event's record (Record), ten at most (maxTPArgs), a scalar field's value, the
+// address of an array's or another field's bytes in the record, and for
+// a dynamic field (__data_loc, __rel_loc: a string or an array whose
+// size varies) the address of its data.
+func (t *Tracepoint) Site() (SDTSite, error) {
+	st := SDTSite{System: t.System, Event: t.Event, Record: !t.Raw}
+	if t.Raw {
+		params, err := t.prov.rawParams(t.Event)
+		if err != nil {
+			return st, err
+		}
+		for i := range min(len(params), maxTPArgs) {
+			st.Args = append(st.Args, fmt.Sprintf("arg%d", i))
+		}
+		return st, nil
+	}
+	fields, err := t.prov.format(tpEvent{t.System, t.Event})
+	if err != nil {
+		return st, err
+	}
+	for _, f := range fields[:min(len(fields), maxTPArgs)] {
+		st.Args = append(st.Args, fieldExpr(f))
+	}
+	return st, nil
+}
+
+// format returns the fields of event e's record, read from its format
+// file once.
+func (p *tpProvider) format(e tpEvent) ([]formatField, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.fields[e]; ok {
+		return f.fields, f.err
+	}
+	var f tpFields
+	if p.list(); p.dir == "" {
+		f.err = errors.New("tracefs cannot be read")
+	} else {
+		file := filepath.Join(p.dir, "events", e.system, e.event, "format")
+		data, err := os.ReadFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("the kernel has no trace event %s:%s", e.system, e.event)
+		}
+		if err == nil {
+			if f.fields, err = parseFormat(data); err != nil {
+				err = fmt.Errorf("%s: %w", file, err)
+			}
+		}
+		f.err = err
+	}
+	if p.fields == nil {
+		p.fields = make(map[tpEvent]tpFields)
+	}
+	p.fields[e] = f
+	return f.fields, f.err
+}
+
+// rawParams returns the types of the raw tracepoint event's arguments,
+// its prototype's parameters after the context; nil when the kernel's
+// BTF does not have it.
+func (p *tpProvider) rawParams(event string) ([]types.Type, error) {
+	kt, err := p.k.typesOf(KernelModule)
+	if kt == nil || err != nil {
+		return nil, err
+	}
+	tp, err := kt.LookupType("btf_trace_" + event)
+	if tp == nil || err != nil {
+		return nil, err
+	}
+	if ptr, ok := types.Resolve(tp).(*types.Pointer); ok {
+		if f, ok := types.Resolve(ptr.Elem).(*types.Func); ok && len(f.Params) > 0 {
+			return f.Params[1:], nil
+		}
+	}
+	return nil, nil
+}
+
+func (p *tpProvider) probeArgs(pr *Probe) ([]types.Type, error) {
+	if p.raw {
+		params, err := p.rawParams(pr.Name)
+		if params == nil || err != nil {
+			return nil, err
+		}
+		// Each probe has its own slice, which its user may change.
+		return append([]types.Type(nil), params[:min(len(params), maxTPArgs)]...), nil
+	}
+	fields, err := p.format(tpEvent{pr.Module, pr.Name})
+	if len(fields) == 0 || err != nil {
+		return nil, err
+	}
+	kt, err := p.k.typesOf(KernelModule)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]types.Type, min(len(fields), maxTPArgs))
+	for i, f := range fields[:len(args)] {
+		args[i] = fieldType(f, kt)
+	}
+	return args, nil
+}
+
+// dynamicField returns the declaration of a dynamic field's data
+// ("char[] filename" of "__data_loc char[] filename") and whether its
+// location is relative to the field's end (__rel_loc) rather than the
+// record's start (__data_loc); not ok for another field.
+func dynamicField(f formatField) (decl string, rel, ok bool) {
+	if decl, ok := strings.CutPrefix(f.decl, "__data_loc "); ok {
+		return decl, false, true
+	}
+	if decl, ok := strings.CutPrefix(f.decl, "__rel_loc "); ok {
+		return decl, true, true
+	}
+	return "", false, false
+}
+
+// fieldExpr returns the D expression of field f's argument, over arg0,
+// the address of the event's record (see Tracepoint.Site).
+func fieldExpr(f formatField) string {
+	at := fmt.Sprintf("(arg0 + %d)", f.offset)
+	if _, rel, ok := dynamicField(f); ok {
+		// The field's low 16 bits are the data's offset, its high
+		// ones the data's length.
+		loc := fmt.Sprintf("(*(uint32_t *)%s & 0xffff)", at)
+		if rel {
+			return fmt.Sprintf("arg0 + %d + %s", f.offset+f.size, loc)
+		}
+		return "arg0 + " + loc
+	}
+	if strings.HasSuffix(f.decl, "]") {
+		return at
+	}
+	switch f.size {
+	case 1, 2, 4, 8:
+		t := "uint"
+		if f.signed {
+			t = "int"
+		}
+		return fmt.Sprintf("*(%s%d_t *)%s", t, 8*f.size, at)
+	}
+	return at
+}
+
+// fieldType returns the type of field f's argument (see
+// Tracepoint.Site), its declaration's types looked up in kt: a dynamic
+// field's is a pointer to its data's element type ("char *" for
+// "__data_loc char[] filename"); an array's has as many elements as
+// fit its size, as a dimension given by a macro is not known; a field
+// whose type is not found, or not of its size, is typed as an integer
+// of its size and signedness, or an array of its bytes.
+func fieldType(f formatField, kt KernelTypes) types.Type {
+	if decl, _, ok := dynamicField(f); ok {
+		elem := strings.TrimSuffix(strings.TrimSpace(strings.TrimSuffix(decl, f.name)), "[]")
+		t := parseCType(elem+" _", kt)
+		if t == nil {
+			t = types.Void{}
+		}
+		return &types.Pointer{Elem: t}
+	}
+	if strings.HasSuffix(f.decl, "]") {
+		elem := parseCType(f.decl[:strings.Index(f.decl, "[")], kt)
+		if elem == nil || elem.Size() == 0 {
+			return bytesType(f.size)
+		}
+		return &types.Array{Elem: elem, Len: int64(f.size) / elem.Size()}
+	}
+	if t := parseCType(f.decl, kt); t != nil && t.Size() == int64(f.size) {
+		return t
+	}
+	if strings.Contains(f.decl, "*") && f.size == 8 {
+		// A pointer to a type not found, or qualified in a way C's
+		// declarations here do not know (void __seg_gs *).
+		return types.VoidPtr
+	}
+	return intType(f.size, f.signed)
+}
+
+// intType returns D's integer type of size bytes and the signedness,
+// as int32_t; an array of the bytes for another size.
+func intType(size int, signed bool) types.Type {
+	var t *types.Int
+	switch size {
+	case 1:
+		t = types.UChar
+		if signed {
+			t = types.Char
+		}
+	case 2:
+		t = types.UShort
+		if signed {
+			t = types.Short
+		}
+	case 4:
+		t = types.UInt
+		if signed {
+			t = types.IntType
+		}
+	case 8:
+		t = types.ULong
+		if signed {
+			t = types.Long
+		}
+	default:
+		return bytesType(size)
+	}
+	name := fmt.Sprintf("uint%d_t", 8*size)
+	if signed {
+		name = name[1:]
+	}
+	return &types.Typedef{Module: "D", Name: name, Type: t}
+}
+
+// bytesType is the type of a field of size bytes known as bytes alone.
+func bytesType(size int) types.Type {
+	return &types.Array{Elem: intType(1, false), Len: int64(size)}
+}
