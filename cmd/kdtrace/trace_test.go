@@ -55,6 +55,11 @@ func TestTrace(t *testing.T) {
 	needTracing(t)
 	header := "CPU     ID                    FUNCTION:NAME\n"
 	begin := "  0      1                           :BEGIN "
+	// BEGIN runs in this process: its name, as the kernel keeps it.
+	comm, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args           []string
 		status         int
@@ -95,6 +100,9 @@ func TestTrace(t *testing.T) {
 		// deep, under sums that hold registers: each level's input
 		// waits in a spill slot rather than a register.
 		{[]string{"-q", "-n", nestedXlate}, 0, "11117 111\n\n", ""},
+		// %s takes the kernel's char arrays, whose char is unsigned
+		// (-funsigned-char), as dtrace takes char [].
+		{[]string{"-q", "-n", `BEGIN { printf("%s|%s\n", curthread->comm, execname); exit(0); }`}, 0, strings.TrimSuffix(string(comm), "\n") + "|" + strings.TrimSuffix(string(comm), "\n") + "\n\n", ""},
 	}
 	before := loadedPrograms(t)
 	for _, tt := range tests {

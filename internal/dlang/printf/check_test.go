@@ -49,15 +49,18 @@ var testTypes = map[string]types.Type{
 	"string":             stringT,
 	"char [16]":          &types.Array{Elem: types.Char, Len: 16},
 	"unsigned char [16]": &types.Array{Elem: types.UChar, Len: 16},
-	"wchar_t [8]":        &types.Array{Elem: typedef("wchar_t", types.IntType), Len: 8},
-	"void *":             types.VoidPtr,
-	"char *":             &types.Pointer{Elem: types.Char},
-	"struct s":           &types.Struct{Name: "s", Bytes: 8},
-	"stack":              types.Stack,
-	"_symaddr":           types.SymAddr,
-	"_usymaddr":          types.USymAddr,
-	"<DYN>":              types.Dyn,
-	"void":               types.Void{},
+	// Linux's kernel is built with -funsigned-char: its BTF's char is
+	// unsigned, and still char.
+	"linux char [16]": &types.Array{Elem: &types.Int{Name: "char", Bytes: 1, Char: true}, Len: 16},
+	"wchar_t [8]":     &types.Array{Elem: typedef("wchar_t", types.IntType), Len: 8},
+	"void *":          types.VoidPtr,
+	"char *":          &types.Pointer{Elem: types.Char},
+	"struct s":        &types.Struct{Name: "s", Bytes: 8},
+	"stack":           types.Stack,
+	"_symaddr":        types.SymAddr,
+	"_usymaddr":       types.USymAddr,
+	"<DYN>":           types.Dyn,
+	"void":            types.Void{},
 }
 
 // Sets of testTypes names.
@@ -71,8 +74,8 @@ var (
 	bigInts = []string{"long", "unsigned long", "long long", "unsigned long long", "const long",
 		"int64_t", "uint64_t", "size_t", "my64_t", "long int"}
 	floats   = []string{"float", "double", "long double"}
-	pointers = []string{"void *", "char *", "char [16]", "unsigned char [16]", "wchar_t [8]"}
-	strs     = []string{"string", "char [16]"}
+	pointers = []string{"void *", "char *", "char [16]", "unsigned char [16]", "linux char [16]", "wchar_t [8]"}
+	strs     = []string{"string", "char [16]", "linux char [16]"}
 )
 
 func join(sets ...[]string) []string {

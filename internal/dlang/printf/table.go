@@ -145,9 +145,13 @@ func isCStr(t types.Type, _ bool) bool {
 	return ok && isChar(a.Elem)
 }
 
+// isChar accepts a signed char, as dtrace's IS_CHAR, and plain char of
+// either sign: Linux builds its kernel with -funsigned-char, so the char
+// of its BTF (task_struct's comm, a trace event's char fields) is
+// unsigned, and is still the C type char.
 func isChar(t types.Type) bool {
 	i, ok := types.Resolve(t).(*types.Int)
-	return ok && i.Char && i.Signed && i.Bytes == 1
+	return ok && i.Char && i.Bytes == 1 && (i.Signed || i.Name == "char")
 }
 
 // isWStr accepts arrays of any 4-byte integer: wchar_t is one.
