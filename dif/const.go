@@ -129,6 +129,12 @@ const (
 	// here is kdtrace's own, past DTrace's numbering, and only the
 	// Linux backend runs it.
 	SubrDPath = 0x8000
+
+	// SubrDPathDentry is d_path_dentry(struct dentry *), kdtrace's
+	// own: d_path of a dentry in the first mount of its file system,
+	// for a file known by no struct path, as the files whose pages
+	// the io provider's fileinfo_t names.
+	SubrDPathDentry = 0x8001
 )
 
 var subrNames = [SubrMax + 1]string{
@@ -148,8 +154,11 @@ var subrNames = [SubrMax + 1]string{
 // SubrName returns the name dtrace_subrstr gives a subroutine code: the
 // lower-case DIF_SUBR_ suffix, or "unknown".
 func SubrName(subr uint16) string {
-	if subr == SubrDPath {
+	switch subr {
+	case SubrDPath:
 		return "d_path"
+	case SubrDPathDentry:
+		return "d_path_dentry"
 	}
 	if int(subr) < len(subrNames) {
 		return subrNames[subr]

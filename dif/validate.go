@@ -372,7 +372,7 @@ func checkInstr(o *Object, pc int, in Instr, nregs uint) string {
 		return first(when(v < VarOtherUBase, fmt.Sprintf("invalid variable %d", v)), reg(rd))
 	case FormCall:
 		s := in.Subr()
-		return first(when(s > SubrMax && s != SubrDPath, fmt.Sprintf("invalid subr %d", s)),
+		return first(when(s > SubrMax && s != SubrDPath && s != SubrDPathDentry, fmt.Sprintf("invalid subr %d", s)),
 			reg(rd), when(rd == 0, r0),
 			when(s == SubrGetf, "getf() not supported"))
 	case FormPush:

@@ -63,11 +63,14 @@ func TestValidateBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkRefusal(t, Validate(nil, Limits{}), refusal{PartObject, -1, "missing DIF text", false})
-	// d_path, kdtrace's own code past DTrace's, is a subroutine.
-	o := base()
-	o.Code[8] = Call(SubrDPath, 5)
-	if err := Validate(o, Limits{}); err != nil {
-		t.Errorf("a call of d_path: %v", err)
+	// d_path and d_path_dentry, kdtrace's own codes past DTrace's, are
+	// subroutines.
+	for _, subr := range []uint16{SubrDPath, SubrDPathDentry} {
+		o := base()
+		o.Code[8] = Call(subr, 5)
+		if err := Validate(o, Limits{}); err != nil {
+			t.Errorf("a call of %s: %v", SubrName(subr), err)
+		}
 	}
 }
 
@@ -134,7 +137,7 @@ func TestValidateKernel(t *testing.T) {
 		{"stgs-var", Limits{}, set(5, Stv(STGS, 0x4ff, 5)), code(5, "invalid variable 1279")},
 		{"stls-reg", Limits{}, set(5, Stv(STLS, 0x500, 11)), code(5, "invalid register 11")},
 		{"call-subr", Limits{}, set(8, Call(SubrMax+1, 5)), code(8, "invalid subr 55")},
-		{"call-subr-dpath", Limits{}, set(8, Call(SubrDPath+1, 5)), code(8, "invalid subr 32769")},
+		{"call-subr-dpath", Limits{}, set(8, Call(SubrDPathDentry+1, 5)), code(8, "invalid subr 32770")},
 		{"call-r0", Limits{}, set(8, Call(SubrRand, 0)), code(8, "cannot write to %r0")},
 		{"call-getf", Limits{}, set(8, Call(SubrGetf, 5)), code(8, "getf() not supported")},
 		{"pushtr-type", Limits{}, set(8, Pushtr(2, 0, 1)), code(8, "invalid ref type 2")},

@@ -280,7 +280,7 @@ io:::start /tid == TID/ { @["start"] = count(); }`, "TID", strconv.Itoa(th.tid))
 
 // ioFileProgram sums, by the file args[2] names, the bytes of the
 // requests at io:::start and io:::done, and the range of the file they
-// cover.
+// cover, and by its path and directory, the bytes at io:::start.
 const ioFileProgram = `
 BEGIN { printf("go\n"); }
 io:::start /args[2]->fi_name == NAME || args[2]->fi_name == NAME2/ {
@@ -288,30 +288,73 @@ io:::start /args[2]->fi_name == NAME || args[2]->fi_name == NAME2/ {
 	@b[args[2]->fi_name, this->rw, "start", args[2]->fi_fs] = sum(args[0]->b_bcount);
 	@lo[args[2]->fi_name, this->rw, "from"] = min(args[2]->fi_offset);
 	@hi[args[2]->fi_name, this->rw, "to"] = max(args[2]->fi_offset + args[0]->b_bcount);
+	@p[args[2]->fi_name, "path", args[2]->fi_pathname, args[2]->fi_dirname] = sum(args[0]->b_bcount);
 }
 io:::done /args[2]->fi_name == NAME || args[2]->fi_name == NAME2/ {
 	this->rw = args[0]->b_flags & B_READ ? "R" : "W";
 	@b[args[2]->fi_name, this->rw, "done", args[2]->fi_fs] = sum(args[0]->b_bcount);
 }
-END { printa("%s %s %s %s %@d\n", @b); printa("%s %s %s %@d\n", @lo); printa("%s %s %s %@d\n", @hi); }
+END {
+	printa("%s %s %s %s %@d\n", @b); printa("%s %s %s %@d\n", @lo); printa("%s %s %s %@d\n", @hi);
+	printa("%s %s %s %s %@d\n", @p);
+}
 `
 
-// TestIOFile writes a file of n blocks through the page cache and syncs
-// it, reads it back after dropping it from the cache, and writes one
-// block k of a second file, and checks that io:::start and io:::done's
-// args[2] name the files, their file system, and the bytes and offsets
-// of the file their requests cover, as the Toolkit's iofileb.d and
-// diskhits use them.
-func TestIOFile(t *testing.T) {
-	needTracing(t)
-	const n, k = 64, 5
-	dir := t.TempDir()
-	disk := diskOf(t, dir)
-	name := fmt.Sprintf("kdtrace-io-%d", os.Getpid())
-	name2 := name + "-b"
-	path, path2 := filepath.Join(dir, name), filepath.Join(dir, name2)
-	prog := strings.NewReplacer("NAME2", strconv.Quote(name2), "NAME", strconv.Quote(name)).Replace(ioFileProgram)
-	out := ioRun(t, prog, newIOThread(t), func() error {
+// onlyMount returns the path of dir from the root of the mount tree,
+// its symbolic links resolved, where the file system it is on is
+// mounted once, at its root; it skips the test where it is mounted
+// more often or not at its root, as the first of its mounts, through
+// which fileinfo_t names the files of I/O, is not known here.
+func onlyMount(t *testing.T, dir string) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	var roots []string
+	for line := range strings.Lines(string(info)) {
+		// ID, parent ID, major:minor, root, mount point, ...
+		if f := strings.Fields(line); len(f) > 4 && f[2] == dev {
+			roots = append(roots, f[3])
+		}
+	}
+	if len(roots) != 1 || roots[0] != "/" {
+		t.Skipf("the file system of %s (%s) is mounted at %q of it: which mount names its files is not known here", dir, dev, roots)
+	}
+	return dir
+}
+
+// bindMount binds dir onto a new directory, a second mount of its file
+// system made after the first, and returns that directory; the test's
+// cleanup detaches it.
+func bindMount(t *testing.T, dir string) string {
+	t.Helper()
+	bind := t.TempDir()
+	if err := unix.Mount(dir, bind, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount of %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(bind, unix.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", bind, err)
+		}
+	})
+	return bind
+}
+
+// ioFileWork returns a function that writes a file of n blocks at path
+// through the page cache and syncs it, reads it back after dropping it
+// from the cache, and writes block k of a new file at path2.
+func ioFileWork(path, path2 string, n, k int) func() error {
+	return func() error {
 		data := make([]byte, n*ioBlock)
 		for i := range data {
 			data[i] = byte(i)
@@ -341,27 +384,85 @@ func TestIOFile(t *testing.T) {
 			return err
 		}
 		defer f2.Close()
-		if _, err := f2.WriteAt(data[:ioBlock], k*ioBlock); err != nil {
+		if _, err := f2.WriteAt(data[:ioBlock], int64(k*ioBlock)); err != nil {
 			return err
 		}
 		return f2.Sync()
-	})
+	}
+}
+
+// TestIOFile runs ioFileWork, the second file written through a bind
+// mount of the directory, and checks that io:::start and io:::done's
+// args[2] name the files, their file system, and the bytes and offsets
+// of the file their requests cover, as the Toolkit's iofileb.d and
+// diskhits use them, and their full paths and directories: those
+// through the file system's first mount, the second file's too.
+func TestIOFile(t *testing.T) {
+	needTracing(t)
+	const n, k = 64, 5
+	dir := t.TempDir()
+	disk := diskOf(t, dir)
+	dir = onlyMount(t, dir)
+	bind := bindMount(t, dir)
+	name := fmt.Sprintf("kdtrace-io-%d", os.Getpid())
+	name2 := name + "-b"
+	path, path2 := filepath.Join(dir, name), filepath.Join(dir, name2)
+	prog := strings.NewReplacer("NAME2", strconv.Quote(name2), "NAME", strconv.Quote(name)).Replace(ioFileProgram)
+	out := ioRun(t, prog, newIOThread(t), ioFileWork(path, filepath.Join(bind, name2), n, k))
 	want := map[string]int64{
-		name + " W start " + disk.fs:  n * ioBlock,
-		name + " W done " + disk.fs:   n * ioBlock,
-		name + " R start " + disk.fs:  n * ioBlock,
-		name + " R done " + disk.fs:   n * ioBlock,
-		name + " W from":              0,
-		name + " W to":                n * ioBlock,
-		name + " R from":              0,
-		name + " R to":                n * ioBlock,
-		name2 + " W start " + disk.fs: ioBlock,
-		name2 + " W done " + disk.fs:  ioBlock,
-		name2 + " W from":             k * ioBlock,
-		name2 + " W to":               (k + 1) * ioBlock,
+		name + " W start " + disk.fs:         n * ioBlock,
+		name + " W done " + disk.fs:          n * ioBlock,
+		name + " R start " + disk.fs:         n * ioBlock,
+		name + " R done " + disk.fs:          n * ioBlock,
+		name + " W from":                     0,
+		name + " W to":                       n * ioBlock,
+		name + " R from":                     0,
+		name + " R to":                       n * ioBlock,
+		name2 + " W start " + disk.fs:        ioBlock,
+		name2 + " W done " + disk.fs:         ioBlock,
+		name2 + " W from":                    k * ioBlock,
+		name2 + " W to":                      (k + 1) * ioBlock,
+		name + " path " + path + " " + dir:   2 * n * ioBlock,
+		name2 + " path " + path2 + " " + dir: ioBlock,
 	}
 	if diff := cmp.Diff(want, aggLines(t, out)); diff != "" {
 		t.Errorf("aggregations (-want +got):\n%s\nstdout:\n%s", diff, out)
+	}
+}
+
+// TestIOSnoop is the shape of the Guide's iosnoop.d, which prints each
+// request's device, file and direction at io:::start, here for the
+// files of ioFileWork: each line names one of them by its full path.
+func TestIOSnoop(t *testing.T) {
+	needTracing(t)
+	const n, k = 16, 3
+	dir := t.TempDir()
+	disk := diskOf(t, dir)
+	dir = onlyMount(t, dir)
+	name := fmt.Sprintf("kdtrace-iosnoop-%d", os.Getpid())
+	name2 := name + "-b"
+	path, path2 := filepath.Join(dir, name), filepath.Join(dir, name2)
+	prog := strings.NewReplacer("NAME2", strconv.Quote(name2), "NAME", strconv.Quote(name)).Replace(
+		`BEGIN { printf("go\n"); printf("%10s %58s %2s\n", "DEVICE", "FILE", "RW"); }
+io:::start /args[2]->fi_name == NAME || args[2]->fi_name == NAME2/ {
+	printf("%10s %58s %2s\n", args[1]->dev_statname, args[2]->fi_pathname, args[0]->b_flags & B_READ ? "R" : "W");
+}`)
+	out := ioRun(t, prog, newIOThread(t), ioFileWork(path, path2, n, k))
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) < 2 || lines[1] != fmt.Sprintf("%10s %58s %2s", "DEVICE", "FILE", "RW") {
+		t.Fatalf("no heading:\n%s", out)
+	}
+	got := map[string]bool{}
+	for _, l := range lines[2:] {
+		got[l] = true
+	}
+	want := map[string]bool{}
+	for _, w := range []string{path + " W", path + " R", path2 + " W"} {
+		f := strings.Fields(w)
+		want[fmt.Sprintf("%10s %58s %2s", disk.statname, f[0], f[1])] = true
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("iosnoop's lines (-want +got):\n%s\nstdout:\n%s", diff, out)
 	}
 }
 
@@ -408,7 +509,8 @@ func TestIOList(t *testing.T) {
 		{`io:::start, io:::done { trace(args[0]->b_flags & B_READ); trace(args[0]->b_bcount); trace(args[0]->b_blkno);
 		trace(args[0]->b_lblkno); trace(args[0]->b_edev); trace(args[1]->dev_major); trace(args[1]->dev_minor);
 		trace(args[1]->dev_name); trace(args[1]->dev_statname); trace(args[1]->dev_pathname);
-		trace(args[2]->fi_name); trace(args[2]->fi_fs); trace(args[2]->fi_offset); trace(args[2]->fi_oflags); }`, true},
+		trace(args[2]->fi_name); trace(args[2]->fi_dirname);
+		trace(args[2]->fi_pathname); trace(args[2]->fi_fs); trace(args[2]->fi_offset); trace(args[2]->fi_oflags); }`, true},
 		{`io:::wait-start, io:::wait-done { trace(pid); }`, true},
 		{`io:::start { trace(args[3]); }`, false},
 		{`io:::wait-start { trace(args[0]); }`, false},

@@ -366,6 +366,34 @@ func TestCwdRoot(t *testing.T) {
 	}
 }
 
+// TestDPathDentry checks d_path_dentry(), the path of a dentry through
+// the first mount of its file system, against d_path() of the current
+// directory: they agree in /proc, and in a directory of the test's
+// file system where it is mounted once, and differ through a later
+// bind mount of that directory, which d_path() names and
+// d_path_dentry() does not; in a chroot the root is the directory
+// chrooted to, as for d_path().
+func TestDPathDentry(t *testing.T) {
+	needTracing(t)
+	dir := t.TempDir()
+	bin := gcctest.Build(t, dir, "chdirs", chdirs)
+	dir = onlyMount(t, dir)
+	if err := os.MkdirAll(filepath.Join(dir, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	bind := bindMount(t, dir)
+	prog := `syscall::getppid:entry /pid == $target/ {
+		printf("%s %s %s\n", d_path(&curthread->fs->pwd), d_path_dentry(curthread->fs->pwd.dentry),
+		    d_path_dentry(curthread->fs->root.dentry));
+	}`
+	got := script(t, prog, "-c", fmt.Sprintf("%s /proc %s/x %s/x chroot:%s/x", bin, dir, bind, bind))
+	want := "/proc /proc /\n" + dir + "/x " + dir + "/x /\n" + bind + "/x " + dir + "/x /\n" +
+		bind + "/x " + dir + "/x " + dir + "/x\n\n"
+	if got != want {
+		t.Errorf("d_path and d_path_dentry of cwd, d_path_dentry of root:\n%s\nwant\n%s", got, want)
+	}
+}
+
 // opener opens argv[1] for reading and writing, appending, as
 // descriptor 3, writes argv[2] to it, moves to offset 5, makes a pipe
 // (4 and 5), and calls getppid().

@@ -317,8 +317,8 @@ func (m *Machine) call(subr uint16, rd *uint64, args []tuple, ctx *Context) erro
 
 	default:
 		// mutex_*, rw_*, sx_*, msgsize, msgdsize, getmajor, getminor,
-		// ddi_pathname, typeref, getf, d_path: they read kernel
-		// structures.
+		// ddi_pathname, typeref, getf, d_path, d_path_dentry: they read
+		// kernel structures.
 		return unsupported("subroutine " + dif.SubrName(subr))
 	}
 	return nil

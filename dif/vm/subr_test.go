@@ -308,7 +308,7 @@ func TestSubroutineFaults(t *testing.T) {
 	}
 
 	// Subroutines that read kernel structures are not run.
-	for _, subr := range []uint16{dif.SubrMutexOwned, dif.SubrRWReadHeld, dif.SubrSxIsExclusive, dif.SubrGetmajor, dif.SubrDDIPathname, dif.SubrTyperef, dif.SubrDPath} {
+	for _, subr := range []uint16{dif.SubrMutexOwned, dif.SubrRWReadHeld, dif.SubrSxIsExclusive, dif.SubrGetmajor, dif.SubrDDIPathname, dif.SubrTyperef, dif.SubrDPath, dif.SubrDPathDentry} {
 		_, err := vm.New(nil).Run(callObject(t, subr, 0), nil)
 		var ue *vm.UnsupportedError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), dif.SubrName(subr)) || ue.PC != 3 {

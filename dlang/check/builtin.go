@@ -46,6 +46,7 @@ var builtins = []builtin{
 	{name: "cpu", kind: Scalar, id: dif.VarCPU, proto: "int"},
 	{name: "curthread", kind: Scalar, id: dif.VarCurthread, proto: "@curthread"},
 	{name: "d_path", kind: Func, id: dif.SubrDPath, proto: "string(struct path *)"},
+	{name: "d_path_dentry", kind: Func, id: dif.SubrDPathDentry, proto: "string(struct dentry *)"},
 	{name: "ddi_pathname", kind: Func, id: dif.SubrDDIPathname, proto: "string(void *, int64_t)"},
 	{name: "denormalize", kind: ActFunc, id: dof.DActDenormalize, proto: "void(...)"},
 	{name: "dirname", kind: Func, id: dif.SubrDirname, proto: "string(const char *)"},

@@ -23,16 +23,8 @@ type pathOffsets struct {
 
 // kernelPath finds pathOffsets in the running kernel's BTF, once.
 var kernelPath = sync.OnceValues(func() (pathOffsets, error) {
-	m, err := btf.Kernel()
-	if err != nil {
-		return pathOffsets{}, err
-	}
 	var o pathOffsets
-	for _, f := range []struct {
-		typ  string
-		path string
-		off  *int32
-	}{
+	err := kernelOffsets([]kernelMember{
 		{"struct path", "mnt", &o.pathMnt},
 		{"struct path", "dentry", &o.pathDentry},
 		{"struct vfsmount", "mnt_root", &o.mntRoot},
@@ -42,23 +34,63 @@ var kernelPath = sync.OnceValues(func() (pathOffsets, error) {
 		{"struct dentry", "d_parent", &o.dentryParent},
 		{"struct dentry", "d_name.name", &o.dentryName},
 		{"struct dentry", "d_name.len", &o.dentryNameLen},
-	} {
+	})
+	return o, err
+})
+
+// mountOffsets are the byte offsets of the members d_path_dentry reads
+// to find the first mount of a dentry's file system. Since Linux 6.18
+// a super block's s_mounts points at the mount made last, each linked
+// to the one made before it by mnt_next_for_sb; before, s_mounts was a
+// list_head this runtime does not walk.
+type mountOffsets struct {
+	dentrySb, sbMounts, mountNext int32
+}
+
+// kernelMounts finds mountOffsets in the running kernel's BTF, once.
+var kernelMounts = sync.OnceValues(func() (mountOffsets, error) {
+	var o mountOffsets
+	err := kernelOffsets([]kernelMember{
+		{"struct dentry", "d_sb", &o.dentrySb},
+		{"struct super_block", "s_mounts", &o.sbMounts},
+		{"struct mount", "mnt_next_for_sb", &o.mountNext},
+	})
+	return o, err
+})
+
+// A kernelMember is a member of a kernel structure the runtime reads,
+// a path of names through nested structs, and where its byte offset
+// goes.
+type kernelMember struct {
+	typ  string
+	path string
+	off  *int32
+}
+
+// kernelOffsets finds the offsets of members in the running kernel's
+// BTF.
+func kernelOffsets(members []kernelMember) error {
+	m, err := btf.Kernel()
+	if err != nil {
+		return err
+	}
+	for _, f := range members {
 		t, err := m.LookupType(f.typ)
 		if err != nil {
-			return pathOffsets{}, err
+			return err
 		}
 		s, ok := types.Resolve(t).(*types.Struct)
 		if !ok {
-			return pathOffsets{}, fmt.Errorf("the kernel's %s is a %v", f.typ, t)
+			return fmt.Errorf("the kernel's %s is a %v", f.typ, t)
 		}
 		off, ok := memberOffset(s, strings.Split(f.path, "."))
 		if !ok || off < 0 || off%8 != 0 || off/8 > 1<<15 {
-			return pathOffsets{}, fmt.Errorf("the kernel's %s has no member %s this runtime can read", f.typ, f.path)
+			return fmt.Errorf("the kernel's %s has no member %s this runtime can read", f.typ, f.path)
 		}
 		*f.off = int32(off / 8)
 	}
-	return o, nil
-})
+	return nil
+}
 
 // Bounds of d_path's walk: the steps it takes from the file up to the
 // root (a crossing from a mount's root to where it is mounted is one),
@@ -67,6 +99,10 @@ const (
 	pathSteps   = 128
 	pathNameMax = 255
 )
+
+// mountSteps bounds d_path_dentry's walk from the newest mount of a
+// file system to its first: past it, the mount reached names the file.
+const mountSteps = 4096
 
 // The callbacks' words of d_path's walk.
 const (
@@ -90,10 +126,19 @@ const (
 // It reads what Linux's d_path reads but takes none of its locks: a
 // rename or mount racing the walk can give a path that never was, as a
 // probe's reads of kernel memory may.
+//
+// d_path_dentry(d) walks the same way from the dentry d, in the first
+// mount of its file system: the oldest of its super block's mounts,
+// found within mountSteps of the newest. A file system mounted several
+// times (bound, or copied into another mount namespace) is named
+// through the mount made first of those still there, which for the root
+// file system is the root of the tree; a file outside the directory a
+// mount binds, or of a file system of no mount, is named from the root
+// of its file system.
 func (t *translator) dpath(pc int, in dif.Instr, arg func(asm.Register, int), local func(string) string) error {
 	o, err := kernelPath()
 	if err != nil {
-		return &Error{pc, in, fmt.Sprintf("d_path() needs the kernel's path structures: %v", err)}
+		return &Error{pc, in, fmt.Sprintf("%s() needs the kernel's path structures: %v", dif.SubrName(in.Subr()), err)}
 	}
 	strsize := int32(t.l.strsize)
 	// read reads 8 bytes at off from the pointer in R3 into word w.
@@ -104,10 +149,30 @@ func (t *translator) dpath(pc int, in dif.Instr, arg func(asm.Register, int), lo
 		t.emit(asm.Mov.Imm(asm.R2, 8))
 		t.emit(asm.FnProbeReadKernel.Call())
 	}
-	arg(asm.R3, 0)
-	read(pathWordDentry, o.pathDentry)
-	arg(asm.R3, 0)
-	read(pathWordMnt, o.pathMnt)
+	if in.Subr() == dif.SubrDPathDentry {
+		m, err := kernelMounts()
+		if err != nil {
+			return &Error{pc, in, fmt.Sprintf("d_path_dentry() needs the kernel's mount structures: %v", err)}
+		}
+		arg(asm.R3, 0)
+		t.putLoop(pathWordDentry, asm.R3)
+		read(pathWordMnt, m.dentrySb)
+		t.getLoop(asm.R3, rState, pathWordMnt)
+		read(pathWordMnt, m.sbMounts)
+		t.emit(asm.Mov.Imm(asm.R1, mountSteps))
+		t.loop(t.callback("dpath_mount", func() { t.dpathMount(m) }))
+		// From the struct mount to its struct vfsmount.
+		t.getLoop(asm.R3, rState, pathWordMnt)
+		t.emit(asm.JEq.Imm(asm.R3, 0, local("nomount")))
+		t.emit(asm.Add.Imm(asm.R3, o.mountMnt))
+		t.putLoop(pathWordMnt, asm.R3)
+		t.mark(local("nomount"))
+	} else {
+		arg(asm.R3, 0)
+		read(pathWordDentry, o.pathDentry)
+		arg(asm.R3, 0)
+		read(pathWordMnt, o.pathMnt)
+	}
 	t.putLoopImm(pathWordPos, strsize-1)
 	t.putLoopImm(pathWordDone, 0)
 	t.room(pc, strsize, local("room"))
@@ -138,6 +203,26 @@ func (t *translator) dpath(pc int, in dif.Instr, arg func(asm.Register, int), lo
 	t.emit(asm.Sub.Reg(asm.R2, asm.R3))
 	t.takeString(in.RD(), strsize, local("take"))
 	return nil
+}
+
+// dpathMount is one step of d_path_dentry's walk from a super block's
+// newest mount, in the word pathWordMnt, to the mount made before it.
+func (t *translator) dpathMount(m mountOffsets) {
+	const slot = -16
+	t.getLoop(asm.R3, cState, pathWordMnt)
+	t.emit(asm.JEq.Imm(asm.R3, 0, "cb_dpath_mount_end"))
+	t.emit(storeImm64(asm.R10, slot, 0))
+	t.emit(asm.Add.Imm(asm.R3, m.mountNext))
+	t.emit(asm.Mov.Reg(asm.R1, asm.R10))
+	t.emit(asm.Add.Imm(asm.R1, slot))
+	t.emit(asm.Mov.Imm(asm.R2, 8))
+	t.emit(asm.FnProbeReadKernel.Call())
+	t.emit(asm.LoadMem(asm.R0, asm.R10, slot, asm.DWord))
+	t.emit(asm.JEq.Imm(asm.R0, 0, "cb_dpath_mount_end"))
+	t.emit(asm.StoreMem(cState, loopWord(pathWordMnt), asm.R0, asm.DWord))
+	t.more()
+	t.mark("cb_dpath_mount_end")
+	t.stop()
 }
 
 // dpathStep is one step of d_path's walk.

@@ -1504,7 +1504,7 @@ func (t *translator) call(pc int, in dif.Instr, local func(string) string) error
 	case dif.SubrJSON:
 		t.json(pc, in, arg, badAddr, local)
 
-	case dif.SubrDPath:
+	case dif.SubrDPath, dif.SubrDPathDentry:
 		return t.dpath(pc, in, arg, local)
 
 	case dif.SubrToupper, dif.SubrTolower:

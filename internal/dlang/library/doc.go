@@ -16,8 +16,9 @@
 //	          (PR_*) Linux can honour, and cwd and root (by d_path())
 //	sched.d   cpuinfo_t, translated from struct rq or a task, and curcpu
 //	time.d    hrtime_t, time_t and struct timespec, which Linux's kernel lacks
-//	io.d      bufinfo_t and devinfo_t from struct bio, fileinfo_t from
-//	          struct file, and fds[]
+//	io.d      bufinfo_t and devinfo_t from struct bio and struct request,
+//	          fileinfo_t from struct file (by d_path()) and from a folio,
+//	          bio_vec, bio or request (by d_path_dentry()), and fds[]
 //
 // Refused names what illumos's libraries define and these leave out on
 // purpose, with why, for the checker to say so.

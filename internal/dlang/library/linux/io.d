@@ -166,6 +166,13 @@ translator devinfo_t < struct request *R > {
  * an inode of file system "bdev" whose dentry has no name: fi_name is
  * "<unknown>" there too. fi_offset counts x86-64's 4 KiB pages
  * (PAGE_SHIFT 12).
+ *
+ * A page knows its inode, not the mount it was reached through: the
+ * path is d_path_dentry()'s of the inode's first dentry, in the first
+ * mount of its file system. For a file system mounted once that is the
+ * path d_path() gives an open file; one mounted several times (bound,
+ * or copied into another mount namespace) is named through its oldest
+ * mount, the one at its place in the tree for the root file system.
  */
 translator fileinfo_t < struct folio *F > {
 	fi_name = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ||
@@ -174,6 +181,18 @@ translator fileinfo_t < struct folio *F > {
 	    offsetof(struct dentry, d_u)))->d_name.len == 0 ? "<unknown>" :
 	    stringof(((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
 	    offsetof(struct dentry, d_u)))->d_name.name);
+	fi_dirname = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ||
+	    F->mapping->host->i_dentry.first == NULL ||
+	    ((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)))->d_name.len == 0 ? "<unknown>" :
+	    dirname(d_path_dentry((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u))));
+	fi_pathname = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ||
+	    F->mapping->host->i_dentry.first == NULL ||
+	    ((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)))->d_name.len == 0 ? "<unknown>" :
+	    d_path_dentry((struct dentry *)((uintptr_t)F->mapping->host->i_dentry.first -
+	    offsetof(struct dentry, d_u)));
 	fi_fs = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ?
 	    "<unknown>" : stringof(F->mapping->host->i_sb->s_type->name);
 	fi_offset = F == NULL || F->mapping == NULL || ((uintptr_t)F->mapping & 3) != 0 ?
@@ -189,6 +208,10 @@ translator fileinfo_t < struct folio *F > {
 translator fileinfo_t < struct bio_vec *V > {
 	fi_name = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
 	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_name;
+	fi_dirname = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_dirname;
+	fi_pathname = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
+	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_pathname;
 	fi_fs = xlate <fileinfo_t> ((struct folio *)(V->bv_page->compound_head & 1 ?
 	    V->bv_page->compound_head - 1 : (uintptr_t)V->bv_page)).fi_fs;
 	fi_offset = ((struct folio *)(V->bv_page->compound_head & 1 ?
@@ -210,6 +233,10 @@ translator fileinfo_t < struct bio_vec *V > {
 translator fileinfo_t < struct bio *B > {
 	fi_name = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
 	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_name;
+	fi_dirname = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
+	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_dirname;
+	fi_pathname = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
+	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_pathname;
 	fi_fs = B == NULL || B->bi_io_vec == NULL ? "<unknown>" :
 	    xlate <fileinfo_t> (&B->bi_io_vec[B->bi_iter.bi_idx]).fi_fs;
 	fi_offset = B == NULL || B->bi_io_vec == NULL ? -1 :
@@ -220,6 +247,8 @@ translator fileinfo_t < struct bio *B > {
 /* The file of a request is that of its first bio. */
 translator fileinfo_t < struct request *R > {
 	fi_name = xlate <fileinfo_t> (R->bio).fi_name;
+	fi_dirname = xlate <fileinfo_t> (R->bio).fi_dirname;
+	fi_pathname = xlate <fileinfo_t> (R->bio).fi_pathname;
 	fi_fs = xlate <fileinfo_t> (R->bio).fi_fs;
 	fi_offset = xlate <fileinfo_t> (R->bio).fi_offset;
 	fi_oflags = 0;
