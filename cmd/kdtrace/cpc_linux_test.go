@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -149,14 +148,7 @@ END {
 	if err != nil {
 		t.Fatalf("the workload said %q: %v", said, err)
 	}
-	count := func(name string) int64 {
-		m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindStringSubmatch(out)
-		if m == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		return n
-	}
+	count := func(name string) int64 { return labeled(out, name) }
 	all, user, kernel, touched, kpc := count("all"), count("user"), count("kernel"), count("touch"), count("kpc")
 	t.Logf("getrusage: %d faults in touchPages; cpc: %d in touchPages, %d in all modes, %d user, %d kernel, %d user with a kernel pc", faults, touched, all, user, kernel, kpc)
 	if touched != faults || faults != pages {
@@ -189,14 +181,7 @@ END { printa("all %@d\n", @all); printa("user %@d\n", @user); printa("ubad %@d\n
 	if st != 0 {
 		t.Fatalf("status %d: %s%s", st, out, errs)
 	}
-	count := func(name string) int64 {
-		m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindStringSubmatch(out)
-		if m == nil {
-			return 0
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		return n
-	}
+	count := func(name string) int64 { return labeled(out, name) }
 	all, user, ubad, kbad := count("all"), count("user"), count("ubad"), count("kbad")
 	t.Logf("cpu_clock every 100 µs in the workload: %d in all modes, %d in user mode", all, user)
 	if all == 0 || user == 0 || ubad != 0 || kbad != 0 {

@@ -154,14 +154,7 @@ END { printa("block %@d\n", @b); printa("spin %@d\n", @s); }`
 	if st != 0 {
 		t.Fatalf("status %d: %s", st, errs)
 	}
-	count := func(name string) uint64 {
-		m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindStringSubmatch(out)
-		if m == nil {
-			return 0
-		}
-		n, _ := strconv.ParseUint(m[1], 10, 64)
-		return n
-	}
+	count := func(name string) uint64 { return uint64(labeled(out, name)) }
 	block, spin := count("block"), count("spin")
 	t.Logf("mutex %s: %d contended, passing MUTEX|SPIN %d times, MUTEX %d times; lockstat: %d adaptive-spin, %d adaptive-block", mutex, nends, nspun, nslept, spin, block)
 	if nends == 0 {

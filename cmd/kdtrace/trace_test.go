@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,13 +37,36 @@ func needTracing(t *testing.T) {
 // system's would count other tests' too: go test runs packages at once.)
 func loadedPrograms(t *testing.T) int {
 	t.Helper()
+	return openFiles(t, "anon_inode:bpf-prog")
+}
+
+// perfEvents counts the perf events this process holds open.
+func perfEvents(t *testing.T) int {
+	t.Helper()
+	return openFiles(t, "anon_inode:[perf_event]")
+}
+
+// labeled returns the number on out's line "name N", 0 if it has none:
+// how the tests' scripts print their counts.
+func labeled(out, name string) int64 {
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\d+)$`).FindStringSubmatch(out)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return n
+}
+
+// openFiles counts this process's descriptors whose link reads link.
+func openFiles(t *testing.T, link string) int {
+	t.Helper()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, fd := range fds {
-		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:bpf-prog" {
+		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == link {
 			n++
 		}
 	}

@@ -39,22 +39,6 @@ func traceEvents(t *testing.T) []string {
 	return evs
 }
 
-// perfEvents counts the perf events this process holds open.
-func perfEvents(t *testing.T) int {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, fd := range fds {
-		if l, _ := os.Readlink("/proc/self/fd/" + fd.Name()); l == "anon_inode:[perf_event]" {
-			n++
-		}
-	}
-	return n
-}
-
 // TestListTracepoints checks that -l lists an sdt and a rawtp probe for
 // each trace event, as Oracle's DTrace names them.
 func TestListTracepoints(t *testing.T) {
