@@ -252,7 +252,6 @@ func TestFbtImpossible(t *testing.T) {
 	for _, tt := range []struct{ prog, what string }{
 		{"fbt::vfs_read:entry { exit(0); }", "fbt probes"},
 		{"lockstat:::adaptive-release { exit(0); }", "lockstat:vmlinux::adaptive-release at mutex_unlock()"},
-		{"sched:::tick { exit(0); }", "sched:vmlinux::tick at sched_tick()"},
 	} {
 		before := loadedPrograms(t)
 		var stdout, stderr bytes.Buffer

@@ -169,7 +169,7 @@ func (g *group) functionTrampoline() *group {
 // backOnKprobe gives the site of group g, on a trampoline the kernel
 // refused, back to the kprobe group it came from.
 func (g *group) backOnKprobe() {
-	if g.atFunction() {
+	if g.tramp.from.atFunction() {
 		g.tramp.from.kernel = g.kernel
 		return
 	}

@@ -134,7 +134,11 @@ func TestFunctionTrampoline(t *testing.T) {
 		}
 	}
 	tr.backOnKprobe()
-	if diff := cmp.Diff([]*probe.KernelSite{site}, g.kernel); diff != "" {
+	// The group's maps, as they were: not added to.
+	want := shape{"fn:mutex_lock", bpf.CtxEntry, []*probe.KernelSite{site},
+		map[uint32]*bpf.ProbeEntry{0: {ID: 10, EPIDs: []uint32{1}}, 1: {ID: 11, EPIDs: []uint32{0, 2}}}, 2,
+		map[string]uint32{"lockstat:vmlinux::adaptive-acquire": 0, "test:vmlinux::second": 1}, sites, 2, ""}
+	if diff := cmp.Diff(want, shapeOf(g)); diff != "" {
 		t.Errorf("kprobe group after the refusal (-want +got):\n%s", diff)
 	}
 }
