@@ -21,13 +21,13 @@ type trampoline struct {
 	entry *bpf.ProbeEntry
 }
 
-// maxTrampolines is how many fbt probes of an enabling go on
-// trampolines where the kernel also has kprobes. Each is a program of
-// its own, checked by the verifier, attached on its own (the kernel
-// patches the function's text and builds the trampoline), and two file
-// descriptors; past this many, one kprobe program serving every probe
-// costs less to set up. A kernel without kprobes gets trampolines
-// however many.
+// maxTrampolines is how many fbt probes (and functions of SDT probes)
+// of an enabling go on trampolines where the kernel also has kprobes.
+// Each is a program of its own, checked by the verifier, attached on
+// its own (the kernel patches the function's text and builds the
+// trampoline), and two file descriptors; past this many, one kprobe
+// program serving every probe costs less to set up. A kernel without
+// kprobes gets trampolines however many.
 const maxTrampolines = 64
 
 // splitTrampolines gives each fbt site that can go on a BPF trampoline
@@ -66,7 +66,7 @@ func splitTrampolines(order []*group, note func(string)) ([]*group, error) {
 		}
 	}
 	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
-		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
+		haveErr = fmt.Errorf("%d fbt probes and functions of SDT probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
 	}
 	var out []*group
 	for _, g := range order {
