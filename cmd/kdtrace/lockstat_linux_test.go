@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -170,20 +171,25 @@ END { printa("block %@d\n", @b); printa("spin %@d\n", @s); }`
 }
 
 // TestLockstatAcquireNeedsKprobes checks that on a kernel without
-// kprobes lockstat's acquire and release probes, which fire on entering
-// the kernel's lock functions, are refused in a sentence that says why,
-// lockstat::: with them, and that nothing is left loaded.
+// kprobes or BPF trampolines lockstat's acquire and release probes,
+// which fire on entering the kernel's lock functions, are refused in a
+// sentence that says why, lockstat::: with them, and that nothing is
+// left loaded.
 func TestLockstatAcquireNeedsKprobes(t *testing.T) {
 	needTracing(t)
-	kerr := attach.HaveKprobes()
-	if kerr == nil {
-		t.Skip("this kernel has kprobes")
+	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
+	if terr == nil || kerr == nil {
+		t.Skip("this kernel has BPF trampolines or kprobes")
+	}
+	var ke *attach.KprobesError
+	if !errors.As(kerr, &ke) {
+		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
 	}
 	before := loadedPrograms(t)
 	for _, desc := range []string{"lockstat:::adaptive-acquire", "lockstat:::"} {
 		var stdout, stderr bytes.Buffer
 		st := run([]string{"kdtrace", "-n", desc + " { exit(0); }"}, &stdout, &stderr)
-		want := fmt.Sprintf("kdtrace: could not enable tracing: lockstat:vmlinux::adaptive-acquire: %v\n", kerr)
+		want := fmt.Sprintf("kdtrace: could not enable tracing: this kernel cannot put lockstat:vmlinux::adaptive-acquire at mutex_lock() in place: it has no BPF trampolines (%v), and %s\n", terr, ke.Reason)
 		if st != 1 || stderr.String() != want {
 			t.Errorf("%s: status %d, stderr %q; want 1, %q", desc, st, stderr.String(), want)
 		}

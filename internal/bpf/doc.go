@@ -200,8 +200,9 @@
 // of maps) where SwapAggs trades it for another; a fault runs the ERROR probe's
 // clauses with dtrace_probe_error's arguments. exit() makes the tracing
 // drain (MapCtl) and ends the firing; programs other than END run only
-// while it is active. SDT programs (CtxRawTP, CtxSyscallTP, CtxTP) run each
-// Site's condition and arguments before its probe's clauses.
+// while it is active. SDT programs (CtxRawTP, CtxSyscallTP, CtxTP, and CtxEntry or
+// CtxFEntry at a kernel function) run each Site's condition and
+// arguments before its probe's clauses.
 //
 // BuildChain splits the clauses of a large program over a chain of
 // programs, each calling the next by a tail call through MapChain

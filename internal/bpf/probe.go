@@ -160,7 +160,9 @@ type ProbeProgram struct {
 	// tracing is draining; other programs run only while it is active.
 	End bool
 	// Sites are the SDT probes a CtxRawTP, CtxSyscallTP or CtxTP program
-	// fires, in order, each from the tracepoint's arguments.
+	// fires, in order, each from the tracepoint's arguments, or a
+	// CtxEntry or CtxFEntry program at a function's entry, each from
+	// the function's parameters.
 	Sites []Site
 	// RawArgs is the number of the tracepoint's arguments the sites
 	// read: a program may not read past its tracepoint's.
@@ -170,10 +172,10 @@ type ProbeProgram struct {
 	Span Span
 }
 
-// A Site is an SDT probe at a tracepoint: when Cond (nil: always) is
-// not 0, the probe at Index of MapProbes fires with Args, computed from
-// the tracepoint's arguments arg0 … . A fault in Cond or Args leaves
-// the probe unfired.
+// A Site is an SDT probe at a tracepoint or a function's entry: when
+// Cond (nil: always) is not 0, the probe at Index of MapProbes fires
+// with Args, computed from the tracepoint's or the function's arguments
+// arg0 … . A fault in Cond or Args leaves the probe unfired.
 type Site struct {
 	Index uint32
 	Cond  *dif.Object
@@ -536,8 +538,33 @@ func (st *Site) difos() []*dif.Object {
 }
 
 // rawArgs copies the tracepoint's arguments the sites read to
-// StateRawArgs.
+// StateRawArgs: at a function's entry (CtxEntry, CtxFEntry), its
+// parameters, as args fills StateArgs there.
 func (b *builder) rawArgs() {
+	for i := b.p.RawArgs; i < NArgs; i++ {
+		b.emit(storeImm64(rState, int16(stateRawArgs+8*i), 0))
+	}
+	switch b.p.Context {
+	case CtxEntry:
+		b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+		for i, off := range []int16{regDI, regSI, regDX, regCX, regR8, regR9}[:min(b.p.RawArgs, 6)] {
+			b.emit(asm.LoadMem(asm.R2, asm.R1, off, asm.DWord))
+			b.emit(asm.StoreMem(rState, int16(stateRawArgs+8*i), asm.R2, asm.DWord))
+		}
+		return
+	case CtxFEntry:
+		// bpf_get_func_arg refuses an argument past the function's
+		// (-EINVAL): it reads 0.
+		for i := 0; i < min(b.p.RawArgs, NArgs); i++ {
+			b.emit(storeImm64(rState, int16(stateRawArgs+8*i), 0))
+			b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
+			b.emit(asm.Mov.Imm(asm.R2, int32(i)))
+			b.emit(asm.Mov.Reg(asm.R3, rState))
+			b.emit(asm.Add.Imm(asm.R3, int32(stateRawArgs+8*i)))
+			b.emit(asm.FnGetFuncArg.Call())
+		}
+		return
+	}
 	b.emit(asm.LoadMem(asm.R1, asm.R10, ctxSlot, asm.DWord))
 	base := int16(0)
 	if b.p.Context == CtxSyscallTP {
@@ -553,9 +580,6 @@ func (b *builder) rawArgs() {
 	for i := 0; i < min(b.p.RawArgs, NArgs); i++ {
 		b.emit(asm.LoadMem(asm.R2, asm.R1, base+int16(8*i), asm.DWord))
 		b.emit(asm.StoreMem(rState, int16(stateRawArgs+8*i), asm.R2, asm.DWord))
-	}
-	for i := b.p.RawArgs; i < NArgs; i++ {
-		b.emit(storeImm64(rState, int16(stateRawArgs+8*i), 0))
 	}
 }
 

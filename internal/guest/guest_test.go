@@ -289,6 +289,74 @@ var guestCases = []guestCase{
 		status: 1,
 		want:   `the kernel refuses kprobes in vfs_set_acl_prepare_kgid: it is notrace \(not in /sys/kernel/tracing/available_filter_functions\)`,
 	},
+	{
+		// lockstat's acquire and release probes at the entry of
+		// mutex_lock and mutex_unlock, each function's on an fentry
+		// trampoline: a one-byte write(2) or read(2) of a pipe takes
+		// its mutex once, and nothing else. Each release is of the
+		// lock the thread took last.
+		name: "lockstat adaptive on fentry",
+		cmd: `kdtrace -x verbose -q -n 'syscall::write:entry, syscall::read:entry /pid == $target && arg2 == 1/ { self->in = 1; }
+			syscall::write:return, syscall::read:return /self->in/ { self->in = 0; }
+			lockstat:::adaptive-acquire /self->in/ { self->lock = args[0]; @a = count(); }
+			lockstat:::adaptive-release /self->in/ { @r[args[0] == self->lock] = count(); }
+			END { printa("acquire %@d\n", @a); printa("release same %d %@d\n", @r); }' -c '/bin/readzero -p ` + strconv.Itoa(pipeTrips) + `'`,
+		want: fmt.Sprintf(`^%sreadzero: %d pipe round trips\nacquire %[3]d\nrelease same 1 %[3]d\n\n*$`, lockstatNotes("fentry"), pipeTrips, 2*pipeTrips),
+	},
+	{
+		// A clause reading regs[] keeps them on kprobes, where arg0
+		// is the first argument's register.
+		name: "lockstat adaptive on kprobe",
+		cmd: `kdtrace -x verbose -q -n 'syscall::write:entry, syscall::read:entry /pid == $target && arg2 == 1/ { self->in = 1; }
+			syscall::write:return, syscall::read:return /self->in/ { self->in = 0; }
+			lockstat:::adaptive-acquire, lockstat:::adaptive-release /self->in/ { @[probename, regs[R_RDI] == arg0] = count(); }
+			END { printa("%s %d %@d\n", @); }' -c '/bin/readzero -p ` + strconv.Itoa(pipeTrips) + `'`,
+		want: fmt.Sprintf(`^%sreadzero: %d pipe round trips\nadaptive-acquire 1 %[3]d\nadaptive-release 1 %[3]d\n\n*$`,
+			lockstatNotes(`kprobe \(a clause reads regs\[\]\)`), pipeTrips, 2*pipeTrips),
+	},
+	{
+		// The guest's one CPU, kept busy, fires sched:::tick at
+		// scheduler_tick's entry (sched_tick's name before 6.10), as
+		// an fbt probe there does, tick for tick: the 100 ticks after
+		// the tenth (n counts them) are the fbt probe's 100, whichever
+		// of the two runs first.
+		name: "sched tick",
+		cmd: `(while :; do :; done) & p=$!
+			kdtrace -q -n 'sched:::tick { n++; }
+			sched:::tick /n > 10 && n <= 110/ { @s[arg0 == (uint64_t)curthread, args[1]->pr_pid == pid] = count(); }
+			fbt::scheduler_tick:entry /n > 10 && n <= 110/ { @f = count(); }
+			sched:::tick /n == 120/ { exit(0); }
+			END { printa("sched %d %d %@d\n", @s); printa("fbt %@d\n", @f); }'
+			s=$?; kill $p; (exit $s)`,
+		want: `^sched 1 1 100\nfbt 100\n\n*$`,
+	},
+	{
+		// 6.1 inlines enqueue_task: sched:::enqueue, which fires at
+		// its entry, is refused, the trampoline and the kprobe saying
+		// why.
+		name:   "sched enqueue inlined",
+		cmd:    `kdtrace -x verbose -q -n 'sched:::enqueue { exit(0); }'`,
+		status: 1,
+		want:   `^kdtrace: sched:vmlinux::enqueue at enqueue_task\(\): kprobe \(no fentry: the kernel's BTF does not describe function enqueue_task\)\nkdtrace: could not enable tracing: enqueue_task: the kernel refuses kprobes in enqueue_task: `,
+	},
+}
+
+// pipeTrips is how many times the load generator's -p mode writes a
+// byte to a pipe and reads it back.
+const pipeTrips = 1000
+
+// lockstatNotes is what -x verbose says of lockstat's adaptive-acquire
+// and adaptive-release, each function's group going where how says (a
+// regular expression).
+func lockstatNotes(how string) string {
+	var b strings.Builder
+	for _, s := range []struct{ probe, fn string }{
+		{"adaptive-acquire", "mutex_lock"}, {"adaptive-acquire", "mutex_lock_interruptible"},
+		{"adaptive-acquire", "mutex_lock_killable"}, {"adaptive-release", "mutex_unlock"},
+	} {
+		fmt.Fprintf(&b, `kdtrace: lockstat:vmlinux::%s at %s\(\): %s\n`, s.probe, s.fn, how)
+	}
+	return b.String()
 }
 
 // guestScript runs each case in turn, its output between two marker

@@ -60,8 +60,11 @@
 // Where a clause of the probe reads regs[] it stays on the kprobe,
 // whose context holds the registers. Config.Note is told each choice.
 //
-// proc, sched and io probes fire from tracepoints: each SDT site's
-// condition and arguments, D expressions, are compiled (Config.Compile)
-// and run in the tracepoint's program before the probe's clauses, one
-// site after another.
+// proc, sched, io and lockstat probes fire from tracepoints or kernel
+// functions' entries: each SDT site's condition and arguments, D
+// expressions, are compiled (Config.Compile) and run in the
+// tracepoint's or the function's program before the probe's clauses,
+// one site after another. A function's program, over its parameters,
+// is a kprobe's or goes on an fentry trampoline whole, as an fbt
+// probe's does.
 package linux

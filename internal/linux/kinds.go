@@ -80,7 +80,8 @@ type group struct {
 	cpc     *probe.CPC    // KindCPC: the probe's event
 
 	// KindKernel, KindUser, KindUSDT: the sites of kprobes and
-	// uprobes, by index (their cookies).
+	// uprobes, by index (their cookies); KindSDT: the function of a
+	// group at a function's entry.
 	users  []*probe.UserSite
 	kernel []*probe.KernelSite
 	usdt   []*probe.USDTSite // a point each
@@ -91,11 +92,13 @@ type group struct {
 	prog              *ebpf.Program
 	probeMap, uargMap *ebpf.Map
 
-	// tramp is set for an fbt probe's group on an fentry or fexit
-	// program, which goes back on a kprobe if the kernel refuses it.
+	// tramp is set for the group of an fbt probe, or of SDT sites at a
+	// function, on an fentry or fexit program, which goes back on a
+	// kprobe if the kernel refuses it.
 	tramp *trampoline
 
-	// KindSDT: the group's tracepoint, and its probes' sites by index.
+	// KindSDT: the group's tracepoint, and its probes' sites by index;
+	// a function's sites read its parameters as rawArgs.
 	tp      probe.SDTSite
 	sites   []bpf.Site
 	rawArgs int
@@ -338,22 +341,24 @@ func usdtAnyProcess(p *probe.Probe, site *probe.USDTSite, desc string) bool {
 	return pat.Match(base+"0") && pat.Match(p.Provider)
 }
 
-// SDT (proc, sched, io, sdt, rawtp): a program per tracepoint, serving
-// every probe with a site there; the site's condition and arguments,
-// compiled, run before its probe's clauses. A site of an event's record
-// and a system call's tracepoint go through a perf event, any other is
-// a raw tracepoint.
+// SDT (proc, sched, io, lockstat, sdt, rawtp): a program per tracepoint
+// or kernel function, serving every probe with a site there; the site's
+// condition and arguments, compiled, run before its probe's clauses. A
+// site of an event's record and a system call's tracepoint go through a
+// perf event, a function's entry through a kprobe or an fentry
+// trampoline, any other is a raw tracepoint.
 func placeSDT(pl *placer, p *probe.Probe, d *probe.SDT) ([]placement, error) {
 	var pls []placement
 	for _, st := range d.Sites {
 		var g *group
 		switch {
 		case st.Function != "":
-			err := attach.HaveKprobes()
-			if err == nil {
-				err = fmt.Errorf("the site %s needs a kprobe, not supported yet", st.String())
+			// A kprobe at the function's entry, unless it goes on a
+			// trampoline (splitTrampolines).
+			g = pl.group(fnGroup+st.Function, bpf.CtxEntry)
+			if g.kernel == nil {
+				g.kernel = []*probe.KernelSite{{Module: "vmlinux", Function: st.Function}}
 			}
-			return nil, fmt.Errorf("%s: %w", p, err)
 		case st.Record:
 			g = pl.group("event:"+st.System+":"+st.Event, bpf.CtxTP)
 		case st.System == "syscalls":
@@ -412,8 +417,14 @@ func (pl *placer) compileOnce(expr string) (*dif.Object, error) {
 	return o, nil
 }
 
+// fnGroup begins the name of the group of an SDT site at a kernel
+// function's entry, followed by the function's.
+const fnGroup = "fn:"
+
 func attachSDT(t *Tracing, g *group, prog *ebpf.Program) error {
 	switch g.ctx {
+	case bpf.CtxEntry:
+		return t.closes(attach.Kprobes(prog, g.kernel, cookies(len(g.kernel)), nil))
 	case bpf.CtxTP:
 		return t.closes(attach.TraceEvent(prog, g.tp.System, g.tp.Event))
 	case bpf.CtxSyscallTP:

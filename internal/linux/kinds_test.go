@@ -75,6 +75,16 @@ func TestPlace(t *testing.T) {
 		{mk("sdt", "task", "", "task_rename", &probe.SDT{Sites: []probe.SDTSite{
 			{System: "task", Event: "task_rename", Record: true, Args: []string{"copyinstr(arg0)"}}}}),
 			[]where{{"event:task:task_rename", probe.KindSDT, bpf.CtxTP, 0}}},
+		// A site at a function's entry: a kprobe program per function,
+		// serving every probe with a site there, which reads the
+		// function's parameters.
+		{mk("lockstat", "vmlinux", "", "adaptive-acquire", &probe.SDT{Sites: []probe.SDTSite{
+			{Function: "mutex_lock", Args: []string{"(struct mutex *)arg0"}},
+			{Function: "mutex_lock_killable", Args: []string{"(struct mutex *)arg0"}}}}),
+			[]where{{"fn:mutex_lock", probe.KindSDT, bpf.CtxEntry, 0}, {"fn:mutex_lock_killable", probe.KindSDT, bpf.CtxEntry, 0}}},
+		{mk("test", "vmlinux", "", "second", &probe.SDT{Sites: []probe.SDTSite{
+			{Function: "mutex_lock", Cond: "arg1 != 0", Args: []string{"arg1"}}}}),
+			[]where{{"fn:mutex_lock", probe.KindSDT, bpf.CtxEntry, 1}}},
 	}
 	compiled := 0
 	pl := &placer{groups: map[string]*group{}, compile: func(string) (*dif.Object, error) {
@@ -95,8 +105,32 @@ func TestPlace(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.p, diff)
 		}
 	}
-	if compiled != 4 {
-		t.Errorf("%d site expressions compiled, want 4", compiled)
+	if compiled != 6 {
+		t.Errorf("%d site expressions compiled, want 6", compiled)
+	}
+	// A function's group: its one kprobe, the parameters its sites
+	// read, arg0 and arg1 at mutex_lock, and each site's index.
+	for _, fn := range []struct {
+		name    string
+		rawArgs int
+	}{{"mutex_lock", 2}, {"mutex_lock_killable", 1}} {
+		g := pl.groups["fn:"+fn.name]
+		if g == nil {
+			t.Errorf("no group fn:%s", fn.name)
+			continue
+		}
+		want := []*probe.KernelSite{{Module: "vmlinux", Function: fn.name}}
+		if diff := cmp.Diff(want, g.kernel); diff != "" {
+			t.Errorf("group fn:%s's kprobes (-want +got):\n%s", fn.name, diff)
+		}
+		if g.rawArgs != fn.rawArgs {
+			t.Errorf("group fn:%s reads %d arguments, want %d", fn.name, g.rawArgs, fn.rawArgs)
+		}
+		for i, st := range g.sites {
+			if st.Index != uint32(i) {
+				t.Errorf("group fn:%s: site %d has index %d", fn.name, i, st.Index)
+			}
+		}
 	}
 	// The pair's programs, and the tracepoint arguments each reads:
 	// the start's lock and flags, the end's own two, not the span's.

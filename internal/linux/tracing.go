@@ -333,7 +333,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 		return nil, err
 	}
 	for i, g := range order {
-		if g.tramp != nil || len(g.kernel) == 0 && strings.HasPrefix(g.name, "fbt-") {
+		if g.tramp != nil || len(g.kernel) == 0 && (strings.HasPrefix(g.name, "fbt-") || g.atFunction()) {
 			// On a trampoline, or a kprobe group whose every probe
 			// went on one.
 			continue

@@ -21,29 +21,34 @@ type trampoline struct {
 	entry *bpf.ProbeEntry
 }
 
-// maxTrampolines is how many fbt probes of an enabling go on
-// trampolines where the kernel also has kprobes. Each is a program of
-// its own, checked by the verifier, attached on its own (the kernel
-// patches the function's text and builds the trampoline), and two file
-// descriptors; past this many, one kprobe program serving every probe
-// costs less to set up. A kernel without kprobes gets trampolines
-// however many.
+// maxTrampolines is how many fbt probes (and functions of SDT probes)
+// of an enabling go on trampolines where the kernel also has kprobes.
+// Each is a program of its own, checked by the verifier, attached on
+// its own (the kernel patches the function's text and builds the
+// trampoline), and two file descriptors; past this many, one kprobe
+// program serving every probe costs less to set up. A kernel without
+// kprobes gets trampolines however many.
 const maxTrampolines = 64
 
 // splitTrampolines gives each fbt site that can go on a BPF trampoline
 // a group of its own, of context CtxFEntry or CtxFExit, put before the
 // kprobe group it leaves: a trampoline serves one function, and its
-// program is loaded for it. A site stays on its kprobe where the kernel
-// has no trampolines, where the enabling has more than maxTrampolines
-// fbt probes and the kernel has kprobes, where a clause of its probe
-// reads regs[] (a trampoline saves no registers), or where the
-// function's BTF rules fentry out (attach.TrampolineTarget); note is
-// told which and why.
+// program is loaded for it. The group of SDT sites at a function
+// (fnGroup) goes on a trampoline whole. A site stays on its kprobe
+// where the kernel has no trampolines, where the enabling has more than
+// maxTrampolines fbt probes and the kernel has kprobes, where a clause
+// of its probe reads regs[] (a trampoline saves no registers), or where
+// the function's BTF rules fentry out (attach.TrampolineTarget); note
+// is told which and why.
 func splitTrampolines(order []*group, note func(string)) ([]*group, error) {
-	n := 0
+	n, nfbt := 0, 0
 	for _, g := range order {
-		if strings.HasPrefix(g.name, "fbt-") {
+		switch {
+		case strings.HasPrefix(g.name, "fbt-"):
 			n += len(g.kernel)
+			nfbt += len(g.kernel)
+		case g.atFunction():
+			n++
 		}
 	}
 	if n == 0 {
@@ -53,14 +58,32 @@ func splitTrampolines(order []*group, note func(string)) ([]*group, error) {
 	haveErr := attach.HaveTrampolines()
 	if haveErr != nil {
 		if kerr := attach.HaveKprobes(); kerr != nil {
-			return nil, fbtImpossible(haveErr, kerr)
+			what := "fbt probes"
+			if nfbt == 0 {
+				what = firstAtFunction(order).label()
+			}
+			return nil, kernelImpossible(what, haveErr, kerr)
 		}
 	}
 	if haveErr == nil && n > maxTrampolines && attach.HaveKprobes() == nil {
-		haveErr = fmt.Errorf("%d fbt probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
+		haveErr = fmt.Errorf("%d fbt probes and functions of SDT probes, over the %d trampolines kdtrace makes: one kprobe program serves them all", n, maxTrampolines)
 	}
 	var out []*group
 	for _, g := range order {
+		if g.atFunction() {
+			if why := g.functionRefusal(haveErr); why != nil {
+				// A kernel without kprobes that cannot put it on a
+				// trampoline cannot put it in place.
+				if kerr := attach.HaveKprobes(); kerr != nil {
+					return nil, fmt.Errorf("%s: %w", g.label(), kerr)
+				}
+				note(fmt.Sprintf("%s: kprobe (%v)", g.label(), why))
+			} else {
+				out = append(out, g.functionTrampoline())
+			}
+			out = append(out, g)
+			continue
+		}
 		if len(g.kernel) == 0 || !strings.HasPrefix(g.name, "fbt-") {
 			out = append(out, g)
 			continue
@@ -88,15 +111,81 @@ func splitTrampolines(order []*group, note func(string)) ([]*group, error) {
 	return out, nil
 }
 
-// fbtImpossible names, in one sentence, both ways an fbt probe could go
-// in place and why this kernel offers neither.
-func fbtImpossible(trampErr, kprobeErr error) error {
+// atFunction tells whether g is the group of SDT sites at a kernel
+// function's entry (fnGroup).
+func (g *group) atFunction() bool {
+	return g.kind == probe.KindSDT && strings.HasPrefix(g.name, fnGroup)
+}
+
+// firstAtFunction returns the first group of order at a function.
+func firstAtFunction(order []*group) *group {
+	for _, g := range order {
+		if g.atFunction() {
+			return g
+		}
+	}
+	return nil
+}
+
+// label names group g at a function by its probes and the function:
+// "sched:vmlinux::tick at sched_tick()".
+func (g *group) label() string {
+	names := make([]string, len(g.index))
+	for name, i := range g.index {
+		names[i] = name
+	}
+	return strings.Join(names, ", ") + " at " + g.kernel[0].Function + "()"
+}
+
+// functionRefusal says why group g at a function stays on its kprobe:
+// haveErr, a clause reading regs[], or the function's BTF; nil when it
+// can go on a trampoline.
+func (g *group) functionRefusal(haveErr error) error {
+	if haveErr != nil {
+		return haveErr
+	}
+	for _, c := range g.clauses {
+		if bpf.ReadsRegs(c.ECB) {
+			return errors.New("a clause reads regs[]")
+		}
+	}
+	if err := attach.TrampolineTarget(g.kernel[0]); err != nil {
+		return fmt.Errorf("no fentry: %w", err)
+	}
+	return nil
+}
+
+// functionTrampoline returns the group of group g at a function on an
+// fentry trampoline: its probes, clauses and sites. g keeps them, but
+// not its function, to take it back if the kernel refuses the
+// trampoline.
+func (g *group) functionTrampoline() *group {
+	t := &group{name: g.label(), kind: g.kind, ctx: bpf.CtxFEntry, clauses: g.clauses, ecbs: g.ecbs, entries: g.entries, index: g.index,
+		kernel: g.kernel, sites: g.sites, rawArgs: g.rawArgs, tramp: &trampoline{from: g}}
+	g.kernel = nil
+	return t
+}
+
+// backOnKprobe gives the site of group g, on a trampoline the kernel
+// refused, back to the kprobe group it came from.
+func (g *group) backOnKprobe() {
+	if g.tramp.from.atFunction() {
+		g.tramp.from.kernel = g.kernel
+		return
+	}
+	g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+}
+
+// kernelImpossible names, in one sentence, both ways what (fbt probes,
+// an SDT probe at a function) could go in place and why this kernel
+// offers neither.
+func kernelImpossible(what string, trampErr, kprobeErr error) error {
 	reason := kprobeErr.Error()
 	var ke *attach.KprobesError
 	if errors.As(kprobeErr, &ke) {
 		reason = ke.Reason
 	}
-	return fmt.Errorf("this kernel cannot put fbt probes in place: it has no BPF trampolines (%v), and %s", trampErr, reason)
+	return fmt.Errorf("this kernel cannot put %s in place: it has no BPF trampolines (%v), and %s", what, trampErr, reason)
 }
 
 // trampolineRefusal says why site s, index i of kprobe group g, cannot
@@ -212,7 +301,7 @@ func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.
 			errs[i] = err
 		}
 		note(fmt.Sprintf("%s: kprobe (the kernel refused its trampoline: %v)", g.name, errs[i]))
-		g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+		g.backOnKprobe()
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func TestTrampolineGroups(t *testing.T) {
 
 	// a's trampoline refused: a is the kprobe group's again, with its
 	// entry in the group's numbering of clauses.
-	g.addKernelSite(a.name, a.kernel[0], a.tramp.entry)
+	a.backOnKprobe()
 	want := shape{bpf.CtxEntry, []string{"b", "a"},
 		map[uint32]bpf.ProbeEntry{0: {ID: 11, EPIDs: []uint32{0, 5}}, 1: {ID: 10, EPIDs: []uint32{1, 0, 3}}},
 		[]int{0, 1, 2}, map[string]uint32{"fbt::b:entry": 0, "fbt::a:entry": 1}}
@@ -86,4 +86,59 @@ func kernelName(s *probe.KernelSite) string {
 		return s.Function + ":return"
 	}
 	return s.Function
+}
+
+// TestFunctionTrampoline moves the group of SDT sites at a function onto
+// an fentry trampoline whole, and back when the kernel refuses it.
+func TestFunctionTrampoline(t *testing.T) {
+	ecbs := make([]enabling.ECB, 2)
+	site := &probe.KernelSite{Module: "vmlinux", Function: "mutex_lock"}
+	g := &group{name: fnGroup + "mutex_lock", kind: probe.KindSDT, ctx: bpf.CtxEntry, ecbs: map[*enabling.ECB]int{&ecbs[0]: 0, &ecbs[1]: 1},
+		clauses: []bpf.Clause{{ECB: &ecbs[0]}, {ECB: &ecbs[1]}},
+		kernel:  []*probe.KernelSite{site},
+		entries: map[uint32]*bpf.ProbeEntry{0: {ID: 10, EPIDs: []uint32{1}}, 1: {ID: 11, EPIDs: []uint32{0, 2}}},
+		index:   map[string]uint32{"lockstat:vmlinux::adaptive-acquire": 0, "test:vmlinux::second": 1},
+		sites:   []bpf.Site{{Index: 0}, {Index: 1}}, rawArgs: 2}
+	if !g.atFunction() {
+		t.Fatalf("group %s is not at a function", g.name)
+	}
+	type shape struct {
+		Name    string
+		Ctx     bpf.Context
+		Sites   []*probe.KernelSite
+		Entries map[uint32]*bpf.ProbeEntry
+		Clauses int
+		Index   map[string]uint32
+		Probes  []bpf.Site
+		RawArgs int
+		From    string
+	}
+	shapeOf := func(g *group) shape {
+		s := shape{g.name, g.ctx, g.kernel, g.entries, len(g.clauses), g.index, g.sites, g.rawArgs, ""}
+		if g.tramp != nil {
+			s.From = g.tramp.from.name
+		}
+		return s
+	}
+	entries, index, sites := g.entries, g.index, g.sites
+	tr := g.functionTrampoline()
+	for _, tt := range []struct {
+		g    *group
+		want shape
+	}{
+		{tr, shape{"lockstat:vmlinux::adaptive-acquire, test:vmlinux::second at mutex_lock()", bpf.CtxFEntry, []*probe.KernelSite{site}, entries, 2, index, sites, 2, "fn:mutex_lock"}},
+		{g, shape{"fn:mutex_lock", bpf.CtxEntry, nil, entries, 2, index, sites, 2, ""}},
+	} {
+		if diff := cmp.Diff(tt.want, shapeOf(tt.g)); diff != "" {
+			t.Errorf("group %s (-want +got):\n%s", tt.g.name, diff)
+		}
+	}
+	tr.backOnKprobe()
+	// The group's maps, as they were: not added to.
+	want := shape{"fn:mutex_lock", bpf.CtxEntry, []*probe.KernelSite{site},
+		map[uint32]*bpf.ProbeEntry{0: {ID: 10, EPIDs: []uint32{1}}, 1: {ID: 11, EPIDs: []uint32{0, 2}}}, 2,
+		map[string]uint32{"lockstat:vmlinux::adaptive-acquire": 0, "test:vmlinux::second": 1}, sites, 2, ""}
+	if diff := cmp.Diff(want, shapeOf(g)); diff != "" {
+		t.Errorf("kprobe group after the refusal (-want +got):\n%s", diff)
+	}
 }

@@ -108,8 +108,9 @@ type sdtSpec struct {
 	args  []sdtArg
 	sites []SDTSite
 	// older are the sites on a kernel that does not have the
-	// tracepoint of sites[0] (its BTF has no btf_trace_<Event>), older
-	// than the one the tracepoint came with; nil when there are none.
+	// tracepoint or function of sites[0] (its BTF has no
+	// btf_trace_<Event>, or no such function), older than the one it
+	// came with; nil when there are none.
 	older []SDTSite
 }
 
@@ -298,6 +299,8 @@ var schedSpecs = []sdtSpec{{
 	name:  "tick",
 	args:  []sdtArg{argLWP, argProc},
 	sites: []SDTSite{{Function: "sched_tick", Args: []string{"curthread", "curthread"}}},
+	// Before Linux 6.10, sched_tick was scheduler_tick.
+	older: []SDTSite{{Function: "scheduler_tick", Args: []string{"curthread", "curthread"}}},
 }, {
 	// In the waking thread; the arguments are the one woken.
 	name: "wakeup",
@@ -415,7 +418,7 @@ func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 			continue
 		}
 		p.sites.Do(func() {
-			if p.spec.older != nil && !s.hasTracepoint(p.spec.sites[0].Event) {
+			if p.spec.older != nil && !s.hasSite(&p.spec.sites[0]) {
 				p.detail.Sites = p.spec.older
 			}
 		})
@@ -426,16 +429,20 @@ func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
 	return nil
 }
 
-// hasTracepoint reports whether the kernel has a tracepoint called
-// event: whether its BTF has the type of the tracepoint's probes,
-// btf_trace_<event>. Without the kernel's types it cannot tell, and
-// says yes: the sites of the newest kernels are kept.
-func (s *sdtProvider) hasTracepoint(event string) bool {
+// hasSite reports whether the kernel has site st's tracepoint or
+// function: whether its BTF has the type of the tracepoint's probes,
+// btf_trace_<Event>, or the function. Without the kernel's types it
+// cannot tell, and says yes: the sites of the newest kernels are kept.
+func (s *sdtProvider) hasSite(st *SDTSite) bool {
 	kt, err := s.k.typesOf(KernelModule)
 	if kt == nil || err != nil {
 		return true
 	}
-	t, err := kt.LookupType("btf_trace_" + event)
+	if st.Function != "" {
+		f, _, err := kt.LookupFunc(st.Function)
+		return f != nil && err == nil
+	}
+	t, err := kt.LookupType("btf_trace_" + st.Event)
 	return t != nil && err == nil
 }
 

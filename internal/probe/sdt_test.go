@@ -325,33 +325,51 @@ func (t ioTypes) LookupType(name string) (types.Type, error) {
 	return t.sdtTestTypes.LookupType(name)
 }
 
+// tickTypes are the types of a kernel from 6.10 on, whose sched_tick
+// was scheduler_tick before.
+type tickTypes struct{ sdtTestTypes }
+
+func (tickTypes) LookupFunc(name string) (*types.Func, []string, error) {
+	if name == "sched_tick" {
+		return &types.Func{Result: types.Void{}}, nil, nil
+	}
+	return nil, nil, nil
+}
+
 // TestSDTOlder checks that io:::start is made of block_io_start where
 // the kernel has it, or where its types are not known, and of
-// block_rq_issue on a kernel before it.
+// block_rq_issue on a kernel before it; sched:::tick of sched_tick, or
+// of scheduler_tick before 6.10.
 func TestSDTOlder(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		types KernelTypes
+		prov  string
+		specs []sdtSpec
+		probe string
 		want  string
 	}{
-		{"6.5 on", ioTypes{}, "block:block_io_start"},
-		{"before 6.5", sdtTestTypes{}, "block:block_rq_issue"},
-		{"no types", nil, "block:block_io_start"},
+		{"6.5 on", ioTypes{}, "io", ioSpecs, "start", "block:block_io_start"},
+		{"before 6.5", sdtTestTypes{}, "io", ioSpecs, "start", "block:block_rq_issue"},
+		{"no types", nil, "io", ioSpecs, "start", "block:block_io_start"},
+		{"6.10 on", tickTypes{}, "sched", schedSpecs, "tick", "sched_tick()"},
+		{"before 6.10", sdtTestTypes{}, "sched", schedSpecs, "tick", "scheduler_tick()"},
+		{"no types", nil, "sched", schedSpecs, "tick", "sched_tick()"},
 	} {
 		k := &kernel{load: func() ([]*funcList, error) { return nil, nil }}
 		if tt.types != nil {
 			k.types = func(string) (KernelTypes, error) { return tt.types, nil }
 		}
-		ps, err := New(newSDTProvider("io", ioSpecs, k)).Match(Desc{"io", "", "", "start"})
+		ps, err := New(newSDTProvider(tt.prov, tt.specs, k)).Match(Desc{tt.prov, "", "", tt.probe})
 		if err != nil || len(ps) != 1 {
-			t.Fatalf("%s: Match(io:::start) = %v, %v", tt.name, ps, err)
+			t.Fatalf("%s: Match(%s:::%s) = %v, %v", tt.name, tt.prov, tt.probe, ps, err)
 		}
 		var got []string
 		for _, s := range ps[0].Detail.(*SDT).Sites {
 			got = append(got, s.String())
 		}
 		if diff := cmp.Diff([]string{tt.want}, got); diff != "" {
-			t.Errorf("%s: io:::start's sites (-want +got):\n%s", tt.name, diff)
+			t.Errorf("%s: %s:::%s's sites (-want +got):\n%s", tt.name, tt.prov, tt.probe, diff)
 		}
 	}
 }

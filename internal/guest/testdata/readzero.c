@@ -6,7 +6,9 @@
  * runs without its inline calls of add_rchar and fsnotify_access, which
  * are made only for a read that returned bytes. With -v it makes N
  * one-byte readv(2)s of /dev/zero instead, through do_readv's and
- * do_iter_read's inline copies of add_rchar and fsnotify_access.
+ * do_iter_read's inline copies of add_rchar and fsnotify_access. With -p
+ * it writes one byte to a pipe and reads it back N times: each write(2)
+ * and read(2) takes and releases the pipe's mutex once.
  * Built static: the guest has no dynamic loader. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,6 +74,24 @@ static int readvs(long n) {
 	return 0;
 }
 
+static int pipes(long n) {
+	int fds[2];
+	char c = 'x';
+	long i;
+
+	if (pipe(fds) != 0) {
+		perror("pipe");
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		if (write(fds[1], &c, 1) != 1 || read(fds[0], &c, 1) != 1) {
+			perror("pipe");
+			return 1;
+		}
+	printf("readzero: %ld pipe round trips\n", n);
+	return 0;
+}
+
 int main(int argc, char **argv) {
 	long n;
 	int fd;
@@ -84,6 +104,8 @@ int main(int argc, char **argv) {
 		return eofreads(atol(argv[2]), argv[3]);
 	if (argc == 3 && strcmp(argv[1], "-v") == 0)
 		return readvs(atol(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "-p") == 0)
+		return pipes(atol(argv[2]));
 	n = argc > 1 ? atol(argv[1]) : 1;
 	fd = open("/dev/zero", O_RDONLY);
 	if (fd < 0) {
