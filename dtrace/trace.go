@@ -72,7 +72,8 @@ func (h *Handle) Enable(progs ...*Program) (*Tracing, error) {
 	if h.catalog == nil {
 		return nil, errors.New("no probes can be found on this system")
 	}
-	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose"), Compile: h.compileSite}
+	cfg := &linux.Config{Catalog: h.catalog, Records: record.OptionsOf(k), Verbose: h.opts.IsSet("verbose"), Compile: h.compileSite,
+		Warn: func(err error) { h.warnf("%v", err) }}
 	if cfg.Verbose {
 		cfg.Note = func(line string) { fmt.Fprintf(h.cfg.Stderr, "%s: %s\n", h.cfg.Name, line) }
 	}

@@ -292,6 +292,53 @@ func TestFbtImpossible(t *testing.T) {
 	}
 }
 
+// TestGlobLeavesOutFunctions checks that on a kernel that can put no
+// probe at a kernel function, a glob over the sched and lockstat
+// providers traces the probes made of tracepoints and leaves out, with
+// one warning each, those at functions (sched:::tick, lockstat's
+// acquire and release), while naming such a probe alone is refused.
+func TestGlobLeavesOutFunctions(t *testing.T) {
+	needTracing(t)
+	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
+	if terr == nil || kerr == nil {
+		t.Skip("this kernel has BPF trampolines or kprobes: every probe of a glob is traced")
+	}
+	var ke *attach.KprobesError
+	if !errors.As(kerr, &ke) {
+		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
+	}
+	why := fmt.Sprintf("this kernel cannot put them in place: it has no BPF trampolines (%v), and %s", terr, ke.Reason)
+	tests := []struct {
+		desc     string
+		status   int
+		stderr   string
+		contains string // for a refusal, what stderr holds
+	}{
+		{"sched:::", 0, "kdtrace: warning: description 'sched:::' leaves out 3 probes at kernel functions (sched:vmlinux::dequeue): " + why + "\n", ""},
+		{"lockstat:::*-acquire", 0, "kdtrace: warning: description 'lockstat:::*-acquire' leaves out 3 probes at kernel functions (lockstat:vmlinux::adaptive-acquire): " + why + "\n", ""},
+		{"sched:::on-cpu", 0, "", ""},
+		{"sched:::tick", 1, "", "this kernel cannot put sched:vmlinux::tick at sched_tick() in place"},
+	}
+	before := loadedPrograms(t)
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		st := run([]string{"kdtrace", "-q", "-n", tt.desc + " { }", "-n", "BEGIN { exit(0); }"}, &stdout, &stderr)
+		if st != tt.status {
+			t.Errorf("%s: status %d; want %d (stderr %q)", tt.desc, st, tt.status, stderr.String())
+		}
+		if tt.contains != "" {
+			if !strings.Contains(stderr.String(), tt.contains) {
+				t.Errorf("%s: stderr %q; want it to hold %q", tt.desc, stderr.String(), tt.contains)
+			}
+		} else if stderr.String() != tt.stderr {
+			t.Errorf("%s: stderr %q; want %q", tt.desc, stderr.String(), tt.stderr)
+		}
+	}
+	if after := loadedPrograms(t); after != before {
+		t.Errorf("%d BPF programs held before the runs, %d after", before, after)
+	}
+}
+
 // TestTraceFill checks dtrace's fill buffer policy: once a CPU's buffer
 // is full its firings are dropped and the tracing ends, END's record
 // printed in the room kept for it.

@@ -48,6 +48,11 @@ type Config struct {
 	// tracing ends, the oldest given up for the newest that do not
 	// fit. 0 under the other policies.
 	Ring uint64
+	// Warn, if set, is told what leaves probes out of a description's
+	// match without failing it: the SDT probes at kernel functions a
+	// glob matches on a kernel that can probe no function. Nil drops
+	// it.
+	Warn func(error)
 	// Note, if set, is told in a line how each fbt probe is attached:
 	// on an fentry or fexit program (a BPF trampoline), or on a kprobe
 	// and why (-x verbose).
@@ -203,6 +208,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 					return nil, err
 				}
 			}
+			m.ps = leaveOutAtFunctions(e.Probe, m.ps, cfg.Warn)
 			m.rps = make([]record.Probe, len(m.ps))
 			for j, p := range m.ps {
 				m.rps[j] = record.Probe{ID: cfg.Catalog.ID(p), Provider: p.Provider, Module: p.Module, Function: p.Function, Name: p.Name}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/bpf"
 	"github.com/kdtrace/kdtrace/internal/enabling"
 	"github.com/kdtrace/kdtrace/internal/linux/attach"
@@ -174,6 +175,54 @@ func (g *group) backOnKprobe() {
 		return
 	}
 	g.tramp.from.addKernelSite(g.name, g.kernel[0], g.tramp.entry)
+}
+
+// leaveOutAtFunctions returns ps without the SDT probes whose sites are
+// all at kernel functions when desc matches several probes and this
+// kernel can put no probe at a function (it has neither BPF trampolines
+// nor kprobes): a glob leaves out what cannot be traced, saying so once
+// to warn, as the pid provider leaves out what uprobes refuse. A
+// description that names one probe keeps it, and is refused in place.
+func leaveOutAtFunctions(desc dof.ProbeSpec, ps []*probe.Probe, warn func(error)) []*probe.Probe {
+	d := probe.Desc{Provider: desc.Provider, Module: desc.Module, Function: desc.Function, Name: desc.Name}
+	if d.Name != "" && !strings.ContainsAny(d.Provider+d.Name, "*?[\\") {
+		return ps
+	}
+	var out, left []*probe.Probe
+	for _, p := range ps {
+		if sdt, ok := p.Detail.(*probe.SDT); ok && allAtFunctions(sdt) {
+			left = append(left, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(left) == 0 {
+		return ps
+	}
+	terr := attach.HaveTrampolines()
+	kerr := attach.HaveKprobes()
+	if terr == nil || kerr == nil {
+		return ps
+	}
+	if warn != nil {
+		what := fmt.Sprintf("%d probes", len(left))
+		if len(left) == 1 {
+			what = "1 probe"
+		}
+		warn(fmt.Errorf("description '%s' leaves out %s at kernel functions (%s): %w",
+			d, what, left[0], kernelImpossible("them", terr, kerr)))
+	}
+	return out
+}
+
+// allAtFunctions reports whether every site of d is a kernel function's.
+func allAtFunctions(d *probe.SDT) bool {
+	for _, s := range d.Sites {
+		if s.Function == "" {
+			return false
+		}
+	}
+	return len(d.Sites) > 0
 }
 
 // kernelImpossible names, in one sentence, both ways what (fbt probes,
