@@ -170,7 +170,11 @@ type Checker struct {
 	aggs    *scope
 	locals  *scope // the clause being checked
 
-	xlators    []*Translator
+	// xlators are the translators declared, in order, by the struct
+	// or union they translate to (xlatorKey): a lookup looks only at
+	// those of its output type, so that a script of thousands of
+	// translators checks in linear time.
+	xlators    map[string][]*Translator
 	probeArgs  []types.Type // the argument types of the clause's probes; nil when untyped
 	probeXArgs []string     // the types they are translated to
 	// probeLocals gives the variables locals-> reads at the clause's

@@ -283,12 +283,30 @@ func (c *Checker) translator(d *ast.Translator) {
 				m.Name.Name, typeString(mem.Type), typeName(v))
 		}
 	}
-	c.xlators = append(c.xlators, xl)
+	if c.xlators == nil {
+		c.xlators = map[string][]*Translator{}
+	}
+	k := xlatorKey(xl.To)
+	c.xlators[k] = append(c.xlators[k], xl)
+}
+
+// xlatorKey returns the key of the translators to t: its struct or
+// union's name, which types.Compatible requires to be the same, or ""
+// for a type that is neither.
+func xlatorKey(t types.Type) string {
+	s, ok := types.Resolve(t).(*types.Struct)
+	if !ok {
+		return ""
+	}
+	if s.Union {
+		return "union " + s.Name
+	}
+	return "struct " + s.Name
 }
 
 // exactXlator finds a translator declared from exactly from to to.
 func (c *Checker) exactXlator(from, to types.Type) *Translator {
-	for _, xl := range c.xlators {
+	for _, xl := range c.xlators[xlatorKey(to)] {
 		if types.Compatible(xl.From, from) && types.Compatible(xl.To, types.Resolve(to)) {
 			return xl
 		}
@@ -307,17 +325,18 @@ func (c *Checker) lookupXlator(from, to types.Type) *Translator {
 	if _, ok := dst.(*types.Struct); !ok || from == nil {
 		return nil
 	}
-	for _, xl := range c.xlators {
+	xls := c.xlators[xlatorKey(dst)]
+	for _, xl := range xls {
 		if types.Compatible(xl.To, dst) && types.Identical(xl.From, from) {
 			return xl
 		}
 	}
-	for _, xl := range c.xlators {
+	for _, xl := range xls {
 		if types.Compatible(xl.To, dst) && types.Compatible(xl.From, from) {
 			return xl
 		}
 	}
-	for _, xl := range c.xlators {
+	for _, xl := range xls {
 		if types.Compatible(xl.To, dst) && c.argCompat(typed(from, false), typed(xl.From, false)) {
 			return xl
 		}

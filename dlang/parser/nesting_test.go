@@ -143,7 +143,7 @@ var nestingShapes = []nestingShape{
 	}},
 	// Each translator's member translates with the one before; the
 	// registers that hold the inputs run out first.
-	{name: "translator-chain", under: 100, over: 2_000, expand: true, src: func(n int) string {
+	{name: "translator-chain", under: 100, over: 10_000, expand: true, src: func(n int) string {
 		var b strings.Builder
 		b.WriteString(decls + "struct t0 { int a; };\ntranslator struct t0 < int *v > { a = *v; };\n")
 		for i := 1; i <= n; i++ {
