@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,8 +17,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/kdtrace/kdtrace/internal/linux/attach"
 )
 
 // tracepointCounters opens a perf counter of tracepoint system:event
@@ -177,14 +174,7 @@ END { printa("block %@d\n", @b); printa("spin %@d\n", @s); }`
 // left loaded.
 func TestLockstatAcquireNeedsKprobes(t *testing.T) {
 	needTracing(t)
-	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
-	if terr == nil || kerr == nil {
-		t.Skip("this kernel has BPF trampolines or kprobes")
-	}
-	var ke *attach.KprobesError
-	if !errors.As(kerr, &ke) {
-		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
-	}
+	ke, terr := noKernelFunctions(t, "this kernel has BPF trampolines or kprobes")
 	before := loadedPrograms(t)
 	// A glob leaves them out instead (TestGlobLeavesOutFunctions).
 	for _, desc := range []string{"lockstat:::adaptive-acquire", "lockstat:::adaptive-release"} {

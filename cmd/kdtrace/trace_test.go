@@ -267,19 +267,28 @@ proc:::exit /execname == NAME/ { @x = sum(args[0]); }`
 	}
 }
 
-// TestFbtImpossible checks that on a kernel with neither BPF
-// trampolines nor kprobes an fbt probe is refused in one sentence that
-// names both, and leaves nothing loaded.
-func TestFbtImpossible(t *testing.T) {
-	needTracing(t)
+// noKernelFunctions skips the test, saying why, unless this kernel can
+// put no probe at a kernel function: it refuses BPF trampolines and has
+// no kprobes. It returns the reasons of both.
+func noKernelFunctions(t *testing.T, why string) (*attach.KprobesError, error) {
+	t.Helper()
 	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
 	if terr == nil || kerr == nil {
-		t.Skip("this kernel has BPF trampolines or kprobes for fbt")
+		t.Skip(why)
 	}
 	var ke *attach.KprobesError
 	if !errors.As(kerr, &ke) {
 		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
 	}
+	return ke, terr
+}
+
+// TestFbtImpossible checks that on a kernel with neither BPF
+// trampolines nor kprobes an fbt probe is refused in one sentence that
+// names both, and leaves nothing loaded.
+func TestFbtImpossible(t *testing.T) {
+	needTracing(t)
+	ke, terr := noKernelFunctions(t, "this kernel has BPF trampolines or kprobes for fbt")
 	before := loadedPrograms(t)
 	var stdout, stderr bytes.Buffer
 	st := run([]string{"kdtrace", "-n", "fbt::vfs_read:entry { exit(0); }"}, &stdout, &stderr)
@@ -299,14 +308,7 @@ func TestFbtImpossible(t *testing.T) {
 // acquire and release), while naming such a probe alone is refused.
 func TestGlobLeavesOutFunctions(t *testing.T) {
 	needTracing(t)
-	terr, kerr := attach.HaveTrampolines(), attach.HaveKprobes()
-	if terr == nil || kerr == nil {
-		t.Skip("this kernel has BPF trampolines or kprobes: every probe of a glob is traced")
-	}
-	var ke *attach.KprobesError
-	if !errors.As(kerr, &ke) {
-		t.Fatalf("HaveKprobes = %v, want a *KprobesError", kerr)
-	}
+	ke, terr := noKernelFunctions(t, "this kernel has BPF trampolines or kprobes: every probe of a glob is traced")
 	why := fmt.Sprintf("this kernel cannot put them in place: it has no BPF trampolines (%v), and %s", terr, ke.Reason)
 	tests := []struct {
 		desc     string

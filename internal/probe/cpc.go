@@ -3,7 +3,6 @@ package probe
 import (
 	"strconv"
 	"strings"
-	"sync"
 )
 
 // A CPC says how a cpc probe is put in place: a perf event on each
@@ -166,39 +165,30 @@ type cpcProvider struct {
 	// config; nil lists none.
 	has func(typ uint32, config uint64) bool
 
-	mu     sync.Mutex
-	listed bool
-	probes []*Probe          // listed and made, in order
-	byName map[string]*Probe // the same, by name
+	listed bool // under mu
+	namedProbes
 }
 
 // newCPCProvider makes the cpc provider, which lists the events the
 // machine can count (has).
-func newCPCProvider(string, *source) provider {
-	return &cpcProvider{has: perfEventHas, byName: map[string]*Probe{}}
+func newCPCProvider(string, *source) provider { return newCPC(perfEventHas) }
+
+// newCPC makes the cpc provider over has.
+func newCPC(has func(typ uint32, config uint64) bool) *cpcProvider {
+	return &cpcProvider{has: has, namedProbes: namedProbes{provider: "cpc", parse: func(name string) (Detail, bool) {
+		c, ok := parseCPC(name)
+		return &c, ok
+	}}}
 }
 
 func (*cpcProvider) Name() string           { return "cpc" }
 func (*cpcProvider) Attributes() attributes { return cpcAttr }
 
-// add makes the probe called name, if the name is valid and the probe
-// is new. The caller holds p.mu.
-func (p *cpcProvider) add(name string) {
-	if _, ok := p.byName[name]; ok {
-		return
-	}
-	c, ok := parseCPC(name)
-	if !ok {
-		return
-	}
-	pr := &Probe{Provider: "cpc", Name: name, Detail: &c}
-	p.probes = append(p.probes, pr)
-	p.byName[name] = pr
-}
-
 func (p *cpcProvider) Probes(q *query, yield func(*Probe) bool) error {
-	p.mu.Lock()
-	if !p.listed {
+	return p.walk(q, func() {
+		if p.listed {
+			return
+		}
 		// The machine is asked once, when the provider is first walked.
 		p.listed = true
 		for _, ev := range cpcEvents {
@@ -206,16 +196,5 @@ func (p *cpcProvider) Probes(q *query, yield func(*Probe) bool) error {
 				p.add(ev.name + "-all-" + strconv.Itoa(cpcListCount))
 			}
 		}
-	}
-	if name, ok := q.Name.Literal(); ok {
-		p.add(name)
-	}
-	probes := p.probes
-	p.mu.Unlock()
-	for _, pr := range probes {
-		if q.matchesMFN(pr.Module, pr.Function, pr.Name) && !yield(pr) {
-			break
-		}
-	}
-	return nil
+	}, yield)
 }

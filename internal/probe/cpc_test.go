@@ -50,7 +50,7 @@ func TestParseCPC(t *testing.T) {
 // the machine has, and makes others of the names a description gives.
 func TestCPCProvider(t *testing.T) {
 	has := func(typ uint32, config uint64) bool { return typ == PerfTypeSoftware && config <= 2 }
-	c := New(&cpcProvider{has: has, byName: map[string]*Probe{}})
+	c := New(newCPC(has))
 	names := func(d Desc) []string {
 		var ns []string
 		if err := c.Walk(d, func(p *Probe) bool { ns = append(ns, p.Name); return true }); err != nil {

@@ -3,7 +3,6 @@ package probe
 import (
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -93,14 +92,15 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // listed from the start and makes any other on demand, when a
 // description names it exactly.
 type profileProvider struct {
-	mu     sync.Mutex
-	probes []*Probe          // listed and made, in order
-	byName map[string]*Probe // the same, by name
+	namedProbes
 }
 
 // profile returns the profile provider.
 func profile() provider {
-	p := &profileProvider{byName: map[string]*Probe{}}
+	p := &profileProvider{namedProbes{provider: "profile", parse: func(name string) (Detail, bool) {
+		t, ok := parseTimer(name)
+		return &t, ok
+	}}}
 	for _, r := range profileRates {
 		p.add("profile-" + strconv.Itoa(r))
 	}
@@ -113,33 +113,6 @@ func profile() provider {
 func (*profileProvider) Name() string           { return "profile" }
 func (*profileProvider) Attributes() attributes { return kernelAttr }
 
-// add makes the probe called name, if the name is valid and the probe
-// is new. The caller holds p.mu, or owns p.
-func (p *profileProvider) add(name string) {
-	if _, ok := p.byName[name]; ok {
-		return
-	}
-	t, ok := parseTimer(name)
-	if !ok {
-		return
-	}
-	pr := &Probe{Provider: "profile", Name: name, Detail: &t}
-	p.probes = append(p.probes, pr)
-	p.byName[name] = pr
-}
-
 func (p *profileProvider) Probes(q *query, yield func(*Probe) bool) error {
-	p.mu.Lock()
-	if name, ok := q.Name.Literal(); ok {
-		// profile_provide sees every description before it is matched.
-		p.add(name)
-	}
-	probes := p.probes
-	p.mu.Unlock()
-	for _, pr := range probes {
-		if q.matchesMFN(pr.Module, pr.Function, pr.Name) && !yield(pr) {
-			break
-		}
-	}
-	return nil
+	return p.walk(q, nil, yield)
 }
