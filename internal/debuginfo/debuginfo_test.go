@@ -618,17 +618,6 @@ func TestCacheProcessRoot(t *testing.T) {
 		}
 		img.Close()
 	}
-	for _, tt := range []struct{ path, root string }{
-		{"/proc/12/root/usr/bin/ls", "/proc/12/root"},
-		{"/proc/12/rootfs/x", ""},
-		{"/proc/self/root/x", ""},
-		{"/proc//root/x", ""},
-		{"/usr/bin/ls", ""},
-	} {
-		if got := processRoot(tt.path); got != tt.root {
-			t.Errorf("processRoot(%q) = %q, want %q", tt.path, got, tt.root)
-		}
-	}
 }
 
 // startProcess starts a process that waits to be killed, and kills it,

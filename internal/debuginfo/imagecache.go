@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/cachedir"
@@ -37,7 +36,7 @@ func cacheName(img *Image) string {
 	key := img.BuildID
 	if key == "" {
 		abs, _ := filepath.Abs(img.Path)
-		sum := sha256.Sum256([]byte(fromRoot(abs, processRoot(abs))))
+		sum := sha256.Sum256([]byte(cachefile.FromRoot(abs, abs)))
 		key = "path-" + hex.EncodeToString(sum[:16])
 	}
 	return key + ".idx"
@@ -46,8 +45,8 @@ func cacheName(img *Image) string {
 // headerFor describes the current inputs of img. Paths are made absolute
 // so that a cache written from one directory is valid from another, and
 // those inside the image's process root are recorded from that root
-// (rootMark), so that the next process of the same program finds the
-// cache current.
+// (cachefile.FromRoot), so that the next process of the same program
+// finds the cache current.
 func headerFor(img *Image, ef *elffile.File) (index.Header, error) {
 	imagePath, err := filepath.Abs(img.Path)
 	if err != nil {
@@ -57,9 +56,8 @@ func headerFor(img *Image, ef *elffile.File) (index.Header, error) {
 	if err != nil {
 		return index.Header{}, err
 	}
-	root := processRoot(imagePath)
 	h := index.Header{
-		ImagePath: fromRoot(imagePath, root), BuildID: img.BuildID, DebugPath: fromRoot(debugPath, root), Source: img.Source,
+		ImagePath: cachefile.FromRoot(imagePath, imagePath), BuildID: img.BuildID, DebugPath: cachefile.FromRoot(debugPath, imagePath), Source: img.Source,
 		ImageSize: uint64(ef.Size), ImageMtime: ef.Mtime.UnixNano(),
 	}
 	st, err := os.Stat(debugPath)
@@ -109,7 +107,7 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index.Index, map
 	h, stats, x, err := index.Decode(data)
 	if err == nil {
 		abs, _ := filepath.Abs(img.Path)
-		img.DebugPath, img.Source = inRoot(h.DebugPath, processRoot(abs)), h.Source
+		img.DebugPath, img.Source = cachefile.InRoot(h.DebugPath, abs), h.Source
 		if abs == img.DebugPath {
 			img.DebugPath = img.Path // embedded DWARF: keep the name given
 		}
@@ -129,40 +127,4 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index.Index, map
 	img.Stats = buildStats(stats)
 	cachefile.Used(dir, name, st.ModTime(), time.Now())
 	return x, mapped, true
-}
-
-// rootMark stands in a cache header for the process root an image was
-// read through (/proc/PID/root), which differs from one run of kdtrace
-// -c or -p to the next; it cannot start an absolute path.
-const rootMark = "<root>"
-
-// processRoot returns the /proc/PID/root directory path is read
-// through, or "" for a path outside any.
-func processRoot(path string) string {
-	rest, ok := strings.CutPrefix(path, "/proc/")
-	if !ok {
-		return ""
-	}
-	pid, rest, ok := strings.Cut(rest, "/")
-	if !ok || pid == "" || strings.Trim(pid, "0123456789") != "" || !strings.HasPrefix(rest, "root/") {
-		return ""
-	}
-	return "/proc/" + pid + "/root"
-}
-
-// fromRoot returns path with the process root it starts with replaced
-// by rootMark.
-func fromRoot(path, root string) string {
-	if rest, ok := strings.CutPrefix(path, root+"/"); ok && root != "" {
-		return rootMark + "/" + rest
-	}
-	return path
-}
-
-// inRoot undoes fromRoot for an image read through root.
-func inRoot(path, root string) string {
-	if rest, ok := strings.CutPrefix(path, rootMark+"/"); ok {
-		return root + "/" + rest
-	}
-	return path
 }
