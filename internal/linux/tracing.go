@@ -102,7 +102,7 @@ type Tracing struct {
 	// The CPUs BEGIN and END ran on, as their records say: the
 	// consumer prints BEGIN's first and END's last.
 	beganOn, endedOn int
-	stopped          bool // by Stop
+	stopped          bool           // by Stop
 	pending          map[int][]byte // records read from the ring buffer, by CPU
 	counters         []bpf.Counters // as last read
 	aggs             []*aggMap
