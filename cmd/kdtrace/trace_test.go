@@ -217,6 +217,26 @@ func TestTraceSyscalls(t *testing.T) {
 	checkReleased(t, before)
 }
 
+// TestTraceExitAtOnce calls exit() from a probe with the buffers read
+// once an hour: the run must still end, with the clause's output, as
+// the status is read apart from the buffers.
+func TestTraceExitAtOnce(t *testing.T) {
+	needTracing(t)
+	// A close of no file, which nothing but the test makes, once the
+	// tracing is active and its first reading of the buffers done:
+	// the output of BEGIN is printed before that reading, which sees
+	// any exit() called by then.
+	const fd = 987654
+	prog := fmt.Sprintf(`BEGIN { printf("go\n"); } syscall::close:entry /pid == %d && arg0 == %d/ { printf("exit\n"); exit(3); }`, os.Getpid(), fd)
+	out, errs, st := runActive(t, []string{"-q", "-x", "switchrate=1h", "-n", prog}, func() {
+		time.Sleep(300 * time.Millisecond)
+		syscall.Close(fd)
+	})
+	if want := "go\nexit\n\n"; st != 3 || out != want {
+		t.Errorf("status %d, stdout %q, want 3 and %q (stderr %q)", st, out, want, errs)
+	}
+}
+
 // checkReleased checks that this process holds as many BPF programs as
 // before.
 func checkReleased(t *testing.T, before int) {

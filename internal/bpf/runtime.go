@@ -28,6 +28,13 @@ type Runtime struct {
 	Aggs      []*ebpf.Map
 	aggSlots  []*ebpf.Map
 	aggSpares []*ebpf.Map
+	// sparesMade is closed once the spares are made, with sparesErr:
+	// in the background, as the kernel takes 0.2 s to fill each map of
+	// the default aggsize, and only the first SwapAggs needs them.
+	sparesMade chan struct{}
+	sparesErr  error
+	closeMu    sync.Mutex
+	closed     bool // by Close: a spare made later is closed at once
 	// ProbeNames holds the names of the probes, for probeprov …
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
@@ -111,6 +118,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Vtime = m
 	}
+	var spares []*ebpf.MapSpec
 	for i, a := range l.shapes {
 		// Two maps of the shape, each holding the keys of a snapshot's
 		// interval, as dtrace's two aggregation buffers a CPU.
@@ -126,13 +134,13 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
 		}
 		r.Aggs = append(r.Aggs, live)
-		spare, err := ebpf.NewMap(spec)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
-		}
-		r.aggSpares = append(r.aggSpares, spare)
-		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: spec})
+		spares = append(spares, spec)
+		// The slot's template, a map the kernel makes and drops, need
+		// not be as large: a hash map in an array of maps may hold
+		// any number of entries.
+		inner := *spec
+		inner.MaxEntries = 1
+		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: &inner})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an aggregation map's slot: %w", err)
@@ -143,6 +151,28 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: filling an aggregation map's slot: %w", err)
 		}
 	}
+	r.aggSpares = make([]*ebpf.Map, len(spares))
+	r.sparesMade = make(chan struct{})
+	go func() {
+		defer close(r.sparesMade)
+		for i, spec := range spares {
+			m, err := ebpf.NewMap(spec)
+			if err != nil {
+				r.sparesErr = fmt.Errorf("bpf: creating an aggregation map: %w", err)
+				return
+			}
+			r.closeMu.Lock()
+			closed := r.closed
+			if !closed {
+				r.aggSpares[i] = m
+			}
+			r.closeMu.Unlock()
+			if closed {
+				m.Close()
+				return
+			}
+		}
+	}()
 	assocs := make([]*assoc, l.nassoc)
 	for _, a := range l.assocs {
 		assocs[a.index] = a
@@ -181,13 +211,20 @@ func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
 
 // Close releases the maps.
 func (r *Runtime) Close() error {
+	// The spares still being made are not waited for.
+	r.closeMu.Lock()
+	r.closed = true
+	r.closeMu.Unlock()
 	var errs []error
 	for _, m := range []*ebpf.Map{r.State, r.Globals, r.Locals, r.Threads, r.ThreadRefs, r.Strings, r.Scratch, r.StrBuf, r.Ctl, r.Rec, r.Ring, r.Zero, r.ProbeNames, r.Key, r.Spec, r.Vtime} {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
 	}
-	for _, m := range slices.Concat(r.aggSlots, r.Aggs, r.aggSpares, r.Assocs) {
+	r.closeMu.Lock()
+	spares := r.aggSpares
+	r.closeMu.Unlock()
+	for _, m := range slices.Concat(r.aggSlots, r.Aggs, spares, r.Assocs) {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}
@@ -378,6 +415,9 @@ const minAggEntries = 1024
 // and emptied without losing a firing's update. They are the spares of
 // the next SwapAggs, and must be empty by then.
 func (r *Runtime) SwapAggs(which []int) ([]*ebpf.Map, error) {
+	if <-r.sparesMade; r.sparesErr != nil {
+		return nil, r.sparesErr
+	}
 	// The kernel waits for the programs at each update, a grace period
 	// of RCU: the slots are updated at once, so that the waits overlap.
 	errs := make([]error, len(which))

@@ -587,6 +587,54 @@ func TestCache(t *testing.T) {
 	}
 }
 
+// TestCacheProcessRoot opens a program as kdtrace -c and -p do, through
+// the root of the process running it (/proc/PID/root), in two processes
+// one after the other: the second finds the index the first cached.
+func TestCacheProcessRoot(t *testing.T) {
+	f := build(t, "gcc", "-gdwarf-5")
+	abs, err := filepath.Abs(f.prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{CacheDir: t.TempDir(), Warn: func(w Warning) { t.Error(w) }}
+	var want []Copy
+	for i, pid := range []int{os.Getpid(), startProcess(t)} {
+		path := fmt.Sprintf("/proc/%d/root%s", pid, abs)
+		img, err := OpenImage(path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.Cached != (i == 1) || img.DebugPath != path {
+			t.Errorf("%s: cached %v, debug file %s; want %v and the image", path, img.Cached, img.DebugPath, i == 1)
+		}
+		fn, err := NewSet(img).Lookup("leaf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			want = fn.Copies
+		} else if diff := cmp.Diff(want, fn.Copies, cmp.AllowUnexported(Copy{})); diff != "" {
+			t.Errorf("copies from the cache differ (-built +cached):\n%s", diff)
+		}
+		img.Close()
+	}
+}
+
+// startProcess starts a process that waits to be killed, and kills it,
+// by its PID, when the test ends.
+func startProcess(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd.Process.Pid
+}
+
 func BenchmarkBuildIndex(b *testing.B) {
 	f := build(b, "gcc", "-gdwarf-5")
 	b.ResetTimer()

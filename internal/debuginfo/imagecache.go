@@ -36,14 +36,17 @@ func cacheName(img *Image) string {
 	key := img.BuildID
 	if key == "" {
 		abs, _ := filepath.Abs(img.Path)
-		sum := sha256.Sum256([]byte(abs))
+		sum := sha256.Sum256([]byte(cachefile.FromRoot(abs, abs)))
 		key = "path-" + hex.EncodeToString(sum[:16])
 	}
 	return key + ".idx"
 }
 
 // headerFor describes the current inputs of img. Paths are made absolute
-// so that a cache written from one directory is valid from another.
+// so that a cache written from one directory is valid from another, and
+// those inside the image's process root are recorded from that root
+// (cachefile.FromRoot), so that the next process of the same program
+// finds the cache current.
 func headerFor(img *Image, ef *elffile.File) (index.Header, error) {
 	imagePath, err := filepath.Abs(img.Path)
 	if err != nil {
@@ -54,7 +57,7 @@ func headerFor(img *Image, ef *elffile.File) (index.Header, error) {
 		return index.Header{}, err
 	}
 	h := index.Header{
-		ImagePath: imagePath, BuildID: img.BuildID, DebugPath: debugPath, Source: img.Source,
+		ImagePath: cachefile.FromRoot(imagePath, imagePath), BuildID: img.BuildID, DebugPath: cachefile.FromRoot(debugPath, imagePath), Source: img.Source,
 		ImageSize: uint64(ef.Size), ImageMtime: ef.Mtime.UnixNano(),
 	}
 	st, err := os.Stat(debugPath)
@@ -103,8 +106,9 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index.Index, map
 	}
 	h, stats, x, err := index.Decode(data)
 	if err == nil {
-		img.DebugPath, img.Source = h.DebugPath, h.Source
-		if abs, _ := filepath.Abs(img.Path); abs == h.DebugPath {
+		abs, _ := filepath.Abs(img.Path)
+		img.DebugPath, img.Source = cachefile.InRoot(h.DebugPath, abs), h.Source
+		if abs == img.DebugPath {
 			img.DebugPath = img.Path // embedded DWARF: keep the name given
 		}
 		// Inputs that changed or went away make the cache stale.

@@ -102,6 +102,7 @@ type Tracing struct {
 	// The CPUs BEGIN and END ran on, as their records say: the
 	// consumer prints BEGIN's first and END's last.
 	beganOn, endedOn int
+	stopped          bool           // by Stop
 	pending          map[int][]byte // records read from the ring buffer, by CPU
 	counters         []bpf.Counters // as last read
 	aggs             []*aggMap
@@ -627,6 +628,7 @@ func (t *Tracing) Stop() error {
 	errs = append(errs, closeAll(t.closers)...)
 	t.closers = nil
 	t.ticks = nil
+	t.stopped = true
 	if t.end != nil {
 		if err := run(t.end); err != nil {
 			errs = append(errs, fmt.Errorf("firing END: %w", err))
@@ -873,9 +875,19 @@ func (t *Tracing) snapAggs(cons Consumer, cs []bpf.Counters) error {
 	}
 	bufs := make([][]byte, ncpu)
 	if len(which) > 0 {
-		old, err := t.rt.SwapAggs(which)
-		if err != nil {
-			return err
+		var old []*ebpf.Map
+		if t.stopped {
+			// The probes are detached, and END has fired: nothing
+			// updates the maps any more, which are read in place, with
+			// no spare to wait for.
+			for _, i := range which {
+				old = append(old, t.rt.Aggs[i])
+			}
+		} else {
+			var err error
+			if old, err = t.rt.SwapAggs(which); err != nil {
+				return err
+			}
 		}
 		for j, i := range which {
 			if err := t.aggs[i].snap(old[j], bufs, t.aggFns); err != nil {

@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -118,39 +120,90 @@ func Offline(image string, modules []string, cfg Config) (*Catalog, error) {
 // loadELFFuncs lists the functions of the symbol table of the ELF file
 // at path: defined STT_FUNC symbols in executable sections.
 func loadELFFuncs(path, module string) (*funcList, error) {
-	f, err := elf.Open(path)
+	data, release, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	syms, err := f.Symbols()
+	defer release()
+	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var b funcListBuilder
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(f.Sections) || s.Name == "" {
-			continue
+	add := func(name []byte, info byte, shndx elf.SectionIndex, value, size uint64) {
+		if elf.ST_TYPE(info) != elf.STT_FUNC || shndx == elf.SHN_UNDEF || int(shndx) >= len(f.Sections) || len(name) == 0 {
+			return
 		}
-		sec := f.Sections[s.Section]
+		sec := f.Sections[shndx]
 		if sec.Flags&elf.SHF_EXECINSTR == 0 || sec.Type == elf.SHT_NOBITS {
-			continue
+			return
 		}
-		r := symRange{addr: s.Value, size: s.Size}
-		rel := s.Value
+		r := symRange{addr: value, size: size}
+		rel := value
 		if f.Type != elf.ET_REL {
 			rel -= sec.Addr
 		}
-		if rel <= sec.Size && s.Size <= sec.Size-rel {
+		if rel <= sec.Size && size <= sec.Size-rel {
 			r.off = sec.Offset + rel
 		} else {
 			r.size = 0 // past its section: no code to read
 		}
-		b.addSym([]byte(s.Name), r)
+		b.addSym(name, r)
+	}
+	if !symtab64(f, data, add) {
+		syms, err := f.Symbols()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, s := range syms {
+			add([]byte(s.Name), s.Info, s.Section, s.Value, s.Size)
+		}
 	}
 	l := b.build(module)
 	l.file = path
 	return l, nil
+}
+
+// symtab64 calls add for each symbol of the symbol table of f, a
+// little-endian ELF64 file mapped at data, reading the names in place:
+// debug/elf's Symbols makes a string of each of a vmlinux's 130,000
+// names, a quarter of a warm locals-> compile. It reports false, having
+// called nothing, for a file it does not read so (compressed or
+// misplaced tables, another class or byte order).
+func symtab64(f *elf.File, data []byte, add func(name []byte, info byte, shndx elf.SectionIndex, value, size uint64)) bool {
+	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
+		return false
+	}
+	st := f.SectionByType(elf.SHT_SYMTAB)
+	if st == nil || st.Link >= uint32(len(f.Sections)) {
+		return false
+	}
+	strs := f.Sections[st.Link]
+	section := func(s *elf.Section) ([]byte, bool) {
+		if s.Flags&elf.SHF_COMPRESSED != 0 || s.Type == elf.SHT_NOBITS || s.Offset > uint64(len(data)) || s.Size > uint64(len(data))-s.Offset {
+			return nil, false
+		}
+		return data[s.Offset : s.Offset+s.Size], true
+	}
+	syms, ok1 := section(st)
+	names, ok2 := section(strs)
+	if !ok1 || !ok2 || len(syms)%elf.Sym64Size != 0 {
+		return false
+	}
+	le := binary.LittleEndian
+	// The first entry is the null symbol.
+	for i := elf.Sym64Size; i < len(syms); i += elf.Sym64Size {
+		e := syms[i : i+elf.Sym64Size]
+		var name []byte
+		if off := le.Uint32(e); int(off) < len(names) {
+			name = names[off:]
+			if n := bytes.IndexByte(name, 0); n >= 0 {
+				name = name[:n]
+			}
+		}
+		add(name, e[4], elf.SectionIndex(le.Uint16(e[6:])), le.Uint64(e[8:]), le.Uint64(e[16:]))
+	}
+	return true
 }
 
 // elfCode reads the code of function i of l from its ELF file.

@@ -18,6 +18,8 @@ type source struct {
 	// handlers lists the kernel's syscall handlers (syscallProvider's);
 	// nil offline.
 	handlers func() ([]string, error)
+	// events are the trace events the sdt and rawtp providers share.
+	events *tpEvents
 }
 
 // A providerRow is one provider of a kernel's catalogs.
@@ -78,7 +80,12 @@ func sdtRow(specs []sdtSpec) func(string, *source) provider {
 
 // tpRow makes the sdt provider, or with raw the rawtp provider.
 func tpRow(raw bool) func(string, *source) provider {
-	return func(name string, s *source) provider { return newTPProvider(name, raw, s.k, s.tracefs) }
+	return func(name string, s *source) provider {
+		if s.events == nil {
+			s.events = newTPEvents(s.tracefs)
+		}
+		return newTPProvider(name, raw, s.k, s.events)
+	}
 }
 
 // newSyscallProvider makes the syscall provider over s.

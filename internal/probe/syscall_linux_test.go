@@ -133,3 +133,49 @@ var amd64SyscallArgs = [...]syscallDecls{
 		t.Fatal(err)
 	}
 }
+
+// TestSyscallTracedAgrees checks the shortcut a literal call takes
+// (traced: its tracepoint, without the kernel's symbols) against the
+// list of every call: for each call tracefs has an event of, the
+// shortcut must hold exactly when the list names the call.
+func TestSyscallTracedAgrees(t *testing.T) {
+	if _, err := os.ReadFile("/sys/kernel/tracing/events/syscalls/sys_enter_read/format"); err != nil {
+		t.Skipf("tracefs's syscall events cannot be read (they are root's, where tracefs is mounted): %v", err)
+	}
+	c, err := Live(btfTypes(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := c.byName["syscall"].(*syscallProvider)
+	calls, err := sys.calls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := tracefsSyscalls(sys.events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, name := range calls {
+		listed[name] = true
+	}
+	n := 0
+	for _, name := range events {
+		if sys.traced(name) {
+			n++
+			if !listed[name] {
+				t.Errorf("%s: traced, but the list of calls lacks it", name)
+			}
+		} else if listed[name] {
+			t.Errorf("%s: listed, has an event, but not traced", name)
+		}
+	}
+	if n < 100 {
+		t.Errorf("only %d calls traced of %d events", n, len(events))
+	}
+	for _, name := range []string{"nosuchcall", "../syscalls/sys_enter_read", ""} {
+		if sys.traced(name) {
+			t.Errorf("%q traced", name)
+		}
+	}
+}

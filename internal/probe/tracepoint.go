@@ -31,13 +31,7 @@ type tpProvider struct {
 	name string
 	raw  bool // rawtp
 	k    *kernel
-	// dirs are the places tracefs may be mounted on, in order of
-	// preference.
-	dirs []string
-
-	once   sync.Once
-	dir    string // the tracefs that lists the events, or ""
-	events []tpEvent
+	ev   *tpEvents
 
 	mu     sync.Mutex
 	fields map[tpEvent]tpFields // sdt: each event's format, once read
@@ -61,29 +55,50 @@ var tpAttr = attributes{
 }
 
 // newTPProvider makes the sdt provider, or with raw the rawtp
-// provider, called name, over the events of the tracefs in dirs.
-func newTPProvider(name string, raw bool, k *kernel, dirs []string) *tpProvider {
-	return &tpProvider{name: name, raw: raw, k: k, dirs: dirs}
+// provider, called name, over the events ev lists.
+func newTPProvider(name string, raw bool, k *kernel, ev *tpEvents) *tpProvider {
+	return &tpProvider{name: name, raw: raw, k: k, ev: ev}
 }
 
 func (p *tpProvider) Name() string         { return p.name }
 func (*tpProvider) Attributes() attributes { return tpAttr }
 
-// list returns the events of the first tracefs that lists them: none
-// when tracefs is not mounted or cannot be read (it is root's alone),
-// as Oracle's DTrace has none then.
-func (p *tpProvider) list() []tpEvent {
-	p.once.Do(func() {
-		for _, dir := range p.dirs {
+// tpEvents are the trace events of a tracefs, read once for both the
+// sdt and rawtp providers: reading available_events takes a
+// millisecond, which a script naming BEGIN pays, as any provider could
+// have a probe of that name.
+type tpEvents struct {
+	// dirs are the places tracefs may be mounted on, in order of
+	// preference.
+	dirs []string
+
+	once   sync.Once
+	dir    string // the tracefs that lists the events, or ""
+	events []tpEvent
+}
+
+func newTPEvents(dirs []string) *tpEvents { return &tpEvents{dirs: dirs} }
+
+// list returns the events of the first tracefs that lists them, and
+// that tracefs: none when tracefs is not mounted or cannot be read (it
+// is root's alone), as Oracle's DTrace has none then.
+func (e *tpEvents) list() (string, []tpEvent) {
+	e.once.Do(func() {
+		for _, dir := range e.dirs {
 			data, err := os.ReadFile(filepath.Join(dir, "available_events"))
 			if err != nil {
 				continue
 			}
-			p.dir, p.events = dir, parseEvents(data)
+			e.dir, e.events = dir, parseEvents(data)
 			return
 		}
 	})
-	return p.events
+	return e.dir, e.events
+}
+
+func (p *tpProvider) list() []tpEvent {
+	_, evs := p.ev.list()
+	return evs
 }
 
 // parseEvents returns the events of an available_events file
@@ -129,12 +144,28 @@ func (p *tpProvider) Probes(q *query, yield func(*Probe) bool) error {
 	if !q.Function.Match("") {
 		return nil
 	}
+	if name, ok := q.Name.Literal(); ok && !eventName(name) {
+		// tick-1s, a description of the profile provider's, names
+		// no event: the list is not read for it.
+		return nil
+	}
 	for _, e := range p.list() {
 		if q.Module.Match(e.system) && q.Name.Match(e.event) && !yield(p.probe(e)) {
 			break
 		}
 	}
 	return nil
+}
+
+// eventName reports whether name can name a trace event: the kernel
+// makes functions of the names (trace_sched_switch), C identifiers.
+func eventName(name string) bool {
+	for _, c := range []byte(name) {
+		if !(c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // tpProbe is an sdt or rawtp probe with its detail, allocated together.
@@ -204,10 +235,11 @@ func (p *tpProvider) format(e tpEvent) ([]formatField, error) {
 		return f.fields, f.err
 	}
 	var f tpFields
-	if p.list(); p.dir == "" {
+	dir, _ := p.ev.list()
+	if dir == "" {
 		f.err = errors.New("tracefs cannot be read")
 	} else {
-		file := filepath.Join(p.dir, "events", e.system, e.event, "format")
+		file := filepath.Join(dir, "events", e.system, e.event, "format")
 		data, err := os.ReadFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("the kernel has no trace event %s:%s", e.system, e.event)

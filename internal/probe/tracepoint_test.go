@@ -124,7 +124,8 @@ func tpTestFS(t *testing.T) string {
 
 func tpTestCatalog(t *testing.T, tracefs ...string) *Catalog {
 	k := &kernel{types: func(string) (KernelTypes, error) { return tpTestTypes{}, nil }}
-	return New(newTPProvider("sdt", false, k, tracefs), newTPProvider("rawtp", true, k, tracefs))
+	ev := newTPEvents(tracefs)
+	return New(newTPProvider("sdt", false, k, ev), newTPProvider("rawtp", true, k, ev))
 }
 
 // TestTracepointProbes checks the probes of the sdt and rawtp
@@ -268,5 +269,26 @@ func TestTracerSystem(t *testing.T) {
 		if got := tracerSystem(sys); got != want {
 			t.Errorf("tracerSystem(%q) = %t, want %t", sys, got, want)
 		}
+	}
+}
+
+// TestTracepointNotEventName checks that a description whose name no
+// event can have (tick-1s, the profile provider's) matches no sdt or
+// rawtp probe without the list of events being read, which every
+// script of the profile provider would otherwise pay for.
+func TestTracepointNotEventName(t *testing.T) {
+	fs := tpTestFS(t)
+	c := tpTestCatalog(t, fs)
+	sdt := c.byName["sdt"].(*tpProvider)
+	for _, name := range []string{"tick-1s", "profile-97hz", "a.b", ""} {
+		if n, err := c.Count(Desc{Name: name}); err != nil || name != "" && n != 0 {
+			t.Errorf("Count(%q) = %d, %v; want 0", name, n, err)
+		}
+		if name != "" && sdt.ev.dir != "" {
+			t.Fatalf("the events were read for %q", name)
+		}
+	}
+	if n, err := c.Count(Desc{Name: "task_rename"}); n != 2 || err != nil || sdt.ev.dir != fs {
+		t.Errorf("Count(task_rename) = %d, %v, events read from %q; want 2 from %s", n, err, sdt.ev.dir, fs)
 	}
 }

@@ -54,7 +54,7 @@ func (t *Types) cacheHeader() (typesCacheHeader, error) {
 	if err != nil {
 		return typesCacheHeader{}, err
 	}
-	return typesCacheHeader{path: abs, buildID: t.ef.BuildID(), size: uint64(t.ef.Size), mtime: t.ef.Mtime.UnixNano()}, nil
+	return typesCacheHeader{path: cachefile.FromRoot(abs, abs), buildID: t.ef.BuildID(), size: uint64(t.ef.Size), mtime: t.ef.Mtime.UnixNano()}, nil
 }
 
 // typesCacheName returns the name in the cache of the table with

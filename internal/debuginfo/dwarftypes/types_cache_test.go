@@ -330,3 +330,31 @@ func TestTypesCacheVmlinux(t *testing.T) {
 		t.Errorf("unit table from the cache differs (-built +cached):\n%s", diff)
 	}
 }
+
+// TestTypesCacheProcessRoot reads a program's types as locals-> of
+// kdtrace -c and -p does, through the root of a process running it
+// (/proc/PID/root): the tables cached for one process are current for
+// the next.
+func TestTypesCacheProcessRoot(t *testing.T) {
+	abs, err := filepath.Abs(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	first := openCachedTypes(t, fmt.Sprintf("/proc/%d/root%s", os.Getpid(), abs), dir)
+	cachedTables(t, first)
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	next := openCachedTypes(t, fmt.Sprintf("/proc/%d/root%s", cmd.Process.Pid, abs), dir)
+	for _, ext := range []string{".types", ".units"} {
+		if _, ok := next.loadTypesCache(ext, map[string]string{".types": typesCacheMagic, ".units": unitsCacheMagic}[ext]); !ok {
+			t.Errorf("%s: the cache written for process %d is not current for process %d", ext, os.Getpid(), cmd.Process.Pid)
+		}
+	}
+}
