@@ -21,7 +21,9 @@ import (
 // tail calls at most: past 34 programs of chainBudget instructions, the
 // programs grow, and each runs its clauses in functions (groups) of
 // about groupBudget instructions, which keep the liveness analysis's
-// walks short.
+// walks short. Their map lookups and reads of the CPU's number go
+// through a function each (translator.helper), which the verifier does
+// not inline at each call, moving the whole program each time.
 //
 // The function that runs the first group of the chain's first program
 // readies the firing as a lone program does (the busy mark, the

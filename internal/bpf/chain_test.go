@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
 
 	"github.com/kdtrace/kdtrace/internal/bpf"
 	"github.com/kdtrace/kdtrace/internal/enabling"
@@ -150,6 +151,38 @@ func TestChainExit(t *testing.T) {
 	for j := uint64(1); j <= stop; j++ {
 		if got[j] != 1 {
 			t.Fatalf("@[%d] = %d, want 1", j, got[j])
+		}
+	}
+}
+
+// TestChainHelpersOnce checks that each program of a chain calls the
+// helpers the verifier inlines where they are called (a map lookup, the
+// CPU's number) from one place, a function of its own, however many
+// clauses it runs: each inlining moves the whole program, which for
+// hundreds of aggregations per program costs seconds of its load.
+func TestChainHelpersOnce(t *testing.T) {
+	const n = 2000
+	var src strings.Builder
+	for j := 1; j <= n; j++ {
+		fmt.Fprintf(&src, "BEGIN /pid != %d/ { @[%d] = count(); self->x = %d; }\n", j, j, j)
+	}
+	l, pp, _ := layOut(t, src.String(), beginProbe, bpf.CtxRun, nil)
+	links, err := bpf.BuildChain(pp, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLinks(t, links, n)
+	for i, k := range links {
+		calls := map[asm.BuiltinFunc]int{}
+		for _, ins := range k.Insns {
+			if ins.IsBuiltinCall() {
+				calls[asm.BuiltinFunc(ins.Constant)]++
+			}
+		}
+		for _, fn := range []asm.BuiltinFunc{asm.FnMapLookupElem, asm.FnGetSmpProcessorId} {
+			if calls[fn] != 1 {
+				t.Errorf("program %d of %d clauses calls %v at %d places, want 1", i, k.Hi-k.Lo, fn, calls[fn])
+			}
 		}
 	}
 }

@@ -243,6 +243,7 @@ func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
 	t := newTranslator(l)
 	t.ctx = p.Context
+	t.shared = pt.links > 1
 	return &builder{t: t, p: p, l: l, part: pt, exit: "exit", first: true}
 }
 
@@ -405,7 +406,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 	t.mapPtr(asm.R1, MapState)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keyAt))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JNE.Imm(asm.R0, 0, "main_state"))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
@@ -478,12 +479,12 @@ func (b *builder) prepare() {
 // record finds this CPU's entry of MapRec, the record buffer, and
 // leaves it in R0 and at recPtr.
 func (b *builder) record() {
-	b.emit(asm.FnGetSmpProcessorId.Call())
+	b.t.helper(asm.FnGetSmpProcessorId)
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
 	b.t.mapPtr(asm.R1, mapRec)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
 }
@@ -497,7 +498,7 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, end))
 	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
 	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
@@ -639,7 +640,7 @@ func (b *builder) lookup(dst asm.Register, name string) {
 	b.t.mapPtr(asm.R1, name)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.Mov.Reg(dst, asm.R0))
 }
@@ -857,7 +858,7 @@ func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapUArgs))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"uargs_done"))
 	b.emit(asm.StoreMem(asm.R10, uargPtr, asm.R0, asm.DWord))
 	for i := 0; i < NArgs; i++ {
@@ -1366,21 +1367,14 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"agg_drop"))
 	b.emit(asm.StoreMem(asm.R10, aggPtr, asm.R0, asm.DWord))
 	find := func(found string) {
 		b.emit(asm.LoadMem(asm.R1, asm.R10, aggPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Add.Imm(asm.R2, base))
-		if b.links > 1 {
-			// In a chain's program, through a function of the
-			// program's own: the verifier inlines each lookup of a
-			// hash, moving the whole program.
-			b.emit(asm.Call.Label(b.t.finder()))
-		} else {
-			b.emit(asm.FnMapLookupElem.Call())
-		}
+		b.t.helper(asm.FnMapLookupElem)
 		b.emit(asm.JNE.Imm(asm.R0, 0, found))
 	}
 	find(lp + "found")
