@@ -180,6 +180,14 @@ type Site struct {
 	Index uint32
 	Cond  *dif.Object
 	Args  []*dif.Object
+	// Clauses, if not nil, are those of the program's clauses the
+	// probe runs (indexes in ProbeProgram.Clauses, increasing): the
+	// site holds their code alone. Else it holds every clause's, each
+	// run if the probe's entry in MapProbes gives it an EPID: the
+	// verifier checks each site's whole, and programs at tracepoints
+	// shared by several providers' probes (net_dev_queue: ip, tcp and
+	// udp) have many sites, each of a few clauses.
+	Clauses []int
 }
 
 // The control map's value, shared by all CPUs: the tracing's activity
@@ -263,6 +271,9 @@ type builder struct {
 	sizes []int
 	// groups are the clauses of a chain's program by function.
 	groups []part
+	// runs, if not nil, are the clauses the next dispatch runs, of
+	// those [lo, hi): a site's (Site.Clauses).
+	runs []int
 	// exit is where the firing ends, stop what a function returns
 	// there; first is set where the firing starts; cont, if set, is
 	// where the function goes once its clauses have run.
@@ -332,6 +343,7 @@ func (b *builder) build() (asm.Instructions, error) {
 				return nil, err
 			}
 			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			b.runs = st.Clauses
 			if err := b.dispatch(prefix, end, false); err != nil {
 				return nil, err
 			}
@@ -513,6 +525,12 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		b.record()
 	}
 	for j := b.lo; j < b.hi; j++ {
+		if b.runs != nil {
+			if len(b.runs) == 0 || b.runs[0] != j {
+				continue
+			}
+			b.runs = b.runs[1:]
+		}
 		start := len(b.t.out)
 		if err := b.clause(j); err != nil {
 			return err
