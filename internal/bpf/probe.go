@@ -274,6 +274,11 @@ type builder struct {
 	// runs, if not nil, are the clauses the next dispatch runs, of
 	// those [lo, hi): a site's (Site.Clauses).
 	runs []int
+	// units, in a chain of sites, are the program's units of work,
+	// which [lo, hi) and groups index; usizes receives the instructions
+	// each takes where sizes is set.
+	units  []unit
+	usizes []int
 	// exit is where the firing ends, stop what a function returns
 	// there; first is set where the firing starts; cont, if set, is
 	// where the function goes once its clauses have run.
@@ -295,7 +300,12 @@ func (b *builder) mark(label string)        { b.t.mark(label) }
 
 func (b *builder) build() (asm.Instructions, error) {
 	t := b.t
-	for i, cs := range [][]Clause{b.p.Clauses[b.lo:b.hi], b.p.Error} {
+	// Any of a chain of sites' programs may run any clause.
+	mine := b.p.Clauses
+	if b.units == nil {
+		mine = mine[b.lo:b.hi]
+	}
+	for i, cs := range [][]Clause{mine, b.p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {
 				if err := t.use(o); err != nil {
@@ -339,10 +349,14 @@ func (b *builder) build() (asm.Instructions, error) {
 		for i, st := range b.p.Sites {
 			prefix := fmt.Sprintf("s%d_", i)
 			end := prefix + "end"
+			start := len(t.out)
 			if err := b.site(st, prefix, end); err != nil {
 				return nil, err
 			}
 			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			if b.sizes != nil {
+				b.usizes = append(b.usizes, len(t.out)-start)
+			}
 			b.runs = st.Clauses
 			if err := b.dispatch(prefix, end, false); err != nil {
 				return nil, err
@@ -406,7 +420,8 @@ func (b *builder) start() {
 // chain's first (start), or finds it again from the maps (the probe's
 // index at StateIndex, the record buffer); it returns 0 for the firing
 // to go on, 1 where it ends (exit(), an inactive tracing, an interrupted
-// program's CPU). The verifier's analysis of the stack's liveness walks
+// program's CPU). A chain of sites has its units in groups (siteGroup).
+// The verifier's analysis of the stack's liveness walks
 // a whole function at each branch it has explored: functions of a few
 // clauses each keep it short.
 func (b *builder) chained() (asm.Instructions, error) {
@@ -451,13 +466,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 		b.mark(name)
 		t.subs = append(t.subs, subprog{name, len(t.out)})
 		t.prologue()
-		if b.first {
-			b.start()
-		} else {
-			b.emit(asm.LoadMem(asm.R1, rState, stateIndex, asm.DWord))
-			b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
-		}
-		if err := b.dispatch("", b.exit, true); err != nil {
+		if err := b.group(); err != nil {
 			return nil, err
 		}
 		b.mark(b.cont)
@@ -471,6 +480,21 @@ func (b *builder) chained() (asm.Instructions, error) {
 	b.lo, b.hi = lo, hi
 	t.functions()
 	return t.out, nil
+}
+
+// group appends the clauses of a group of a chain's program, [lo, hi),
+// which end at cont.
+func (b *builder) group() error {
+	switch {
+	case b.units != nil:
+		return b.siteGroup()
+	case b.first:
+		b.start()
+	default:
+		b.emit(asm.LoadMem(asm.R1, rState, stateIndex, asm.DWord))
+		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
+	}
+	return b.dispatch("", b.exit, true)
 }
 
 // groupName is the name of the function of a chain's program that runs
@@ -507,15 +531,7 @@ func (b *builder) record() {
 // arguments read: a system call no clause traces costs one lookup.
 func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.sp = prefix
-	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
-	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
-	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.t.helper(asm.FnMapLookupElem)
-	b.emit(asm.JEq.Imm(asm.R0, 0, end))
-	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
-	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
-	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
-	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+	b.probe(end)
 	switch {
 	case prepare && b.first:
 		b.prepare()
@@ -537,6 +553,9 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		}
 		if b.sizes != nil {
 			b.sizes[j] = len(b.t.out) - start
+			if prefix != "" {
+				b.usizes = append(b.usizes, b.sizes[j])
+			}
 		}
 	}
 	if b.cont != "" {
@@ -544,6 +563,94 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		return nil
 	}
 	b.emit(asm.Ja.Label(end))
+	return nil
+}
+
+// probe finds the entry in MapProbes of the probe at idxSlot's index:
+// its address at probePtr, its ID at StateProbeID; if there is none,
+// it goes to end.
+func (b *builder) probe(end string) {
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, idxSlot))
+	b.t.helper(asm.FnMapLookupElem)
+	b.emit(asm.JEq.Imm(asm.R0, 0, end))
+	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
+	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
+	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+}
+
+// A unit is a piece of the work of a program of sites, cut into a
+// chain as clauses are: a site's evaluation (clause -1) or one of the
+// clauses its probe runs.
+type unit struct{ site, clause int }
+
+// siteUnits returns the units of p's sites, in the order its lone
+// program runs them.
+func siteUnits(p *ProbeProgram) []unit {
+	var us []unit
+	for s, st := range p.Sites {
+		us = append(us, unit{s, -1})
+		if st.Clauses == nil {
+			for j := range p.Clauses {
+				us = append(us, unit{s, j})
+			}
+			continue
+		}
+		for _, j := range st.Clauses {
+			us = append(us, unit{s, j})
+		}
+	}
+	return us
+}
+
+// siteGroup appends the code of a group of a chain of sites, its units
+// [lo, hi): the chain's first readies the firing as a lone program of
+// sites does, the others find the record buffer again. A group that
+// goes on with a site evaluated before it runs the site's clauses if
+// its probe fires (stateSite), with the arguments the site left in
+// MapState (the clauses before it put back any they changed).
+func (b *builder) siteGroup() error {
+	if b.first {
+		b.begin()
+		b.prepare()
+		b.rawArgs()
+		b.span()
+	} else {
+		b.record()
+	}
+	for k := b.lo; k < b.hi; k++ {
+		u := b.units[k]
+		st := b.p.Sites[u.site]
+		prefix := fmt.Sprintf("s%d_", u.site)
+		end := fmt.Sprintf("%ss%d_end", b.t.lp, u.site)
+		switch {
+		case u.clause < 0:
+			b.emit(storeImm64(rState, stateSite, 0))
+			if err := b.site(st, prefix, end); err != nil {
+				return err
+			}
+			b.emit(storeImm64(rState, stateSite, 1))
+		case k == b.lo:
+			b.emit(asm.LoadMem(asm.R1, rState, stateSite, asm.DWord))
+			b.emit(asm.JEq.Imm(asm.R1, 0, end))
+		}
+		if u.clause < 0 || k == b.lo {
+			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			b.probe(end)
+		}
+		if u.clause >= 0 {
+			b.sp = prefix
+			if err := b.clause(u.clause); err != nil {
+				return err
+			}
+		}
+		if k+1 == b.hi || b.units[k+1].site != u.site {
+			b.mark(end)
+			b.emit(asm.Mov.Imm(asm.R0, 0))
+		}
+	}
 	return nil
 }
 
