@@ -132,7 +132,15 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
 		}
 		r.aggSpares = append(r.aggSpares, spare)
-		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: spec})
+		// The slot takes maps like its inner map, made for the
+		// purpose and closed: of one entry, as the kernel does not
+		// compare a hash's entries with it (bpf_map_meta_equal),
+		// where one of spec's, preallocated, would take as long to
+		// make as the live map (a quarter of a second for the
+		// default aggsize on two CPUs).
+		inner := *spec
+		inner.MaxEntries = 1
+		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: &inner})
 		if err != nil {
 			r.Close()
 			return nil, fmt.Errorf("bpf: creating an aggregation map's slot: %w", err)
