@@ -181,7 +181,7 @@ type Site struct {
 	Cond  *dif.Object
 	Args  []*dif.Object
 	// Clauses, if not nil, are those of the program's clauses the
-	// probe runs (indexes in ProbeProgram.Clauses, increasing): the
+	// probe runs (indexes in ProbeProgram.Clauses, in order): the
 	// site holds their code alone. Else it holds every clause's, each
 	// run if the probe's entry in MapProbes gives it an EPID: the
 	// verifier checks each site's whole, and programs at tracepoints
@@ -271,8 +271,8 @@ type builder struct {
 	sizes []int
 	// groups are the clauses of a chain's program by function.
 	groups []part
-	// runs, if not nil, are the clauses the next dispatch runs, of
-	// those [lo, hi): a site's (Site.Clauses).
+	// runs, if not nil, are the clauses the next dispatch runs, in
+	// place of those [lo, hi): a site's (Site.Clauses).
 	runs []int
 	// units, in a chain of sites, are the program's units of work,
 	// which [lo, hi) and groups index; usizes receives the instructions
@@ -540,13 +540,7 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		// Readied by the chain's first function.
 		b.record()
 	}
-	for j := b.lo; j < b.hi; j++ {
-		if b.runs != nil {
-			if len(b.runs) == 0 || b.runs[0] != j {
-				continue
-			}
-			b.runs = b.runs[1:]
-		}
+	for _, j := range b.clauses() {
 		start := len(b.t.out)
 		if err := b.clause(j); err != nil {
 			return err
@@ -564,6 +558,19 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	}
 	b.emit(asm.Ja.Label(end))
 	return nil
+}
+
+// clauses returns the clauses the next dispatch runs: a site's, or
+// those [lo, hi).
+func (b *builder) clauses() []int {
+	if b.runs != nil {
+		return b.runs
+	}
+	js := make([]int, b.hi-b.lo)
+	for i := range js {
+		js[i] = b.lo + i
+	}
+	return js
 }
 
 // probe finds the entry in MapProbes of the probe at idxSlot's index:
