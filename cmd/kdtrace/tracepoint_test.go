@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,4 +251,71 @@ func setName(t *testing.T, name string) {
 		t.Error(err)
 	}
 	runtime.KeepAlive(b)
+}
+
+// TestTraceManyClauses renames a thread of this process n times with
+// prctl(PR_SET_NAME) and counts the renames in each of 3,000 clauses on
+// sdt:task::task_rename, an SDT site at a tracepoint, and in each of
+// 3,000 on syscall::prctl:entry: the programs of both are split into
+// chains (the kernel refuses one program of the site's 3,000 clauses),
+// and every clause counts each rename once.
+func TestTraceManyClauses(t *testing.T) {
+	needTracing(t)
+	traceEvents(t)
+	const n, clauses = 3, 3000
+	ready := make(chan int)
+	rename, done, restore := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer close(restore)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		name := make([]byte, 16)
+		if err := unix.Prctl(unix.PR_GET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0); err != nil {
+			t.Error(err)
+		}
+		ready <- unix.Gettid()
+		<-rename
+		for i := range n {
+			setName(t, fmt.Sprintf("kdt-clauses-%d", i))
+		}
+		close(done)
+		<-restore
+		setName(t, unix.ByteSliceToString(name))
+	}()
+	tid := <-ready
+	var prog strings.Builder
+	prog.WriteString("BEGIN { printf(\"go\\n\"); }\n")
+	for j := range clauses {
+		fmt.Fprintf(&prog, "sdt:task::task_rename /args[0] == %d/ { @s[%d] = count(); }\n", tid, j)
+	}
+	for j := range clauses {
+		fmt.Fprintf(&prog, "syscall::prctl:entry /tid == %d && arg0 == %d/ { @p[%d] = count(); }\n", tid, unix.PR_SET_NAME, j)
+	}
+	prog.WriteString(`END { printa("s %d %@d\n", @s); printa("p %d %@d\n", @p); }`)
+	script := filepath.Join(t.TempDir(), "clauses.d")
+	if err := os.WriteFile(script, []byte(prog.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := loadedPrograms(t)
+	out, errs, st := runActive(t, []string{"-q", "-s", script}, func() {
+		close(rename)
+		<-done
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+	})
+	if st != 0 {
+		t.Fatalf("status %d (stderr %q)", st, errs)
+	}
+	var want []string
+	for _, kind := range []string{"p", "s"} {
+		for j := range clauses {
+			want = append(want, fmt.Sprintf("%s %d %d", kind, j, n))
+		}
+	}
+	slices.Sort(want)
+	got := slices.DeleteFunc(strings.Split(out, "\n"), func(l string) bool { return l == "" || l == "go" })
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("%d counts, want %d; first lines %q (stderr %q)", len(got), len(want), got[:min(len(got), 5)], errs)
+	}
+	checkReleased(t, before)
 }

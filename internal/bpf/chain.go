@@ -21,7 +21,9 @@ import (
 // tail calls at most: past 34 programs of chainBudget instructions, the
 // programs grow, and each runs its clauses in functions (groups) of
 // about groupBudget instructions, which keep the liveness analysis's
-// walks short.
+// walks short. Their map lookups and reads of the CPU's number go
+// through a function each (translator.helper), which the verifier does
+// not inline at each call, moving the whole program each time.
 //
 // The function that runs the first group of the chain's first program
 // readies the firing as a lone program does (the busy mark, the
@@ -52,7 +54,8 @@ type part struct {
 }
 
 // A Link is one program of a chain: its code and the clauses it runs,
-// ProbeProgram.Clauses[Lo:Hi].
+// ProbeProgram.Clauses[Lo:Hi] (of a program of sites, some of them at
+// each of its sites).
 type Link struct {
 	Insns  asm.Instructions
 	Lo, Hi int
@@ -62,8 +65,10 @@ type Link struct {
 // if it is small, else a chain of programs among which its clauses are
 // split, in order, each of about chainBudget instructions and no more
 // than MaxChain programs. The first program is the one attached; each
-// calls the next by its place in MapChain (LoadChain). The programs of
-// SDT sites and of trampolines are not split.
+// calls the next by its place in MapChain (LoadChain). A program of
+// SDT sites is split as its units of work (siteUnits), its sites'
+// evaluations and the clauses each runs; the programs of trampolines
+// are not split.
 func BuildChain(p *ProbeProgram, l *Layout) ([]Link, error) {
 	b := newBuilder(p, l, part{hi: len(p.Clauses), links: 1})
 	b.sizes = make([]int, len(p.Clauses))
@@ -71,22 +76,46 @@ func BuildChain(p *ProbeProgram, l *Layout) ([]Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(insns) <= chainBudget || len(p.Clauses) < 2 || len(p.Sites) > 0 || p.Context == CtxFEntry || p.Context == CtxFExit {
+	sizes, units := b.sizes, []unit(nil)
+	if len(p.Sites) > 0 {
+		sizes, units = b.usizes, siteUnits(p)
+	}
+	if len(insns) <= chainBudget || len(sizes) < 2 || p.Context == CtxFEntry || p.Context == CtxFExit {
 		return []Link{{Insns: relax(insns), Hi: len(p.Clauses)}}, nil
 	}
-	parts := split(b.sizes, chainBudget)
+	parts := split(sizes, chainBudget)
 	links := make([]Link, len(parts))
 	for i, pt := range parts {
 		pb := newBuilder(p, l, pt)
 		pb.firing = b.firing
-		pb.groups = cut(b.sizes[pt.lo:pt.hi], pt.lo, groupBudget)
+		pb.units = units
+		pb.groups = cut(sizes[pt.lo:pt.hi], pt.lo, groupBudget)
 		insns, err := pb.build()
 		if err != nil {
 			return nil, err
 		}
 		links[i] = Link{Insns: relax(insns), Lo: pt.lo, Hi: pt.hi}
+		if units != nil {
+			links[i].Lo, links[i].Hi = clauseSpan(units[pt.lo:pt.hi])
+		}
 	}
 	return links, nil
+}
+
+// clauseSpan returns the least range of clauses [lo, hi) that holds
+// those units of sites run.
+func clauseSpan(us []unit) (lo, hi int) {
+	lo = -1
+	for _, u := range us {
+		if u.clause < 0 {
+			continue
+		}
+		if lo < 0 || u.clause < lo {
+			lo = u.clause
+		}
+		hi = max(hi, u.clause+1)
+	}
+	return max(lo, 0), hi
 }
 
 // split cuts clauses of the given sizes (in instructions) into the

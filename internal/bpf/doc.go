@@ -202,11 +202,13 @@
 // drain (MapCtl) and ends the firing; programs other than END run only
 // while it is active. SDT programs (CtxRawTP, CtxSyscallTP, CtxTP, and CtxEntry or
 // CtxFEntry at a kernel function) run each Site's condition and
-// arguments before its probe's clauses.
+// arguments before the clauses its probe runs.
 //
 // BuildChain splits the clauses of a large program over a chain of
 // programs, each calling the next by a tail call through MapChain
 // (chain.go): the verifier's work grows as the square of a program's
 // length, so that many short programs load much faster than one long
-// one, and 10,000 clauses pass none of its limits.
+// one, and 10,000 clauses pass none of its limits. A program of sites
+// is split the same way, its sites' evaluations and their clauses in
+// order.
 package bpf

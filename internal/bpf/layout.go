@@ -42,7 +42,8 @@ const (
 	stateBufUsed   = stateElem + 8       // bytes of records this CPU's buffer holds, under the fill policy
 	stateFilled    = stateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
 	stateIndex     = stateFilled + 8     // the probe's index in MapProbes, for the programs of a chain after the first
-	stateSize      = stateIndex + 8
+	stateSite      = stateIndex + 8      // in a chain of sites, 1 if the site evaluated last fires, else 0
+	stateSize      = stateSite + 8
 )
 
 // Names of the maps translated code refers to (asm.Instruction.Reference);

@@ -2,6 +2,7 @@ package bpf
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
@@ -65,7 +66,7 @@ func (t *translator) loop(fn string) {
 // its context, and each callback a static one of the iteration and a
 // context.
 func (t *translator) functions() {
-	if len(t.funcs) == 0 && len(t.subs) == 0 && !t.finds {
+	if len(t.funcs) == 0 && len(t.subs) == 0 && len(t.helpers) == 0 {
 		return
 	}
 	long := &btf.Int{Name: "long", Size: 8, Encoding: btf.Signed}
@@ -86,27 +87,47 @@ func (t *translator) functions() {
 		t.bodies[sym]()
 		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: sym, Linkage: btf.StaticFunc, Type: proto})
 	}
-	if t.finds {
-		find := &btf.FuncProto{Return: long, Params: []btf.FuncParam{{Name: "map", Type: ptr}, {Name: "key", Type: ptr}}}
+	// A helper's function is static, of the helper's arguments: two
+	// pointers for a map lookup, none for the CPU's number.
+	for _, fn := range t.helpers {
+		var params []btf.FuncParam
+		if fn == asm.FnMapLookupElem {
+			params = []btf.FuncParam{{Name: "map", Type: ptr}, {Name: "key", Type: ptr}}
+		}
 		start := len(t.out)
-		t.mark(findAgg)
-		t.emit(asm.FnMapLookupElem.Call())
+		t.mark(helperName(fn))
+		t.emit(fn.Call())
 		t.emit(asm.Return())
-		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: findAgg, Linkage: btf.StaticFunc, Type: find})
+		t.out[start] = btf.WithFuncMetadata(t.out[start], &btf.Func{Name: helperName(fn), Linkage: btf.StaticFunc,
+			Type: &btf.FuncProto{Return: long, Params: params}})
 	}
 }
 
-// findAgg is the function that looks up, in the aggregation map its
-// first argument is, the key its second points to.
-const findAgg = "find_agg"
+// helper appends a call of the helper fn. In a chain's program (shared),
+// a map lookup or the CPU's number is called through a function of the
+// program's own, made once: the verifier inlines these helpers where
+// they are called (do_misc_fixups), each time moving the whole program
+// and its analysis's data, which for a program of thousands of lookups
+// costs more than all else of its load. Called from one place on maps
+// of different kinds, a lookup is not inlined at all; a lone program,
+// short, has each inlined.
+func (t *translator) helper(fn asm.BuiltinFunc) {
+	if !t.shared || fn != asm.FnMapLookupElem && fn != asm.FnGetSmpProcessorId {
+		t.emit(fn.Call())
+		return
+	}
+	if !slices.Contains(t.helpers, fn) {
+		t.helpers = append(t.helpers, fn)
+	}
+	t.emit(asm.Call.Label(helperName(fn)))
+}
 
-// finder returns the name of the function that looks up a key in an
-// aggregation's map, made once for the program: a program with a
-// lookup of a hash at each of many places would have each inlined by
-// the verifier, which moves the whole program each time.
-func (t *translator) finder() string {
-	t.finds = true
-	return findAgg
+// helperName is the name of the function that calls the helper fn.
+func helperName(fn asm.BuiltinFunc) string {
+	if fn == asm.FnMapLookupElem {
+		return "kd_lookup"
+	}
+	return "kd_cpu"
 }
 
 // enter starts a callback: the iteration kept, the maps' values looked
@@ -121,7 +142,7 @@ func (t *translator) enter(sym string) {
 		t.mapPtr(asm.R1, m.name)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, -8))
-		t.emit(asm.FnMapLookupElem.Call())
+		t.helper(asm.FnMapLookupElem)
 		t.emit(asm.JNE.Imm(asm.R0, 0, sym+"_"+m.name))
 		t.emit(asm.Mov.Imm(asm.R0, 1))
 		t.emit(asm.Return())

@@ -180,6 +180,14 @@ type Site struct {
 	Index uint32
 	Cond  *dif.Object
 	Args  []*dif.Object
+	// Clauses, if not nil, are those of the program's clauses the
+	// probe runs (indexes in ProbeProgram.Clauses, in order): the
+	// site holds their code alone. Else it holds every clause's, each
+	// run if the probe's entry in MapProbes gives it an EPID: the
+	// verifier checks each site's whole, and programs at tracepoints
+	// shared by several providers' probes (net_dev_queue: ip, tcp and
+	// udp) have many sites, each of a few clauses.
+	Clauses []int
 }
 
 // The control map's value, shared by all CPUs: the tracing's activity
@@ -243,6 +251,7 @@ func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
 	t := newTranslator(l)
 	t.ctx = p.Context
+	t.shared = pt.links > 1
 	return &builder{t: t, p: p, l: l, part: pt, exit: "exit", first: true}
 }
 
@@ -262,6 +271,14 @@ type builder struct {
 	sizes []int
 	// groups are the clauses of a chain's program by function.
 	groups []part
+	// runs, if not nil, are the clauses the next dispatch runs, in
+	// place of those [lo, hi): a site's (Site.Clauses).
+	runs []int
+	// units, in a chain of sites, are the program's units of work,
+	// which [lo, hi) and groups index; usizes receives the instructions
+	// each takes where sizes is set.
+	units  []unit
+	usizes []int
 	// exit is where the firing ends, stop what a function returns
 	// there; first is set where the firing starts; cont, if set, is
 	// where the function goes once its clauses have run.
@@ -283,7 +300,12 @@ func (b *builder) mark(label string)        { b.t.mark(label) }
 
 func (b *builder) build() (asm.Instructions, error) {
 	t := b.t
-	for i, cs := range [][]Clause{b.p.Clauses[b.lo:b.hi], b.p.Error} {
+	// Any of a chain of sites' programs may run any clause.
+	mine := b.p.Clauses
+	if b.units == nil {
+		mine = mine[b.lo:b.hi]
+	}
+	for i, cs := range [][]Clause{mine, b.p.Error} {
 		for _, c := range cs {
 			for _, o := range difos(c.ECB) {
 				if err := t.use(o); err != nil {
@@ -327,10 +349,15 @@ func (b *builder) build() (asm.Instructions, error) {
 		for i, st := range b.p.Sites {
 			prefix := fmt.Sprintf("s%d_", i)
 			end := prefix + "end"
+			start := len(t.out)
 			if err := b.site(st, prefix, end); err != nil {
 				return nil, err
 			}
 			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			if b.sizes != nil {
+				b.usizes = append(b.usizes, len(t.out)-start)
+			}
+			b.runs = st.Clauses
 			if err := b.dispatch(prefix, end, false); err != nil {
 				return nil, err
 			}
@@ -393,7 +420,8 @@ func (b *builder) start() {
 // chain's first (start), or finds it again from the maps (the probe's
 // index at StateIndex, the record buffer); it returns 0 for the firing
 // to go on, 1 where it ends (exit(), an inactive tracing, an interrupted
-// program's CPU). The verifier's analysis of the stack's liveness walks
+// program's CPU). A chain of sites has its units in groups (siteGroup).
+// The verifier's analysis of the stack's liveness walks
 // a whole function at each branch it has explored: functions of a few
 // clauses each keep it short.
 func (b *builder) chained() (asm.Instructions, error) {
@@ -405,7 +433,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 	t.mapPtr(asm.R1, MapState)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keyAt))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JNE.Imm(asm.R0, 0, "main_state"))
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 	b.emit(asm.Return())
@@ -438,13 +466,7 @@ func (b *builder) chained() (asm.Instructions, error) {
 		b.mark(name)
 		t.subs = append(t.subs, subprog{name, len(t.out)})
 		t.prologue()
-		if b.first {
-			b.start()
-		} else {
-			b.emit(asm.LoadMem(asm.R1, rState, stateIndex, asm.DWord))
-			b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
-		}
-		if err := b.dispatch("", b.exit, true); err != nil {
+		if err := b.group(); err != nil {
 			return nil, err
 		}
 		b.mark(b.cont)
@@ -458,6 +480,21 @@ func (b *builder) chained() (asm.Instructions, error) {
 	b.lo, b.hi = lo, hi
 	t.functions()
 	return t.out, nil
+}
+
+// group appends the clauses of a group of a chain's program, [lo, hi),
+// which end at cont.
+func (b *builder) group() error {
+	switch {
+	case b.units != nil:
+		return b.siteGroup()
+	case b.first:
+		b.start()
+	default:
+		b.emit(asm.LoadMem(asm.R1, rState, stateIndex, asm.DWord))
+		b.emit(asm.StoreMem(asm.R10, idxSlot, asm.R1, asm.Word))
+	}
+	return b.dispatch("", b.exit, true)
 }
 
 // groupName is the name of the function of a chain's program that runs
@@ -478,12 +515,12 @@ func (b *builder) prepare() {
 // record finds this CPU's entry of MapRec, the record buffer, and
 // leaves it in R0 and at recPtr.
 func (b *builder) record() {
-	b.emit(asm.FnGetSmpProcessorId.Call())
+	b.t.helper(asm.FnGetSmpProcessorId)
 	b.emit(asm.StoreMem(asm.R10, keySlot, asm.R0, asm.Word))
 	b.t.mapPtr(asm.R1, mapRec)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, keySlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.StoreMem(asm.R10, recPtr, asm.R0, asm.DWord))
 }
@@ -494,15 +531,7 @@ func (b *builder) record() {
 // arguments read: a system call no clause traces costs one lookup.
 func (b *builder) dispatch(prefix, end string, prepare bool) error {
 	b.sp = prefix
-	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
-	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
-	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.emit(asm.FnMapLookupElem.Call())
-	b.emit(asm.JEq.Imm(asm.R0, 0, end))
-	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
-	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
-	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
-	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+	b.probe(end)
 	switch {
 	case prepare && b.first:
 		b.prepare()
@@ -511,13 +540,16 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		// Readied by the chain's first function.
 		b.record()
 	}
-	for j := b.lo; j < b.hi; j++ {
+	for _, j := range b.clauses() {
 		start := len(b.t.out)
 		if err := b.clause(j); err != nil {
 			return err
 		}
 		if b.sizes != nil {
 			b.sizes[j] = len(b.t.out) - start
+			if prefix != "" {
+				b.usizes = append(b.usizes, b.sizes[j])
+			}
 		}
 	}
 	if b.cont != "" {
@@ -525,6 +557,107 @@ func (b *builder) dispatch(prefix, end string, prepare bool) error {
 		return nil
 	}
 	b.emit(asm.Ja.Label(end))
+	return nil
+}
+
+// clauses returns the clauses the next dispatch runs: a site's, or
+// those [lo, hi).
+func (b *builder) clauses() []int {
+	if b.runs != nil {
+		return b.runs
+	}
+	js := make([]int, b.hi-b.lo)
+	for i := range js {
+		js[i] = b.lo + i
+	}
+	return js
+}
+
+// probe finds the entry in MapProbes of the probe at idxSlot's index:
+// its address at probePtr, its ID at StateProbeID; if there is none,
+// it goes to end.
+func (b *builder) probe(end string) {
+	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapProbes))
+	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
+	b.emit(asm.Add.Imm(asm.R2, idxSlot))
+	b.t.helper(asm.FnMapLookupElem)
+	b.emit(asm.JEq.Imm(asm.R0, 0, end))
+	b.emit(asm.StoreMem(asm.R10, probePtr, asm.R0, asm.DWord))
+	b.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.Word))
+	b.emit(asm.JEq.Imm(asm.R1, 0, end)) // an array's entry of no probe
+	b.emit(asm.StoreMem(rState, StateProbeID, asm.R1, asm.DWord))
+}
+
+// A unit is a piece of the work of a program of sites, cut into a
+// chain as clauses are: a site's evaluation (clause -1) or one of the
+// clauses its probe runs.
+type unit struct{ site, clause int }
+
+// siteUnits returns the units of p's sites, in the order its lone
+// program runs them.
+func siteUnits(p *ProbeProgram) []unit {
+	var us []unit
+	for s, st := range p.Sites {
+		us = append(us, unit{s, -1})
+		if st.Clauses == nil {
+			for j := range p.Clauses {
+				us = append(us, unit{s, j})
+			}
+			continue
+		}
+		for _, j := range st.Clauses {
+			us = append(us, unit{s, j})
+		}
+	}
+	return us
+}
+
+// siteGroup appends the code of a group of a chain of sites, its units
+// [lo, hi): the chain's first readies the firing as a lone program of
+// sites does, the others find the record buffer again. A group that
+// goes on with a site evaluated before it runs the site's clauses if
+// its probe fires (stateSite), with the arguments the site left in
+// MapState (the clauses before it put back any they changed).
+func (b *builder) siteGroup() error {
+	if b.first {
+		b.begin()
+		b.prepare()
+		b.rawArgs()
+		b.span()
+	} else {
+		b.record()
+	}
+	for k := b.lo; k < b.hi; k++ {
+		u := b.units[k]
+		st := b.p.Sites[u.site]
+		prefix := fmt.Sprintf("s%d_", u.site)
+		end := fmt.Sprintf("%ss%d_end", b.t.lp, u.site)
+		switch {
+		case u.clause < 0:
+			b.emit(storeImm64(rState, stateSite, 0))
+			if err := b.site(st, prefix, end); err != nil {
+				return err
+			}
+			b.emit(storeImm64(rState, stateSite, 1))
+		case k == b.lo:
+			b.emit(asm.LoadMem(asm.R1, rState, stateSite, asm.DWord))
+			b.emit(asm.JEq.Imm(asm.R1, 0, end))
+		}
+		if u.clause < 0 || k == b.lo {
+			b.emit(asm.StoreImm(asm.R10, idxSlot, int64(st.Index), asm.Word))
+			b.probe(end)
+		}
+		if u.clause >= 0 {
+			b.sp = prefix
+			if err := b.clause(u.clause); err != nil {
+				return err
+			}
+		}
+		if k+1 == b.hi || b.units[k+1].site != u.site {
+			b.mark(end)
+			b.emit(asm.Mov.Imm(asm.R0, 0))
+		}
+	}
 	return nil
 }
 
@@ -639,7 +772,7 @@ func (b *builder) lookup(dst asm.Register, name string) {
 	b.t.mapPtr(asm.R1, name)
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, b.exit))
 	b.emit(asm.Mov.Reg(dst, asm.R0))
 }
@@ -857,7 +990,7 @@ func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(MapUArgs))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, idxSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"uargs_done"))
 	b.emit(asm.StoreMem(asm.R10, uargPtr, asm.R0, asm.DWord))
 	for i := 0; i < NArgs; i++ {
@@ -1366,21 +1499,14 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.LoadMapPtr(asm.R1, 0).WithReference(name))
 	b.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	b.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, lp+"agg_drop"))
 	b.emit(asm.StoreMem(asm.R10, aggPtr, asm.R0, asm.DWord))
 	find := func(found string) {
 		b.emit(asm.LoadMem(asm.R1, asm.R10, aggPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.Add.Imm(asm.R2, base))
-		if b.links > 1 {
-			// In a chain's program, through a function of the
-			// program's own: the verifier inlines each lookup of a
-			// hash, moving the whole program.
-			b.emit(asm.Call.Label(b.t.finder()))
-		} else {
-			b.emit(asm.FnMapLookupElem.Call())
-		}
+		b.t.helper(asm.FnMapLookupElem)
 		b.emit(asm.JNE.Imm(asm.R0, 0, found))
 	}
 	find(lp + "found")

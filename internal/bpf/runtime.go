@@ -135,9 +135,12 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Aggs = append(r.Aggs, live)
 		spares = append(spares, spec)
-		// The slot's template, a map the kernel makes and drops, need
-		// not be as large: a hash map in an array of maps may hold
-		// any number of entries.
+		// The slot takes maps like its inner map, made for the
+		// purpose and closed: of one entry, as the kernel does not
+		// compare a hash's entries with it (bpf_map_meta_equal),
+		// where one of spec's, preallocated, would take as long to
+		// make as the live map (a quarter of a second for the
+		// default aggsize on two CPUs).
 		inner := *spec
 		inner.MaxEntries = 1
 		slot, err := ebpf.NewMap(&ebpf.MapSpec{Name: aggMapName(i), Type: ebpf.ArrayOfMaps, KeySize: 4, ValueSize: 4, MaxEntries: 1, InnerMap: &inner})

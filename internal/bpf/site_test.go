@@ -5,6 +5,7 @@ package bpf_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cilium/ebpf"
@@ -104,4 +105,35 @@ func loadSite(t *testing.T, l *bpf.Layout, pp *bpf.ProbeProgram, ent bpf.ProbeEn
 		t.Fatalf("context %d: %v", pp.Context, err)
 	}
 	prog.Close()
+}
+
+// TestSiteClauses checks that a site given the clauses its probe runs
+// holds their code alone, and one given none every clause's, and that
+// the verifier takes the program: at a tracepoint that several
+// providers' probes share, each site's code is checked whole.
+func TestSiteClauses(t *testing.T) {
+	const n = 4
+	var src strings.Builder
+	for j := range n {
+		fmt.Fprintf(&src, "BEGIN { trace(%d); }\n", j)
+	}
+	l, pp, ent := layOut(t, src.String(), beginProbe, bpf.CtxRawTP, nil)
+	pp.Sites = []bpf.Site{{Index: 0, Clauses: []int{0, 2}}, {Index: 0, Clauses: []int{3}}, {Index: 0}}
+	insns, err := bpf.BuildProbe(pp, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range insns {
+		var site, clause int
+		if _, err := fmt.Sscanf(in.Symbol(), "s%d_c%d_end", &site, &clause); err == nil {
+			got = append(got, fmt.Sprintf("site %d clause %d", site, clause))
+		}
+	}
+	want := []string{"site 0 clause 0", "site 0 clause 2", "site 1 clause 3",
+		"site 2 clause 0", "site 2 clause 1", "site 2 clause 2", "site 2 clause 3"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the sites' clauses (-want +got):\n%s", diff)
+	}
+	loadSite(t, l, pp, ent, insns)
 }

@@ -82,7 +82,7 @@ func (b *builder) span() {
 	}
 	if b.p.Span == SpanStart {
 		key()
-		b.emit(asm.FnMapLookupElem.Call())
+		b.t.helper(asm.FnMapLookupElem)
 		b.emit(asm.JEq.Imm(asm.R0, 0, "span_new"))
 		b.emit(asm.LoadMem(asm.R1, asm.R0, 8, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, rState, stateRawArgs+8, asm.DWord))
@@ -104,7 +104,7 @@ func (b *builder) span() {
 		return
 	}
 	key()
-	b.emit(asm.FnMapLookupElem.Call())
+	b.t.helper(asm.FnMapLookupElem)
 	b.emit(asm.JEq.Imm(asm.R0, 0, "span_none"))
 	for i := range int16(2) {
 		b.emit(asm.LoadMem(asm.R1, asm.R0, 8*i, asm.DWord))

@@ -123,9 +123,11 @@ type translator struct {
 	// lp the prefix of the labels of the prologue of the one emitted.
 	subs []subprog
 	lp   string
-	// finds says aggregations' maps are looked up through a
-	// function (finder).
-	finds bool
+	// shared says the program is one of a chain's, whose map lookups
+	// and reads of the CPU's number go through functions of its own
+	// (helper): helpers are those made so far.
+	shared  bool
+	helpers []asm.BuiltinFunc
 }
 
 // A subprog is a function of a program other than a callback: its name
@@ -366,7 +368,7 @@ func (t *translator) lookup(dst asm.Register, name string) {
 	t.mapPtr(asm.R1, name)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	t.emit(asm.FnMapLookupElem.Call())
+	t.helper(asm.FnMapLookupElem)
 	t.emit(asm.JNE.Imm(asm.R0, 0, t.lp+"have_"+name))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	t.emit(asm.Return())
@@ -727,7 +729,7 @@ func (t *translator) thread(pc int, in dif.Instr, local func(string) string) err
 	}
 	if in.Op() == dif.LDTS {
 		key()
-		t.emit(asm.FnMapLookupElem.Call())
+		t.helper(asm.FnMapLookupElem)
 		t.emit(asm.Mov.Imm(asm.R1, 0))
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("ldts")))
 		t.emit(asm.LoadMem(asm.R1, asm.R0, 0, asm.DWord))
@@ -842,7 +844,7 @@ func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string
 		t.mapPtr(asm.R1, mapThreadRefs)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, keySlot))
-		t.emit(asm.FnMapLookupElem.Call())
+		t.helper(asm.FnMapLookupElem)
 	}
 	if in.Op() == dif.LDTS {
 		find()
@@ -865,7 +867,7 @@ func (t *translator) threadRef(pc int, in dif.Instr, r varRef, local func(string
 	t.mapPtr(asm.R1, mapZero)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	t.emit(asm.FnMapLookupElem.Call())
+	t.helper(asm.FnMapLookupElem)
 	t.emit(asm.JEq.Imm(asm.R0, 0, local("drop")))
 	t.emit(asm.Mov.Reg(asm.R3, asm.R0))
 	t.mapPtr(asm.R1, mapThreadRefs)
@@ -919,7 +921,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 	case id == dif.VarUID || id == dif.VarGID:
 		t.half(asm.FnGetCurrentUidGid, id == dif.VarGID)
 	case id == dif.VarCPU:
-		t.emit(asm.FnGetSmpProcessorId.Call())
+		t.helper(asm.FnGetSmpProcessorId)
 	case id == dif.VarExecname:
 		t.execname(pc, local)
 	case id == dif.VarExecargs:
@@ -940,7 +942,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		t.mapPtr(asm.R1, mapCtl)
 		t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 		t.emit(asm.Add.Imm(asm.R2, zeroSlot))
-		t.emit(asm.FnMapLookupElem.Call())
+		t.helper(asm.FnMapLookupElem)
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
 		t.emit(asm.LoadMem(asm.R1, asm.R0, ctlWallOff, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
@@ -1064,7 +1066,7 @@ func (t *translator) probeName(id uint32, local func(string) string) {
 	t.mapPtr(asm.R1, mapProbeNames)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, bufSlot))
-	t.emit(asm.FnMapLookupElem.Call())
+	t.helper(asm.FnMapLookupElem)
 	t.emit(asm.JEq.Imm(asm.R0, 0, local("noname")))
 	t.emit(asm.Add.Imm(asm.R0, off))
 	t.emit(asm.Ja.Label(local("name")))
@@ -1072,7 +1074,7 @@ func (t *translator) probeName(id uint32, local func(string) string) {
 	t.mapPtr(asm.R1, mapZero)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	t.emit(asm.FnMapLookupElem.Call())
+	t.helper(asm.FnMapLookupElem)
 	t.mark(local("name"))
 	// A pointer read back as a scalar, as DIF addresses are.
 	t.emit(asm.StoreMem(rState, stateTmp, asm.R0, asm.DWord))
@@ -1624,7 +1626,7 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	t.mapPtr(asm.R1, mapKey)
 	t.emit(asm.Mov.Reg(asm.R2, asm.R10))
 	t.emit(asm.Add.Imm(asm.R2, zeroSlot))
-	t.emit(asm.FnMapLookupElem.Call())
+	t.helper(asm.FnMapLookupElem)
 	t.emit(asm.JNE.Imm(asm.R0, 0, local("key")))
 	t.emit(asm.Mov.Imm(asm.R0, 0))
 	t.emit(asm.Ja.Label(local("done")))
@@ -1671,7 +1673,7 @@ func (t *translator) assoc(pc int, in dif.Instr, local func(string) string) erro
 	find := func() {
 		t.mapPtr(asm.R1, name)
 		keyBuf(asm.R2)
-		t.emit(asm.FnMapLookupElem.Call())
+		t.helper(asm.FnMapLookupElem)
 	}
 	if op == dif.LDGAA || op == dif.LDTAA {
 		find()

@@ -295,7 +295,7 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 	}
 	pps := make([]*bpf.ProbeProgram, len(order))
 	for i, g := range order {
-		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end, Sites: g.sites, RawArgs: g.rawArgs, Span: g.span}
+		pps[i] = &bpf.ProbeProgram{Context: g.ctx, Clauses: g.clauses, Error: errorClauses, End: g.end, Sites: g.siteClauses(), RawArgs: g.rawArgs, Span: g.span}
 		if err := lay.AddProbe(pps[i]); err != nil {
 			return nil, err
 		}
@@ -366,6 +366,25 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// siteClauses returns g's sites, each with the clauses its probe runs:
+// those its entry gives an EPID.
+func (g *group) siteClauses() []bpf.Site {
+	sites := slices.Clone(g.sites)
+	for i, st := range sites {
+		ent := g.entries[st.Index]
+		if ent == nil {
+			continue
+		}
+		sites[i].Clauses = []int{}
+		for c, epid := range ent.EPIDs {
+			if epid != 0 {
+				sites[i].Clauses = append(sites[i].Clauses, c)
+			}
+		}
+	}
+	return sites
 }
 
 // vtime attaches the runtime's keeper of the threads' CPU times to the
@@ -466,6 +485,7 @@ func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, links []bpf.Link, lay 
 	for j := links[le.Link].Lo; j < links[le.Link].Hi; j++ {
 		one := *pp
 		one.Clauses = pp.Clauses[j : j+1]
+		one.Sites = siteOf(pp.Sites, j)
 		insns, berr := bpf.BuildProbe(&one, lay)
 		if berr != nil {
 			continue
@@ -491,6 +511,22 @@ func (t *Tracing) culprit(g *group, pp *bpf.ProbeProgram, links []bpf.Link, lay 
 		return &clauseError{j, lerr}
 	}
 	return err
+}
+
+// siteOf returns the sites of a program of clause j alone: each runs
+// it if it ran it among the program's clauses.
+func siteOf(sites []bpf.Site, j int) []bpf.Site {
+	one := slices.Clone(sites)
+	for i, st := range one {
+		if st.Clauses == nil {
+			continue
+		}
+		one[i].Clauses = []int{}
+		if slices.Contains(st.Clauses, j) {
+			one[i].Clauses = []int{0}
+		}
+	}
+	return one
 }
 
 // verifierError says which clause or program the kernel refused to

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cilium/ebpf"
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
 	"github.com/kdtrace/kdtrace/dof"
@@ -58,5 +59,20 @@ func TestVerifierError(t *testing.T) {
 				t.Errorf("%v does not wrap its cause", err)
 			}
 		})
+	}
+}
+
+// TestSiteOf checks the sites of the program of one clause alone, which
+// culprit loads to find the clause refused: each site runs the clause,
+// now the program's first, if it ran it, and a site of every clause
+// still does.
+func TestSiteOf(t *testing.T) {
+	sites := []bpf.Site{{Index: 0, Clauses: []int{0, 2}}, {Index: 1, Clauses: []int{1}}, {Index: 2}}
+	want := []bpf.Site{{Index: 0, Clauses: []int{0}}, {Index: 1, Clauses: []int{}}, {Index: 2}}
+	if diff := cmp.Diff(want, siteOf(sites, 2)); diff != "" {
+		t.Errorf("siteOf(clause 2) (-want +got):\n%s", diff)
+	}
+	if sites[0].Clauses[1] != 2 {
+		t.Errorf("siteOf changed the program's sites: %v", sites)
 	}
 }
