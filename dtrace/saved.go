@@ -27,6 +27,9 @@ import (
 const (
 	savedTarget1 = 1987654301
 	savedTarget2 = 1987654303
+	// savedTargetPid is a pid, prime and unlikely a program's own
+	// constant.
+	savedTargetPid = 7919
 )
 
 // IsSaved reports whether b is a saved program rather than D: it starts
@@ -41,59 +44,45 @@ func IsSaved(b []byte) bool {
 // set, and the integer slots of their DIF that hold $target. The handle
 // must be opened with Config.Save, and the programs compiled by it.
 //
-// A program is compiled again with $target another value, to find its
+// A program is compiled again with $target other values, to find its
 // slots: one where $target went into a constant expression or a probe
 // description, which a run could not patch, is refused.
 func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 	if !h.cfg.Save {
 		return nil, errors.New("the handle was not opened to save programs")
 	}
-	// In a handle of its own, as a handle's compiles are not
-	// independent (declarations, the sugar's variables).
-	h2, err := Open(&h.cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer h2.Close()
-	h2.opts, h2.cppOpts, h2.cpp, h2.zdefs = h.opts.Clone(), h.cppOpts, h.cpp, h.zdefs
-	h2.cppOpts.Defines, h2.cppOpts.Undefs, h2.cppOpts.Includes = slices.Clone(h.cppOpts.Defines), slices.Clone(h.cppOpts.Undefs), slices.Clone(h.cppOpts.Includes)
-	h2.savedTarget = savedTarget2
-	again := make([]*Program, len(progs))
-	for i, p := range progs {
-		q, err := h2.compile(p.Spec, p.Source, p.src, p.flags)
-		if err != nil {
-			return nil, err
-		}
-		again[i] = q
-	}
 	all, err := ecbsOf(progs)
 	if err != nil {
 		return nil, err
 	}
-	other, err := ecbsOf(again)
-	if err != nil {
-		return nil, err
-	}
 	saved := &dof.Saved{}
-	if len(all.ECBs) == len(other.ECBs) {
-		for i := range all.ECBs {
-			a, b := &all.ECBs[i], &other.ECBs[i]
-			saved.Target = append(saved.Target, targetSlots(i, -1, a.Pred, b.Pred)...)
-			for j := range min(len(a.Actions), len(b.Actions)) {
-				saved.Target = append(saved.Target, targetSlots(i, j, a.Actions[j].DIFO, b.Actions[j].DIFO)...)
+	// Compiled with $target savedTarget2, the program differs from
+	// this one in $target's slots only; with a pid too, so that most
+	// comparisons of $target with a constant, which compile to a
+	// constant of their own, differ elsewhere and are refused. (0 and
+	// other small values cannot serve: the code of a constant 0, or
+	// of one the DIFO has already, is not that of another.)
+	for _, v := range []int{savedTarget2, savedTargetPid} {
+		other, err := h.compileAgain(progs, v)
+		if err != nil {
+			return nil, err
+		}
+		if v == savedTarget2 && len(all.ECBs) == len(other.ECBs) {
+			for i := range all.ECBs {
+				a, b := &all.ECBs[i], &other.ECBs[i]
+				saved.Target = append(saved.Target, targetSlots(i, -1, a.Pred, b.Pred)...)
+				for j := range min(len(a.Actions), len(b.Actions)) {
+					saved.Target = append(saved.Target, targetSlots(i, j, a.Actions[j].DIFO, b.Actions[j].DIFO)...)
+				}
 			}
 		}
-	}
-	x, err := dof.Write(all, nil)
-	if err != nil {
-		return nil, err
-	}
-	y, err := dof.Write(other, nil)
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.Equal(x, y) {
-		return nil, errors.New("$target cannot be saved where it is compiled into a constant (a probe description, or an expression of constants): a saved program takes it as a value only")
+		same, err := sameBut(all, other, saved.Target, uint64(v))
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			return nil, errors.New("$target cannot be saved where it is compiled into a constant (a probe description, or an expression of constants): a saved program takes it as a value only")
+		}
 	}
 	if saved.BuildIDs, err = h.compiledFor(); err != nil {
 		return nil, err
@@ -106,6 +95,53 @@ func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 		opts.UTSName = utsname()
 	}
 	return dof.Write(all, opts)
+}
+
+// compileAgain compiles the programs again with $target v, in a handle
+// of its own, as a handle's compiles are not independent (declarations,
+// the sugar's variables), and returns their ECBs.
+func (h *Handle) compileAgain(progs []*Program, v int) (*dof.Program, error) {
+	h2, err := Open(&h.cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer h2.Close()
+	h2.opts, h2.cppOpts, h2.cpp, h2.zdefs = h.opts.Clone(), h.cppOpts, h.cpp, h.zdefs
+	h2.cppOpts.Defines, h2.cppOpts.Undefs, h2.cppOpts.Includes = slices.Clone(h.cppOpts.Defines), slices.Clone(h.cppOpts.Undefs), slices.Clone(h.cppOpts.Includes)
+	h2.savedTarget = v
+	again := make([]*Program, len(progs))
+	for i, p := range progs {
+		q, err := h2.compile(p.Spec, p.Source, p.src, p.flags)
+		if err != nil {
+			return nil, err
+		}
+		again[i] = q
+	}
+	return ecbsOf(again)
+}
+
+// sameBut reports whether b is a with $target's slots holding v.
+func sameBut(a, b *dof.Program, slots []dof.TargetSlot, v uint64) (bool, error) {
+	for _, s := range slots {
+		d, err := s.DIFO(a)
+		if err != nil {
+			return false, err
+		}
+		d.Ints[s.Int] = v
+	}
+	x, err := dof.Write(a, nil)
+	for _, s := range slots {
+		d, _ := s.DIFO(a)
+		d.Ints[s.Int] = savedTarget1
+	}
+	if err != nil {
+		return false, err
+	}
+	y, err := dof.Write(b, nil)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
 }
 
 // ecbsOf returns the ECBs of the programs, as a copy DOF writes.
@@ -122,9 +158,7 @@ func ecbsOf(progs []*Program) (*dof.Program, error) {
 }
 
 // targetSlots returns the slots of a, a DIFO compiled with $target
-// savedTarget1, that hold savedTarget2 in b, its compile with that;
-// they are set to savedTarget1 in b, so that the two compare equal
-// when nothing else differs.
+// savedTarget1, that hold savedTarget2 in b, its compile with that.
 func targetSlots(ecb, action int, a, b *dof.DIFO) []dof.TargetSlot {
 	if a == nil || b == nil || len(a.Ints) != len(b.Ints) {
 		return nil
@@ -133,7 +167,6 @@ func targetSlots(ecb, action int, a, b *dof.DIFO) []dof.TargetSlot {
 	for i := range a.Ints {
 		if a.Ints[i] == savedTarget1 && b.Ints[i] == savedTarget2 {
 			slots = append(slots, dof.TargetSlot{ECB: ecb, Action: action, Int: i})
-			b.Ints[i] = savedTarget1
 		}
 	}
 	return slots
