@@ -72,8 +72,8 @@ type Handle struct {
 	// savedTarget is $target's placeholder while compiling with
 	// Config.Save.
 	savedTarget int
-	procs   []*Process
-	env     []string // of the processes Create starts; nil until first changed
+	procs       []*Process
+	env         []string // of the processes Create starts; nil until first changed
 
 	modules []types.Module // the kernel's types
 	// printed numbers the types of the programs' print() values, which

@@ -55,9 +55,9 @@ type command struct {
 	// compileOnly is the first option given that only the compiler
 	// reads, which a saved program does not take.
 	compileOnly string
-	exec    bool // false with -e
-	output  string
-	objects []string // -G's operands
+	exec        bool // false with -e
+	output      string
+	objects     []string // -G's operands
 }
 
 // run is the command with its environment made explicit; it returns the
