@@ -564,6 +564,12 @@ func (c *command) load(name string, b []byte) (*dtrace.Program, int) {
 	case c.list || c.header || c.dofOut:
 		fmt.Fprintf(c.stderr, "%s: %s is a saved program: it can only be run (or checked, with -e)\n", c.name, name)
 		return nil, 2
+	case len(c.progs) > 1:
+		// Its variables and aggregations are numbered as its own
+		// compile numbered them, which another program's would
+		// share.
+		fmt.Fprintf(c.stderr, "%s: saved program %s runs alone: it cannot be given with other programs\n", c.name, name)
+		return nil, 2
 	case c.compileOnly != "":
 		fmt.Fprintf(c.stderr, "%s: -%s cannot be used with saved program %s, which is compiled already\n", c.name, c.compileOnly, name)
 		return nil, 2

@@ -135,6 +135,7 @@ func TestSavedRefused(t *testing.T) {
 		{[]string{"-A", "-o", filepath.Join(dir, "x.dof"), "-s", foreign}, 2, "^kdtrace: -A: " + regexp.QuoteMeta(foreign) + " is a saved program already\n$"},
 		{[]string{"-C", "-e", "-s", foreign}, 2, "^kdtrace: -C cannot be used with saved program " + regexp.QuoteMeta(foreign) + ", which is compiled already\n$"},
 		{[]string{"-l", "-s", foreign}, 2, "is a saved program: it can only be run"},
+		{[]string{"-e", "-s", foreign, "-n", "BEGIN"}, 2, "^kdtrace: saved program " + regexp.QuoteMeta(foreign) + " runs alone: it cannot be given with other programs\n$"},
 	} {
 		stdout.Reset()
 		stderr.Reset()
