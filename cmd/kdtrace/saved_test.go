@@ -48,9 +48,9 @@ END { printa("%s %@d\n", @n); printa("sum %@d\n", @s); printa(@r); }`,
 		},
 		{
 			name:   "tracepoint and trace",
-			script: `sdt:::sched_process_exit /pid == $target/ { trace("exit"); @n = count(); } END { printa("exits %@d\n", @n); }`,
+			script: `sdt:::sched_process_exit /pid == $target/ { trace("exit"); @n[pid == $target, pid != $target + 0] = count(); } END { printa("exits %d %d %@d\n", @n); }`,
 			run:    []string{"-q"},
-			want:   "exits 1",
+			want:   "exits 1 0 1",
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
