@@ -346,10 +346,11 @@ func (h *Handle) failure(spec Spec, text string, err error) *CompileError {
 			}
 		}
 	}
-	if h.savedTarget != 0 {
+	if n := strconv.Itoa(h.savedTarget); h.savedTarget != 0 && strings.Contains(msg, n) {
 		// Where compiling to save, $target's placeholder is named
-		// as what it stands for.
-		msg = strings.ReplaceAll(msg, strconv.Itoa(h.savedTarget), "$target")
+		// as what it stands for: the process of the run, which a
+		// probe description cannot name.
+		msg = strings.ReplaceAll(msg, n, "$target") + " (a saved program takes $target in predicates and actions only)"
 	}
 	if spec == Script {
 		ce.msg = fmt.Sprintf("failed to compile script %s: %s", text, msg)

@@ -132,6 +132,7 @@ func TestSavedRefused(t *testing.T) {
 		{[]string{"-A", "-o", filepath.Join(dir, "x.dof"), "-n", "BEGIN /$target < 100000/ { exit(0); }"}, 1, `^kdtrace: failed to save program: \$target cannot be saved where`},
 		{[]string{"--kernel", demo, "-A", "-o", filepath.Join(dir, "x.dof"), "-n", "BEGIN { trace((long)&`main); }"}, 1,
 			"address of vmlinux`main is not known: a saved program cannot hold a kernel address"},
+		{[]string{"-A", "-o", filepath.Join(dir, "x.dof"), "-n", "pid$target::malloc:entry"}, 1, `^kdtrace: invalid probe specifier pid\$target::malloc:entry: .*\$target.* \(a saved program takes \$target in predicates and actions only\)\n$`},
 		{[]string{"-A", "-o", filepath.Join(dir, "x.dof"), "-s", foreign}, 2, "^kdtrace: -A: " + regexp.QuoteMeta(foreign) + " is a saved program already\n$"},
 		{[]string{"-C", "-e", "-s", foreign}, 2, "^kdtrace: -C cannot be used with saved program " + regexp.QuoteMeta(foreign) + ", which is compiled already\n$"},
 		{[]string{"-l", "-s", foreign}, 2, "is a saved program: it can only be run"},
