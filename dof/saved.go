@@ -25,16 +25,20 @@ const SectSaved SectType = 0x4b440001
 //	buildid "vmlinux" "eb4fbcd037e7253717950bf2b93bd5566f47c56f"
 //	option "bufsize" "8m"
 //	target 2 -1 0
+//	aggregation 0 "count"
 //
 // A buildid names an image (vmlinux, or a module by its name) and its
 // GNU build-id in hex. An option is a runtime option as the command line
 // and the program's pragmas set it ("" for an option without a value).
 // A target is an integer table slot that holds $target: the ECB's index,
-// the action's index (-1 for the predicate) and the slot's index.
+// the action's index (-1 for the predicate) and the slot's index. An
+// aggregation names an aggregation variable by the compiler's ID (from
+// 0), for the output that names it (JSON).
 type Saved struct {
-	BuildIDs []BuildID
-	Options  []SavedOption
-	Target   []TargetSlot
+	BuildIDs     []BuildID
+	Options      []SavedOption
+	Target       []TargetSlot
+	Aggregations []SavedAggregation
 }
 
 // BuildID is an image a program was compiled against and its build-id.
@@ -75,6 +79,12 @@ func (s TargetSlot) DIFO(p *Program) (*DIFO, error) {
 	return d, nil
 }
 
+// SavedAggregation is an aggregation variable's name, without its @.
+type SavedAggregation struct {
+	ID   uint32
+	Name string
+}
+
 // savedMagic is the first line of the section.
 const savedMagic = "kdtrace-saved 1"
 
@@ -90,6 +100,9 @@ func (s *Saved) Encode() []byte {
 	}
 	for _, t := range s.Target {
 		fmt.Fprintf(&b, "target %d %d %d\n", t.ECB, t.Action, t.Int)
+	}
+	for _, a := range s.Aggregations {
+		fmt.Fprintf(&b, "aggregation %d %s\n", a.ID, strconv.Quote(a.Name))
 	}
 	return []byte(b.String())
 }
@@ -126,6 +139,15 @@ func DecodeSaved(b []byte) (*Saved, error) {
 			var n int
 			if n, err = fmt.Sscanf(rest, "%d %d %d", &t.ECB, &t.Action, &t.Int); err == nil && n == 3 {
 				s.Target = append(s.Target, t)
+			}
+		case "aggregation":
+			id, name, _ := strings.Cut(rest, " ")
+			var n uint64
+			var f []string
+			if n, err = strconv.ParseUint(id, 10, 32); err == nil {
+				if f, err = quotedFields(name, 1); err == nil {
+					s.Aggregations = append(s.Aggregations, SavedAggregation{uint32(n), f[0]})
+				}
 			}
 		default:
 			err = fmt.Errorf("unknown record %q", kind)

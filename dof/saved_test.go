@@ -12,9 +12,10 @@ import (
 
 func TestSavedRoundTrip(t *testing.T) {
 	saved := &dof.Saved{
-		BuildIDs: []dof.BuildID{{"vmlinux", "eb4fbcd037e7253717950bf2b93bd5566f47c56f"}, {"ext4", "00ff"}},
-		Options:  []dof.SavedOption{{"quiet", ""}, {"bufsize", "8m"}, {"odd name", "a \"b\"\n\tc"}},
-		Target:   []dof.TargetSlot{{ECB: 0, Action: -1, Int: 0}, {ECB: 0, Action: 1, Int: 2}},
+		BuildIDs:     []dof.BuildID{{"vmlinux", "eb4fbcd037e7253717950bf2b93bd5566f47c56f"}, {"ext4", "00ff"}},
+		Options:      []dof.SavedOption{{"quiet", ""}, {"bufsize", "8m"}, {"odd name", "a \"b\"\n\tc"}},
+		Target:       []dof.TargetSlot{{ECB: 0, Action: -1, Int: 0}, {ECB: 0, Action: 1, Int: 2}},
+		Aggregations: []dof.SavedAggregation{{0, "count"}, {1, "_"}},
 	}
 	p := &dof.Program{ECBs: []dof.ECB{{
 		Probe: dof.ProbeSpec{Provider: "syscall", Function: "read", Name: "entry"},
@@ -72,6 +73,8 @@ func TestDecodeSavedErrors(t *testing.T) {
 		{"kdtrace-saved 1\ntarget 1 x 2\n", "line 2"},
 		{"kdtrace-saved 1\n\nbuildid \"a\" \"b\"\n", "empty line 2"},
 		{"kdtrace-saved 1\nrelocate 1\n", "unknown record"},
+		{"kdtrace-saved 1\naggregation x \"a\"\n", "line 2"},
+		{"kdtrace-saved 1\naggregation 1 a\n", "line 2"},
 	} {
 		_, err := dof.DecodeSaved([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -72,8 +72,11 @@ type Handle struct {
 	// savedTarget is $target's placeholder while compiling with
 	// Config.Save.
 	savedTarget int
-	procs       []*Process
-	env         []string // of the processes Create starts; nil until first changed
+	// savedAggs names the aggregations of a saved program Load read,
+	// by the compiler's IDs.
+	savedAggs map[uint32]string
+	procs     []*Process
+	env       []string // of the processes Create starts; nil until first changed
 
 	modules []types.Module // the kernel's types
 	// printed numbers the types of the programs' print() values, which

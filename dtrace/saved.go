@@ -84,6 +84,9 @@ func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 			return nil, errors.New("$target cannot be saved where it is compiled into a constant (a probe description, or an expression of constants): a saved program takes it as a value only")
 		}
 	}
+	for id := uint32(0); h.checker.Aggregation(id) != nil; id++ {
+		saved.Aggregations = append(saved.Aggregations, dof.SavedAggregation{ID: id, Name: h.checker.Aggregation(id).Name})
+	}
 	if saved.BuildIDs, err = h.compiledFor(); err != nil {
 		return nil, err
 	}
@@ -245,6 +248,10 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 		if err := h.SetOpt(o.Name, o.Value); err != nil {
 			return nil, fmt.Errorf("%s: failed to set option %s: %v", name, o.Name, err)
 		}
+	}
+	h.savedAggs = make(map[uint32]string)
+	for _, a := range saved.Aggregations {
+		h.savedAggs[a.ID] = a.Name
 	}
 	return &Program{Spec: Script, Source: name, object: prog}, nil
 }

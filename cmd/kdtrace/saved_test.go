@@ -38,19 +38,26 @@ func TestSavedRoundTrip(t *testing.T) {
 syscall::read:entry /pid == $target && arg2 == 1/ { @n["reads"] = count(); @s = sum(arg2); self->t = 1; }
 syscall::read:return /self->t/ { @r[probefunc] = count(); self->t = 0; }
 END { printa("%s %@d\n", @n); printa("sum %@d\n", @s); printa(@r); }`,
-			want: "reads " + strconv.Itoa(savedReads),
+			want: "reads " + strconv.Itoa(savedReads) + "\n",
 		},
 		{
 			name:   "options saved from the command line",
 			script: `syscall::read:entry /pid == $target/ { @ = quantize(arg2); } syscall::read:return /pid == $target && arg0 == 1/ { @ok = count(); } END { printa("ok %@d\n", @ok); }`,
 			save:   []string{"-q", "-x", "aggsortkey", "-b", "2m"},
-			want:   "ok " + strconv.Itoa(savedReads),
+			want:   "ok " + strconv.Itoa(savedReads) + "\n",
+		},
+		{
+			// The aggregations keep their names in JSON.
+			name:   "json",
+			script: `syscall::read:entry /pid == $target && arg2 == 1/ { @reads = count(); @bytes[execname] = sum(arg2); }`,
+			save:   []string{"-O", "json"},
+			want:   `{"version":1,"type":"aggregation","id":1,"name":"@reads"`,
 		},
 		{
 			name:   "tracepoint and trace",
 			script: `sdt:::sched_process_exit /pid == $target/ { trace("exit"); @n[pid == $target, pid != $target + 0] = count(); } END { printa("exits %d %d %@d\n", @n); }`,
 			run:    []string{"-q"},
-			want:   "exits 1 0 1",
+			want:   "exits 1 0 1\n",
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,14 +76,18 @@ END { printa("%s %@d\n", @n); printa("sum %@d\n", @s); printa(@r); }`,
 			want, wantErr := runOut(t, direct)
 			fromSaved := append(append([]string{"kdtrace"}, c.run...), "-c", dd, "-s", saved)
 			got, gotErr := runOut(t, fromSaved)
-			if !strings.Contains(want, c.want+"\n") {
+			if !strings.Contains(want, c.want) {
 				t.Errorf("kdtrace %q printed no %q:\n%s", direct, c.want, want)
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("output (-script +saved):\n%s", d)
 			}
-			// What differs in the messages is the file's name.
+			// What differs in the messages is the file's name, and
+			// the process's.
 			gotErr = strings.ReplaceAll(gotErr, saved, script)
+			exited := regexp.MustCompile(`pid \d+ has exited`)
+			wantErr = exited.ReplaceAllString(wantErr, "pid N has exited")
+			gotErr = exited.ReplaceAllString(gotErr, "pid N has exited")
 			if d := cmp.Diff(wantErr, gotErr); d != "" {
 				t.Errorf("stderr (-script +saved):\n%s", d)
 			}
