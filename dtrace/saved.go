@@ -104,7 +104,11 @@ func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 // of its own, as a handle's compiles are not independent (declarations,
 // the sugar's variables), and returns their ECBs.
 func (h *Handle) compileAgain(progs []*Program, v int) (*dof.Program, error) {
-	h2, err := Open(&h.cfg)
+	// What it would print (-d, -S, warnings) the first compile
+	// printed.
+	cfg := h.cfg
+	cfg.Stdout, cfg.Stderr = nil, nil
+	h2, err := Open(&cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +190,9 @@ func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 			return nil, fmt.Errorf("cannot save: --kernel %s: %v", h.cfg.Kernel, err)
 		}
 		ids = append(ids, dof.BuildID{Name: "vmlinux", ID: id})
-	} else if len(h.cfg.Modules) == 0 {
+	} else {
+		// The running kernel's probes and types were compiled
+		// against, with --module's images or without.
 		id, err := runningBuildID("vmlinux")
 		if err != nil {
 			return nil, fmt.Errorf("cannot save: %v", err)

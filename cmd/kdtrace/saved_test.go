@@ -184,3 +184,24 @@ func noteID(t *testing.T, notes []byte) string {
 	t.Skip("the running kernel's notes hold no build-id")
 	return ""
 }
+
+// TestSavedCompilesPrintOnce: -A compiles the programs again to find
+// $target's slots, and what -d prints is printed once, as without -A.
+func TestSavedCompilesPrintOnce(t *testing.T) {
+	prog := "BEGIN { x = 1; }"
+	var want, wantErr bytes.Buffer
+	if st := run([]string{"kdtrace", "-e", "-d", "-n", prog}, &want, &wantErr); st != 0 {
+		t.Fatalf("kdtrace -e -d: status %d: %s", st, wantErr.String())
+	}
+	var got, gotErr bytes.Buffer
+	args := []string{"kdtrace", "-A", "-o", filepath.Join(t.TempDir(), "p.dof"), "-d", "-n", prog}
+	if st := run(args, &got, &gotErr); st != 0 {
+		t.Fatalf("kdtrace %q: status %d: %s", args, st, gotErr.String())
+	}
+	if d := cmp.Diff(want.String(), got.String()); d != "" {
+		t.Errorf("-d's output (-e +A):\n%s", d)
+	}
+	if d := cmp.Diff(wantErr.String(), gotErr.String()); d != "" {
+		t.Errorf("stderr (-e +A):\n%s", d)
+	}
+}
