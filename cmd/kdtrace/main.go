@@ -588,5 +588,11 @@ func (c *command) saveProgram(progs []*dtrace.Program) int {
 	if err != nil {
 		return c.fail("failed to save program: %v", err)
 	}
-	return c.writeObject(c.output, b)
+	if st := c.writeObject(c.output, b); st != 0 {
+		return st
+	}
+	// dtrace's words, on stderr whatever the quiet option, as the
+	// program's pragmas may set it.
+	fmt.Fprintf(c.stderr, "%s: saved anonymous enabling in %s\n", c.name, c.output)
+	return 0
 }

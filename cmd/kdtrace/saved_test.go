@@ -69,7 +69,7 @@ END { printa("%s %@d\n", @n); printa("sum %@d\n", @s); printa(@r); }`,
 			saved := filepath.Join(dir, "prog.dof")
 			args := append(append([]string{"kdtrace", "-A", "-o", saved}, c.save...), c.run...)
 			var stdout, stderr bytes.Buffer
-			if st := run(append(args, "-s", script), &stdout, &stderr); st != 0 || stdout.Len() != 0 || stderr.Len() != 0 {
+			if st := run(append(args, "-s", script), &stdout, &stderr); st != 0 || stdout.Len() != 0 || stderr.String() != "kdtrace: saved anonymous enabling in "+saved+"\n" {
 				t.Fatalf("kdtrace %q: status %d, stdout %q, stderr %q", args, st, stdout.String(), stderr.String())
 			}
 			direct := append(append(append([]string{"kdtrace"}, c.save...), c.run...), "-c", dd, "-s", script)
@@ -201,7 +201,7 @@ func TestSavedCompilesPrintOnce(t *testing.T) {
 	if d := cmp.Diff(want.String(), got.String()); d != "" {
 		t.Errorf("-d's output (-e +A):\n%s", d)
 	}
-	if d := cmp.Diff(wantErr.String(), gotErr.String()); d != "" {
+	if d := cmp.Diff(wantErr.String()+"kdtrace: saved anonymous enabling in "+args[3]+"\n", gotErr.String()); d != "" {
 		t.Errorf("stderr (-e +A):\n%s", d)
 	}
 }
