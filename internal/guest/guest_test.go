@@ -61,8 +61,8 @@ var guestCases = []guestCase{
 		// compiled here, against the debug vmlinux, for
 		// TestGuestSaved's figures.
 		name: "kinst inline first firing",
-		cmd:  `kdtrace -q -n 'kinst::add_rchar:entry /pid == $target/ { printf("fired\n"); exit(0); }' -c '/bin/readzero 1'`,
-		want: `^(readzero: 1 reads\n)?fired\n(readzero: 1 reads\n)?\n*$`,
+		cmd:  `kdtrace -q -n 'kinst::add_rchar:entry /pid == $target/ { n = 1; exit(0); } END { printf("fired %d\n", n); }' -c '/bin/readzero 1'`,
+		want: `^(readzero: 1 reads\n)?fired 1\n(readzero: 1 reads\n)?\n*$`,
 	},
 	{
 		// Of fsnotify_access's nine inline copies, only vfs_read's

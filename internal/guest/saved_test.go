@@ -29,7 +29,7 @@ var savedPrograms = []savedProgram{
 		END { printa("hits %@d\n", @n); }`}},
 	{"fbt.dof", []string{"-q", "-n", `fbt::vfs_read:entry /pid == $target/ { @n[args[2]] = count(); }
 		END { printa("count %d hits %@d\n", @n); }`}},
-	{"first.dof", []string{"-q", "-n", `kinst::add_rchar:entry /pid == $target/ { printf("fired\n"); exit(0); }`}},
+	{"first.dof", []string{"-q", "-n", `kinst::add_rchar:entry /pid == $target/ { n = 1; exit(0); } END { printf("fired %d\n", n); }`}},
 }
 
 // savedCases run the saved programs in a guest that has no debug image
@@ -61,7 +61,7 @@ var savedCases = []guestCase{
 		// "kinst inline first firing", which compiles in the guest.
 		name: "saved kinst inline first firing",
 		cmd:  `kdtrace -s /saved/first.dof -c '/bin/readzero 1'`,
-		want: `^(readzero: 1 reads\n)?fired\n(readzero: 1 reads\n)?\n*$`,
+		want: `^(readzero: 1 reads\n)?fired 1\n(readzero: 1 reads\n)?\n*$`,
 	},
 }
 
