@@ -32,6 +32,12 @@
 // the program back. Package enabling (internal) does the checks the kernel does
 // before it accepts DOF.
 //
+// A saved program (kdtrace -A) is a Write of its ECBs with
+// Options.Saved: kdtrace's own non-loadable SectSaved section, whose type
+// lies outside dtrace.h's range, records the build-ids of the images
+// the program was compiled against, its runtime options and the integer
+// table slots that hold $target (Saved); File.Saved reads it back.
+//
 // The types named after dtrace.h's structures (Header, Sec, ECBDesc,
 // ProbeDesc, ActDesc, DIFType, DIFVar, RelHdr, RelDesc, OptDesc,
 // ProviderDesc, ProbeEntry, XlatorDesc, XlMemberDesc, XlRef) are those

@@ -151,6 +151,9 @@ type Options struct {
 	// UTSName, if not empty, is written in a non-loadable UTSNAME
 	// section (struct utsname).
 	UTSName []byte
+	// Saved, if not nil, is written in kdtrace's non-loadable
+	// SectSaved section: what a saved program (kdtrace -A) records.
+	Saved *Saved
 }
 
 func (o *Options) funcNameLen() int {

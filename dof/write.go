@@ -19,7 +19,8 @@ import (
 //     their own, OptionsDOF);
 //   - for each provider: the translators it exports, PROBES, PRARGS,
 //     PROFFS, PRENOFFS, PROVIDER, RELTAB, URELHDR and PREXPORT;
-//   - the non-loadable COMMENTS and UTSNAME sections, if opts asks.
+//   - the non-loadable COMMENTS, UTSNAME and SectSaved sections, if
+//     opts asks.
 //
 // A DIFO is its DIF, INTTAB, STRTAB, VARTAB and XLTAB sections, those it
 // has, then its DIFOHDR linking them, then a RELTAB and a KRELHDR if it
@@ -308,6 +309,9 @@ func (w *writer) program() error {
 	}
 	if len(w.opts.UTSName) > 0 {
 		w.usect(w.opts.UTSName, SectUTSName, 1, 0)
+	}
+	if w.opts.Saved != nil {
+		w.usect(w.opts.Saved.Encode(), SectSaved, 1, 0)
 	}
 	if w.nsecs > 0xfffffffe {
 		return errors.New("dof: too many sections")

@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -77,6 +78,11 @@ type Program struct {
 	object *dof.Program
 
 	providers []ast.Decl // its provider definitions, with Link
+
+	// src and flags are what it was compiled from, kept with
+	// Config.Save for Handle.Save to compile it again.
+	src   []byte
+	flags Flags
 }
 
 // Print writes the program after the syntactic rewrites, in dtrace
@@ -151,6 +157,9 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 		return nil, h.failure(spec, text, err)
 	}
 	p := &Program{Spec: spec, Source: text, tree: prog, providers: provs}
+	if h.cfg.Save {
+		p.src, p.flags = src, flags
+	}
 	if flags&Sugar != 0 {
 		// As dtrace, -d prints the program once the syntactic
 		// rewrites are done, before types are checked.
@@ -230,7 +239,7 @@ func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.
 	}
 	pcfg := &parser.Config{
 		Args:        append([]string{name}, args...),
-		Macros:      macroVariables(h.target),
+		Macros:      macroVariables(cmp.Or(h.savedTarget, h.target)),
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     h.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
@@ -336,6 +345,12 @@ func (h *Handle) failure(spec Spec, text string, err error) *CompileError {
 				ce.Notes = append(ce.Notes, fmt.Sprintf("library %s was left out, as this kernel's types do not fit it: %v", le.File, le))
 			}
 		}
+	}
+	if n := strconv.Itoa(h.savedTarget); h.savedTarget != 0 && strings.Contains(msg, n) {
+		// Where compiling to save, $target's placeholder is named
+		// as what it stands for: the process of the run, which a
+		// probe description cannot name.
+		msg = strings.ReplaceAll(msg, n, "$target") + " (a saved program takes $target in predicates and actions only)"
 	}
 	if spec == Script {
 		ce.msg = fmt.Sprintf("failed to compile script %s: %s", text, msg)

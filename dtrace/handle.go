@@ -43,6 +43,10 @@ type Config struct {
 	// LibDirs are directories of D libraries loaded before the
 	// system's (-L).
 	LibDirs []string
+	// Save compiles programs for Handle.Save (kdtrace -A): $target is
+	// a placeholder that a run patches, and kernel symbols have no
+	// address, as the kernel that runs the program places itself.
+	Save bool
 	// Args are the macro arguments $1, $2, … of every program.
 	Args []string
 	// Name is the program's name that starts warnings and notes
@@ -65,8 +69,14 @@ type Handle struct {
 	cpp     bool // -C
 	zdefs   bool // -Z
 	target  int  // the process of -p or -c, $target; 0 for none
-	procs   []*Process
-	env     []string // of the processes Create starts; nil until first changed
+	// savedTarget is $target's placeholder while compiling with
+	// Config.Save.
+	savedTarget int
+	// savedAggs names the aggregations of a saved program Load read,
+	// by the compiler's IDs.
+	savedAggs map[uint32]string
+	procs     []*Process
+	env       []string // of the processes Create starts; nil until first changed
 
 	modules []types.Module // the kernel's types
 	// printed numbers the types of the programs' print() values, which
@@ -106,6 +116,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 // read when the first program compiles.
 func Open(cfg *Config) (*Handle, error) {
 	h := &Handle{cfg: *cfg}
+	if h.cfg.Save {
+		h.savedTarget = savedTarget1
+	}
 	if h.cfg.Name == "" {
 		h.cfg.Name = "kdtrace"
 	}
@@ -235,6 +248,10 @@ func (h *Handle) setup() error {
 		n, _ := option.ParseSize(v)
 		strsize = int64(n)
 	}
+	var symbols check.Symbols = h.ksyms
+	if h.cfg.Save {
+		symbols = savedSymbols{h.ksyms}
+	}
 	h.checker = check.NewChecker(&check.Config{
 		StringSize:  strsize,
 		Destructive: h.opts.IsSet("destructive"),
@@ -244,8 +261,8 @@ func (h *Handle) setup() error {
 		LoadModule:  h.loadModule,
 		Probes:      h.probes(),
 		ZeroMatch:   h.zdefs,
-		Symbols:     h.ksyms,
-		Target:      h.target != 0,
+		Symbols:     symbols,
+		Target:      h.target != 0 || h.cfg.Save,
 	})
 	if v, ok := h.opts.Value("version"); ok {
 		if err := h.checker.SetVersion(v); err != nil {

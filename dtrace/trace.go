@@ -266,6 +266,9 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 			if a := h.checker.Aggregation(varid - 1); a != nil {
 				return "@" + a.Name
 			}
+			if name, ok := h.savedAggs[varid-1]; ok {
+				return "@" + name
+			}
 			return ""
 		},
 		System: func(cmd string) error {

@@ -10,6 +10,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -50,9 +51,13 @@ type command struct {
 	verbose bool // -v
 	header  bool // -h
 	dofOut  bool // -G
-	exec    bool // false with -e
-	output  string
-	objects []string // -G's operands
+	save    bool // -A
+	// compileOnly is the first option given that only the compiler
+	// reads, which a saved program does not take.
+	compileOnly string
+	exec        bool // false with -e
+	output      string
+	objects     []string // -G's operands
 }
 
 // run is the command with its environment made explicit; it returns the
@@ -101,7 +106,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	if len(c.progs) == 0 && !c.list {
 		return c.fail("no probes specified")
 	}
-	if c.output != "" && !c.header && !c.dofOut {
+	if c.save && c.output == "" {
+		// dtrace -A writes /boot/dtrace.dof for the next boot; Linux
+		// has no boot-time enabling, so the file must be named.
+		fmt.Fprintf(c.stderr, "%s: -A requires -o, the file to save the program in\n", c.name)
+		return 2
+	}
+	if c.output != "" && !c.header && !c.dofOut && !c.save {
 		// As dtrace, the output file is opened (for appending) before
 		// anything is compiled, so that a bad path fails at once.
 		f, err := os.OpenFile(c.output, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
@@ -112,6 +123,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	}
 	var progs []*dtrace.Program
 	for _, p := range c.progs {
+		if b, ok := savedProgram(p); ok {
+			prog, st := c.load(p.arg, b)
+			if st != 0 {
+				return st
+			}
+			progs = append(progs, prog)
+			continue
+		}
 		prog, err := c.h.Compile(p.spec, p.arg, c.flags)
 		if err != nil {
 			return c.compileFailure(err)
@@ -119,6 +138,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		progs = append(progs, prog)
 	}
 	switch {
+	case c.save:
+		return c.saveProgram(progs)
 	case c.list:
 		if err := c.h.ListProbes(stdout, c.verbose, progs...); err != nil {
 			return c.fail("%v", err)
@@ -197,7 +218,7 @@ func (c *command) trace(progs []*dtrace.Program) int {
 func traces(opts []opt) bool {
 	for _, o := range opts {
 		switch o.name {
-		case "l", "e", "h", "G", "V":
+		case "l", "e", "h", "G", "V", "A":
 			return false
 		}
 	}
@@ -267,6 +288,9 @@ func (c *command) open(opts []opt, operands []string) (int, bool) {
 		// to link, not as macro arguments.
 		c.objects, cfg.Args = operands, nil
 	}
+	if modes == "A" {
+		c.save, cfg.Save = true, true
+	}
 	if modes == "V" {
 		// dtrace's line, then which kdtrace says it.
 		fmt.Fprintf(c.stdout, "%s: %s (%s)\n", c.name, dtrace.Version, version.String())
@@ -295,6 +319,10 @@ func (c *command) apply(opts []opt) (int, bool) {
 		case "s", "n", "P", "m", "f", "i":
 			c.progs = append(c.progs, program{dtrace.Spec(o.name[0]), o.arg})
 		case "c", "p":
+			if c.save {
+				fmt.Fprintf(c.stderr, "%s: -A cannot be used with -%s: a saved program's $target is given when it runs\n", c.name, o.name)
+				return 2, false
+			}
 			procs = append(procs, o)
 		case "l":
 			// As dtrace, -l lists what descriptions match, and a
@@ -305,6 +333,9 @@ func (c *command) apply(opts []opt) (int, bool) {
 		case "v":
 			c.verbose = true
 		case "C", "D", "U", "I", "H", "Z":
+			if o.name != "Z" && c.compileOnly == "" {
+				c.compileOnly = o.name
+			}
 			// These set options, as in dtrace: -D is -x define and so on.
 			if err := c.h.SetOpt(flagOptions[o.name], o.arg); err != nil {
 				fmt.Fprintf(c.stderr, "%s: failed to set -%s %s: %v\n", c.name, o.name, o.arg, err)
@@ -312,8 +343,10 @@ func (c *command) apply(opts []opt) (int, bool) {
 			}
 		case "d":
 			c.flags |= dtrace.Sugar
+			c.compileOnly = cmp.Or(c.compileOnly, o.name)
 		case "S":
 			c.flags |= dtrace.DIFV
+			c.compileOnly = cmp.Or(c.compileOnly, o.name)
 		case "G":
 			// -G implies -Z, as in dtrace: the probes are the ones
 			// the program defines.
@@ -355,6 +388,8 @@ func (c *command) apply(opts []opt) (int, bool) {
 				return 2, false
 			}
 			err = c.h.SetOpt("oformat", "json")
+		case "A":
+			c.exec = false
 		case "kernel", "module", "debug-root", "btf", "L", "V":
 			// Taken by open.
 		default:
@@ -492,5 +527,72 @@ func (c *command) writeObject(name string, b []byte) int {
 		os.Remove(tmp.Name())
 		return c.fail("failed to write %s: %v", name, err)
 	}
+	return 0
+}
+
+// savedProgram returns the contents of -s's file when it is a saved
+// program (kdtrace -A), which starts with DOF's magic as no D program
+// can.
+func savedProgram(p program) ([]byte, bool) {
+	if p.spec != dtrace.Script || p.arg == "-" {
+		return nil, false
+	}
+	f, err := os.Open(p.arg)
+	if err != nil {
+		return nil, false // Compile says why
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || !dtrace.IsSaved(magic) {
+		return nil, false
+	}
+	rest, err := io.ReadAll(f)
+	if err != nil {
+		return nil, false
+	}
+	return append(magic, rest...), true
+}
+
+// load takes a saved program in place of compiling one: only to run it
+// (or check it, with -e), and without the options that only compiling
+// reads.
+func (c *command) load(name string, b []byte) (*dtrace.Program, int) {
+	switch {
+	case c.save:
+		fmt.Fprintf(c.stderr, "%s: -A: %s is a saved program already\n", c.name, name)
+		return nil, 2
+	case c.list || c.header || c.dofOut:
+		fmt.Fprintf(c.stderr, "%s: %s is a saved program: it can only be run (or checked, with -e)\n", c.name, name)
+		return nil, 2
+	case len(c.progs) > 1:
+		// Its variables and aggregations are numbered as its own
+		// compile numbered them, which another program's would
+		// share.
+		fmt.Fprintf(c.stderr, "%s: saved program %s runs alone: it cannot be given with other programs\n", c.name, name)
+		return nil, 2
+	case c.compileOnly != "":
+		fmt.Fprintf(c.stderr, "%s: -%s cannot be used with saved program %s, which is compiled already\n", c.name, c.compileOnly, name)
+		return nil, 2
+	}
+	prog, err := c.h.Load(name, b)
+	if err != nil {
+		return nil, c.fail("failed to load saved program: %v", err)
+	}
+	return prog, 0
+}
+
+// saveProgram writes what -A writes: the programs, compiled, as a
+// saved program in the -o file, whole or not at all.
+func (c *command) saveProgram(progs []*dtrace.Program) int {
+	b, err := c.h.Save(progs...)
+	if err != nil {
+		return c.fail("failed to save program: %v", err)
+	}
+	if st := c.writeObject(c.output, b); st != 0 {
+		return st
+	}
+	// dtrace's words, on stderr whatever the quiet option, as the
+	// program's pragmas may set it.
+	fmt.Fprintf(c.stderr, "%s: saved anonymous enabling in %s\n", c.name, c.output)
 	return 0
 }

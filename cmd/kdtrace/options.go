@@ -128,6 +128,7 @@ func usage(w io.Writer, name string) {
 	predicate -> '/' D-expression '/'
 	   action -> '{' D-statements '}'
 
+	-A  save the compiled program in the -o file, for -s to run (see kdtrace(1))
 	-c  run specified command and exit upon its completion
 	-C  run cpp(1) preprocessor on script files
 	-d  dump script after syntactic transformations

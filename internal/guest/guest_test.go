@@ -57,6 +57,14 @@ var guestCases = []guestCase{
 		want: fmt.Sprintf(`^readzero: %[1]d reads\nentry vfs_read %[1]d\nreturn vfs_read %[1]d\n\n*$`, reads),
 	},
 	{
+		// The time from start to the first firing of a program
+		// compiled here, against the debug vmlinux, for
+		// TestGuestSaved's figures.
+		name: "kinst inline first firing",
+		cmd:  `kdtrace -q -n 'kinst::add_rchar:entry /pid == $target/ { n = 1; exit(0); } END { printf("fired %d\n", n); }' -c '/bin/readzero 1'`,
+		want: `^(readzero: 1 reads\n)?fired 1\n(readzero: 1 reads\n)?\n*$`,
+	},
+	{
 		// Of fsnotify_access's nine inline copies, only vfs_read's
 		// runs for the process's reads.
 		name: "kinst inline fsnotify_access",

@@ -6,6 +6,8 @@ package option
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -236,3 +238,22 @@ func ParseInterval(s string) (time.Duration, error) {
 	}
 	return time.Second / time.Duration(n), nil
 }
+
+// Setting is an option and its value.
+type Setting struct{ Name, Value string }
+
+// Runtime returns the options set that tracing reads, not those only
+// the compiler reads, sorted by name: what a saved program keeps.
+func (s *Set) Runtime() []Setting {
+	var r []Setting
+	for n, v := range s.values {
+		if table[n].kind != compile {
+			r = append(r, Setting{n, v})
+		}
+	}
+	slices.SortFunc(r, func(a, b Setting) int { return strings.Compare(a.Name, b.Name) })
+	return r
+}
+
+// Clone returns a copy of s that changes apart from it.
+func (s *Set) Clone() Set { return Set{values: maps.Clone(s.values)} }

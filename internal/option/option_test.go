@@ -76,3 +76,22 @@ func TestParseInterval(t *testing.T) {
 		}
 	}
 }
+
+func TestRuntime(t *testing.T) {
+	var s Set
+	for _, o := range []Setting{{"cpp", ""}, {"quiet", ""}, {"define", "X=1"}, {"bufsize", "8m"}, {"switchrate", "10hz"}, {"oformat", "json"}} {
+		if err := s.Set(o.Name, o.Value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := s.Runtime()
+	want := []Setting{{"bufsize", "8m"}, {"oformat", "json"}, {"quiet", ""}, {"switchrate", "10hz"}}
+	if len(got) != len(want) {
+		t.Fatalf("Runtime() = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("Runtime()[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}

@@ -1,0 +1,400 @@
+package dtrace
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kdtrace/kdtrace/dlang/check"
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/version"
+)
+
+// The values $target takes while a program is compiled to be saved:
+// above any pid Linux gives (pid_max is at most 2^22), of type int as a
+// pid is. A program is compiled with each; the integer slots that hold
+// the first in one and the second in the other are $target's.
+const (
+	savedTarget1 = 1987654301
+	savedTarget2 = 1987654303
+	// savedTargetPid is a pid, prime and unlikely a program's own
+	// constant.
+	savedTargetPid = 7919
+)
+
+// IsSaved reports whether b is a saved program rather than D: it starts
+// with DOF's magic, which no D program can.
+func IsSaved(b []byte) bool {
+	return bytes.HasPrefix(b, []byte{dof.Mag0, dof.Mag1, dof.Mag2, dof.Mag3})
+}
+
+// Save returns the programs as a saved program (kdtrace -A): their DOF,
+// with kdtrace's SectSaved section recording the build-ids of the
+// kernel and modules they were compiled against, the runtime options
+// set, and the integer slots of their DIF that hold $target. The handle
+// must be opened with Config.Save, and the programs compiled by it.
+//
+// A program is compiled again with $target other values, to find its
+// slots: one where $target went into a constant expression or a probe
+// description, which a run could not patch, is refused.
+func (h *Handle) Save(progs ...*Program) ([]byte, error) {
+	if !h.cfg.Save {
+		return nil, errors.New("the handle was not opened to save programs")
+	}
+	all, err := ecbsOf(progs)
+	if err != nil {
+		return nil, err
+	}
+	saved := &dof.Saved{}
+	// Compiled with $target savedTarget2, the program differs from
+	// this one in $target's slots only; with a pid too, so that most
+	// comparisons of $target with a constant, which compile to a
+	// constant of their own, differ elsewhere and are refused. (0 and
+	// other small values cannot serve: the code of a constant 0, or
+	// of one the DIFO has already, is not that of another.)
+	for _, v := range []int{savedTarget2, savedTargetPid} {
+		other, err := h.compileAgain(progs, v)
+		if err != nil {
+			return nil, err
+		}
+		if v == savedTarget2 && len(all.ECBs) == len(other.ECBs) {
+			for i := range all.ECBs {
+				a, b := &all.ECBs[i], &other.ECBs[i]
+				saved.Target = append(saved.Target, targetSlots(i, -1, a.Pred, b.Pred)...)
+				for j := range min(len(a.Actions), len(b.Actions)) {
+					saved.Target = append(saved.Target, targetSlots(i, j, a.Actions[j].DIFO, b.Actions[j].DIFO)...)
+				}
+			}
+		}
+		same, err := sameBut(all, other, saved.Target, uint64(v))
+		if err != nil {
+			return nil, err
+		}
+		if !same {
+			return nil, errors.New("$target cannot be saved where it is compiled into a constant (a probe description, or an expression of constants): a saved program takes it as a value only")
+		}
+	}
+	for id := uint32(0); h.checker.Aggregation(id) != nil; id++ {
+		saved.Aggregations = append(saved.Aggregations, dof.SavedAggregation{ID: id, Name: h.checker.Aggregation(id).Name})
+	}
+	if saved.BuildIDs, err = h.compiledFor(); err != nil {
+		return nil, err
+	}
+	for _, o := range h.opts.Runtime() {
+		saved.Options = append(saved.Options, dof.SavedOption{Name: o.Name, Value: o.Value})
+	}
+	opts := &dof.Options{Comments: version.String(), Saved: saved}
+	if h.cfg.Kernel == "" {
+		opts.UTSName = utsname()
+	}
+	return dof.Write(all, opts)
+}
+
+// compileAgain compiles the programs again with $target v, in a handle
+// of its own, as a handle's compiles are not independent (declarations,
+// the sugar's variables), and returns their ECBs.
+func (h *Handle) compileAgain(progs []*Program, v int) (*dof.Program, error) {
+	// What it would print (-d, -S, warnings) the first compile
+	// printed.
+	cfg := h.cfg
+	cfg.Stdout, cfg.Stderr = nil, nil
+	h2, err := Open(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer h2.Close()
+	h2.opts, h2.cppOpts, h2.cpp, h2.zdefs = h.opts.Clone(), h.cppOpts, h.cpp, h.zdefs
+	h2.cppOpts.Defines, h2.cppOpts.Undefs, h2.cppOpts.Includes = slices.Clone(h.cppOpts.Defines), slices.Clone(h.cppOpts.Undefs), slices.Clone(h.cppOpts.Includes)
+	h2.savedTarget = v
+	again := make([]*Program, len(progs))
+	for i, p := range progs {
+		q, err := h2.compile(p.Spec, p.Source, p.src, p.flags)
+		if err != nil {
+			return nil, err
+		}
+		again[i] = q
+	}
+	return ecbsOf(again)
+}
+
+// sameBut reports whether b is a with $target's slots holding v.
+func sameBut(a, b *dof.Program, slots []dof.TargetSlot, v uint64) (bool, error) {
+	for _, s := range slots {
+		d, err := s.DIFO(a)
+		if err != nil {
+			return false, err
+		}
+		d.Ints[s.Int] = v
+	}
+	x, err := dof.Write(a, nil)
+	for _, s := range slots {
+		d, _ := s.DIFO(a)
+		d.Ints[s.Int] = savedTarget1
+	}
+	if err != nil {
+		return false, err
+	}
+	y, err := dof.Write(b, nil)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
+}
+
+// ecbsOf returns the ECBs of the programs, as a copy DOF writes.
+func ecbsOf(progs []*Program) (*dof.Program, error) {
+	b, err := DOF(progs...)
+	if err != nil {
+		return nil, err
+	}
+	f, err := dof.Read(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	return f.Program()
+}
+
+// targetSlots returns the slots of a, a DIFO compiled with $target
+// savedTarget1, that hold savedTarget2 in b, its compile with that.
+func targetSlots(ecb, action int, a, b *dof.DIFO) []dof.TargetSlot {
+	if a == nil || b == nil || len(a.Ints) != len(b.Ints) {
+		return nil
+	}
+	var slots []dof.TargetSlot
+	for i := range a.Ints {
+		if a.Ints[i] == savedTarget1 && b.Ints[i] == savedTarget2 {
+			slots = append(slots, dof.TargetSlot{ECB: ecb, Action: action, Int: i})
+		}
+	}
+	return slots
+}
+
+// compiledFor returns the build-ids of the images the handle compiles
+// against: the --kernel image's, or the running kernel's, and each
+// --module image's, by the module's name.
+func (h *Handle) compiledFor() ([]dof.BuildID, error) {
+	var ids []dof.BuildID
+	if h.cfg.Kernel != "" {
+		id, err := fileBuildID(h.cfg.Kernel)
+		if err != nil {
+			return nil, fmt.Errorf("cannot save: --kernel %s: %v", h.cfg.Kernel, err)
+		}
+		ids = append(ids, dof.BuildID{Name: "vmlinux", ID: id})
+	} else {
+		// The running kernel's probes and types were compiled
+		// against, with --module's images or without.
+		id, err := runningBuildID("vmlinux")
+		if err != nil {
+			return nil, fmt.Errorf("cannot save: %v", err)
+		}
+		ids = append(ids, dof.BuildID{Name: "vmlinux", ID: id})
+	}
+	for _, m := range h.cfg.Modules {
+		id, err := fileBuildID(m)
+		if err != nil {
+			return nil, fmt.Errorf("cannot save: --module %s: %v", m, err)
+		}
+		ids = append(ids, dof.BuildID{Name: moduleName(m), ID: id})
+	}
+	return ids, nil
+}
+
+// Load reads a program saved by Save from the file called name, to be
+// enabled as a compiled one: the images it was compiled for must be
+// the running kernel and modules, by their build-ids, or Load returns
+// a *BuildIDError. The runtime options it was saved with are set unless
+// already set (by the command line); $target's slots take the target
+// process of -c or -p, as a compile would.
+func (h *Handle) Load(name string, b []byte) (*Program, error) {
+	f, err := dof.Read(b, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	saved, err := f.Saved()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if saved == nil {
+		return nil, fmt.Errorf("%s: not a program saved by %s -A: it records no build-ids to check", name, h.cfg.Name)
+	}
+	for _, id := range saved.BuildIDs {
+		running, err := runningBuildID(id.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%s was compiled for %s: %v", name, id.Name, err)
+		}
+		if running != id.ID {
+			return nil, &BuildIDError{File: name, Image: id.Name, Saved: id.ID, Running: running}
+		}
+	}
+	prog, err := f.Program()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	for _, s := range saved.Target {
+		d, err := s.DIFO(prog)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		d.Ints[s.Int] = uint64(h.target)
+	}
+	for _, o := range saved.Options {
+		if _, ok := h.opts.Value(o.Name); ok {
+			continue
+		}
+		if err := h.SetOpt(o.Name, o.Value); err != nil {
+			return nil, fmt.Errorf("%s: failed to set option %s: %v", name, o.Name, err)
+		}
+	}
+	h.savedAggs = make(map[uint32]string)
+	for _, a := range saved.Aggregations {
+		h.savedAggs[a.ID] = a.Name
+	}
+	return &Program{Spec: Script, Source: name, object: prog}, nil
+}
+
+// BuildIDError is a saved program refused because an image it was
+// compiled for is not the one running, as libdtrace refuses a debug
+// file whose build-id is not its object's.
+type BuildIDError struct {
+	File    string // the saved program
+	Image   string // vmlinux, or the module's name
+	Saved   string // the build-id it was compiled for
+	Running string // the running image's
+}
+
+func (e *BuildIDError) Error() string {
+	what := "kernel"
+	if e.Image != "vmlinux" {
+		what = "module " + e.Image
+	}
+	return fmt.Sprintf("%s was compiled for %s build-id %s, but the running %s has build-id %s", e.File, e.Image, e.Saved, what, e.Running)
+}
+
+// sysRoot is where the running kernel's /sys is; tests move it.
+var sysRoot = "/"
+
+// runningBuildID returns the build-id of the running kernel (image
+// vmlinux) or of its loaded module image.
+func runningBuildID(image string) (string, error) {
+	path := filepath.Join(sysRoot, "sys/kernel/notes")
+	if image != "vmlinux" {
+		path = filepath.Join(sysRoot, "sys/module", image, "notes/.note.gnu.build-id")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && image != "vmlinux" {
+		return "", fmt.Errorf("module %s is not loaded", image)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the running build-id cannot be read: %v", err)
+	}
+	id := noteBuildID(b)
+	if id == "" {
+		return "", fmt.Errorf("%s holds no build-id", path)
+	}
+	return id, nil
+}
+
+// fileBuildID returns the GNU build-id of an ELF image.
+func fileBuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		d, err := s.Data()
+		if err != nil {
+			continue
+		}
+		if id := noteBuildID(d); id != "" {
+			return id, nil
+		}
+	}
+	return "", errors.New("no GNU build-id note")
+}
+
+// noteBuildID returns the build-id in ELF notes (NT_GNU_BUILD_ID of
+// owner "GNU"), hex, or "" if there is none. The notes are the host's
+// byte order, as the kernel's /sys files and the images it runs are.
+func noteBuildID(d []byte) string {
+	le := binary.LittleEndian
+	for len(d) >= 12 {
+		nsz, dsz, typ := le.Uint32(d), le.Uint32(d[4:]), le.Uint32(d[8:])
+		d = d[12:]
+		nal, dal := uint64(nsz+3)&^3, uint64(dsz+3)&^3
+		if uint64(len(d)) < nal || uint64(len(d))-nal < uint64(dsz) {
+			return ""
+		}
+		name, desc := d[:nsz], d[nal:nal+uint64(dsz)]
+		if typ == 3 && string(name) == "GNU\x00" {
+			return hex.EncodeToString(desc)
+		}
+		if uint64(len(d))-nal < dal {
+			return ""
+		}
+		d = d[nal+dal:]
+	}
+	return ""
+}
+
+// moduleName returns the name a module image is loaded by: its
+// .modinfo's name, else its file name without .ko, as the kernel names
+// modules (dashes as underscores).
+func moduleName(path string) string {
+	if f, err := elf.Open(path); err == nil {
+		defer f.Close()
+		if s := f.Section(".modinfo"); s != nil && s.Type != elf.SHT_NOBITS {
+			if d, err := s.Data(); err == nil {
+				for _, kv := range strings.Split(string(d), "\x00") {
+					if n, ok := strings.CutPrefix(kv, "name="); ok && n != "" {
+						return n
+					}
+				}
+			}
+		}
+	}
+	base := filepath.Base(path)
+	if i := strings.Index(base, ".ko"); i > 0 {
+		base = base[:i]
+	}
+	return strings.ReplaceAll(base, "-", "_")
+}
+
+// savedSymbols gives the checker kernel symbols without their
+// addresses: those of the image compiled against are not those of the
+// kernel that runs a saved program, which relocates itself at boot.
+type savedSymbols struct{ check.Symbols }
+
+func (s savedSymbols) Symbol(mod, name string) (*check.KernelSymbol, error) {
+	ks, err := s.Symbols.Symbol(mod, name)
+	if err != nil {
+		return nil, err
+	}
+	c := *ks
+	c.Addr, c.HasAddr = 0, false
+	c.NoAddr = "a saved program cannot hold a kernel address, as the kernel that runs it places itself at boot (KASLR)"
+	return &c, nil
+}
+
+// utsname returns the running system's struct utsname, as dtrace
+// writes it in DOF's UTSNAME section.
+func utsname() []byte {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return nil
+	}
+	return bytes.Clone(unsafe.Slice((*byte)(unsafe.Pointer(&u)), unsafe.Sizeof(u)))
+}
