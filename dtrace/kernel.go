@@ -29,7 +29,8 @@ import (
 // debugOptions are how the handle opens debug information: the
 // problems met, such as a cache not used, are warnings.
 func (h *Handle) debugOptions() debuginfo.Options {
-	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) }}
+	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) },
+		Debuginfod: h.debuginfod, Context: h.cfg.Context}
 }
 
 func (h *Handle) kernelTypes() ([]types.Module, error) {
