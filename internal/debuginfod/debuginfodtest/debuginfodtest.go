@@ -103,16 +103,18 @@ func (s *Server) Stop() {
 	s.log.Close()
 }
 
-// Loop is a program that calls the inlined function inl as many times
-// as its argument says (100 by default), and prints a sum.
+// Loop is a program that calls, in a loop, a function into which inl
+// is inlined, as many times as its argument says (100 by default), and
+// prints a sum.
 const Loop = `#include <stdio.h>
 #include <stdlib.h>
 static inline __attribute__((always_inline)) int inl(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int step(int x) { return inl(x) ^ (x >> 1); }
 int main(int argc, char **argv) {
 	volatile int sink = 0;
 	int n = argc > 1 ? atoi(argv[1]) : 100;
 	for (int i = 0; i < n; i++)
-		sink += inl(i ^ sink);
+		sink += step(i ^ sink);
 	printf("%d\n", sink);
 	return 0;
 }
