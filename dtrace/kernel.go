@@ -147,7 +147,7 @@ func (h *Handle) probes() check.Probes {
 		return nil
 	}
 	h.catalog = cat
-	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline()}
+	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline(), debug: h.debugOptions}
 	return localsProbes{probe.Matcher{Catalog: cat}, h.locals}
 }
 

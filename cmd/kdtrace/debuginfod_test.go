@@ -55,7 +55,8 @@ var aggCount = regexp.MustCompile(`(?m)^\s+([0-9]+)\s*$`)
 // DEBUGINFOD_URLS the probe is refused, with it every call counts; with
 // the server stopped and a new cache, a probe that needs no DWARF still
 // runs after a warning naming the server, and the inline probe's
-// failure names it.
+// failure names it. locals-> reads the program's variables from the
+// same debug file.
 func TestDebuginfodPidInline(t *testing.T) {
 	needTracing(t)
 	dir, served := t.TempDir(), t.TempDir()
@@ -88,6 +89,16 @@ func TestDebuginfodPidInline(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cache, id, "debuginfo")); err != nil {
 		t.Errorf("the debug file is not in the cache: %v", err)
+	}
+	// locals-> reads step's parameter from the same debug file: the
+	// loop passes 0 to 999.
+	locals := `pid$target:a.out:step:entry { @ = sum(locals->x); }`
+	if out, errs, err := run("", filepath.Join(t.TempDir(), "none"), locals); err == nil {
+		t.Errorf("without DEBUGINFOD_URLS locals-> compiled: %s%s", out, errs)
+	}
+	out, errs, err = run(srv.URL, cache, locals)
+	if m := aggCount.FindAllStringSubmatch(out, -1); err != nil || len(m) == 0 || m[len(m)-1][1] != fmt.Sprint(calls*(calls-1)/2) {
+		t.Errorf("sum(locals->x): %v, %v, want %d; output:\n%s%s", err, m, calls*(calls-1)/2, out, errs)
 	}
 
 	srv.Stop()

@@ -114,7 +114,7 @@ int main(int argc, char **argv) {
 	volatile int sink = 0;
 	int n = argc > 1 ? atoi(argv[1]) : 100;
 	for (int i = 0; i < n; i++)
-		sink += step(i ^ sink);
+		sink += step(i);
 	printf("%d\n", sink);
 	return 0;
 }
