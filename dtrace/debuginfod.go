@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/kdtrace/kdtrace/internal/debuginfo"
 	"github.com/kdtrace/kdtrace/internal/debuginfod"
 )
 
@@ -24,4 +25,19 @@ func (f *debugFetcher) fetch(id []byte) string {
 		f.once.Do(func() { f.h.warnf("stack symbols without debug files: %v", err) })
 	}
 	return path
+}
+
+// warnDebuginfod warns that the debuginfod servers failed to give the
+// kernel's debug image when kinst goes on without it, from the symbol
+// table: offsets still work, inline probes will say why they cannot.
+// A server that merely has no such file is no news.
+func warnDebuginfod(h *Handle, errs ...error) {
+	for _, err := range errs {
+		var nf *debuginfo.NotFoundError
+		var e *debuginfod.Error
+		if errors.As(err, &nf) && errors.As(nf.Debuginfod, &e) && !e.NotFound() {
+			h.warnf("kinst without the kernel's DWARF: %v", nf.Debuginfod)
+			return
+		}
+	}
 }

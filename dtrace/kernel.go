@@ -226,6 +226,9 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	if l.err != nil && syms == nil {
 		return nil, l.err
 	}
+	if syms != nil {
+		warnDebuginfod(l.h, l.err, noKernel)
+	}
 	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, NoKernel: noKernel, Compat: l.compat, ZeroMatch: l.h.zdefs,
 		Warn: func(err error) { l.h.warnf("%v", err) }}
 	l.err = nil

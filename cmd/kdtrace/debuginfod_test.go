@@ -178,6 +178,12 @@ func TestDebuginfodKernel(t *testing.T) {
 	if out, err := kdtrace(stripped, srv.URL); err == nil || !strings.Contains(out, srv.URL) || !strings.Contains(out, "connection refused") {
 		t.Errorf("server down: %v; want a failure naming %s:\n%s", err, srv.URL, out)
 	}
+	// A plain offset needs no DWARF: a warning, and the run goes on.
+	cmd := exec.Command(bin, "--kernel", stripped, "-e", "-n", "kinst::vfs_read:0")
+	cmd.Env = debuginfodEnv(t, filepath.Join(t.TempDir(), "debuginfod"), srv.URL)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "warning: kinst without the kernel's DWARF: debuginfod: ") || !strings.Contains(string(out), srv.URL) {
+		t.Errorf("server down, kinst::vfs_read:0: %v; want a warning naming %s:\n%s", err, srv.URL, out)
+	}
 }
 
 // TestDebuginfodInterrupt sends SIGINT to kdtrace while it downloads a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/debuginfod"
@@ -121,17 +120,19 @@ func openMatching(module string, cands []string, want string, opts Options) (img
 		}
 		return img, looked, nil
 	}
-	if path, err := opts.fetchDebug(want); err != nil {
-		looked = append(looked, err.Error())
-	} else if path != "" {
+	path, derr := opts.fetchDebug(want)
+	if path != "" {
 		img, err := openImage(module, path, nil, opts)
 		if err == nil {
 			img.Source = sourceDebuginfod
 			return img, looked, nil
 		}
-		looked = append(looked, fmt.Sprintf("%s (%v)", path, err))
+		derr = fmt.Errorf("%s: %w", path, err)
 	}
-	return nil, looked, fmt.Errorf("no debug info for %s: looked in %s", module, strings.Join(looked, ", "))
+	if derr != nil {
+		looked = append(looked, derr.Error())
+	}
+	return nil, looked, &NotFoundError{Image: module, Looked: looked, Debuginfod: derr}
 }
 
 // fetchDebug asks the debuginfod servers of opts for the debug file of

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -302,6 +303,10 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		var ue *neturl.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is the server's, which the caller names
+		}
 		err = timeoutErr(err)
 		if ctx.Err() == nil || timedOut.Load() {
 			c.setDown(server, err)
