@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +55,45 @@ func TestRealServer(t *testing.T) {
 	var e *debuginfod.Error
 	if !errors.As(err, &e) || e.NotFound() || !strings.Contains(err.Error(), srv.URL+": ") || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("server down: %v; want a failure naming %s and the refused connection", err, srv.URL)
+	}
+}
+
+// TestSharedCache: a file elfutils' debuginfod-find fetched is found by
+// our client in the cache they share, the server stopped, and one our
+// client fetched is found by debuginfod-find.
+func TestSharedCache(t *testing.T) {
+	find, err := exec.LookPath("debuginfod-find")
+	if err != nil {
+		t.Skipf("no debuginfod-find (Debian package debuginfod): %v", err)
+	}
+	served := t.TempDir()
+	_, id1 := debuginfodtest.Fixture(t, t.TempDir(), served)
+	os.Rename(filepath.Join(served, "loop.debug"), filepath.Join(served, "one.debug"))
+	_, id2 := debuginfodtest.Fixture(t, t.TempDir(), served)
+	srv := debuginfodtest.Start(t, served, id1, id2)
+	cache := filepath.Join(t.TempDir(), "cache")
+	elfutils := func(id string) (string, error) {
+		cmd := exec.Command(find, "debuginfo", id)
+		cmd.Env = append(os.Environ(), "DEBUGINFOD_URLS="+srv.URL, "DEBUGINFOD_CACHE_PATH="+cache)
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	got1, err := elfutils(id1)
+	if err != nil {
+		t.Fatalf("debuginfod-find: %v", err)
+	}
+	c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache}
+	b2, _ := hex.DecodeString(id2)
+	got2, err := c.Find(context.Background(), b2, debuginfod.Debuginfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	b1, _ := hex.DecodeString(id1)
+	if p, err := c.Find(context.Background(), b1, debuginfod.Debuginfo); err != nil || p != got1 {
+		t.Errorf("debuginfod-find's file: %q, %v; want %s", p, err, got1)
+	}
+	if p, err := elfutils(id2); err != nil || p != got2 {
+		t.Errorf("debuginfod-find of our file, server stopped: %q, %v; want %s", p, err, got2)
 	}
 }
