@@ -132,7 +132,8 @@ type loadedBTF struct {
 // system's. Where no catalog can be had (FreeBSD until the runtime
 // talks to /dev/dtrace), descriptions are not matched.
 func (h *Handle) probes() check.Probes {
-	cfg := probe.Config{Types: h.probeTypes, Symbols: h.ksyms.Table, Warn: func(err error) { h.warnf("%v", err) }}
+	cfg := probe.Config{Types: h.probeTypes, Symbols: h.ksyms.Table, Warn: func(err error) { h.warnf("%v", err) },
+		DebugFile: func(path string) (string, error) { return debuginfo.DebugFile(path, h.debugOptions()) }}
 	var cat *probe.Catalog
 	var err error
 	if h.cfg.Kernel != "" {

@@ -90,6 +90,16 @@ func TestDebuginfodPidInline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(cache, id, "debuginfo")); err != nil {
 		t.Errorf("the debug file is not in the cache: %v", err)
 	}
+	// Stripped of its symbols too, as distributions ship programs: the
+	// rewrite's caller, step, is found in the debug file's symbols.
+	all := filepath.Join(t.TempDir(), "loop")
+	gcctest.Run(t, ".", "objcopy", "--strip-all", prog, all)
+	cmdline = fmt.Sprintf("%s %d", all, calls)
+	out, errs, err = run(srv.URL, cache, script)
+	if m := aggCount.FindAllStringSubmatch(out, -1); err != nil || len(m) == 0 || m[len(m)-1][1] != fmt.Sprint(calls) {
+		t.Errorf("objcopy --strip-all: %v, counted %v, want %d; output:\n%s%s", err, m, calls, out, errs)
+	}
+	cmdline = fmt.Sprintf("%s %d", prog, calls)
 	// locals-> reads step's parameter from the same debug file: the
 	// loop passes 0 to 999.
 	locals := `pid$target:a.out:step:entry { @ = sum(locals->x); }`
