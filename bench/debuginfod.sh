@@ -15,10 +15,15 @@
 #      index built again from the cached file.
 #
 # Each figure is the wall time of one run, with the bytes in the cache.
+# elfutils' debuginfod listens on every interface, so the script runs
+# in a network namespace of its own, with only a loopback (unshare -n).
 #
 #	sh bench/debuginfod.sh
 set -eu
 cd "$(dirname "$0")/.."
+if [ -z "${KD_BENCH_NETNS:-}" ]; then
+	exec unshare -n env KD_BENCH_NETNS=1 sh -c 'ip link set lo up && exec sh "$0" "$@"' "$0" "$@"
+fi
 vmlinux=${KDTRACE_VMLINUX:-$(ls "$HOME"/.cache/kdtrace/guest/*/vmlinux-* 2>/dev/null | head -1)}
 [ -f "$vmlinux" ] || { echo "no guest debug vmlinux: run the guest tests first, or set KDTRACE_VMLINUX" >&2; exit 1; }
 command -v debuginfod >/dev/null || { echo "no debuginfod (apt-get install debuginfod)" >&2; exit 1; }

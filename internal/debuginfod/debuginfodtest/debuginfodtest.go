@@ -4,7 +4,9 @@ package debuginfodtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,41 +22,62 @@ import (
 
 // Server is a debuginfod the test started.
 type Server struct {
-	URL string
-	cmd *exec.Cmd
-	log *os.File
+	URL   string
+	cmd   *exec.Cmd
+	log   *os.File
+	proxy net.Listener
 }
 
-// Start starts /usr/bin/debuginfod (or the one in PATH) on a free port
-// of 127.0.0.1, scanning dir for ELF and DWARF files (following
-// symbolic links), and returns once it serves the debuginfo of every
-// build-id of ids. It skips the test when debuginfod is not installed;
-// the server is stopped, by its process ID, when the test ends.
+// serverPort is the port debuginfod listens on in its namespace.
+const serverPort = 8002
+
+// Start starts /usr/bin/debuginfod (or the one in PATH), scanning dir
+// for ELF and DWARF files (following symbolic links), and returns once
+// it serves the debuginfo of every build-id of ids. It skips the test
+// when debuginfod is not installed; the server is stopped, by its
+// process ID, when the test ends.
+//
+// elfutils' debuginfod listens on every interface, with no option to
+// bind one address: it runs in a network namespace of its own, with
+// only a loopback, and is reached through a proxy on a free port of
+// 127.0.0.1, which Server.URL names.
 func Start(t testing.TB, dir string, ids ...string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("debuginfod")
 	if err != nil {
 		t.Skipf("no debuginfod (Debian package debuginfod): %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	work := t.TempDir()
 	log, err := os.Create(filepath.Join(work, "log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), log: log}
-	s.cmd = exec.Command(bin, "-p", fmt.Sprint(port), "-d", filepath.Join(work, "db.sqlite"),
+	s := &Server{log: log}
+	s.cmd = exec.Command(bin, "-p", fmt.Sprint(serverPort), "-d", filepath.Join(work, "db.sqlite"),
 		"-F", "-L", "--disable-source-scan", "-t", "1", "-g", "0", dir)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
+	if err := isolate(s.cmd); err != nil {
+		log.Close()
+		t.Skipf("debuginfod: %v", err)
+	}
 	if err := s.cmd.Start(); err != nil {
+		log.Close()
+		if errors.Is(err, syscall.EPERM) {
+			t.Skipf("debuginfod needs a network namespace of its own, which only root may make: %v", err)
+		}
 		t.Fatalf("starting debuginfod: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	netns := fmt.Sprintf("/proc/%d/ns/net", s.cmd.Process.Pid)
+	if err := inNetns(netns, loopbackUp); err != nil {
+		t.Fatalf("bringing up the loopback of debuginfod's namespace: %v", err)
+	}
+	s.proxy, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.URL = "http://" + s.proxy.Addr().String()
+	go s.forward(netns)
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, id := range ids {
 		for !s.serves(id) {
@@ -86,8 +109,40 @@ func (s *Server) serves(id string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// forward copies each connection to the proxy to and from one to the
+// server, made in the server's namespace, until the proxy is closed.
+func (s *Server) forward(netns string) {
+	for {
+		c, err := s.proxy.Accept()
+		if err != nil {
+			return
+		}
+		var up net.Conn
+		err = inNetns(netns, func() (err error) {
+			up, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", serverPort))
+			return err
+		})
+		if err != nil {
+			c.Close()
+			continue
+		}
+		go func() {
+			io.Copy(up, c)
+			up.(*net.TCPConn).CloseWrite()
+		}()
+		go func() {
+			io.Copy(c, up)
+			c.Close()
+			up.Close()
+		}()
+	}
+}
+
 // Stop stops the server, by its process ID, and waits for it.
 func (s *Server) Stop() {
+	if s.proxy != nil {
+		s.proxy.Close()
+	}
 	if s.cmd.ProcessState != nil {
 		return
 	}
