@@ -1,6 +1,7 @@
 package dtrace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/internal/btf"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
+	"github.com/kdtrace/kdtrace/internal/debuginfod"
 	"github.com/kdtrace/kdtrace/internal/dlang/cpp"
 	"github.com/kdtrace/kdtrace/internal/dlang/library"
 	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
@@ -56,6 +58,10 @@ type Config struct {
 	// it compiles: the -d text (Sugar). Stderr receives warnings, the
 	// -S listing (DIFV) and cpp's -H list. Nil discards.
 	Stdout, Stderr io.Writer
+	// Context, when cancelled, stops what the compiler waits for: the
+	// download of a debug file from the debuginfod servers that
+	// DEBUGINFOD_URLS names. Nil means context.Background().
+	Context context.Context
 }
 
 // A Handle holds what every program of one session shares, as
@@ -95,8 +101,9 @@ type Handle struct {
 	ksyms      *ksym.Resolver // the kernel's symbols, read on first use
 	expander   *sugar.Expander
 	deps       func(class, name string) error
-	brokenLibs []*library.Error // own libraries that do not fit this kernel
-	pidInline  *lazyPid         // the objects pid inline probes read, opened on first use
+	brokenLibs []*library.Error   // own libraries that do not fit this kernel
+	pidInline  *lazyPid           // the objects pid inline probes read, opened on first use
+	debuginfod *debuginfod.Client // from the environment; nil without DEBUGINFOD_URLS
 }
 
 // FileError is a file named in the Config that cannot be used: it does
@@ -128,6 +135,11 @@ func Open(cfg *Config) (*Handle, error) {
 	if h.cfg.Stderr == nil {
 		h.cfg.Stderr = io.Discard
 	}
+	if h.cfg.Context == nil {
+		h.cfg.Context = context.Background()
+	}
+	// As gdb and perf, the servers and the cache are the environment's.
+	h.debuginfod = debuginfod.NewFromEnv(os.Getenv, h.cfg.Stderr)
 	if h.cfg.Kernel != "" {
 		if err := debuginfo.CheckFile(h.cfg.Kernel); err != nil {
 			return nil, &FileError{"--kernel", err}

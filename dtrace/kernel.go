@@ -29,7 +29,8 @@ import (
 // debugOptions are how the handle opens debug information: the
 // problems met, such as a cache not used, are warnings.
 func (h *Handle) debugOptions() debuginfo.Options {
-	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) }}
+	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) },
+		Debuginfod: h.debuginfod, Context: h.cfg.Context}
 }
 
 func (h *Handle) kernelTypes() ([]types.Module, error) {
@@ -131,7 +132,8 @@ type loadedBTF struct {
 // system's. Where no catalog can be had (FreeBSD until the runtime
 // talks to /dev/dtrace), descriptions are not matched.
 func (h *Handle) probes() check.Probes {
-	cfg := probe.Config{Types: h.probeTypes, Symbols: h.ksyms.Table, Warn: func(err error) { h.warnf("%v", err) }}
+	cfg := probe.Config{Types: h.probeTypes, Symbols: h.ksyms.Table, Warn: func(err error) { h.warnf("%v", err) },
+		DebugFile: func(path string) (string, error) { return debuginfo.DebugFile(path, h.debugOptions()) }}
 	var cat *probe.Catalog
 	var err error
 	if h.cfg.Kernel != "" {
@@ -146,7 +148,7 @@ func (h *Handle) probes() check.Probes {
 		return nil
 	}
 	h.catalog = cat
-	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline()}
+	h.locals = &localsReader{kernel: h.kinst.images, live: !h.kinst.offline(), debug: h.debugOptions}
 	return localsProbes{probe.Matcher{Catalog: cat}, h.locals}
 }
 
@@ -224,6 +226,9 @@ func (l *lazyKinst) resolver() (*kinst.Resolver, error) {
 	}
 	if l.err != nil && syms == nil {
 		return nil, l.err
+	}
+	if syms != nil {
+		warnDebuginfod(l.h, l.err, noKernel)
 	}
 	l.r = &kinst.Resolver{Set: l.set, Symbols: syms, NoDebug: l.err, NoKernel: noKernel, Compat: l.compat, ZeroMatch: l.h.zdefs,
 		Warn: func(err error) { l.h.warnf("%v", err) }}

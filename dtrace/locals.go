@@ -52,7 +52,9 @@ type localsReader struct {
 	kernel func() (*debuginfo.Set, error) // the kernel's images, kinst's
 	// live says the kernel's images are the running kernel's, placed
 	// where its symbols' addresses say (KASLR), not where they link.
-	live   bool
+	live bool
+	// debug are the options that find a stripped object's debug file.
+	debug  func() debuginfo.Options
 	mu     sync.Mutex
 	types  map[string]*typesOrErr // by file
 	frames locals.Reader
@@ -206,7 +208,20 @@ func (r *localsReader) kernelFrame(site *probe.KernelSite) (*check.Frame, error)
 
 func (r *localsReader) userFrame(site *probe.UserSite) (*check.Frame, error) {
 	openFile := func(path string) (*dwarftypes.Types, error) {
-		return r.open(path, func() (*dwarftypes.Types, error) { return dwarftypes.OpenFile(path, "a.out") })
+		return r.open(path, func() (*dwarftypes.Types, error) {
+			t, err := dwarftypes.OpenFile(path, "a.out")
+			var nf *debuginfo.NotFoundError
+			if !errors.As(err, &nf) || r.debug == nil {
+				return t, err
+			}
+			// A stripped object: its separate debug file, installed
+			// or from the debuginfod servers.
+			dbg, err := debuginfo.DebugFile(path, r.debug())
+			if err != nil {
+				return nil, err
+			}
+			return dwarftypes.OpenDebugFile(path, dbg, "a.out")
+		})
 	}
 	t, err := openFile(site.Path)
 	if err != nil && site.PID != 0 {

@@ -100,8 +100,9 @@ func (l *lazyPid) object(file string) *pidObject {
 	img, err := debuginfo.OpenImage(file, l.h.debugOptions())
 	if err != nil {
 		var nf *debuginfo.NotFoundError
-		if !errors.As(err, &nf) {
-			// DWARF that cannot be read leaves the object's probes as
+		if !errors.As(err, &nf) || nf.Debuginfod != nil {
+			// DWARF that cannot be read, or that the debuginfod
+			// servers did not give, leaves the object's probes as
 			// the symbol table gives them, with a word why.
 			l.h.warnf("no inline sites in %s: %v", file, err)
 		}

@@ -230,6 +230,9 @@ func (tr *Tracing) Run(cfg RunConfig) (int, error) {
 	if h.cfg.Kernel == "" && h.ksyms != nil {
 		scfg.Kallsyms = h.ksyms.Table
 	}
+	if h.debuginfod != nil {
+		scfg.Debuginfod = (&debugFetcher{h: h}).fetch
+	}
 	syms := symbolize.New(scfg)
 	defer syms.Close()
 	if h.target != 0 {

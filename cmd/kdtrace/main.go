@@ -11,6 +11,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,58 @@ type command struct {
 	exec        bool // false with -e
 	output      string
 	objects     []string // -G's operands
+	// ctx is cancelled by a signal while programs compile.
+	ctx context.Context
+}
+
+// interrupt cancels its context on the first SIGINT or SIGTERM while
+// programs compile, which stops what the compiler waits for (a
+// download of debug files) cleanly; a second signal then acts as by
+// default and ends kdtrace at once.
+type interrupt struct {
+	ctx    context.Context
+	sigs   chan os.Signal
+	done   chan struct{}
+	sig    os.Signal // the signal that cancelled ctx
+	closed bool
+}
+
+func newInterrupt() *interrupt {
+	ctx, cancel := context.WithCancel(context.Background())
+	i := &interrupt{ctx: ctx, sigs: make(chan os.Signal, 1), done: make(chan struct{})}
+	signal.Notify(i.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case i.sig = <-i.sigs:
+			signal.Stop(i.sigs)
+			cancel()
+		case <-i.done:
+			cancel()
+		}
+	}()
+	return i
+}
+
+// ended reports, with the exit status of a process a signal ended,
+// whether a signal came.
+func (i *interrupt) ended(c *command) (int, bool) {
+	if i.ctx.Err() == nil || i.sig == nil {
+		return 0, false
+	}
+	fmt.Fprintf(c.stderr, "%s: interrupted\n", c.name)
+	if s, ok := i.sig.(syscall.Signal); ok {
+		return 128 + int(s), true
+	}
+	return 1, true
+}
+
+// stop restores the signals' default actions; tracing sets its own.
+func (i *interrupt) stop() {
+	if !i.closed {
+		i.closed = true
+		signal.Stop(i.sigs)
+		close(i.done)
+	}
 }
 
 // run is the command with its environment made explicit; it returns the
@@ -92,6 +145,9 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return c.fail("failed to initialize dtrace: %v", err)
 		}
 	}
+	intr := newInterrupt()
+	defer intr.stop()
+	c.ctx = intr.ctx
 	if st, ok := c.open(opts, operands); !ok {
 		return st
 	}
@@ -132,11 +188,15 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		prog, err := c.h.Compile(p.spec, p.arg, c.flags)
+		if st, ok := intr.ended(c); ok {
+			return st
+		}
 		if err != nil {
 			return c.compileFailure(err)
 		}
 		progs = append(progs, prog)
 	}
+	intr.stop()
 	switch {
 	case c.save:
 		return c.saveProgram(progs)
@@ -262,7 +322,7 @@ func (c *command) compileFailure(err error) int {
 // status when the run must stop.
 func (c *command) open(opts []opt, operands []string) (int, bool) {
 	modes := ""
-	cfg := &dtrace.Config{Args: operands, Name: c.name, Stdout: c.stdout, Stderr: c.stderr}
+	cfg := &dtrace.Config{Args: operands, Name: c.name, Stdout: c.stdout, Stderr: c.stderr, Context: c.ctx}
 	for _, o := range opts {
 		switch o.name {
 		case "A", "G", "h", "l", "V":

@@ -37,8 +37,11 @@ type Dir struct {
 
 // Stat is what Lstat tells of an entry.
 type Stat struct {
-	Regular bool // a regular file, not a link or a directory
-	ModTime time.Time
+	Regular    bool // a regular file, not a link or a directory
+	Dir        bool // a directory, not a link to one
+	Size       int64
+	ModTime    time.Time
+	AccessTime time.Time
 }
 
 // UnsafeError says why a directory on the way, or a file in it, is not

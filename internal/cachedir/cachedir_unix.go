@@ -176,6 +176,69 @@ func (d *Dir) Open(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), p), nil
 }
 
+// Sub opens the subdirectory name of the directory, creating it mode
+// 0700 if missing, not following a link, and checks it as Open checks
+// the cache directory itself.
+func (d *Dir) Sub(name string) (*Dir, error) {
+	p := filepath.Join(d.Path, name)
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return nil, &UnsafeError{p, "not a name in the directory"}
+	}
+	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+	if err == unix.ENOENT {
+		if err = unix.Mkdirat(d.fd, name, 0o700); err == nil || err == unix.EEXIST {
+			fd, err = openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
+		}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	if err := check(fd, p, os.Geteuid(), true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Dir{fd: fd, Path: p}, nil
+}
+
+// CreateTemp creates a new file, mode 0600, named prefix and six random
+// letters, for a file written in parts then renamed into place. The
+// caller removes it if it is not renamed.
+func (d *Dir) CreateTemp(prefix string) (*os.File, error) {
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var err error
+	for range 100 {
+		b := []byte(prefix)
+		for range 6 {
+			b = append(b, letters[rand.IntN(len(letters))])
+		}
+		fd, oerr := openat(d.fd, string(b), unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW, 0o600)
+		if oerr == nil {
+			return os.NewFile(uintptr(fd), filepath.Join(d.Path, string(b))), nil
+		}
+		if err = oerr; oerr != unix.EEXIST {
+			break
+		}
+	}
+	return nil, &fs.PathError{Op: "create", Path: filepath.Join(d.Path, prefix+"XXXXXX"), Err: err}
+}
+
+// Rename renames the entry old of the directory to new, replacing
+// whatever new was.
+func (d *Dir) Rename(old, new string) error {
+	if err := unix.Renameat(d.fd, old, d.fd, new); err != nil {
+		return &os.LinkError{Op: "rename", Old: filepath.Join(d.Path, old), New: filepath.Join(d.Path, new), Err: err}
+	}
+	return nil
+}
+
+// RemoveDir removes the empty subdirectory name.
+func (d *Dir) RemoveDir(name string) error {
+	if err := unix.Unlinkat(d.fd, name, unix.AT_REMOVEDIR); err != nil {
+		return &fs.PathError{Op: "rmdir", Path: filepath.Join(d.Path, name), Err: err}
+	}
+	return nil
+}
+
 // WriteFile replaces the file name of the directory with data, whole
 // or not at all: data goes to a new temporary file, .tmp-<n><ext>, then
 // renamed over name. Whatever name was, a link included, is replaced,
@@ -218,14 +281,21 @@ func (d *Dir) Lstat(name string) (Stat, error) {
 		return Stat{}, &fs.PathError{Op: "lstat", Path: filepath.Join(d.Path, name), Err: err}
 	}
 	sec, nsec := st.Mtim.Unix()
-	return Stat{Regular: uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG, ModTime: time.Unix(sec, nsec)}, nil
+	asec, ansec := st.Atim.Unix()
+	typ := uint32(st.Mode) & unix.S_IFMT
+	return Stat{Regular: typ == unix.S_IFREG, Dir: typ == unix.S_IFDIR, Size: st.Size,
+		ModTime: time.Unix(sec, nsec), AccessTime: time.Unix(asec, ansec)}, nil
 }
 
 // Touch sets the access and modification times of the entry name to t,
 // not following a link.
-func (d *Dir) Touch(name string, t time.Time) error {
-	ts := unix.NsecToTimespec(t.UnixNano())
-	if err := unix.UtimesNanoAt(d.fd, name, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+func (d *Dir) Touch(name string, t time.Time) error { return d.SetTimes(name, t, t) }
+
+// SetTimes sets the access and modification times of the entry name,
+// not following a link.
+func (d *Dir) SetTimes(name string, atime, mtime time.Time) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(atime.UnixNano()), unix.NsecToTimespec(mtime.UnixNano())}
+	if err := unix.UtimesNanoAt(d.fd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return &fs.PathError{Op: "utimensat", Path: filepath.Join(d.Path, name), Err: err}
 	}
 	return nil

@@ -48,8 +48,14 @@
 //     the distributions' kernel layouts. A debug file that does not
 //     match its image (build-id or CRC) is a *MismatchError, also
 //     reported through Options.Warn; a set skips such a module rather
-//     than use it. When nothing is found, a *NotFoundError lists every
-//     place looked.
+//     than use it. Failing all these, Options.Debuginfod, when set,
+//     fetches the debug file of the build-id from the debuginfod
+//     servers into their cache, shared with gdb and perf (package
+//     internal/debuginfod; Kernel asks for the running kernel's
+//     build-id from /sys/kernel/notes and each module's from
+//     /sys/module/<name>/notes). When nothing is found, a
+//     *NotFoundError lists every place looked, the servers asked
+//     included, with why each failed.
 //  2. The DWARF sections are mapped, not read (compressed sections,
 //     SHF_COMPRESSED or .zdebug, are inflated), and a DIE scanner of our
 //     own walks every compile unit on GOMAXPROCS goroutines. It decodes
@@ -109,7 +115,7 @@
 //
 // Not supported: split DWARF (-gsplit-dwarf), references into DWZ
 // supplementary files (.gnu_debugaltlink; copies whose origin lies there
-// are counted in BuildStats.Unresolved), debuginfod, and big-endian
+// are counted in BuildStats.Unresolved), and big-endian
 // files. The FreeBSD Kernel constructor is compiled but has not run on
 // FreeBSD yet.
 //

@@ -4,8 +4,10 @@ import (
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/index"
+	"github.com/kdtrace/kdtrace/internal/debuginfod"
 	"github.com/kdtrace/kdtrace/internal/mmap"
 
+	"context"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -36,6 +38,12 @@ type Options struct {
 	// Workers is the number of goroutines scanning DWARF; 0 means
 	// GOMAXPROCS.
 	Workers int
+	// Debuginfod, if not nil, fetches by build-id from debuginfod
+	// servers the debug files found nowhere else on the machine.
+	Debuginfod *debuginfod.Client
+	// Context bounds Debuginfod's downloads: cancelling it stops them.
+	// Nil means context.Background().
+	Context context.Context
 }
 
 // Options returns the options the image was opened with.
@@ -76,11 +84,12 @@ func (w Warning) Unwrap() error { return w.Err }
 
 // Where an image's DWARF was found.
 const (
-	sourceImage     = "image"     // in the image itself
-	sourceBuildID   = "build-id"  // <debug-root>/.build-id/xx/rest.debug
-	SourceDebugLink = "debuglink" // the name in .gnu_debuglink, CRC checked
-	sourcePath      = "path"      // <debug-root>/<image path>.debug (FreeBSD)
-	sourceKernel    = "kernel"    // a distribution's kernel debug layout
+	sourceImage      = "image"      // in the image itself
+	sourceBuildID    = "build-id"   // <debug-root>/.build-id/xx/rest.debug
+	SourceDebugLink  = "debuglink"  // the name in .gnu_debuglink, CRC checked
+	sourcePath       = "path"       // <debug-root>/<image path>.debug (FreeBSD)
+	sourceKernel     = "kernel"     // a distribution's kernel debug layout
+	sourceDebuginfod = "debuginfod" // fetched into the debuginfod cache
 )
 
 // buildStats counts what an index build saw.
@@ -130,6 +139,9 @@ func (e *MismatchError) Error() string {
 type NotFoundError struct {
 	Image  string
 	Looked []string // each place looked, with what was wrong there
+	// Debuginfod is why the debuginfod servers did not give it, if
+	// they were asked.
+	Debuginfod error
 }
 
 func (e *NotFoundError) Error() string {
@@ -290,7 +302,24 @@ func locate(img *Image, ef *elffile.File, extra []string, opts *Options) (*elffi
 		img.DebugPath, img.Source = c.path, c.source
 		return dbg, nil
 	}
-	return nil, &NotFoundError{Image: img.Path, Looked: looked}
+	path, derr := opts.fetchDebug(img.BuildID)
+	if path != "" {
+		dbg, err := elffile.Open(path)
+		switch {
+		case err != nil:
+			derr = fmt.Errorf("%s: %w", path, err)
+		case !dbg.HasDWARF():
+			dbg.Close()
+			derr = fmt.Errorf("%s: no DWARF", path)
+		default:
+			img.DebugPath, img.Source = path, sourceDebuginfod
+			return dbg, nil
+		}
+	}
+	if derr != nil {
+		looked = append(looked, derr.Error())
+	}
+	return nil, &NotFoundError{Image: img.Path, Looked: looked, Debuginfod: derr}
 }
 
 // fileCRC is the CRC32 (IEEE, as zlib's crc32) of a whole file, which is

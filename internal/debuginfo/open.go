@@ -1,12 +1,14 @@
 package debuginfo
 
 import (
+	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/internal/debuginfod"
 )
 
 // ErrNotELF is the error of opening a file that is not an ELF file.
@@ -118,7 +120,37 @@ func openMatching(module string, cands []string, want string, opts Options) (img
 		}
 		return img, looked, nil
 	}
-	return nil, looked, fmt.Errorf("no debug info for %s: looked in %s", module, strings.Join(looked, ", "))
+	path, derr := opts.fetchDebug(want)
+	if path != "" {
+		img, err := openImage(module, path, nil, opts)
+		if err == nil {
+			img.Source = sourceDebuginfod
+			return img, looked, nil
+		}
+		derr = fmt.Errorf("%s: %w", path, err)
+	}
+	if derr != nil {
+		looked = append(looked, derr.Error())
+	}
+	return nil, looked, &NotFoundError{Image: module, Looked: looked, Debuginfod: derr}
+}
+
+// fetchDebug asks the debuginfod servers of opts for the debug file of
+// the build-id id (hex): its path in their cache, or "" when there is
+// no client or no build-id to ask for.
+func (o *Options) fetchDebug(id string) (string, error) {
+	if o.Debuginfod == nil || id == "" {
+		return "", nil
+	}
+	b, err := hex.DecodeString(id)
+	if err != nil {
+		return "", fmt.Errorf("build-id %q: %w", id, err)
+	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return o.Debuginfod.Find(ctx, b, debuginfod.Debuginfo)
 }
 
 // buildIDPath is where distributions link debug files by build-id.

@@ -58,6 +58,8 @@ type Catalog struct {
 	made     atomic.Int64         // probes the pid providers made
 	maxPID   int64                // the most they may make
 	warn     func(error)          // Config.Warn
+	// debugFile is Config.DebugFile.
+	debugFile func(string) (string, error)
 }
 
 // New returns a catalog of the given providers, which are searched in

@@ -49,6 +49,11 @@ type Config struct {
 	// /proc/kallsyms and /proc/kcore under Root when kinst first needs
 	// them.
 	Symbols func() (*ksym.Table, error)
+
+	// DebugFile returns the separate debug file of the object at
+	// path, whose symbol table a stripped object's probes are looked
+	// up in; nil looks on the machine alone (debuginfo.DebugFile).
+	DebugFile func(path string) (string, error)
 }
 
 func (c *Config) path(p string) string { return filepath.Join(c.Root, p) }

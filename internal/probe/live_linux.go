@@ -52,6 +52,7 @@ func Live(cfg Config) (*Catalog, error) {
 		handlers: func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }})
 	c.procs = &procFS{root: cfg.path("/proc")}
 	c.warn = cfg.Warn
+	c.debugFile = cfg.DebugFile
 	if cfg.MaxPIDProbes > 0 {
 		c.maxPID = int64(cfg.MaxPIDProbes)
 	}

@@ -209,7 +209,7 @@ func (c *Catalog) pidProvider(pid int) (*pidProvider, error) {
 	if err != nil {
 		return nil, procErrorf("D_PROC_GRAB", err, "failed to grab process %d", pid)
 	}
-	p := &pidProvider{name: "pid" + strconv.Itoa(pid), pid: pid, proc: proc, done: map[Desc]createResult{}, have: map[Desc]bool{}}
+	p := &pidProvider{name: "pid" + strconv.Itoa(pid), pid: pid, proc: proc, done: map[Desc]createResult{}, have: map[Desc]bool{}, debugFile: c.debugFile}
 	c.pid[pid] = p
 	c.pids = append(c.pids, p)
 	return p, nil
@@ -224,6 +224,8 @@ type pidProvider struct {
 	pid  int
 
 	proc *process // guarded by mu: Catalog.Refresh reads it again
+	// debugFile finds a stripped object's debug file (Config.DebugFile).
+	debugFile func(string) (string, error)
 
 	mu     sync.Mutex
 	probes []*Probe
@@ -359,7 +361,7 @@ func (m *pidMaker) perObject(o *procObject) error {
 		return procErrorf("D_PROC_CREATEFAIL", err, "failed to read the symbols of %s", o.path)
 	}
 	if !isGlob(m.fn) {
-		s, ok := syms.lookup(m.fn)
+		s, ok := syms.lookup(m.fn, m.p.debugFile)
 		if !ok {
 			switch {
 			case m.fn == "-":
@@ -623,19 +625,23 @@ func readObjSyms(file string) (*objSyms, error) {
 // local functions: the pid rewrite of inlined functions names their
 // callers, and a probe named alone can be made there, while patterns
 // still match only the file's own symbols, as dtrace's.
-func (s *objSyms) lookup(name string) (objSym, bool) {
+func (s *objSyms) lookup(name string, debugFile func(string) (string, error)) (objSym, bool) {
 	if sym, ok := s.byName[name]; ok || !s.stripped {
 		return sym, ok
 	}
-	s.debugOnce.Do(s.readDebugSymbols)
+	s.debugOnce.Do(func() { s.readDebugSymbols(debugFile) })
 	sym, ok := s.debug[name]
 	return sym, ok
 }
 
 // readDebugSymbols reads the symbol table of the file's separate debug
-// file, if it has one that matches it.
-func (s *objSyms) readDebugSymbols() {
-	path, err := debuginfo.DebugFile(s.file, debuginfo.Options{})
+// file, if it has one that matches it, found by debugFile (nil: on the
+// machine).
+func (s *objSyms) readDebugSymbols(debugFile func(string) (string, error)) {
+	if debugFile == nil {
+		debugFile = func(file string) (string, error) { return debuginfo.DebugFile(file, debuginfo.Options{}) }
+	}
+	path, err := debugFile(s.file)
 	if err != nil || path == s.file {
 		return
 	}

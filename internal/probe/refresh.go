@@ -66,7 +66,7 @@ func (c *Catalog) RtldSite(pid int) *UserSite {
 		if err != nil {
 			continue
 		}
-		if s, ok := syms.lookup(rtldDebugState); ok && s.fn && s.defined {
+		if s, ok := syms.lookup(rtldDebugState, p.debugFile); ok && s.fn && s.defined {
 			return &UserSite{PID: pid, Path: o.path, Addr: s.value, Size: s.size}
 		}
 	}

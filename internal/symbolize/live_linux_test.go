@@ -5,6 +5,7 @@ package symbolize_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/consumer"
+	"github.com/kdtrace/kdtrace/internal/debuginfod"
+	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 	"github.com/kdtrace/kdtrace/internal/ksym"
 	"github.com/kdtrace/kdtrace/internal/symbolize"
@@ -339,10 +342,10 @@ func TestLiveKernel(t *testing.T) {
 }
 
 // TestDebugFile looks up a static function of a stripped executable in
-// its separate debug file, found by build ID under the debug directory
-// and by its .gnu_debuglink beside it.
+// its separate debug file, found by build ID under the debug directory,
+// by its .gnu_debuglink beside it, and from elfutils' debuginfod.
 func TestDebugFile(t *testing.T) {
-	for _, how := range []string{"build-id", "debuglink"} {
+	for _, how := range []string{"build-id", "debuglink", "debuginfod"} {
 		t.Run(how, func(t *testing.T) {
 			for _, tool := range []string{"objcopy", "strip"} {
 				if _, err := exec.LookPath(tool); err != nil {
@@ -364,12 +367,30 @@ func TestDebugFile(t *testing.T) {
 				if err := os.Rename(debug, filepath.Join(sub, id[2:]+".debug")); err != nil {
 					t.Fatal(err)
 				}
-			} else {
+			}
+			cfg := symbolize.Config{DebugDir: debugDir}
+			switch how {
+			case "debuglink":
 				run(t, "objcopy", "--add-gnu-debuglink="+debug, path)
+			case "debuginfod":
+				id := buildIDOf(t, path)
+				served := t.TempDir()
+				if err := os.Rename(debug, filepath.Join(served, "fixture.debug")); err != nil {
+					t.Fatal(err)
+				}
+				srv := debuginfodtest.Start(t, served, id)
+				c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache")}
+				cfg.Debuginfod = func(id []byte) string {
+					p, err := c.Find(context.Background(), id, debuginfod.Debuginfo)
+					if err != nil {
+						t.Errorf("debuginfod: %v", err)
+					}
+					return p
+				}
 			}
 			cmd := exec.Command(path)
 			f := startCommand(t, cmd, path)
-			s := symbolize.New(symbolize.Config{DebugDir: debugDir})
+			s := symbolize.New(cfg)
 			defer s.Close()
 			check(t, s, f.pid(), fixtureLookups(f)[:6])
 		})

@@ -175,31 +175,40 @@ func buildID(note []byte, bo binary.ByteOrder) []byte {
 // debugDir (/usr/lib/debug) for an object at path, seen from root (""
 // or /proc/PID/root): by build ID, then as gdb finds a debuglink's
 // file, beside the object, in its .debug directory, and under
-// debugDir; a debuglink's file must have its CRC.
-func debugFinder(root, debugDir, path string) func([]byte, string, uint32) string {
+// debugDir; a debuglink's file must have its CRC. Failing those, it
+// asks fetch, if not nil, for the build ID's file.
+func debugFinder(root, debugDir, path string, fetch func([]byte) string) func([]byte, string, uint32) string {
 	return func(id []byte, link string, crc uint32) string {
-		if len(id) >= 2 {
-			h := hex.EncodeToString(id)
-			p := filepath.Join(debugDir, ".build-id", h[:2], h[2:]+".debug")
-			for _, q := range []string{filepath.Join(root, p), p} {
-				if _, err := os.Stat(q); err == nil {
-					return q
-				}
+		if p := findDebug(root, debugDir, path, id, link, crc); p != "" || fetch == nil || len(id) == 0 {
+			return p
+		}
+		return fetch(id)
+	}
+}
+
+// findDebug is debugFinder's search of the machine.
+func findDebug(root, debugDir, path string, id []byte, link string, crc uint32) string {
+	if len(id) >= 2 {
+		h := hex.EncodeToString(id)
+		p := filepath.Join(debugDir, ".build-id", h[:2], h[2:]+".debug")
+		for _, q := range []string{filepath.Join(root, p), p} {
+			if _, err := os.Stat(q); err == nil {
+				return q
 			}
 		}
-		if link == "" {
-			return ""
-		}
-		dir := filepath.Dir(path)
-		for _, p := range []string{filepath.Join(dir, link), filepath.Join(dir, ".debug", link), filepath.Join(debugDir, dir, link)} {
-			for _, q := range []string{filepath.Join(root, p), p} {
-				if fileCRC(q) == crc {
-					return q
-				}
-			}
-		}
+	}
+	if link == "" {
 		return ""
 	}
+	dir := filepath.Dir(path)
+	for _, p := range []string{filepath.Join(dir, link), filepath.Join(dir, ".debug", link), filepath.Join(debugDir, dir, link)} {
+		for _, q := range []string{filepath.Join(root, p), p} {
+			if fileCRC(q) == crc {
+				return q
+			}
+		}
+	}
+	return ""
 }
 
 // fileCRC returns the CRC-32 of the file at path, or 0 when it cannot

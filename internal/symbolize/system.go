@@ -34,6 +34,10 @@ type Config struct {
 	// a table read from a kernel image holds the image's addresses,
 	// not the running kernel's, and finds nothing right.
 	Kallsyms func() (*ksym.Table, error)
+	// Debuginfod returns the path of the debug file of a build-id
+	// that the machine lacks, fetched from debuginfod servers, or ""
+	// for none; nil asks nowhere.
+	Debuginfod func(buildID []byte) string
 	// MaxOpenFiles is how many files, at most, are held open to read
 	// their symbols when first needed (256 when 0): past it, the
 	// oldest are read at once and closed.
@@ -265,7 +269,7 @@ func (s *System) file(dir string, m Mapping) *objFile {
 			}
 			f = nil // no ELF: the object is known by name only
 		} else {
-			f.debug = debugFinder(root, s.cfg.DebugDir, m.Path)
+			f.debug = debugFinder(root, s.cfg.DebugDir, m.Path, s.cfg.Debuginfod)
 		}
 		return s.keep(key, f)
 	}

@@ -333,6 +333,12 @@ func OpenFile(path, module string) (*Types, error) {
 	return openTypes(module, path, "", "", debuginfo.Options{})
 }
 
+// OpenDebugFile is OpenFile for an image whose DWARF is in the separate
+// debug file debugPath, which debuginfo.DebugFile found and checked.
+func OpenDebugFile(path, debugPath, module string) (*Types, error) {
+	return openTypes(module, path, debugPath, "", debuginfo.Options{})
+}
+
 // Frames returns the call frame information of the image the types
 // come from (.eh_frame and ORC from the image, .debug_frame from the
 // debug file), read on the first call.

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
+	"github.com/kdtrace/kdtrace/internal/guest"
+)
+
+// debuginfodEnv is the environment of a kdtrace that asks the servers
+// urls (none when empty), with caches of its own.
+func debuginfodEnv(t *testing.T, cache, urls string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "DEBUGINFOD_") && !strings.HasPrefix(e, "XDG_CACHE_HOME=") {
+			env = append(env, e)
+		}
+	}
+	env = append(env, "XDG_CACHE_HOME="+t.TempDir(), "DEBUGINFOD_CACHE_PATH="+cache)
+	if urls != "" {
+		env = append(env, "DEBUGINFOD_URLS="+urls)
+	}
+	return env
+}
+
+// cacheTemps lists the files of the debuginfod cache's build-id
+// directories other than whole downloads: temporary files.
+func cacheTemps(cache string) []string {
+	var temps []string
+	matches, _ := filepath.Glob(filepath.Join(cache, "*", "*"))
+	for _, m := range matches {
+		if b := filepath.Base(m); b != "debuginfo" && b != "executable" {
+			temps = append(temps, m)
+		}
+	}
+	return temps
+}
+
+var aggCount = regexp.MustCompile(`(?m)^\s+([0-9]+)\s*$`)
+
+// TestDebuginfodPidInline traces the inlined function of a program
+// whose debug file only elfutils' debuginfod has: without
+// DEBUGINFOD_URLS the probe is refused, with it every call counts; with
+// the server stopped and a new cache, a probe that needs no DWARF still
+// runs after a warning naming the server, and the inline probe's
+// failure names it. locals-> reads the program's variables from the
+// same debug file.
+func TestDebuginfodPidInline(t *testing.T) {
+	needTracing(t)
+	dir, served := t.TempDir(), t.TempDir()
+	prog, id := debuginfodtest.Fixture(t, dir, served)
+	srv := debuginfodtest.Start(t, served, id)
+	bin := build(t, "kdtrace")
+	cache := filepath.Join(t.TempDir(), "debuginfod")
+	const calls = 1000
+	cmdline := fmt.Sprintf("%s %d", prog, calls)
+	script := `pid$target:a.out:inl:entry { @ = count(); }`
+
+	run := func(urls, cache, script string) (string, string, error) {
+		cmd := exec.Command(bin, "-q", "-c", cmdline, "-n", script)
+		cmd.Env = debuginfodEnv(t, cache, urls)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	if out, errs, err := run("", cache, script); err == nil {
+		t.Fatalf("without DEBUGINFOD_URLS the inline probe ran: %s%s", out, errs)
+	}
+	out, errs, err := run(srv.URL, cache, script)
+	if err != nil {
+		t.Fatalf("kdtrace: %v\n%s%s", err, out, errs)
+	}
+	m := aggCount.FindAllStringSubmatch(out, -1)
+	if len(m) == 0 || m[len(m)-1][1] != fmt.Sprint(calls) {
+		t.Errorf("counted %v, want %d calls of inl; output:\n%s%s", m, calls, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(cache, id, "debuginfo")); err != nil {
+		t.Errorf("the debug file is not in the cache: %v", err)
+	}
+	// Stripped of its symbols too, as distributions ship programs: the
+	// rewrite's caller, step, is found in the debug file's symbols.
+	all := filepath.Join(t.TempDir(), "loop")
+	gcctest.Run(t, ".", "objcopy", "--strip-all", prog, all)
+	cmdline = fmt.Sprintf("%s %d", all, calls)
+	out, errs, err = run(srv.URL, cache, script)
+	if m := aggCount.FindAllStringSubmatch(out, -1); err != nil || len(m) == 0 || m[len(m)-1][1] != fmt.Sprint(calls) {
+		t.Errorf("objcopy --strip-all: %v, counted %v, want %d; output:\n%s%s", err, m, calls, out, errs)
+	}
+	cmdline = fmt.Sprintf("%s %d", prog, calls)
+	// locals-> reads step's parameter from the same debug file: the
+	// loop passes 0 to 999.
+	locals := `pid$target:a.out:step:entry { @ = sum(locals->x); }`
+	if out, errs, err := run("", filepath.Join(t.TempDir(), "none"), locals); err == nil {
+		t.Errorf("without DEBUGINFOD_URLS locals-> compiled: %s%s", out, errs)
+	}
+	out, errs, err = run(srv.URL, cache, locals)
+	if m := aggCount.FindAllStringSubmatch(out, -1); err != nil || len(m) == 0 || m[len(m)-1][1] != fmt.Sprint(calls*(calls-1)/2) {
+		t.Errorf("sum(locals->x): %v, %v, want %d; output:\n%s%s", err, m, calls*(calls-1)/2, out, errs)
+	}
+
+	srv.Stop()
+	down := filepath.Join(t.TempDir(), "debuginfod")
+	out, errs, err = run(srv.URL, down, `pid$target:a.out:main:entry { @ = count(); }`)
+	if err != nil || !strings.Contains(errs, "warning") || !strings.Contains(errs, srv.URL) {
+		t.Errorf("server down, a probe that needs no DWARF: %v; want a run with a warning naming %s; output:\n%s%s", err, srv.URL, out, errs)
+	}
+	if m := aggCount.FindStringSubmatch(out); m == nil || m[1] != "1" {
+		t.Errorf("main:entry counted %v, want 1", m)
+	}
+	if out, errs, err := run(srv.URL, down, script); err == nil || !strings.Contains(errs, srv.URL) {
+		t.Errorf("server down, the inline probe: %v; want a failure naming %s; output:\n%s%s", err, srv.URL, out, errs)
+	}
+}
+
+// TestDebuginfodKernel compiles kinst::add_rchar:entry against a copy
+// of the guest's kernel with its DWARF stripped: refused without
+// DEBUGINFOD_URLS, and with the debug image from elfutils' debuginfod,
+// the rewrite is the one the unstripped image gives.
+func TestDebuginfodKernel(t *testing.T) {
+	vmlinux, ok := guest.CachedDebug()
+	if !ok {
+		t.Skip("the guest's debug vmlinux is not in the cache (the guest tests fetch it)")
+	}
+	gcctest.Need(t, "objcopy", "readelf")
+	out, err := exec.Command("readelf", "-n", vmlinux).Output()
+	if err != nil {
+		t.Fatalf("readelf -n: %v", err)
+	}
+	m := regexp.MustCompile(`Build ID: ([0-9a-f]+)`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("%s has no build-id", vmlinux)
+	}
+	id := string(m[1])
+	served := t.TempDir()
+	if err := os.Symlink(vmlinux, filepath.Join(served, "vmlinux")); err != nil {
+		t.Fatal(err)
+	}
+	stripped := filepath.Join(t.TempDir(), "vmlinux")
+	gcctest.Run(t, ".", "objcopy", "--strip-debug", vmlinux, stripped)
+	bin := build(t, "kdtrace")
+	cache := filepath.Join(t.TempDir(), "debuginfod")
+	kdtrace := func(kernel, urls string) (string, error) {
+		cmd := exec.Command(bin, "--kernel", kernel, "-e", "-d", "-n", "kinst::add_rchar:entry")
+		cmd.Env = debuginfodEnv(t, cache, urls)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err != nil {
+			return stdout.String() + stderr.String(), err
+		}
+		return stdout.String(), nil
+	}
+	want, err := kdtrace(vmlinux, "")
+	if err != nil {
+		t.Fatalf("unstripped: %v\n%s", err, want)
+	}
+	if out, err := kdtrace(stripped, ""); err == nil {
+		t.Fatalf("the stripped kernel compiled without DEBUGINFOD_URLS:\n%s", out)
+	}
+	srv := debuginfodtest.Start(t, served, id)
+	got, err := kdtrace(stripped, srv.URL)
+	if err != nil {
+		t.Fatalf("stripped, with debuginfod: %v\n%s", err, got)
+	}
+	if got != want {
+		t.Errorf("rewrite with the debug image from debuginfod:\n%s\nwant, from the unstripped image:\n%s", got, want)
+	}
+	// Warm: the server stopped, the cache has it.
+	srv.Stop()
+	if got, err := kdtrace(stripped, srv.URL); err != nil || got != want {
+		t.Errorf("warm, server stopped: %v\n%s", err, got)
+	}
+	// A new cache and the server stopped: the error names it.
+	cache = filepath.Join(t.TempDir(), "debuginfod")
+	if out, err := kdtrace(stripped, srv.URL); err == nil || !strings.Contains(out, srv.URL) || !strings.Contains(out, "connection refused") {
+		t.Errorf("server down: %v; want a failure naming %s:\n%s", err, srv.URL, out)
+	}
+	// A plain offset needs no DWARF: a warning, and the run goes on.
+	cmd := exec.Command(bin, "--kernel", stripped, "-e", "-n", "kinst::vfs_read:0")
+	cmd.Env = debuginfodEnv(t, filepath.Join(t.TempDir(), "debuginfod"), srv.URL)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "warning: kinst without the kernel's DWARF: debuginfod: ") || !strings.Contains(string(out), srv.URL) {
+		t.Errorf("server down, kinst::vfs_read:0: %v; want a warning naming %s:\n%s", err, srv.URL, out)
+	}
+}
+
+// TestDebuginfodInterrupt sends SIGINT to kdtrace while it downloads a
+// debug file from a server that stalls halfway: kdtrace ends at once,
+// as interrupted, leaving no partial file in the cache.
+func TestDebuginfodInterrupt(t *testing.T) {
+	dir, served := t.TempDir(), t.TempDir()
+	prog, id := debuginfodtest.Fixture(t, dir, served)
+	body, err := os.ReadFile(filepath.Join(served, "loop.debug"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	bin := build(t, "kdtrace")
+	cache := filepath.Join(t.TempDir(), "debuginfod")
+	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
+	cmd.Env = debuginfodEnv(t, cache, "http://"+ln.Addr().String())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the download's temporary file.
+	deadline := time.Now().Add(time.Minute)
+	for len(cacheTemps(cache)) == 0 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no download began; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 128+int(syscall.SIGINT) || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("kdtrace ended with %v, want status %d and a word that it was interrupted; stderr:\n%s", err, 128+int(syscall.SIGINT), stderr.String())
+	}
+	if temps := cacheTemps(cache); len(temps) != 0 {
+		t.Errorf("left in the cache: %v", temps)
+	}
+	if _, err := os.Stat(filepath.Join(cache, id)); err == nil {
+		t.Errorf("the build-id directory is left in the cache")
+	}
+}
