@@ -137,6 +137,10 @@ type Consumer struct {
 	out formatter // Config.Format's
 	d   datum     // the record being handed to out, reused
 	kd  datum     // an aggregation's key being printed, reused
+	arg datum     // printf()'s argument being handed to out, reused
+	// The text of the firing's printf() (d.text) and of printa()'s
+	// formatted lines, their room reused.
+	text, aggText []byte
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
@@ -313,23 +317,25 @@ func (c *Consumer) consumeBuf(b record.CPUBuffer, only func(record.Probe) bool) 
 	return err
 }
 
+// consume prints a buffer's firings as it walks them, one firing ahead
+// for flowindent, which looks at the next.
 func (c *Consumer) consume(cpu int, data []byte) error {
-	fs, err := record.Decode(data, c.desc)
-	if err != nil {
-		return err
-	}
-	for i := range fs {
-		var next *record.Firing
-		if i+1 < len(fs) {
-			next = &fs[i+1]
+	var f, next record.Firing
+	f, off, err := record.Next(data, 0, c.desc)
+	for err == nil && f.EProbe != nil {
+		next, off, err = record.Next(data, off, c.desc)
+		var np *record.Firing
+		if err == nil && next.EProbe != nil {
+			np = &next
 		}
-		err := c.firing(cpu, &fs[i], next)
-		c.lastEPID = fs[i].EProbe.EPID
-		if err != nil {
-			return err
+		ferr := c.firing(cpu, &f, np)
+		c.lastEPID = f.EProbe.EPID
+		if ferr != nil {
+			return ferr
 		}
+		f = next
 	}
-	return nil
+	return err
 }
 
 // The kinds of flow of a firing.

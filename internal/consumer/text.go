@@ -63,7 +63,7 @@ func (t textFormatter) datum(d *datum) error {
 		return nil
 	case datumPrintf:
 		if d.rec.Action == dof.ActPrintf {
-			c.w.WriteString(d.str)
+			c.w.Write(d.text)
 		}
 		return nil
 	case datumMem:
