@@ -138,9 +138,10 @@ type Consumer struct {
 	d   datum     // the record being handed to out, reused
 	kd  datum     // an aggregation's key being printed, reused
 	arg datum     // printf()'s argument being handed to out, reused
-	// The text of the firing's printf() (d.text) and of printa()'s
-	// formatted lines, their room reused.
-	text, aggText []byte
+	// The text of the firing's printf() (d.text), of printa()'s
+	// formatted lines, and of a line's columns and integers, their
+	// room reused: a firing allocates nothing.
+	text, aggText, line []byte
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
