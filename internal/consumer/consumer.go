@@ -147,14 +147,24 @@ type Consumer struct {
 	// the indentation of the next line.
 	lastEPID uint32
 	indent   int
+
+	// The enabled probe of the firing before, and its probe.
+	lastEP    *record.EProbe
+	lastProbe record.Probe
 }
+
+// outBufSize is the room of the output's buffer, which Consume flushes
+// once a CPU's buffer is printed: a round of a million firings is
+// written in writes of 64 KiB, each of them a system call that
+// syscall:::entry sees, not of 4 KiB.
+const outBufSize = 64 << 10
 
 // New returns a consumer of the records desc describes.
 func New(desc record.Describer, cfg Config) *Consumer {
 	if cfg.ProgName == "" {
 		cfg.ProgName = "dtrace"
 	}
-	c := &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
+	c := &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriterSize(cfg.Out, outBufSize), formats: make(map[uint16]*printf.Format),
 		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8, pack: cfg.AggPack}}
 	f := Text
 	if cfg.Format >= 0 && int(cfg.Format) < len(formats) {
@@ -387,7 +397,7 @@ func (c *Consumer) flow(p record.Probe, ep *record.EProbe, next *record.Firing) 
 // hands the firing's head and each record's datum to the formatter.
 func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error {
 	ep := f.EProbe
-	p, err := c.desc.Probe(ep.ProbeID)
+	p, err := c.probe(ep)
 	if err != nil {
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
@@ -500,6 +510,19 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
 	return nil
+}
+
+// probe returns the probe of enabled probe ep, the last one's again
+// without a lookup: a buffer holds runs of one probe's firings.
+func (c *Consumer) probe(ep *record.EProbe) (record.Probe, error) {
+	if ep == c.lastEP {
+		return c.lastProbe, nil
+	}
+	p, err := c.desc.Probe(ep.ProbeID)
+	if err == nil {
+		c.lastEP, c.lastProbe = ep, p
+	}
+	return p, err
 }
 
 // ErrorClause is the clause libdtrace enables for the ERROR probe once
@@ -643,7 +666,7 @@ func (c *Consumer) freopen(f *record.Firing, path string, restore bool) error {
 		c.stdout = c.w
 	}
 	c.reopened = nf
-	c.w = bufio.NewWriter(nf)
+	c.w = bufio.NewWriterSize(nf, outBufSize)
 	return nil
 }
 

@@ -76,3 +76,31 @@ func BenchmarkFirings(b *testing.B) {
 		})
 	}
 }
+
+// TestFiringsAllocateNothing checks that the everyday one-liners'
+// firings cost the consumer no allocation: a buffer of a thousand
+// firings is printed with a handful at most, whatever its length.
+func TestFiringsAllocateNothing(t *testing.T) {
+	const n = 1000
+	for _, tc := range []struct {
+		src    string
+		quiet  bool
+		format consumer.Format
+	}{
+		{`syscall:::entry { printf("%d %s\n", pid, execname); }`, true, consumer.Text},
+		{`syscall:::entry { printf("%5d|%-16s|%x\n", pid, execname, arg0); }`, false, consumer.Text},
+		{`syscall:::entry { trace(arg0); }`, false, consumer.Text},
+		{`syscall:::entry { trace(arg0); }`, true, consumer.Text},
+		{`syscall:::entry { printf("%d %s\n", pid, execname); }`, true, consumer.JSON},
+		{`syscall:::entry { trace(arg0); }`, false, consumer.JSON},
+	} {
+		desc, data := syscallBuffer(t, tc.src, n)
+		c := consumer.New(desc, consumer.Config{Out: io.Discard, Quiet: tc.quiet, Format: tc.format})
+		if err := c.Consume(0, data, 0); err != nil {
+			t.Fatal(err)
+		}
+		if allocs := testing.AllocsPerRun(5, func() { c.Consume(0, data, 0) }); allocs > 10 {
+			t.Errorf("%s (%v, quiet %v): %.0f allocations for %d firings", tc.src, tc.format, tc.quiet, allocs, n)
+		}
+	}
+}
