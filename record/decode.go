@@ -43,20 +43,6 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("record: buffer offset %d: %s", e.Offset, e.Reason)
 }
 
-// Decode splits a buffer into firings, from its start (dtbd_oldest, 0
-// for a switching buffer), as dt_consume_cpu walks it (Next).
-func Decode(buf []byte, d Describer) ([]Firing, error) {
-	var fs []Firing
-	for off := 0; ; {
-		f, next, err := Next(buf, off, d)
-		if err != nil || f.EProbe == nil {
-			return fs, err
-		}
-		fs = append(fs, f)
-		off = next
-	}
-}
-
 // Next returns the firing at offset off of a buffer, or after the
 // padding there, and the offset after it, as dt_consume_cpu walks a
 // buffer: a DTRACE_EPIDNONE word is padding, anything else starts a

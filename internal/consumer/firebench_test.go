@@ -1,7 +1,10 @@
 package consumer_test
 
 import (
+	"encoding/binary"
+	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dif"
@@ -102,5 +105,25 @@ func TestFiringsAllocateNothing(t *testing.T) {
 		if allocs := testing.AllocsPerRun(5, func() { c.Consume(0, data, 0) }); allocs > 10 {
 			t.Errorf("%s (%v, quiet %v): %.0f allocations for %d firings", tc.src, tc.format, tc.quiet, allocs, n)
 		}
+	}
+}
+
+// TestConsumeUpToBadEPID checks that a buffer is printed as it is
+// walked, as dt_consume_cpu walks it: the firings before an EPID that
+// names no enabled probe are printed, and the walk stops there with
+// the error.
+func TestConsumeUpToBadEPID(t *testing.T) {
+	desc, data := syscallBuffer(t, `syscall:::entry { printf("%d %s\n", pid, execname); }`, 3)
+	bad := binary.LittleEndian.AppendUint32(append([]byte(nil), data...), 99)
+	bad = append(bad, make([]byte, 12)...)
+	var out strings.Builder
+	c := consumer.New(desc, consumer.Config{Out: &out, Quiet: true})
+	err := c.Consume(0, bad, 0)
+	var de *record.DecodeError
+	if !errors.As(err, &de) || de.Offset != len(data) {
+		t.Errorf("error %v, want a record.DecodeError at offset %d", err, len(data))
+	}
+	if want := "1000 dd\n1001 kdtrace\n1002 systemd-journal\n"; out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
 	}
 }
