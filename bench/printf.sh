@@ -15,9 +15,13 @@
 # dropped (kdtrace's "N drops on CPU n", bpftrace's "Lost N events"),
 # the CPU seconds it used a second, and the system calls dd made a
 # second. The tracers take turns, ROUNDS times (3); the last lines are
-# the medians of each column. With BASE set to a git revision, kdtrace
-# built from it takes its turn too, as "base": a change's before and
-# after in one run.
+# the medians of each column. kdtrace reads the buffers once a
+# switchrate (1 Hz), as dtrace does: a firing takes 288 bytes of the
+# ring (its header, pid, execname's 256 bytes, the ring's own 16), so
+# that a round holds at most 466,000 firings of 64 MiB × 2 CPUs; those
+# beyond are dropped and reported, and the lines come in steps of
+# that. With BASE set to a git revision, kdtrace built from it takes
+# its turn too, as "base": a change's before and after in one run.
 #
 #	[ROUNDS=n] [BASE=rev] sh bench/printf.sh [seconds]
 set -eu
