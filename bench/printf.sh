@@ -41,7 +41,7 @@ hz=$(getconf CLK_TCK)
 # cputime PID: the process's user and system time, in clock ticks.
 cputime() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
-# run NAME CMD…: one run of a tracer; appends its figures to $tmp/NAME.
+# run NAME CMD…: one run of a tracer; appends its figures to $tmp/NAME.res.
 run() {
 	name=$1
 	shift
@@ -56,31 +56,31 @@ run() {
 	done
 	t0=$(date +%s%N)
 	c0=$(cputime $pid)
-	kill -USR1 $load
+	kill -USR1 $load 2>/dev/null || true
 	sleep "$secs"
 	t1=$(date +%s%N)
 	c1=$(cputime $pid)
-	kill -USR1 $load
+	kill -USR1 $load 2>/dev/null || true
 	sleep 0.1
-	kill -INT $pid
+	kill -INT $pid 2>/dev/null || true
 	wait $pid || true
 	# A background job of sh ignores SIGINT.
-	kill $load
+	kill $load 2>/dev/null || true
 	wait $load 2>/dev/null || true
 	lines=$(grep -cE '^[0-9]+ ' "$tmp/out" || true)
 	drops=$(awk '/drops on CPU/ { n += $2 } /Lost [0-9]+ events/ { for (i = 1; i < NF; i++) if ($i == "Lost") n += $(i+1) } END { print n + 0 }' "$tmp/err")
 	# dd's records in, at the window's start and end (SIGUSR1 prints
 	# them): a record is a read and a write.
-	calls=$(awk '/records in/ { split($1, a, "+"); n[++i] = a[1] } END { print 2 * (n[2] - n[1]) }' "$tmp/dd")
+	calls=$(awk '/records in/ { split($1, a, "+"); n[++i] = a[1] } END { print i < 2 ? 0 : 2 * (n[2] - n[1]) }' "$tmp/dd")
 	awk -v name="$name" -v lines="$lines" -v drops="$drops" -v ns=$((t1 - t0)) -v cpu=$((c1 - c0)) -v hz="$hz" -v calls="$calls" 'BEGIN {
 		s = ns / 1e9
 		printf "%-10s %10d %12.0f %10d %8.2f %12.0f\n", name, lines, lines / s, drops, cpu / hz / s, calls / s
-	}' | tee -a "$tmp/$name"
+	}' | tee -a "$tmp/$name.res"
 }
 
 # median NAME: the median of each column of NAME's runs.
 median() {
-	sort -k3 -n "$tmp/$1" | awk -v name="$1" '{ for (i = 2; i <= NF; i++) v[i, NR] = $i; nf = NF } END {
+	awk -v name="$1" '{ for (i = 2; i <= NF; i++) v[i, NR] = $i; nf = NF } END {
 		printf "%-10s", name " med"
 		for (i = 2; i <= nf; i++) {
 			n = 0
@@ -90,7 +90,7 @@ median() {
 			printf i == 2 ? " %10d" : i == 3 ? " %12.0f" : i == 4 ? " %10d" : i == 5 ? " %8.2f" : " %12.0f", m
 		}
 		printf "\n"
-	}'
+	}' "$tmp/$1.res"
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, ${secs} s each, $rounds rounds"
@@ -106,7 +106,7 @@ while [ $i -lt "$rounds" ]; do
 	fi
 	i=$((i + 1))
 done
-[ -s "$tmp/base" ] && median base
+[ -s "$tmp/base.res" ] && median base
 median kdtrace
-[ -s "$tmp/bpftrace" ] && median bpftrace
+[ -s "$tmp/bpftrace.res" ] && median bpftrace
 exit 0
