@@ -100,7 +100,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := binary.LittleEndian.Uint32(data[12:]); got != EPIDNone {
 		t.Errorf("word at 12 is %#x, want the padding EPIDNONE", got)
 	}
-	fs, err := Decode(data, l)
+	fs, err := decode(data, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +153,8 @@ func TestDecodeErrors(t *testing.T) {
 		silent,             // an ECB that records nothing
 		bytes.Repeat([]byte{0}, 6),
 	} {
-		if fs, err := Decode(buf, l); err == nil {
-			t.Errorf("Decode(% x) = %v, want an error", buf, fs)
+		if fs, err := decode(buf, l); err == nil {
+			t.Errorf("decode(% x) = %v, want an error", buf, fs)
 		}
 	}
 }
@@ -190,5 +190,18 @@ func TestManyProbes(t *testing.T) {
 	}
 	if eps[0].EPID != n+1 || eps[1].EPID != n+2 || eps[1].ProbeID != 2 || eps[1].UArg != 7 || eps[0].Size != eps[1].Size {
 		t.Errorf("EProbes %+v, %+v", *eps[0], *eps[1])
+	}
+}
+
+// decode walks a whole buffer with Next, as a consumer does.
+func decode(buf []byte, d Describer) ([]Firing, error) {
+	var fs []Firing
+	for off := 0; ; {
+		f, next, err := Next(buf, off, d)
+		if err != nil || f.EProbe == nil {
+			return fs, err
+		}
+		fs = append(fs, f)
+		off = next
 	}
 }

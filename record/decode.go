@@ -43,15 +43,17 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("record: buffer offset %d: %s", e.Offset, e.Reason)
 }
 
-// Decode splits a buffer into firings, from its start (dtbd_oldest, 0
-// for a switching buffer), as dt_consume_cpu walks it: a
-// DTRACE_EPIDNONE word is padding, anything else starts a firing of the
-// enabled probe it names, which takes the probe's Size bytes.
-func Decode(buf []byte, d Describer) ([]Firing, error) {
-	var fs []Firing
-	for off := 0; off < len(buf); {
+// Next returns the firing at offset off of a buffer, or after the
+// padding there, and the offset after it, as dt_consume_cpu walks a
+// buffer: a DTRACE_EPIDNONE word is padding, anything else starts a
+// firing of the enabled probe it names, which takes the probe's Size
+// bytes. At the buffer's end the firing's EProbe is nil. A consumer
+// walks a buffer of a million firings with it without holding them
+// all.
+func Next(buf []byte, off int, d Describer) (Firing, int, error) {
+	for off < len(buf) {
 		if off+EPIDSize > len(buf) {
-			return fs, &DecodeError{off, "truncated EPID"}
+			return Firing{}, off, &DecodeError{off, "truncated EPID"}
 		}
 		epid := binary.LittleEndian.Uint32(buf[off:])
 		if epid == EPIDNone {
@@ -60,24 +62,23 @@ func Decode(buf []byte, d Describer) ([]Firing, error) {
 		}
 		ep, err := d.EProbe(epid)
 		if err != nil {
-			return fs, &DecodeError{off, err.Error()}
+			return Firing{}, off, &DecodeError{off, err.Error()}
 		}
 		if ep.Size < RecHdrSize {
-			return fs, &DecodeError{off, fmt.Sprintf("EPID %d records nothing, yet is in the buffer", epid)}
+			return Firing{}, off, &DecodeError{off, fmt.Sprintf("EPID %d records nothing, yet is in the buffer", epid)}
 		}
 		if off+int(ep.Size) > len(buf) {
-			return fs, &DecodeError{off, fmt.Sprintf("EPID %d needs %d bytes, %d left", epid, ep.Size, len(buf)-off)}
+			return Firing{}, off, &DecodeError{off, fmt.Sprintf("EPID %d needs %d bytes, %d left", epid, ep.Size, len(buf)-off)}
 		}
 		data := buf[off : off+int(ep.Size)]
 		for i := range ep.Recs {
 			r := &ep.Recs[i]
 			if uint64(r.Offset)+uint64(r.Size) > uint64(ep.Size) {
-				return fs, &DecodeError{off, fmt.Sprintf("EPID %d record #%d lies beyond the firing", epid, i+1)}
+				return Firing{}, off, &DecodeError{off, fmt.Sprintf("EPID %d record #%d lies beyond the firing", epid, i+1)}
 			}
 		}
 		ts := uint64(binary.LittleEndian.Uint32(data[4:]))<<32 | uint64(binary.LittleEndian.Uint32(data[8:]))
-		fs = append(fs, Firing{EProbe: ep, Timestamp: ts, Data: data, Offset: off})
-		off += int(ep.Size)
+		return Firing{EProbe: ep, Timestamp: ts, Data: data, Offset: off}, off + int(ep.Size), nil
 	}
-	return fs, nil
+	return Firing{}, len(buf), nil
 }

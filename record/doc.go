@@ -10,7 +10,7 @@
 //	                                                                  │
 //	    values of one firing (one per action) ──► Buffer.Write ◄──────┘
 //	                                                  │
-//	                                  []byte, a CPU's buffer ──► Decode ──► []Firing ──► consumer
+//	                                  []byte, a CPU's buffer ──► Next ──► Firing by Firing ──► consumer
 //
 // Layout.Add does what FreeBSD's kernel does when an ECB description
 // matches a probe (dtrace.c: dtrace_ecb_create, dtrace_ecb_action_add,
@@ -32,7 +32,7 @@
 // the ECB's alignment, a drop if the ECB's needed size does not fit,
 // then the header and each record: integers of their size, strings up
 // to their NUL and zeroes to the record's end, other by-reference data
-// byte for byte. Decode walks a buffer back into firings, skipping the
+// byte for byte. Next walks a buffer back into firings, skipping the
 // padding words, with the descriptions a Describer gives; Layout is one.
 // A backend hands a consumer a round of them as CPUBuffers, each with
 // the firings its CPU dropped.

@@ -678,9 +678,12 @@ func (c *Consumer) printa(varids []uint32, n uint16) error {
 			return err
 		}
 		recs := row.key.desc.Recs
-		if _, err := c.sprintf(&out, pf, recs[1:len(recs)-1], row.key.data, 0, row.vals); err != nil {
+		line, _, err := c.sprintf(c.aggText[:0], pf, recs[1:len(recs)-1], row.key.data, 0, row.vals)
+		c.aggText = line
+		if err != nil {
 			return err
 		}
+		out.Write(line)
 	}
 	c.w.WriteString(out.String())
 	return nil

@@ -16,44 +16,62 @@ type conv struct {
 	verb                         byte
 }
 
-// pad pads body, after the prefix (sign, 0x), to the conversion's width:
-// with spaces before, zeroes between prefix and body, or spaces after.
-func (c *conv) pad(prefix, body string, zeroOK bool) string {
-	n := c.width - len(prefix) - len(body)
+// pad appends body, after the prefix (sign, 0x) and zeros zeroes (a
+// precision's), padded to the conversion's width: with spaces before,
+// zeroes between prefix and body, or spaces after. It appends to dst
+// so that a firing's printf() costs no allocation.
+func pad[T string | []byte](c *conv, dst []byte, prefix string, zeros int, body T, zeroOK bool) []byte {
+	n := c.width - len(prefix) - zeros - len(body)
 	switch {
-	case n <= 0:
-		return prefix + body
-	case c.left:
-		return prefix + body + strings.Repeat(" ", n)
-	case c.zero && zeroOK:
-		return prefix + strings.Repeat("0", n) + body
+	case n > 0 && c.left:
+		dst = append(dst, prefix...)
+		dst = appendRepeat(dst, '0', zeros)
+		dst = append(dst, body...)
+		return appendRepeat(dst, ' ', n)
+	case n > 0 && c.zero && zeroOK:
+		zeros += n
+	case n > 0:
+		dst = appendRepeat(dst, ' ', n)
 	}
-	return strings.Repeat(" ", n) + prefix + body
+	dst = append(dst, prefix...)
+	dst = appendRepeat(dst, '0', zeros)
+	return append(dst, body...)
 }
 
-// int formats an integer for %d %i (signed) and %u %o %x %X %p
+// appendRepeat appends n bytes ch.
+func appendRepeat(dst []byte, ch byte, n int) []byte {
+	for ; n > 0; n-- {
+		dst = append(dst, ch)
+	}
+	return dst
+}
+
+// int appends an integer for %d %i (signed) and %u %o %x %X %p
 // (unsigned). %p, which dtrace never records (it records %x or %llx in
 // its place), prints as FreeBSD's libc prints it: "0x" and hexadecimal.
 // v holds the value; neg says a signed value is negative (v is then its
 // magnitude).
-func (c *conv) int(v uint64, neg bool) string {
-	base := uint64(10)
+func (c *conv) int(dst []byte, v uint64, neg bool) []byte {
+	base := 10
 	switch c.verb {
 	case 'o':
 		base = 8
 	case 'x', 'X', 'p':
 		base = 16
 	}
-	digits := strconv.FormatUint(v, int(base))
+	var buf [64]byte
+	digits := strconv.AppendUint(buf[:0], v, base)
 	if c.verb == 'X' {
-		digits = strings.ToUpper(digits)
+		for i, d := range digits {
+			if d >= 'a' {
+				digits[i] = d - 'a' + 'A'
+			}
+		}
 	}
 	if c.prec == 0 && v == 0 {
-		digits = ""
+		digits = digits[:0]
 	}
-	if c.prec > len(digits) {
-		digits = strings.Repeat("0", c.prec-len(digits)) + digits
-	}
+	zeros := max(c.prec-len(digits), 0)
 	prefix := ""
 	switch c.verb {
 	case 'd', 'i':
@@ -66,41 +84,48 @@ func (c *conv) int(v uint64, neg bool) string {
 			prefix = " "
 		}
 	case 'o':
-		if c.alt && !strings.HasPrefix(digits, "0") {
-			digits = "0" + digits
+		if c.alt && zeros == 0 && (len(digits) == 0 || digits[0] != '0') {
+			zeros = 1
 		}
-	case 'x', 'X':
+	case 'x':
 		if c.alt && v != 0 {
-			prefix = "0" + string(c.verb)
+			prefix = "0x"
+		}
+	case 'X':
+		if c.alt && v != 0 {
+			prefix = "0X"
 		}
 	case 'p':
 		prefix = "0x"
 	}
 	// A precision turns zero padding off.
-	return c.pad(prefix, digits, c.prec < 0)
+	return pad(c, dst, prefix, zeros, digits, c.prec < 0)
 }
 
-// signed formats a signed integer.
-func (c *conv) signed(v int64) string {
+// signed appends a signed integer.
+func (c *conv) signed(dst []byte, v int64) []byte {
 	if v < 0 {
-		return c.int(uint64(-v), true) // -MinInt64 wraps to its magnitude
+		return c.int(dst, uint64(-v), true) // -MinInt64 wraps to its magnitude
 	}
-	return c.int(uint64(v), false)
+	return c.int(dst, uint64(v), false)
 }
 
-// char formats %c.
-func (c *conv) char(b byte) string { return c.pad("", string([]byte{b}), true) }
+// char appends %c.
+func (c *conv) char(dst []byte, b byte) []byte {
+	one := [1]byte{b}
+	return pad(c, dst, "", 0, one[:], true)
+}
 
-// str formats %s: at most prec bytes of s.
-func (c *conv) str(s string) string {
+// str appends %s: at most prec bytes of s.
+func str[T string | []byte](c *conv, dst []byte, s T) []byte {
 	if c.prec >= 0 && len(s) > c.prec {
 		s = s[:c.prec]
 	}
-	return c.pad("", s, true)
+	return pad(c, dst, "", 0, s, true)
 }
 
-// float formats %e %E %f %F %g %G.
-func (c *conv) float(v float64) string {
+// float appends %e %E %f %F %g %G.
+func (c *conv) float(dst []byte, v float64) []byte {
 	prefix := ""
 	switch {
 	case math.Signbit(v):
@@ -119,7 +144,7 @@ func (c *conv) float(v float64) string {
 		if upper {
 			s = strings.ToUpper(s)
 		}
-		return c.pad(prefix, s, false)
+		return pad(c, dst, prefix, 0, s, false)
 	}
 	prec := c.prec
 	if prec < 0 {
@@ -161,7 +186,7 @@ func (c *conv) float(v float64) string {
 	if upper {
 		body = strings.ToUpper(body)
 	}
-	return c.pad(prefix, body, true)
+	return pad(c, dst, prefix, 0, body, true)
 }
 
 // expForm formats v as C's %.*e: at least two exponent digits.

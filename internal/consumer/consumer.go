@@ -137,19 +137,34 @@ type Consumer struct {
 	out formatter // Config.Format's
 	d   datum     // the record being handed to out, reused
 	kd  datum     // an aggregation's key being printed, reused
+	arg datum     // printf()'s argument being handed to out, reused
+	// The text of the firing's printf() (d.text), of printa()'s
+	// formatted lines, and of a line's columns and integers, their
+	// room reused: a firing allocates nothing.
+	text, aggText, line []byte
 
 	// Flow indentation (dt_flowindent): the EPID of the firing before,
 	// the indentation of the next line.
 	lastEPID uint32
 	indent   int
+
+	// The enabled probe of the firing before, and its probe.
+	lastEP    *record.EProbe
+	lastProbe record.Probe
 }
+
+// outBufSize is the room of the output's buffer, which Consume flushes
+// once a CPU's buffer is printed: a round of a million firings is
+// written in writes of 64 KiB, each of them a system call that
+// syscall:::entry sees, not of 4 KiB.
+const outBufSize = 64 << 10
 
 // New returns a consumer of the records desc describes.
 func New(desc record.Describer, cfg Config) *Consumer {
 	if cfg.ProgName == "" {
 		cfg.ProgName = "dtrace"
 	}
-	c := &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriter(cfg.Out), formats: make(map[uint16]*printf.Format),
+	c := &Consumer{cfg: cfg, desc: desc, w: bufio.NewWriterSize(cfg.Out, outBufSize), formats: make(map[uint16]*printf.Format),
 		sortOpts: sortOpts{key: cfg.AggSortKey, rev: cfg.AggSortRev, keypos: cfg.AggSortKeyPos, pos: cfg.AggSortPos, zoom: cfg.AggZoom, hist: cfg.AggHist, utf8: cfg.UTF8, pack: cfg.AggPack}}
 	f := Text
 	if cfg.Format >= 0 && int(cfg.Format) < len(formats) {
@@ -313,23 +328,25 @@ func (c *Consumer) consumeBuf(b record.CPUBuffer, only func(record.Probe) bool) 
 	return err
 }
 
+// consume prints a buffer's firings as it walks them, one firing ahead
+// for flowindent, which looks at the next.
 func (c *Consumer) consume(cpu int, data []byte) error {
-	fs, err := record.Decode(data, c.desc)
-	if err != nil {
-		return err
-	}
-	for i := range fs {
-		var next *record.Firing
-		if i+1 < len(fs) {
-			next = &fs[i+1]
+	var f, next record.Firing
+	f, off, err := record.Next(data, 0, c.desc)
+	for err == nil && f.EProbe != nil {
+		next, off, err = record.Next(data, off, c.desc)
+		var np *record.Firing
+		if err == nil && next.EProbe != nil {
+			np = &next
 		}
-		err := c.firing(cpu, &fs[i], next)
-		c.lastEPID = fs[i].EProbe.EPID
-		if err != nil {
-			return err
+		ferr := c.firing(cpu, &f, np)
+		c.lastEPID = f.EProbe.EPID
+		if ferr != nil {
+			return ferr
 		}
+		f = next
 	}
-	return nil
+	return err
 }
 
 // The kinds of flow of a firing.
@@ -380,7 +397,7 @@ func (c *Consumer) flow(p record.Probe, ep *record.EProbe, next *record.Firing) 
 // hands the firing's head and each record's datum to the formatter.
 func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error {
 	ep := f.EProbe
-	p, err := c.desc.Probe(ep.ProbeID)
+	p, err := c.probe(ep)
 	if err != nil {
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
@@ -493,6 +510,19 @@ func (c *Consumer) firing(cpu int, f *record.Firing, next *record.Firing) error 
 		return &Error{EPID: ep.EPID, Rec: -1, Reason: err.Error()}
 	}
 	return nil
+}
+
+// probe returns the probe of enabled probe ep, the last one's again
+// without a lookup: a buffer holds runs of one probe's firings.
+func (c *Consumer) probe(ep *record.EProbe) (record.Probe, error) {
+	if ep == c.lastEP {
+		return c.lastProbe, nil
+	}
+	p, err := c.desc.Probe(ep.ProbeID)
+	if err == nil {
+		c.lastEP, c.lastProbe = ep, p
+	}
+	return p, err
 }
 
 // ErrorClause is the clause libdtrace enables for the ERROR probe once
@@ -636,7 +666,7 @@ func (c *Consumer) freopen(f *record.Firing, path string, restore bool) error {
 		c.stdout = c.w
 	}
 	c.reopened = nf
-	c.w = bufio.NewWriter(nf)
+	c.w = bufio.NewWriterSize(nf, outBufSize)
 	return nil
 }
 

@@ -4,7 +4,7 @@
 //
 // # Data flow
 //
-//	backend ──► record.CPUBuffer (a CPU's record.Buffer bytes) ──► Consumer.ConsumeRound ──► record.Decode ──► firings
+//	backend ──► record.CPUBuffer (a CPU's record.Buffer bytes) ──► Consumer.ConsumeRound ──► record.Next ──► firings
 //	                                                   │
 //	     record.Describer (EPIDs, formats, probes) ────┤ each record decoded once (model.go: a datum)
 //	                                                   │ exit(), library actions, system(), freopen() carried out

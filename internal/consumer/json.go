@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/kdtrace/kdtrace/dof"
@@ -47,9 +48,15 @@ func (j *jsonBuf) uint(v uint64) { *j = strconv.AppendUint(*j, v, 10) }
 // str writes s as a JSON string: quotes, backslashes and control
 // characters escaped, bytes that are not UTF-8 replaced by U+FFFD, as
 // encoding/json writes them.
-func (j *jsonBuf) str(s string) {
+func (j *jsonBuf) str(s string) { *j = appendJSONString(*j, s) }
+
+// text writes printf()'s text, the consumer's bytes, as str does.
+func (j *jsonBuf) text(b []byte) { *j = appendJSONString(*j, b) }
+
+// appendJSONString appends s as a JSON string, for str and text.
+func appendJSONString[T string | []byte](b []byte, s T) []byte {
 	const hexdigits = "0123456789abcdef"
-	b := append(*j, '"')
+	b = append(b, '"')
 	plain := 0
 	for plain < len(s) && s[plain] >= 0x20 && s[plain] < 0x7f && s[plain] != '"' && s[plain] != '\\' {
 		plain++
@@ -75,7 +82,9 @@ func (j *jsonBuf) str(s string) {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		// A rune is at most utf8.UTFMax bytes: the conversion of a
+		// []byte's copies no more.
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, `\ufffd`...)
 		} else {
@@ -83,7 +92,7 @@ func (j *jsonBuf) str(s string) {
 		}
 		i += size
 	}
-	*j = append(b, '"')
+	return append(b, '"')
 }
 
 // addr writes an address as a string, "0x…": 64-bit addresses are
@@ -255,8 +264,10 @@ func (x *jsonFormatter) value(j *jsonBuf, d *datum) {
 			j.str(f.name)
 		}
 		j.raw("]")
-	case datumSym, datumString, datumText:
+	case datumSym, datumText:
 		j.str(d.str)
+	case datumString:
+		j.text(d.b)
 	case datumInt:
 		j.int(d.i)
 	case datumUint:
@@ -289,10 +300,13 @@ func (x *jsonFormatter) printf(d *datum) error {
 	}
 	x.record(action)
 	j := &x.j
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
 	j.key("format")
-	j.str(cstring([]byte(s)))
+	j.str(s)
 	j.key(text)
-	j.str(d.str)
+	j.text(d.text)
 	j.key("args")
 	j.raw("[")
 	err = x.c.printfArgs(d, func(a *datum) {

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -26,14 +27,14 @@ const (
 	datumStack                   // stack(), ustack(), jstack(): frames
 	datumSym                     // sym(), mod(), usym(), uaddr(), umod(): str, and pid for the user ones
 	datumMem                     // tracemem(), printm(): b, always printed as data
-	datumPrintf                  // printf(), system(), freopen(): str the text, pf the format
+	datumPrintf                  // printf(), system(), freopen(): text the text, pf the format
 	datumExit                    // exit(): i the status
 
 	// The kinds of printf()'s arguments beyond those, as their
 	// conversions type them (printfArgs).
 	datumUint   // an unsigned integer: i's bits
 	datumFloat  // a floating-point number, finite: f
-	datumString // a string: str
+	datumString // a string: b, up to its NUL
 	datumText   // what the conversion prints, without a width: str
 )
 
@@ -46,6 +47,9 @@ type datum struct {
 	i    int64
 	f    float64
 	str  string
+	// text is printf()'s output (datumPrintf), the consumer's own
+	// buffer, valid until the next printf() is formatted.
+	text []byte
 	pid  uint64 // the process of a user stack or address
 	// A stack's frames, and the depth it was recorded with: ustack()
 	// of depth 0 prints nothing, not even a newline.
@@ -260,11 +264,14 @@ func (c *Consumer) umod(addr []byte) string {
 }
 
 // cstring returns b up to its first NUL.
-func cstring(b []byte) string {
-	if i := strings.IndexByte(string(b), 0); i >= 0 {
-		return string(b[:i])
+func cstring(b []byte) string { return string(cbytes(b)) }
+
+// cbytes returns b up to its first NUL, without a copy.
+func cbytes(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
 	}
-	return string(b)
+	return b
 }
 
 // stringKeys returns which of the key records of an aggregation (from
@@ -311,7 +318,7 @@ func (c *Consumer) printfArgs(d *datum, each func(*datum)) error {
 		next++
 		return r, d.data[r.Offset : r.Offset+r.Size]
 	}
-	var a datum
+	a := &c.arg
 	for k := range d.pf.Convs {
 		cv := &d.pf.Convs[k]
 		if cv.Kind == printf.Percent {
@@ -327,10 +334,10 @@ func (c *Consumer) printfArgs(d *datum, each func(*datum)) error {
 		if r == nil {
 			break
 		}
-		if err := c.printfArg(&a, cv, r, b); err != nil {
+		if err := c.printfArg(a, cv, r, b); err != nil {
 			return err
 		}
-		each(&a)
+		each(a)
 	}
 	return nil
 }
@@ -371,14 +378,14 @@ func (c *Consumer) printfArg(a *datum, cv *printf.Conv, r *record.Rec, b []byte)
 			return nil
 		}
 	case printf.String, printf.EscString, printf.WideString:
-		a.kind, a.str = datumString, cstring(b)
+		a.kind, a.b = datumString, cbytes(b)
 		return nil
 	}
-	s, err := c.convert(cv, &conv{prec: -1, verb: cv.Verb}, r, b, 0)
+	s, err := c.convert(nil, cv, &conv{prec: -1, verb: cv.Verb}, r, b, 0)
 	if err != nil {
 		return err
 	}
-	a.kind, a.str = datumText, s
+	a.kind, a.str = datumText, string(s)
 	return nil
 }
 

@@ -207,7 +207,7 @@ func (p *typePrinter) value(t types.Type, off int64, bits int64) {
 // cfloat formats a float as "%+.7e" does.
 func cfloat(f float64) string {
 	c := conv{plus: true, prec: 7, verb: 'e'}
-	return c.float(f)
+	return string(c.float(nil, f))
 }
 
 // int prints an integer: a bit-field's bits, a character quoted, other

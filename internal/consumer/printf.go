@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -11,6 +12,14 @@ import (
 	"github.com/kdtrace/kdtrace/dof"
 	"github.com/kdtrace/kdtrace/internal/dlang/printf"
 	"github.com/kdtrace/kdtrace/record"
+)
+
+// The errors of records that do not match their descriptions, made
+// once: a firing's printf() allocates nothing.
+var (
+	errMismatch = errors.New(errDMismatch)
+	errOffset   = errors.New(errDOffset)
+	errAlign    = errors.New(errDAlign)
 )
 
 // format returns format n, parsed, as the consumer keeps it
@@ -41,14 +50,14 @@ func (c *Consumer) printfLike(d *datum, f *record.Firing, i int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var out strings.Builder
 	recs := f.EProbe.Recs[i:]
-	n, err := c.sprintf(&out, pf, recs, f.Data, f.Offset, nil)
+	out, n, err := c.sprintf(c.text[:0], pf, recs, f.Data, f.Offset, nil)
+	c.text = out
 	if err != nil {
 		return 0, err
 	}
 	d.reset(rec, f.Rec(i))
-	d.kind, d.str, d.pf, d.recs, d.data = datumPrintf, out.String(), pf, recs[:n], f.Data
+	d.kind, d.text, d.pf, d.recs, d.data = datumPrintf, out, pf, recs[:n], f.Data
 	switch rec.Action {
 	case dof.ActSystem:
 		if c.cfg.System == nil {
@@ -58,38 +67,38 @@ func (c *Consumer) printfLike(d *datum, f *record.Firing, i int) (int, error) {
 		if err := c.flush(); err != nil {
 			return 0, err
 		}
-		if err := c.cfg.System(d.str); err != nil {
+		if err := c.cfg.System(string(d.text)); err != nil {
 			return 0, err
 		}
 	case dof.ActFreopen:
 		// Only freopen("") restores: its format is the sentinel, while
 		// freopen("%s", ".") names a file.
 		restore := len(pf.Convs) == 0 && pf.Tail == freopenRestore
-		if err := c.freopen(f, d.str, restore); err != nil {
+		if err := c.freopen(f, string(d.text), restore); err != nil {
 			return 0, err
 		}
 	}
 	return n, nil
 }
 
-// sprintf formats recs, records of data, which starts at offset off of
-// its buffer, with pf (dt_printf_format) and returns how many it
-// consumed. For printa(), aggs are the entries of its aggregations for
+// sprintf appends recs, records of data, which starts at offset off of
+// its buffer, formatted with pf (dt_printf_format), to out, and returns
+// how many it consumed. For printa(), aggs are the entries of its aggregations for
 // the key recs hold: each %@ converts the next one's value (the one's,
 // when there is one).
-func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []record.Rec, data []byte, off int, aggs []*aggEntry) (int, error) {
+func (c *Consumer) sprintf(out []byte, pf *printf.Format, recs []record.Rec, data []byte, off int, aggs []*aggEntry) ([]byte, int, error) {
 	next, nextAgg := 0, 0
 	take := func() (*record.Rec, []byte, error) {
 		if next == len(recs) {
-			return nil, nil, fmt.Errorf("%s", errDMismatch)
+			return nil, nil, errMismatch
 		}
 		r := &recs[next]
 		next++
 		if uint64(r.Offset)+uint64(r.Size) > uint64(len(data)) {
-			return nil, nil, fmt.Errorf("%s", errDOffset)
+			return nil, nil, errOffset
 		}
 		if r.Alignment != 0 && (off+int(r.Offset))%int(r.Alignment) != 0 {
-			return nil, nil, fmt.Errorf("%s", errDAlign)
+			return nil, nil, errAlign
 		}
 		return r, data[r.Offset : r.Offset+r.Size], nil
 	}
@@ -108,18 +117,17 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 		case 8:
 			return int(int32(binary.LittleEndian.Uint64(b))), nil
 		}
-		return 0, fmt.Errorf("%s", errDMismatch)
+		return 0, errMismatch
 	}
 	if len(pf.Convs) == 0 {
 		// A format of text alone consumes its one record.
-		out.WriteString(pf.Tail)
-		return min(1, len(recs)), nil
+		return append(out, pf.Tail...), min(1, len(recs)), nil
 	}
 	for k := range pf.Convs {
 		cv := &pf.Convs[k]
-		out.WriteString(cv.Prefix)
+		out = append(out, cv.Prefix...)
 		if cv.Kind == printf.Percent {
-			out.WriteString("%")
+			out = append(out, '%')
 			continue
 		}
 		width, prec := cv.Width, cv.Prec
@@ -127,14 +135,14 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 		if cv.Flags&printf.DynWidth != 0 {
 			w, err := getint()
 			if err != nil {
-				return 0, err
+				return out, 0, err
 			}
 			width, dynwidth = w, w
 		}
 		if cv.Flags&printf.DynPrec != 0 {
 			p, err := getint()
 			if err != nil {
-				return 0, err
+				return out, 0, err
 			}
 			prec = p
 		}
@@ -150,9 +158,9 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 			r, b = agg.value()
 			if s, ok, err := aggConv(r, b, agg.normal, c.sortOpts); ok || err != nil {
 				if err != nil {
-					return 0, err
+					return out, 0, err
 				}
-				out.WriteString(s)
+				out = append(out, s...)
 				continue
 			}
 			r, b = valueRec(r, b, agg.normal, cv.Verb)
@@ -163,7 +171,7 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 			r, b, err = take()
 		}
 		if err != nil {
-			return 0, err
+			return out, 0, err
 		}
 		spec := conv{
 			alt:   cv.Flags&printf.Alt != 0,
@@ -178,14 +186,12 @@ func (c *Consumer) sprintf(out *strings.Builder, pf *printf.Format, recs []recor
 		if prec > 0 {
 			spec.prec = prec
 		}
-		s, err := c.convert(cv, &spec, r, b, dynwidth)
+		out, err = c.convert(out, cv, &spec, r, b, dynwidth)
 		if err != nil {
-			return 0, err
+			return out, 0, err
 		}
-		out.WriteString(s)
 	}
-	out.WriteString(pf.Tail)
-	return next, nil
+	return append(out, pf.Tail...), next, nil
 }
 
 // aggConv formats an aggregation's value that %@ prints whatever its
@@ -230,18 +236,17 @@ func valueRec(r *record.Rec, b []byte, normal uint64, verb byte) (*record.Rec, [
 	return &record.Rec{Action: r.Action, Size: 8}, out
 }
 
-// convert prints one record with one conversion, as the conversion's
-// pfprint_* routine does.
-func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte, dynwidth int) (string, error) {
-	mismatch := fmt.Errorf("%s", errDMismatch)
+// convert appends one record printed with one conversion to dst, as
+// the conversion's pfprint_* routine prints it.
+func (c *Consumer) convert(dst []byte, cv *printf.Conv, spec *conv, r *record.Rec, b []byte, dynwidth int) ([]byte, error) {
 	if uint64(len(b)) < minSize(r) {
-		return "", mismatch
+		return dst, errMismatch
 	}
 	switch r.Action {
 	case dof.ActMod:
-		return spec.str(c.sym(le64(b), true)), nil
+		return str(spec, dst, c.sym(le64(b), true)), nil
 	case dof.ActUMod:
-		return spec.str(c.umod(b)), nil
+		return str(spec, dst, c.umod(b)), nil
 	}
 	switch cv.Kind {
 	case printf.Signed, printf.Decimal:
@@ -256,7 +261,7 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		case 8:
 			v = int64(le64(b))
 		default:
-			return "", mismatch
+			return dst, errMismatch
 		}
 		if cv.Kind == printf.Decimal && len(b) < 4 {
 			// %d left as it is reads its value as unsigned, as
@@ -267,15 +272,15 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		case 'c':
 			if cv.Length != "" && (v < 0 || v > 0x7f) {
 				// A wide character the C locale has no byte for.
-				return "", fmt.Errorf("%%%sc of %#x: not a character of the C locale", cv.Length, v)
+				return dst, fmt.Errorf("%%%sc of %#x: not a character of the C locale", cv.Length, v)
 			}
-			return spec.char(byte(v)), nil
+			return spec.char(dst, byte(v)), nil
 		case 'C':
-			return spec.str(strchr2esc([]byte{byte(v)})), nil
+			return str(spec, dst, strchr2esc([]byte{byte(v)})), nil
 		case 'd':
 			spec.verb = 'i'
 		}
-		return spec.signed(v), nil
+		return spec.signed(dst, v), nil
 	case printf.Unsigned:
 		var v uint64
 		switch len(b) {
@@ -288,23 +293,23 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		case 8:
 			v = le64(b)
 		default:
-			return "", mismatch
+			return dst, errMismatch
 		}
-		return spec.int(v, false), nil
+		return spec.int(dst, v, false), nil
 	case printf.Float:
 		v, ok := recFloat(b)
 		if !ok {
-			return "", mismatch
+			return dst, errMismatch
 		}
-		return spec.float(v), nil
+		return spec.float(dst, v), nil
 	case printf.Addr:
 		switch len(b) {
 		case 4:
-			return spec.str(c.addr2str(uint64(binary.LittleEndian.Uint32(b)))), nil
+			return str(spec, dst, c.addr2str(uint64(binary.LittleEndian.Uint32(b)))), nil
 		case 8:
-			return spec.str(c.addr2str(le64(b))), nil
+			return str(spec, dst, c.addr2str(le64(b))), nil
 		}
-		return "", mismatch
+		return dst, errMismatch
 	case printf.UAddr:
 		var pid, v uint64
 		switch len(b) {
@@ -315,58 +320,58 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 		case 16:
 			pid, v = le64(b), le64(b[8:])
 		default:
-			return "", mismatch
+			return dst, errMismatch
 		}
 		if pid == 0 {
 			pid = c.cfg.Target
 		}
-		return spec.str(c.uaddr2str(pid, v)), nil
+		return str(spec, dst, c.uaddr2str(pid, v)), nil
 	case printf.Stack:
-		return c.stackConv(spec, r, b, dynwidth)
+		return c.stackConv(dst, spec, r, b, dynwidth)
 	case printf.Time, printf.RFC822Time:
 		if len(b) != 8 {
-			return "", mismatch
+			return dst, errMismatch
 		}
 		t := time.Unix(int64(le64(b)/1e9), 0).Local()
 		if cv.Kind == printf.Time {
 			// ctime's "Dec  3 17:20:00 1973" turned into adb's
 			// "1973 Dec  3 17:20:00".
-			return spec.str(t.Format("2006 Jan _2 15:04:05")), nil
+			return str(spec, dst, t.Format("2006 Jan _2 15:04:05")), nil
 		}
 		isoYear, _ := t.ISOWeek() // strftime's %G
-		return spec.str(fmt.Sprintf("%s, %02d %s %d %s %s", t.Format("Mon"), t.Day(), t.Format("Jan"), isoYear, t.Format("15:04:05"), t.Format("MST"))), nil
+		return str(spec, dst, fmt.Sprintf("%s, %02d %s %d %s %s", t.Format("Mon"), t.Day(), t.Format("Jan"), isoYear, t.Format("15:04:05"), t.Format("MST"))), nil
 	case printf.Port:
 		if len(b) != 2 {
-			return "", mismatch
+			return dst, errMismatch
 		}
 		port := binary.LittleEndian.Uint16(b)
 		if c.cfg.LookupPort != nil {
 			if name, ok := c.cfg.LookupPort(port); ok {
-				return spec.str(name), nil
+				return str(spec, dst, name), nil
 			}
 		}
-		return spec.str(fmt.Sprint(port)), nil
+		return str(spec, dst, fmt.Sprint(port)), nil
 	case printf.InetAddr:
 		s := cstring(b)
 		if c.cfg.LookupHost != nil {
 			if name, ok := c.cfg.LookupHost(s); ok {
-				return spec.str(name), nil
+				return str(spec, dst, name), nil
 			}
 		}
-		return spec.str(s), nil
+		return str(spec, dst, s), nil
 	case printf.String:
-		return spec.str(cstring(b)), nil
+		return str(spec, dst, cbytes(b)), nil
 	case printf.EscString:
-		return spec.str(strchr2esc(b)), nil
+		return str(spec, dst, strchr2esc(b)), nil
 	case printf.EscChar:
 		var ch byte
 		switch len(b) {
 		case 1, 2, 4:
 			ch = b[0]
 		default:
-			return "", mismatch
+			return dst, errMismatch
 		}
-		return spec.str(strchr2esc([]byte{ch})), nil
+		return str(spec, dst, strchr2esc([]byte{ch})), nil
 	case printf.WideString:
 		var s []byte
 		for i := 0; i+4 <= len(b); i += 4 {
@@ -375,18 +380,18 @@ func (c *Consumer) convert(cv *printf.Conv, spec *conv, r *record.Rec, b []byte,
 				break
 			}
 			if w > 0x7f {
-				return "", fmt.Errorf("%%ls of %#x: not a character of the C locale", w)
+				return dst, fmt.Errorf("%%ls of %#x: not a character of the C locale", w)
 			}
 			s = append(s, byte(w))
 		}
-		return spec.str(string(s)), nil
+		return str(spec, dst, s), nil
 	}
-	return "", mismatch
+	return dst, errMismatch
 }
 
 // stackConv prints a stack for %k (pfprint_stack): a left-justified
 // conversion's width indents the frames instead of padding them.
-func (c *Consumer) stackConv(spec *conv, r *record.Rec, b []byte, dynwidth int) (string, error) {
+func (c *Consumer) stackConv(dst []byte, spec *conv, r *record.Rec, b []byte, dynwidth int) ([]byte, error) {
 	indent := 0
 	switch {
 	case dynwidth < 0:
@@ -401,14 +406,14 @@ func (c *Consumer) stackConv(spec *conv, r *record.Rec, b []byte, dynwidth int) 
 	switch r.Action {
 	case dof.ActStack, dof.ActUStack, dof.ActJStack:
 		if err := c.decode(&d, r, b); err != nil {
-			return "", err
+			return dst, err
 		}
 	default:
-		return "", fmt.Errorf("%s", errDMismatch)
+		return dst, errMismatch
 	}
 	var out strings.Builder
-	writeFrames(&out, spec.str, &d, indent)
-	return out.String(), nil
+	writeFrames(&out, func(s string) string { return string(str(spec, nil, s)) }, &d, indent)
+	return append(dst, out.String()...), nil
 }
 
 // strchr2esc escapes a string's bytes as C escapes, up to and including

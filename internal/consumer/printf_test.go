@@ -115,6 +115,7 @@ func TestPrintf(t *testing.T) {
 		{"%8.3i|%-5i|%+i|% i|%05i|%.0i|", []arg{n(i4, 5), n(i4, 42), n(i4, 5), n(i4, 5), n(i4, -42), n(i4, 0)}, "     005|42   |+5| 5|-0042|0|"}, // dtrace drops a precision of 0
 		{"%08.3i|%#010x", []arg{n(i4, 7), n(i4, 255)}, "     007|0x000000ff"},
 		{"%p %p", []arg{n(i8, 0x1234), n(i8, 0)}, "0x1234 0x0"},
+		{"%#.5o|%#X|%-#8x|%+.3d|%08.3X|%#08o|%-+6d|", []arg{n(i4, 8), n(i4, 255), n(i4, 255), n(i4, 5), n(i4, 255), n(i4, 8), n(i4, 7)}, "00010|0XFF|0xff    |+005|     0FF|00000010|+7    |"},
 		{"%c|%3c|%-3c|", []arg{n(i4, 'A'), n(i1, 'b'), n(i2, 'c')}, "A|  b|c  |"},
 		{"%lc %wc", []arg{n(i4, 'a'), n(i4, 'b')}, "a b"},
 		{"%s|%.2s|%-7s|%7s|%07s", []arg{s("hello"), s("hello"), s("hello"), s("hello"), s("hi")}, "hello|he|hello  |  hello|00000hi"},

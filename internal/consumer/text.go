@@ -40,7 +40,19 @@ func (t textFormatter) begin(h firingHead) {
 		}
 		fmt.Fprintf(own, "%3d %s ", h.cpu, padRight(name, 41))
 	case !c.cfg.Quiet:
-		fmt.Fprintf(own, "%3d %6d %s ", h.cpu, h.p.ID, padLeft(h.p.Function+":"+h.p.Name, 32))
+		// "%3d %6d %32s ", without fmt: it starts every firing's line.
+		var num [20]byte
+		cpu := strconv.AppendInt(num[:0], int64(h.cpu), 10)
+		b := appendRepeat(c.line[:0], ' ', 3-len(cpu))
+		b = append(b, cpu...)
+		b = appendInt(b, 6, int64(h.p.ID))
+		b = append(b, ' ')
+		b = appendRepeat(b, ' ', 32-len(h.p.Function)-1-len(h.p.Name))
+		b = append(b, h.p.Function...)
+		b = append(b, ':')
+		b = append(b, h.p.Name...)
+		c.line = append(b, ' ')
+		own.Write(c.line)
 	}
 }
 
@@ -63,7 +75,7 @@ func (t textFormatter) datum(d *datum) error {
 		return nil
 	case datumPrintf:
 		if d.rec.Action == dof.ActPrintf {
-			c.w.WriteString(d.str)
+			c.w.Write(d.text)
 		}
 		return nil
 	case datumMem:
@@ -85,10 +97,11 @@ func (t textFormatter) datum(d *datum) error {
 	}
 	// " %3d", " %5d", " %8d", " %16lld" by size, or "%d" with quiet.
 	if c.cfg.Quiet {
-		c.w.Write(strconv.AppendInt(c.w.AvailableBuffer(), d.i, 10))
-		return nil
+		c.line = strconv.AppendInt(c.line[:0], d.i, 10)
+	} else {
+		c.line = appendInt(c.line[:0], fieldWidth(uint32(len(d.b)), false), d.i)
 	}
-	c.w.Write(appendInt(c.w.AvailableBuffer(), fieldWidth(uint32(len(d.b)), false), d.i))
+	c.w.Write(c.line)
 	return nil
 }
 

@@ -744,7 +744,12 @@ func (t *Tracing) Work(cons Consumer, ended bool) (Drops, error) {
 	}
 	err = cons.ConsumeRound(bufs, t.beganOn, endedOn)
 	t.beganOn = -1
-	clear(t.pending)
+	// Each CPU's room is kept for the next round, as dtrace's buffers
+	// are: grown afresh every round, a buffer of a million firings was
+	// copied over and over as it doubled.
+	for cpu, data := range t.pending {
+		t.pending[cpu] = data[:0]
+	}
 	return drops, err
 }
 
