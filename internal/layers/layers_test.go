@@ -23,8 +23,9 @@ var stages = [][]string{
 	{"dlang/token", "dlang/diag", "dif", "dof", "internal/mmap", "internal/cachedir", "internal/version", "internal/elfobj"},
 	// The front end, and D's type model, which declarations build.
 	{"dlang/types", "dlang/ast", "dlang/constant", "dlang/parser", "dlang/printer", "internal/dlang/cpp"},
-	// Debug information and machine code.
-	{"internal/amd64", "internal/debuginfo/...", "internal/btf"},
+	// Debug information (and the client that fetches it) and machine
+	// code.
+	{"internal/amd64", "internal/debuginfod", "internal/debuginfo/...", "internal/btf"},
 	// The syntactic rewrites.
 	{"internal/dlang/sugar"},
 	// The checker, and what answers the questions the passes ask
@@ -53,7 +54,7 @@ var compiler = []string{"dlang/parser", "dlang/printer", "internal/dlang/cpp", "
 
 // tooling is the packages only tests and benchmarks import; they may
 // import anything.
-var tooling = []string{"internal/benchsrc", "internal/corpus", "internal/doftest", "internal/dtracetest", "internal/fuzznest", "internal/gcctest", "internal/gdbcmp", "internal/guest", "internal/harness", "internal/progen", "internal/layers", "bench/..."}
+var tooling = []string{"internal/benchsrc", "internal/debuginfod/debuginfodtest", "internal/corpus", "internal/doftest", "internal/dtracetest", "internal/fuzznest", "internal/gcctest", "internal/gdbcmp", "internal/guest", "internal/harness", "internal/progen", "internal/layers", "bench/..."}
 
 // in reports whether path is one of the paths of list.
 func in(list []string, path string) bool {
