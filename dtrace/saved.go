@@ -2,7 +2,6 @@ package dtrace
 
 import (
 	"bytes"
-	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/probe"
 	"github.com/kdtrace/kdtrace/internal/version"
 )
 
@@ -284,78 +283,52 @@ func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 // targetObjects returns the build-ids of the objects of the target
 // process that the probes of ECBs probes name, by the names a run
 // finds them by: a module the description names, or for a pattern
-// (or none), each mapped object's base name that it matches.
+// (or none), the base name of each object whose probes it matched.
 func (h *Handle) targetObjects(p *dof.Program, probes []int) ([]dof.BuildID, error) {
+	if len(probes) == 0 {
+		return nil, nil
+	}
+	if h.catalog == nil {
+		return nil, errors.New("cannot save: no probes can be found on this system")
+	}
 	var ids []dof.BuildID
 	seen := make(map[string]bool)
-	add := func(name, file string) error {
-		if seen[name] {
+	add := func(mod string) error {
+		if seen[mod] {
 			return nil
 		}
-		seen[name] = true
+		seen[mod] = true
+		file, err := h.catalog.ObjectFile(h.target, mod)
+		if err != nil || file == "" {
+			return err
+		}
 		id, err := fileBuildID(file)
 		if err != nil {
-			return fmt.Errorf("cannot save: process %d's object %s (%s) cannot be checked by a run: %v", h.target, name, file, err)
+			return fmt.Errorf("process %d's object %s (%s) cannot be checked by a run: %v", h.target, mod, file, err)
 		}
-		ids = append(ids, dof.BuildID{Name: name, ID: id})
+		ids = append(ids, dof.BuildID{Name: mod, ID: id})
 		return nil
 	}
 	for _, e := range probes {
-		mod := p.ECBs[e].Probe.Module
-		if mod != "" && !strings.ContainsAny(mod, "*?[\\") {
-			if h.catalog == nil {
-				return nil, errors.New("cannot save: no probes can be found on this system")
-			}
-			file, err := h.catalog.ObjectFile(h.target, mod)
-			if err != nil {
+		d := p.ECBs[e].Probe
+		if d.Module != "" && !strings.ContainsAny(d.Module, "*?[\\") {
+			if err := add(d.Module); err != nil {
 				return nil, fmt.Errorf("cannot save: %v", err)
-			}
-			if file != "" {
-				if err := add(mod, file); err != nil {
-					return nil, err
-				}
 			}
 			continue
 		}
-		objs, err := mappedObjects(h.target)
+		matched, err := h.catalog.Match(probe.Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name})
 		if err != nil {
 			return nil, fmt.Errorf("cannot save: %v", err)
 		}
-		for _, o := range objs {
-			if ok, _ := path.Match(cmp.Or(mod, "*"), path.Base(o)); ok {
-				if err := add(path.Base(o), filepath.Join(procRoot(h.target), o)); err != nil {
-					return nil, err
-				}
+		for _, m := range matched {
+			if err := add(m.Module); err != nil {
+				return nil, fmt.Errorf("cannot save: %v", err)
 			}
 		}
 	}
 	return ids, nil
 }
-
-// mappedObjects returns the ELF files process pid maps, by their paths
-// in its root, in the order it maps them.
-func mappedObjects(pid int) ([]string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		return nil, err
-	}
-	var objs []string
-	for _, line := range strings.Split(string(b), "\n") {
-		// address perms offset dev inode path
-		f := strings.Fields(line)
-		if len(f) < 6 || !strings.HasPrefix(f[5], "/") || f[4] == "0" || slices.Contains(objs, f[5]) {
-			continue
-		}
-		if e, err := elf.Open(filepath.Join(procRoot(pid), f[5])); err == nil {
-			e.Close()
-			objs = append(objs, f[5])
-		}
-	}
-	return objs, nil
-}
-
-// procRoot is where process pid's files are seen from: its root.
-func procRoot(pid int) string { return fmt.Sprintf("/proc/%d/root", pid) }
 
 // checkObjects checks that the objects a saved program was compiled for
 // are those the target process maps, by their build-ids.

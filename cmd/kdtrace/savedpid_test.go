@@ -10,9 +10,13 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
 // savedPidScript is the inline demo's script with a probe of a library
@@ -143,5 +147,69 @@ func noProcess(t *testing.T, path string) {
 		if target, err := os.Readlink(exe); err == nil && strings.TrimSuffix(target, " (deleted)") == path {
 			t.Errorf("process %s runs %s still", filepath.Base(filepath.Dir(exe)), path)
 		}
+	}
+}
+
+// TestSavedPidGrabbed saves a program of pid and USDT probes against a
+// process -A -c creates and runs it on one -p grabs: the probe
+// descriptions of both providers take the grabbed process's pid, and
+// the counts and sums are exact.
+func TestSavedPidGrabbed(t *testing.T) {
+	needTracing(t)
+	if _, err := os.Stat("/usr/include/x86_64-linux-gnu/sys/sdt.h"); err != nil {
+		t.Skip("no <sys/sdt.h> (systemtap-sdt-dev)")
+	}
+	const n = 200
+	dir := t.TempDir()
+	bin := gcctest.Build(t, dir, "fix", fmt.Sprintf(userFixture, n))
+	prog := fmt.Sprintf(`
+BEGIN { printf("go\n"); }
+pid$target:fix:f:entry /pid == $target/ { @e = count(); @a = sum(arg0); }
+pid$target:fix:f:return { @r = count(); @v = sum(arg1); }
+fix$target:::hit { @u = sum(arg1); }
+fix$target:::hit /arg0 == %d/ { exit(0); }
+END { printa("%%@d %%@d %%@d %%@d %%@d\n", @e, @a, @r, @v, @u); }`, n-1)
+	saved := filepath.Join(dir, "fix.dof")
+	var stdout, stderr bytes.Buffer
+	if st := run([]string{"kdtrace", "-q", "-A", "-o", saved, "-c", bin, "-n", prog}, &stdout, &stderr); st != 0 {
+		t.Fatalf("kdtrace -A: status %d: %s", st, stderr.String())
+	}
+	noProcess(t, bin)
+	b, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := dof.Read(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Saved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pid and USDT clauses', not BEGIN's and END's; and the one
+	// object they name.
+	if d := cmp.Diff([]int{1, 2, 3, 4}, s.TargetProbes); d != "" {
+		t.Errorf("target probes (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]dof.BuildID{{Name: "fix", ID: buildID(t, bin)}}, s.Objects); d != "" {
+		t.Errorf("objects (-want +got):\n%s", d)
+	}
+
+	fix, pid := startFixture(t, bin)
+	out, errs, st := runActive(t, []string{"-p", fmt.Sprint(pid), "-s", saved}, func() {
+		fix.Process.Signal(syscall.SIGUSR1)
+	})
+	if st != 0 {
+		t.Fatalf("status %d: %s", st, errs)
+	}
+	sumI, total, sumT := 0, 0, 0
+	for i := range n {
+		sumI += i
+		total += 2 * i
+		sumT += total
+	}
+	if want := fmt.Sprintf("go\n%d %d %d %d %d\n\n", n, sumI, n, 2*sumI, sumT); out != want {
+		t.Errorf("stdout %q, want %q (stderr %q)", out, want, errs)
 	}
 }
