@@ -360,10 +360,12 @@ func (h *Handle) checkObjects(name string, objs []dof.BuildID) error {
 
 // Load reads a program saved by Save from the file called name, to be
 // enabled as a compiled one: the images it was compiled for must be
-// the running kernel and modules, by their build-ids, or Load returns
-// a *BuildIDError. The runtime options it was saved with are set unless
-// already set (by the command line); $target's slots take the target
-// process of -c or -p, as a compile would.
+// the running kernel and modules, and the objects of the target process
+// its pid and USDT probes name, by their build-ids, or Load returns a
+// *BuildIDError. The runtime options it was saved with are set unless
+// already set (by the command line); $target's slots, and those probe
+// descriptions' providers, take the target process of -c or -p, as a
+// compile would.
 func (h *Handle) Load(name string, b []byte) (*Program, error) {
 	f, err := dof.Read(b, nil)
 	if err != nil {
@@ -389,13 +391,8 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	if len(saved.TargetProbes) > 0 || len(saved.Objects) > 0 {
-		if h.target == 0 {
-			return nil, fmt.Errorf("%s probes its target process's objects (pid$target): it runs with the process given by -c or -p", name)
-		}
-		if err := h.checkObjects(name, saved.Objects); err != nil {
-			return nil, err
-		}
+	if (len(saved.TargetProbes) > 0 || len(saved.Objects) > 0) && h.target == 0 {
+		return nil, fmt.Errorf("%s probes its target process's objects (pid$target): it runs with the process given by -c or -p", name)
 	}
 	for _, e := range saved.TargetProbes {
 		if e >= len(prog.ECBs) {
@@ -417,6 +414,13 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 		}
 		if err := h.SetOpt(o.Name, o.Value); err != nil {
 			return nil, fmt.Errorf("%s: failed to set option %s: %v", name, o.Name, err)
+		}
+	}
+	// Once its options are set, which setting up the handle, as
+	// finding the process's objects does, reads.
+	if len(saved.Objects) > 0 {
+		if err := h.checkObjects(name, saved.Objects); err != nil {
+			return nil, err
 		}
 	}
 	h.savedAggs = make(map[uint32]string)
