@@ -23,12 +23,16 @@ const SectSaved SectType = 0x4b440001
 //
 //	kdtrace-saved 1
 //	buildid "vmlinux" "eb4fbcd037e7253717950bf2b93bd5566f47c56f"
+//	object "a.out" "0c5f3b4c6b1e5e0e2d1d2a9a1f4e8d7c6b5a4938"
 //	option "bufsize" "8m"
 //	target 2 -1 0
+//	targetprobe 3
 //	aggregation 0 "count"
 //
 // A buildid names an image (vmlinux, or a module by its name) and its
-// GNU build-id in hex. An option is a runtime option as the command line
+// GNU build-id in hex. An object is an object of the target process
+// that the program's pid or USDT probes name, by the module name they
+// give it (a.out for the executable), and its build-id. An option is a runtime option as the command line
 // and the program's pragmas set it ("" for an option without a value).
 // A target is an integer table slot that holds $target: the ECB's index,
 // the action's index (-1 for the predicate) and the slot's index. An
@@ -36,14 +40,16 @@ const SectSaved SectType = 0x4b440001
 // 0), for the output that names it (JSON).
 type Saved struct {
 	BuildIDs     []BuildID
+	Objects      []BuildID
 	Options      []SavedOption
 	Target       []TargetSlot
+	TargetProbes []int
 	Aggregations []SavedAggregation
 }
 
 // BuildID is an image a program was compiled against and its build-id.
 type BuildID struct {
-	Name string // "vmlinux", or a kernel module's name
+	Name string // "vmlinux", a kernel module's name, or a process's object's
 	ID   string // the GNU build-id, lower-case hex
 }
 
@@ -95,11 +101,17 @@ func (s *Saved) Encode() []byte {
 	for _, id := range s.BuildIDs {
 		fmt.Fprintf(&b, "buildid %s %s\n", strconv.Quote(id.Name), strconv.Quote(id.ID))
 	}
+	for _, o := range s.Objects {
+		fmt.Fprintf(&b, "object %s %s\n", strconv.Quote(o.Name), strconv.Quote(o.ID))
+	}
 	for _, o := range s.Options {
 		fmt.Fprintf(&b, "option %s %s\n", strconv.Quote(o.Name), strconv.Quote(o.Value))
 	}
 	for _, t := range s.Target {
 		fmt.Fprintf(&b, "target %d %d %d\n", t.ECB, t.Action, t.Int)
+	}
+	for _, e := range s.TargetProbes {
+		fmt.Fprintf(&b, "targetprobe %d\n", e)
 	}
 	for _, a := range s.Aggregations {
 		fmt.Fprintf(&b, "aggregation %d %s\n", a.ID, strconv.Quote(a.Name))
@@ -129,6 +141,11 @@ func DecodeSaved(b []byte) (*Saved, error) {
 			if f, err = quotedFields(rest, 2); err == nil {
 				s.BuildIDs = append(s.BuildIDs, BuildID{f[0], f[1]})
 			}
+		case "object":
+			var f []string
+			if f, err = quotedFields(rest, 2); err == nil {
+				s.Objects = append(s.Objects, BuildID{f[0], f[1]})
+			}
 		case "option":
 			var f []string
 			if f, err = quotedFields(rest, 2); err == nil {
@@ -139,6 +156,14 @@ func DecodeSaved(b []byte) (*Saved, error) {
 			var n int
 			if n, err = fmt.Sscanf(rest, "%d %d %d", &t.ECB, &t.Action, &t.Int); err == nil && n == 3 {
 				s.Target = append(s.Target, t)
+			}
+		case "targetprobe":
+			var e int
+			if e, err = strconv.Atoi(rest); err == nil && e < 0 {
+				err = fmt.Errorf("ECB %d", e)
+			}
+			if err == nil {
+				s.TargetProbes = append(s.TargetProbes, e)
 			}
 		case "aggregation":
 			id, name, _ := strings.Cut(rest, " ")

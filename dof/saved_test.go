@@ -13,8 +13,10 @@ import (
 func TestSavedRoundTrip(t *testing.T) {
 	saved := &dof.Saved{
 		BuildIDs:     []dof.BuildID{{"vmlinux", "eb4fbcd037e7253717950bf2b93bd5566f47c56f"}, {"ext4", "00ff"}},
+		Objects:      []dof.BuildID{{"a.out", "0c5f3b"}, {"libc.so.6", "61ab"}},
 		Options:      []dof.SavedOption{{"quiet", ""}, {"bufsize", "8m"}, {"odd name", "a \"b\"\n\tc"}},
 		Target:       []dof.TargetSlot{{ECB: 0, Action: -1, Int: 0}, {ECB: 0, Action: 1, Int: 2}},
+		TargetProbes: []int{0},
 		Aggregations: []dof.SavedAggregation{{0, "count"}, {1, "_"}},
 	}
 	p := &dof.Program{ECBs: []dof.ECB{{
@@ -75,6 +77,9 @@ func TestDecodeSavedErrors(t *testing.T) {
 		{"kdtrace-saved 1\nrelocate 1\n", "unknown record"},
 		{"kdtrace-saved 1\naggregation x \"a\"\n", "line 2"},
 		{"kdtrace-saved 1\naggregation 1 a\n", "line 2"},
+		{"kdtrace-saved 1\nobject \"a.out\"\n", "line 2"},
+		{"kdtrace-saved 1\ntargetprobe x\n", "line 2"},
+		{"kdtrace-saved 1\ntargetprobe -1\n", "ECB -1"},
 	} {
 		_, err := dof.DecodeSaved([]byte(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -239,7 +239,7 @@ func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.
 	}
 	pcfg := &parser.Config{
 		Args:        append([]string{name}, args...),
-		Macros:      macroVariables(cmp.Or(h.savedTarget, h.target)),
+		Macros:      macroVariables(cmp.Or(h.target, h.savedTarget)),
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     h.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
@@ -346,11 +346,12 @@ func (h *Handle) failure(spec Spec, text string, err error) *CompileError {
 			}
 		}
 	}
-	if n := strconv.Itoa(h.savedTarget); h.savedTarget != 0 && strings.Contains(msg, n) {
-		// Where compiling to save, $target's placeholder is named
-		// as what it stands for: the process of the run, which a
-		// probe description cannot name.
-		msg = strings.ReplaceAll(msg, n, "$target") + " (a saved program takes $target in predicates and actions only)"
+	if n := strconv.Itoa(h.savedTarget); h.savedTarget != 0 && h.target == 0 && strings.Contains(msg, n) {
+		// Where compiling to save without a process, $target's
+		// placeholder is named as what it stands for: the process
+		// of the run, which a probe description can name only when
+		// compiled against one.
+		msg = strings.ReplaceAll(msg, n, "$target") + " (a saved program takes $target in probe descriptions only with -c, the command it is compiled against)"
 	}
 	if spec == Script {
 		ce.msg = fmt.Sprintf("failed to compile script %s: %s", text, msg)

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -17,6 +19,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/probe"
 	"github.com/kdtrace/kdtrace/internal/version"
 )
 
@@ -45,8 +48,14 @@ func IsSaved(b []byte) bool {
 // must be opened with Config.Save, and the programs compiled by it.
 //
 // A program is compiled again with $target other values, to find its
-// slots: one where $target went into a constant expression or a probe
-// description, which a run could not patch, is refused.
+// slots: one where $target went into a constant expression, which a
+// run could not patch, is refused. Where the target is a process the
+// handle created (-c), the programs were compiled against it and are
+// compiled again against two more processes of its command, so that
+// probe descriptions of its pid (pid$target) are found as what differs
+// in their providers; the section then records them, and the build-id
+// of each object of the process they name. The processes are killed
+// unrun.
 func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 	if !h.cfg.Save {
 		return nil, errors.New("the handle was not opened to save programs")
@@ -61,33 +70,48 @@ func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 	// comparisons of $target with a constant, which compile to a
 	// constant of their own, differ elsewhere and are refused. (0 and
 	// other small values cannot serve: the code of a constant 0, or
-	// of one the DIFO has already, is not that of another.)
-	for _, v := range []int{savedTarget2, savedTargetPid} {
-		other, err := h.compileAgain(progs, v)
+	// of one the DIFO has already, is not that of another.) Against
+	// processes, each has a pid of its own.
+	first, values := savedTarget1, []int{savedTarget2, savedTargetPid}
+	cmd := h.targetCommand()
+	switch {
+	case cmd != nil:
+		first = h.target
+	case h.target != 0:
+		return nil, fmt.Errorf("cannot save: process %d was grabbed: a saved program is compiled against processes of a command the handle creates", h.target)
+	}
+	for k, v := range values {
+		other, pid, err := h.compileAgain(progs, v, cmd)
 		if err != nil {
 			return nil, err
 		}
-		if v == savedTarget2 && len(all.ECBs) == len(other.ECBs) {
+		if k == 0 && len(all.ECBs) == len(other.ECBs) {
 			for i := range all.ECBs {
 				a, b := &all.ECBs[i], &other.ECBs[i]
-				saved.Target = append(saved.Target, targetSlots(i, -1, a.Pred, b.Pred)...)
+				saved.Target = append(saved.Target, targetSlots(i, -1, a.Pred, b.Pred, first, pid)...)
 				for j := range min(len(a.Actions), len(b.Actions)) {
-					saved.Target = append(saved.Target, targetSlots(i, j, a.Actions[j].DIFO, b.Actions[j].DIFO)...)
+					saved.Target = append(saved.Target, targetSlots(i, j, a.Actions[j].DIFO, b.Actions[j].DIFO, first, pid)...)
+				}
+				if _, ok := targetProvider(a.Probe.Provider, first); ok && a.Probe.Provider != b.Probe.Provider {
+					saved.TargetProbes = append(saved.TargetProbes, i)
 				}
 			}
 		}
-		same, err := sameBut(all, other, saved.Target, uint64(v))
+		same, err := sameBut(all, other, saved, first, pid)
 		if err != nil {
 			return nil, err
 		}
 		if !same {
-			return nil, errors.New("$target cannot be saved where it is compiled into a constant (a probe description, or an expression of constants): a saved program takes it as a value only")
+			return nil, errors.New("$target cannot be saved where it is compiled into a constant (an expression of constants, or a probe description other than a process's provider): a saved program takes it as a value only")
 		}
 	}
 	for id := uint32(0); h.checker.Aggregation(id) != nil; id++ {
 		saved.Aggregations = append(saved.Aggregations, dof.SavedAggregation{ID: id, Name: h.checker.Aggregation(id).Name})
 	}
 	if saved.BuildIDs, err = h.compiledFor(); err != nil {
+		return nil, err
+	}
+	if saved.Objects, err = h.targetObjects(all, saved.TargetProbes); err != nil {
 		return nil, err
 	}
 	for _, o := range h.opts.Runtime() {
@@ -100,46 +124,93 @@ func (h *Handle) Save(progs ...*Program) ([]byte, error) {
 	return dof.Write(all, opts)
 }
 
-// compileAgain compiles the programs again with $target v, in a handle
-// of its own, as a handle's compiles are not independent (declarations,
-// the sugar's variables), and returns their ECBs.
-func (h *Handle) compileAgain(progs []*Program, v int) (*dof.Program, error) {
+// compileAgain compiles the programs again, in a handle of its own, as
+// a handle's compiles are not independent (declarations, the sugar's
+// variables), and returns their ECBs and the $target they were
+// compiled with: v, or with cmd, the pid of a process of cmd it
+// creates, which is killed before it returns.
+func (h *Handle) compileAgain(progs []*Program, v int, cmd *exec.Cmd) (*dof.Program, int, error) {
 	// What it would print (-d, -S, warnings) the first compile
 	// printed.
 	cfg := h.cfg
 	cfg.Stdout, cfg.Stderr = nil, nil
 	h2, err := Open(&cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer h2.Close()
 	h2.opts, h2.cppOpts, h2.cpp, h2.zdefs = h.opts.Clone(), h.cppOpts, h.cpp, h.zdefs
 	h2.cppOpts.Defines, h2.cppOpts.Undefs, h2.cppOpts.Includes = slices.Clone(h.cppOpts.Defines), slices.Clone(h.cppOpts.Undefs), slices.Clone(h.cppOpts.Includes)
 	h2.savedTarget = v
+	if cmd != nil {
+		// Its standard files are none: it never runs.
+		proc := exec.Command(cmd.Path)
+		proc.Args, proc.Env, proc.Dir = cmd.Args, cmd.Env, cmd.Dir
+		p, err := h2.Create(proc)
+		if err != nil {
+			return nil, 0, err
+		}
+		v = p.pid
+	}
 	again := make([]*Program, len(progs))
 	for i, p := range progs {
 		q, err := h2.compile(p.Spec, p.Source, p.src, p.flags)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		again[i] = q
 	}
-	return ecbsOf(again)
+	ecbs, err := ecbsOf(again)
+	return ecbs, v, err
 }
 
-// sameBut reports whether b is a with $target's slots holding v.
-func sameBut(a, b *dof.Program, slots []dof.TargetSlot, v uint64) (bool, error) {
-	for _, s := range slots {
-		d, err := s.DIFO(a)
-		if err != nil {
-			return false, err
+// targetCommand returns the command of the process the handle created
+// that is $target, or nil if it created none.
+func (h *Handle) targetCommand() *exec.Cmd {
+	for _, p := range h.procs {
+		if p.created && p.pid == h.target {
+			return p.cmd
 		}
-		d.Ints[s.Int] = v
+	}
+	return nil
+}
+
+// targetProvider returns the provider's name without pid at its end
+// (pid for pid1234), and whether it ends in pid.
+func targetProvider(prov string, pid int) (string, bool) {
+	n := strconv.Itoa(pid)
+	prefix, ok := strings.CutSuffix(prov, n)
+	if !ok || prefix == "" || prefix[len(prefix)-1] >= '0' && prefix[len(prefix)-1] <= '9' {
+		return "", false
+	}
+	return prefix, true
+}
+
+// sameBut reports whether b is a, compiled with $target first, with
+// the saved program's slots holding v and its target probes' providers
+// ending in v.
+func sameBut(a, b *dof.Program, saved *dof.Saved, first, v int) (bool, error) {
+	retarget := func(from, to int) error {
+		for _, s := range saved.Target {
+			d, err := s.DIFO(a)
+			if err != nil {
+				return err
+			}
+			d.Ints[s.Int] = uint64(to)
+		}
+		for _, e := range saved.TargetProbes {
+			p := &a.ECBs[e].Probe
+			prefix, _ := targetProvider(p.Provider, from)
+			p.Provider = prefix + strconv.Itoa(to)
+		}
+		return nil
+	}
+	if err := retarget(first, v); err != nil {
+		return false, err
 	}
 	x, err := dof.Write(a, nil)
-	for _, s := range slots {
-		d, _ := s.DIFO(a)
-		d.Ints[s.Int] = savedTarget1
+	if rerr := retarget(v, first); err == nil {
+		err = rerr
 	}
 	if err != nil {
 		return false, err
@@ -165,14 +236,14 @@ func ecbsOf(progs []*Program) (*dof.Program, error) {
 }
 
 // targetSlots returns the slots of a, a DIFO compiled with $target
-// savedTarget1, that hold savedTarget2 in b, its compile with that.
-func targetSlots(ecb, action int, a, b *dof.DIFO) []dof.TargetSlot {
+// t1, that hold t2 in b, its compile with that.
+func targetSlots(ecb, action int, a, b *dof.DIFO, t1, t2 int) []dof.TargetSlot {
 	if a == nil || b == nil || len(a.Ints) != len(b.Ints) {
 		return nil
 	}
 	var slots []dof.TargetSlot
 	for i := range a.Ints {
-		if a.Ints[i] == savedTarget1 && b.Ints[i] == savedTarget2 {
+		if a.Ints[i] == uint64(t1) && b.Ints[i] == uint64(t2) {
 			slots = append(slots, dof.TargetSlot{ECB: ecb, Action: action, Int: i})
 		}
 	}
@@ -209,12 +280,92 @@ func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 	return ids, nil
 }
 
+// targetObjects returns the build-ids of the objects of the target
+// process that the probes of ECBs probes name, by the names a run
+// finds them by: a module the description names, or for a pattern
+// (or none), the base name of each object whose probes it matched.
+func (h *Handle) targetObjects(p *dof.Program, probes []int) ([]dof.BuildID, error) {
+	if len(probes) == 0 {
+		return nil, nil
+	}
+	if h.catalog == nil {
+		return nil, errors.New("cannot save: no probes can be found on this system")
+	}
+	var ids []dof.BuildID
+	seen := make(map[string]bool)
+	add := func(mod string) error {
+		if seen[mod] {
+			return nil
+		}
+		seen[mod] = true
+		file, err := h.catalog.ObjectFile(h.target, mod)
+		if err != nil || file == "" {
+			return err
+		}
+		id, err := fileBuildID(file)
+		if err != nil {
+			return fmt.Errorf("process %d's object %s (%s) cannot be checked by a run: %v", h.target, mod, file, err)
+		}
+		ids = append(ids, dof.BuildID{Name: mod, ID: id})
+		return nil
+	}
+	for _, e := range probes {
+		d := p.ECBs[e].Probe
+		if d.Module != "" && !strings.ContainsAny(d.Module, "*?[\\") {
+			if err := add(d.Module); err != nil {
+				return nil, fmt.Errorf("cannot save: %v", err)
+			}
+			continue
+		}
+		matched, err := h.catalog.Match(probe.Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name})
+		if err != nil {
+			return nil, fmt.Errorf("cannot save: %v", err)
+		}
+		for _, m := range matched {
+			if err := add(m.Module); err != nil {
+				return nil, fmt.Errorf("cannot save: %v", err)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// checkObjects checks that the objects a saved program was compiled for
+// are those the target process maps, by their build-ids.
+func (h *Handle) checkObjects(name string, objs []dof.BuildID) error {
+	if err := h.setup(); err != nil {
+		return err
+	}
+	if h.catalog == nil {
+		return errors.New("no probes can be found on this system")
+	}
+	for _, o := range objs {
+		file, err := h.catalog.ObjectFile(h.target, o.Name)
+		if err != nil {
+			return err
+		}
+		if file == "" {
+			return fmt.Errorf("%s was compiled for object %s, which process %d does not map", name, o.Name, h.target)
+		}
+		id, err := fileBuildID(file)
+		if err != nil {
+			return fmt.Errorf("process %d's object %s: %v", h.target, o.Name, err)
+		}
+		if id != o.ID {
+			return &BuildIDError{File: name, Image: o.Name, Saved: o.ID, Running: id, Pid: h.target}
+		}
+	}
+	return nil
+}
+
 // Load reads a program saved by Save from the file called name, to be
 // enabled as a compiled one: the images it was compiled for must be
-// the running kernel and modules, by their build-ids, or Load returns
-// a *BuildIDError. The runtime options it was saved with are set unless
-// already set (by the command line); $target's slots take the target
-// process of -c or -p, as a compile would.
+// the running kernel and modules, and the objects of the target process
+// its pid and USDT probes name, by their build-ids, or Load returns a
+// *BuildIDError. The runtime options it was saved with are set unless
+// already set (by the command line); $target's slots, and those probe
+// descriptions' providers, take the target process of -c or -p, as a
+// compile would.
 func (h *Handle) Load(name string, b []byte) (*Program, error) {
 	f, err := dof.Read(b, nil)
 	if err != nil {
@@ -240,6 +391,16 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
+	if (len(saved.TargetProbes) > 0 || len(saved.Objects) > 0) && h.target == 0 {
+		return nil, fmt.Errorf("%s probes its target process's objects (pid$target): it runs with the process given by -c or -p", name)
+	}
+	for _, e := range saved.TargetProbes {
+		if e >= len(prog.ECBs) {
+			return nil, fmt.Errorf("%s: target probe ECB %d of %d", name, e, len(prog.ECBs))
+		}
+		p := &prog.ECBs[e].Probe
+		p.Provider = strings.TrimRight(p.Provider, "0123456789") + strconv.Itoa(h.target)
+	}
 	for _, s := range saved.Target {
 		d, err := s.DIFO(prog)
 		if err != nil {
@@ -255,6 +416,13 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 			return nil, fmt.Errorf("%s: failed to set option %s: %v", name, o.Name, err)
 		}
 	}
+	// Once its options are set, which setting up the handle, as
+	// finding the process's objects does, reads.
+	if len(saved.Objects) > 0 {
+		if err := h.checkObjects(name, saved.Objects); err != nil {
+			return nil, err
+		}
+	}
 	h.savedAggs = make(map[uint32]string)
 	for _, a := range saved.Aggregations {
 		h.savedAggs[a.ID] = a.Name
@@ -267,17 +435,21 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 // file whose build-id is not its object's.
 type BuildIDError struct {
 	File    string // the saved program
-	Image   string // vmlinux, or the module's name
+	Image   string // vmlinux, the module's name, or the process's object's
 	Saved   string // the build-id it was compiled for
 	Running string // the running image's
+	Pid     int    // the process whose object Image is; 0 for the kernel's
 }
 
 func (e *BuildIDError) Error() string {
-	what := "kernel"
-	if e.Image != "vmlinux" {
-		what = "module " + e.Image
+	what := "the running kernel"
+	switch {
+	case e.Pid != 0:
+		what = fmt.Sprintf("process %d's %s", e.Pid, e.Image)
+	case e.Image != "vmlinux":
+		what = "the running module " + e.Image
 	}
-	return fmt.Sprintf("%s was compiled for %s build-id %s, but the running %s has build-id %s", e.File, e.Image, e.Saved, what, e.Running)
+	return fmt.Sprintf("%s was compiled for %s build-id %s, but %s has build-id %s", e.File, e.Image, e.Saved, what, e.Running)
 }
 
 // sysRoot is where the running kernel's /sys is; tests move it.

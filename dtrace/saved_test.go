@@ -94,8 +94,9 @@ func TestBuildIDError(t *testing.T) {
 		e    BuildIDError
 		want string
 	}{
-		{BuildIDError{"a.dof", "vmlinux", "aa", "bb"}, "a.dof was compiled for vmlinux build-id aa, but the running kernel has build-id bb"},
-		{BuildIDError{"a.dof", "ext4", "aa", "bb"}, "a.dof was compiled for ext4 build-id aa, but the running module ext4 has build-id bb"},
+		{BuildIDError{"a.dof", "vmlinux", "aa", "bb", 0}, "a.dof was compiled for vmlinux build-id aa, but the running kernel has build-id bb"},
+		{BuildIDError{"a.dof", "ext4", "aa", "bb", 0}, "a.dof was compiled for ext4 build-id aa, but the running module ext4 has build-id bb"},
+		{BuildIDError{"a.dof", "libc.so.6", "aa", "bb", 42}, "a.dof was compiled for libc.so.6 build-id aa, but process 42's libc.so.6 has build-id bb"},
 	} {
 		var err error = &c.e
 		var be *BuildIDError

@@ -379,8 +379,11 @@ func (c *command) apply(opts []opt) (int, bool) {
 		case "s", "n", "P", "m", "f", "i":
 			c.progs = append(c.progs, program{dtrace.Spec(o.name[0]), o.arg})
 		case "c", "p":
-			if c.save {
-				fmt.Fprintf(c.stderr, "%s: -A cannot be used with -%s: a saved program's $target is given when it runs\n", c.name, o.name)
+			if c.save && o.name == "p" {
+				// Its probes of the process's objects are found
+				// by compiling it against more processes of
+				// -c's command, which a grabbed process has not.
+				fmt.Fprintf(c.stderr, "%s: -A cannot be used with -p: a saved program is compiled against processes of -c's command\n", c.name)
 				return 2, false
 			}
 			procs = append(procs, o)
