@@ -3,8 +3,6 @@ package dtrace
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dof"
+	"github.com/kdtrace/kdtrace/internal/buildid"
 	"github.com/kdtrace/kdtrace/internal/probe"
 	"github.com/kdtrace/kdtrace/internal/version"
 )
@@ -256,7 +255,7 @@ func targetSlots(ecb, action int, a, b *dof.DIFO, t1, t2 int) []dof.TargetSlot {
 func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 	var ids []dof.BuildID
 	if h.cfg.Kernel != "" {
-		id, err := fileBuildID(h.cfg.Kernel)
+		id, err := buildid.Path(h.cfg.Kernel)
 		if err != nil {
 			return nil, fmt.Errorf("cannot save: --kernel %s: %v", h.cfg.Kernel, err)
 		}
@@ -271,7 +270,7 @@ func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 		ids = append(ids, dof.BuildID{Name: "vmlinux", ID: id})
 	}
 	for _, m := range h.cfg.Modules {
-		id, err := fileBuildID(m)
+		id, err := buildid.Path(m)
 		if err != nil {
 			return nil, fmt.Errorf("cannot save: --module %s: %v", m, err)
 		}
@@ -302,7 +301,7 @@ func (h *Handle) targetObjects(p *dof.Program, probes []int) ([]dof.BuildID, err
 		if err != nil || file == "" {
 			return err
 		}
-		id, err := fileBuildID(file)
+		id, err := buildid.Path(file)
 		if err != nil {
 			return fmt.Errorf("process %d's object %s (%s) cannot be checked by a run: %v", h.target, mod, file, err)
 		}
@@ -347,7 +346,7 @@ func (h *Handle) checkObjects(name string, objs []dof.BuildID) error {
 		if file == "" {
 			return fmt.Errorf("%s was compiled for object %s, which process %d does not map", name, o.Name, h.target)
 		}
-		id, err := fileBuildID(file)
+		id, err := buildid.Path(file)
 		if err != nil {
 			return fmt.Errorf("process %d's object %s: %v", h.target, o.Name, err)
 		}
@@ -469,57 +468,11 @@ func runningBuildID(image string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("the running build-id cannot be read: %v", err)
 	}
-	id := noteBuildID(b)
+	id := buildid.NoteHex(b)
 	if id == "" {
 		return "", fmt.Errorf("%s holds no build-id", path)
 	}
 	return id, nil
-}
-
-// fileBuildID returns the GNU build-id of an ELF image.
-func fileBuildID(path string) (string, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
-		}
-		d, err := s.Data()
-		if err != nil {
-			continue
-		}
-		if id := noteBuildID(d); id != "" {
-			return id, nil
-		}
-	}
-	return "", errors.New("no GNU build-id note")
-}
-
-// noteBuildID returns the build-id in ELF notes (NT_GNU_BUILD_ID of
-// owner "GNU"), hex, or "" if there is none. The notes are the host's
-// byte order, as the kernel's /sys files and the images it runs are.
-func noteBuildID(d []byte) string {
-	le := binary.LittleEndian
-	for len(d) >= 12 {
-		nsz, dsz, typ := le.Uint32(d), le.Uint32(d[4:]), le.Uint32(d[8:])
-		d = d[12:]
-		nal, dal := uint64(nsz+3)&^3, uint64(dsz+3)&^3
-		if uint64(len(d)) < nal || uint64(len(d))-nal < uint64(dsz) {
-			return ""
-		}
-		name, desc := d[:nsz], d[nal:nal+uint64(dsz)]
-		if typ == 3 && string(name) == "GNU\x00" {
-			return hex.EncodeToString(desc)
-		}
-		if uint64(len(d))-nal < dal {
-			return ""
-		}
-		d = d[nal+dal:]
-	}
-	return ""
 }
 
 // moduleName returns the name a module image is loaded by: its

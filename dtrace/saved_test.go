@@ -25,36 +25,6 @@ func note(owner string, typ uint32, desc []byte) []byte {
 	return b
 }
 
-func TestNoteBuildID(t *testing.T) {
-	id := []byte{0xeb, 0x4f, 0xbc, 0xd0, 0x37}
-	for _, c := range []struct {
-		name  string
-		notes []byte
-		want  string
-	}{
-		{"alone", note("GNU", 3, id), "eb4fbcd037"},
-		// A kernel's notes: Xen's first, one of type 3 too.
-		{"after Xen's", append(append(note("Xen", 6, []byte("linux\x00")), note("Xen", 3, []byte{1, 2, 3, 4, 5, 6, 7, 8})...), note("GNU", 3, id)...), "eb4fbcd037"},
-		{"another GNU note", note("GNU", 1, id), ""},
-		{"truncated", note("GNU", 3, id)[:18], ""},
-		{"none", nil, ""},
-	} {
-		if got := noteBuildID(c.notes); got != c.want {
-			t.Errorf("%s: noteBuildID = %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-func TestFileBuildID(t *testing.T) {
-	got, err := fileBuildID(filepath.Join("..", "examples", "kinst", "demo"))
-	if want := "69d9a71761894b585adbf7ba2654e65b2dd766f3"; err != nil || got != want {
-		t.Errorf("fileBuildID(demo) = %q, %v; want %q", got, err, want)
-	}
-	if _, err := fileBuildID(filepath.Join("..", "examples", "kinst", "demo.d")); err == nil {
-		t.Error("fileBuildID of a D script: no error")
-	}
-}
-
 // TestRunningBuildID reads the kernel's and a module's build-ids from a
 // /sys of the test's.
 func TestRunningBuildID(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
+	"github.com/kdtrace/kdtrace/internal/buildid"
 )
 
 // Kernel makes the set of the running Linux kernel and its loaded
@@ -43,7 +43,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 	}
 	release := strings.TrimSpace(string(b))
 	notes, _ := os.ReadFile(sys("/sys/kernel/notes"))
-	id := elffile.NoteBuildID(notes)
+	id := buildid.NoteHex(notes)
 	root := opts.debugRoot()
 	modDir := sys(filepath.Join("/lib/modules", release))
 
@@ -66,7 +66,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 	paths := modulePaths(modDir)
 	for _, m := range loadedModules(sys("/proc/modules")) {
 		notes, _ := os.ReadFile(sys(filepath.Join("/sys/module", m, "notes/.note.gnu.build-id")))
-		mid := elffile.NoteBuildID(notes)
+		mid := buildid.NoteHex(notes)
 		cands := []string{buildIDPath(root, mid)}
 		if rel, ok := paths[m]; ok {
 			ko := filepath.Join(root, "lib/modules", release, trimCompression(rel))

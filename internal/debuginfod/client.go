@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kdtrace/kdtrace/internal/buildid"
 	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
 
@@ -242,7 +243,7 @@ func (c *Client) check(dir *cachedir.Dir, name string, buildID []byte) error {
 		return err
 	}
 	defer f.Close()
-	got, err := fileBuildID(f)
+	got, err := buildid.File(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
@@ -335,7 +336,7 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 		return fmt.Errorf("got %d bytes of %d", w.n, resp.ContentLength)
 	}
 
-	got, err := fileBuildID(tmp)
+	got, err := buildid.File(tmp)
 	if err != nil {
 		return fmt.Errorf("the file it sent: %w", err)
 	}

@@ -551,6 +551,13 @@ func TestGuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	judge(t, res, guestCases)
+}
+
+// judge checks each case's exit status and output in what the guest
+// printed, a subtest each, and logs the guest time each took.
+func judge(t *testing.T, res *Result, cases []guestCase) {
+	t.Helper()
 	t.Logf("guest wall time %v; output:\n%s", res.Wall.Round(time.Millisecond), res.Output)
 	got := map[string][2]string{}
 	for _, m := range caseRE.FindAllStringSubmatch(res.Output, -1) {
@@ -559,7 +566,7 @@ func TestGuest(t *testing.T) {
 		t1, _ := strconv.ParseFloat(m[5], 64)
 		t.Logf("%s: %.2f s of guest time", m[1], t1-t0)
 	}
-	for _, c := range guestCases {
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, ok := got[c.name]
 			if !ok {

@@ -2,16 +2,15 @@ package guest
 
 import (
 	"context"
-	"debug/elf"
-	"encoding/hex"
 	"fmt"
 
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/kdtrace/kdtrace/internal/buildid"
 )
 
 // A savedProgram is a program kdtrace -A compiles on the host, against
@@ -97,7 +96,10 @@ func TestGuestSaved(t *testing.T) {
 		t.Fatalf("saving against %s: %v\n%s", demo, err, b)
 	}
 	data["saved/other.dof"] = other
-	guestID := imageBuildID(t, g.vmlinux)
+	guestID, err := buildid.Path(g.vmlinux)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := append(savedCases[:len(savedCases):len(savedCases)], guestCase{
 		name:   "saved for another kernel",
 		cmd:    `kdtrace -s /saved/other.dof`,
@@ -117,63 +119,5 @@ func TestGuestSaved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("guest wall time %v; output:\n%s", res.Wall.Round(time.Millisecond), res.Output)
-	got := map[string][2]string{}
-	for _, m := range caseRE.FindAllStringSubmatch(res.Output, -1) {
-		got[m[1]] = [2]string{m[2], m[3]}
-		t0, _ := strconv.ParseFloat(m[4], 64)
-		t1, _ := strconv.ParseFloat(m[5], 64)
-		t.Logf("%s: %.2f s of guest time", m[1], t1-t0)
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, ok := got[c.name]
-			if !ok {
-				t.Fatalf("no output in the guest's:\n%s", res.Output)
-			}
-			if r[1] != strconv.Itoa(c.status) {
-				t.Errorf("exit status %s, want %d; output:\n%s", r[1], c.status, r[0])
-			}
-			if !regexp.MustCompile(c.want).MatchString(r[0]) {
-				t.Errorf("output does not match %q:\n%s", c.want, r[0])
-			}
-		})
-	}
-}
-
-// imageBuildID returns an ELF image's GNU build-id, hex: the note of
-// owner GNU and type 3 among its notes (a vmlinux has them in .notes,
-// with Xen's).
-func imageBuildID(t *testing.T, path string) string {
-	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_NOTE {
-			continue
-		}
-		d, err := s.Data()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for len(d) >= 12 {
-			nsz, dsz, typ := int(f.ByteOrder.Uint32(d)), int(f.ByteOrder.Uint32(d[4:])), f.ByteOrder.Uint32(d[8:])
-			nal, dal := (nsz+3)&^3, (dsz+3)&^3
-			if len(d) < 12+nal+dsz {
-				break
-			}
-			if typ == 3 && string(d[12:12+nsz]) == "GNU\x00" {
-				return hex.EncodeToString(d[12+nal : 12+nal+dsz])
-			}
-			if len(d) < 12+nal+dal {
-				break
-			}
-			d = d[12+nal+dal:]
-		}
-	}
-	t.Fatalf("%s has no GNU build-id note", path)
-	return ""
+	judge(t, res, cases)
 }

@@ -1,9 +1,6 @@
 package elffile
 
 import (
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
-	"github.com/kdtrace/kdtrace/internal/mmap"
-
 	"bytes"
 	"compress/zlib"
 	"debug/elf"
@@ -16,6 +13,10 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/kdtrace/kdtrace/internal/buildid"
+	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
+	"github.com/kdtrace/kdtrace/internal/mmap"
 )
 
 // File is an open ELF file, mapped into memory where the OS allows.
@@ -164,34 +165,9 @@ func (e *File) BuildID() string {
 		if err != nil {
 			continue
 		}
-		if id := NoteBuildID(d); id != "" {
-			return id
+		if id := buildid.Note(d, e.F.ByteOrder); id != nil {
+			return hex.EncodeToString(id)
 		}
-	}
-	return ""
-}
-
-// NoteBuildID finds an NT_GNU_BUILD_ID note in a sequence of notes.
-func NoteBuildID(d []byte) string {
-	for len(d) >= 12 {
-		namesz := binary.LittleEndian.Uint32(d)
-		descsz := binary.LittleEndian.Uint32(d[4:])
-		typ := binary.LittleEndian.Uint32(d[8:])
-		d = d[12:]
-		nlen := (uint64(namesz) + 3) &^ 3
-		dlen := (uint64(descsz) + 3) &^ 3
-		if nlen > uint64(len(d)) || uint64(descsz) > uint64(len(d))-nlen {
-			return ""
-		}
-		name := d[:namesz]
-		desc := d[nlen : nlen+uint64(descsz)]
-		if typ == 3 && string(name) == "GNU\x00" {
-			return hex.EncodeToString(desc)
-		}
-		if nlen+dlen > uint64(len(d)) {
-			return ""
-		}
-		d = d[nlen+dlen:]
 	}
 	return ""
 }
