@@ -136,7 +136,7 @@ END {
 			return
 		}
 		cmd := exec.Command(exe)
-		cmd.Env = append(os.Environ(), "KDTRACE_TEST_TOUCH="+strconv.Itoa(pages))
+		cmd.Env = append(os.Environ(), "KDTRACE_TEST_TOUCH="+strconv.Itoa(pages), "GODEBUG=asyncpreemptoff=1")
 		if said, err = cmd.Output(); err != nil {
 			t.Errorf("the workload: %v", err)
 		}
@@ -151,8 +151,11 @@ END {
 	count := func(name string) int64 { return labeled(out, name) }
 	all, user, kernel, touched, kpc := count("all"), count("user"), count("kernel"), count("touch"), count("kpc")
 	t.Logf("getrusage: %d faults in touchPages; cpc: %d in touchPages, %d in all modes, %d user, %d kernel, %d user with a kernel pc", faults, touched, all, user, kernel, kpc)
-	if touched != faults || faults != pages {
-		t.Errorf("cpc counts %d faults in touchPages; the kernel counts %d; it touched %d pages", touched, faults, pages)
+	// The kernel's count is the thread's: it may hold a few faults
+	// outside touchPages (the runtime's signal stack, when the thread
+	// is preempted under load), which cpc sees at their own pcs.
+	if touched != pages || faults < pages {
+		t.Errorf("cpc counts %d faults in touchPages; the kernel counts %d in the thread; it touched %d pages", touched, faults, pages)
 	}
 	if user+kernel != all || kpc != 0 {
 		t.Errorf("cpc counts %d faults in all modes, %d in user and %d in kernel mode, %d in user mode at a kernel pc\n%s%s", all, user, kernel, kpc, out, errs)
