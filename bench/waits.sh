@@ -2,10 +2,12 @@
 # bench/waits.sh: the waits of everyday one-liners, each beside
 # bpftrace's (apt-get install bpftrace) in the same run, as root:
 #
-#   exit:  kdtrace -q -n 'syscall::read:entry { exit(0); }'
-#          bpftrace -e 'tracepoint:syscalls:sys_enter_read { exit(); }'
-#          from start to exit, the probe firing at once (reads are
-#          many on any machine);
+#   exit:  kdtrace -q -n 'tick-500ms { exit(0); }'
+#          bpftrace -e 'interval:ms:500 { exit(); }'
+#          from start to exit: the clause calls exit() half a second
+#          after the tracing starts, when the buffers have been read
+#          once (a clause that does so before, kdtrace notices at
+#          the first reading);
 #   agg:   kdtrace -q -n 'BEGIN { @ = count(); exit(0); }'
 #          bpftrace -e 'BEGIN { @ = count(); exit(); }'
 #          a script of one aggregation, from start to exit;
@@ -37,10 +39,10 @@ command -v bpftrace >/dev/null && tracers="$tracers bpftrace"
 # cmd TRACER CASE prints the command line of a case.
 cmd() {
 	case $1:$2 in
-	bpftrace:exit) echo "bpftrace -e tracepoint:syscalls:sys_enter_read{exit();}" ;;
+	bpftrace:exit) echo "bpftrace -e interval:ms:500{exit();}" ;;
 	bpftrace:agg) echo "bpftrace -e BEGIN{@=count();exit();}" ;;
 	bpftrace:check) ;;
-	*:exit) echo "$tmp/$1 -q -n syscall::read:entry{exit(0);}" ;;
+	*:exit) echo "$tmp/$1 -q -n tick-500ms{exit(0);}" ;;
 	*:agg) echo "$tmp/$1 -q -n BEGIN{@=count();exit(0);}" ;;
 	*:check) echo "$tmp/$1 -e -n syscall::read:entry{@[execname]=count();}" ;;
 	esac
