@@ -54,6 +54,16 @@ END { printa("%s %@d\n", @n); printa("sum %@d\n", @s); printa(@r); }`,
 			want:   `{"version":1,"type":"aggregation","id":1,"name":"@reads"`,
 		},
 		{
+			// encoding is the compiler's option, which the consumer
+			// reads too: the bars of a quantization in UTF-8.
+			name: "encoding",
+			script: `#pragma D option quiet
+#pragma D option encoding=utf8
+syscall::read:entry /pid == $target && arg2 == 1/ { @n = lquantize(1, 0, 4, 1); @r = count(); }
+END { printa(@n); printa("reads %@d\n", @r); }`,
+			want: "reads " + strconv.Itoa(savedReads) + "\n",
+		},
+		{
 			name:   "tracepoint and trace",
 			script: `sdt:::sched_process_exit /pid == $target/ { trace("exit"); @n[pid == $target, pid != $target + 0] = count(); } END { printa("exits %d %d %@d\n", @n); }`,
 			run:    []string{"-q"},

@@ -40,6 +40,9 @@ type info struct {
 	value  value
 	enum   []string
 	script bool // may be set by #pragma D option
+	// printed is set for an option of the compiler's that the
+	// consumer reads too: encoding, how strings print.
+	printed bool
 }
 
 var table = map[string]info{}
@@ -64,6 +67,9 @@ func init() {
 	add(dynamic, countValue, `aggsortkeypos`)
 	add(dynamic, boolValue, `agghist aggpack aggsortkey aggsortpos aggsortrev aggzoom
 		flowindent quiet rawbytes stackindent`)
+	encoding := table["encoding"]
+	encoding.printed = true
+	table["encoding"] = encoding
 	enum := func(kind kind, name string, values ...string) {
 		table[name] = info{kind: kind, value: enumValue, enum: values, script: true}
 	}
@@ -242,12 +248,13 @@ func ParseInterval(s string) (time.Duration, error) {
 // Setting is an option and its value.
 type Setting struct{ Name, Value string }
 
-// Runtime returns the options set that tracing reads, not those only
-// the compiler reads, sorted by name: what a saved program keeps.
+// Runtime returns the options set that tracing or printing reads, not
+// those only the compiler reads, sorted by name: what a saved program
+// keeps.
 func (s *Set) Runtime() []Setting {
 	var r []Setting
 	for n, v := range s.values {
-		if table[n].kind != compile {
+		if table[n].kind != compile || table[n].printed {
 			r = append(r, Setting{n, v})
 		}
 	}

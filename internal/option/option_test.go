@@ -79,13 +79,13 @@ func TestParseInterval(t *testing.T) {
 
 func TestRuntime(t *testing.T) {
 	var s Set
-	for _, o := range []Setting{{"cpp", ""}, {"quiet", ""}, {"define", "X=1"}, {"bufsize", "8m"}, {"switchrate", "10hz"}, {"oformat", "json"}} {
+	for _, o := range []Setting{{"cpp", ""}, {"quiet", ""}, {"define", "X=1"}, {"bufsize", "8m"}, {"switchrate", "10hz"}, {"oformat", "json"}, {"encoding", "utf8"}} {
 		if err := s.Set(o.Name, o.Value); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := s.Runtime()
-	want := []Setting{{"bufsize", "8m"}, {"oformat", "json"}, {"quiet", ""}, {"switchrate", "10hz"}}
+	want := []Setting{{"bufsize", "8m"}, {"encoding", "utf8"}, {"oformat", "json"}, {"quiet", ""}, {"switchrate", "10hz"}}
 	if len(got) != len(want) {
 		t.Fatalf("Runtime() = %v, want %v", got, want)
 	}
