@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -263,7 +262,7 @@ func (h *Handle) compiledFor() ([]dof.BuildID, error) {
 	} else {
 		// The running kernel's probes and types were compiled
 		// against, with --module's images or without.
-		id, err := runningBuildID("vmlinux")
+		id, err := buildid.Running(sysRoot, "vmlinux")
 		if err != nil {
 			return nil, fmt.Errorf("cannot save: %v", err)
 		}
@@ -378,7 +377,7 @@ func (h *Handle) Load(name string, b []byte) (*Program, error) {
 		return nil, fmt.Errorf("%s: not a program saved by %s -A: it records no build-ids to check", name, h.cfg.Name)
 	}
 	for _, id := range saved.BuildIDs {
-		running, err := runningBuildID(id.Name)
+		running, err := buildid.Running(sysRoot, id.Name)
 		if err != nil {
 			return nil, fmt.Errorf("%s was compiled for %s: %v", name, id.Name, err)
 		}
@@ -453,27 +452,6 @@ func (e *BuildIDError) Error() string {
 
 // sysRoot is where the running kernel's /sys is; tests move it.
 var sysRoot = "/"
-
-// runningBuildID returns the build-id of the running kernel (image
-// vmlinux) or of its loaded module image.
-func runningBuildID(image string) (string, error) {
-	path := filepath.Join(sysRoot, "sys/kernel/notes")
-	if image != "vmlinux" {
-		path = filepath.Join(sysRoot, "sys/module", image, "notes/.note.gnu.build-id")
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) && image != "vmlinux" {
-		return "", fmt.Errorf("module %s is not loaded", image)
-	}
-	if err != nil {
-		return "", fmt.Errorf("the running build-id cannot be read: %v", err)
-	}
-	id := buildid.NoteHex(b)
-	if id == "" {
-		return "", fmt.Errorf("%s holds no build-id", path)
-	}
-	return id, nil
-}
 
 // moduleName returns the name a module image is loaded by: its
 // .modinfo's name, else its file name without .ko, as the kernel names

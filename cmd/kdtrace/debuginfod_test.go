@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,22 +204,11 @@ func TestDebuginfodInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-		w.Write(body[:len(body)/2])
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
+	url := debuginfodtest.SlowServer(t, body, nil, nil)
 	bin := build(t, "kdtrace")
 	cache := filepath.Join(t.TempDir(), "debuginfod")
 	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
-	cmd.Env = debuginfodEnv(t, cache, "http://"+ln.Addr().String())
+	cmd.Env = debuginfodEnv(t, cache, url)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

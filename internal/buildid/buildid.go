@@ -11,8 +11,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // ntGNUBuildID is NT_GNU_BUILD_ID, the note's type.
@@ -98,4 +100,26 @@ func Path(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(id), nil
+}
+
+// Running returns the build-id of the running kernel (module
+// "vmlinux") or of its loaded module, hex, as /sys shows them under
+// sysroot ("/" but in tests).
+func Running(sysroot, module string) (string, error) {
+	path := filepath.Join(sysroot, "sys/kernel/notes")
+	if module != "vmlinux" {
+		path = filepath.Join(sysroot, "sys/module", module, "notes/.note.gnu.build-id")
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) && module != "vmlinux" {
+		return "", fmt.Errorf("module %s is not loaded", module)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the running build-id cannot be read: %v", err)
+	}
+	id := NoteHex(b)
+	if id == "" {
+		return "", fmt.Errorf("%s holds no build-id", path)
+	}
+	return id, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,5 +59,37 @@ func TestPath(t *testing.T) {
 	}
 	if _, err := Path(filepath.Join("..", "..", "examples", "kinst", "nosuch")); err == nil || errors.Is(err, ErrNone) {
 		t.Errorf("Path of no file: %v", err)
+	}
+}
+
+// TestRunning reads the kernel's and a module's build-ids from a
+// /sys of the test's.
+func TestRunning(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Running(root, "vmlinux"); err == nil {
+		t.Error("no /sys/kernel/notes: no error")
+	}
+	write := func(path string, b []byte) {
+		p := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("sys/kernel/notes", append(note("Xen", 6, []byte("linux\x00")), note("GNU", 3, []byte{0xab, 0xcd})...))
+	write("sys/module/ext4/notes/.note.gnu.build-id", note("GNU", 3, []byte{0x01, 0x02}))
+	write("sys/module/empty/notes/.note.gnu.build-id", nil)
+	for _, c := range []struct{ image, want, err string }{
+		{"vmlinux", "abcd", ""},
+		{"ext4", "0102", ""},
+		{"xfs", "", "module xfs is not loaded"},
+		{"empty", "", filepath.Join(root, "sys/module/empty/notes/.note.gnu.build-id") + " holds no build-id"},
+	} {
+		got, err := Running(root, c.image)
+		if got != c.want || (err == nil) != (c.err == "") || err != nil && err.Error() != c.err {
+			t.Errorf("Running(%s) = %q, %v; want %q, %q", c.image, got, err, c.want, c.err)
+		}
 	}
 }

@@ -42,8 +42,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 		return nil, fmt.Errorf("kernel release: %w", err)
 	}
 	release := strings.TrimSpace(string(b))
-	notes, _ := os.ReadFile(sys("/sys/kernel/notes"))
-	id := buildid.NoteHex(notes)
+	id, _ := buildid.Running(sysroot, "vmlinux")
 	root := opts.debugRoot()
 	modDir := sys(filepath.Join("/lib/modules", release))
 
@@ -65,8 +64,7 @@ func kernelAt(sysroot string, opts Options) (*Set, error) {
 	}
 	paths := modulePaths(modDir)
 	for _, m := range loadedModules(sys("/proc/modules")) {
-		notes, _ := os.ReadFile(sys(filepath.Join("/sys/module", m, "notes/.note.gnu.build-id")))
-		mid := buildid.NoteHex(notes)
+		mid, _ := buildid.Running(sysroot, m)
 		cands := []string{buildIDPath(root, mid)}
 		if rel, ok := paths[m]; ok {
 			ko := filepath.Join(root, "lib/modules", release, trimCompression(rel))

@@ -19,6 +19,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
 )
 
 // elfWithID builds a small ELF object of the given build-id (hex) with
@@ -242,29 +244,6 @@ func TestWarmAndMiss(t *testing.T) {
 	}
 }
 
-// slowServer sends half the file, says so on started, and then waits
-// for release or the request to end.
-func slowServer(t *testing.T, body []byte, started chan<- struct{}, release <-chan struct{}) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-		w.Write(body[:len(body)/2])
-		w.(http.Flusher).Flush()
-		started <- struct{}{}
-		select {
-		case <-release:
-			w.Write(body[len(body)/2:])
-		case <-r.Context().Done():
-		}
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
-}
-
 // TestInterrupted: a download cancelled midway leaves nothing in the
 // cache, and the next lookup fetches the file whole.
 func TestInterrupted(t *testing.T) {
@@ -275,7 +254,7 @@ func TestInterrupted(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "cache")
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	var progress bytes.Buffer
-	c := &Client{URLs: []string{slowServer(t, body, started, release)}, CachePath: cache, Progress: &progress}
+	c := &Client{URLs: []string{debuginfodtest.SlowServer(t, body, started, release)}, CachePath: cache, Progress: &progress}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; time.Sleep(300 * time.Millisecond); cancel() }()
 	_, err := c.Find(ctx, mustHex(t, id), Debuginfo)
@@ -306,7 +285,7 @@ func TestTimeout(t *testing.T) {
 	body := append(good, make([]byte, 4<<20)...)
 	cache := filepath.Join(t.TempDir(), "cache")
 	started := make(chan struct{}, 1)
-	stall := slowServer(t, body, started, nil)
+	stall := debuginfodtest.SlowServer(t, body, started, nil)
 	fine := startServer(t, map[string][]byte{id + "/debuginfo": good})
 	c := &Client{URLs: []string{stall, fine.URL}, CachePath: cache, Timeout: 500 * time.Millisecond}
 	path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)

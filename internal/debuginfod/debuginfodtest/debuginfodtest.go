@@ -158,6 +158,34 @@ func (s *Server) Stop() {
 	s.log.Close()
 }
 
+// SlowServer serves body for any request, on a free port of
+// 127.0.0.1 whose URL it returns: it sends the first half, says so on
+// started (if not nil), and then waits for release (nil: never) to send
+// the rest, or for the request to end.
+func SlowServer(t testing.TB, body []byte, started chan<- struct{}, release <-chan struct{}) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		if started != nil {
+			started <- struct{}{}
+		}
+		select {
+		case <-release:
+			w.Write(body[len(body)/2:])
+		case <-r.Context().Done():
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
 // Loop is a program that calls, in a loop, a function into which inl
 // is inlined, as many times as its argument says (100 by default), and
 // prints a sum.
