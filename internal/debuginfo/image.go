@@ -222,15 +222,17 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	if dbg != ef {
 		defer dbg.Close()
 	}
-	img.x, err = img.makeIndex(ef, dbg, nil, opts)
+	img.x, _, err = img.makeIndex(ef, dbg, nil, nil, opts)
 	return err
 }
 
 // makeIndex indexes dbg, the debug file of the image ef: wholly when
 // names is nil, else the part answering for the functions names
-// (index.BuildFor), which may turn out to be whole. It stores the index
-// in the cache, unless it covers no function.
-func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, opts *Options) (*index.Index, error) {
+// (index.BuildFor), which may turn out to be whole. A partial index
+// also takes in the functions of the partial indexes olds, if it can
+// take them all (merged). It stores the index in the cache, unless it
+// covers no function.
+func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, olds []*index.Index, opts *Options) (x *index.Index, merged bool, err error) {
 	symf := ef
 	if ef.F.Section(".symtab") == nil {
 		symf = dbg // a stripped image: the debug file kept the symbols
@@ -239,7 +241,7 @@ func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, opts *Options
 	if d == nil {
 		var err error
 		if d, err = dbg.Dwarf(); err != nil {
-			return nil, fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
+			return nil, false, fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
 		}
 		if img.dbg != nil {
 			img.dwarf = d // a lazy image reads it again
@@ -247,23 +249,25 @@ func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, opts *Options
 	}
 	var t *index.Tables
 	var stats index.Stats
-	var err error
 	if names == nil {
 		t, stats, err = index.Build(d, symf, opts.Workers, isThunk)
 	} else {
 		t, stats, err = index.BuildFor(d, symf, opts.Workers, isThunk, names)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+		return nil, false, fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+	}
+	merged = len(olds) > 0
+	for _, old := range olds {
+		merged = t.Merge(old) && merged
 	}
 	h, err := headerFor(img, ef)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	data := index.Encode(h, stats, t)
-	_, _, x, err := index.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
+	if _, _, x, err = index.Decode(data); err != nil {
+		return nil, false, fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
 	}
 	img.Stats = buildStats(stats)
 	if !opts.NoCache && (names == nil || len(names) > 0) {
@@ -271,7 +275,7 @@ func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, opts *Options
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
 		}
 	}
-	return x, nil
+	return x, merged, nil
 }
 
 // symbols returns an index of the image for its symbols: any of its
@@ -313,24 +317,28 @@ func (img *Image) whole() (*index.Index, error) {
 }
 
 // extend builds an index of the image for names (nil: the whole index)
-// and keeps it; idxMu is held. An index replaced stays mapped until
-// Close, for callers may still read it.
+// and keeps it; idxMu is held. A partial index takes in the functions
+// of those built before it, so that the one cached answers for them
+// too, and replaces them when it took them all. An index replaced
+// stays mapped until Close, for callers may still read it.
 func (img *Image) extend(names []string) (*index.Index, error) {
 	if err := img.openDebug(); err != nil {
 		return nil, err
 	}
-	ef := img.elf
-	x, err := img.makeIndex(ef, img.dbg, names, &img.opts)
+	var olds []*index.Index
+	if names != nil {
+		if img.x != nil {
+			olds = append(olds, img.x)
+		}
+		olds = append(olds, img.parts...)
+	}
+	x, merged, err := img.makeIndex(img.elf, img.dbg, names, olds, &img.opts)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case img.x == nil:
-		img.x = x
-	case !x.Partial:
-		img.parts = append(img.parts, img.x)
-		img.x = x
-	default:
+	if img.x == nil || !x.Partial || merged {
+		img.x, img.parts = x, nil
+	} else {
 		img.parts = append(img.parts, x)
 	}
 	return x, nil

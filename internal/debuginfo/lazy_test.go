@@ -85,7 +85,8 @@ func TestLazy(t *testing.T) {
 // one of them, one of a header two of them use, an extern function
 // defined in one and called from another, and one of none. And that a
 // partial index in the cache answers for its functions, is extended for
-// others, and is not taken for a whole one.
+// others, the index cached then answering for both, and is not taken
+// for a whole one.
 func TestLazyUnits(t *testing.T) {
 	gcctest.Need(t, "gcc")
 	dir := t.TempDir()
@@ -143,6 +144,16 @@ func TestLazyUnits(t *testing.T) {
 		s.Close()
 	}
 
+	// Every function in turn on one set: each index built takes in
+	// those before it.
+	var names []string
+	for _, img := range whole.Images() {
+		for i := range img.x.Funcs.Len() {
+			names = append(names, img.x.Str(img.x.Function(i).Name))
+		}
+	}
+	compareLazy(t, whole, func() *Set { return openSet(t, prog, nil, Options{NoCache: true, Lazy: true}) }, names, false)
+
 	cache := t.TempDir()
 	s := openSet(t, prog, nil, Options{CacheDir: cache, Lazy: true})
 	if st := s.Images()[0].Stats; st.Walked != 0 || st.Units != 0 {
@@ -160,9 +171,20 @@ func TestLazyUnits(t *testing.T) {
 	if diff := cmp.Diff(want, lookupOf(s, "only_a"), cmp.AllowUnexported(Copy{})); diff != "" {
 		t.Errorf("Lookup(only_a) from the cache (-whole +lazy):\n%s", diff)
 	}
-	want = lookupOf(whole, "shared")
-	if diff := cmp.Diff(want, lookupOf(s, "shared"), cmp.AllowUnexported(Copy{})); diff != "" {
+	if diff := cmp.Diff(lookupOf(whole, "shared"), lookupOf(s, "shared"), cmp.AllowUnexported(Copy{})); diff != "" {
 		t.Errorf("Lookup(shared) beside a partial cache (-whole +lazy):\n%s", diff)
+	}
+	s.Close()
+	// The index cached for shared took in only_a's.
+	s = openSet(t, prog, nil, Options{CacheDir: cache, Lazy: true})
+	if img := s.Images()[0]; !img.Cached || !img.x.Partial || !img.x.Covers("only_a") || !img.x.Covers("shared") || img.x.Covers("fc") {
+		t.Errorf("reopened: cached %v, partial %v, covers only_a %v, shared %v, fc %v; want a partial index of only_a and shared",
+			img.Cached, img.x.Partial, img.x.Covers("only_a"), img.x.Covers("shared"), img.x.Covers("fc"))
+	}
+	for _, name := range []string{"only_a", "shared"} {
+		if diff := cmp.Diff(lookupOf(whole, name), lookupOf(s, name), cmp.AllowUnexported(Copy{})); diff != "" {
+			t.Errorf("Lookup(%s) from the merged cache (-whole +lazy):\n%s", name, diff)
+		}
 	}
 	s.Close()
 	s = openSet(t, prog, nil, Options{CacheDir: cache})
@@ -193,7 +215,7 @@ func TestLazyVmlinux(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(25, 1))
 	names := []string{"kmap_local_page", "get_current", "kfree", "no_such_function"}
-	for range 40 {
+	for range 100 {
 		names = append(names, all[r.IntN(len(all))])
 	}
 	open := func() *Set { return openSet(t, path, nil, Options{NoCache: true, Lazy: true}) }

@@ -3,7 +3,10 @@ package index
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
+	"strings"
 
+	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 )
@@ -127,4 +130,69 @@ func holds(d *dwarfread.DwarfSections, u *dwarfread.Unit, strs, inline [][]byte,
 		}
 	}
 	return false, nil
+}
+
+// maxCovered bounds the names a partial index gathers by Merge: past
+// it, a new partial index starts afresh.
+const maxCovered = 64
+
+// Merge adds to t, a partial index, the functions that x, a partial
+// index of the same image, covers and t does not: the index cached then
+// answers for the functions of earlier lookups too. It does nothing
+// when t or x is whole, when their symbols differ (they were built from
+// other inputs), or when t would cover more than maxCovered names; it
+// reports whether it merged.
+func (t *Tables) Merge(x *Index) bool {
+	if !t.partial || !x.Partial || x.syms.Len() != len(t.syms) || len(t.covered)+x.covered.Len() > maxCovered {
+		return false
+	}
+	ids := make(map[string]uint32, len(t.strs))
+	for i, s := range t.strs {
+		ids[s] = uint32(i)
+	}
+	intern := func(s string) uint32 {
+		id, ok := ids[s]
+		if !ok {
+			id = uint32(len(t.strs))
+			ids[s] = id
+			t.strs = append(t.strs, s)
+		}
+		return id
+	}
+	covered := make(map[uint32]bool, len(t.covered))
+	for _, n := range t.covered {
+		covered[n] = true
+	}
+	for i := range x.covered.Len() {
+		name := x.Str(cachefile.U32(x.covered.Rec(i)))
+		id := intern(name)
+		if covered[id] {
+			continue
+		}
+		covered[id] = true
+		t.covered = append(t.covered, id)
+		f, ok := x.Lookup(name)
+		if !ok {
+			continue
+		}
+		nf := function{Name: id, Flags: f.Flags, N: f.N}
+		if f.N > 0 {
+			nf.Copies = uint32(len(t.copies))
+		}
+		for j := f.Copies; j < f.Copies+f.N; j++ {
+			c := x.CopyAt(int(j))
+			r0 := uint32(len(t.ranges))
+			for k := range c.N {
+				t.ranges = append(t.ranges, x.RangeAt(int(c.Ranges+k)))
+			}
+			c.Ranges = r0
+			c.File = intern(x.Str(c.File))
+			t.copies = append(t.copies, c)
+		}
+		t.funcs = append(t.funcs, nf)
+	}
+	byName := func(a, b uint32) int { return strings.Compare(t.strs[a], t.strs[b]) }
+	slices.SortFunc(t.funcs, func(a, b function) int { return byName(a.Name, b.Name) })
+	slices.SortFunc(t.covered, byName)
+	return true
 }
