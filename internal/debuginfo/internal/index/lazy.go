@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
@@ -56,22 +57,26 @@ func BuildFor(d *dwarfread.DwarfSections, ef *elffile.File, workers int, isThunk
 	if len(names) == 0 {
 		return b.finish(walk, keep) // the symbols alone
 	}
+	// The search stops once the units found are over the quarter:
+	// the whole index is built then.
+	var size atomic.Int64
+	limit := int64(len(d.Info) / 4)
 	err = b.each(nil, func(i int, buf *[]byte) error {
+		if size.Load() > limit {
+			return nil
+		}
 		var err error
 		walk[i], err = holds(d, &b.units[i], strs, inline, buf)
+		if walk[i] {
+			size.Add(int64(b.units[i].End - b.units[i].Off))
+		}
 		return err
 	})
 	if err != nil {
 		b.symWG.Wait()
 		return nil, b.stats, err
 	}
-	size := 0
-	for i, u := range b.units {
-		if walk[i] {
-			size += u.End - u.Off
-		}
-	}
-	if size > len(d.Info)/4 {
+	if size.Load() > limit {
 		return b.finish(nil, nil)
 	}
 	return b.finish(walk, keep)
@@ -117,10 +122,8 @@ func holds(d *dwarfread.DwarfSections, u *dwarfread.Unit, strs, inline [][]byte,
 			return false, err
 		}
 	}
-	for _, p := range strs {
-		if bytes.Contains(data, p) {
-			return true, nil
-		}
+	if containsAny(data, strs) {
+		return true, nil
 	}
 	if uses&dwarfread.UsesString != 0 {
 		for _, p := range inline {
@@ -130,6 +133,34 @@ func holds(d *dwarfread.DwarfSections, u *dwarfread.Unit, strs, inline [][]byte,
 		}
 	}
 	return false, nil
+}
+
+// containsAny reports whether data holds one of the four-byte patterns
+// pats: a pass of bytes.Contains for each when they are few, else one
+// pass over data testing each four bytes against a bitmap of the
+// patterns' first two bytes, then the patterns themselves.
+func containsAny(data []byte, pats [][]byte) bool {
+	if len(pats) <= 4 {
+		for _, p := range pats {
+			if bytes.Contains(data, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var seen [1 << 16 / 64]uint64
+	vals := make([]uint32, len(pats))
+	for i, p := range pats {
+		vals[i] = binary.LittleEndian.Uint32(p)
+		seen[uint16(vals[i])/64] |= 1 << (uint16(vals[i]) % 64)
+	}
+	for i := 0; i+4 <= len(data); i++ {
+		v := binary.LittleEndian.Uint32(data[i:])
+		if seen[uint16(v)/64]&(1<<(uint16(v)%64)) != 0 && slices.Contains(vals, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxCovered bounds the names a partial index gathers by Merge: past
