@@ -12,9 +12,14 @@
 # sites of N (default 200) inlined functions chosen at random with those
 # `perf probe -k VMLINUX -D FUNC` prints, timing both.
 #
+# The kdtrace command's first and cached runs on FUNC take turns with
+# perf probe -D on it, RUNS times, and their medians and the first run's
+# ratios to perf's are printed.
+#
 # Environment: WORK (default /var/tmp/kdtrace-vmlinux); VMLINUX to use a
 # vmlinux already at hand; FUNC, the inlined function the kdtrace command
-# and perf probe -D are timed on (default kmap_local_page). Without it, the vmlinux the guest test caches
+# and perf probe -D are timed on (default kmap_local_page); RUNS, how many
+# turns each takes (default 3). Without it, the vmlinux the guest test caches
 # (internal/guest's FetchDebug) is used when there.
 set -eu
 
@@ -61,18 +66,46 @@ measure "cached run (lookup of kmap_local_page)" "$BIN" -cache "$CACHE" -sites "
 echo "index cache: $(du -h "$CACHE"/*.idx | cut -f1)"
 
 # The same through the kdtrace command, as a user runs it: first run with
-# an empty cache, then cached, beside perf probe -D on the same function.
+# an empty cache, then cached, beside perf probe -D on the same function,
+# taking turns RUNS times (default 3) so that a busy machine slows both
+# alike; medians, and the first run's ratios to perf's. The first run
+# indexes only the units that can hold the function (debuginfo's Lazy).
 KD=$WORK/kdtrace
 go build -o "$KD" ./cmd/kdtrace
-KCACHE=$(mktemp -d)
-trap 'rm -rf "$CACHE" "$OUT" "$KCACHE"' EXIT
 FUNC=${FUNC:-kmap_local_page}
-XDG_CACHE_HOME=$KCACHE measure "kdtrace first run (-e -d -n kinst::$FUNC:entry)" \
-	"$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
-XDG_CACHE_HOME=$KCACHE measure "kdtrace cached run (-e -d -n kinst::$FUNC:entry)" \
-	"$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
-if command -v perf >/dev/null; then
-	measure "perf probe -k VMLINUX -D $FUNC" perf probe -k "$VMLINUX" -D "$FUNC"
+RUNS=${RUNS:-3}
+# run LABEL CMD...: wall seconds and peak RSS in KB of one run, appended
+# to $OUT/LABEL.
+run() {
+	label=$1
+	shift
+	/usr/bin/time -f '%e %M' -o "$OUT/time" "$@" >/dev/null 2>&1 || true
+	cat "$OUT/time" >>"$OUT/$label"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+for i in $(seq "$RUNS"); do
+	KCACHE=$(mktemp -d)
+	XDG_CACHE_HOME=$KCACHE run kdfirst "$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
+	XDG_CACHE_HOME=$KCACHE run kdcached "$KD" --kernel "$VMLINUX" -e -d -n "kinst::$FUNC:entry {}"
+	rm -rf "$KCACHE"
+	if command -v perf >/dev/null; then
+		run perf perf probe -k "$VMLINUX" -D "$FUNC"
+	fi
+done
+for label in kdfirst kdcached perf; do
+	[ -s "$OUT/$label" ] || continue
+	wall=$(cut -d' ' -f1 "$OUT/$label" | median)
+	rss=$(cut -d' ' -f2 "$OUT/$label" | median)
+	eval "${label}_wall=$wall ${label}_rss=$rss"
+	case $label in
+	kdfirst) what="kdtrace first run (-e -d -n kinst::$FUNC:entry)" ;;
+	kdcached) what="kdtrace cached run (-e -d -n kinst::$FUNC:entry)" ;;
+	perf) what="perf probe -k VMLINUX -D $FUNC" ;;
+	esac
+	echo "$what: median of $RUNS: wall $wall s, peak RSS $((rss / 1024)) MB"
+done
+if [ -s "$OUT/perf" ]; then
+	echo "kdtrace first run / perf probe -D: wall $(echo "$kdfirst_wall $perf_wall" | awk '{ printf "%.2f", $1 / $2 }'), peak RSS $(echo "$kdfirst_rss $perf_rss" | awk '{ printf "%.2f", $1 / $2 }')"
 fi
 
 if ! command -v perf >/dev/null; then

@@ -27,10 +27,11 @@ import (
 // told which type is missing. A BTF file that was named but does not
 // open is.
 // debugOptions are how the handle opens debug information: the
-// problems met, such as a cache not used, are warnings.
+// problems met, such as a cache not used, are warnings, and an image is
+// indexed for the functions a program names, not wholly (Lazy).
 func (h *Handle) debugOptions() debuginfo.Options {
 	return debuginfo.Options{DebugRoot: h.cfg.DebugRoot, Warn: func(w debuginfo.Warning) { h.warnf("%v", w) },
-		Debuginfod: h.debuginfod, Context: h.cfg.Context}
+		Debuginfod: h.debuginfod, Context: h.cfg.Context, Lazy: true}
 }
 
 func (h *Handle) kernelTypes() ([]types.Module, error) {

@@ -21,7 +21,10 @@ import (
 func (s *Set) Clones(name string) []Symbol {
 	var out []Symbol
 	for _, img := range s.images {
-		x := img.x
+		x, err := img.symbols()
+		if err != nil {
+			continue // Lookup reports it
+		}
 		prefix := name + "."
 		n := x.ByName.Len()
 		i := sort.Search(n, func(i int) bool { return x.StrCmp(x.Sym(x.ByNameAt(i)).Name, prefix) >= 0 })
@@ -33,7 +36,7 @@ func (s *Set) Clones(name string) []Symbol {
 				break
 			}
 			if isClone(full[len(name):]) {
-				syms = append(syms, img.symbol(sym))
+				syms = append(syms, img.symbol(x, sym))
 			}
 		}
 		sort.SliceStable(syms, func(i, j int) bool { return syms[i].Addr < syms[j].Addr })

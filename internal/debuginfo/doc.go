@@ -66,6 +66,15 @@
 //     every DIE into an Entry, took about 5 s. DWARF 2 to 5 are read,
 //     with ranges from .debug_ranges or .debug_rnglists and high pc as
 //     address or offset.
+//     With Options.Lazy (the kdtrace command's), an image whose whole
+//     index is not cached is indexed per function looked up instead:
+//     the units that can hold the function (they hold one of the
+//     offsets of its name in .debug_str as four bytes, or refer across
+//     units; a search of .debug_info read with pread, whose pages the
+//     process does not keep) are walked, and the index of those names
+//     alone is cached; see index.BuildFor, which builds the whole index
+//     when those units are over a quarter of .debug_info. Its answers
+//     equal the whole index's. InlinedFunctions builds the whole index.
 //  3. The index joins each copy to the name of its abstract origin
 //     (through DW_AT_specification when needed) and to the function
 //     symbol of the image's symbol table holding its entry, and sorts the
@@ -79,7 +88,9 @@
 //     warning). Writes go to a temporary file renamed into place, and
 //     every file is reached through the directory's descriptor, without
 //     following links, in a directory that no other user could change
-//     (internal/cachedir says which are refused).
+//     (internal/cachedir says which are refused). A partial index in the
+//     cache answers for its functions only, and only a Lazy image uses
+//     it.
 //  5. A Set holds the images searched, the kernel first and then the
 //     modules by name, and answers Lookup, Code, SymbolAt and Thunks.
 //

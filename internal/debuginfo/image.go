@@ -38,6 +38,14 @@ type Options struct {
 	// Workers is the number of goroutines scanning DWARF; 0 means
 	// GOMAXPROCS.
 	Workers int
+	// Lazy defers the index of an image the cache has none of: each
+	// Lookup of a function the index does not cover yet reads only the
+	// units that can hold it (see the package documentation), and the
+	// whole index is built when a question needs every function
+	// (InlinedFunctions). A partial index in the cache is used for the
+	// functions it covers; without Lazy, OpenImage builds and caches the
+	// whole index instead.
+	Lazy bool
 	// Debuginfod, if not nil, fetches by build-id from debuginfod
 	// servers the debug files found nowhere else on the machine.
 	Debuginfod *debuginfod.Client
@@ -95,6 +103,7 @@ const (
 // buildStats counts what an index build saw.
 type buildStats struct {
 	Units       int // compile and partial units scanned
+	Walked      int // of those, units whose DIEs were all read
 	Subprograms int // subprogram DIEs kept for name resolution
 	Copies      int // inlined copies with code
 	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
@@ -109,10 +118,20 @@ type Image struct {
 	Source    string // how DebugPath was found: one of the Source constants
 	BuildID   string // hex, or "" if the image has none
 	Cached    bool   // the index came from the cache
-	Stats     buildStats
+	// Stats are those of the last index built or read from the cache.
+	Stats buildStats
 
+	// idxMu guards the indexes: x is the first (nil until a lazy image
+	// is first asked), parts those built later for functions x does not
+	// cover. Every index holds all the symbols.
+	idxMu  sync.Mutex
 	x      *index.Index
+	parts  []*index.Index
 	mapped []byte // the cache file x lives in, if mapped
+	// dbg is the debug file of a lazy image, open for the indexes built
+	// on demand; dwarf its sections.
+	dbg   *elffile.File
+	dwarf *dwarfread.DwarfSections
 
 	opts Options // for Types: where to cache its tables
 
@@ -177,6 +196,15 @@ func openImage(module, path string, extra []string, opts Options) (*Image, error
 			return img, nil
 		}
 	}
+	if opts.Lazy {
+		dbg, err := locate(img, ef, extra, &opts)
+		if err != nil {
+			ef.Close()
+			return nil, err
+		}
+		img.dbg = dbg
+		return img, nil
+	}
 	if err := img.build(ef, extra, &opts); err != nil {
 		ef.Close()
 		return nil, err
@@ -194,32 +222,148 @@ func (img *Image) build(ef *elffile.File, extra []string, opts *Options) error {
 	if dbg != ef {
 		defer dbg.Close()
 	}
+	img.x, _, err = img.makeIndex(ef, dbg, nil, nil, opts)
+	return err
+}
+
+// makeIndex indexes dbg, the debug file of the image ef: wholly when
+// names is nil, else the part answering for the functions names
+// (index.BuildFor), which may turn out to be whole. A partial index
+// also takes in the functions of the partial indexes olds, if it can
+// take them all (merged). It stores the index in the cache, unless it
+// covers no function.
+func (img *Image) makeIndex(ef, dbg *elffile.File, names []string, olds []*index.Index, opts *Options) (x *index.Index, merged bool, err error) {
 	symf := ef
 	if ef.F.Section(".symtab") == nil {
 		symf = dbg // a stripped image: the debug file kept the symbols
 	}
-	d, err := dbg.Dwarf()
-	if err != nil {
-		return fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
+	d := img.dwarf
+	if d == nil {
+		var err error
+		if d, err = dbg.Dwarf(); err != nil {
+			return nil, false, fmt.Errorf("reading DWARF of %s: %w", img.DebugPath, err)
+		}
+		if img.dbg != nil {
+			img.dwarf = d // a lazy image reads it again
+		}
 	}
-	t, stats, err := index.Build(d, symf, opts.Workers, isThunk)
+	var t *index.Tables
+	var stats index.Stats
+	if names == nil {
+		t, stats, err = index.Build(d, symf, opts.Workers, isThunk)
+	} else {
+		t, stats, err = index.BuildFor(d, symf, opts.Workers, isThunk, names)
+	}
 	if err != nil {
-		return fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+		return nil, false, fmt.Errorf("indexing %s: %w", img.DebugPath, err)
+	}
+	merged = len(olds) > 0
+	for _, old := range olds {
+		merged = t.Merge(old) && merged
 	}
 	h, err := headerFor(img, ef)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
 	data := index.Encode(h, stats, t)
-	if _, _, img.x, err = index.Decode(data); err != nil {
-		return fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
+	if _, _, x, err = index.Decode(data); err != nil {
+		return nil, false, fmt.Errorf("indexing %s: %w", img.DebugPath, err) // a bug of ours
 	}
 	img.Stats = buildStats(stats)
-	if !opts.NoCache {
+	if !opts.NoCache && (names == nil || len(names) > 0) {
 		if err := storeCache(img, data, opts); err != nil {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("writing index cache: %w", err)})
 		}
 	}
+	return x, merged, nil
+}
+
+// symbols returns an index of the image for its symbols: any of its
+// indexes, or for a lazy image not asked yet, one covering no function.
+func (img *Image) symbols() (*index.Index, error) {
+	img.idxMu.Lock()
+	defer img.idxMu.Unlock()
+	if img.x == nil {
+		return img.extend([]string{})
+	}
+	return img.x, nil
+}
+
+// indexFor returns an index of the image that answers for the function
+// name, building the part of it that does when none does yet.
+func (img *Image) indexFor(name string) (*index.Index, error) {
+	img.idxMu.Lock()
+	defer img.idxMu.Unlock()
+	if img.x != nil && img.x.Covers(name) {
+		return img.x, nil
+	}
+	for _, x := range img.parts {
+		if x.Covers(name) {
+			return x, nil
+		}
+	}
+	return img.extend([]string{name})
+}
+
+// whole returns the whole index of the image, building it if only
+// parts were built.
+func (img *Image) whole() (*index.Index, error) {
+	img.idxMu.Lock()
+	defer img.idxMu.Unlock()
+	if img.x != nil && !img.x.Partial {
+		return img.x, nil
+	}
+	return img.extend(nil)
+}
+
+// extend builds an index of the image for names (nil: the whole index)
+// and keeps it; idxMu is held. A partial index takes in the functions
+// of those built before it, so that the one cached answers for them
+// too, and replaces them when it took them all. An index replaced
+// stays mapped until Close, for callers may still read it.
+func (img *Image) extend(names []string) (*index.Index, error) {
+	if err := img.openDebug(); err != nil {
+		return nil, err
+	}
+	var olds []*index.Index
+	if names != nil {
+		if img.x != nil {
+			olds = append(olds, img.x)
+		}
+		olds = append(olds, img.parts...)
+	}
+	x, merged, err := img.makeIndex(img.elf, img.dbg, names, olds, &img.opts)
+	if err != nil {
+		return nil, err
+	}
+	if img.x == nil || !x.Partial || merged {
+		img.x, img.parts = x, nil
+	} else {
+		img.parts = append(img.parts, x)
+	}
+	return x, nil
+}
+
+// openDebug opens the image and its debug file for an index built after
+// OpenImage, as for a lazy image whose cached index is partial.
+func (img *Image) openDebug() error {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	if err := img.openELF(); err != nil {
+		return err
+	}
+	if img.dbg != nil {
+		return nil
+	}
+	if img.DebugPath == img.Path {
+		img.dbg = img.elf
+		return nil
+	}
+	dbg, err := elffile.Open(img.DebugPath)
+	if err != nil {
+		return fmt.Errorf("debug file of %s: %w", img.Path, err)
+	}
+	img.dbg = dbg
 	return nil
 }
 
@@ -336,8 +480,16 @@ func fileCRC(f *os.File) (uint32, error) {
 func (img *Image) Close() error {
 	img.mu.Lock()
 	defer img.mu.Unlock()
+	img.idxMu.Lock()
+	defer img.idxMu.Unlock()
 	err := mmap.Unmap(img.mapped)
-	img.mapped, img.x = nil, nil
+	img.mapped, img.x, img.parts = nil, nil, nil
+	if img.dbg != nil && img.dbg != img.elf {
+		if cerr := img.dbg.Close(); err == nil {
+			err = cerr
+		}
+	}
+	img.dbg, img.dwarf = nil, nil
 	if img.lineELF != nil {
 		if cerr := img.lineELF.Close(); err == nil {
 			err = cerr

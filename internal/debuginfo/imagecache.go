@@ -76,6 +76,10 @@ func storeCache(img *Image, data []byte, opts *Options) error {
 	return nil
 }
 
+// errPartial is why loadCache passes over a partial index when a whole
+// one is wanted.
+var errPartial = errors.New("partial index cache")
+
 // loadCache returns the cached index of the image if it is current,
 // and the mapping it lives in. A problem with the cache is not an error:
 // the index is rebuilt.
@@ -114,12 +118,14 @@ func loadCache(img *Image, ef *elffile.File, opts *Options) (x *index.Index, map
 		// Inputs that changed or went away make the cache stale.
 		if cur, herr := headerFor(img, ef); herr != nil || cur != h {
 			err = index.ErrStale
+		} else if x.Partial && !opts.Lazy {
+			err = errPartial // the whole index is wanted: build it
 		}
 	}
 	if err != nil {
 		mmap.Unmap(mapped)
 		img.DebugPath, img.Source = "", ""
-		if !errors.Is(err, index.ErrOldVersion) && !errors.Is(err, index.ErrStale) {
+		if !errors.Is(err, index.ErrOldVersion) && !errors.Is(err, index.ErrStale) && err != errPartial {
 			opts.warn(Warning{Image: img.Path, Err: fmt.Errorf("ignoring index cache %s: %w", f.Name(), err)})
 		}
 		return nil, nil, false

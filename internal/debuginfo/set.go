@@ -145,11 +145,15 @@ func (e *UnknownFunctionError) Error() string {
 
 // Lookup returns what the set knows about the function name. For a name
 // no image knows, Exists is false and the error is an
-// *UnknownFunctionError.
+// *UnknownFunctionError. An image opened Lazy may index part of its
+// DWARF for it first; failing that is the error.
 func (s *Set) Lookup(name string) (function, error) {
 	fn := function{Name: name}
 	for _, img := range s.images {
-		x := img.x
+		x, err := img.indexFor(name)
+		if err != nil {
+			return fn, err
+		}
 		f, ok := x.Lookup(name)
 		if !ok {
 			continue
@@ -157,7 +161,7 @@ func (s *Set) Lookup(name string) (function, error) {
 		fn.Exists = true
 		fn.Inline = fn.Inline || f.Flags&index.FuncInline != 0
 		for _, sym := range x.SymbolsNamed(name) {
-			fn.OutOfLine = append(fn.OutOfLine, img.symbol(sym))
+			fn.OutOfLine = append(fn.OutOfLine, img.symbol(x, sym))
 		}
 		var nested []uint64
 		first := len(fn.Copies)
@@ -208,8 +212,9 @@ func (s *Set) Lookup(name string) (function, error) {
 	return fn, nil
 }
 
-func (img *Image) symbol(s index.SymRec) Symbol {
-	return Symbol{Module: img.Module, Name: img.x.Str(s.Name), Addr: s.Addr, Size: s.Size}
+// symbol returns the symbol s of x, an index of img.
+func (img *Image) symbol(x *index.Index, s index.SymRec) Symbol {
+	return Symbol{Module: img.Module, Name: x.Str(s.Name), Addr: s.Addr, Size: s.Size}
 }
 
 func (s *Set) image(module string) (*Image, error) {
@@ -230,7 +235,11 @@ func (s *Set) Code(module, caller string) (addr uint64, code []byte, err error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	syms := img.x.SymbolsNamed(caller)
+	x, err := img.symbols()
+	if err != nil {
+		return 0, nil, err
+	}
+	syms := x.SymbolsNamed(caller)
 	switch len(syms) {
 	case 0:
 		return 0, nil, fmt.Errorf("no function symRec %s in %s", caller, img.Path)
@@ -264,11 +273,15 @@ func (s *Set) SymbolAt(module string, addr uint64) (Symbol, bool) {
 	if err != nil {
 		return Symbol{}, false
 	}
-	i := img.x.SymbolAt(addr)
+	x, err := img.symbols()
+	if err != nil {
+		return Symbol{}, false
+	}
+	i := x.SymbolAt(addr)
 	if i == index.NoSym {
 		return Symbol{}, false
 	}
-	return img.symbol(img.x.Sym(i)), true
+	return img.symbol(x, x.Sym(i)), true
 }
 
 // SectionAt returns the name of the section of a module's image that
@@ -288,7 +301,11 @@ func (s *Set) Thunks(module string) []thunk {
 	if err != nil {
 		return nil
 	}
-	return thunksOf(img.x)
+	x, err := img.symbols()
+	if err != nil {
+		return nil
+	}
+	return thunksOf(x)
 }
 
 // ReturnThunks returns the addresses of the module's return thunks
@@ -304,11 +321,15 @@ func (s *Set) ReturnThunks(module string) []uint64 {
 }
 
 // InlinedFunctions returns the names of the functions with inlined
-// copies in any image, sorted.
-func (s *Set) InlinedFunctions() []string {
+// copies in any image, sorted. It builds the whole index of an image
+// opened Lazy that has only parts of it; failing that is the error.
+func (s *Set) InlinedFunctions() ([]string, error) {
 	var names []string
 	for _, img := range s.images {
-		x := img.x
+		x, err := img.whole()
+		if err != nil {
+			return nil, err
+		}
 		for i := range x.Funcs.Len() {
 			if f := x.Function(i); f.N > 0 {
 				names = append(names, x.Str(f.Name))
@@ -316,7 +337,7 @@ func (s *Set) InlinedFunctions() []string {
 		}
 	}
 	slices.Sort(names)
-	return slices.Compact(names)
+	return slices.Compact(names), nil
 }
 
 // Thunk kinds.

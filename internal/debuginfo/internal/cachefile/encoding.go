@@ -40,6 +40,13 @@ func (d *Decoder) Take(n uint64) []byte {
 	return v
 }
 
+func (d *Decoder) U8() uint8 {
+	if v := d.Take(1); v != nil {
+		return v[0]
+	}
+	return 0
+}
+
 func (d *Decoder) U32() uint32 {
 	if v := d.Take(4); v != nil {
 		return binary.LittleEndian.Uint32(v)

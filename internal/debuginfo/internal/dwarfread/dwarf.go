@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // This file is the DIE scanner specialised for the index. debug/dwarf
@@ -17,6 +18,11 @@ import (
 type DwarfSections struct {
 	Info, Abbrev, Str, LineStr, StrOffsets, Addr, Ranges, RngLists, Line []byte
 	Loc, LocLists                                                        []byte // for locals' locations
+	// InfoAt reads the bytes of Info from the file when Info is a
+	// mapping of it (nil otherwise): a search of the whole section
+	// through it costs no resident pages, where reading the mapping
+	// would count every page touched.
+	InfoAt io.ReaderAt
 }
 
 // DWARF constants, from the DWARF 5 standard, §7.
@@ -269,43 +275,81 @@ type Unit struct {
 // ParseUnits reads the unit headers, without touching the DIEs.
 func ParseUnits(info []byte) ([]Unit, error) {
 	var units []Unit
-	b := Buf{Data: info}
-	for b.Pos < len(info) {
-		u := Unit{Off: b.Pos}
-		n, dwarf64 := b.UnitLength()
-		u.Dwarf64 = dwarf64
-		if b.Err != nil || n > uint64(len(info)-b.Pos) {
-			return nil, fmt.Errorf("unit at %#x: bad length", u.Off)
+	for off := 0; off < len(info); {
+		u, err := parseUnit(info, off, len(info))
+		if err != nil {
+			return nil, fmt.Errorf("unit at %#x: %w", off, err)
 		}
-		u.End = b.Pos + int(n)
-		u.Vers = int(b.U16())
-		switch {
-		case u.Vers >= 2 && u.Vers <= 4:
-			u.Utype = UtCompile
-			u.AbbrevOff = b.Offset(dwarf64)
-			u.AddrSize = int(b.U8())
-		case u.Vers == 5:
-			u.Utype = b.U8()
-			u.AddrSize = int(b.U8())
-			u.AbbrevOff = b.Offset(dwarf64)
-			switch u.Utype {
-			case 0x04, 0x05: // skeleton, split_compile: dwo_id
-				b.Skip(8)
-			case 0x02, 0x06: // type, split_type: signature and type offset
-				b.Skip(8)
-				b.Offset(dwarf64)
-			}
-		default:
-			return nil, fmt.Errorf("unit at %#x: unsupported DWARF version %d", u.Off, u.Vers)
-		}
-		if b.Err != nil {
-			return nil, fmt.Errorf("unit at %#x: %w", u.Off, b.Err)
-		}
-		u.Dies = b.Pos
 		units = append(units, u)
-		b.Pos = u.End
+		off = u.End
 	}
 	return units, nil
+}
+
+// ParseUnitsAt is ParseUnits reading the headers of a .debug_info of
+// size bytes through r: reading a header in a mapping would make the
+// pages around it resident, a sixth of .debug_info for a vmlinux.
+func ParseUnitsAt(r io.ReaderAt, size int) ([]Unit, error) {
+	var units []Unit
+	var hdr [maxUnitHeader]byte
+	for off := 0; off < size; {
+		n, err := r.ReadAt(hdr[:min(len(hdr), size-off)], int64(off))
+		if n < min(len(hdr), size-off) {
+			return nil, fmt.Errorf("unit at %#x: %w", off, err)
+		}
+		// The header is parsed as the start of a section of the bytes
+		// left, then placed at its offset.
+		u, err := parseUnit(hdr[:n], 0, size-off)
+		if err != nil {
+			return nil, fmt.Errorf("unit at %#x: %w", off, err)
+		}
+		u.Off, u.Dies, u.End = off, off+u.Dies, off+u.End
+		units = append(units, u)
+		off = u.End
+	}
+	return units, nil
+}
+
+// maxUnitHeader is the size of the longest unit header: a DWARF64 type
+// unit's.
+const maxUnitHeader = 12 + 2 + 1 + 1 + 8 + 8 + 8
+
+// parseUnit reads the header of the unit at off of data, the start of a
+// .debug_info of size bytes.
+func parseUnit(data []byte, off, size int) (Unit, error) {
+	b := Buf{Data: data, Pos: off}
+	u := Unit{Off: off}
+	n, dwarf64 := b.UnitLength()
+	u.Dwarf64 = dwarf64
+	if b.Err != nil || n > uint64(size-b.Pos) {
+		return u, errors.New("bad length")
+	}
+	u.End = b.Pos + int(n)
+	u.Vers = int(b.U16())
+	switch {
+	case u.Vers >= 2 && u.Vers <= 4:
+		u.Utype = UtCompile
+		u.AbbrevOff = b.Offset(dwarf64)
+		u.AddrSize = int(b.U8())
+	case u.Vers == 5:
+		u.Utype = b.U8()
+		u.AddrSize = int(b.U8())
+		u.AbbrevOff = b.Offset(dwarf64)
+		switch u.Utype {
+		case 0x04, 0x05: // skeleton, split_compile: dwo_id
+			b.Skip(8)
+		case 0x02, 0x06: // type, split_type: signature and type offset
+			b.Skip(8)
+			b.Offset(dwarf64)
+		}
+	default:
+		return u, fmt.Errorf("unsupported DWARF version %d", u.Vers)
+	}
+	if b.Err != nil {
+		return u, b.Err
+	}
+	u.Dies = b.Pos
+	return u, nil
 }
 
 // Kinds of DIE the scanner decodes; all others are skipped.
@@ -388,6 +432,71 @@ func ParseAbbrevs(data []byte, off uint64, u *Unit) ([]abbrev, error) {
 		return nil, fmt.Errorf("abbreviations at %#x: %w", off, b.Err)
 	}
 	return tab, nil
+}
+
+// Uses of attribute forms in an abbreviation table that decide which
+// units a lookup by name must read (see AbbrevUses).
+const (
+	// UsesRefAddr: a subprogram or inlined subroutine may refer to its
+	// origin or specification in another unit (DW_FORM_ref_addr).
+	UsesRefAddr = 1 << iota
+	// UsesStrx: a subprogram's name may be an index into
+	// .debug_str_offsets.
+	UsesStrx
+	// UsesString: a subprogram's name may be in .debug_info itself.
+	UsesString
+)
+
+// AbbrevUses reads the abbreviation table at off and reports the Uses
+// flags of its subprogram and inlined subroutine entries. An indirect
+// form may be any, so it sets every flag of its attribute. It decodes
+// no table, for it runs on every unit of a lookup.
+func AbbrevUses(data []byte, off uint64) (uint8, error) {
+	if off >= uint64(len(data)) {
+		return 0, fmt.Errorf("abbreviation offset %#x out of range", off)
+	}
+	b := Buf{Data: data, Pos: int(off)}
+	var uses uint8
+	for {
+		if b.Uleb() == 0 || b.Err != nil {
+			break
+		}
+		tag := b.Uleb()
+		b.U8() // children
+		fn := tag == TagSubprogram || tag == TagInlinedSubroutine
+		for {
+			at := b.Uleb()
+			form := uint32(b.Uleb())
+			if at == 0 && form == 0 || b.Err != nil {
+				break
+			}
+			if form == FormImplicitConst {
+				b.Sleb()
+			}
+			if !fn {
+				continue
+			}
+			switch at {
+			case AtAbstractOrigin, AtSpecification:
+				if form == formRefAddr || form == FormIndirect {
+					uses |= UsesRefAddr
+				}
+			case AtName:
+				switch form {
+				case FormStrx, FormStrx1, FormStrx2, FormStrx3, FormStrx4, FormGNUStrIndex:
+					uses |= UsesStrx
+				case FormString:
+					uses |= UsesString
+				case FormIndirect:
+					uses |= UsesStrx | UsesString
+				}
+			}
+		}
+	}
+	if b.Err != nil {
+		return 0, fmt.Errorf("abbreviations at %#x: %w", off, b.Err)
+	}
+	return uses, nil
 }
 
 // FormSize returns the encoded size of a form, or -1 if it varies.

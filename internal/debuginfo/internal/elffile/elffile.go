@@ -234,6 +234,8 @@ func (e *File) Dwarf() (*dwarfread.DwarfSections, error) {
 			if b, err = e.Relocate(i, b); err != nil {
 				return nil, fmt.Errorf("relocating %s: %w", s.Name, err)
 			}
+		} else if key == "info" && e.mapped != nil && s.Flags&elf.SHF_COMPRESSED == 0 && s.Name == ".debug_info" {
+			d.InfoAt = io.NewSectionReader(e.Osf, int64(s.Offset), int64(s.FileSize))
 		}
 		*p = b
 	}

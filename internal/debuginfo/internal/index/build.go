@@ -89,6 +89,7 @@ type unitResult struct {
 // Stats counts what an index build saw (debuginfo.BuildStats).
 type Stats struct {
 	Units       int // compile and partial units scanned
+	Walked      int // of those, units whose DIEs were all read
 	Subprograms int // subprogram DIEs kept for name resolution
 	Copies      int // inlined copies with code
 	Unresolved  int // copies whose abstract origin has no name (e.g. in a DWZ file)
@@ -98,58 +99,109 @@ type Stats struct {
 // Build scans every unit on workers goroutines and assembles the
 // index. It loads the symbol table on another goroutine meanwhile.
 func Build(d *dwarfread.DwarfSections, ef *elffile.File, workers int, isThunk func(name string) bool) (*Tables, Stats, error) {
-	var stats Stats
-	units, err := dwarfread.ParseUnits(d.Info)
+	b, err := newBuilder(d, ef, workers, isThunk)
 	if err != nil {
-		return nil, stats, err
+		return nil, Stats{}, err
+	}
+	return b.finish(nil, nil)
+}
+
+// builder is one build of an index: the units, the symbols (loaded on
+// a goroutine of their own) and the strings of both.
+type builder struct {
+	d       *dwarfread.DwarfSections
+	ef      *elffile.File
+	units   []dwarfread.Unit
+	workers int
+	in      *interner
+
+	symWG        sync.WaitGroup
+	symErr       error
+	syms, thunks []SymRec
+	byName       []uint32
+	stats        Stats
+	results      []unitResult
+}
+
+func newBuilder(d *dwarfread.DwarfSections, ef *elffile.File, workers int, isThunk func(name string) bool) (*builder, error) {
+	var units []dwarfread.Unit
+	var err error
+	if d.InfoAt != nil {
+		units, err = dwarfread.ParseUnitsAt(d.InfoAt, len(d.Info))
+	} else {
+		units, err = dwarfread.ParseUnits(d.Info)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	in := newInterner()
-
-	var symErr error
-	var syms, thunks []SymRec
-	var byName []uint32
-	var symWG sync.WaitGroup
-	symWG.Go(func() {
+	b := &builder{d: d, ef: ef, units: units, workers: workers, in: newInterner(), results: make([]unitResult, len(units))}
+	b.symWG.Go(func() {
 		var funcs, th []elf.Symbol
-		funcs, th, symErr = ef.Symbols(isThunk)
-		syms, thunks, byName = sortSymbols(funcs, th, in)
+		funcs, th, b.symErr = ef.Symbols(isThunk)
+		b.syms, b.thunks, b.byName = sortSymbols(funcs, th, b.in)
 	})
+	for _, u := range units {
+		if u.Utype == dwarfread.UtCompile || u.Utype == dwarfread.UtPartial {
+			b.stats.Units++
+		}
+	}
+	return b, nil
+}
 
-	results := make([]unitResult, len(units))
-	errs := make([]error, len(units))
+// each runs f on every unit i for which want is nil or true, on the
+// builder's workers, and returns the error of the first unit that
+// failed.
+func (b *builder) each(want []bool, f func(i int, buf *[]byte) error) error {
+	errs := make([]error, len(b.units))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
+	for range b.workers {
 		wg.Go(func() {
+			var buf []byte
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(units) {
+				if i >= len(b.units) {
 					return
 				}
-				errs[i] = scanUnit(d, &units[i], in, &results[i])
+				if want == nil || want[i] {
+					errs[i] = f(i, &buf)
+				}
 			}
 		})
 	}
 	wg.Wait()
-	symWG.Wait()
 	for i, err := range errs {
 		if err != nil {
-			return nil, stats, fmt.Errorf("unit at %#x: %w", units[i].Off, err)
+			return fmt.Errorf("unit at %#x: %w", b.units[i].Off, err)
 		}
 	}
-	if symErr != nil {
-		return nil, stats, fmt.Errorf("symbols of %s: %w", ef.Path, symErr)
+	return nil
+}
+
+// finish reads all DIEs of the units walk says (all when nil) and
+// assembles the index; keep, when not nil, limits it to the functions
+// of those names.
+func (b *builder) finish(walk []bool, keep map[uint32]bool) (*Tables, Stats, error) {
+	err := b.each(walk, func(i int, _ *[]byte) error {
+		return scanUnit(b.d, &b.units[i], b.in, &b.results[i])
+	})
+	b.symWG.Wait()
+	if err != nil {
+		return nil, b.stats, err
 	}
-	for _, u := range units {
-		if u.Utype == dwarfread.UtCompile || u.Utype == dwarfread.UtPartial {
-			stats.Units++
+	if b.symErr != nil {
+		return nil, b.stats, fmt.Errorf("symbols of %s: %w", b.ef.Path, b.symErr)
+	}
+	for i, u := range b.units {
+		if (walk == nil || walk[i]) && (u.Utype == dwarfread.UtCompile || u.Utype == dwarfread.UtPartial) {
+			b.stats.Walked++
 		}
 	}
-	x, err := assemble(results, in, syms, thunks, byName, &stats)
-	return x, stats, err
+	x, err := assemble(b.results, b.in, b.syms, b.thunks, b.byName, keep, &b.stats)
+	return x, b.stats, err
 }
 
 // sortSymbols orders the function symbols by address (largest first at
@@ -441,8 +493,35 @@ func normalize(rs []dwarfread.Range) []dwarfread.Range {
 	return out
 }
 
-// assemble resolves names and callers and lays the index out.
-func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName []uint32, stats *Stats) (*Tables, error) {
+// compareCopies orders copies at the same entry by their other fields.
+func compareCopies(strs []string, a, b *copyRec, ar, br []dwarfread.Range) int {
+	if c := cmp.Compare(a.Flags, b.Flags); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Line, b.Line); c != 0 {
+		return c
+	}
+	if c := strings.Compare(strs[a.File], strs[b.File]); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.View, b.View); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Stmt, b.Stmt); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(ar, br, func(x, y dwarfread.Range) int {
+		if c := cmp.Compare(x.Lo, y.Lo); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Hi, y.Hi)
+	})
+}
+
+// assemble resolves names and callers and lays the index out. keep,
+// when not nil, holds the names of the only functions to lay out: the
+// index is then partial, answering for those names alone.
+func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName []uint32, keep map[uint32]bool, stats *Stats) (*Tables, error) {
 	var subs []subprog
 	ncopies := 0
 	for i := range results {
@@ -472,9 +551,10 @@ func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName 
 	}
 
 	// Function records, one per name, for DWARF names and symbols.
+	kept := func(n uint32) bool { return keep == nil || keep[n] }
 	flags := make(map[uint32]uint8)
 	for i := range subs {
-		if n := resolve(&subs[i]); n != 0 {
+		if n := resolve(&subs[i]); n != 0 && kept(n) {
 			f := flags[n] | funcNamed
 			if subs[i].inline {
 				f |= FuncInline
@@ -483,12 +563,16 @@ func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName 
 		}
 	}
 	for _, s := range syms {
-		if _, ok := flags[s.Name]; !ok {
+		if _, ok := flags[s.Name]; !ok && kept(s.Name) {
 			flags[s.Name] = 0 // a function without DWARF, e.g. in assembly
 		}
 	}
 	strs := in.strs // all workers are done
-	x := &Tables{strs: strs, syms: syms, byName: byName, thunkSyms: thunks}
+	x := &Tables{strs: strs, syms: syms, byName: byName, thunkSyms: thunks, partial: keep != nil}
+	for n := range keep {
+		x.covered = append(x.covered, n)
+	}
+	slices.SortFunc(x.covered, func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) })
 	x.funcs = make([]function, 0, len(flags))
 	for n, f := range flags {
 		x.funcs = append(x.funcs, function{Name: n, Flags: f})
@@ -518,6 +602,9 @@ func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName 
 			}
 			if n == 0 {
 				stats.Unresolved++
+				continue
+			}
+			if !kept(n) {
 				continue
 			}
 			c := copyRec{Sym: symbolAt(len(syms), sym, rc.entry), Line: rc.line, File: rc.file, Entry: rc.entry, View: rc.view, Stmt: rc.stmt}
@@ -557,7 +644,14 @@ func assemble(results []unitResult, in *interner, syms, thunks []SymRec, byName 
 		if c := cmp.Compare(ar, br); c != 0 {
 			return c
 		}
-		return cmp.Compare(ao, bo)
+		if c := cmp.Compare(ao, bo); c != 0 {
+			return c
+		}
+		// Copies at the same place (nested ones) are ordered by all
+		// they hold, so that the order is the same whatever other
+		// copies were sorted with them: a partial index lists a
+		// function's copies as the whole one does.
+		return compareCopies(strs, &a.c, &b.c, a.src, b.src)
 	})
 	nr := 0
 	for _, p := range all {

@@ -15,6 +15,7 @@ import (
 //	what the index was built from: image path, size, mtime, build-id;
 //	debug file path, size, mtime; source; build statistics
 //	the index Tables, each a count then fixed-size records
+//	whether the index is partial, and the names it covers then (a table)
 //	CRC32-C of all the bytes before it
 //
 // Integers are little-endian; strings are a uint32 length then bytes.
@@ -22,7 +23,7 @@ import (
 // rebuilt.
 const (
 	cacheMagic   = "KDTRIDX\n"
-	cacheVersion = 4
+	cacheVersion = 5
 )
 
 // Header identifies the inputs of a cached index.
@@ -45,7 +46,7 @@ func Encode(h Header, st Stats, t *Tables) []byte {
 	}
 	size := 256 + len(h.ImagePath) + len(h.DebugPath) + nstr + strOffSize*(len(t.strs)+1) +
 		symbolSize*(len(t.syms)+len(t.thunkSyms)) + byNameSize*len(t.byName) +
-		functionSize*len(t.funcs) + copySize*len(t.copies) + rangeSize*len(t.ranges)
+		functionSize*len(t.funcs) + copySize*len(t.copies) + rangeSize*len(t.ranges) + 4*len(t.covered)
 	e := cachefile.Encoder{B: make([]byte, 0, size)}
 	e.B = append(e.B, cacheMagic...)
 	e.U32(cacheVersion)
@@ -57,7 +58,7 @@ func Encode(h Header, st Stats, t *Tables) []byte {
 	e.U64(h.DebugSize)
 	e.U64(uint64(h.DebugMtime))
 	e.Str(h.Source)
-	for _, v := range []int{st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested} {
+	for _, v := range []int{st.Units, st.Walked, st.Subprograms, st.Copies, st.Unresolved, st.Nested} {
 		e.U64(uint64(v))
 	}
 	e.U64(uint64(nstr))
@@ -109,6 +110,15 @@ func Encode(h Header, st Stats, t *Tables) []byte {
 		e.U64(r.Lo)
 		e.U64(r.Hi)
 	}
+	partial := uint8(0)
+	if t.partial {
+		partial = 1
+	}
+	e.U8(partial)
+	e.U64(uint64(len(t.covered)))
+	for _, n := range t.covered {
+		e.U32(n)
+	}
 	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
 	return e.B
 }
@@ -135,7 +145,7 @@ func Decode(data []byte) (h Header, st Stats, x *Index, err error) {
 	h.DebugSize = d.U64()
 	h.DebugMtime = int64(d.U64())
 	h.Source = d.Str()
-	st.Units, st.Subprograms, st.Copies, st.Unresolved, st.Nested = int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64())
+	st.Units, st.Walked, st.Subprograms, st.Copies, st.Unresolved, st.Nested = int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64()), int(d.U64())
 	x = new(Index)
 	x.strs = d.Take(d.U64())
 	x.strOff = d.Table(strOffSize)
@@ -145,6 +155,8 @@ func Decode(data []byte) (h Header, st Stats, x *Index, err error) {
 	x.Funcs = d.Table(functionSize)
 	x.copies = d.Table(copySize)
 	x.ranges = d.Table(rangeSize)
+	x.Partial = d.U8() == 1
+	x.covered = d.Table(4)
 	if d.Bad || len(d.B) != 0 || x.strOff.Len() == 0 || cachefile.U32(x.strOff.Rec(x.strOff.Len()-1)) != uint32(len(x.strs)) {
 		return h, st, nil, errors.New("truncated or malformed")
 	}

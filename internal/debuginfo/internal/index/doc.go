@@ -21,6 +21,10 @@
 // so a cached kernel index is usable without decoding its copies. A
 // change of the format must bump cacheVersion.
 //
+// BuildFor builds the part of the index that answers for some
+// functions, from the units that can hold them (see its comment for why
+// that is exact); such an index is partial (Index.Covers).
+//
 // debuginfo finds the files, decides whether the cache is current and
 // turns the records into its public Function, Copy and Symbol values.
 package index

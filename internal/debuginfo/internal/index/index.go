@@ -16,6 +16,10 @@ type Tables struct {
 	funcs     []function
 	copies    []copyRec // grouped by function, each group ordered by caller name, offset
 	ranges    []dwarfread.Range
+	// A partial index answers only for the functions named in covered
+	// (sorted by name); it holds every symbol all the same.
+	partial bool
+	covered []uint32
 }
 
 // SymRec is a function symbol: its name (an index into the strings),
@@ -77,8 +81,23 @@ const (
 // read in place: a cached index is usable once its checksum is checked,
 // without decoding the 300,000 copies of a kernel first.
 type Index struct {
-	strs                                                   []byte
-	strOff, syms, ThunkSyms, ByName, Funcs, copies, ranges cachefile.Table
+	strs                                                            []byte
+	strOff, syms, ThunkSyms, ByName, Funcs, copies, ranges, covered cachefile.Table
+	// Partial reports an index built for some functions only (BuildFor):
+	// see Covers.
+	Partial bool
+}
+
+// Covers reports whether the index answers for the function name: a
+// whole index does for every name, a partial one for those it was built
+// for.
+func (x *Index) Covers(name string) bool {
+	if !x.Partial {
+		return true
+	}
+	n := x.covered.Len()
+	i := sort.Search(n, func(i int) bool { return x.StrCmp(cachefile.U32(x.covered.Rec(i)), name) >= 0 })
+	return i < n && x.StrCmp(cachefile.U32(x.covered.Rec(i)), name) == 0
 }
 
 func (x *Index) Str(i uint32) string {

@@ -33,6 +33,7 @@ func main() {
 	flag.BoolVar(&opts.NoCache, "nocache", false, "neither read nor write the cache")
 	flag.StringVar(&opts.DebugRoot, "debug-root", "", "root of separate debug files")
 	flag.Var(&modules, "module", "a module `file` (repeatable)")
+	flag.BoolVar(&opts.Lazy, "lazy", false, "index only the units the functions looked up need")
 	flag.IntVar(&opts.Workers, "workers", 0, "DWARF scanning goroutines (0: GOMAXPROCS)")
 	kernel := flag.Bool("kernel", false, "use the running kernel and its modules instead of files")
 	random := flag.Int("random", 0, "print `n` inlined functions chosen at random (fixed seed) and exit")
@@ -61,15 +62,18 @@ func main() {
 		if *sites || *random > 0 {
 			break
 		}
-		fmt.Printf("%s: %s from %s (%s) build-id %s cached=%v units=%d subprograms=%d copies=%d unresolved=%d nested=%d\n",
+		fmt.Printf("%s: %s from %s (%s) build-id %s cached=%v units=%d walked=%d subprograms=%d copies=%d unresolved=%d nested=%d\n",
 			img.Module, img.Path, img.DebugPath, img.Source, img.BuildID, img.Cached,
-			img.Stats.Units, img.Stats.Subprograms, img.Stats.Copies, img.Stats.Unresolved, img.Stats.Nested)
+			img.Stats.Units, img.Stats.Walked, img.Stats.Subprograms, img.Stats.Copies, img.Stats.Unresolved, img.Stats.Nested)
 	}
 	if !*sites && *random == 0 {
 		fmt.Printf("open: %v\n", time.Since(start))
 	}
 	if *random > 0 {
-		names := set.InlinedFunctions()
+		names, err := set.InlinedFunctions()
+		if err != nil {
+			log.Fatal(err)
+		}
 		r := rand.New(rand.NewPCG(1, 2))
 		r.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 		for _, n := range names[:min(*random, len(names))] {
