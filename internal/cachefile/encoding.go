@@ -75,6 +75,9 @@ type Table struct {
 // Len is the number of records.
 func (t Table) Len() int { return len(t.b) / t.size }
 
+// Bytes is the records, as they are in the file.
+func (t Table) Bytes() []byte { return t.b }
+
 // Rec is record i.
 func (t Table) Rec(i int) []byte { return t.b[i*t.size : (i+1)*t.size] }
 

@@ -1,4 +1,4 @@
-// Package cachefile is what the debuginfo caches share: the encoding of
+// Package cachefile is what kdtrace's caches share: the encoding of
 // their files (little-endian integers, strings as a uint32 length then
 // bytes, tables as an 8-byte count then fixed-size records read in
 // place, a CRC32-C of the whole, Castagnoli), writing a file whole or
@@ -6,9 +6,9 @@
 //
 // # Data flow
 //
-//	inline index, type index, unit table ──► Encoder ──► StoreFile ──► <cache dir>/<build-id>[.types|.units]
-//	                                                                       │ (mapped by the caller)
-//	                        Decoder, Table (records read in place) ◄────────┘   Used refreshes its mtime
+//	inline index, type index, unit table, BTF index ──► Encoder ──► StoreFile ──► <cache dir>/<build-id>[.types|.units|.btf]
+//	                                                                                  │ (mapped by the caller)
+//	                        Decoder, Table (records read in place) ◄───────────────────┘   Used refreshes its mtime
 //
 // Each cache keeps its own header, magic and version; this package
 // knows nothing of what the records mean. The directory is an
