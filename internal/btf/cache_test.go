@@ -136,7 +136,7 @@ func TestIndexCache(t *testing.T) {
 	bad.index() // walked: its offsets are its own to change
 	bad.UseCache(dir, "k1")
 	bad.mu.Lock()
-	bad.table(typeTable) // built from the right offsets
+	bad.table(typeTable)                 // built from the right offsets
 	bad.offs[1] = uint32(len(bad.types)) // past the end
 	bad.storeIndex()
 	bad.mu.Unlock()
