@@ -151,6 +151,12 @@ func (h *Handle) probes() check.Probes {
 		// kernel's own.
 		cfg.Syscall = func(name string) bool { _, ok := attach.SyscallNumber(name); return ok }
 		cat, err = probe.Live(cfg)
+		if err == nil {
+			// Most programs name BEGIN or tick-1s, which every
+			// provider is searched for: the trace events are read
+			// while the D libraries compile.
+			cat.Prefetch()
+		}
 	}
 	if err != nil {
 		return nil

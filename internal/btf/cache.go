@@ -49,8 +49,8 @@ func (m *Module) sectionSum() uint32 {
 	sum := uint32(0)
 	for _, b := range [][]byte{m.types, m.strs} {
 		n := min(len(b), cacheProbe)
-		sum = crc32.Update(sum, cachefile.Castagnoli(), b[:n])
-		sum = crc32.Update(sum, cachefile.Castagnoli(), b[len(b)-n:])
+		sum = crc32.Update(sum, crc32.IEEETable, b[:n])
+		sum = crc32.Update(sum, crc32.IEEETable, b[len(b)-n:])
 	}
 	return sum
 }
@@ -86,7 +86,7 @@ func (m *Module) storeIndex() {
 			e.U32(w)
 		}
 	}
-	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	e.Seal()
 	cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, e.B)
 }
 
@@ -123,8 +123,8 @@ func (m *Module) loadIndex() bool {
 // decodeIndex sets m's index from a cache file's contents, reporting
 // whether they are whole and m's.
 func (m *Module) decodeIndex(data []byte) bool {
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+	body, ok := cachefile.Unseal(data)
+	if !ok {
 		return false
 	}
 	d := cachefile.Decoder{B: body}

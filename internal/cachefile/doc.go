@@ -1,7 +1,7 @@
 // Package cachefile is what kdtrace's caches share: the encoding of
 // their files (little-endian integers, strings as a uint32 length then
 // bytes, tables as an 8-byte count then fixed-size records read in
-// place, a CRC32-C of the whole, Castagnoli), writing a file whole or
+// place, a CRC-32 of the whole), writing a file whole or
 // not at all, and trimming the directory as Go's build cache does.
 //
 // # Data flow

@@ -96,6 +96,9 @@ func (e *tpEvents) list() (string, []tpEvent) {
 	return e.dir, e.events
 }
 
+// prefetch reads the events, for Catalog.Prefetch.
+func (p *tpProvider) prefetch() { p.ev.list() }
+
 func (p *tpProvider) list() []tpEvent {
 	_, evs := p.ev.list()
 	return evs

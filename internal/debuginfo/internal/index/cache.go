@@ -3,7 +3,6 @@ package index
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 
 	"github.com/kdtrace/kdtrace/internal/cachefile"
 )
@@ -22,7 +21,7 @@ import (
 // rebuilt.
 const (
 	cacheMagic   = "KDTRIDX\n"
-	cacheVersion = 4
+	cacheVersion = 5
 )
 
 // Header identifies the inputs of a cached index.
@@ -109,7 +108,7 @@ func Encode(h Header, st Stats, t *Tables) []byte {
 		e.U64(r.Lo)
 		e.U64(r.Hi)
 	}
-	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	e.Seal()
 	return e.B
 }
 
@@ -119,14 +118,15 @@ func Decode(data []byte) (h Header, st Stats, x *Index, err error) {
 	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
 		return h, st, nil, errors.New("bad magic")
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
-		return h, st, nil, errors.New("checksum mismatch")
-	}
-	d := cachefile.Decoder{B: body[len(cacheMagic):]}
-	if d.U32() != cacheVersion {
+	// Another version is no damage: its checksum may be another's.
+	if binary.LittleEndian.Uint32(data[len(cacheMagic):]) != cacheVersion {
 		return h, st, nil, ErrOldVersion
 	}
+	body, ok := cachefile.Unseal(data)
+	if !ok {
+		return h, st, nil, errors.New("checksum mismatch")
+	}
+	d := cachefile.Decoder{B: body[len(cacheMagic)+4:]}
 	h.ImagePath = d.Str()
 	h.ImageSize = d.U64()
 	h.ImageMtime = int64(d.U64())
