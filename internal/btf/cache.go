@@ -171,24 +171,25 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 // and a type table of a power-of-two size, less than half full, whose
 // references are IDs of m.
 func (m *Module) validIndex(offs, slots []uint32, named uint32) bool {
-	last := int64(-1)
-	for _, off := range offs {
-		if int64(off) <= last || uint64(off)+recordSize > uint64(len(m.types)) {
+	if len(offs) > 0 && uint64(offs[len(offs)-1])+recordSize > uint64(len(m.types)) {
+		return false
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] <= offs[i-1] {
 			return false
 		}
-		last = int64(off)
 	}
 	if len(slots) == 0 || len(slots)&(len(slots)-1) != 0 || uint64(named)*2 > uint64(len(slots)) {
 		return false
 	}
-	used := uint32(0)
+	n, used := uint32(len(offs)), uint32(0)
 	for _, ref := range slots {
-		if ref == 0 {
-			continue
-		}
-		used++
-		if ref-1 < m.firstID || ref-1-m.firstID >= uint32(len(offs)) {
-			return false
+		if ref != 0 {
+			used++
+			// Unsigned: an ID below firstID wraps past n.
+			if ref-1-m.firstID >= n {
+				return false
+			}
 		}
 	}
 	return used == named
