@@ -14,7 +14,8 @@ corpus=${1:-../shared/corpus/dtrace-tst/tst/common}
 verbose=${2:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/kdtrace" ./cmd/kdtrace
+# Built as the README installs it: without cgo, static.
+CGO_ENABLED=0 go build -o "$tmp/kdtrace" ./cmd/kdtrace
 go build -o "$tmp/walltime" ./bench/walltime
 mkdir "$tmp/nothing"
 printf 'package main\n\nfunc main() {}\n' > "$tmp/nothing/main.go"

@@ -9,6 +9,8 @@ import (
 	"github.com/kdtrace/kdtrace/dlang/check"
 	"github.com/kdtrace/kdtrace/dlang/types"
 	"github.com/kdtrace/kdtrace/internal/btf"
+	"github.com/kdtrace/kdtrace/internal/buildid"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarftypes"
 	"github.com/kdtrace/kdtrace/internal/dlang/sugar"
@@ -68,6 +70,12 @@ func (h *Handle) kernelTypes() ([]types.Module, error) {
 	if err != nil {
 		h.warnf("no kernel types: %v", err)
 		return nil, nil
+	}
+	// The index of the kernel's types is kept between runs. A cache
+	// directory refused here is not reported: it costs only speed,
+	// and the debug information's caches say so when they need it.
+	if id, err := buildid.Running("/", btf.KernelModule); err == nil {
+		m.UseCache(cachefile.Open("", false, nil), id)
 	}
 	return []types.Module{m}, nil
 }
@@ -143,7 +151,14 @@ func (h *Handle) probes() check.Probes {
 		// The calls the backend can attach to: the running
 		// kernel's own.
 		cfg.Syscall = func(name string) bool { _, ok := attach.SyscallNumber(name); return ok }
+		cfg.Cache = cachefile.Open("", false, nil)
 		cat, err = probe.Live(cfg)
+		if err == nil {
+			// Most programs name BEGIN or tick-1s, which every
+			// provider is searched for: the trace events are read
+			// while the D libraries compile.
+			cat.Prefetch()
+		}
 	}
 	if err != nil {
 		return nil

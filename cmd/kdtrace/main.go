@@ -177,6 +177,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 	}
+	restoreGC := delayCollection()
+	defer restoreGC()
 	var progs []*dtrace.Program
 	for _, p := range c.progs {
 		if b, ok := savedProgram(p); ok {
@@ -212,13 +214,14 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	case !c.exec:
 		return 0
 	}
-	return c.trace(progs)
+	return c.trace(progs, restoreGC)
 }
 
 // trace enables the programs and runs them until a clause exits, a
 // signal comes, or the traced process ends, as dtrace's main loop.
-func (c *command) trace(progs []*dtrace.Program) int {
+func (c *command) trace(progs []*dtrace.Program, restoreGC func()) int {
 	tr, err := c.h.Enable(progs...)
+	restoreGC()
 	if err != nil {
 		return c.fail("could not enable tracing: %v", err)
 	}

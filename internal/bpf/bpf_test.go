@@ -67,6 +67,10 @@ func newRuntime(t testing.TB, cfg *bpf.Config, objs []*dif.Object) (*bpf.Layout,
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := rt.AggsMade(); err != nil {
+		rt.Close()
+		t.Fatal(err)
+	}
 	return l, rt
 }
 

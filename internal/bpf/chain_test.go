@@ -41,6 +41,9 @@ func loadChain(t *testing.T, l *bpf.Layout, pp *bpf.ProbeProgram, ent bpf.ProbeE
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.rt.Close() })
+	if err := r.rt.AggsMade(); err != nil {
+		t.Fatal(err)
+	}
 	if r.links, err = bpf.BuildChain(pp, l); err != nil {
 		t.Fatal(err)
 	}

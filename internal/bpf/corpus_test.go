@@ -39,6 +39,9 @@ func TestCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := rt.AggsMade(); err != nil {
+			t.Fatal(err)
+		}
 		for i, o := range objs {
 			insns, err := bpf.Translate(o, l)
 			var e *bpf.Error

@@ -74,6 +74,9 @@ func newProbeRunOn(t *testing.T, src string, ctx bpf.Context, index uint32) *pro
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.rt.Close() })
+	if err := r.rt.AggsMade(); err != nil {
+		t.Fatal(err)
+	}
 	insns, err := bpf.BuildProbe(pp, l)
 	if err != nil {
 		t.Fatal(err)

@@ -28,13 +28,18 @@ type Runtime struct {
 	Aggs      []*ebpf.Map
 	aggSlots  []*ebpf.Map
 	aggSpares []*ebpf.Map
-	// sparesMade is closed once the spares are made, with sparesErr:
-	// in the background, as the kernel takes 0.2 s to fill each map of
-	// the default aggsize, and only the first SwapAggs needs them.
+	// The aggregation maps are made in the background, as the kernel
+	// takes 0.2 s to fill each map of the default aggsize: aggsMade is
+	// closed once Aggs are made and in their slots, which the programs
+	// may be verified without but not attached (AggsMade), then
+	// sparesMade once the spares are, which only the first SwapAggs
+	// needs; each with its error.
+	aggsMade   chan struct{}
+	aggsErr    error
 	sparesMade chan struct{}
 	sparesErr  error
 	closeMu    sync.Mutex
-	closed     bool // by Close: a spare made later is closed at once
+	closed     bool // by Close: a map made later is closed at once
 	// ProbeNames holds the names of the probes, for probeprov …
 	// probename: SetProbeNames fills it.
 	ProbeNames *ebpf.Map
@@ -118,7 +123,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		}
 		r.Vtime = m
 	}
-	var spares []*ebpf.MapSpec
+	var aggSpecs []*ebpf.MapSpec
 	for i, a := range l.shapes {
 		// Two maps of the shape, each holding the keys of a snapshot's
 		// interval, as dtrace's two aggregation buffers a CPU.
@@ -128,13 +133,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			typ = ebpf.Hash
 		}
 		spec := &ebpf.MapSpec{Name: aggMapName(i), Type: typ, KeySize: a.key, ValueSize: a.value, MaxEntries: n}
-		live, err := ebpf.NewMap(spec)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("bpf: creating an aggregation map: %w", err)
-		}
-		r.Aggs = append(r.Aggs, live)
-		spares = append(spares, spec)
+		aggSpecs = append(aggSpecs, spec)
 		// The slot takes maps like its inner map, made for the
 		// purpose and closed: of one entry, as the kernel does not
 		// compare a hash's entries with it (bpf_map_meta_equal),
@@ -149,33 +148,11 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 			return nil, fmt.Errorf("bpf: creating an aggregation map's slot: %w", err)
 		}
 		r.aggSlots = append(r.aggSlots, slot)
-		if err := slot.Put(uint32(0), live); err != nil {
-			r.Close()
-			return nil, fmt.Errorf("bpf: filling an aggregation map's slot: %w", err)
-		}
 	}
-	r.aggSpares = make([]*ebpf.Map, len(spares))
-	r.sparesMade = make(chan struct{})
-	go func() {
-		defer close(r.sparesMade)
-		for i, spec := range spares {
-			m, err := ebpf.NewMap(spec)
-			if err != nil {
-				r.sparesErr = fmt.Errorf("bpf: creating an aggregation map: %w", err)
-				return
-			}
-			r.closeMu.Lock()
-			closed := r.closed
-			if !closed {
-				r.aggSpares[i] = m
-			}
-			r.closeMu.Unlock()
-			if closed {
-				m.Close()
-				return
-			}
-		}
-	}()
+	r.Aggs = make([]*ebpf.Map, len(aggSpecs))
+	r.aggSpares = make([]*ebpf.Map, len(aggSpecs))
+	r.aggsMade, r.sparesMade = make(chan struct{}), make(chan struct{})
+	go r.makeAggs(aggSpecs)
 	assocs := make([]*assoc, l.nassoc)
 	for _, a := range l.assocs {
 		assocs[a.index] = a
@@ -212,6 +189,58 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 // assocMapName is the name of the map of the i'th associative array.
 func assocMapName(i int) string { return fmt.Sprintf("kd_assoc%d", i) }
 
+// makeAggs makes the aggregation maps of specs, the live ones first,
+// each put in its slot, then the spares.
+func (r *Runtime) makeAggs(specs []*ebpf.MapSpec) {
+	defer close(r.sparesMade)
+	r.aggsErr = r.makeMaps(specs, r.Aggs, true)
+	close(r.aggsMade)
+	if r.aggsErr != nil {
+		r.sparesErr = r.aggsErr
+		return
+	}
+	r.sparesErr = r.makeMaps(specs, r.aggSpares, false)
+}
+
+// errClosed stops the making of maps for a runtime closed meanwhile.
+var errClosed = errors.New("bpf: runtime closed")
+
+// makeMaps makes a map of each of specs into maps, and with live puts
+// each in its aggregation slot.
+func (r *Runtime) makeMaps(specs []*ebpf.MapSpec, maps []*ebpf.Map, live bool) error {
+	for i, spec := range specs {
+		m, err := ebpf.NewMap(spec)
+		if err != nil {
+			return fmt.Errorf("bpf: creating an aggregation map: %w", err)
+		}
+		if live {
+			if err := r.aggSlots[i].Put(uint32(0), m); err != nil {
+				m.Close()
+				return fmt.Errorf("bpf: filling an aggregation map's slot: %w", err)
+			}
+		}
+		r.closeMu.Lock()
+		closed := r.closed
+		if !closed {
+			maps[i] = m
+		}
+		r.closeMu.Unlock()
+		if closed {
+			m.Close()
+			return errClosed
+		}
+	}
+	return nil
+}
+
+// AggsMade waits for the aggregation maps, made in the background, to
+// be in their slots: a program that aggregates can be verified before,
+// but must not run, so not be attached, until then.
+func (r *Runtime) AggsMade() error {
+	<-r.aggsMade
+	return r.aggsErr
+}
+
 // Close releases the maps.
 func (r *Runtime) Close() error {
 	// The spares still being made are not waited for.
@@ -225,9 +254,9 @@ func (r *Runtime) Close() error {
 		}
 	}
 	r.closeMu.Lock()
-	spares := r.aggSpares
+	aggs := slices.Concat(r.Aggs, r.aggSpares)
 	r.closeMu.Unlock()
-	for _, m := range slices.Concat(r.aggSlots, r.Aggs, spares, r.Assocs) {
+	for _, m := range slices.Concat(r.aggSlots, aggs, r.Assocs) {
 		if m != nil {
 			errs = append(errs, m.Close())
 		}

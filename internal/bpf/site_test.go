@@ -81,6 +81,9 @@ func loadSite(t *testing.T, l *bpf.Layout, pp *bpf.ProbeProgram, ent bpf.ProbeEn
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	if err := rt.AggsMade(); err != nil {
+		t.Fatal(err)
+	}
 	pm, err := bpf.NewProbeMap(len(pp.Clauses), map[uint32]bpf.ProbeEntry{0: ent})
 	if err != nil {
 		t.Fatal(err)

@@ -129,6 +129,9 @@ func TestTrampolineRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
+	if err := rt.AggsMade(); err != nil {
+		t.Fatal(err)
+	}
 	pm, err := bpf.NewProbeMap(len(pp.Clauses), map[uint32]bpf.ProbeEntry{0: ent})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package btf
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/maphash"
 	"iter"
 	"math/bits"
 )
@@ -20,7 +19,13 @@ func (m *Module) index() error {
 func (m *Module) indexLocked() error {
 	if !m.indexed {
 		m.indexed = true
+		if m.loadIndex() {
+			return nil
+		}
 		m.err = m.walk()
+		if m.err == nil {
+			m.storeIndex()
+		}
 	}
 	return m.err
 }
@@ -95,7 +100,13 @@ func (m *Module) record(id uint32) (record, error) {
 		sizeOrType: binary.LittleEndian.Uint32(b[8:]),
 	}
 	k := r.kind()
-	r.trailer = b[recordSize : recordSize+trailerFixed[k]+trailerItem[k]*uint32(r.vlen())]
+	end := uint64(recordSize) + uint64(trailerFixed[k]) + uint64(trailerItem[k])*uint64(r.vlen())
+	if end > uint64(len(b)) {
+		// Only an index read from a damaged cache file can say so:
+		// the walk checked every record.
+		return record{}, m.errorf("type %d runs past the end of the type section", id)
+	}
+	r.trailer = b[recordSize:end]
 	return r, nil
 }
 
@@ -154,7 +165,7 @@ func (m *Module) table(which int) *table {
 	m.names[which] = t
 	add := func(nameOff, ref uint32) {
 		if s, ok := m.strAt(nameOff); ok && nameOff != 0 {
-			t.add(maphash.Bytes(seed, s), ref)
+			t.add(nameHash(s), ref)
 		}
 	}
 	if which == typeTable {
@@ -192,7 +203,7 @@ func (m *Module) table(which int) *table {
 func (m *Module) lookup(which int, name string) iter.Seq[uint32] {
 	t := m.table(which)
 	return func(yield func(uint32) bool) {
-		for ref := range t.probe(maphash.String(seed, name)) {
+		for ref := range t.probe(nameHash(name)) {
 			off := ref
 			if which == enumTable {
 				e := m.enums[ref]
@@ -209,8 +220,17 @@ func (m *Module) lookup(which int, name string) iter.Seq[uint32] {
 	}
 }
 
-// seed seeds the name tables' hashes.
-var seed = maphash.MakeSeed()
+// nameHash is the name tables' hash, FNV-1a: a table kept in the
+// cache must hash alike in every process, which rules out maphash's
+// random seeds.
+func nameHash[S ~string | ~[]byte](s S) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range len(s) {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
 
 // A table maps name hashes to references (type IDs or enumerator
 // indexes), by open addressing with linear probing. Slots hold only the

@@ -1,8 +1,6 @@
 package btf
 
 import (
-	"github.com/kdtrace/kdtrace/internal/mmap"
-
 	"bytes"
 	"debug/elf"
 	"errors"
@@ -15,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/cachedir"
+	"github.com/kdtrace/kdtrace/internal/mmap"
 )
 
 // sysfsDir is where a Linux kernel publishes its BTF and its modules'.
@@ -48,6 +48,9 @@ type Module struct {
 	sizes      [numTables]uint32 // the number of references in each table
 	enums      []enumRef         // enumerators, for names[enumTable]
 	conv       converter
+
+	cache    *cachedir.Dir // where the index is kept between runs, or nil
+	cacheKey string        // the index's name there, less its suffix
 }
 
 // An Error reports a BTF file that could not be read or is malformed.

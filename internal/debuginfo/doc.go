@@ -25,11 +25,12 @@
 // and under internal/ the inline index itself (index: built from the
 // DWARF, encoded for the cache, read in place) and what the packages
 // share: dwarfread (the DWARF reader: units, abbreviations, forms, line
-// programs, expressions), elffile (ELF files, mapped and relocated),
-// cachefile (the cache files' encoding and trimming); and kinstindex, a
-// command that times the index. Dependencies run one way, downwards:
+// programs, expressions), elffile (ELF files, mapped and relocated); and
+// kinstindex, a command that times the index. The cache files' encoding
+// and trimming are kdtrace's internal/cachefile, which the kernel BTF's
+// index shares. Dependencies run one way, downwards:
 //
-//	locals ──► dwarftypes ──► debuginfo ──► internal/{index, dwarfread, elffile, cachefile}
+//	locals ──► dwarftypes ──► debuginfo ──► internal/{index, dwarfread, elffile}
 //	               └────────► unwind ─────────────┘            │
 //	                                  dwarfexpr (a leaf) ◄──────┘
 //

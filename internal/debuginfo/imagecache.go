@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/cachedir"
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/index"
 	"github.com/kdtrace/kdtrace/internal/mmap"

@@ -106,6 +106,7 @@ type Tracing struct {
 	pending          map[int][]byte // records read from the ring buffer, by CPU
 	counters         []bpf.Counters // as last read
 	aggs             []*aggMap
+	aggsReady        bool               // aggs are made (aggsMade)
 	aggFns           map[uint32]aggFn   // aggregating function by aggregation ID
 	specs            map[uint32]specBuf // speculations' records, by id
 	specSize         int                // the specsize option, 0 for no limit
@@ -314,13 +315,6 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			return nil, err
 		}
 	}
-	ncpu, err := ebpf.PossibleCPU()
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range t.rt.Aggs {
-		t.aggs = append(t.aggs, newAggMap(m, ncpu))
-	}
 	for _, ep := range t.layout.EProbes() {
 		for _, a := range ep.Actions {
 			if a.IsAgg() {
@@ -358,14 +352,42 @@ func Enable(ecbs []enabling.ECB, cfg *Config) (_ *Tracing, err error) {
 			t.maps = append(t.maps, chain)
 		}
 		g.prog = progs[0]
+		if err := t.aggsMade(); err != nil {
+			return nil, err
+		}
 		if err := kinds[g.kind].attach(t, g, progs[0]); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.aggsMade(); err != nil {
+		return nil, err
 	}
 	if err := t.later.watch(note); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// aggsMade waits for the aggregation maps, which the runtime makes
+// while the first programs are verified, and wraps them for the
+// consumer. It must precede every attachment of a probe program: a
+// program must not aggregate into a slot still empty.
+func (t *Tracing) aggsMade() error {
+	if t.aggsReady {
+		return nil
+	}
+	if err := t.rt.AggsMade(); err != nil {
+		return err
+	}
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return err
+	}
+	for _, m := range t.rt.Aggs {
+		t.aggs = append(t.aggs, newAggMap(m, ncpu))
+	}
+	t.aggsReady = true
+	return nil
 }
 
 // siteClauses returns g's sites, each with the clauses its probe runs:

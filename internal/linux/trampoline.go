@@ -333,6 +333,9 @@ func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.
 			}
 		}
 	}
+	if err := t.aggsMade(); err != nil {
+		return err
+	}
 	for i, g := range gs {
 		if errs[i] == nil {
 			a, err := attach.Trampoline(progs[i], g.kernel[0])

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // This file lists the functions of a BTF file by walking its FUNC
@@ -70,7 +71,8 @@ var errNoBTF = errors.New("no .BTF section")
 // string section for split BTF (a kernel module's), whose name offsets
 // start after the base's; 0 otherwise. Functions named in the base's
 // strings are skipped: a module's functions have names of its own. The
-// list's names are a copy of the string section.
+// list's names are the string section in data, which must outlive the
+// list unchanged.
 //
 // It also returns the size of the string section.
 func btfFuncs(data []byte, baseStrs uint32, module string) (*funcList, uint32, error) {
@@ -78,7 +80,7 @@ func btfFuncs(data []byte, baseStrs uint32, module string) (*funcList, uint32, e
 	if err != nil {
 		return nil, 0, err
 	}
-	b := funcListBuilder{strs: string(str), spans: make([]span, 0, len(typ)/96)}
+	b := funcListBuilder{strs: unsafe.String(unsafe.SliceData(str), len(str)), spans: make([]span, 0, len(typ)/96)}
 	le := binary.LittleEndian
 	n := uint64(len(typ))
 	off := uint64(0)

@@ -70,6 +70,9 @@ var cpcEvents = []cpcEvent{
 // fastest event fires it rarely.
 const cpcListCount = 1000000000
 
+// cpcListSuffix ends the names of the probes the provider lists.
+var cpcListSuffix = "-all-" + strconv.Itoa(cpcListCount)
+
 // minHardwareCount is the least count of a probe of a hardware event,
 // illumos's dcpc-min-overflow: a counter that overflows more often
 // would flood the CPU with interrupts. illumos's cpc has only hardware
@@ -189,11 +192,17 @@ func (p *cpcProvider) Probes(q *query, yield func(*Probe) bool) error {
 		if p.listed {
 			return
 		}
+		if name, ok := q.Name.Literal(); ok && !strings.HasSuffix(name, cpcListSuffix) {
+			// No listed probe has this name (BEGIN, tick-1s): asking
+			// the machine for its events, a system call each, can
+			// wait for a description that could match one.
+			return
+		}
 		// The machine is asked once, when the provider is first walked.
 		p.listed = true
 		for _, ev := range cpcEvents {
 			if p.has != nil && p.has(ev.typ, ev.config) {
-				p.add(ev.name + "-all-" + strconv.Itoa(cpcListCount))
+				p.add(ev.name + cpcListSuffix)
 			}
 		}
 	}, yield)

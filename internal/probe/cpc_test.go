@@ -74,3 +74,34 @@ func TestCPCProvider(t *testing.T) {
 		t.Errorf("cpc::: after cycles-kernel-5000 (-want +got):\n%s", diff)
 	}
 }
+
+// TestCPCListOnDemand checks that a description naming a probe the
+// provider could not list (BEGIN) does not ask the machine for its
+// events, and that the listing is still whole when one could.
+func TestCPCListOnDemand(t *testing.T) {
+	asked := 0
+	has := func(typ uint32, config uint64) bool { asked++; return typ == PerfTypeSoftware && config <= 2 }
+	c := New(newCPC(has))
+	count := func(d Desc) int {
+		n := 0
+		if err := c.Walk(d, func(*Probe) bool { n++; return true }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, name := range []string{"BEGIN", "tick-1s", "cycles-kernel-5000"} {
+		count(Desc{Name: name})
+	}
+	if asked != 0 {
+		t.Errorf("BEGIN, tick-1s and cycles-kernel-5000 asked the machine about %d events, want none", asked)
+	}
+	if n := count(Desc{Name: "perf_count_sw_task_clock-all-1000000000"}); n != 1 {
+		t.Errorf(":::perf_count_sw_task_clock-all-1000000000 matches %d probes, want 1", n)
+	}
+	if n := count(Desc{Name: "perf_count_sw_page_faults-all-1000000000"}); n != 1 {
+		t.Errorf("a listed probe other than the one named before matches %d probes, want 1", n)
+	}
+	if n := count(Desc{Provider: "cpc"}); n != 4 { // the three listed and cycles-kernel-5000
+		t.Errorf("cpc::: matches %d probes, want 4", n)
+	}
+}

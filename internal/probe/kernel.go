@@ -154,11 +154,15 @@ func loadBTFFuncs(path, module string, baseStrs uint32) (*funcList, uint32, erro
 	if err != nil {
 		return nil, 0, err
 	}
-	defer release()
 	l, strLen, err := btfFuncs(data, baseStrs, module)
 	if err != nil {
+		release()
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}
+	// The names are the file's string section, in place: copying the
+	// kernel's 2.5 MB cost fbt::: more than listing its functions. The
+	// mapping is never released, as names taken from the list may
+	// outlive it; /sys/kernel/btf/vmlinux maps the kernel's own pages.
 	return l, strLen, nil
 }
 

@@ -49,7 +49,9 @@ func Live(cfg Config) (*Catalog, error) {
 	blacklist := cfg.path(ksym.KprobeBlacklist)
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
 	c := kernelCatalog(&source{k: k, cfg: &cfg, arch: runtime.GOARCH, live: true, tracefs: tracefs,
-		handlers: func() ([]string, error) { return kallsymsHandlers(kallsyms, k.syscallPrefix) }})
+		handlers: func() ([]string, error) {
+			return cachedHandlers(cfg.Cache, cfg.path("/"), kallsyms, k.syscallPrefix)
+		}})
 	c.procs = &procFS{root: cfg.path("/proc")}
 	c.warn = cfg.Warn
 	c.debugFile = cfg.DebugFile

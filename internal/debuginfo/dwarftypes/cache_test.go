@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"golang.org/x/sys/unix"
 )
 

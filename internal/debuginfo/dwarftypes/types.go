@@ -51,8 +51,8 @@ import (
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/unwind"

@@ -2,10 +2,8 @@ package dwarftypes
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash/crc32"
 	"io"
 	"maps"
 	"path/filepath"
@@ -14,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/cachedir"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 )
 
@@ -38,7 +36,7 @@ import (
 const (
 	typesCacheMagic   = "KDTRTYP\n"
 	unitsCacheMagic   = "KDTRUNT\n"
-	typesCacheVersion = 1
+	typesCacheVersion = 2
 )
 
 // typesCacheHeader identifies the debug file a cached table was built
@@ -93,8 +91,8 @@ func (t *Types) loadTypesCache(ext, magic string) (*cachefile.Decoder, bool) {
 	if _, err := io.ReadFull(f, data); err != nil || len(data) < len(magic)+8 || string(data[:len(magic)]) != magic {
 		return nil, false
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
+	body, ok := cachefile.Unseal(data)
+	if !ok {
 		return nil, false
 	}
 	d := &cachefile.Decoder{B: body[len(magic):]}
@@ -133,7 +131,7 @@ func (t *Types) storeTypesCache(ext, magic string, body []byte) {
 	e.U64(uint64(h.mtime))
 	e.Str(h.buildID)
 	e.B = append(e.B, body...)
-	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	e.Seal()
 	cachefile.StoreFile(dir, typesCacheName(h, ext), e.B)
 }
 

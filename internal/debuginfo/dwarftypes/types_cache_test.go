@@ -2,7 +2,6 @@ package dwarftypes
 
 import (
 	"fmt"
-	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo"
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 )
 
@@ -273,7 +272,7 @@ func TestTypesCacheRebuilt(t *testing.T) {
 // rechecksum replaces b's trailing checksum with that of the rest.
 func rechecksum(b []byte) []byte {
 	e := cachefile.Encoder{B: b[:len(b)-4]}
-	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	e.Seal()
 	return e.B
 }
 

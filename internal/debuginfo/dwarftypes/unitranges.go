@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 )
 

@@ -3,9 +3,8 @@ package index
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 )
 
 // The cache holds one file per image, named by its build-id (or, without
@@ -23,7 +22,7 @@ import (
 // rebuilt.
 const (
 	cacheMagic   = "KDTRIDX\n"
-	cacheVersion = 5
+	cacheVersion = 6
 )
 
 // Header identifies the inputs of a cached index.
@@ -119,7 +118,7 @@ func Encode(h Header, st Stats, t *Tables) []byte {
 	for _, n := range t.covered {
 		e.U32(n)
 	}
-	e.U32(crc32.Checksum(e.B, cachefile.Castagnoli()))
+	e.Seal()
 	return e.B
 }
 
@@ -129,14 +128,15 @@ func Decode(data []byte) (h Header, st Stats, x *Index, err error) {
 	if len(data) < len(cacheMagic)+8 || string(data[:len(cacheMagic)]) != cacheMagic {
 		return h, st, nil, errors.New("bad magic")
 	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, cachefile.Castagnoli()) != binary.LittleEndian.Uint32(data[len(body):]) {
-		return h, st, nil, errors.New("checksum mismatch")
-	}
-	d := cachefile.Decoder{B: body[len(cacheMagic):]}
-	if d.U32() != cacheVersion {
+	// Another version is no damage: its checksum may be another's.
+	if binary.LittleEndian.Uint32(data[len(cacheMagic):]) != cacheVersion {
 		return h, st, nil, ErrOldVersion
 	}
+	body, ok := cachefile.Unseal(data)
+	if !ok {
+		return h, st, nil, errors.New("checksum mismatch")
+	}
+	d := cachefile.Decoder{B: body[len(cacheMagic)+4:]}
 	h.ImagePath = d.Str()
 	h.ImageSize = d.U64()
 	h.ImageMtime = int64(d.U64())

@@ -3,7 +3,7 @@ package index
 import (
 	"sort"
 
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/elffile"
 )

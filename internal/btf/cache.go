@@ -1,0 +1,196 @@
+package btf
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/kdtrace/kdtrace/internal/cachedir"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
+	"github.com/kdtrace/kdtrace/internal/mmap"
+)
+
+// The kernel's type section holds some 130,000 records of varying
+// length, and walking it for their offsets, then hashing the names of
+// its 15,000 named types, costs about 3 ms: more than the rest of
+// compiling most scripts, since the D lexer looks every identifier up
+// among the kernel's types. Both depend only on the kernel, so they are
+// kept in the cache under the kernel's build-id, as the debug
+// information's indexes are, and mapped back in place.
+
+const (
+	cacheSuffix  = ".btf"
+	cacheMagic   = "kdtrace BTF index\n"
+	cacheVersion = 1
+	// cacheProbe is how many bytes at each end of the type and string
+	// sections the cache records a checksum of, a check beside the
+	// build-id and the sizes that the BTF is the one indexed.
+	cacheProbe = 4096
+)
+
+// UseCache makes m keep its index in dir between runs, in a file named
+// for key, which must identify m's BTF: the running kernel's build-id
+// for its /sys/kernel/btf/vmlinux. A nil dir or an empty key leaves m
+// without a cache. It must be called before m's first lookup.
+func (m *Module) UseCache(dir *cachedir.Dir, key string) {
+	if dir == nil || key == "" {
+		return
+	}
+	m.mu.Lock()
+	m.cache, m.cacheKey = dir, key
+	m.mu.Unlock()
+}
+
+// sectionSum is the checksum of the ends of m's sections that the cache
+// records.
+func (m *Module) sectionSum() uint32 {
+	sum := uint32(0)
+	for _, b := range [][]byte{m.types, m.strs} {
+		n := min(len(b), cacheProbe)
+		sum = crc32.Update(sum, crc32.IEEETable, b[:n])
+		sum = crc32.Update(sum, crc32.IEEETable, b[len(b)-n:])
+	}
+	return sum
+}
+
+// storeIndex writes m's index, with its type table, to the cache; a
+// failure only means the next run walks the types again. The caller
+// holds m.mu and has walked the types.
+func (m *Module) storeIndex() {
+	if m.cache == nil {
+		return
+	}
+	t := m.table(typeTable)
+	e := cachefile.Encoder{B: make([]byte, 0, 128+4*(len(m.offs)+len(t.slots)))}
+	e.Str(cacheMagic)
+	e.U32(cacheVersion)
+	e.U64(uint64(len(m.types)))
+	e.U64(uint64(len(m.strs)))
+	e.U32(m.sectionSum())
+	narrow := uint8(0)
+	if m.narrowInts {
+		narrow = 1
+	}
+	e.U8(narrow)
+	for _, n := range m.sizes {
+		e.U32(n)
+	}
+	for len(e.B)%8 != 0 {
+		e.U8(0) // the tables' records are read in place, 4-aligned
+	}
+	for _, words := range [][]uint32{m.offs, t.slots} {
+		e.U64(uint64(len(words)))
+		for _, w := range words {
+			e.U32(w)
+		}
+	}
+	e.Seal()
+	cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, e.B)
+}
+
+// loadIndex maps m's index from the cache, reporting whether it was
+// there and is m's. The caller holds m.mu.
+func (m *Module) loadIndex() bool {
+	if m.cache == nil {
+		return false
+	}
+	name := m.cacheKey + cacheSuffix
+	f, err := m.cache.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() < 4 {
+		return false
+	}
+	data, err := mmap.Map(f, st.Size())
+	if err != nil {
+		return false
+	}
+	if !m.decodeIndex(data) {
+		mmap.Unmap(data)
+		return false
+	}
+	// m.offs and the type table are the mapping's.
+	runtime.AddCleanup(m, func(b []byte) { mmap.Unmap(b) }, data)
+	cachefile.Used(m.cache, name, st.ModTime(), time.Now())
+	return true
+}
+
+// decodeIndex sets m's index from a cache file's contents, reporting
+// whether they are whole and m's.
+func (m *Module) decodeIndex(data []byte) bool {
+	body, ok := cachefile.Unseal(data)
+	if !ok {
+		return false
+	}
+	d := cachefile.Decoder{B: body}
+	if d.Str() != cacheMagic || d.U32() != cacheVersion ||
+		d.U64() != uint64(len(m.types)) || d.U64() != uint64(len(m.strs)) || d.U32() != m.sectionSum() {
+		return false
+	}
+	narrow := d.Take(1)
+	var sizes [numTables]uint32
+	for i := range sizes {
+		sizes[i] = d.U32()
+	}
+	d.Take(uint64(len(d.B)-len(body)) % 8) // to the tables' alignment
+	offs, ok1 := words(d.Table(4))
+	slots, ok2 := words(d.Table(4))
+	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || !m.validIndex(offs, slots, sizes[typeTable]) {
+		return false
+	}
+	m.offs, m.sizes, m.narrowInts = offs, sizes, narrow[0] == 1
+	m.names[typeTable] = &table{slots: slots, mask: uint32(len(slots) - 1)}
+	return true
+}
+
+// words returns a table of 4-byte little-endian records as integers, in
+// place: the cache is read only on little-endian machines, and its
+// tables are 4-aligned in a mapping.
+func words(t cachefile.Table) ([]uint32, bool) {
+	b := t.Bytes()
+	if len(b) == 0 {
+		return nil, true
+	}
+	if !littleEndian || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4), true
+}
+
+// littleEndian reports whether this machine stores integers as the
+// cache files do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// validIndex checks what a damaged or foreign cache file could hold that
+// the lookups would trust: offsets inside the type section, in order,
+// and a type table of a power-of-two size, less than half full, whose
+// references are IDs of m.
+func (m *Module) validIndex(offs, slots []uint32, named uint32) bool {
+	if len(offs) > 0 && uint64(offs[len(offs)-1])+recordSize > uint64(len(m.types)) {
+		return false
+	}
+	for i := 1; i < len(offs); i++ {
+		if offs[i] <= offs[i-1] {
+			return false
+		}
+	}
+	if len(slots) == 0 || len(slots)&(len(slots)-1) != 0 || uint64(named)*2 > uint64(len(slots)) {
+		return false
+	}
+	n, used := uint32(len(offs)), uint32(0)
+	for _, ref := range slots {
+		if ref != 0 {
+			used++
+			// Unsigned: an ID below firstID wraps past n.
+			if ref-1-m.firstID >= n {
+				return false
+			}
+		}
+	}
+	return used == named
+}
