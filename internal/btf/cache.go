@@ -137,7 +137,7 @@ func (m *Module) decodeIndex(data []byte) bool {
 	for i := range sizes {
 		sizes[i] = d.U32()
 	}
-	d.Take(uint64(len(d.B)-len(body)) % 8) // to the tables' alignment
+	d.Take(uint64(-(len(body) - len(d.B)) & 7)) // to the tables' alignment
 	offs, ok1 := words(d.Table(4))
 	slots, ok2 := words(d.Table(4))
 	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || !m.validIndex(offs, slots, sizes[typeTable]) {

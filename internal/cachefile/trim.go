@@ -61,7 +61,7 @@ func trimCache(dir *cachedir.Dir, now time.Time) {
 		switch {
 		case strings.HasPrefix(name, ".tmp-"):
 			limit = cacheTouch
-		case strings.HasSuffix(name, ".idx"), strings.HasSuffix(name, ".types"), strings.HasSuffix(name, ".units"), strings.HasSuffix(name, ".btf"), strings.HasSuffix(name, ".syscalls"):
+		case strings.HasSuffix(name, ".idx"), strings.HasSuffix(name, ".types"), strings.HasSuffix(name, ".units"), strings.HasSuffix(name, ".btf"), strings.HasSuffix(name, ".syscalls"), strings.HasSuffix(name, ".funcs"):
 		default:
 			continue // not ours (the guest's downloads, trim.txt)
 		}

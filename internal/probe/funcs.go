@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"hash/maphash"
 	"math/bits"
 )
 
@@ -111,10 +110,16 @@ func (b *funcListBuilder) build(module string) *funcList {
 	return l
 }
 
-var hashSeed = maphash.MakeSeed()
-
+// hashString is the name tables' hash, FNV-1a: the kernel's table is
+// kept in the cache, so it must hash alike in every process, which rules
+// out maphash's random seeds.
 func hashString(s string) uint32 {
-	return uint32(maphash.String(hashSeed, s))
+	h := uint32(2166136261)
+	for i := range len(s) {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
 }
 
 // A symRange is where a function's code is: its address and size in

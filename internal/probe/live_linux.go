@@ -43,7 +43,11 @@ func Live(cfg Config) (*Catalog, error) {
 		})
 	}
 	procModules := cfg.path("/proc/modules")
-	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, procModules, syms) }
+	k.load = func() ([]*funcList, error) {
+		return liveFuncs(btfDir, procModules, syms, func(path string) (*funcList, uint32, error) {
+			return cachedKernelFuncs(cfg.Cache, cfg.path("/"), path)
+		})
+	}
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
@@ -66,9 +70,12 @@ func Live(cfg Config) (*Catalog, error) {
 // out-of-tree module built where pahole found no vmlinux, as DKMS and
 // kbuild against a distribution's headers build them) has its functions
 // listed from the symbol table, which is read only then.
-func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error)) ([]*funcList, error) {
+//
+// kernel lists the functions of the kernel's BTF at a path, as
+// loadBTFFuncs does.
+func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error), kernel func(path string) (*funcList, uint32, error)) ([]*funcList, error) {
 	vmlinux := filepath.Join(btfDir, KernelModule)
-	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
+	kl, strLen, err := kernel(vmlinux)
 	if errors.Is(err, fs.ErrNotExist) {
 		t, err := syms()
 		if err != nil {
