@@ -20,7 +20,7 @@ const module = "github.com/kdtrace/kdtrace/"
 // A path ending in "/..." stands for the package and those below it.
 var stages = [][]string{
 	// The formats and the leaves every stage may use.
-	{"dlang/token", "dlang/diag", "dif", "dof", "internal/mmap", "internal/cachedir", "internal/buildid", "internal/version", "internal/elfobj"},
+	{"dlang/token", "dlang/diag", "dif", "dof", "internal/mmap", "internal/cachedir", "internal/cachefile", "internal/buildid", "internal/version", "internal/elfobj"},
 	// The front end, and D's type model, which declarations build.
 	{"dlang/types", "dlang/ast", "dlang/constant", "dlang/parser", "dlang/printer", "internal/dlang/cpp"},
 	// Debug information (and the client that fetches it) and machine
