@@ -5,9 +5,11 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/kdtrace/kdtrace/internal/debuginfo/dwarfexpr"
 	"github.com/kdtrace/kdtrace/internal/debuginfo/internal/dwarfread"
@@ -113,16 +115,22 @@ func (e *cfiError) Error() string {
 
 func (e *cfiError) Unwrap() error { return e.Err }
 
-// Frames is the call frame information of one image, with an index of
-// its frame descriptions sorted by address. It holds copies of the
-// sections it reads: it needs no Close, and may be used from several
-// goroutines.
+// Frames is the call frame information of one image. It holds copies
+// of the sections it reads, and builds its index of their frame
+// descriptions, sorted by address, on the first lookup that needs it:
+// a kernel's CFA is ORC's, which needs none. It needs no Close, and
+// may be used from several goroutines.
 type Frames struct {
 	path string
 	secs []*cfiSection // .debug_frame, then .eh_frame: the first covering an address wins
 	orc  *orcTable
+
+	once sync.Once
 	fdes []fde   // of all sections, sorted by lo; ties keep secs' order
 	errs []error // damaged entries met while indexing
+	// done releases what the index's building needs of the files (the
+	// image, for .eh_frame's indirect pointers); nil when nothing.
+	done func()
 }
 
 // cfiSection is one .eh_frame or .debug_frame.
@@ -172,15 +180,16 @@ func Open(path string) (*Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ef.Close()
 	f := &Frames{path: path}
-	if err := f.load(ef, true); err != nil {
+	err = f.load(ef, true)
+	if err == nil {
+		err = f.check()
+	}
+	if err != nil {
+		ef.Close()
 		return nil, err
 	}
-	if err := f.check(); err != nil {
-		return nil, err
-	}
-	f.index()
+	f.keep(ef)
 	return f, nil
 }
 
@@ -194,26 +203,45 @@ func OpenImage(image, debug string) (*Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ef.Close()
 	f := &Frames{path: image}
 	if debug != "" && debug != image {
 		dbg, err := elffile.Open(debug)
 		if err != nil {
+			ef.Close()
 			return nil, err
 		}
-		defer dbg.Close()
-		if err := f.load(dbg, false); err != nil {
+		err = f.load(dbg, false)
+		dbg.Close()
+		if err != nil {
+			ef.Close()
 			return nil, err
 		}
 	}
-	if err := f.load(ef, true); err != nil {
+	err = f.load(ef, true)
+	if err == nil {
+		err = f.check()
+	}
+	if err != nil {
+		ef.Close()
 		return nil, err
 	}
-	if err := f.check(); err != nil {
-		return nil, err
-	}
-	f.index()
+	f.keep(ef)
 	return f, nil
+}
+
+// keep leaves the image ef open until the index is built when one of
+// its sections reads it (.eh_frame's indirect pointers), and closes it
+// now otherwise.
+func (f *Frames) keep(ef *elffile.File) {
+	if !slices.ContainsFunc(f.secs, func(s *cfiSection) bool { return s.read != nil }) {
+		ef.Close()
+		return
+	}
+	c := runtime.AddCleanup(f, func(ef *elffile.File) { ef.Close() }, ef)
+	f.done = func() {
+		c.Stop()
+		ef.Close()
+	}
 }
 
 // check reports a file without any call frame information.
@@ -305,19 +333,30 @@ func (f *Frames) load(ef *elffile.File, runtime bool) error {
 	return nil
 }
 
-// index builds the sorted index of FDEs, while the files are open.
+// index builds the sorted index of FDEs, once.
 func (f *Frames) index() {
-	for i, s := range f.secs {
-		if err := s.scan(&f.fdes, i); err != nil {
-			f.errs = append(f.errs, err)
+	f.once.Do(func() {
+		for i, s := range f.secs {
+			if err := s.scan(&f.fdes, i); err != nil {
+				f.errs = append(f.errs, err)
+			}
+			s.read = nil
 		}
-		s.read = nil
-	}
-	slices.SortStableFunc(f.fdes, func(a, b fde) int {
-		if a.lo != b.lo {
-			return cmp.Compare(a.lo, b.lo)
+		if f.done != nil {
+			f.done()
+			f.done = nil
 		}
-		return cmp.Compare(a.rank, b.rank)
+		// An FDE's offset orders those of a section starting at one
+		// address, as they come in it.
+		slices.SortFunc(f.fdes, func(a, b fde) int {
+			if c := cmp.Compare(a.lo, b.lo); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.rank, b.rank); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.off, b.off)
+		})
 	})
 }
 
@@ -370,8 +409,15 @@ func sameCFA(a, b CFARule) bool {
 	return a.Reg == b.Reg && a.Offset == b.Offset
 }
 
-// CFA returns the rule of the canonical frame address at pc.
+// CFA returns the rule of the canonical frame address at pc: Row's.
+// Where ORC has a rule for pc, that is it, and DWARF's tables are not
+// read.
 func (f *Frames) CFA(pc uint64) (CFARule, error) {
+	if f.orc != nil {
+		if o, err := f.orc.row(pc); err == nil {
+			return o.CFA, nil
+		}
+	}
 	r, err := f.Row(pc)
 	if err != nil {
 		return CFARule{}, err
@@ -384,6 +430,7 @@ func (f *Frames) CFA(pc uint64) (CFARule, error) {
 // starting at the same address. FDEs rarely overlap, so the search back
 // is short.
 func (f *Frames) find(pc uint64) *fde {
+	f.index()
 	i := sort.Search(len(f.fdes), func(i int) bool { return f.fdes[i].lo > pc })
 	for j := i - 1; j >= 0 && j >= i-16; j-- {
 		k := j

@@ -209,6 +209,7 @@ func compareFrames(t *testing.T, file string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.index()
 	if len(f.errs) > 0 {
 		t.Errorf("indexing: %v", errors.Join(f.errs...))
 	}
@@ -375,7 +376,8 @@ func TestFramesKernel(t *testing.T) {
 	if f.orc == nil {
 		t.Fatal("no ORC tables")
 	}
-	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), len(f.orc.ips), time.Since(start))
+	f.index()
+	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), f.orc.len(), time.Since(start))
 	ef, err := elffile.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -737,7 +739,7 @@ func TestORC(t *testing.T) {
 				ips = binary.LittleEndian.AppendUint32(ips, uint32(int32(int64(e.ip)-int64(base+4*i))))
 				entries = append(entries, e.e...)
 			}
-			o, err := decodeORC(ips, entries, base, newLayout)
+			o, err := newORC(ips, entries, base, newLayout)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -772,7 +774,7 @@ func TestORC(t *testing.T) {
 			}
 		})
 	}
-	if _, err := decodeORC(make([]byte, 8), make([]byte, 6), 0, false); err == nil {
+	if _, err := newORC(make([]byte, 8), make([]byte, 6), 0, false); err == nil {
 		t.Error("no error for 2 addresses and 1 entry")
 	}
 }
@@ -781,14 +783,14 @@ func FuzzORC(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 8, 0, 0, 0, 5, 0}, uint64(0), false)
 	f.Fuzz(func(t *testing.T, data []byte, pc uint64, newLayout bool) {
 		n := len(data) / 10
-		o, err := decodeORC(data[:4*n], data[4*n:10*n], 0x1000, newLayout)
+		o, err := newORC(data[:4*n], data[4*n:10*n], 0x1000, newLayout)
 		if err != nil {
 			t.Fatal(err) // sizes agree by construction
 		}
 		f := &Frames{path: "orc", orc: o}
 		f.Row(pc)
-		for _, ip := range o.ips {
-			f.Row(ip)
+		for i := range o.len() {
+			f.Row(o.ip(i))
 		}
 	})
 }
@@ -1024,7 +1026,7 @@ func TestFramesModule(t *testing.T) {
 			t.Errorf("%s at %#x: CFA %v from %s, want r7+8", s.Name, s.Value, r.CFA, r.Source)
 		}
 	}
-	t.Logf("%s: %d ORC entries, %d functions, %d without a frame", path, len(f.orc.ips), n, none)
+	t.Logf("%s: %d ORC entries, %d functions, %d without a frame", path, f.orc.len(), n, none)
 	if n == 0 || none > n/100 {
 		t.Errorf("%d of %d function entries have no frame", none, n)
 	}
@@ -1152,6 +1154,7 @@ func TestFramesEhFrameHdr(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			f.index()
 			n := 0
 			for _, d := range f.fdes {
 				if !d.sec.eh {
