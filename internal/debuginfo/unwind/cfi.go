@@ -115,11 +115,12 @@ func (e *cfiError) Error() string {
 
 func (e *cfiError) Unwrap() error { return e.Err }
 
-// Frames is the call frame information of one image. It holds copies
-// of the sections it reads, and builds its index of their frame
-// descriptions, sorted by address, on the first lookup that needs it:
-// a kernel's CFA is ORC's, which needs none. It needs no Close, and
-// may be used from several goroutines.
+// Frames is the call frame information of one image. It reads its
+// files where they are mapped: ORC in place, and the sections of frame
+// descriptions, copied, when the first lookup that needs them builds
+// their index (a kernel's CFA is ORC's, which needs none). It needs no
+// Close: the files are closed when nothing uses them any more. It may
+// be used from several goroutines.
 type Frames struct {
 	path string
 	secs []*cfiSection // .debug_frame, then .eh_frame: the first covering an address wins
@@ -128,17 +129,51 @@ type Frames struct {
 	once sync.Once
 	fdes []fde   // of all sections, sorted by lo; ties keep secs' order
 	errs []error // damaged entries met while indexing
-	// done releases what the index's building needs of the files (the
-	// image, for .eh_frame's indirect pointers); nil when nothing.
-	done func()
+}
+
+// files are the open files whose mappings the tables read. A cleanup
+// closes them when the last table that holds them goes.
+type files struct {
+	efs []*elffile.File
+}
+
+func openFiles() *files { return &files{} }
+
+// open opens the ELF file at path into fs.
+func (fs *files) open(path string) (*elffile.File, error) {
+	ef, err := elffile.Open(path)
+	if err == nil {
+		fs.efs = append(fs.efs, ef)
+	}
+	return ef, err
+}
+
+// close closes the files now, for an error.
+func (fs *files) close() {
+	closeAll(fs.efs)
+}
+
+// release leaves the files to be closed by a cleanup once unreachable.
+func (fs *files) release() {
+	runtime.AddCleanup(fs, closeAll, fs.efs)
+}
+
+func closeAll(efs []*elffile.File) {
+	for _, ef := range efs {
+		ef.Close()
+	}
 }
 
 // cfiSection is one .eh_frame or .debug_frame.
 type cfiSection struct {
 	name string
-	data []byte
-	eh   bool   // .eh_frame's format: CIE id 0, CIE pointers relative, pointer encodings
-	addr uint64 // the section's address, the base of pcrel pointers
+	// data is the section's contents: in the file's mapping until the
+	// index is built, which copies them, since rows keep parts of them
+	// (the blocks of expressions).
+	data  []byte
+	files *files // which data may be in
+	eh    bool   // .eh_frame's format: CIE id 0, CIE pointers relative, pointer encodings
+	addr  uint64 // the section's address, the base of pcrel pointers
 	// addrSize is the size of an address: the ELF class's, or a
 	// version 4 CIE's.
 	addrSize int
@@ -176,21 +211,7 @@ type fde struct {
 
 // Open reads the call frame information of the ELF file at path.
 func Open(path string) (*Frames, error) {
-	ef, err := elffile.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	f := &Frames{path: path}
-	err = f.load(ef, true)
-	if err == nil {
-		err = f.check()
-	}
-	if err != nil {
-		ef.Close()
-		return nil, err
-	}
-	f.keep(ef)
-	return f, nil
+	return OpenImage(path, "")
 }
 
 // OpenImage reads an image's call frame information: .debug_frame from
@@ -199,49 +220,38 @@ func Open(path string) (*Frames, error) {
 // file keeps only empty copies of those). Each call reads the files
 // again: callers keep the result.
 func OpenImage(image, debug string) (*Frames, error) {
-	ef, err := elffile.Open(image)
+	fs := openFiles()
+	f, err := openImage(fs, image, debug)
+	if err != nil {
+		fs.close()
+		return nil, err
+	}
+	fs.release()
+	return f, nil
+}
+
+func openImage(fs *files, image, debug string) (*Frames, error) {
+	ef, err := fs.open(image)
 	if err != nil {
 		return nil, err
 	}
 	f := &Frames{path: image}
 	if debug != "" && debug != image {
-		dbg, err := elffile.Open(debug)
+		dbg, err := fs.open(debug)
 		if err != nil {
-			ef.Close()
 			return nil, err
 		}
-		err = f.load(dbg, false)
-		dbg.Close()
-		if err != nil {
-			ef.Close()
+		if err := f.load(fs, dbg, false); err != nil {
 			return nil, err
 		}
 	}
-	err = f.load(ef, true)
-	if err == nil {
-		err = f.check()
-	}
-	if err != nil {
-		ef.Close()
+	if err := f.load(fs, ef, true); err != nil {
 		return nil, err
 	}
-	f.keep(ef)
+	if err := f.check(); err != nil {
+		return nil, err
+	}
 	return f, nil
-}
-
-// keep leaves the image ef open until the index is built when one of
-// its sections reads it (.eh_frame's indirect pointers), and closes it
-// now otherwise.
-func (f *Frames) keep(ef *elffile.File) {
-	if !slices.ContainsFunc(f.secs, func(s *cfiSection) bool { return s.read != nil }) {
-		ef.Close()
-		return
-	}
-	c := runtime.AddCleanup(f, func(ef *elffile.File) { ef.Close() }, ef)
-	f.done = func() {
-		c.Stop()
-		ef.Close()
-	}
 }
 
 // check reports a file without any call frame information.
@@ -255,7 +265,7 @@ func (f *Frames) check() error {
 // load adds the file's .debug_frame and, when runtime is set, its
 // .eh_frame and ORC tables. A section already loaded from another file
 // is not read again.
-func (f *Frames) load(ef *elffile.File, runtime bool) error {
+func (f *Frames) load(fs *files, ef *elffile.File, runtime bool) error {
 	var text, got uint64
 	for i, s := range ef.F.Sections {
 		switch s.Name {
@@ -300,7 +310,7 @@ func (f *Frames) load(ef *elffile.File, runtime bool) error {
 				return fmt.Errorf("%s: relocating %s: %w", ef.Path, s.Name, err)
 			}
 		}
-		cs := &cfiSection{name: name, data: slices.Clone(d), eh: name == ".eh_frame",
+		cs := &cfiSection{name: name, data: d, files: fs, eh: name == ".eh_frame",
 			addr: ef.Addrs[i], addrSize: 8, text: text, got: got}
 		if ef.F.Class == elf.ELFCLASS32 {
 			cs.addrSize = 4
@@ -324,7 +334,7 @@ func (f *Frames) load(ef *elffile.File, runtime bool) error {
 		return 1
 	})
 	if runtime && f.orc == nil {
-		o, err := loadORC(ef)
+		o, err := loadORC(fs, ef)
 		if err != nil {
 			return err
 		}
@@ -337,14 +347,13 @@ func (f *Frames) load(ef *elffile.File, runtime bool) error {
 func (f *Frames) index() {
 	f.once.Do(func() {
 		for i, s := range f.secs {
+			s.data = slices.Clone(s.data)
 			if err := s.scan(&f.fdes, i); err != nil {
 				f.errs = append(f.errs, err)
 			}
 			s.read = nil
-		}
-		if f.done != nil {
-			f.done()
-			f.done = nil
+			runtime.KeepAlive(s.files)
+			s.files = nil
 		}
 		// An FDE's offset orders those of a section starting at one
 		// address, as they come in it.

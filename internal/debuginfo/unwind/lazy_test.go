@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	gocmp "github.com/google/go-cmp/cmp"
@@ -284,7 +285,7 @@ func TestFramesLazyKernel(t *testing.T) {
 }
 
 // TestFramesLazy checks that opening a program's frames reads no FDE,
-// and that the first lookup indexes them all.
+// and that the first lookup copies the sections and indexes them all.
 func TestFramesLazy(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
@@ -300,8 +301,16 @@ func TestFramesLazy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.fdes != nil || f.done == nil {
-		t.Fatalf("Open indexed %d FDEs; the image is kept open: %v", len(f.fdes), f.done != nil)
+	mapped := func() (n int) {
+		for _, s := range f.secs {
+			if s.files != nil {
+				n++
+			}
+		}
+		return n
+	}
+	if f.fdes != nil || mapped() != len(f.secs) {
+		t.Fatalf("Open indexed %d FDEs, and copied %d of %d sections", len(f.fdes), len(f.secs)-mapped(), len(f.secs))
 	}
 	want := 0
 	for _, fdes := range readelfFrames(t, prog) {
@@ -314,7 +323,48 @@ func TestFramesLazy(t *testing.T) {
 	if _, err := f.CFA(0); !errors.Is(err, ErrNoFrame) {
 		t.Errorf("CFA(0): %v", err)
 	}
-	if len(f.fdes) != want || f.done != nil {
-		t.Errorf("after a lookup: %d FDEs indexed, readelf prints %d; the image is kept open: %v", len(f.fdes), want, f.done != nil)
+	if len(f.fdes) != want || mapped() != 0 {
+		t.Errorf("after a lookup: %d FDEs indexed, readelf prints %d; %d sections left in the mapping", len(f.fdes), want, mapped())
 	}
+}
+
+// TestFramesConcurrent looks up every FDE's rows from several
+// goroutines at once on frames just opened, whose index the first
+// lookup builds, and compares them with one goroutine's.
+func TestFramesConcurrent(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the fixture's assembly is amd64's")
+	}
+	gcctest.Need(t, "gcc")
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "cfi")
+	gcctest.Run(t, "", "gcc", "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+	want, err := Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want.index()
+	f, err := Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for _, d := range want.fdes {
+				for pc := d.lo; pc < d.hi; pc += max(1, (d.hi-d.lo)/16) {
+					w, werr := want.Row(pc)
+					g, gerr := f.Row(pc)
+					if !sameRow(w, g) || errString(werr) != errString(gerr) {
+						t.Errorf("%#x: %v, %v; one goroutine's %v, %v", pc, g, gerr, w, werr)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

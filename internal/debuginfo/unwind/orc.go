@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -67,6 +68,7 @@ type orcEntry struct {
 // compile does not decode a kernel's 400,000 entries for one address.
 type orcTable struct {
 	ips, ents []byte // .orc_unwind_ip, relocated, and .orc_unwind: 4 and 6 bytes an entry
+	files     *files // whose mappings ips and ents may be in
 	base      uint64 // the address of .orc_unwind_ip
 	newLayout bool
 
@@ -79,9 +81,8 @@ type orcTable struct {
 	decoded atomic.Int64
 }
 
-// loadORC reads the file's ORC tables; nil when it has none. The
-// tables are copied: the file is closed after.
-func loadORC(ef *elffile.File) (*orcTable, error) {
+// loadORC reads the file's ORC tables, in fs; nil when it has none.
+func loadORC(fs *files, ef *elffile.File) (*orcTable, error) {
 	ipSec, entSec := ef.F.Section(".orc_unwind_ip"), ef.F.Section(".orc_unwind")
 	if ipSec == nil || entSec == nil || ipSec.Type == elf.SHT_NOBITS || entSec.Type == elf.SHT_NOBITS {
 		return nil, nil
@@ -106,7 +107,11 @@ func loadORC(ef *elffile.File) (*orcTable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ef.Path, err)
 	}
-	return newORC(slices.Clone(ipData), slices.Clone(entData), ef.Addrs[ipIdx], newLayout)
+	t, err := newORC(ipData, entData, ef.Addrs[ipIdx], newLayout)
+	if t != nil {
+		t.files = fs
+	}
+	return t, err
 }
 
 // newORC makes the table of .orc_unwind_ip, at address base, and
@@ -124,20 +129,18 @@ func (t *orcTable) len() int { return len(t.ips) / 4 }
 
 // ip returns the address of entry i, an index into the tables.
 func (t *orcTable) ip(i int) uint64 {
-	return t.base + uint64(4*i) + uint64(int64(int32(binary.LittleEndian.Uint32(t.ips[4*i:]))))
+	v := t.base + uint64(4*i) + uint64(int64(int32(binary.LittleEndian.Uint32(t.ips[4*i:]))))
+	runtime.KeepAlive(t) // and its files, mapped
+	return v
 }
 
 // weak reports whether entry i is a weak section terminator: no rule,
 // and not the end of a stack.
 func (t *orcTable) weak(i int) bool {
-	d := t.ents[6*i:]
-	if d[4]&0x0f != orcRegUndefined {
-		return false
-	}
-	if t.newLayout {
-		return d[5]&7 != 1
-	}
-	return d[5]&4 == 0
+	d := t.ents[6*i : 6*i+6 : 6*i+6]
+	w := d[4]&0x0f == orcRegUndefined && (t.newLayout && d[5]&7 != 1 || !t.newLayout && d[5]&4 == 0)
+	runtime.KeepAlive(t)
+	return w
 }
 
 // entry decodes entry i.
@@ -162,6 +165,7 @@ func (t *orcTable) entry(i int) orcEntry {
 	} else {
 		e.typ, e.end = d[5]&3, d[5]&4 != 0
 	}
+	runtime.KeepAlive(t)
 	return e
 }
 
