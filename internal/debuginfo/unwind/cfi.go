@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -127,8 +128,8 @@ type Frames struct {
 	orc  *orcTable
 
 	once sync.Once
-	fdes []fde   // of all sections, sorted by lo; ties keep secs' order
-	errs []error // damaged entries met while indexing
+	fdes []fdeRef // of all sections, sorted by lo; ties keep secs' order
+	errs []error  // damaged entries met while indexing
 }
 
 // files are the open files whose mappings the tables read. A cleanup
@@ -199,14 +200,25 @@ type cie struct {
 	ins       []byte // the initial instructions
 }
 
-// fde is a frame description entry of the index.
+// fde is a frame description entry, decoded.
 type fde struct {
 	lo, hi uint64
 	sec    *cfiSection
 	cie    *cie
 	off    int    // of the entry
-	rank   int    // of its section in Frames.secs
 	ins    []byte // the instructions
+}
+
+// fdeRef is an FDE of the index: where it is, to decode it again when a
+// lookup needs its rows. It holds no pointers, so that the index of a
+// kernel's 50,000 FDEs grows and sorts without the collector's write
+// barriers, which took half its time.
+type fdeRef struct {
+	lo, hi   uint64
+	off      uint32 // of the entry in its section
+	cie      uint32 // of its CIE
+	ins, end uint32 // of its instructions
+	rank     uint32 // of its section in Frames.secs
 }
 
 // Open reads the call frame information of the ELF file at path.
@@ -355,18 +367,34 @@ func (f *Frames) index() {
 			runtime.KeepAlive(s.files)
 			s.files = nil
 		}
-		// An FDE's offset orders those of a section starting at one
-		// address, as they come in it.
-		slices.SortFunc(f.fdes, func(a, b fde) int {
-			if c := cmp.Compare(a.lo, b.lo); c != 0 {
-				return c
-			}
-			if c := cmp.Compare(a.rank, b.rank); c != 0 {
-				return c
-			}
-			return cmp.Compare(a.off, b.off)
-		})
+		f.fdes = sortFDEs(f.fdes)
 	})
+}
+
+// sortFDEs sorts the FDEs by address, those of one address keeping the
+// order they were found in (by section, then offset). It sorts their
+// addresses and places, then moves the entries once: three times faster
+// than sorting the entries.
+func sortFDEs(fdes []fdeRef) []fdeRef {
+	type key struct {
+		lo uint64
+		i  uint32
+	}
+	keys := make([]key, len(fdes))
+	for i, d := range fdes {
+		keys[i] = key{d.lo, uint32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.lo, b.lo); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	sorted := make([]fdeRef, len(fdes))
+	for i, k := range keys {
+		sorted[i] = fdes[k.i]
+	}
+	return sorted
 }
 
 // Row returns the call frame information at pc, an address of the image
@@ -383,8 +411,11 @@ func (f *Frames) Row(pc uint64) (*Row, error) {
 	wrap := func(err error) error { return fmt.Errorf("%s: %#x: %w", f.path, pc, err) }
 	var dw *Row
 	var dwErr error
-	if d := f.find(pc); d != nil {
-		dw, dwErr = d.row(pc)
+	if r := f.find(pc); r != nil {
+		var d *fde
+		if d, dwErr = f.entry(r); dwErr == nil {
+			dw, dwErr = d.row(pc)
+		}
 	}
 	if f.orc != nil {
 		o, err := f.orc.row(pc)
@@ -438,7 +469,7 @@ func (f *Frames) CFA(pc uint64) (CFARule, error) {
 // the nearest that reaches past it, in section order among those
 // starting at the same address. FDEs rarely overlap, so the search back
 // is short.
-func (f *Frames) find(pc uint64) *fde {
+func (f *Frames) find(pc uint64) *fdeRef {
 	f.index()
 	i := sort.Search(len(f.fdes), func(i int) bool { return f.fdes[i].lo > pc })
 	for j := i - 1; j >= 0 && j >= i-16; j-- {
@@ -454,6 +485,16 @@ func (f *Frames) find(pc uint64) *fde {
 		j = k
 	}
 	return nil
+}
+
+// entry decodes the FDE r again, as the index found it.
+func (f *Frames) entry(r *fdeRef) (*fde, error) {
+	s := f.secs[r.rank]
+	c, err := s.decodeCIE(int(r.cie))
+	if err != nil {
+		return nil, &cfiError{s.name, int(r.cie), "CIE", err} // decoded when indexed: no error then
+	}
+	return &fde{lo: r.lo, hi: r.hi, sec: s, cie: c, off: int(r.off), ins: s.data[r.ins:r.end]}, nil
 }
 
 // Pointer encodings, DW_EH_PE_*.
@@ -554,7 +595,7 @@ func (s *cfiSection) pointer(b *dwarfread.Buf, enc uint8, addrSize int, rel bool
 // A damaged FDE is skipped; a damaged length stops the walk, since the
 // next entry cannot be found. The errors are the first few met, and
 // how many more there were.
-func (s *cfiSection) scan(out *[]fde, rank int) error {
+func (s *cfiSection) scan(out *[]fdeRef, rank int) error {
 	cies := map[int]cieResult{}
 	var errs []error
 	more := 0
@@ -571,6 +612,21 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 		}
 		return errors.Join(errs...)
 	}
+	if uint64(len(s.data)) > math.MaxUint32 {
+		return &cfiError{s.name, 0, "section", fmt.Errorf("%d bytes: more than the index's 4 GB", len(s.data))}
+	}
+	// The entries are counted first: growing the index as they were
+	// decoded copied it a dozen times.
+	n := 0
+	for pos := 0; pos < len(s.data); n++ {
+		b := dwarfread.Buf{Data: s.data, Pos: pos}
+		l, _ := b.UnitLength()
+		if b.Err != nil || l > uint64(len(s.data)-b.Pos) {
+			break
+		}
+		pos = b.Pos + int(l)
+	}
+	*out = slices.Grow(*out, n)
 	for pos := 0; pos < len(s.data); {
 		b := dwarfread.Buf{Data: s.data, Pos: pos}
 		n, dwarf64 := b.UnitLength()
@@ -605,11 +661,11 @@ func (s *cfiSection) scan(out *[]fde, rank int) error {
 			}
 		default:
 			d, err := s.fde(cies, pos, &e, idAt, id)
-			d.rank = rank
 			if err != nil {
 				fail(err)
 			} else if d.hi > d.lo {
-				*out = append(*out, d)
+				*out = append(*out, fdeRef{lo: d.lo, hi: d.hi, off: uint32(pos), cie: uint32(d.cie.off),
+					ins: uint32(end - len(d.ins)), end: uint32(end), rank: uint32(rank)})
 			}
 		}
 		pos = end

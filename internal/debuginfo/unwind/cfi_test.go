@@ -238,9 +238,9 @@ func compareFrames(t *testing.T, file string) int {
 		// One section at a time: the other may describe the same code.
 		one := &Frames{path: f.path, secs: []*cfiSection{s}}
 		one.index()
-		byOff := map[int]*fde{}
+		byOff := map[int]*fdeRef{}
 		for i := range one.fdes {
-			byOff[one.fdes[i].off] = &one.fdes[i]
+			byOff[int(one.fdes[i].off)] = &one.fdes[i]
 		}
 		for _, w := range fdes {
 			if w.hi <= w.lo {
@@ -420,7 +420,10 @@ func TestFramesKernel(t *testing.T) {
 	// DWARF against ORC, every third byte of every tenth FDE.
 	agree, differ := 0, 0
 	for i := 0; i < len(f.fdes); i += 10 {
-		d := &f.fdes[i]
+		d, err := f.entry(&f.fdes[i])
+		if err != nil {
+			t.Fatal(err)
+		}
 		for pc := d.lo; pc < d.hi; pc += 3 {
 			r, err := d.row(pc)
 			if err != nil {
@@ -941,8 +944,8 @@ func TestFramesFiles(t *testing.T) {
 	}
 }
 
-// BenchmarkFramesKernel measures reading a kernel's tables and a lookup
-// at the middle of each function.
+// BenchmarkFramesKernel measures opening a kernel's tables, indexing
+// its FDEs, and a lookup at the middle of each function.
 func BenchmarkFramesKernel(b *testing.B) {
 	path, ok := guest.CachedDebug()
 	if !ok {
@@ -962,6 +965,15 @@ func BenchmarkFramesKernel(b *testing.B) {
 			if _, err := Open(path); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			f, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.index()
 		}
 	})
 	f, err := Open(path)
@@ -1157,11 +1169,11 @@ func TestFramesEhFrameHdr(t *testing.T) {
 			f.index()
 			n := 0
 			for _, d := range f.fdes {
-				if !d.sec.eh {
+				if !f.secs[d.rank].eh {
 					continue
 				}
 				n++
-				if lo, ok := table[d.off]; !ok || lo != d.lo {
+				if lo, ok := table[int(d.off)]; !ok || lo != d.lo {
 					t.Errorf("FDE at %#x for [%#x, %#x): .eh_frame_hdr has %#x, %v", d.off, d.lo, d.hi, lo, ok)
 				}
 			}
