@@ -117,15 +117,17 @@ func (e *cfiError) Error() string {
 func (e *cfiError) Unwrap() error { return e.Err }
 
 // Frames is the call frame information of one image. It reads its
-// files where they are mapped: ORC in place, and the sections of frame
-// descriptions, copied, when the first lookup that needs them builds
-// their index (a kernel's CFA is ORC's, which needs none). It needs no
-// Close: the files are closed when nothing uses them any more. It may
-// be used from several goroutines.
+// files where they are mapped: ORC and .eh_frame_hdr in place, and the
+// sections of frame descriptions, copied, when the first lookup that
+// needs them builds their index (a kernel's CFA is ORC's, and a
+// program's FDEs are found through .eh_frame_hdr, which need none). It
+// needs no Close: the files are closed when nothing uses them any
+// more. It may be used from several goroutines.
 type Frames struct {
 	path string
 	secs []*cfiSection // .debug_frame, then .eh_frame: the first covering an address wins
 	orc  *orcTable
+	hdr  *ehHdr // of .eh_frame when it is the only section
 
 	once sync.Once
 	fdes []fdeRef // of all sections, sorted by lo; ties keep secs' order
@@ -207,6 +209,7 @@ type fde struct {
 	cie    *cie
 	off    int    // of the entry
 	ins    []byte // the instructions
+	insAt  int    // their offset in the section
 }
 
 // fdeRef is an FDE of the index: where it is, to decode it again when a
@@ -262,6 +265,9 @@ func openImage(fs *files, image, debug string) (*Frames, error) {
 	}
 	if err := f.check(); err != nil {
 		return nil, err
+	}
+	if len(f.secs) == 1 && f.secs[0].eh {
+		f.hdr = loadHdr(ef, f.secs[0])
 	}
 	return f, nil
 }
@@ -465,26 +471,42 @@ func (f *Frames) CFA(pc uint64) (CFARule, error) {
 	return r.CFA, nil
 }
 
-// find returns the FDE covering pc: of those starting at or below it,
-// the nearest that reaches past it, in section order among those
-// starting at the same address. FDEs rarely overlap, so the search back
-// is short.
+// find returns the FDE covering pc, through .eh_frame_hdr where the
+// image has it, else through the index.
 func (f *Frames) find(pc uint64) *fdeRef {
+	if f.hdr != nil {
+		return f.findHdr(pc)
+	}
 	f.index()
-	i := sort.Search(len(f.fdes), func(i int) bool { return f.fdes[i].lo > pc })
+	return findIn(f.fdes, pc)
+}
+
+// findIn returns the FDE of fdes, sorted, covering pc: of those starting
+// at or below it, the nearest that reaches past it, in section order
+// among those starting at the same address. FDEs rarely overlap, so the
+// search back is short: 16 entries, and those starting where the last
+// does.
+func findIn(fdes []fdeRef, pc uint64) *fdeRef {
+	i := sort.Search(len(fdes), func(i int) bool { return fdes[i].lo > pc })
 	for j := i - 1; j >= 0 && j >= i-16; j-- {
 		k := j
-		for k > 0 && f.fdes[k-1].lo == f.fdes[j].lo {
+		for k > 0 && fdes[k-1].lo == fdes[j].lo {
 			k--
 		}
 		for m := k; m <= j; m++ {
-			if pc < f.fdes[m].hi {
-				return &f.fdes[m]
+			if pc < fdes[m].hi {
+				return &fdes[m]
 			}
 		}
 		j = k
 	}
 	return nil
+}
+
+// ref returns where d is, in the section of rank rank.
+func (d *fde) ref(rank int) fdeRef {
+	return fdeRef{lo: d.lo, hi: d.hi, off: uint32(d.off), cie: uint32(d.cie.off),
+		ins: uint32(d.insAt), end: uint32(d.insAt + len(d.ins)), rank: uint32(rank)}
 }
 
 // entry decodes the FDE r again, as the index found it.
@@ -494,7 +516,13 @@ func (f *Frames) entry(r *fdeRef) (*fde, error) {
 	if err != nil {
 		return nil, &cfiError{s.name, int(r.cie), "CIE", err} // decoded when indexed: no error then
 	}
-	return &fde{lo: r.lo, hi: r.hi, sec: s, cie: c, off: int(r.off), ins: s.data[r.ins:r.end]}, nil
+	d := &fde{lo: r.lo, hi: r.hi, sec: s, cie: c, off: int(r.off), ins: s.data[r.ins:r.end], insAt: int(r.ins)}
+	if s.files != nil {
+		// The section is still where the file is mapped: rows keep
+		// parts of the instructions.
+		c.ins, d.ins = slices.Clone(c.ins), slices.Clone(d.ins)
+	}
+	return d, nil
 }
 
 // Pointer encodings, DW_EH_PE_*.
@@ -664,8 +692,7 @@ func (s *cfiSection) scan(out *[]fdeRef, rank int) error {
 			if err != nil {
 				fail(err)
 			} else if d.hi > d.lo {
-				*out = append(*out, fdeRef{lo: d.lo, hi: d.hi, off: uint32(pos), cie: uint32(d.cie.off),
-					ins: uint32(end - len(d.ins)), end: uint32(end), rank: uint32(rank)})
+				*out = append(*out, d.ref(rank))
 			}
 		}
 		pos = end
@@ -839,7 +866,7 @@ func (s *cfiSection) fde(cies map[int]cieResult, off int, b *dwarfread.Buf, idAt
 	if b.Err != nil {
 		return fde{}, &cfiError{s.name, off, "FDE", b.Err}
 	}
-	d.ins = b.Data[b.Pos:]
+	d.ins, d.insAt = b.Data[b.Pos:], b.Pos
 	return d, nil
 }
 

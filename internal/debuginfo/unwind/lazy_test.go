@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -330,7 +331,8 @@ func TestFramesLazy(t *testing.T) {
 
 // TestFramesConcurrent looks up every FDE's rows from several
 // goroutines at once on frames just opened, whose index the first
-// lookup builds, and compares them with one goroutine's.
+// lookup builds (or which search .eh_frame_hdr, for a program without
+// .debug_frame), and compares them with one goroutine's.
 func TestFramesConcurrent(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the fixture's assembly is amd64's")
@@ -340,31 +342,124 @@ func TestFramesConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog := filepath.Join(t.TempDir(), "cfi")
-	gcctest.Run(t, "", "gcc", "-O2", "-g", "-o", prog, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
-	want, err := Open(prog)
+	dir := t.TempDir()
+	withDebugFrame, ehOnly := filepath.Join(dir, "cfi"), filepath.Join(dir, "eh")
+	gcctest.Run(t, "", "gcc", "-O2", "-g", "-o", withDebugFrame, filepath.Join(src, "cfi.c"), filepath.Join(src, "cfi.s"))
+	gcctest.Run(t, "", "gcc", "-O2", "-g", "-o", ehOnly, filepath.Join(src, "cfi.c"))
+	for _, prog := range []string{withDebugFrame, ehOnly} {
+		want, err := Open(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.hdr = nil
+		want.index()
+		f, err := Open(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (f.hdr != nil) != (prog == ehOnly) {
+			t.Fatalf("%s: .eh_frame_hdr read: %v", prog, f.hdr != nil)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for _, d := range want.fdes {
+					for pc := d.lo; pc < d.hi; pc += max(1, (d.hi-d.lo)/16) {
+						w, werr := want.Row(pc)
+						g, gerr := f.Row(pc)
+						if !sameRow(w, g) || errString(werr) != errString(gerr) {
+							t.Errorf("%#x: %v, %v; one goroutine's %v, %v", pc, g, gerr, w, werr)
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// TestFramesHdrLookups checks the lookups through .eh_frame_hdr against
+// the index's at the first, middle and last address of every FDE and
+// just past it, in programs built here and the system's libc and
+// nodejs, and counts the FDEs a lookup decodes.
+func TestFramesHdrLookups(t *testing.T) {
+	src, err := filepath.Abs("testdata/cfi.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want.index()
-	f, err := Open(prog)
-	if err != nil {
-		t.Fatal(err)
+	type file struct {
+		path  string
+		built bool // a program built here, which must have .eh_frame_hdr
 	}
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for _, d := range want.fdes {
-				for pc := d.lo; pc < d.hi; pc += max(1, (d.hi-d.lo)/16) {
-					w, werr := want.Row(pc)
+	var files []file
+	for _, cc := range []string{"gcc", "clang"} {
+		if _, err := exec.LookPath(cc); err == nil {
+			prog := filepath.Join(t.TempDir(), cc)
+			gcctest.Run(t, "", cc, "-O2", "-g", "-o", prog, src)
+			files = append(files, file{prog, true})
+		}
+	}
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/node"} {
+		if _, err := os.Stat(p); err == nil && !testing.Short() {
+			files = append(files, file{path: p})
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no gcc, clang, libc or nodejs")
+	}
+	for _, fl := range files {
+		t.Run(filepath.Base(fl.path), func(t *testing.T) {
+			f, err := Open(fl.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.hdr == nil {
+				if fl.built {
+					t.Fatal("no .eh_frame_hdr read")
+				}
+				t.Skip("no .eh_frame_hdr read")
+			}
+			full, err := Open(fl.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full.hdr = nil
+			full.index()
+			if len(full.errs) > 0 {
+				t.Fatal(errors.Join(full.errs...))
+			}
+			step := max(1, len(full.fdes)/20000)
+			checked, most := 0, int64(0)
+			inside, insideDecoded := 0, int64(0) // lookups inside an FDE
+			for i := 0; i < len(full.fdes); i += step {
+				d := full.fdes[i]
+				for j, pc := range []uint64{d.lo, d.lo + (d.hi-d.lo)/2, d.hi - 1, d.hi} {
+					checked++
+					before := f.hdr.decoded.Load()
 					g, gerr := f.Row(pc)
+					n := f.hdr.decoded.Load() - before
+					most = max(most, n)
+					if j < 3 {
+						inside++
+						insideDecoded += n
+					}
+					w, werr := full.Row(pc)
 					if !sameRow(w, g) || errString(werr) != errString(gerr) {
-						t.Errorf("%#x: %v, %v; one goroutine's %v, %v", pc, g, gerr, w, werr)
-						return
+						t.Fatalf("%#x: through .eh_frame_hdr %v, %v; the index's %v, %v", pc, g, gerr, w, werr)
 					}
 				}
 			}
+			if len(f.fdes) != 0 {
+				t.Errorf("lookups through .eh_frame_hdr indexed %d FDEs", len(f.fdes))
+			}
+			// find looks 16 FDEs back, and at those of the 16th's
+			// address; the FDE holding an address is the first.
+			if most > 20 || float64(insideDecoded) > 1.01*float64(inside) {
+				t.Errorf("a lookup decoded %d FDEs at most; %d lookups inside FDEs decoded %d", most, inside, insideDecoded)
+			}
+			t.Logf("%d of %d FDEs, %d addresses checked; %d FDEs decoded for %d lookups inside them, at most %d for one past them",
+				len(full.fdes)/step, len(full.fdes), checked, insideDecoded, inside, most)
 		})
 	}
-	wg.Wait()
 }
