@@ -76,7 +76,9 @@ import (
 // ("long unsigned int" from gcc, "unsigned long" from clang), and
 // LookupType finds integer types by any of C's spellings. Types are
 // converted on demand and memoised, so that the same name always gives
-// the same Go pointer. A Types may be used from several goroutines.
+// the same Go pointer. A Types may be used from several goroutines; the
+// types it returns, whose structs load their members when first asked
+// for, by one goroutine at a time, as package types says.
 type Types struct {
 	name string
 	file string // the debug file
