@@ -3,6 +3,7 @@ package dwarftypes
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -646,4 +647,30 @@ func TestTypesLazyVmlinux(t *testing.T) {
 		t.Errorf("struct file's f_op is %v", m.Type)
 	}
 	t.Logf("%d DIEs converted with struct file's members", len(ty.conv.memo))
+}
+
+// TestTypesContained checks the check of a struct's members loaded:
+// one holding, through a typedef and an array, a struct whose members
+// are loading (a struct containing itself, as only malformed DWARF
+// describes) fails, and one whose member struct fails to load fails
+// with its error.
+func TestTypesContained(t *testing.T) {
+	fx := buildTypeFixture(t, "gcc", nil)
+	ty := testTypes(t, fx.prog)
+	outer := &types.Struct{Name: "outer"}
+	ty.conv.loading[outer] = true
+	ms := []types.Member{{Name: "i", Type: types.IntType}, {Name: "a", Type: &types.Typedef{Name: "t", Type: &types.Array{Len: 2, Elem: outer}}}}
+	if err := ty.checkContained(0x10, ms); err == nil || !strings.Contains(err.Error(), "type at 0x10 contains itself") {
+		t.Errorf("a member holding a struct being loaded: %v", err)
+	}
+	delete(ty.conv.loading, outer)
+	broken := &types.Struct{Name: "broken"}
+	broken.LoadMembers(func() ([]types.Member, error) { return nil, errors.New("unreadable") })
+	ms = []types.Member{{Name: "b", Type: &types.Qualified{Qual: types.Const, Type: broken}}, {Name: "p", Type: &types.Pointer{Elem: outer}}}
+	if err := ty.checkContained(0x10, ms); err == nil || err.Error() != "unreadable" {
+		t.Errorf("a member struct that fails to load: %v", err)
+	}
+	if err := ty.checkContained(0x10, ms[1:]); err != nil {
+		t.Errorf("a pointer to a struct: %v", err)
+	}
 }
