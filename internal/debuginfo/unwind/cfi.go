@@ -521,6 +521,7 @@ func (f *Frames) entry(r *fdeRef) (*fde, error) {
 		// The section is still where the file is mapped: rows keep
 		// parts of the instructions.
 		c.ins, d.ins = slices.Clone(c.ins), slices.Clone(d.ins)
+		runtime.KeepAlive(s.files)
 	}
 	return d, nil
 }

@@ -81,6 +81,7 @@ func (h *ehHdr) pair(i int) (lo, fde uint64) {
 // Most lookups decode one FDE.
 func (f *Frames) findHdr(pc uint64) *fdeRef {
 	h, s := f.hdr, f.secs[0]
+	defer runtime.KeepAlive(s.files)
 	k := sort.Search(h.len(), func(i int) bool {
 		lo, _ := h.pair(i)
 		return lo > pc
@@ -112,7 +113,6 @@ func (f *Frames) findHdr(pc uint64) *fdeRef {
 		}
 		seen += len(group)
 	}
-	runtime.KeepAlive(s.files)
 	return nil
 }
 
