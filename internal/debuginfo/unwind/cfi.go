@@ -117,12 +117,11 @@ func (e *cfiError) Error() string {
 func (e *cfiError) Unwrap() error { return e.Err }
 
 // Frames is the call frame information of one image. It reads its
-// files where they are mapped: ORC and .eh_frame_hdr in place, and the
-// sections of frame descriptions, copied, when the first lookup that
-// needs them builds their index (a kernel's CFA is ORC's, and a
-// program's FDEs are found through .eh_frame_hdr, which need none). It
-// needs no Close: the files are closed when nothing uses them any
-// more. It may be used from several goroutines.
+// files where they are mapped, and builds the index of the frame
+// descriptions on the first lookup that needs it (a kernel's CFA is
+// ORC's, and a program's FDEs are found through .eh_frame_hdr, which
+// need none). It needs no Close: the files are closed when nothing
+// uses them any more. It may be used from several goroutines.
 type Frames struct {
 	path string
 	secs []*cfiSection // .debug_frame, then .eh_frame: the first covering an address wins
@@ -170,9 +169,9 @@ func closeAll(efs []*elffile.File) {
 // cfiSection is one .eh_frame or .debug_frame.
 type cfiSection struct {
 	name string
-	// data is the section's contents: in the file's mapping until the
-	// index is built, which copies them, since rows keep parts of them
-	// (the blocks of expressions).
+	// data is the section's contents, where the file is mapped (or
+	// decompressed, or relocated). Rows keep parts of the instructions
+	// (the blocks of expressions): entry copies them.
 	data  []byte
 	files *files // which data may be in
 	eh    bool   // .eh_frame's format: CIE id 0, CIE pointers relative, pointer encodings
@@ -183,7 +182,7 @@ type cfiSection struct {
 	// The bases of textrel and datarel pointers: .text and .got.
 	text, got uint64
 	// read reads the image's contents at an address, for indirect
-	// pointers, while the index is built; nil after.
+	// pointers.
 	read func(addr uint64, n int) ([]byte, bool)
 }
 
@@ -365,13 +364,9 @@ func (f *Frames) load(fs *files, ef *elffile.File, runtime bool) error {
 func (f *Frames) index() {
 	f.once.Do(func() {
 		for i, s := range f.secs {
-			s.data = slices.Clone(s.data)
 			if err := s.scan(&f.fdes, i); err != nil {
 				f.errs = append(f.errs, err)
 			}
-			s.read = nil
-			runtime.KeepAlive(s.files)
-			s.files = nil
 		}
 		f.fdes = sortFDEs(f.fdes)
 	})
@@ -516,13 +511,11 @@ func (f *Frames) entry(r *fdeRef) (*fde, error) {
 	if err != nil {
 		return nil, &cfiError{s.name, int(r.cie), "CIE", err} // decoded when indexed: no error then
 	}
-	d := &fde{lo: r.lo, hi: r.hi, sec: s, cie: c, off: int(r.off), ins: s.data[r.ins:r.end], insAt: int(r.ins)}
-	if s.files != nil {
-		// The section is still where the file is mapped: rows keep
-		// parts of the instructions.
-		c.ins, d.ins = slices.Clone(c.ins), slices.Clone(d.ins)
-		runtime.KeepAlive(s.files)
-	}
+	// Rows keep parts of the instructions, which are where the file
+	// is mapped.
+	c.ins = slices.Clone(c.ins)
+	d := &fde{lo: r.lo, hi: r.hi, sec: s, cie: c, off: int(r.off), ins: slices.Clone(s.data[r.ins:r.end]), insAt: int(r.ins)}
+	runtime.KeepAlive(s.files)
 	return d, nil
 }
 

@@ -34,12 +34,12 @@
 // entry found, and CFA takes ORC's rule where it has one. Where
 // .eh_frame is an image's only table, a lookup searches .eh_frame_hdr's
 // sorted table of its FDEs, decoding the FDEs the search meets (most
-// often one). Otherwise the FDE sections are copied and indexed, from
-// the entries themselves, on the first lookup that needs DWARF's rows.
-// A kernel probe's CFA so costs a few pages of the image, where
-// decoding the 400,000 ORC entries and indexing the 50,000 FDEs of
-// Debian's vmlinux took 45 ms and 35 MB, and a program's as little,
-// where indexing nodejs's 76,000 FDEs takes 20 to 40 ms.
+// often one). Otherwise the FDEs are indexed, from the entries
+// themselves, on the first lookup that needs DWARF's rows. A kernel
+// probe's CFA so costs a few pages of the image, where decoding the
+// 400,000 ORC entries and indexing the 50,000 FDEs of Debian's vmlinux
+// took 45 ms and 35 MB, and a program's as little, where indexing
+// nodejs's 76,000 FDEs takes 20 to 40 ms.
 //
 // A damaged entry is a *CFIError naming the section and the offset; an
 // address no table covers is ErrNoFrame, which names the damaged
