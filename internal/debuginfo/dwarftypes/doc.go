@@ -19,8 +19,8 @@
 // Open maps the debug sections and reads nothing more. The first lookup
 // builds a name index of the top-level DIEs of every unit, on
 // GOMAXPROCS goroutines; DIEs convert to types on demand, memoised by
-// offset, so a DIE is always the same Go value and recursive types end.
-// Scope finds the unit and function holding an address through a table
+// offset, so a DIE is always the same Go value and recursive types end;
+// a struct's members convert when first asked for. Scope finds the unit and function holding an address through a table
 // of units by address, then descends through the lexical blocks and
 // inlined copies holding it, keeping each level's variables with their
 // location at that address.

@@ -30,6 +30,8 @@ type typeConv struct {
 	shapes map[uint64][]byte
 	stack  []uint64
 	floor  int // stack[floor:] is below the innermost pointer or function type
+	// loading holds the structs whose members are being loaded.
+	loading map[*types.Struct]bool
 }
 
 type baseKey struct {
@@ -42,6 +44,7 @@ func (c *typeConv) init() {
 	c.bases = map[baseKey]types.Type{}
 	c.names = map[uint64][]string{}
 	c.shapes = map[uint64][]byte{}
+	c.loading = map[*types.Struct]bool{}
 }
 
 // convertTop converts the type at off. A failed conversion leaves
@@ -278,7 +281,10 @@ func (t *Types) qualified(d *die) (types.Type, error) {
 }
 
 // structType converts a struct or union, or a declaration of one that
-// no definition in the image completes.
+// no definition in the image completes. Its members are converted when
+// first asked for (types.Struct.LoadMembers): a kernel's struct file
+// reaches thousands of types through its members' pointers, and a
+// probe's compile looks at few of them.
 func (t *Types) structType(d *die) (types.Type, error) {
 	s := &types.Struct{Module: t.name, Name: string(d.name), Union: d.tag == tagUnionType}
 	t.remember(d.off, s)
@@ -287,8 +293,42 @@ func (t *Types) structType(d *die) (types.Type, error) {
 		return s, nil
 	}
 	s.Bytes, _ = constant(d.byteSize, false)
+	if d.children {
+		off := d.off
+		s.LoadMembers(func() ([]types.Member, error) { return t.loadMembers(off, s) })
+	}
+	return s, nil
+}
+
+// loadMembers converts the members of s, the struct at off, and loads
+// those of the structs it holds by value, failing if s is among them.
+func (t *Types) loadMembers(off uint64, s *types.Struct) ([]types.Member, error) {
+	t.mu.Lock()
+	ms, err := t.members(off)
+	c := &t.conv
+	c.loading[s] = true
+	t.mu.Unlock()
+	if err == nil {
+		err = t.checkContained(off, ms)
+	}
+	t.mu.Lock()
+	delete(c.loading, s)
+	t.mu.Unlock()
+	return ms, err
+}
+
+// members converts the members of the struct at off. The caller holds
+// t.mu.
+func (t *Types) members(off uint64) ([]types.Member, error) {
+	if t.closed {
+		return nil, errTypesClosed
+	}
+	d, err := t.r.read(off)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
 	var members []types.Member
-	err := t.r.children(d, func(m *die) error {
+	err = t.r.children(&d, func(m *die) error {
 		if m.tag != tagMember {
 			return nil // C++'s methods, static members and bases
 		}
@@ -304,8 +344,53 @@ func (t *Types) structType(d *die) (types.Type, error) {
 		members = append(members, types.Member{Name: string(m.name), Type: mt, Offset: off, BitSize: width})
 		return nil
 	})
-	s.SetMembers(members)
-	return s, err
+	t.settle(err)
+	if err != nil {
+		return nil, t.wrap(err)
+	}
+	return members, nil
+}
+
+// checkContained loads the structs that ms, the members of the struct
+// at off, hold by value, and fails if one is being loaded already: a
+// struct that contains itself, which only malformed DWARF describes.
+func (t *Types) checkContained(off uint64, ms []types.Member) error {
+	for _, m := range ms {
+		s := valueStruct(m.Type)
+		if s == nil {
+			continue
+		}
+		t.mu.Lock()
+		again := t.conv.loading[s]
+		t.mu.Unlock()
+		if again {
+			return t.wrap(fmt.Errorf("type at %#x contains itself", off))
+		}
+		if err := s.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// valueStruct returns the struct or union that a value of type ty is or
+// holds, through typedefs, qualifiers and arrays, or nil. The chain was
+// checked for cycles when it was converted.
+func valueStruct(ty types.Type) *types.Struct {
+	for {
+		switch u := ty.(type) {
+		case *types.Typedef:
+			ty = u.Type
+		case *types.Qualified:
+			ty = u.Type
+		case *types.Array:
+			ty = u.Elem
+		case *types.Struct:
+			return u
+		default:
+			return nil
+		}
+	}
 }
 
 // storageSize returns the size of member m's type, read from the

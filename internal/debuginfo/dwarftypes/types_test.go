@@ -3,6 +3,7 @@ package dwarftypes
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -589,5 +590,87 @@ func TestTypesCached(t *testing.T) {
 		}
 		ty.Close()
 		img.Close()
+	}
+}
+
+// TestTypesLazyMembers checks that a struct's members are converted
+// when first asked for, and the structs they hold by value with them,
+// but not those they point to.
+func TestTypesLazyMembers(t *testing.T) {
+	fx := buildTypeFixture(t, "gcc", nil)
+	ty := testTypes(t, fx.prog)
+	anon := mustType(t, ty, "struct anon").(*types.Struct)
+	if n := len(ty.conv.memo); n != 1 {
+		t.Errorf("struct anon: %d DIEs converted before its members are asked for, want 1", n)
+	}
+	if err := anon.Err(); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := anon.Member("named")
+	named := m.Type.(*types.Struct)
+	m, _ = anon.Member("fp")
+	fwd := m.Type.(*types.Pointer).Elem.(*types.Struct)
+	before := len(ty.conv.memo)
+	named.Members()
+	if n := len(ty.conv.memo); n != before {
+		t.Errorf("struct anon's member named, held by value, was not loaded with it: %d DIEs more", n-before)
+	}
+	if got := len(fwd.Members()); got != 2 || len(ty.conv.memo) == before {
+		t.Errorf("struct fwd_only, pointed to, had its %d members loaded with struct anon's", got)
+	}
+}
+
+// TestTypesLazyVmlinux counts the DIEs vfs_read's type converts: its
+// parameters' struct file has thousands of types behind its pointers.
+func TestTypesLazyVmlinux(t *testing.T) {
+	path := vmlinuxPath()
+	if path == "" {
+		t.Skip("no vmlinux with DWARF: set KDTRACE_VMLINUX")
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	ty, err := OpenFile(path, "kernel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ty.Close()
+	f, _, err := ty.LookupFunc("vfs_read")
+	if err != nil || f == nil {
+		t.Fatalf("LookupFunc(vfs_read) = %v, %v", f, err)
+	}
+	if n := len(ty.conv.memo); n > 40 {
+		t.Errorf("vfs_read's type converted %d DIEs", n)
+	}
+	file := types.Resolve(f.Params[0].(*types.Pointer).Elem).(*types.Struct)
+	if m, ok := file.Member("f_op"); !ok || m.Type.String() != "const struct file_operations *" {
+		t.Errorf("struct file's f_op is %v", m.Type)
+	}
+	t.Logf("%d DIEs converted with struct file's members", len(ty.conv.memo))
+}
+
+// TestTypesContained checks the check of a struct's members loaded:
+// one holding, through a typedef and an array, a struct whose members
+// are loading (a struct containing itself, as only malformed DWARF
+// describes) fails, and one whose member struct fails to load fails
+// with its error.
+func TestTypesContained(t *testing.T) {
+	fx := buildTypeFixture(t, "gcc", nil)
+	ty := testTypes(t, fx.prog)
+	outer := &types.Struct{Name: "outer"}
+	ty.conv.loading[outer] = true
+	ms := []types.Member{{Name: "i", Type: types.IntType}, {Name: "a", Type: &types.Typedef{Name: "t", Type: &types.Array{Len: 2, Elem: outer}}}}
+	if err := ty.checkContained(0x10, ms); err == nil || !strings.Contains(err.Error(), "type at 0x10 contains itself") {
+		t.Errorf("a member holding a struct being loaded: %v", err)
+	}
+	delete(ty.conv.loading, outer)
+	broken := &types.Struct{Name: "broken"}
+	broken.LoadMembers(func() ([]types.Member, error) { return nil, errors.New("unreadable") })
+	ms = []types.Member{{Name: "b", Type: &types.Qualified{Qual: types.Const, Type: broken}}, {Name: "p", Type: &types.Pointer{Elem: outer}}}
+	if err := ty.checkContained(0x10, ms); err == nil || err.Error() != "unreadable" {
+		t.Errorf("a member struct that fails to load: %v", err)
+	}
+	if err := ty.checkContained(0x10, ms[1:]); err != nil {
+		t.Errorf("a pointer to a struct: %v", err)
 	}
 }

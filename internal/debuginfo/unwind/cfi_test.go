@@ -209,6 +209,7 @@ func compareFrames(t *testing.T, file string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.index()
 	if len(f.errs) > 0 {
 		t.Errorf("indexing: %v", errors.Join(f.errs...))
 	}
@@ -237,9 +238,9 @@ func compareFrames(t *testing.T, file string) int {
 		// One section at a time: the other may describe the same code.
 		one := &Frames{path: f.path, secs: []*cfiSection{s}}
 		one.index()
-		byOff := map[int]*fde{}
+		byOff := map[int]*fdeRef{}
 		for i := range one.fdes {
-			byOff[one.fdes[i].off] = &one.fdes[i]
+			byOff[int(one.fdes[i].off)] = &one.fdes[i]
 		}
 		for _, w := range fdes {
 			if w.hi <= w.lo {
@@ -375,7 +376,8 @@ func TestFramesKernel(t *testing.T) {
 	if f.orc == nil {
 		t.Fatal("no ORC tables")
 	}
-	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), len(f.orc.ips), time.Since(start))
+	f.index()
+	t.Logf("%s: index of %d FDEs and %d ORC entries built in %v", path, len(f.fdes), f.orc.len(), time.Since(start))
 	ef, err := elffile.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -418,7 +420,10 @@ func TestFramesKernel(t *testing.T) {
 	// DWARF against ORC, every third byte of every tenth FDE.
 	agree, differ := 0, 0
 	for i := 0; i < len(f.fdes); i += 10 {
-		d := &f.fdes[i]
+		d, err := f.entry(&f.fdes[i])
+		if err != nil {
+			t.Fatal(err)
+		}
 		for pc := d.lo; pc < d.hi; pc += 3 {
 			r, err := d.row(pc)
 			if err != nil {
@@ -737,7 +742,7 @@ func TestORC(t *testing.T) {
 				ips = binary.LittleEndian.AppendUint32(ips, uint32(int32(int64(e.ip)-int64(base+4*i))))
 				entries = append(entries, e.e...)
 			}
-			o, err := decodeORC(ips, entries, base, newLayout)
+			o, err := newORC(ips, entries, base, newLayout)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -772,7 +777,7 @@ func TestORC(t *testing.T) {
 			}
 		})
 	}
-	if _, err := decodeORC(make([]byte, 8), make([]byte, 6), 0, false); err == nil {
+	if _, err := newORC(make([]byte, 8), make([]byte, 6), 0, false); err == nil {
 		t.Error("no error for 2 addresses and 1 entry")
 	}
 }
@@ -781,14 +786,14 @@ func FuzzORC(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 8, 0, 0, 0, 5, 0}, uint64(0), false)
 	f.Fuzz(func(t *testing.T, data []byte, pc uint64, newLayout bool) {
 		n := len(data) / 10
-		o, err := decodeORC(data[:4*n], data[4*n:10*n], 0x1000, newLayout)
+		o, err := newORC(data[:4*n], data[4*n:10*n], 0x1000, newLayout)
 		if err != nil {
 			t.Fatal(err) // sizes agree by construction
 		}
 		f := &Frames{path: "orc", orc: o}
 		f.Row(pc)
-		for _, ip := range o.ips {
-			f.Row(ip)
+		for i := range o.len() {
+			f.Row(o.ip(i))
 		}
 	})
 }
@@ -939,8 +944,8 @@ func TestFramesFiles(t *testing.T) {
 	}
 }
 
-// BenchmarkFramesKernel measures reading a kernel's tables and a lookup
-// at the middle of each function.
+// BenchmarkFramesKernel measures opening a kernel's tables, indexing
+// its FDEs, and a lookup at the middle of each function.
 func BenchmarkFramesKernel(b *testing.B) {
 	path, ok := guest.CachedDebug()
 	if !ok {
@@ -960,6 +965,15 @@ func BenchmarkFramesKernel(b *testing.B) {
 			if _, err := Open(path); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			f, err := Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.index()
 		}
 	})
 	f, err := Open(path)
@@ -1024,7 +1038,7 @@ func TestFramesModule(t *testing.T) {
 			t.Errorf("%s at %#x: CFA %v from %s, want r7+8", s.Name, s.Value, r.CFA, r.Source)
 		}
 	}
-	t.Logf("%s: %d ORC entries, %d functions, %d without a frame", path, len(f.orc.ips), n, none)
+	t.Logf("%s: %d ORC entries, %d functions, %d without a frame", path, f.orc.len(), n, none)
 	if n == 0 || none > n/100 {
 		t.Errorf("%d of %d function entries have no frame", none, n)
 	}
@@ -1152,13 +1166,14 @@ func TestFramesEhFrameHdr(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			f.index()
 			n := 0
 			for _, d := range f.fdes {
-				if !d.sec.eh {
+				if !f.secs[d.rank].eh {
 					continue
 				}
 				n++
-				if lo, ok := table[d.off]; !ok || lo != d.lo {
+				if lo, ok := table[int(d.off)]; !ok || lo != d.lo {
 					t.Errorf("FDE at %#x for [%#x, %#x): .eh_frame_hdr has %#x, %v", d.off, d.lo, d.hi, lo, ok)
 				}
 			}

@@ -29,10 +29,21 @@
 // included) and DWARF's row is kept when it agrees. Register numbers
 // are DWARF's: on amd64 7 is rsp, 6 rbp, 16 the return address.
 //
+// The files stay mapped while the tables are used. Lookups read ORC
+// where it lies, a binary search of .orc_unwind_ip decoding the one
+// entry found, and CFA takes ORC's rule where it has one. Where
+// .eh_frame is an image's only table, a lookup searches .eh_frame_hdr's
+// sorted table of its FDEs, decoding the FDEs the search meets (most
+// often one). Otherwise the FDEs are indexed, from the entries
+// themselves, on the first lookup that needs DWARF's rows. A kernel
+// probe's CFA so costs a few pages of the image, where decoding the
+// 400,000 ORC entries and indexing the 50,000 FDEs of Debian's vmlinux
+// took 45 ms and 35 MB, and a program's as little, where indexing
+// nodejs's 76,000 FDEs takes 20 to 40 ms.
+//
 // A damaged entry is a *CFIError naming the section and the offset; an
-// address no table covers is ErrNoFrame. Not read: .eh_frame_hdr (the
-// index is built from the entries themselves, in under 0.1 s for
-// Debian's vmlinux or nodejs), and the CFA rules of ORC's register
-// frames (entry code), which Row gives as the address of the saved
-// registers.
+// address no table covers is ErrNoFrame, which names the damaged
+// entries the index met (a search of .eh_frame_hdr meets only those
+// near the address). Not read: the CFA rules of ORC's register frames
+// (entry code), which Row gives as the address of the saved registers.
 package unwind
