@@ -141,7 +141,7 @@ func (h *Handle) probes() check.Probes {
 	} else {
 		// The calls the backend can attach to: the running
 		// kernel's own.
-		cfg.Syscall = func(name string) bool { _, ok := attach.SyscallNumber(name); return ok }
+		cfg.Syscalls = attach.SyscallNames()
 		cat, err = probe.Live(cfg)
 	}
 	if err != nil {
