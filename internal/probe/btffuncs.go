@@ -78,6 +78,12 @@ func btfFuncs(data []byte, baseStrs uint32, module string) (*funcList, uint32, e
 	if err != nil {
 		return nil, 0, err
 	}
+	return sectionFuncs(typ, str, baseStrs, module)
+}
+
+// sectionFuncs is btfFuncs of BTF's type section, little-endian, and
+// string section.
+func sectionFuncs(typ, str []byte, baseStrs uint32, module string) (*funcList, uint32, error) {
 	b := funcListBuilder{strs: string(str), spans: make([]span, 0, len(typ)/96)}
 	le := binary.LittleEndian
 	n := uint64(len(typ))

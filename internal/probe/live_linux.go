@@ -43,7 +43,13 @@ func Live(cfg Config) (*Catalog, error) {
 		})
 	}
 	procModules := cfg.path("/proc/modules")
-	k.load = func() ([]*funcList, error) { return liveFuncs(btfDir, procModules, syms) }
+	k.load = func() ([]*funcList, error) {
+		var types func(string) (KernelTypes, error)
+		if k.types != nil {
+			types = k.typesOf
+		}
+		return liveFuncs(btfDir, procModules, syms, types)
+	}
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
 	blacklist := cfg.path(ksym.KprobeBlacklist)
@@ -60,13 +66,15 @@ func Live(cfg Config) (*Catalog, error) {
 }
 
 // liveFuncs lists the running kernel's functions from its BTF, or from
-// its symbol table when it has none. A module loaded without BTF (an
+// its symbol table when it has none: the kernel's from the BTF types
+// gives where that was read from the same file (see loadBTFFuncs), the
+// modules' from their files, as the checker reads few of their types. A module loaded without BTF (an
 // out-of-tree module built where pahole found no vmlinux, as DKMS and
 // kbuild against a distribution's headers build them) has its functions
 // listed from the symbol table, which is read only then.
-func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error)) ([]*funcList, error) {
+func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error), types func(string) (KernelTypes, error)) ([]*funcList, error) {
 	vmlinux := filepath.Join(btfDir, KernelModule)
-	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
+	kl, strLen, err := loadBTFFuncs(vmlinux, KernelModule, 0, types)
 	if errors.Is(err, fs.ErrNotExist) {
 		t, err := syms()
 		if err != nil {
@@ -88,7 +96,7 @@ func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error)) ([]
 		if e.Name() == KernelModule {
 			continue
 		}
-		l, _, err := loadBTFFuncs(filepath.Join(btfDir, e.Name()), e.Name(), strLen)
+		l, _, err := loadBTFFuncs(filepath.Join(btfDir, e.Name()), e.Name(), strLen, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func BenchmarkLiveLoad(b *testing.B) {
 		b.Skipf("the running kernel has no BTF: %v", err)
 	}
 	for b.Loop() {
-		ls, err := liveFuncs("/sys/kernel/btf", "/proc/modules", func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "") })
+		ls, err := liveFuncs("/sys/kernel/btf", "/proc/modules", func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "") }, nil)
 		if err != nil || ls[0].len() == 0 {
 			b.Fatal(ls, err)
 		}
