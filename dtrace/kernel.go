@@ -150,7 +150,7 @@ func (h *Handle) probes() check.Probes {
 	} else {
 		// The calls the backend can attach to: the running
 		// kernel's own.
-		cfg.Syscall = func(name string) bool { _, ok := attach.SyscallNumber(name); return ok }
+		cfg.Syscalls = attach.SyscallNames()
 		cfg.Cache = cachefile.Open("", false, nil)
 		cat, err = probe.Live(cfg)
 		if err == nil {

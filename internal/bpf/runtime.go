@@ -10,6 +10,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 )
 
@@ -292,10 +293,14 @@ type Trampoline struct {
 }
 
 // LoadTrampolines loads the programs of ts as LoadProbe loads one, all
-// or none: together, they look the functions up in one reading of the
-// kernel's BTF, where each program loaded alone reads it again.
-func (r *Runtime) LoadTrampolines(ts []Trampoline) ([]*ebpf.Program, error) {
+// or none, finding their functions in kernel, the kernel's BTF as
+// cilium/ebpf reads it (nil to read it afresh): whoever asked about the
+// functions before (attach.TrampolineTarget) and the programs read it
+// once, where each program loaded alone reads and indexes it again
+// (half a second of CPU under emulation).
+func (r *Runtime) LoadTrampolines(ts []Trampoline, kernel *btf.Cache) ([]*ebpf.Program, error) {
 	cs := &ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{}}
+	keys := make([]string, len(ts))
 	for i, tr := range ts {
 		if tr.Context != CtxFEntry && tr.Context != CtxFExit {
 			return nil, fmt.Errorf("bpf: loading %s: context %d has no trampoline", tr.Name, tr.Context)
@@ -305,22 +310,23 @@ func (r *Runtime) LoadTrampolines(ts []Trampoline) ([]*ebpf.Program, error) {
 			return nil, err
 		}
 		spec.AttachTo = tr.Function
-		cs.Programs[strconv.Itoa(i)] = spec
-	}
-	if len(ts) == 1 {
-		prog, err := ebpf.NewProgram(cs.Programs["0"])
-		if err != nil {
-			return nil, fmt.Errorf("bpf: loading %s for %s: %w", ts[0].Name, ts[0].Function, err)
+		// The collection's errors name a program by its key.
+		keys[i] = tr.Name
+		if _, dup := cs.Programs[keys[i]]; dup {
+			keys[i] += "#" + strconv.Itoa(i)
 		}
-		return []*ebpf.Program{prog}, nil
+		cs.Programs[keys[i]] = spec
 	}
-	coll, err := ebpf.NewCollection(cs)
+	coll, err := ebpf.NewCollectionWithOptions(cs, ebpf.CollectionOptions{Cache: kernel})
 	if err != nil {
+		if len(ts) == 1 {
+			return nil, fmt.Errorf("bpf: loading the trampoline for %s: %w", ts[0].Function, err)
+		}
 		return nil, fmt.Errorf("bpf: loading %d trampolines: %w", len(ts), err)
 	}
 	progs := make([]*ebpf.Program, len(ts))
-	for i := range ts {
-		progs[i] = coll.Programs[strconv.Itoa(i)]
+	for i, k := range keys {
+		progs[i] = coll.Programs[k]
 	}
 	return progs, nil
 }

@@ -93,7 +93,7 @@ func loadSite(t *testing.T, l *bpf.Layout, pp *bpf.ProbeProgram, ent bpf.ProbeEn
 	var prog *ebpf.Program
 	if pp.Context == bpf.CtxFEntry {
 		var progs []*ebpf.Program
-		progs, err = rt.LoadTrampolines([]bpf.Trampoline{{Name: "kd_site", Context: bpf.CtxFEntry, Insns: insns, Own: own, Function: trampolineProbe.Function}})
+		progs, err = rt.LoadTrampolines([]bpf.Trampoline{{Name: "kd_site", Context: bpf.CtxFEntry, Insns: insns, Own: own, Function: trampolineProbe.Function}}, nil)
 		if err == nil {
 			prog = progs[0]
 		}

@@ -5,11 +5,14 @@ package bpf_test
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"github.com/google/go-cmp/cmp"
 
@@ -141,7 +144,7 @@ func TestTrampolineRun(t *testing.T) {
 	progs, err := rt.LoadTrampolines([]bpf.Trampoline{
 		{Name: "kd_entry", Context: bpf.CtxFEntry, Insns: insns, Own: own, Function: trampolineProbe.Function},
 		{Name: "kd_return", Context: bpf.CtxFExit, Insns: exitInsns, Own: own, Function: trampolineProbe.Function},
-	})
+	}, nil)
 	if err != nil {
 		var ve *ebpf.VerifierError
 		if errors.As(err, &ve) {
@@ -187,5 +190,50 @@ func TestTrampolineRun(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("arg0 … arg6, arg9 at fexit and fentry (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadTrampolinesKernelTypes checks that loading trampolines finds
+// their functions in the kernel's BTF given, as attach.TrampolineTarget
+// read it: after the load, loaded or refused (the development machines
+// refuse every trampoline), the cache holds the kernel's BTF, and
+// gives it without reading it again.
+func TestLoadTrampolinesKernelTypes(t *testing.T) {
+	needBPF(t)
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Skipf("the kernel publishes no BTF: %v", err)
+	}
+	insns, l, pp, ent, err := buildOn(t, "BEGIN { trace(arg0); }", bpf.CtxFEntry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := bpf.NewRuntime(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	pm, err := bpf.NewProbeMap(len(pp.Clauses), map[uint32]bpf.ProbeEntry{0: ent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	c := btf.NewCache()
+	progs, err := rt.LoadTrampolines([]bpf.Trampoline{
+		{Name: "kd_entry", Context: bpf.CtxFEntry, Insns: insns, Own: map[string]*ebpf.Map{bpf.MapProbes: pm}, Function: trampolineProbe.Function},
+	}, c)
+	t.Logf("LoadTrampolines: %v", err)
+	for _, p := range progs {
+		p.Close()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := c.Kernel(); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// Reading and indexing the kernel's BTF allocates megabytes; a
+	// cache that holds it, next to nothing.
+	if n := after.TotalAlloc - before.TotalAlloc; n >= 64<<10 {
+		t.Errorf("the cache allocated %d bytes to give the kernel's BTF: the load did not read it there", n)
 	}
 }

@@ -229,3 +229,13 @@ var (
 	_ types.Module     = (*Module)(nil)
 	_ types.EnumValues = (*Module)(nil)
 )
+
+// RawBTF returns the file the module was read from, and its type
+// section, little-endian, and string section, for a reader that walks
+// the records itself (package probe lists the functions from them
+// rather than reading the file again). The caller must not modify
+// them, nor keep them past the Module's life: they may be the file
+// mapped.
+func (m *Module) RawBTF() (file string, types, strs []byte) {
+	return m.file, m.types, m.strs
+}

@@ -322,13 +322,13 @@ func (t *Tracing) trampolines(order []*group, pps []*bpf.ProbeProgram, lay *bpf.
 	if len(ts) == 0 {
 		return nil
 	}
-	progs, err := t.rt.LoadTrampolines(ts)
+	progs, err := t.rt.LoadTrampolines(ts, attach.KernelTypes())
 	errs := make([]error, len(ts))
 	if err != nil {
 		progs = make([]*ebpf.Program, len(ts))
 		for i := range ts {
 			var p []*ebpf.Program
-			if p, errs[i] = t.rt.LoadTrampolines(ts[i : i+1]); errs[i] == nil {
+			if p, errs[i] = t.rt.LoadTrampolines(ts[i:i+1], attach.KernelTypes()); errs[i] == nil {
 				progs[i] = p[0]
 			}
 		}

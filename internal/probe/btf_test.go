@@ -4,6 +4,7 @@ package probe
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/kdtrace/kdtrace/internal/btf"
@@ -81,5 +82,49 @@ func TestLiveArgs(t *testing.T) {
 				t.Errorf("syscall::openat:entry args[%d] = %v, want %s", i, a, want)
 			}
 		}
+	}
+}
+
+// TestLiveFuncsFromTypes checks that the kernel's functions are listed
+// from the BTF the checker's types were read from, not by reading the
+// file again: a fake root's vmlinux is read as the types, then replaced
+// by a file that is no BTF; the functions still come from the types.
+func TestLiveFuncsFromTypes(t *testing.T) {
+	data, err := os.ReadFile("/sys/kernel/btf/vmlinux")
+	if err != nil {
+		t.Skipf("the running kernel has no BTF: %v", err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "sys/kernel/btf")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, KernelModule)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := btf.Open(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replaced, not rewritten: the types may map the file.
+	if err := os.WriteFile(file+".new", []byte("not BTF"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file+".new", file); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Live(Config{Root: root, Types: func(module string) (KernelTypes, error) {
+		if module == KernelModule {
+			return k, nil
+		}
+		return nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := c.Match(Desc{"fbt", "vmlinux", "vfs_read", "entry"})
+	if err != nil || len(ps) != 1 {
+		t.Errorf("fbt:vmlinux:vfs_read:entry: %v, %v; want the probe, listed from the types", ps, err)
 	}
 }

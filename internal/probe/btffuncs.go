@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -80,7 +81,15 @@ func btfFuncs(data []byte, baseStrs uint32, module string) (*funcList, uint32, e
 	if err != nil {
 		return nil, 0, err
 	}
-	b := funcListBuilder{strs: unsafe.String(unsafe.SliceData(str), len(str)), spans: make([]span, 0, len(typ)/96)}
+	// The list's names are the section in place: the mapping is never
+	// released (loadBTFFuncs).
+	return sectionFuncs(typ, unsafe.String(unsafe.SliceData(str), len(str)), baseStrs, module)
+}
+
+// sectionFuncs is btfFuncs of BTF's type section, little-endian, and
+// string section, which the list's names are substrings of.
+func sectionFuncs(typ []byte, str string, baseStrs uint32, module string) (*funcList, uint32, error) {
+	b := funcListBuilder{strs: str, spans: make([]span, 0, len(typ)/96)}
 	le := binary.LittleEndian
 	n := uint64(len(typ))
 	off := uint64(0)
@@ -96,7 +105,7 @@ func btfFuncs(data []byte, baseStrs uint32, module string) (*funcList, uint32, e
 			if uint64(s) >= uint64(len(str)) {
 				return nil, 0, fmt.Errorf("BTF record at %#x: name offset %d outside the string section", off, nameOff)
 			}
-			end := bytes.IndexByte(str[s:], 0)
+			end := strings.IndexByte(str[s:], 0)
 			if end < 0 {
 				end = len(str) - int(s)
 			}

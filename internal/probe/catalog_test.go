@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,6 +439,86 @@ func TestIDProbeable(t *testing.T) {
 	}
 	if p := limited.ByID(all.ID(w)); p != nil {
 		t.Errorf("ByID(%d) = %v, want none", all.ID(w), p)
+	}
+}
+
+// TestIDReadsNoLists checks that numbering a probe of fbt or kinst,
+// which come after the syscall provider, reads neither the list of the
+// kernel's syscall handlers (/proc/kallsyms) nor that of the functions
+// the kernel lets fbt probe (tracefs's): the syscall probes hold the
+// places of the architecture's calls, whether or not the kernel has
+// each, and an fbt function its place whether or not it is probeable.
+// ByID still finds only the probes there are.
+func TestIDReadsNoLists(t *testing.T) {
+	handlers, probeables := 0, 0
+	k := testKernel(t)
+	k.probeable = func() (*probeable, error) {
+		probeables++
+		kt, err := ksym.ReadKallsyms(strings.NewReader(strings.ReplaceAll(testKallsyms, "T vfs_write\n", "D vfs_write\n")))
+		if err != nil {
+			return nil, err
+		}
+		pr := &probeable{mods: map[string]*funcList{}}
+		for _, l := range tableFuncs(kt, nil) {
+			pr.mods[l.module] = l
+		}
+		return pr, nil
+	}
+	// The architecture's calls: read and wait4, which the kernel has,
+	// and pipe, which it lacks.
+	arch := []string{"pipe", "read", "wait4"}
+	sys := &syscallProvider{k: k, numbered: arch,
+		isCall: func(name string) bool { return slices.Contains(arch, name) },
+		handlers: func() ([]string, error) {
+			handlers++
+			return []string{"__x64_sys_openat", "__x64_sys_read", "__x64_sys_wait4"}, nil
+		}}
+	c := New(Dtrace(), sys, &fbtProvider{k: k}, &kinstProvider{k})
+	id := func(d Desc) uint32 {
+		t.Helper()
+		ps, err := c.Match(d)
+		if err != nil || len(ps) != 1 {
+			t.Fatalf("Match(%v) = %v, %v", d, ps, err)
+		}
+		return c.ID(ps[0])
+	}
+	dtraceProbes := uint32(3) // BEGIN, END, ERROR
+	tests := []struct {
+		d    Desc
+		want uint32
+	}{
+		{Desc{"fbt", "vmlinux", "vfs_read", "entry"}, dtraceProbes + 2*uint32(len(arch)) + 1},
+		// vfs_write's place, though fbt may not probe it.
+		{Desc{"fbt", "vmlinux", "vfs_write", "return"}, dtraceProbes + 2*uint32(len(arch)) + 4},
+	}
+	for _, tt := range tests {
+		if got := id(tt.d); got != tt.want {
+			t.Errorf("ID(%v) = %d, want %d", tt.d, got, tt.want)
+		}
+	}
+	id(Desc{"kinst", "", "vfs_read", "0"})
+	if handlers != 0 || probeables != 0 {
+		t.Errorf("numbering fbt and kinst probes read the kernel's syscall handlers %d times, the probeable functions %d times; want neither", handlers, probeables)
+	}
+	if got, want := id(Desc{"syscall", "", "wait4", "return"}), dtraceProbes+6; got != want {
+		t.Errorf("ID(syscall::wait4:return) = %d, want %d", got, want)
+	}
+	for _, tt := range []struct {
+		id   uint32
+		want string // "" for no probe
+	}{
+		{dtraceProbes + 1, ""}, // pipe:entry: the kernel has no such call
+		{dtraceProbes + 4, "syscall:vmlinux:read:return"},
+		{dtraceProbes + 2*uint32(len(arch)) + 1, "fbt:vmlinux:vfs_read:entry"},
+		{dtraceProbes + 2*uint32(len(arch)) + 4, ""}, // vfs_write:return
+	} {
+		got := ""
+		if p := c.ByID(tt.id); p != nil {
+			got = p.String()
+		}
+		if got != tt.want {
+			t.Errorf("ByID(%d) = %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }
 

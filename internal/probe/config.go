@@ -32,14 +32,16 @@ type Config struct {
 	// fasttrap-max-probes tunable); 0 means MaxPIDProbes.
 	MaxPIDProbes int
 
-	// Syscall, if set, says whether a name of the kernel's syscall
-	// handlers (__x64_sys_name) is a system call of its architecture:
-	// where tracefs's syscall events cannot be read, the syscall
-	// provider lists the handlers, and a kernel has handlers for the
-	// compat calls of 32-bit programs too (adjtimex_time32, chown16),
-	// which are no calls of its own and cannot be traced as such.
-	// nil lists every handler.
-	Syscall func(name string) bool
+	// Syscalls, if set, are the system calls of the kernel's
+	// architecture by name, sorted. The syscall provider lists the
+	// kernel's handlers (__x64_sys_name) of these alone: a kernel has
+	// handlers for the compat calls of 32-bit programs too
+	// (adjtimex_time32, chown16), which are no calls of its own and
+	// cannot be traced as such. Its probes are numbered over these
+	// calls, so that numbering the probes of the providers after it
+	// (fbt, kinst) reads no list of the kernel's handlers. nil lists
+	// every handler and numbers over them.
+	Syscalls []string
 
 	// Root is prepended to the paths of the running system's files
 	// (/sys/kernel/btf, /proc, tracefs), for tests; "" for /.

@@ -97,14 +97,13 @@ func (f *fbtProvider) countProbes(q *query) (int, error) {
 // fbt's: its functions' entry and return probes, two by two, from first.
 // Every function has its place, whether or not fbt has probes for it:
 // which it has depends on what tracefs says, which only root may read,
-// and a probe's ID must not depend on who lists it.
+// and a probe's ID must not depend on who lists it. Nor does a place
+// need tracefs's list to be read (seconds under emulation): only
+// probeAt, which finds the probe at a place, reads it.
 type fbtModule struct {
 	l     *funcList
 	first int
-	pr    *probeable
 }
-
-func (m *fbtModule) has(i int) bool { return m.pr == nil || m.pr.has(m.l.module, m.l.name(i)) }
 
 func (m *fbtModule) place(i int) int { return m.first + 2*i }
 
@@ -113,14 +112,13 @@ func (m *fbtModule) place(i int) int { return m.first + 2*i }
 // not a walk of every kernel function.
 func (f *fbtProvider) ordered() []fbtModule {
 	f.orderOnce.Do(func() {
-		pr, err := f.probeable(newQuery(Desc{Provider: "fbt"}))
-		mods, merr := f.k.modules()
-		if err != nil || merr != nil {
+		mods, err := f.k.modules()
+		if err != nil {
 			return
 		}
 		at := 0
 		for _, l := range mods {
-			f.order = append(f.order, fbtModule{l: l, first: at, pr: pr})
+			f.order = append(f.order, fbtModule{l: l, first: at})
 			at += 2 * l.len()
 		}
 	})
@@ -138,6 +136,9 @@ func (f *fbtProvider) probePlaces() (int, error) {
 	return last.first + 2*last.l.len(), nil
 }
 
+// probeIndex returns the place of d, a probe of a function the kernel
+// may not let fbt probe: a description naming the function in full
+// matches it all the same (see fbtProvider).
 func (f *fbtProvider) probeIndex(d Desc) (int, bool) {
 	if d.Provider != "fbt" || d.Name != "entry" && d.Name != "return" {
 		return 0, false
@@ -147,7 +148,7 @@ func (f *fbtProvider) probeIndex(d Desc) (int, bool) {
 			continue
 		}
 		i, ok := m.l.lookup(d.Function)
-		if !ok || !m.has(i) {
+		if !ok {
 			return 0, false
 		}
 		at := m.place(i)
@@ -168,7 +169,11 @@ func (f *fbtProvider) probeAt(at int) (Desc, bool) {
 	m := &order[k]
 	// The function whose probes hold place at, if fbt has them.
 	i := (at - m.first) / 2
-	if i >= m.l.len() || !m.has(i) {
+	if i >= m.l.len() {
+		return Desc{}, false
+	}
+	pr, err := f.probeable(newQuery(Desc{Provider: "fbt"}))
+	if err != nil || pr != nil && !pr.has(m.l.module, m.l.name(i)) {
 		return Desc{}, false
 	}
 	d := Desc{Provider: "fbt", Module: m.l.module, Function: m.l.name(i), Name: "entry"}

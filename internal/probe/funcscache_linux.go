@@ -27,21 +27,21 @@ const (
 	funcsVersion = 1
 )
 
-// cachedKernelFuncs is loadBTFFuncs(path, KernelModule, 0) for the
-// running kernel's BTF at path, from dir when it holds the list for the
+// cachedKernelFuncs is loadBTFFuncs(path, KernelModule, 0, types) for
+// the running kernel's BTF at path, from dir when it holds the list for the
 // running kernel (its build-id read under sysroot), else from the BTF,
 // then kept in dir.
-func cachedKernelFuncs(dir *cachedir.Dir, sysroot, path string) (*funcList, uint32, error) {
+func cachedKernelFuncs(dir *cachedir.Dir, sysroot, path string, types func(string) (KernelTypes, error)) (*funcList, uint32, error) {
 	id, err := buildid.Running(sysroot, KernelModule)
 	st, serr := os.Stat(path)
 	if dir == nil || err != nil || serr != nil {
-		return loadBTFFuncs(path, KernelModule, 0)
+		return loadBTFFuncs(path, KernelModule, 0, types)
 	}
 	name := id + funcsSuffix
 	if l, strLen, ok := loadFuncs(dir, name, uint64(st.Size())); ok {
 		return l, strLen, nil
 	}
-	l, strLen, err := loadBTFFuncs(path, KernelModule, 0)
+	l, strLen, err := loadBTFFuncs(path, KernelModule, 0, types)
 	if err == nil {
 		storeFuncs(dir, name, uint64(st.Size()), l, strLen)
 	}

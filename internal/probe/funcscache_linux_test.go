@@ -17,7 +17,7 @@ import (
 // order, found by lookup at its index, and the string section's size.
 func TestCachedKernelFuncs(t *testing.T) {
 	const vmlinux = "/sys/kernel/btf/vmlinux"
-	want, wantStrLen, err := loadBTFFuncs(vmlinux, KernelModule, 0)
+	want, wantStrLen, err := loadBTFFuncs(vmlinux, KernelModule, 0, nil)
 	if err != nil {
 		t.Skipf("the running kernel's BTF cannot be read: %v", err)
 	}
@@ -43,7 +43,7 @@ func TestCachedKernelFuncs(t *testing.T) {
 	wantNames := names(want)
 	fromCache := func(l *funcList) bool { return uint64(len(l.strs)) < uint64(wantStrLen) }
 	for _, run := range []string{"first", "cached"} {
-		l, strLen, err := cachedKernelFuncs(dir, "/", vmlinux)
+		l, strLen, err := cachedKernelFuncs(dir, "/", vmlinux, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,9 +53,9 @@ func TestLiveIDsPrivileges(t *testing.T) {
 		}
 		return dir
 	}
-	isCall := func(name string) bool { return name == "read" || name == "getpid" || name == "init_module" }
+	arch := []string{"getpid", "init_module", "read"}
 	list := func(privileged bool) (*Catalog, []*Probe) {
-		c, err := Live(Config{Root: root(privileged), Syscall: isCall})
+		c, err := Live(Config{Root: root(privileged), Syscalls: arch})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
@@ -144,12 +145,37 @@ func (k *kernel) walkFuncs(q *query, yield func(l *funcList, i int) bool) (bool,
 	return true, nil
 }
 
+// RawBTF is what KernelTypes read from a BTF file may give besides
+// (*btf.Module does): the file, and its type section, little-endian,
+// and string section, which the caller must not modify.
+type RawBTF interface {
+	RawBTF() (file string, types, strs []byte)
+}
+
 // loadBTFFuncs lists the functions of the BTF file at path as module.
 // baseStrs is the size of the base's string section for a module's
-// split BTF, else 0.
+// split BTF, else 0. When the module's types (types, if not nil) were
+// read from that file, the functions are listed from them, without
+// reading it again: the kernel's BTF is 4 MB that sysfs gives a page a
+// read, a third of a second of CPU under emulation.
 // It also returns the size of the file's string section, the base of
 // its modules' name offsets.
-func loadBTFFuncs(path, module string, baseStrs uint32) (*funcList, uint32, error) {
+func loadBTFFuncs(path, module string, baseStrs uint32, types func(module string) (KernelTypes, error)) (*funcList, uint32, error) {
+	if types != nil {
+		if kt, err := types(module); err == nil {
+			if raw, ok := kt.(RawBTF); ok {
+				if file, typ, str := raw.RawBTF(); file == path {
+					// A copy: the module may unmap its sections.
+					l, strLen, err := sectionFuncs(typ, string(str), baseStrs, module)
+					runtime.KeepAlive(kt) // its sections may be mapped while it lives
+					if err != nil {
+						return nil, 0, fmt.Errorf("%s: %w", path, err)
+					}
+					return l, strLen, nil
+				}
+			}
+		}
+	}
 	data, release, err := mapFile(path)
 	if err != nil {
 		return nil, 0, err

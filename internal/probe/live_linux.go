@@ -26,7 +26,7 @@ import (
 // matching only the functions the kernel lets it probe (those in
 // tracefs's available_filter_functions and not on the kprobe blacklist,
 // where tracefs can be read); syscall over tracefs's
-// syscall events or the kernel's syscall handlers that cfg.Syscall
+// syscall events or the kernel's syscall handlers of cfg.Syscalls
 // accepts; proc, sched, io and lockstat, made from the kernel's
 // tracepoints (SDT); cpc over the machine's perf events;
 // and a pid provider for each process a description names (pid<PID>),
@@ -44,9 +44,13 @@ func Live(cfg Config) (*Catalog, error) {
 	}
 	procModules := cfg.path("/proc/modules")
 	k.load = func() ([]*funcList, error) {
+		var types func(string) (KernelTypes, error)
+		if k.types != nil {
+			types = k.typesOf
+		}
 		return liveFuncs(btfDir, procModules, syms, func(path string) (*funcList, uint32, error) {
-			return cachedKernelFuncs(cfg.Cache, cfg.path("/"), path)
-		})
+			return cachedKernelFuncs(cfg.Cache, cfg.path("/"), path, types)
+		}, types)
 	}
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
 	tracefs := []string{cfg.path("/sys/kernel/tracing"), cfg.path("/sys/kernel/debug/tracing")}
@@ -66,14 +70,16 @@ func Live(cfg Config) (*Catalog, error) {
 }
 
 // liveFuncs lists the running kernel's functions from its BTF, or from
-// its symbol table when it has none. A module loaded without BTF (an
+// its symbol table when it has none: the kernel's from the BTF types
+// gives where that was read from the same file (see loadBTFFuncs), the
+// modules' from their files, as the checker reads few of their types. A module loaded without BTF (an
 // out-of-tree module built where pahole found no vmlinux, as DKMS and
 // kbuild against a distribution's headers build them) has its functions
 // listed from the symbol table, which is read only then.
 //
 // kernel lists the functions of the kernel's BTF at a path, as
-// loadBTFFuncs does.
-func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error), kernel func(path string) (*funcList, uint32, error)) ([]*funcList, error) {
+// loadBTFFuncs does; types gives the modules' BTF the checker read.
+func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error), kernel func(path string) (*funcList, uint32, error), types func(string) (KernelTypes, error)) ([]*funcList, error) {
 	vmlinux := filepath.Join(btfDir, KernelModule)
 	kl, strLen, err := kernel(vmlinux)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -97,7 +103,7 @@ func liveFuncs(btfDir, procModules string, syms func() (*ksym.Table, error), ker
 		if e.Name() == KernelModule {
 			continue
 		}
-		l, _, err := loadBTFFuncs(filepath.Join(btfDir, e.Name()), e.Name(), strLen)
+		l, _, err := loadBTFFuncs(filepath.Join(btfDir, e.Name()), e.Name(), strLen, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -100,7 +100,7 @@ func BenchmarkLiveLoad(b *testing.B) {
 		b.Skipf("the running kernel has no BTF: %v", err)
 	}
 	for b.Loop() {
-		ls, err := liveFuncs("/sys/kernel/btf", "/proc/modules", func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "") }, func(path string) (*funcList, uint32, error) { return loadBTFFuncs(path, KernelModule, 0) })
+		ls, err := liveFuncs("/sys/kernel/btf", "/proc/modules", func() (*ksym.Table, error) { return ksym.Kallsyms("/proc/kallsyms", "") }, func(path string) (*funcList, uint32, error) { return loadBTFFuncs(path, KernelModule, 0, nil) }, nil)
 		if err != nil || ls[0].len() == 0 {
 			b.Fatal(ls, err)
 		}

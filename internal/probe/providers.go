@@ -1,6 +1,9 @@
 package probe
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // A source is what a kernel's providers are made over: the kernel, and
 // for a running one, where its tracefs may be and how its syscall
@@ -90,7 +93,11 @@ func tpRow(raw bool) func(string, *source) provider {
 
 // newSyscallProvider makes the syscall provider over s.
 func newSyscallProvider(_ string, s *source) provider {
-	sys := &syscallProvider{k: s.k, isCall: s.cfg.Syscall, table: syscallTable(s.arch), handlers: s.handlers}
+	sys := &syscallProvider{k: s.k, table: syscallTable(s.arch), handlers: s.handlers}
+	if names := s.cfg.Syscalls; names != nil {
+		sys.numbered = names
+		sys.isCall = func(name string) bool { _, ok := slices.BinarySearch(names, name); return ok }
+	}
 	for _, dir := range s.tracefs {
 		sys.eventDirs = append(sys.eventDirs, filepath.Join(dir, "events/syscalls"))
 	}

@@ -40,8 +40,12 @@ type syscallProvider struct {
 	// eventDirs are the places tracefs's events/syscalls may be, in
 	// order of preference; none for an offline kernel.
 	eventDirs []string
-	// isCall is Config.Syscall.
+	// isCall says whether a handler's name is a system call of the
+	// architecture: one of Config.Syscalls; nil for any.
 	isCall func(name string) bool
+	// numbered are Config.Syscalls, the calls the probes are numbered
+	// over; nil to number them over the kernel's calls.
+	numbered []string
 	// handlers lists the names of the kernel's syscall handlers, its
 	// own and not the weak stubs of the calls it was built without;
 	// nil, or an error, for those of its function list.
@@ -178,6 +182,68 @@ func (s *syscallProvider) Probes(q *query, yield func(*Probe) bool) error {
 		}
 	}
 	return nil
+}
+
+// places returns the calls whose probes, entry and return, hold the
+// provider's places in Probes' order over all its probes: the
+// architecture's calls where they are known, whether or not the kernel
+// has each, so that a probe's place, and the number of places, cost no
+// list of the kernel's handlers (a reading of /proc/kallsyms, seconds
+// of system time under emulation); else the kernel's calls.
+func (s *syscallProvider) places() ([]string, error) {
+	if s.numbered != nil {
+		return s.numbered, nil
+	}
+	return s.calls()
+}
+
+func (s *syscallProvider) probePlaces() (int, error) {
+	names, err := s.places()
+	return 2 * len(names), err
+}
+
+func (s *syscallProvider) probeIndex(d Desc) (int, bool) {
+	if d.Provider != "syscall" || d.Module != KernelModule || d.Name != "entry" && d.Name != "return" {
+		return 0, false
+	}
+	names, err := s.places()
+	if err != nil {
+		return 0, false
+	}
+	i, ok := slices.BinarySearch(names, d.Function)
+	if !ok {
+		return 0, false
+	}
+	if d.Name == "return" {
+		return 2*i + 1, true
+	}
+	return 2 * i, true
+}
+
+func (s *syscallProvider) probeAt(at int) (Desc, bool) {
+	names, err := s.places()
+	if err != nil || at < 0 || at >= 2*len(names) {
+		return Desc{}, false
+	}
+	name := names[at/2]
+	if s.numbered != nil {
+		// A call of the architecture the kernel may lack.
+		calls, err := s.calls()
+		if _, ok := slices.BinarySearch(calls, name); err != nil || !ok {
+			return Desc{}, false
+		}
+	}
+	d := Desc{Provider: "syscall", Module: KernelModule, Function: name, Name: "entry"}
+	if at%2 == 1 {
+		d.Name = "return"
+	}
+	return d, true
+}
+
+func (s *syscallProvider) countProbes(q *query) (int, error) {
+	n := 0
+	err := s.Probes(q, func(*Probe) bool { n++; return true })
+	return n, err
 }
 
 // syscallProbe is a syscall probe and its detail, allocated together.

@@ -1,5 +1,7 @@
 package attach
 
+import "slices"
+
 //go:generate go run gensyscalls.go
 
 // SyscallNumber returns the x86-64 number of the system call called
@@ -8,6 +10,17 @@ package attach
 func SyscallNumber(name string) (int, bool) {
 	nr, ok := syscallNumbers[name]
 	return nr, ok
+}
+
+// SyscallNames returns the names of the x86-64 system calls, as
+// SyscallNumber takes them, sorted.
+func SyscallNames() []string {
+	names := make([]string, 0, len(syscallNumbers))
+	for name := range syscallNumbers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // syscallName returns the name of x86-64 system call nr, as

@@ -19,7 +19,7 @@ import (
 // calling convention.
 const maxTrampolineArgs = 6
 
-var trampolines = sync.OnceValue(func() error { return haveTrampolines() })
+var trampolines = sync.OnceValue(func() error { return haveTrampolines(kernelTypes) })
 
 // HaveTrampolines returns nil if the kernel runs BPF programs at the
 // entry and return of kernel functions through BPF trampolines (fentry
@@ -29,12 +29,15 @@ var trampolines = sync.OnceValue(func() error { return haveTrampolines() })
 // their kernel refuses every trampoline (linux-tracing.md §3.1).
 func HaveTrampolines() error { return trampolines() }
 
-func haveTrampolines() error {
+// haveTrampolines is HaveTrampolines, finding the probe's function in
+// kernel, the kernel's BTF that TrampolineTarget and the programs'
+// loads (KernelTypes) read too.
+func haveTrampolines(kernel *btf.Cache) error {
 	// An fexit program that reads an argument and the return value, on
 	// the function cilium/ebpf probes fentry with: loaded, never
 	// attached. (features.HaveProgramType would read the kernel's BTF
 	// once more to ask less.)
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	spec := &ebpf.ProgramSpec{
 		Type:       ebpf.Tracing,
 		AttachType: ebpf.AttachTraceFExit,
 		AttachTo:   "bpf_init",
@@ -52,7 +55,9 @@ func haveTrampolines() error {
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		},
-	})
+	}
+	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{"fexit": spec}},
+		ebpf.CollectionOptions{Cache: kernel})
 	var ve *ebpf.VerifierError
 	switch {
 	case errors.Is(err, unix.EPERM):
@@ -62,7 +67,7 @@ func haveTrampolines() error {
 	case err != nil:
 		return fmt.Errorf("the kernel loads no fentry program: %w", err)
 	}
-	prog.Close()
+	coll.Close()
 	return nil
 }
 
@@ -132,8 +137,13 @@ func byValue(t btf.Type) bool {
 }
 
 // kernelTypes keeps the kernel's BTF, and its modules', once read: one
-// enabling checks many functions.
+// enabling checks many functions, and loads their programs.
 var kernelTypes = btf.NewCache()
+
+// KernelTypes returns the kernel's BTF as HaveTrampolines and
+// TrampolineTarget read it, for loading the programs of trampolines
+// (bpf.Runtime.LoadTrampolines) without reading it again.
+func KernelTypes() *btf.Cache { return kernelTypes }
 
 // kernelBTF returns the BTF of the kernel, or of one of its modules.
 func kernelBTF(module string) (*btf.Spec, error) {
