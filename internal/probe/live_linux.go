@@ -26,8 +26,8 @@ import (
 // matching only the functions the kernel lets it probe (those in
 // tracefs's available_filter_functions and not on the kprobe blacklist,
 // where tracefs can be read); syscall over tracefs's
-// syscall events or the kernel's syscall handlers of cfg.Syscalls
-// accepts; proc, sched, io and lockstat, made from the kernel's
+// syscall events or the kernel's syscall handlers of the calls
+// cfg.Syscalls names; proc, sched, io and lockstat, made from the kernel's
 // tracepoints (SDT); cpc over the machine's perf events;
 // and a pid provider for each process a description names (pid<PID>),
 // made on demand from /proc. Nothing is read until a description needs
