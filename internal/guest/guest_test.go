@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
+	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
 // reads is how many one-byte reads the load generator makes: enough
@@ -510,11 +510,7 @@ func fetchKernel(ctx context.Context, cache string, k Kernel, needs Needs) (*gue
 func buildKdtrace(t *testing.T, dir string) string {
 	t.Helper()
 	kdtrace := filepath.Join(dir, "kdtrace")
-	build := exec.Command("go", "build", "-o", kdtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kdtrace: %v\n%s", err, out)
-	}
+	kdtracebin.Build(t, kdtrace, "CGO_ENABLED=0")
 	return kdtrace
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kdtrace/kdtrace/internal/dtracetest"
+	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's list of the suite's tests that cannot pass")
@@ -44,10 +45,7 @@ func TestSuite(t *testing.T) {
 	tests := suiteTests(t, root)
 	bin := filepath.Join(t.TempDir(), "bin")
 	dtrace := filepath.Join(bin, "dtrace")
-	build := exec.Command("go", "build", "-o", dtrace, "github.com/kdtrace/kdtrace/cmd/kdtrace")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building kdtrace: %v\n%s", err, out)
-	}
+	kdtracebin.Build(t, dtrace)
 	r := &Runner{
 		DTrace:  dtrace,
 		Env:     []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")},

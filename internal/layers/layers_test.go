@@ -54,7 +54,7 @@ var compiler = []string{"dlang/parser", "dlang/printer", "internal/dlang/cpp", "
 
 // tooling is the packages only tests and benchmarks import; they may
 // import anything.
-var tooling = []string{"internal/benchsrc", "internal/debuginfod/debuginfodtest", "internal/corpus", "internal/doftest", "internal/dtracetest", "internal/fuzznest", "internal/gcctest", "internal/gdbcmp", "internal/guest", "internal/harness", "internal/progen", "internal/layers", "bench/..."}
+var tooling = []string{"internal/benchsrc", "internal/debuginfod/debuginfodtest", "internal/corpus", "internal/doftest", "internal/dtracetest", "internal/fuzznest", "internal/gcctest", "internal/gdbcmp", "internal/guest", "internal/harness", "internal/kdtracebin", "internal/progen", "internal/layers", "bench/..."}
 
 // in reports whether path is one of the paths of list.
 func in(list []string, path string) bool {
