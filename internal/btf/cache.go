@@ -1,11 +1,9 @@
 package btf
 
 import (
-	"encoding/binary"
 	"hash/crc32"
 	"runtime"
 	"time"
-	"unsafe"
 
 	"github.com/kdtrace/kdtrace/internal/cachedir"
 	"github.com/kdtrace/kdtrace/internal/cachefile"
@@ -138,8 +136,8 @@ func (m *Module) decodeIndex(data []byte) bool {
 		sizes[i] = d.U32()
 	}
 	d.Take(uint64(-(len(body) - len(d.B)) & 7)) // to the tables' alignment
-	offs, ok1 := words(d.Table(4))
-	slots, ok2 := words(d.Table(4))
+	offs, ok1 := cachefile.Words[uint32](d.Table(4))
+	slots, ok2 := cachefile.Words[uint32](d.Table(4))
 	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || !m.validIndex(offs, slots, sizes[typeTable]) {
 		return false
 	}
@@ -147,24 +145,6 @@ func (m *Module) decodeIndex(data []byte) bool {
 	m.names[typeTable] = &table{slots: slots, mask: uint32(len(slots) - 1)}
 	return true
 }
-
-// words returns a table of 4-byte little-endian records as integers, in
-// place: the cache is read only on little-endian machines, and its
-// tables are 4-aligned in a mapping.
-func words(t cachefile.Table) ([]uint32, bool) {
-	b := t.Bytes()
-	if len(b) == 0 {
-		return nil, true
-	}
-	if !littleEndian || uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
-		return nil, false
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4), true
-}
-
-// littleEndian reports whether this machine stores integers as the
-// cache files do.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // validIndex checks what a damaged or foreign cache file could hold that
 // the lookups would trust: offsets inside the type section, in order,

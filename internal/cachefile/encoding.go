@@ -3,6 +3,7 @@ package cachefile
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"unsafe"
 )
 
 // This file is the encoding of the cache files: little-endian integers,
@@ -96,6 +97,31 @@ func (t Table) Len() int { return len(t.b) / t.size }
 
 // Bytes is the records, as they are in the file.
 func (t Table) Bytes() []byte { return t.b }
+
+// Words is the table's records read in place as values of T, a type
+// made only of uint32s (such as uint32, or a struct of two): ok is false
+// where they cannot be, on a big-endian machine, or where the records
+// are not 4-aligned or not T's size. The slice aliases the table's
+// bytes, which must outlive it unchanged.
+func Words[T any](t Table) (ws []T, ok bool) {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	if size == 0 || size%4 != 0 || t.size != size || !littleEndian {
+		return nil, false
+	}
+	if len(t.b) == 0 {
+		return nil, true
+	}
+	p := unsafe.Pointer(unsafe.SliceData(t.b))
+	if uintptr(p)%4 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(p), len(t.b)/size), true
+}
+
+// littleEndian reports whether this machine stores integers as the
+// cache files do.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Rec is record i.
 func (t Table) Rec(i int) []byte { return t.b[i*t.size : (i+1)*t.size] }

@@ -68,7 +68,7 @@ type Catalog struct {
 // read, so that the read overlaps the caller's other work. Whatever
 // first needs the list waits for it.
 func (c *Catalog) Prefetch() {
-	seen := map[any]bool{}
+	seen := map[*tpEvents]bool{}
 	for _, p := range c.providers {
 		if tp, ok := p.(*tpProvider); ok && !seen[tp.ev] {
 			seen[tp.ev] = true

@@ -3,12 +3,10 @@
 package probe
 
 import (
-	"encoding/binary"
 	"os"
 	"time"
 	"unsafe"
 
-	"github.com/kdtrace/kdtrace/internal/buildid"
 	"github.com/kdtrace/kdtrace/internal/cachedir"
 	"github.com/kdtrace/kdtrace/internal/cachefile"
 	"github.com/kdtrace/kdtrace/internal/mmap"
@@ -28,16 +26,14 @@ const (
 )
 
 // cachedKernelFuncs is loadBTFFuncs(path, KernelModule, 0, types) for
-// the running kernel's BTF at path, from dir when it holds the list for the
-// running kernel (its build-id read under sysroot), else from the BTF,
-// then kept in dir.
-func cachedKernelFuncs(dir *cachedir.Dir, sysroot, path string, types func(string) (KernelTypes, error)) (*funcList, uint32, error) {
-	id, err := buildid.Running(sysroot, KernelModule)
-	st, serr := os.Stat(path)
-	if dir == nil || err != nil || serr != nil {
+// the running kernel's BTF at path, from kc when it holds the list,
+// else from the BTF, then kept in kc; kc may be nil.
+func cachedKernelFuncs(kc *kernelCache, path string, types func(string) (KernelTypes, error)) (*funcList, uint32, error) {
+	st, err := os.Stat(path)
+	if kc == nil || err != nil {
 		return loadBTFFuncs(path, KernelModule, 0, types)
 	}
-	name := id + funcsSuffix
+	dir, name := kc.dir, kc.id+funcsSuffix
 	if l, strLen, ok := loadFuncs(dir, name, uint64(st.Size())); ok {
 		return l, strLen, nil
 	}
@@ -114,7 +110,7 @@ func loadFuncs(dir *cachedir.Dir, name string, btfSize uint64) (*funcList, uint3
 // decodeFuncs reads a list written by storeFuncs in place.
 func decodeFuncs(data []byte, btfSize uint64) (*funcList, uint32, bool) {
 	body, ok := cachefile.Unseal(data)
-	if !ok || !nativeLittleEndian {
+	if !ok {
 		return nil, 0, false
 	}
 	d := cachefile.Decoder{B: body}
@@ -124,14 +120,9 @@ func decodeFuncs(data []byte, btfSize uint64) (*funcList, uint32, bool) {
 	strLen := d.U32()
 	names := d.Table(1).Bytes()
 	d.Take(uint64(-(len(body) - len(d.B)) & 7)) // to the tables' alignment
-	spanBytes := d.Table(8).Bytes()
-	slotBytes := d.Table(8).Bytes()
-	if d.Bad || len(d.B) != 0 || len(slotBytes) == 0 {
-		return nil, 0, false
-	}
-	spans := inPlace[span](spanBytes)
-	table := inPlace[slot](slotBytes)
-	if spans == nil && len(spanBytes) > 0 || table == nil || len(table)&(len(table)-1) != 0 {
+	spans, ok1 := cachefile.Words[span](d.Table(8))
+	table, ok2 := cachefile.Words[slot](d.Table(8))
+	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || len(table) == 0 || len(table)&(len(table)-1) != 0 {
 		return nil, 0, false
 	}
 	for _, s := range spans {
@@ -150,16 +141,3 @@ func decodeFuncs(data []byte, btfSize uint64) (*funcList, uint32, bool) {
 	}
 	return l, strLen, true
 }
-
-// inPlace returns b as a slice of T, two uint32s, or nil where b is not
-// 4-aligned.
-func inPlace[T span | slot](b []byte) []T {
-	if len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
-		return nil
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
-}
-
-// nativeLittleEndian reports whether this machine stores integers as
-// the cache files do, so that their tables can be read in place.
-var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1

@@ -43,7 +43,7 @@ func TestCachedKernelFuncs(t *testing.T) {
 	wantNames := names(want)
 	fromCache := func(l *funcList) bool { return uint64(len(l.strs)) < uint64(wantStrLen) }
 	for _, run := range []string{"first", "cached"} {
-		l, strLen, err := cachedKernelFuncs(dir, "/", vmlinux, nil)
+		l, strLen, err := cachedKernelFuncs(newKernelCache(dir, "/"), vmlinux, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,15 +25,33 @@ const (
 	handlersVersion = 1
 )
 
-// cachedHandlers returns kallsymsHandlers(kallsyms, prefix), from dir
-// when it holds them for the running kernel (its build-id read under
-// sysroot), else from kallsyms, then kept in dir.
-func cachedHandlers(dir *cachedir.Dir, sysroot, kallsyms, prefix string) ([]string, error) {
+// kernelCache is where the running kernel's lists are kept between
+// runs: a cache directory and the kernel's build-id, which names them.
+type kernelCache struct {
+	dir *cachedir.Dir
+	id  string
+}
+
+// newKernelCache returns the cache in dir for the kernel running under
+// sysroot, or nil without a directory or a build-id.
+func newKernelCache(dir *cachedir.Dir, sysroot string) *kernelCache {
+	if dir == nil {
+		return nil
+	}
 	id, err := buildid.Running(sysroot, KernelModule)
-	if dir == nil || err != nil {
+	if err != nil {
+		return nil
+	}
+	return &kernelCache{dir, id}
+}
+
+// cachedHandlers returns kallsymsHandlers(kallsyms, prefix), from kc
+// when it holds them, else from kallsyms, then kept in kc; kc may be nil.
+func cachedHandlers(kc *kernelCache, kallsyms, prefix string) ([]string, error) {
+	if kc == nil {
 		return kallsymsHandlers(kallsyms, prefix)
 	}
-	name := id + handlersSuffix
+	dir, name := kc.dir, kc.id+handlersSuffix
 	if names, ok := loadHandlers(dir, name, prefix); ok {
 		return names, nil
 	}

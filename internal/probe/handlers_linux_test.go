@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,7 +54,7 @@ func TestCachedHandlers(t *testing.T) {
 
 	handlers := func() []string {
 		t.Helper()
-		names, err := cachedHandlers(dir, root, kallsyms, "__x64_sys_")
+		names, err := cachedHandlers(newKernelCache(dir, root), kallsyms, "__x64_sys_")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,5 +93,35 @@ func TestCachedHandlers(t *testing.T) {
 	write("proc/kallsyms", "ffffffff91001000 T __x64_sys_close\n")
 	if diff := cmp.Diff([]string{"__x64_sys_close"}, handlers()); diff != "" {
 		t.Errorf("no build-id (-want +got):\n%s", diff)
+	}
+}
+
+// TestCachedHandlersRunning checks the running kernel's handlers, from
+// its /proc/kallsyms, read back from the cache as they were read.
+func TestCachedHandlersRunning(t *testing.T) {
+	want, err := kallsymsHandlers("/proc/kallsyms", syscallPrefix(runtime.GOARCH))
+	if err != nil || len(want) == 0 {
+		t.Skipf("the running kernel's syscall handlers cannot be read: %d, %v", len(want), err)
+	}
+	dir, err := cachedir.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	kc := newKernelCache(dir, "/")
+	if kc == nil {
+		t.Skip("the running kernel has no build-id to cache its handlers under")
+	}
+	for _, run := range []string{"first", "cached"} {
+		got, err := cachedHandlers(kc, "/proc/kallsyms", syscallPrefix(runtime.GOARCH))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s run (-kallsyms +got):\n%s", run, diff)
+		}
+	}
+	if _, ok := loadHandlers(dir, kc.id+handlersSuffix, syscallPrefix(runtime.GOARCH)); !ok {
+		t.Error("the handlers were not kept in the cache")
 	}
 }

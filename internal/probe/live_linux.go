@@ -43,13 +43,15 @@ func Live(cfg Config) (*Catalog, error) {
 		})
 	}
 	procModules := cfg.path("/proc/modules")
+	// The kernel's build-id, which names its cached lists, is read once.
+	kcache := sync.OnceValue(func() *kernelCache { return newKernelCache(cfg.Cache, cfg.path("/")) })
 	k.load = func() ([]*funcList, error) {
 		var types func(string) (KernelTypes, error)
 		if k.types != nil {
 			types = k.typesOf
 		}
 		return liveFuncs(btfDir, procModules, syms, func(path string) (*funcList, uint32, error) {
-			return cachedKernelFuncs(cfg.Cache, cfg.path("/"), path, types)
+			return cachedKernelFuncs(kcache(), path, types)
 		}, types)
 	}
 	k.code = func(l *funcList, i int) (uint64, []byte, error) { return symbolCode(syms, l.module, l.name(i)) }
@@ -58,7 +60,7 @@ func Live(cfg Config) (*Catalog, error) {
 	k.probeable = sync.OnceValues(func() (*probeable, error) { return readProbeable(tracefs, blacklist) })
 	c := kernelCatalog(&source{k: k, cfg: &cfg, arch: runtime.GOARCH, live: true, tracefs: tracefs,
 		handlers: func() ([]string, error) {
-			return cachedHandlers(cfg.Cache, cfg.path("/"), kallsyms, k.syscallPrefix)
+			return cachedHandlers(kcache(), kallsyms, k.syscallPrefix)
 		}})
 	c.procs = &procFS{root: cfg.path("/proc")}
 	c.warn = cfg.Warn
