@@ -168,6 +168,37 @@ func TestProcsystime(t *testing.T) {
 	}
 }
 
+// TestFiringTime checks that a firing has one time, as dtrace's
+// dtms_timestamp: every read of timestamp and vtimestamp in any clause
+// of one firing gives the same value, and walltimestamp moves with
+// them; the next firing has a later time.
+func TestFiringTime(t *testing.T) {
+	needTracing(t)
+	out := script(t, `
+		uint64_t t0, v0, w0, last;
+		profile:::tick-10ms { t0 = timestamp; v0 = vtimestamp; w0 = walltimestamp; }
+		profile:::tick-10ms {
+			printf("%d %d %d %d\n", timestamp - t0, vtimestamp - v0,
+			    walltimestamp - w0, timestamp - timestamp);
+			printf("later %d 0 0 0\n", last == 0 || timestamp > last);
+			last = timestamp;
+		}
+		profile:::tick-10ms /++n == 5/ { exit(0); }`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d lines, want 10: %q", len(lines), out)
+	}
+	for i, line := range lines {
+		want := "0 0 0 0"
+		if i%2 == 1 {
+			want = "later 1 0 0 0"
+		}
+		if line != want {
+			t.Errorf("line %d: %q, want %q", i+1, line, want)
+		}
+	}
+}
+
 // forker forks argv[1] children one after another, each of which runs
 // /bin/true, and waits for each.
 const forker = `#include <stdlib.h>

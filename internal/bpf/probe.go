@@ -1049,9 +1049,11 @@ func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
 
-// resetFiring zeroes the clause-locals and frees the scratch memory.
+// resetFiring zeroes the clause-locals, frees the scratch memory and
+// forgets the time of the last firing.
 func (b *builder) resetFiring() {
 	b.emit(storeImm64(rState, stateScratch, 0))
+	b.emit(storeImm64(rState, stateNow, 0))
 	b.emit(storeImm64(rState, stateStrtok, 0))
 	if !b.t.uses.locals {
 		return
@@ -1148,7 +1150,7 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
 	}
 	if ep.Size > 0 {
-		b.emit(asm.FnKtimeGetNs.Call())
+		t.now(prefix + "now")
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, rState, StateEPID, asm.DWord))
 		b.emit(asm.StoreMem(asm.R1, RecPrefix, asm.R2, asm.Word))

@@ -408,7 +408,8 @@ func (r *Runtime) ReadState(cpu int) (state, error) {
 
 // BeginFiring starts a probe firing on every CPU as dif/vm's
 // BeginFiring does: clause-locals and scratch memory zeroed, no scratch
-// allocated. The clause programs will do it in BPF.
+// allocated, the firing's time not yet taken, for tests that run a
+// translated DIFO alone; a probe program does the same at each firing.
 func (r *Runtime) BeginFiring() error {
 	n, err := ebpf.PossibleCPU()
 	if err != nil {
@@ -434,6 +435,7 @@ func (r *Runtime) BeginFiring() error {
 	for _, v := range vals {
 		binary.NativeEndian.PutUint64(v[stateScratch:], 0)
 		binary.NativeEndian.PutUint64(v[stateStrtok:], 0)
+		binary.NativeEndian.PutUint64(v[stateNow:], 0)
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)

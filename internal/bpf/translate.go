@@ -929,9 +929,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 			return err
 		}
 	case id == dif.VarTimestamp:
-		// CLOCK_MONOTONIC: nanoseconds since boot, not counting
-		// suspend, as dtrace's gethrtime counts them.
-		t.emit(asm.FnKtimeGetNs.Call())
+		t.now(local("now"))
 	case id == dif.VarVtimestamp:
 		if err := t.vtimestamp(pc, in, local); err != nil {
 			return err
@@ -946,7 +944,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
 		t.emit(asm.LoadMem(asm.R1, asm.R0, ctlWallOff, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
-		t.emit(asm.FnKtimeGetNs.Call())
+		t.now(local("now"))
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 		t.emit(asm.Add.Reg(asm.R0, asm.R1))
 		t.mark(local("wall"))

@@ -25,7 +25,8 @@ import (
 // thread leaves the CPU the time of its slice is added to its entry,
 // and an exiting thread's entry is deleted.
 //
-// The times are bpf_ktime_get_ns's, as timestamp's, so that vtimestamp
+// The times are bpf_ktime_get_ns's, and the time since is counted to
+// the firing's time (now), as timestamp's, so that vtimestamp
 // counts time spent in interrupts on the thread's CPU, as dtrace's
 // does; the kernel's own accounting may leave that out, so a thread's
 // vtimestamp may run ahead of its sum_exec_runtime.
@@ -50,6 +51,21 @@ func usesVtime(o *dif.Object) bool {
 	return false
 }
 
+// now leaves the firing's time in R0: the first read of a firing takes
+// it from bpf_ktime_get_ns (CLOCK_MONOTONIC, nanoseconds since boot not
+// counting suspend, as dtrace's gethrtime) and keeps it at stateNow for
+// the rest. As dtrace's dtms_timestamp, it is one time for all the
+// clauses of a firing: timestamp, vtimestamp, walltimestamp and the
+// records' headers agree, and timestamp - timestamp is 0. done is a
+// label unique to this read.
+func (t *translator) now(done string) {
+	t.emit(asm.LoadMem(asm.R0, rState, stateNow, asm.DWord))
+	t.emit(asm.JNE.Imm(asm.R0, 0, done))
+	t.emit(asm.FnKtimeGetNs.Call())
+	t.emit(asm.StoreMem(rState, stateNow, asm.R0, asm.DWord))
+	t.mark(done)
+}
+
 // vtimestamp translates a load of vtimestamp into R0.
 func (t *translator) vtimestamp(pc int, in dif.Instr, local func(string) string) error {
 	o, err := kernelTask()
@@ -71,7 +87,7 @@ func (t *translator) vtimestamp(pc int, in dif.Instr, local func(string) string)
 	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R1, asm.DWord))
 	t.emit(asm.Mov.Reg(asm.R0, asm.R1))
 	t.emit(asm.JEq.Imm(asm.R1, 0, local("acc")))
-	t.emit(asm.FnKtimeGetNs.Call())
+	t.now(local("now"))
 	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot+8, asm.DWord))
 	t.emit(asm.Sub.Reg(asm.R0, asm.R1))
 	t.mark(local("acc"))

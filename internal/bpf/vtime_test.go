@@ -58,10 +58,11 @@ func TestVtime(t *testing.T) {
 	}
 	defer prog.Close()
 	defer onCPU0(t)()
-	if err := rt.BeginFiring(); err != nil {
-		t.Fatal(err)
-	}
+	// Each read is a firing of its own: a firing has one time.
 	vtime := func() int64 {
+		if err := rt.BeginFiring(); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := prog.Run(&ebpf.RunOptions{Context: make([]byte, 8), Flags: testRunOnCPU, CPU: 0}); err != nil {
 			t.Fatalf("test run: %v", err)
 		}
