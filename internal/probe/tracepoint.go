@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
@@ -62,17 +64,24 @@ func (p *tpProvider) Name() string         { return p.name }
 func (*tpProvider) Attributes() attributes { return tpAttr }
 
 // tpEvents are the trace events of a tracefs, read once for both the
-// sdt and rawtp providers: reading available_events takes a
-// millisecond, which a script naming BEGIN pays, as any provider could
-// have a probe of that name.
+// sdt and rawtp providers. Reading available_events takes a millisecond,
+// which a script naming BEGIN would pay, as any provider could have a
+// probe of that name: a description naming one event is looked up in
+// tracefs's events directory instead (named).
 type tpEvents struct {
 	// dirs are the places tracefs may be mounted on, in order of
 	// preference.
 	dirs []string
 
 	once   sync.Once
-	dir    string // the tracefs that lists the events, or ""
+	listed atomic.Bool // once has run: dir and events are set
+	dir    string      // the tracefs that lists the events, or ""
 	events []tpEvent
+
+	mu      sync.Mutex
+	sysRead bool     // systems and sysDir are set
+	sysDir  string   // the tracefs whose events directory lists systems, or ""
+	systems []string // its systems, as named looks events up in them
 }
 
 func newTPEvents(dirs []string) *tpEvents { return &tpEvents{dirs: dirs} }
@@ -82,6 +91,7 @@ func newTPEvents(dirs []string) *tpEvents { return &tpEvents{dirs: dirs} }
 // is root's alone), as Oracle's DTrace has none then.
 func (e *tpEvents) list() (string, []tpEvent) {
 	e.once.Do(func() {
+		defer e.listed.Store(true)
 		for _, dir := range e.dirs {
 			data, err := os.ReadFile(filepath.Join(dir, "available_events"))
 			if err != nil {
@@ -92,6 +102,77 @@ func (e *tpEvents) list() (string, []tpEvent) {
 		}
 	})
 	return e.dir, e.events
+}
+
+// named returns the events called name, of the systems sys matches,
+// without reading the list unless it is read already: in the events
+// directory of the tracefs list would read, each system has a directory,
+// and in it each event one, with an enable file if available_events
+// lists the event (ftrace's own have none). A lookup per system costs a
+// third of reading the list. ok is false when the list must be read
+// after all: more than one event has the name, and the list orders
+// them.
+func (e *tpEvents) named(sys pattern, name string) (evs []tpEvent, ok bool) {
+	if e.listed.Load() {
+		return nil, false
+	}
+	dir, systems := e.eventSystems()
+	if dir == "" {
+		return nil, false
+	}
+	has := func(system string) bool {
+		if tracerSystem(system) {
+			return false
+		}
+		st, err := os.Stat(filepath.Join(dir, "events", system, name, "enable"))
+		return err == nil && st.Mode().IsRegular()
+	}
+	if s, ok := sys.Literal(); ok {
+		// Only a system of the directory: a description's module
+		// is no path.
+		if slices.Contains(systems, s) && has(s) {
+			evs = append(evs, tpEvent{s, name})
+		}
+		return evs, true
+	}
+	for _, s := range systems {
+		if sys.Match(s) && has(s) {
+			evs = append(evs, tpEvent{s, name})
+		}
+	}
+	return evs, len(evs) < 2
+}
+
+// eventSystems returns the tracefs list would read and the systems of
+// its events directory, read once; no tracefs if one cannot be read.
+func (e *tpEvents) eventSystems() (string, []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sysRead {
+		return e.sysDir, e.systems
+	}
+	e.sysRead = true
+	for _, dir := range e.dirs {
+		// The tracefs list would read: the first whose list can be
+		// opened.
+		f, err := os.Open(filepath.Join(dir, "available_events"))
+		if err != nil {
+			continue
+		}
+		f.Close()
+		ents, err := os.ReadDir(filepath.Join(dir, "events"))
+		if err != nil {
+			return "", nil
+		}
+		for _, ent := range ents {
+			if ent.IsDir() {
+				e.systems = append(e.systems, ent.Name())
+			}
+		}
+		e.sysDir = dir
+		break
+	}
+	return e.sysDir, e.systems
 }
 
 // prefetch reads the events, for Catalog.Prefetch.
@@ -147,10 +228,20 @@ func (p *tpProvider) Probes(q *query, yield func(*Probe) bool) error {
 	if !q.Function.Match("") {
 		return nil
 	}
-	if name, ok := q.Name.Literal(); ok && !eventName(name) {
-		// tick-1s, a description of the profile provider's, names
-		// no event: the list is not read for it.
-		return nil
+	if name, ok := q.Name.Literal(); ok {
+		if !eventName(name) {
+			// tick-1s, a description of the profile provider's,
+			// names no event: nothing is read for it.
+			return nil
+		}
+		if evs, ok := p.ev.named(q.Module, name); ok {
+			for _, e := range evs {
+				if !yield(p.probe(e)) {
+					break
+				}
+			}
+			return nil
+		}
 	}
 	for _, e := range p.list() {
 		if q.Module.Match(e.system) && q.Name.Match(e.event) && !yield(p.probe(e)) {

@@ -89,3 +89,59 @@ func TestLiveTracepoints(t *testing.T) {
 		}
 	}
 }
+
+// TestLiveTracepointsNamed checks that looking an event up by name in
+// the running kernel's events directory finds what the list has: every
+// 40th event of the list, an event of ftrace's own, which the list
+// leaves out, and BEGIN, which no event is called.
+func TestLiveTracepointsNamed(t *testing.T) {
+	dir := liveTracefs(t)
+	listed, err := Live(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	n := 0
+	if err := listed.Walk(Desc{Provider: "sdt"}, func(p *Probe) bool {
+		if n++; n%40 == 1 {
+			names = append(names, p.Name)
+		}
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events/ftrace/function")); err == nil {
+		names = append(names, "function")
+	}
+	names = append(names, "BEGIN")
+	for _, name := range names {
+		d := Desc{Name: name}
+		want, err := listed.Match(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := Live(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Match(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		str := func(ps []*Probe) []string {
+			var s []string
+			for _, p := range ps {
+				s = append(s, p.String())
+			}
+			return s
+		}
+		if diff := cmp.Diff(str(want), str(got)); diff != "" {
+			t.Errorf("%s: by name (+) and in the list (-):\n%s", name, diff)
+		}
+		if ev := c.byName["sdt"].(*tpProvider).ev; len(got) < 3 && ev.listed.Load() {
+			t.Errorf("%s: the list was read", name)
+		}
+	}
+	t.Logf("%d names of %d events", len(names), n)
+}
+

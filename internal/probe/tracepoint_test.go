@@ -104,21 +104,35 @@ print fmt: "none"
 `,
 }
 
-// tpTestFS makes a tracefs of tpTestEvents in a temporary directory.
+// tpTestFS makes a tracefs of tpTestEvents in a temporary directory:
+// the list, and each event's directory with its enable file and format,
+// but for sched_gone, whose directory is gone, and for an event of
+// ftrace's own, which has no enable file and is not listed.
 func tpTestFS(t *testing.T) string {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "available_events"), []byte(tpTestEvents), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for ev, format := range tpTestFormats {
-		d := filepath.Join(dir, "events", ev)
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	write := func(path, text string) {
+		t.Helper()
+		path = filepath.Join(dir, "events", path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(d, "format"), []byte(format), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, ev := range strings.Fields(tpTestEvents) {
+		if ev != "sched:sched_gone" {
+			write(strings.Replace(ev, ":", "/", 1)+"/enable", "0\n")
+		}
+	}
+	for ev, format := range tpTestFormats {
+		write(ev+"/format", format)
+	}
+	write("ftrace/function/format", "name: function\n")
+	write("enable", "0\n")
 	return dir
 }
 
@@ -218,7 +232,11 @@ func TestTracepointArgs(t *testing.T) {
 			t.Errorf("%v: site (-want +got):\n%s", p, diff)
 		}
 	}
-	// An event whose format is gone cannot be typed or put in place.
+	// An event the list has but whose directory is gone cannot be
+	// typed or put in place.
+	if _, err := c.Match(Desc{Provider: "sdt"}); err != nil {
+		t.Fatal(err)
+	}
 	ps, err := c.Match(Desc{"sdt", "sched", "", "sched_gone"})
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("sdt:sched::sched_gone: %d probes, %v", len(ps), err)
@@ -290,6 +308,70 @@ func TestTracepointNotEventName(t *testing.T) {
 	}
 	if n, err := c.Count(Desc{Name: "task_rename"}); n != 2 || err != nil || sdt.ev.dir != fs {
 		t.Errorf("Count(task_rename) = %d, %v, events read from %q; want 2 from %s", n, err, sdt.ev.dir, fs)
+	}
+}
+
+// TestTracepointNamed checks that a description naming one event finds
+// it in the events directory without the list being read, as the list
+// would: not ftrace's own events, which have no enable file, nor those
+// of tracers, nor a module that is a path. An event of two systems is
+// found in the list, in its order, which the directory's may not be.
+func TestTracepointNamed(t *testing.T) {
+	fs := tpTestFS(t)
+	c := tpTestCatalog(t, fs)
+	ev := c.byName["sdt"].(*tpProvider).ev
+	for _, tt := range []struct {
+		desc Desc
+		want int
+	}{
+		{Desc{Name: "task_rename"}, 2},
+		{Desc{Provider: "sdt", Module: "sched", Name: "sched_process_fork"}, 1},
+		{Desc{Module: "s*", Name: "sched_process_fork"}, 2},
+		{Desc{Module: "task", Name: "sched_process_fork"}, 0},
+		{Desc{Name: "kept"}, 2},
+		{Desc{Name: "sched_gone"}, 0},
+		{Desc{Name: "function"}, 0},
+		{Desc{Name: "myprobe"}, 0},
+		{Desc{Name: "enable"}, 0},
+		{Desc{Module: "../events/task", Name: "task_rename"}, 0},
+		{Desc{Name: "BEGIN"}, 0},
+	} {
+		if n, err := c.Count(tt.desc); n != tt.want || err != nil {
+			t.Errorf("Count(%v) = %d, %v; want %d", tt.desc, n, err, tt.want)
+		}
+	}
+	if ev.listed.Load() {
+		t.Fatal("the list was read")
+	}
+
+	f, err := os.OpenFile(filepath.Join(fs, "available_events"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("other:task_rename\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.MkdirAll(filepath.Join(fs, "events/other/task_rename"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fs, "events/other/task_rename/enable"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c = tpTestCatalog(t, fs)
+	ps, err := c.Match(Desc{Provider: "sdt", Name: "task_rename"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	if want := []string{"sdt:task::task_rename", "sdt:other::task_rename"}; !cmp.Equal(got, want) {
+		t.Errorf("Match(sdt:::task_rename) = %q, want %q", got, want)
+	}
+	if !c.byName["sdt"].(*tpProvider).ev.listed.Load() {
+		t.Error("an event of two systems was not found in the list")
 	}
 }
 
