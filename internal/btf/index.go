@@ -93,7 +93,12 @@ func (m *Module) record(id uint32) (record, error) {
 	if i >= uint64(len(m.offs)) {
 		return record{}, m.errorf("no type %d: the last is %d", id, m.firstID+uint32(len(m.offs))-1)
 	}
-	b := m.types[m.offs[i]:]
+	off := uint64(m.offs[i])
+	if off+recordSize > uint64(len(m.types)) {
+		// Only an index read from a foreign cache file can say so.
+		return record{}, m.errorf("type %d is past the end of the type section", id)
+	}
+	b := m.types[off:]
 	r := record{
 		nameOff:    binary.LittleEndian.Uint32(b),
 		info:       binary.LittleEndian.Uint32(b[4:]),
@@ -102,7 +107,7 @@ func (m *Module) record(id uint32) (record, error) {
 	k := r.kind()
 	end := uint64(recordSize) + uint64(trailerFixed[k]) + uint64(trailerItem[k])*uint64(r.vlen())
 	if end > uint64(len(b)) {
-		// Only an index read from a damaged cache file can say so:
+		// Only an index read from a foreign cache file can say so:
 		// the walk checked every record.
 		return record{}, m.errorf("type %d runs past the end of the type section", id)
 	}
@@ -169,6 +174,7 @@ func (m *Module) table(which int) *table {
 		}
 	}
 	if which == typeTable {
+		// Walked: m.named's offsets are checked.
 		for _, i := range m.named {
 			add(binary.LittleEndian.Uint32(m.types[m.offs[i]:]), m.firstID+i)
 		}
@@ -179,6 +185,9 @@ func (m *Module) table(which int) *table {
 	}
 	mask := tableKinds[which]
 	for i, off := range m.offs {
+		if uint64(off)+recordSize > uint64(len(m.types)) {
+			continue // a foreign cache file's (record)
+		}
 		info := binary.LittleEndian.Uint32(m.types[off+4:])
 		k := info >> 24 & 0x1f
 		if mask>>k&1 == 0 {
@@ -190,6 +199,9 @@ func (m *Module) table(which int) *table {
 			continue
 		}
 		item := trailerItem[k]
+		if uint64(off)+recordSize+uint64(item)*uint64(info&0xffff) > uint64(len(m.types)) {
+			continue
+		}
 		for j := range info & 0xffff {
 			add(binary.LittleEndian.Uint32(m.types[off+recordSize+j*item:]), uint32(len(m.enums)))
 			m.enums = append(m.enums, enumRef{id, j})
@@ -257,13 +269,20 @@ func (t *table) add(h uint64, ref uint32) {
 }
 
 // probe yields the references on the probe sequence of hash h: those
-// added under h, in the order added, among others.
+// added under h, in the order added, among others. The sequence ends at
+// an empty slot, or after every slot in a table a foreign cache file
+// filled.
 func (t *table) probe(h uint64) iter.Seq[uint32] {
 	return func(yield func(uint32) bool) {
-		for i := uint32(h) & t.mask; t.slots[i] != 0; i = (i + 1) & t.mask {
+		i := uint32(h) & t.mask
+		for range t.slots {
+			if t.slots[i] == 0 {
+				return
+			}
 			if !yield(t.slots[i] - 1) {
 				return
 			}
+			i = (i + 1) & t.mask
 		}
 	}
 }

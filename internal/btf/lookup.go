@@ -201,7 +201,8 @@ func (m *Module) VarSection(name string) (string, uint32, error) {
 		return "", 0, nil
 	}
 	for i, off := range m.offs {
-		if binary.LittleEndian.Uint32(m.types[off+4:])>>24&0x1f != kindDatasec {
+		if uint64(off)+recordSize > uint64(len(m.types)) ||
+			binary.LittleEndian.Uint32(m.types[off+4:])>>24&0x1f != kindDatasec {
 			continue // the few DATASECs are found without decoding the rest
 		}
 		r, err := m.record(m.firstID + uint32(i))
