@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"iter"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kdtrace/kdtrace/dlang/check"
@@ -219,11 +221,29 @@ func definedNames(libs []*lib) map[string]bool {
 	return names
 }
 
-// definesTag reports whether l defines a struct, union or enum tag.
+// definesTag reports whether l defines a struct, union or enum tag: a
+// top-level struct, union or enum followed by a name and {, as
+// scanNames finds them, without collecting the names.
 func definesTag(l *lib) bool {
-	for name := range definedNames([]*lib{l}) {
-		if i := strings.IndexByte(name, ' '); i > 0 && isTag(name[:i]) {
-			return true
+	depth := 0
+	var last2, last string // the top-level statement's last tokens
+	for t := range tokenSeq(l.Text) {
+		switch t {
+		case "{":
+			if depth == 0 && isTag(last2) {
+				return true
+			}
+			depth++
+		case "}":
+			depth--
+		case ";":
+			if depth == 0 {
+				last2, last = "", ""
+				continue
+			}
+		}
+		if depth == 0 {
+			last2, last = last, t
 		}
 	}
 	return false
@@ -242,7 +262,7 @@ func mentioned(libs []*lib, name string) bool {
 }
 
 func scanNames(text []byte, names map[string]bool) {
-	toks := tokens(text)
+	toks := slices.Collect(tokenSeq(text))
 	depth := 0
 	var stmt []string // the top-level statement so far
 	inEnum := false
@@ -306,11 +326,15 @@ func isName(s string) bool {
 	return true
 }
 
-// tokens splits D text into names and single punctuation characters,
+// tokenSeq splits D text into names and single punctuation characters,
 // leaving out comments, strings, numbers and control lines.
-func tokens(text []byte) []string {
-	var toks []string
-	s := string(text)
+func tokenSeq(text []byte) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		tokens(string(text), yield)
+	}
+}
+
+func tokens(s string, yield func(string) bool) {
 	lineStart := true
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -348,19 +372,22 @@ func tokens(text []byte) []string {
 			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
 				j++
 			}
-			toks = append(toks, s[i:j])
+			if !yield(s[i:j]) {
+				return
+			}
 			i = j
 		case c >= '0' && c <= '9':
 			for i < len(s) && (s[i] == '_' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
 				i++
 			}
 		default:
-			toks = append(toks, s[i:i+1])
+			if !yield(s[i : i+1]) {
+				return
+			}
 			i++
 		}
 		lineStart = false
 	}
-	return toks
 }
 
 // has reports whether what a library depends on is there.
@@ -429,6 +456,9 @@ func unique(files []File) ([]*lib, []Skip) {
 // depends_on library" lines. As dtrace's first pass over a library, it
 // reads control lines only: lines whose first non-blank character is #.
 func libraryDeps(text []byte) []string {
+	if !bytes.Contains(text, []byte("depends_on")) {
+		return nil
+	}
 	var deps []string
 	for line := range strings.Lines(string(text)) {
 		line = strings.TrimLeft(line, " \t")

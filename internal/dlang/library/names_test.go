@@ -1,6 +1,7 @@
 package library
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,5 +61,34 @@ func TestScanNames(t *testing.T) {
 	scanNames([]byte("enum e { A, B = 2, C };\ntypedef struct s { int x; } s_t;\ninline int N[int k] = k;\n/* inline int X = 1; */"), got)
 	if diff := cmp.Diff(map[string]bool{"enum e": true, "A": true, "B": true, "C": true, "struct s": true, "s_t": true, "N": true}, got); diff != "" {
 		t.Errorf("names (-want +got):\n%s", diff)
+	}
+}
+
+// TestDefinesTag checks definesTag against the tags scanNames finds,
+// in every embedded library and in texts that define a tag or do not.
+func TestDefinesTag(t *testing.T) {
+	texts := map[string]string{
+		"typedef": "typedef struct s { int x; } s_t;",
+		"anon":    "typedef struct { int x; } s_t;",
+		"enum":    "enum e { A };",
+		"inline":  "inline int x = 1;\nstruct s;\n",
+		"comment": "/* struct s { int x; }; */ inline int y = 2;",
+		"nested":  "translator t < int x > { a = x; };",
+	}
+	for _, f := range Files("linux") {
+		texts[f.Name] = string(f.Text)
+	}
+	for name, text := range texts {
+		names := map[string]bool{}
+		scanNames([]byte(text), names)
+		want := false
+		for n := range names {
+			if i := strings.IndexByte(n, ' '); i > 0 && isTag(n[:i]) {
+				want = true
+			}
+		}
+		if got := definesTag(&lib{File: File{Name: name, Text: []byte(text)}}); got != want {
+			t.Errorf("%s: definesTag = %t, want %t", name, got, want)
+		}
 	}
 }

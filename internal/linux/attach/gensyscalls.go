@@ -111,6 +111,13 @@ func main() {
 	for _, n := range nrs {
 		fmt.Fprintf(&b, "\t%d: %q,\n", n, calls[n])
 	}
+	fmt.Fprintf(&b, "}\n\n")
+	sort.Slice(nrs, func(i, j int) bool { return calls[nrs[i]] < calls[nrs[j]] })
+	fmt.Fprintf(&b, "// syscallsByName are the numbers of syscallNames's calls in the order of\n// their names.\n")
+	fmt.Fprintf(&b, "var syscallsByName = [...]uint16{\n")
+	for _, n := range nrs {
+		fmt.Fprintf(&b, "\t%d, // %s\n", n, calls[n])
+	}
 	fmt.Fprintf(&b, "}\n")
 	out, err := format.Source(b.Bytes())
 	if err != nil {

@@ -1,6 +1,9 @@
 package attach
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 //go:generate go run gensyscalls.go
 
@@ -8,18 +11,22 @@ import "slices"
 // name, as the syscall provider and the kernel's tracepoints name it
 // ("newfstatat", "newstat" for stat(2)).
 func SyscallNumber(name string) (int, bool) {
-	nr, ok := syscallNumbers[name]
-	return nr, ok
+	i, ok := slices.BinarySearchFunc(syscallsByName[:], name, func(nr uint16, name string) int {
+		return strings.Compare(syscallNames[nr], name)
+	})
+	if !ok {
+		return 0, false
+	}
+	return int(syscallsByName[i]), true
 }
 
 // SyscallNames returns the names of the x86-64 system calls, as
 // SyscallNumber takes them, sorted.
 func SyscallNames() []string {
-	names := make([]string, 0, len(syscallNumbers))
-	for name := range syscallNumbers {
-		names = append(names, name)
+	names := make([]string, len(syscallsByName))
+	for i, nr := range syscallsByName {
+		names[i] = syscallNames[nr]
 	}
-	slices.Sort(names)
 	return names
 }
 
@@ -31,13 +38,3 @@ func syscallName(nr int) (string, bool) {
 	}
 	return syscallNames[nr], true
 }
-
-var syscallNumbers = func() map[string]int {
-	m := make(map[string]int, len(syscallNames))
-	for nr, name := range syscallNames {
-		if name != "" {
-			m[name] = nr
-		}
-	}
-	return m
-}()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,22 @@ func TestSyscallTable(t *testing.T) {
 		if name, ok := syscallName(nr); ok {
 			t.Errorf("SyscallName(%d) = %q, want none", nr, name)
 		}
+	}
+	// Every call is found by its name, and SyscallNames lists each
+	// once, sorted.
+	n := 0
+	for nr, name := range syscallNames {
+		if name == "" {
+			continue
+		}
+		n++
+		if got, ok := SyscallNumber(name); !ok || got != nr {
+			t.Errorf("SyscallNumber(%q) = %d, %v; want %d", name, got, ok, nr)
+		}
+	}
+	names := SyscallNames()
+	if len(names) != n || !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != n {
+		t.Errorf("SyscallNames: %d names, sorted %t; want %d sorted and unique", len(names), slices.IsSorted(names), n)
 	}
 }
 
