@@ -153,12 +153,6 @@ func (h *Handle) probes() check.Probes {
 		cfg.Syscalls = attach.SyscallNames()
 		cfg.Cache = cachefile.Open("", false, nil)
 		cat, err = probe.Live(cfg)
-		if err == nil {
-			// Most programs name BEGIN or tick-1s, which every
-			// provider is searched for: the trace events are read
-			// while the D libraries compile.
-			cat.Prefetch()
-		}
 	}
 	if err != nil {
 		return nil

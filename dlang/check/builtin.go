@@ -233,8 +233,10 @@ var kernelNames = map[string]map[string]string{
 func (c *Checker) declareBuiltins() {
 	add := func(b builtin) {
 		proto := b.proto
-		for k, v := range kernelNames[c.os()] {
-			proto = strings.ReplaceAll(proto, k, v)
+		if strings.IndexByte(proto, '@') >= 0 {
+			for k, v := range kernelNames[c.os()] {
+				proto = strings.ReplaceAll(proto, k, v)
+			}
 		}
 		id := &Ident{Name: b.name, Kind: b.kind, ID: b.id, Flags: b.flags, Builtin: true, cook: b.cook}
 		id.proto = proto

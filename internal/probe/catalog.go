@@ -62,21 +62,6 @@ type Catalog struct {
 	debugFile func(string) (string, error)
 }
 
-// Prefetch starts reading, in the background, what the providers read
-// from the kernel to list their probes (tracefs's event list), which a
-// description that names no provider, such as BEGIN, makes the catalog
-// read, so that the read overlaps the caller's other work. Whatever
-// first needs the list waits for it.
-func (c *Catalog) Prefetch() {
-	seen := map[*tpEvents]bool{}
-	for _, p := range c.providers {
-		if tp, ok := p.(*tpProvider); ok && !seen[tp.ev] {
-			seen[tp.ev] = true
-			go tp.prefetch()
-		}
-	}
-}
-
 // New returns a catalog of the given providers, which are searched in
 // order. Providers for processes (pid<PID>) exist only in Live's
 // catalogs.

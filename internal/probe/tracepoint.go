@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kdtrace/kdtrace/dlang/types"
 )
 
@@ -120,12 +122,24 @@ func (e *tpEvents) named(sys pattern, name string) (evs []tpEvent, ok bool) {
 	if dir == "" {
 		return nil, false
 	}
+	events, err := os.Open(filepath.Join(dir, "events"))
+	if err != nil {
+		return nil, false
+	}
+	defer events.Close()
+	fd := int(events.Fd())
+	// Looked up from the events directory: a path from the root
+	// costs twice as much.
 	has := func(system string) bool {
 		if tracerSystem(system) {
 			return false
 		}
-		st, err := os.Stat(filepath.Join(dir, "events", system, name, "enable"))
-		return err == nil && st.Mode().IsRegular()
+		var st unix.Stat_t
+		if unix.Fstatat(fd, system+"/"+name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return false
+		}
+		return unix.Fstatat(fd, system+"/"+name+"/enable", &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+			st.Mode&unix.S_IFMT == unix.S_IFREG
 	}
 	if s, ok := sys.Literal(); ok {
 		// Only a system of the directory: a description's module
@@ -174,9 +188,6 @@ func (e *tpEvents) eventSystems() (string, []string) {
 	}
 	return e.sysDir, e.systems
 }
-
-// prefetch reads the events, for Catalog.Prefetch.
-func (p *tpProvider) prefetch() { p.ev.list() }
 
 func (p *tpProvider) list() []tpEvent {
 	_, evs := p.ev.list()

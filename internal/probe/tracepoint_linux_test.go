@@ -144,4 +144,3 @@ func TestLiveTracepointsNamed(t *testing.T) {
 	}
 	t.Logf("%d names of %d events", len(names), n)
 }
-

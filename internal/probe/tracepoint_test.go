@@ -374,23 +374,3 @@ func TestTracepointNamed(t *testing.T) {
 		t.Error("an event of two systems was not found in the list")
 	}
 }
-
-// TestTracepointPrefetch checks that the events read in the background
-// by Prefetch are those a walk would read, whichever comes first.
-func TestTracepointPrefetch(t *testing.T) {
-	fs := tpTestFS(t)
-	want, err := tpTestCatalog(t, fs).Count(Desc{})
-	if err != nil || want == 0 {
-		t.Fatalf("Count without Prefetch = %d, %v", want, err)
-	}
-	for range 20 {
-		c := tpTestCatalog(t, fs)
-		c.Prefetch()
-		if n, err := c.Count(Desc{}); n != want || err != nil {
-			t.Fatalf("Count after Prefetch = %d, %v; want %d", n, err, want)
-		}
-		if n, err := c.Count(Desc{Module: "task", Name: "task_rename"}); n != 2 || err != nil {
-			t.Fatalf(":task::task_rename after Prefetch: %d probes, %v; want 2", n, err)
-		}
-	}
-}
