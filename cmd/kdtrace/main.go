@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/kdtrace/kdtrace/dtrace"
@@ -66,9 +67,15 @@ type command struct {
 // interrupt cancels its context on the first SIGINT or SIGTERM while
 // programs compile, which stops what the compiler waits for (a
 // download of debug files) cleanly; a second signal then acts as by
-// default and ends kdtrace at once.
+// default and ends kdtrace at once. The signals are caught from the
+// first wait on the context (its Done) on: most compilations wait for
+// nothing, and catching signals costs the process two threads.
 type interrupt struct {
-	ctx    context.Context
+	ctx    context.Context // the context to hand out, which arms on Done
+	inner  context.Context
+	cancel context.CancelFunc
+	arm    sync.Once
+	armed  bool // signals are caught
 	sigs   chan os.Signal
 	done   chan struct{}
 	sig    os.Signal // the signal that cancelled ctx
@@ -76,19 +83,37 @@ type interrupt struct {
 }
 
 func newInterrupt() *interrupt {
-	ctx, cancel := context.WithCancel(context.Background())
-	i := &interrupt{ctx: ctx, sigs: make(chan os.Signal, 1), done: make(chan struct{})}
+	i := &interrupt{sigs: make(chan os.Signal, 1), done: make(chan struct{})}
+	i.inner, i.cancel = context.WithCancel(context.Background())
+	i.ctx = armingContext{i.inner, i}
+	return i
+}
+
+// catch starts catching the signals.
+func (i *interrupt) catch() {
+	i.armed = true
 	signal.Notify(i.sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		select {
 		case i.sig = <-i.sigs:
 			signal.Stop(i.sigs)
-			cancel()
+			i.cancel()
 		case <-i.done:
-			cancel()
+			i.cancel()
 		}
 	}()
-	return i
+}
+
+// armingContext is an interrupt's context: a wait on it catches the
+// signals that cancel it.
+type armingContext struct {
+	context.Context
+	i *interrupt
+}
+
+func (c armingContext) Done() <-chan struct{} {
+	c.i.arm.Do(c.i.catch)
+	return c.Context.Done()
 }
 
 // ended reports, with the exit status of a process a signal ended,
@@ -104,13 +129,20 @@ func (i *interrupt) ended(c *command) (int, bool) {
 	return 1, true
 }
 
-// stop restores the signals' default actions; tracing sets its own.
+// stop restores the signals' default actions, and cancels the context;
+// tracing sets its own.
 func (i *interrupt) stop() {
-	if !i.closed {
-		i.closed = true
-		signal.Stop(i.sigs)
-		close(i.done)
+	i.arm.Do(func() {}) // nothing catches them from now on
+	if i.closed {
+		return
 	}
+	i.closed = true
+	if !i.armed {
+		i.cancel()
+		return
+	}
+	signal.Stop(i.sigs)
+	close(i.done)
 }
 
 // run is the command with its environment made explicit; it returns the

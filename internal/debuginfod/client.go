@@ -263,6 +263,12 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 	url += "buildid/" + id + "/" + string(kind)
 	c.verbosef("url %s", url)
 
+	// Derived, which asks ctx for its Done, before the temporary file
+	// is made: a context that starts listening for what cancels it when
+	// first asked (kdtrace's, for SIGINT) listens by then.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
 	tmp, err := sub.CreateTemp(string(kind) + ".")
 	if err != nil {
 		return err
@@ -278,8 +284,6 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 	}()
 
 	// The timeout: each Timeout must bring another chunk of the file.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var timedOut atomic.Bool
 	var watchdog *time.Timer
 	if c.Timeout > 0 {
