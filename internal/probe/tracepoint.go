@@ -81,9 +81,10 @@ type tpEvents struct {
 	events []tpEvent
 
 	mu      sync.Mutex
-	sysRead bool     // systems and sysDir are set
-	sysDir  string   // the tracefs whose events directory lists systems, or ""
-	systems []string // its systems, as named looks events up in them
+	sysRead bool                 // systems and sysDir are set
+	sysDir  string               // the tracefs whose events directory lists systems, or ""
+	systems []string             // the names in its events directory, as named looks events up in them
+	byName  map[string][]tpEvent // the events named found in all systems, by name
 }
 
 func newTPEvents(dirs []string) *tpEvents { return &tpEvents{dirs: dirs} }
@@ -110,62 +111,81 @@ func (e *tpEvents) list() (string, []tpEvent) {
 // without reading the list unless it is read already: in the events
 // directory of the tracefs list would read, each system has a directory,
 // and in it each event one, with an enable file if available_events
-// lists the event (ftrace's own have none). A lookup per system costs a
-// third of reading the list. ok is false when the list must be read
-// after all: more than one event has the name, and the list orders
-// them.
+// lists the event (ftrace's own have none). A lookup in every system
+// costs half of reading the list; the sdt and rawtp providers share it.
+// ok is false when the list must be read after all: more than one event
+// has the name, and the list orders them.
 func (e *tpEvents) named(sys pattern, name string) (evs []tpEvent, ok bool) {
 	if e.listed.Load() {
 		return nil, false
 	}
-	dir, systems := e.eventSystems()
-	if dir == "" {
-		return nil, false
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.sysRead {
+		e.sysRead = true
+		e.readSystems()
 	}
-	events, err := os.Open(filepath.Join(dir, "events"))
-	if err != nil {
+	if e.sysDir == "" {
 		return nil, false
-	}
-	defer events.Close()
-	fd := int(events.Fd())
-	// Looked up from the events directory: a path from the root
-	// costs twice as much.
-	has := func(system string) bool {
-		if tracerSystem(system) {
-			return false
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(fd, system+"/"+name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-			return false
-		}
-		return unix.Fstatat(fd, system+"/"+name+"/enable", &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-			st.Mode&unix.S_IFMT == unix.S_IFREG
 	}
 	if s, ok := sys.Literal(); ok {
 		// Only a system of the directory: a description's module
 		// is no path.
-		if slices.Contains(systems, s) && has(s) {
-			evs = append(evs, tpEvent{s, name})
+		if !slices.Contains(e.systems, s) {
+			return nil, true
 		}
-		return evs, true
+		return e.lookup([]string{s}, name)
 	}
-	for _, s := range systems {
-		if sys.Match(s) && has(s) {
-			evs = append(evs, tpEvent{s, name})
+	all, ok := e.byName[name]
+	if !ok {
+		if all, ok = e.lookup(e.systems, name); !ok {
+			return nil, false
+		}
+		if e.byName == nil {
+			e.byName = make(map[string][]tpEvent)
+		}
+		e.byName[name] = all
+	}
+	for _, ev := range all {
+		if sys.Match(ev.system) {
+			evs = append(evs, ev)
 		}
 	}
 	return evs, len(evs) < 2
 }
 
-// eventSystems returns the tracefs list would read and the systems of
-// its events directory, read once; no tracefs if one cannot be read.
-func (e *tpEvents) eventSystems() (string, []string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.sysRead {
-		return e.sysDir, e.systems
+// lookup returns the events called name of systems, as named; the
+// caller holds e.mu.
+func (e *tpEvents) lookup(systems []string, name string) ([]tpEvent, bool) {
+	dir, err := os.Open(filepath.Join(e.sysDir, "events"))
+	if err != nil {
+		return nil, false
 	}
-	e.sysRead = true
+	defer dir.Close()
+	// Looked up from the events directory: a path from the root
+	// costs twice as much.
+	fd := int(dir.Fd())
+	var evs []tpEvent
+	for _, system := range systems {
+		if tracerSystem(system) {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, system+"/"+name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		if unix.Fstatat(fd, system+"/"+name+"/enable", &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+			st.Mode&unix.S_IFMT == unix.S_IFREG {
+			evs = append(evs, tpEvent{system, name})
+		}
+	}
+	return evs, true
+}
+
+// readSystems sets sysDir to the tracefs list would read and systems to
+// the names in its events directory (the files there among them, which
+// hold no events), if it can be read; the caller holds e.mu.
+func (e *tpEvents) readSystems() {
 	for _, dir := range e.dirs {
 		// The tracefs list would read: the first whose list can be
 		// opened.
@@ -174,19 +194,18 @@ func (e *tpEvents) eventSystems() (string, []string) {
 			continue
 		}
 		f.Close()
-		ents, err := os.ReadDir(filepath.Join(dir, "events"))
+		events, err := os.Open(filepath.Join(dir, "events"))
 		if err != nil {
-			return "", nil
+			return
 		}
-		for _, ent := range ents {
-			if ent.IsDir() {
-				e.systems = append(e.systems, ent.Name())
-			}
+		names, err := events.Readdirnames(-1)
+		events.Close()
+		if err != nil {
+			return
 		}
-		e.sysDir = dir
-		break
+		e.sysDir, e.systems = dir, names
+		return
 	}
-	return e.sysDir, e.systems
 }
 
 func (p *tpProvider) list() []tpEvent {
