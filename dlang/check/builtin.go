@@ -231,6 +231,9 @@ var kernelNames = map[string]map[string]string{
 
 // declareBuiltins fills the global namespace with D's identifiers.
 func (c *Checker) declareBuiltins() {
+	// One allocation for all, in a map made for them.
+	ids := make([]Ident, 0, len(builtins)+10+len(freebsdOnly))
+	c.globals.idents = make(map[string]*Ident, cap(ids))
 	add := func(b builtin) {
 		proto := b.proto
 		if strings.IndexByte(proto, '@') >= 0 {
@@ -238,9 +241,8 @@ func (c *Checker) declareBuiltins() {
 				proto = strings.ReplaceAll(proto, k, v)
 			}
 		}
-		id := &Ident{Name: b.name, Kind: b.kind, ID: b.id, Flags: b.flags, Builtin: true, cook: b.cook}
-		id.proto = proto
-		c.globals.insert(id)
+		ids = append(ids, Ident{Name: b.name, Kind: b.kind, ID: b.id, Flags: b.flags, Builtin: true, cook: b.cook, proto: proto})
+		c.globals.insert(&ids[len(ids)-1])
 	}
 	for _, b := range builtins {
 		add(b)

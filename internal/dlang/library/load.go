@@ -107,7 +107,7 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 		// dtrace's D definitions do.
 		var now []*lib
 		for _, l := range order {
-			if !strings.Contains(string(l.Text), "depends_on") && definesTag(l) {
+			if !bytes.Contains(l.Text, []byte("depends_on")) && definesTag(l) {
 				now = append(now, l)
 			} else {
 				later = append(later, l)
@@ -456,14 +456,22 @@ func unique(files []File) ([]*lib, []Skip) {
 // depends_on library" lines. As dtrace's first pass over a library, it
 // reads control lines only: lines whose first non-blank character is #.
 func libraryDeps(text []byte) []string {
-	if !bytes.Contains(text, []byte("depends_on")) {
-		return nil
-	}
 	var deps []string
-	for line := range strings.Lines(string(text)) {
-		line = strings.TrimLeft(line, " \t")
-		// Most control lines are bindings: look no closer at them.
-		if !strings.HasPrefix(line, "#") || !strings.Contains(line, "depends_on") {
+	// Only the lines that say depends_on, of which most files have
+	// none.
+	for rest := text; ; {
+		i := bytes.Index(rest, []byte("depends_on"))
+		if i < 0 {
+			return deps
+		}
+		start := bytes.LastIndexByte(rest[:i], '\n') + 1
+		end := i + bytes.IndexByte(rest[i:], '\n')
+		if end < i {
+			end = len(rest)
+		}
+		line := strings.TrimLeft(string(rest[start:end]), " \t")
+		rest = rest[end:]
+		if !strings.HasPrefix(line, "#") {
 			continue
 		}
 		w := strings.Fields(line[1:])
@@ -471,7 +479,6 @@ func libraryDeps(text []byte) []string {
 			deps = append(deps, w[4])
 		}
 	}
-	return deps
 }
 
 // sortLibs orders libs so that each comes after the libraries it

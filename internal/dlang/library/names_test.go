@@ -92,3 +92,21 @@ func TestDefinesTag(t *testing.T) {
 		}
 	}
 }
+
+// TestLibraryDeps checks the libraries a text depends on: only control
+// lines that say so, wherever they are.
+func TestLibraryDeps(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want []string
+	}{
+		{"inline int x = 1;\n", nil},
+		{"#pragma D depends_on library a.d\n#pragma D depends_on module vmlinux\n  #pragma D depends_on library b.d", []string{"a.d", "b.d"}},
+		{"/* depends_on library c.d */\n# pragma D depends_on library d.d\n", []string{"d.d"}},
+		{"inline string s = \"#pragma D depends_on library e.d\";\n#pragma D depends_on library f.d extra\n", nil},
+	} {
+		if got := libraryDeps([]byte(tt.text)); !cmp.Equal(got, tt.want) {
+			t.Errorf("libraryDeps(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
