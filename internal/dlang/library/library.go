@@ -17,6 +17,8 @@ type File struct {
 	// Libraries depend on each other by base name.
 	Name string
 	Text []byte
+
+	facts *libFacts // an embedded file's, worked out beforehand
 }
 
 // SystemDir is the directory of the system's D libraries on FreeBSD,
@@ -43,7 +45,13 @@ func Files(goos string) []File {
 		if err != nil {
 			panic(err)
 		}
-		files = append(files, File{Name: e.Name(), Text: text})
+		f := File{Name: e.Name(), Text: text}
+		for i := range embeddedFacts {
+			if embeddedFacts[i].name == path.Join(goos, f.Name) {
+				f.facts = &embeddedFacts[i].facts
+			}
+		}
+		files = append(files, f)
 	}
 	return files
 }

@@ -107,7 +107,7 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 		// dtrace's D definitions do.
 		var now []*lib
 		for _, l := range order {
-			if !bytes.Contains(l.Text, []byte("depends_on")) && definesTag(l) {
+			if l.facts.eager {
 				now = append(now, l)
 			} else {
 				later = append(later, l)
@@ -221,13 +221,13 @@ func definedNames(libs []*lib) map[string]bool {
 	return names
 }
 
-// definesTag reports whether l defines a struct, union or enum tag: a
-// top-level struct, union or enum followed by a name and {, as
+// definesTag reports whether text defines a struct, union or enum tag:
+// a top-level struct, union or enum followed by a name and {, as
 // scanNames finds them, without collecting the names.
-func definesTag(l *lib) bool {
+func definesTag(text []byte) bool {
 	depth := 0
 	var last2, last string // the top-level statement's last tokens
-	for t := range tokenSeq(l.Text) {
+	for t := range tokenSeq(text) {
 		switch t {
 		case "{":
 			if depth == 0 && isTag(last2) {
@@ -425,12 +425,27 @@ func compile(c *check.Checker, f File, cfg *parser.Config) error {
 	return err
 }
 
-// A lib is a library file with its base name and the libraries it
-// depends on.
+// A lib is a library file with its base name and its facts.
 type lib struct {
 	File
-	base string
-	deps []string
+	base  string
+	facts libFacts
+}
+
+// libFacts are what Load reads of a library's text before it compiles
+// the library. The embedded libraries' are worked out when kdtrace is
+// built (zfacts.go), rather than by scanning them on every run.
+type libFacts struct {
+	deps  []string // the libraries it depends on
+	eager bool     // it depends on nothing and defines a tag (see Load's Lazy)
+}
+
+// factsOf works out the facts of a library's text.
+func factsOf(text []byte) libFacts {
+	return libFacts{
+		deps:  libraryDeps(text),
+		eager: !bytes.Contains(text, []byte("depends_on")) && definesTag(text),
+	}
 }
 
 // unique returns the files with their base names, leaving out each file
@@ -447,7 +462,13 @@ func unique(files []File) ([]*lib, []Skip) {
 			continue
 		}
 		first[base] = f.Name
-		libs = append(libs, &lib{File: f, base: base, deps: libraryDeps(f.Text)})
+		l := &lib{File: f, base: base}
+		if f.facts != nil {
+			l.facts = *f.facts
+		} else {
+			l.facts = factsOf(f.Text)
+		}
+		libs = append(libs, l)
 	}
 	return libs, skipped
 }
@@ -508,7 +529,7 @@ func sortLibs(libs []*lib) ([]*lib, error) {
 		}
 		state[l] = visiting
 		path = append(path, l.base)
-		for _, d := range l.deps {
+		for _, d := range l.facts.deps {
 			if dep := byBase[d]; dep != nil {
 				if err := visit(dep); err != nil {
 					return err

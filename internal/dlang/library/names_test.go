@@ -87,7 +87,7 @@ func TestDefinesTag(t *testing.T) {
 				want = true
 			}
 		}
-		if got := definesTag(&lib{File: File{Name: name, Text: []byte(text)}}); got != want {
+		if got := definesTag([]byte(text)); got != want {
 			t.Errorf("%s: definesTag = %t, want %t", name, got, want)
 		}
 	}
