@@ -102,8 +102,10 @@ type Layout struct {
 	reserve uint32         // Config.FillReserve
 	nspec   uint32         // the nspec option
 	recSize uint32         // bytes of MapRec's value
-	aggs    map[uint32]int // aggregation ID → its map, in shapes
+	aggs    map[uint32]int // aggregation ID → its map, in shapes (settle)
 	shapes  []aggMap
+	aggKeys map[uint32]*aggKey // aggregation ID → how its map keeps its keys
+	settled bool               // aggs and shapes are set
 	vtime   bool // a DIFO reads vtimestamp: the runtime keeps MapVtime
 }
 
@@ -180,7 +182,7 @@ func NewLayout(cfg *Config) (*Layout, error) {
 		grefs: map[uint32]varRef{}, lrefs: map[uint32]varRef{}, assocs: map[assocID]*assoc{},
 		bufSize: cmp.Or(cfg.BufSize, DefaultBufSize), aggOpt: cmp.Or(cfg.AggSize, defaultAggSize),
 		dynVarSize: cmp.Or(cfg.DynVarSize, defaultDynVarSize), limit: cfg.Limit, manual: cfg.Manual,
-		fill: cfg.Fill, reserve: cfg.FillReserve, aggs: map[uint32]int{}, probes: cfg.Probes}
+		fill: cfg.Fill, reserve: cfg.FillReserve, aggs: map[uint32]int{}, aggKeys: map[uint32]*aggKey{}, probes: cfg.Probes}
 	if l.probes == 0 {
 		l.probes = 16384
 	}
@@ -501,23 +503,18 @@ func (l *Layout) AddProbe(p *ProbeProgram) error {
 			}
 			ep := c.EP
 			need := ep.Needed
-			for _, a := range ep.Actions {
+			for i, a := range ep.Actions {
 				need = max(need, a.Offset+a.Size)
-				if a.IsAgg() {
-					// The map's value is built after the data.
-					need = max(need, a.Offset+a.Size+AggTouched)
+				if !a.IsAgg() {
+					continue
 				}
-				if _, ok := l.aggs[a.AggID]; a.IsAgg() && !ok {
-					// Aggregations of one shape share a map, their
-					// keys starting with their IDs: a program may use
-					// 64 maps at most.
-					shape := aggMap{key: a.Offset - a.AggBase, value: a.Size + AggTouched}
-					i := slices.Index(l.shapes, shape)
-					if i < 0 {
-						i = len(l.shapes)
-						l.shapes = append(l.shapes, shape)
-					}
-					l.aggs[a.AggID] = i
+				// The map's value is built after the data.
+				need = max(need, a.Offset+a.Size+AggTouched)
+				k := keyOf(c.ECB, ep, i)
+				if old, ok := l.aggKeys[a.AggID]; ok {
+					old.merge(k)
+				} else {
+					l.aggKeys[a.AggID] = k
 				}
 			}
 			if need > maxRecord {

@@ -249,6 +249,7 @@ func BuildProbe(p *ProbeProgram, l *Layout) (asm.Instructions, error) {
 }
 
 func newBuilder(p *ProbeProgram, l *Layout, pt part) *builder {
+	l.settle()
 	t := newTranslator(l)
 	t.ctx = p.Context
 	t.shared = pt.links > 1
@@ -1495,6 +1496,9 @@ func (b *builder) aggregate(ep *record.EProbe, i int, lp string) error {
 	b.emit(asm.LoadMem(asm.R2, asm.R1, 0, asm.Word))
 	b.emit(asm.StoreMem(asm.R10, aggSaved, asm.R2, asm.Word))
 	b.emit(asm.StoreImm(asm.R1, 0, int64(ra.AggID), asm.Word))
+	if k := b.l.aggKeys[ra.AggID]; k != nil && k.segs != nil {
+		b.packKey(k)
+	}
 	// The map is the one in the slot as the aggregation starts: the
 	// consumer swaps it for another at each snapshot, and reads it once
 	// the programs that found it have ended.

@@ -55,6 +55,8 @@ type Runtime struct {
 	// Vtime holds the threads' CPU times vtimestamp reads, if a DIFO
 	// reads it (LoadVtime).
 	Vtime *ebpf.Map
+
+	layout *Layout // what the maps were made for
 }
 
 // MapProbeNames' value: a probe's provider, module, function and name,
@@ -82,6 +84,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bpf: %w", err)
 	}
+	l.settle()
 	lowered, err := l.fit(ncpu)
 	if err != nil {
 		return nil, err
@@ -106,7 +109,7 @@ func NewRuntime(l *Layout) (*Runtime, error) {
 		&ebpf.MapSpec{Name: mapKey, Type: ebpf.PerCPUArray, KeySize: 4, ValueSize: l.maxKeySize(), MaxEntries: 1},
 		&ebpf.MapSpec{Name: mapSpec, Type: ebpf.Array, KeySize: 4, ValueSize: 8, MaxEntries: l.nspec + 1},
 	)
-	r := &Runtime{Lowered: lowered}
+	r := &Runtime{Lowered: lowered, layout: l}
 	ptrs := []**ebpf.Map{&r.State, &r.Globals, &r.Locals, &r.Threads, &r.ThreadRefs, &r.Strings, &r.Scratch, &r.StrBuf, &r.Ctl, &r.Rec, &r.Ring, &r.Zero, &r.ProbeNames, &r.Key, &r.Spec}
 	for i, spec := range specs {
 		m, err := ebpf.NewMap(spec)

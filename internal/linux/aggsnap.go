@@ -22,6 +22,9 @@ import (
 // all the buffer held, the consumer keeps every key, and the map's room
 // is the keys of one snapshot's interval, not of the whole tracing.
 type aggMap struct {
+	// key appends an entry's key as the record layout has it
+	// (bpf.Runtime.AggKey); nil: as the map has it.
+	key     func(dst, key []byte) []byte
 	ncpu    int
 	keySize int
 	valSize int // one CPU's value: the data, then bpf.AggTouched bytes
@@ -165,7 +168,7 @@ func (a *aggMap) snap(m *ebpf.Map, bufs [][]byte, fns map[uint32]aggFn) error {
 				// Made by another CPU: zero here.
 				continue
 			}
-			b := appendKey(bufs[cpu], key)
+			b := a.appendKey(bufs[cpu], key)
 			bufs[cpu] = appendValue(b, fn, v)
 		}
 	})
@@ -177,9 +180,12 @@ func (a *aggMap) snap(m *ebpf.Map, bufs [][]byte, fns map[uint32]aggFn) error {
 
 // appendKey appends an entry's key (the aggregation's ID first) to an
 // aggregation buffer, on 8 bytes as the kernel places entries.
-func appendKey(buf, key []byte) []byte {
+func (a *aggMap) appendKey(buf, key []byte) []byte {
 	for len(buf)%8 != 0 {
 		buf = binary.LittleEndian.AppendUint32(buf, record.AggIDNone)
+	}
+	if a.key != nil {
+		return a.key(buf, key)
 	}
 	return append(buf, key...)
 }

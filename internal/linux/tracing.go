@@ -384,7 +384,9 @@ func (t *Tracing) aggsMade() error {
 		return err
 	}
 	for _, m := range t.rt.Aggs {
-		t.aggs = append(t.aggs, newAggMap(m, ncpu))
+		a := newAggMap(m, ncpu)
+		a.key = t.rt.AggKey
+		t.aggs = append(t.aggs, a)
 	}
 	t.aggsReady = true
 	return nil

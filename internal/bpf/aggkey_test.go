@@ -1,0 +1,111 @@
+package bpf_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestAggKeyPacked checks the keys of aggregations whose key holds
+// execname: an aggregation every clause of which computes it as
+// execname alone keeps its name's 16 bytes in its map, not strsize's;
+// one that a clause keys on another string keeps the whole key. Either
+// way AggKey gives back the key of the record layout: the ID, the task's
+// name padded with zeroes, the other records.
+func TestAggKeyPacked(t *testing.T) {
+	needBPF(t)
+	defer onCPU0(t)()
+	r := newProbeRun(t, `
+		BEGIN { @a[execname, arg0] = count(); }
+		BEGIN { @c[execname] = count(); }
+		BEGIN { @c[probefunc] = count(); }`)
+	r.fire(t, 7)
+	comm, err := os.ReadFile("/proc/thread-self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimSuffix(string(comm), "\n")
+
+	// want is each aggregation's key as the record layout places it,
+	// from the records' places: the ID, the aggregation variable's
+	// record (which the compiler numbers; taken as the key has it),
+	// then the tuple's.
+	type aggKey struct {
+		key    []byte
+		varAt  uint32 // the variable's record
+		packed bool
+	}
+	want := map[uint32]aggKey{}
+	for c, ep := range r.eps {
+		for i, a := range ep.Actions {
+			if !a.IsAgg() {
+				continue
+			}
+			first := i
+			for first > 0 && ep.Actions[first-1].InTuple {
+				first--
+			}
+			key := make([]byte, a.Offset-a.AggBase)
+			binary.NativeEndian.PutUint32(key, a.AggID)
+			var recs []string
+			switch c {
+			case 0: // @a: the variable, execname, arg0
+				recs = []string{"", name, "arg0"}
+			case 1: // @c: the variable, execname
+				recs = []string{"", name}
+			case 2: // @c: the variable, probefunc (BEGIN's is empty)
+				recs = []string{"", ""}
+			}
+			if len(recs) != i-first {
+				t.Fatalf("clause %d: %d records in the key, want %d", c, i-first, len(recs))
+			}
+			for k, v := range recs {
+				rec := key[ep.Actions[first+k].Offset-a.AggBase:]
+				if v == "arg0" {
+					binary.NativeEndian.PutUint64(rec, 7)
+				} else {
+					copy(rec, v)
+				}
+			}
+			want[a.AggID] = aggKey{key: key, varAt: ep.Actions[first].Offset - a.AggBase, packed: c < 2}
+		}
+	}
+	if len(want) != 3 {
+		t.Fatalf("%d aggregations, want 3", len(want))
+	}
+	n := 0
+	for _, m := range r.rt.Aggs {
+		var key []byte
+		var vals [][]byte
+		it := m.Iterate()
+		for it.Next(&key, &vals) {
+			n++
+			id := binary.NativeEndian.Uint32(key)
+			w, ok := want[id]
+			if !ok {
+				t.Errorf("an entry of aggregation %d", id)
+				continue
+			}
+			full := r.rt.AggKey(nil, key)
+			if len(full) != len(w.key) {
+				t.Errorf("aggregation %d: AggKey gave %d bytes, want %d", id, len(full), len(w.key))
+				continue
+			}
+			if w.packed != (len(key) < len(full)) {
+				t.Errorf("aggregation %d: a key of %d bytes in its map, of %d in the records; want it packed: %t", id, len(key), len(full), w.packed)
+			}
+			copy(w.key[w.varAt:w.varAt+8], full[w.varAt:])
+			if !bytes.Equal(full, w.key) {
+				t.Errorf("aggregation %d: key\n%q\nwant\n%q", id, bytes.TrimRight(full, "\x00"), bytes.TrimRight(w.key, "\x00"))
+			}
+		}
+		if err := it.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d entries, want 3", n)
+	}
+}
