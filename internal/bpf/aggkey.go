@@ -13,7 +13,7 @@ import (
 )
 
 // An aggregation's key, as the record layout places it, is its ID and
-// its records, a string's as long as strsize: @[execname]'s is 264
+// its records, a string's as long as strsize: @[execname]'s is 272
 // bytes, every byte of which the kernel hashes and compares at each
 // firing, though a task's name is 16 bytes with its NUL. An aggregation
 // whose key holds such a record keeps in its map only the bytes of the
@@ -33,11 +33,36 @@ type aggKey struct {
 }
 
 // A keyRec is a record of an aggregation's key: its place in the key
-// and, for a string, whether every clause that aggregates computes it
-// as execname alone.
+// and, for a string every clause that aggregates computes from a
+// variable of bounded length (execname, probefunc …), that length with
+// its NUL, past which the record is zeroes; else 0.
 type keyRec struct {
 	off, size uint32
-	execname  bool
+	bound     uint32
+}
+
+// boundedString returns the most bytes, with its NUL, of the string o
+// computes, if o is a variable whose strings are shorter than strsize:
+// execname (TASK_COMM_LEN) or one of the probe's names (the rooms of
+// MapProbeNames); else 0.
+func boundedString(o *dif.Object) uint32 {
+	if o == nil || len(o.Code) != 2 || o.Code[0].Op() != dif.LDGS ||
+		o.Code[1].Op() != dif.RET || o.Code[1].RD() != o.Code[0].RD() {
+		return 0
+	}
+	switch o.Code[0].Var() {
+	case dif.VarExecname:
+		return commLen
+	case dif.VarProbeprov:
+		return probeModOff - probeProvOff
+	case dif.VarProbemod:
+		return probeFuncOff - probeModOff
+	case dif.VarProbefunc:
+		return probeNameOff - probeFuncOff
+	case dif.VarProbename:
+		return probeNamesSize - probeNameOff
+	}
+	return 0
 }
 
 // A keySeg is a record's bytes in a map's key: size bytes at from in the
@@ -67,14 +92,17 @@ func keyOf(e *enabling.ECB, ep *record.EProbe, i int) *aggKey {
 			k.recs = nil
 			return k
 		}
-		k.recs = append(k.recs, keyRec{off: r.Offset - a.AggBase, size: r.Size,
-			execname: r.Type.Kind == dif.TypeString && r.Size >= commLen && isExecname(e.Actions[j].DIFO)})
+		rec := keyRec{off: r.Offset - a.AggBase, size: r.Size}
+		if b := boundedString(e.Actions[j].DIFO); r.Type.Kind == dif.TypeString && b < r.Size {
+			rec.bound = b
+		}
+		k.recs = append(k.recs, rec)
 	}
 	return k
 }
 
 // merge makes k the key of both k's clauses and o's: a record is
-// execname's if it is in both. A key whose records the clauses place
+// bounded by the larger of their bounds, if both have one. A key whose records the clauses place
 // differently (which the compiler does not do) is kept whole.
 func (k *aggKey) merge(o *aggKey) {
 	if k.full != o.full || k.value != o.value || len(k.recs) != len(o.recs) {
@@ -86,24 +114,28 @@ func (k *aggKey) merge(o *aggKey) {
 			k.recs = nil
 			return
 		}
-		k.recs[i].execname = k.recs[i].execname && o.recs[i].execname
+		if b := o.recs[i].bound; b == 0 || k.recs[i].bound == 0 {
+			k.recs[i].bound = 0
+		} else {
+			k.recs[i].bound = max(k.recs[i].bound, b)
+		}
 	}
 }
 
-// pack sets k's segments: the ID, then each record, execname's as its
-// commLen bytes, each at the next offset of its alignment in the record
-// layout. A key with no execname record is kept whole, as is one beyond
-// the reach of a load's offset.
+// pack sets k's segments: the ID, then each record, a bounded one as
+// its bound's bytes, each at the next offset of its alignment in the
+// record layout. A key with no bounded record is kept whole, as is one
+// beyond the reach of a load's offset.
 func (k *aggKey) pack() {
-	if !slices.ContainsFunc(k.recs, func(r keyRec) bool { return r.execname }) || k.full > math.MaxInt16 {
+	if !slices.ContainsFunc(k.recs, func(r keyRec) bool { return r.bound != 0 }) || k.full > math.MaxInt16 {
 		return
 	}
 	k.segs = []keySeg{{0, 0, aggIDSize}}
 	to := uint32(aggIDSize)
 	for _, r := range k.recs {
 		size := r.size
-		if r.execname {
-			size = commLen
+		if r.bound != 0 {
+			size = r.bound
 		}
 		align := r.off & -r.off // the largest power of two dividing off
 		if align == 0 || align > 8 {

@@ -8,19 +8,23 @@ import (
 	"testing"
 )
 
-// TestAggKeyPacked checks the keys of aggregations whose key holds
-// execname: an aggregation every clause of which computes it as
-// execname alone keeps its name's 16 bytes in its map, not strsize's;
-// one that a clause keys on another string keeps the whole key. Either
-// way AggKey gives back the key of the record layout: the ID, the task's
-// name padded with zeroes, the other records.
+// TestAggKeyPacked checks the keys of aggregations keyed on strings: an
+// aggregation keyed on execname keeps its name's 16 bytes in its map,
+// not strsize's, and one keyed on the probe's names their rooms; one
+// keyed on another string keeps the whole key. Either way AggKey gives
+// back the key of the record layout: the ID, the aggregation variable,
+// the strings padded with zeroes, the other records.
 func TestAggKeyPacked(t *testing.T) {
 	needBPF(t)
 	defer onCPU0(t)()
 	r := newProbeRun(t, `
 		BEGIN { @a[execname, arg0] = count(); }
 		BEGIN { @c[execname] = count(); }
-		BEGIN { @c[probefunc] = count(); }`)
+		BEGIN { @c[strjoin("a", "b")] = count(); }
+		BEGIN { @d[probefunc, probename] = count(); }`)
+	if err := r.rt.SetProbeNames(beginProbe.ID, "dtrace", "", "somefunc", "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
 	r.fire(t, 7)
 	comm, err := os.ReadFile("/proc/thread-self/comm")
 	if err != nil {
@@ -49,15 +53,12 @@ func TestAggKeyPacked(t *testing.T) {
 			}
 			key := make([]byte, a.Offset-a.AggBase)
 			binary.NativeEndian.PutUint32(key, a.AggID)
-			var recs []string
-			switch c {
-			case 0: // @a: the variable, execname, arg0
-				recs = []string{"", name, "arg0"}
-			case 1: // @c: the variable, execname
-				recs = []string{"", name}
-			case 2: // @c: the variable, probefunc (BEGIN's is empty)
-				recs = []string{"", ""}
-			}
+			recs := [][]string{
+				{"", name, "arg0"},        // the variable, execname, arg0
+				{"", name},                // execname
+				{"", "ab"},                // strjoin()
+				{"", "somefunc", "BEGIN"}, // probefunc, probename
+			}[c]
 			if len(recs) != i-first {
 				t.Fatalf("clause %d: %d records in the key, want %d", c, i-first, len(recs))
 			}
@@ -69,11 +70,11 @@ func TestAggKeyPacked(t *testing.T) {
 					copy(rec, v)
 				}
 			}
-			want[a.AggID] = aggKey{key: key, varAt: ep.Actions[first].Offset - a.AggBase, packed: c < 2}
+			want[a.AggID] = aggKey{key: key, varAt: ep.Actions[first].Offset - a.AggBase, packed: c != 2}
 		}
 	}
-	if len(want) != 3 {
-		t.Fatalf("%d aggregations, want 3", len(want))
+	if len(want) != 4 {
+		t.Fatalf("%d aggregations, want 4", len(want))
 	}
 	n := 0
 	for _, m := range r.rt.Aggs {
@@ -105,7 +106,7 @@ func TestAggKeyPacked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n != 3 {
-		t.Errorf("%d entries, want 3", n)
+	if n != 4 {
+		t.Errorf("%d entries, want 4", n)
 	}
 }
