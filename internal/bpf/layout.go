@@ -106,7 +106,7 @@ type Layout struct {
 	shapes  []aggMap
 	aggKeys map[uint32]*aggKey // aggregation ID → how its map keeps its keys
 	settled bool               // aggs and shapes are set
-	vtime   bool // a DIFO reads vtimestamp: the runtime keeps MapVtime
+	vtime   bool               // a DIFO reads vtimestamp: the runtime keeps MapVtime
 }
 
 // aggMap is the shape of an aggregation's map: its key (the
