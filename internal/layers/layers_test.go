@@ -25,7 +25,7 @@ var stages = [][]string{
 	{"dlang/types", "dlang/ast", "dlang/constant", "dlang/parser", "dlang/printer", "internal/dlang/cpp"},
 	// Debug information (and the client that fetches it) and machine
 	// code.
-	{"internal/amd64", "internal/debuginfod", "internal/debuginfo/...", "internal/btf"},
+	{"internal/amd64", "internal/debuginfod", "internal/debuginfod/wire", "internal/debuginfod/transfer", "internal/debuginfo/...", "internal/btf"},
 	// The syntactic rewrites.
 	{"internal/dlang/sugar"},
 	// The checker, and what answers the questions the passes ask
@@ -45,12 +45,16 @@ var stages = [][]string{
 	// The consumer.
 	{"internal/symbolize", "internal/consumer"},
 	// The library facade and the command.
-	{"dtrace", "cmd/kdtrace"},
+	{"dtrace", "cmd/kdtrace", "cmd/kdtrace-debuginfod"},
 }
 
 // compiler is the compiler's passes, which the runtime half (stages
 // from internal/enabling on, but for the facade) must not import.
 var compiler = []string{"dlang/parser", "dlang/printer", "internal/dlang/cpp", "internal/dlang/sugar", "dlang/check", "internal/dlang/header", "internal/dlang/library", "internal/dlang/emit"}
+
+// helperOnly is the packages that only kdtrace-debuginfod may import:
+// the network's, kept out of kdtrace.
+var helperOnly = []string{"internal/debuginfod/transfer"}
 
 // tooling is the packages only tests and benchmarks import; they may
 // import anything.
@@ -125,6 +129,8 @@ func TestLayers(t *testing.T) {
 			switch s := stageOf(dep); {
 			case in(tooling, dep):
 				t.Errorf("%s imports %s, which only tests may", path, dep)
+			case in(helperOnly, dep) && path != "cmd/kdtrace-debuginfod":
+				t.Errorf("%s imports %s, which only cmd/kdtrace-debuginfod may", path, dep)
 			case s > stage:
 				t.Errorf("%s (%s) imports %s, a later stage (%s)", path, stages[stage][0], dep, stages[s][0])
 			case stage >= runtime && path != "dtrace" && path != "cmd/kdtrace" && in(compiler, dep):
