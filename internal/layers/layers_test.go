@@ -8,6 +8,7 @@ package layers
 import (
 	"go/build"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ var stages = [][]string{
 var compiler = []string{"dlang/parser", "dlang/printer", "internal/dlang/cpp", "internal/dlang/sugar", "dlang/check", "internal/dlang/header", "internal/dlang/library", "internal/dlang/emit"}
 
 // helperOnly is the packages that only kdtrace-debuginfod may import:
-// the network's, kept out of kdtrace.
+// the network's, kept out of kdtrace (see TestKdtraceDeps).
 var helperOnly = []string{"internal/debuginfod/transfer"}
 
 // tooling is the packages only tests and benchmarks import; they may
@@ -144,5 +145,37 @@ func TestLayers(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("checked %d packages; the walk missed the tree", n)
+	}
+}
+
+// TestKdtraceDeps: kdtrace does not link the network's packages, whose
+// size and initialisation every run would pay for; its downloads are
+// kdtrace-debuginfod's.
+func TestKdtraceDeps(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	forbidden := []string{"net", "net/http", "crypto/tls"}
+	for _, goos := range []string{"linux", "freebsd"} {
+		cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}", module+"cmd/kdtrace")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		n := 0
+		for line := range strings.Lines(string(out)) {
+			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			n++
+			for _, imp := range strings.Fields(imports) {
+				if slices.Contains(forbidden, imp) {
+					t.Errorf("GOOS=%s: cmd/kdtrace depends on %s, which imports %s", goos, pkg, imp)
+				}
+			}
+		}
+		if n < 100 {
+			t.Errorf("GOOS=%s: cmd/kdtrace has %d dependencies; go list did not list them", goos, n)
+		}
 	}
 }
