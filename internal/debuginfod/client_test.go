@@ -334,6 +334,47 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// TestTimeoutSlow: a download that takes longer than
+// DEBUGINFOD_TIMEOUT in all, but brings each 100 KiB within it, is
+// not given up: the progress the transfer reports restarts the clock.
+func TestTimeoutSlow(t *testing.T) {
+	const id = "7777777777777777777777777777777777777777"
+	good := elfWithID(t, id)
+	const pieces = 6
+	body := append(good, make([]byte, pieces*chunk)...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		rest := body
+		for len(rest) > 0 {
+			n := min(len(rest), chunk)
+			w.Write(rest[:n])
+			w.(http.Flusher).Flush()
+			rest = rest[n:]
+			time.Sleep(250 * time.Millisecond)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	const timeout = time.Second // less than the pieces take in all
+	for _, tr := range transfers(t) {
+		t.Run(tr.name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			c := &Client{URLs: []string{"http://" + ln.Addr().String()}, CachePath: cache, Timeout: timeout, Transfer: tr.tr}
+			path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+				t.Errorf("downloaded %d bytes, want %d", len(got), len(body))
+			}
+		})
+	}
+}
+
 // TestClean: the cleaning rules, elfutils'.
 func TestClean(t *testing.T) {
 	now := time.Now()
