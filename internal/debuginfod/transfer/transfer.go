@@ -71,11 +71,19 @@ func get(ctx context.Context, url string, body io.Writer, report func(wire.Repor
 		}
 	}
 	w := &reporter{w: body, report: report}
-	if _, err := io.Copy(w, resp.Body); err != nil {
+	if _, err := io.CopyBuffer(w, resp.Body, make([]byte, bufSize)); err != nil {
 		return err
 	}
 	return report(wire.Report{Kind: wire.Done, N: w.n})
 }
+
+// bufSize is the most read from the server at once, and so written to
+// the file and reported: a read returns what has come, so a slow
+// download is reported as finely as it comes, and a fast one in writes
+// large enough that reporting them costs little (bench/debuginfod.sh's
+// cold run, 600 MiB from loopback, took 1.3 s with io.Copy's 32 KiB
+// and 0.67 s so).
+const bufSize = 256 << 10
 
 // reporter writes to w, reporting the bytes written after each write.
 type reporter struct {

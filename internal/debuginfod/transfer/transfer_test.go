@@ -113,8 +113,8 @@ func TestRun(t *testing.T) {
 			if !bytes.Equal(file.Bytes(), tt.body) {
 				t.Errorf("the file holds %d bytes, want %d", file.Len(), len(tt.body))
 			}
-			// A write at least for each 32 KiB that io.Copy reads.
-			if min := len(tt.body) / (32 << 10); progress < min || len(tt.body) > 0 && progress == 0 {
+			// A report at least for each read.
+			if min := len(tt.body) / bufSize; progress < min || len(tt.body) > 0 && progress == 0 {
 				t.Errorf("%d progress reports for %d bytes, want at least %d", progress, len(tt.body), max(min, 1))
 			}
 			if agent != "kdtrace" {
