@@ -385,6 +385,8 @@ func (d *download) run(ctx context.Context, tr Transfer, body *os.File) error {
 	return err
 }
 
+// follow reads the reports to their end, showing the progress and
+// restarting the watchdog as the file grows.
 func (d *download) follow(r *wire.Reader) error {
 	for {
 		rep, err := r.Next()

@@ -14,7 +14,9 @@
 // The helper writes the body into the temporary file the Client gives it
 // and reports the server's answer and its progress on a pipe (package
 // wire); everything else, the cache, the checks and the timeout, is the
-// Client's.
+// Client's. A cancelled context or the timeout kills the helper; a
+// process killed outright ends its helper too, whose standard input
+// then ends.
 //
 // # Environment
 //
