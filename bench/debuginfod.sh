@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-go build -o "$tmp/kdtrace" ./cmd/kdtrace
+go build -o "$tmp/" ./cmd/kdtrace ./cmd/kdtrace-debuginfod # the helper makes the downloads
 id=$(readelf -n "$vmlinux" | sed -n 's/.*Build ID: \([0-9a-f]*\).*/\1/p' | head -1)
 mkdir "$tmp/served"
 ln -s "$vmlinux" "$tmp/served/vmlinux"

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 	"github.com/kdtrace/kdtrace/internal/guest"
+	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
 // debuginfodEnv is the environment of a kdtrace that asks the servers
@@ -46,6 +48,37 @@ func cacheTemps(cache string) []string {
 	return temps
 }
 
+// buildWithHelper builds kdtrace into a temporary directory, and
+// kdtrace-debuginfod, which makes its downloads, beside it.
+func buildWithHelper(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "kdtrace")
+	kdtracebin.Build(t, bin)
+	return bin
+}
+
+// downloading reports whether a temporary file of the debuginfod cache
+// has data.
+func downloading(cache string) bool {
+	for _, tmp := range cacheTemps(cache) {
+		if fi, err := os.Stat(tmp); err == nil && fi.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// processesOf returns the processes that run the program at path.
+func processesOf(path string) []string {
+	var pids []string
+	exes, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, exe := range exes {
+		if p, err := os.Readlink(exe); err == nil && p == path {
+			pids = append(pids, filepath.Base(filepath.Dir(exe)))
+		}
+	}
+	return pids
+}
+
 var aggCount = regexp.MustCompile(`(?m)^\s+([0-9]+)\s*$`)
 
 // TestDebuginfodPidInline traces the inlined function of a program
@@ -60,7 +93,7 @@ func TestDebuginfodPidInline(t *testing.T) {
 	dir, served := t.TempDir(), t.TempDir()
 	prog, id := debuginfodtest.Fixture(t, dir, served)
 	srv := debuginfodtest.Start(t, served, id)
-	bin := build(t, "kdtrace")
+	bin := buildWithHelper(t)
 	cache := filepath.Join(t.TempDir(), "debuginfod")
 	const calls = 1000
 	cmdline := fmt.Sprintf("%s %d", prog, calls)
@@ -148,7 +181,7 @@ func TestDebuginfodKernel(t *testing.T) {
 	}
 	stripped := filepath.Join(t.TempDir(), "vmlinux")
 	gcctest.Run(t, ".", "objcopy", "--strip-debug", vmlinux, stripped)
-	bin := build(t, "kdtrace")
+	bin := buildWithHelper(t)
 	cache := filepath.Join(t.TempDir(), "debuginfod")
 	kdtrace := func(kernel, urls string) (string, error) {
 		cmd := exec.Command(bin, "--kernel", kernel, "-e", "-d", "-n", "kinst::add_rchar:entry")
@@ -205,7 +238,7 @@ func TestDebuginfodInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := debuginfodtest.SlowServer(t, body, nil, nil)
-	bin := build(t, "kdtrace")
+	bin := buildWithHelper(t)
 	cache := filepath.Join(t.TempDir(), "debuginfod")
 	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
 	cmd.Env = debuginfodEnv(t, cache, url)
@@ -214,9 +247,10 @@ func TestDebuginfodInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the download's temporary file.
+	// Wait for the first half of the file in the download's temporary
+	// file.
 	deadline := time.Now().Add(time.Minute)
-	for len(cacheTemps(cache)) == 0 {
+	for !downloading(cache) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
@@ -224,16 +258,68 @@ func TestDebuginfodInterrupt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	helper := filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod")
+	if pids := processesOf(helper); len(pids) != 1 {
+		t.Errorf("%d processes of %s download, want 1", len(pids), helper)
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	err = cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 128+int(syscall.SIGINT) || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("kdtrace ended with %v, want status %d and a word that it was interrupted; stderr:\n%s", err, 128+int(syscall.SIGINT), stderr.String())
 	}
+	// kdtrace ended its helper before it ended.
+	if pids := processesOf(helper); len(pids) != 0 {
+		t.Errorf("%s still runs as %v after kdtrace ended", helper, pids)
+	}
 	if temps := cacheTemps(cache); len(temps) != 0 {
 		t.Errorf("left in the cache: %v", temps)
 	}
 	if _, err := os.Stat(filepath.Join(cache, id)); err == nil {
 		t.Errorf("the build-id directory is left in the cache")
+	}
+}
+
+// TestDebuginfodKilled kills kdtrace with SIGKILL while its helper
+// downloads from a server that stalls: the helper, whose standard input
+// ended with kdtrace, ends too.
+func TestDebuginfodKilled(t *testing.T) {
+	dir, served := t.TempDir(), t.TempDir()
+	prog, _ := debuginfodtest.Fixture(t, dir, served)
+	body, err := os.ReadFile(filepath.Join(served, "loop.debug"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := debuginfodtest.SlowServer(t, body, nil, nil)
+	bin := buildWithHelper(t)
+	helper := filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod")
+	cache := filepath.Join(t.TempDir(), "debuginfod")
+	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
+	cmd.Env = debuginfodEnv(t, cache, url)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !downloading(cache) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("no download began")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pids := processesOf(helper)
+	if len(pids) != 1 {
+		t.Fatalf("%d processes of %s download, want 1", len(pids), helper)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); len(processesOf(helper)) != 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			if pid, err := strconv.Atoi(pids[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("%s (process %s) still runs after kdtrace was killed", helper, pids[0])
+		}
 	}
 }

@@ -48,7 +48,7 @@ func TestKernelDebuginfod(t *testing.T) {
 		t.Fatal("found the kernel without debuginfod")
 	}
 	srv := debuginfodtest.Start(t, served, kid, mid)
-	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache")}
+	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache"), Transfer: debuginfodtest.InProcess}
 	s, err := kernelAt(sysroot, opts)
 	if err != nil {
 		t.Fatal(err)

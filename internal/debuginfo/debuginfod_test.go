@@ -22,7 +22,7 @@ func TestOpenImageDebuginfod(t *testing.T) {
 		t.Fatal("the stripped fixture opened without debuginfod")
 	}
 	srv := debuginfodtest.Start(t, served, id)
-	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache")}
+	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache"), Transfer: debuginfodtest.InProcess}
 	img, err := OpenImage(prog, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +38,7 @@ func TestOpenImageDebuginfod(t *testing.T) {
 	}
 
 	srv.Stop()
-	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache")}
+	opts.Debuginfod = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache"), Transfer: debuginfodtest.InProcess}
 	_, err = OpenImage(prog, opts)
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || nf.Debuginfod == nil || !strings.Contains(err.Error(), srv.URL) {

@@ -7,8 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	neturl "net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/kdtrace/kdtrace/internal/buildid"
 	"github.com/kdtrace/kdtrace/internal/cachedir"
+	"github.com/kdtrace/kdtrace/internal/debuginfod/wire"
 )
 
 // Kind is what is asked of a build-id: its debug file or its
@@ -36,12 +36,16 @@ type Client struct {
 	Timeout   time.Duration // for each 100 KiB of a download; 0 for none
 	Progress  io.Writer     // where downloads show their progress; nil for nowhere
 	Verbose   io.Writer     // where lookups say what they do; nil for nowhere
-	// HTTP makes the requests; nil means a client of our own, with
-	// no overall time limit (Timeout bounds the waits).
-	HTTP *http.Client
+	// Transfer makes the downloads; nil means kdtrace-debuginfod's
+	// (see Helper), looked for at the first download.
+	Transfer Transfer
 
 	mu   sync.Mutex
 	down map[string]error // servers that could not be reached, and why
+
+	helperOnce sync.Once
+	helper     string // the helper's path
+	helperErr  error  // why there is none
 }
 
 // chunk is the amount of data that each Timeout must bring.
@@ -188,12 +192,19 @@ func (c *Client) Find(ctx context.Context, buildID []byte, kind Kind) (string, e
 	removeStale(sub, name, now)
 
 	e := &Error{BuildID: id, Kind: kind}
+	tr, err := c.transfer()
+	if err != nil {
+		e.Err = err
+		sub.Close()
+		dir.RemoveDir(id) // only if empty
+		return "", e
+	}
 	for _, server := range c.URLs {
 		if err := c.isDown(server); err != nil {
 			e.Tried = append(e.Tried, Attempt{server, fmt.Errorf("not reachable earlier: %w", err)})
 			continue
 		}
-		err := c.fetch(ctx, sub, server, id, kind)
+		err := c.fetch(ctx, tr, sub, server, id, kind)
 		if err == nil {
 			return path, nil
 		}
@@ -253,9 +264,9 @@ func (c *Client) check(dir *cachedir.Dir, name string, buildID []byte) error {
 	return nil
 }
 
-// fetch downloads the file from server into the cache directory sub,
-// through a temporary file renamed into place once checked.
-func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string, kind Kind) (err error) {
+// fetch downloads the file from server into the cache directory sub
+// by tr, through a temporary file renamed into place once checked.
+func (c *Client) fetch(ctx context.Context, tr Transfer, sub *cachedir.Dir, server, id string, kind Kind) (err error) {
 	url := server
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
@@ -285,59 +296,37 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 
 	// The timeout: each Timeout must bring another chunk of the file.
 	var timedOut atomic.Bool
-	var watchdog *time.Timer
+	d := &download{client: c, url: url, length: -1}
 	if c.Timeout > 0 {
-		watchdog = time.AfterFunc(c.Timeout, func() { timedOut.Store(true); cancel() })
+		watchdog := time.AfterFunc(c.Timeout, func() { timedOut.Store(true); cancel() })
 		defer watchdog.Stop()
-	}
-	timeoutErr := func(err error) error {
-		if timedOut.Load() {
-			return fmt.Errorf("less than %d KiB in %v (DEBUGINFOD_TIMEOUT)", chunk>>10, c.Timeout)
-		}
-		return err
+		d.onChunk = func() { watchdog.Reset(c.Timeout) }
 	}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("User-Agent", "kdtrace")
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		var ue *neturl.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL is the server's, which the caller names
+	err = d.run(ctx, tr, tmp)
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err() // what the transfer made of it says less
+		if timedOut.Load() {
+			err = fmt.Errorf("less than %d KiB in %v (DEBUGINFOD_TIMEOUT)", chunk>>10, c.Timeout)
 		}
-		err = timeoutErr(err)
+	}
+	switch {
+	case err != nil && d.status == 0:
 		if ctx.Err() == nil || timedOut.Load() {
 			c.setDown(server, err)
 		}
 		return err
-	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case err == nil && d.status == 404:
 		return errNotFound
-	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("%s", resp.Status)
+	case err == nil && d.status != 200:
+		return errors.New(strings.TrimSpace(fmt.Sprintf("%d %s", d.status, d.text)))
 	}
-
-	p := c.newProgress(url, resp.ContentLength)
-	w := &counter{w: tmp, progress: p}
-	if watchdog != nil {
-		w.every, w.onChunk = chunk, func() { watchdog.Reset(c.Timeout) }
-	}
-	_, err = io.Copy(w, resp.Body)
-	p.done(err)
+	d.progress.done(err)
 	if err != nil {
-		return fmt.Errorf("after %d bytes: %w", w.n, timeoutErr(err))
+		return fmt.Errorf("after %d bytes: %w", d.n, err)
 	}
-	if resp.ContentLength >= 0 && w.n != resp.ContentLength {
-		return fmt.Errorf("got %d bytes of %d", w.n, resp.ContentLength)
+	if d.length >= 0 && d.n != d.length {
+		return fmt.Errorf("got %d bytes of %d", d.n, d.length)
 	}
 
 	got, err := buildid.File(tmp)
@@ -357,8 +346,8 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 		return err
 	}
 	tmp = nil
-	if mt, perr := http.ParseTime(resp.Header.Get("Last-Modified")); perr == nil {
-		sub.SetTimes(tmpName, time.Now(), mt)
+	if !d.modified.IsZero() {
+		sub.SetTimes(tmpName, time.Now(), d.modified)
 	}
 	if err := sub.Rename(tmpName, string(kind)); err != nil {
 		return err
@@ -367,26 +356,68 @@ func (c *Client) fetch(ctx context.Context, sub *cachedir.Dir, server, id string
 	return nil
 }
 
-// counter writes to w, counting, showing progress, and calling onChunk
-// after every every bytes.
-type counter struct {
-	w        io.Writer
-	n        int64
+// download follows a transfer by its reports.
+type download struct {
+	client   *Client
+	url      string
+	status   int64  // the server's answer; 0 before it
+	text     string // the server's text for it
+	length   int64  // the body's length; -1 when not said
+	modified time.Time
+	n        int64 // bytes in the file
 	progress *progress
-	every    int64
-	next     int64
-	onChunk  func()
+	next     int64  // the bytes at which to call onChunk
+	onChunk  func() // called after each chunk; nil for never
 }
 
-func (c *counter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	c.progress.update(c.n)
-	if c.onChunk != nil && c.n >= c.next {
-		c.next = c.n + c.every
-		c.onChunk()
+// run runs the transfer tr of d.url into body, following its reports,
+// and returns why it failed: the transfer's own word, or the reports'
+// being cut short or garbled, or the transfer's failure to run.
+func (d *download) run(ctx context.Context, tr Transfer, body *os.File) error {
+	reports, err := tr(ctx, d.url, body)
+	if err != nil {
+		return err
 	}
-	return n, err
+	err = d.follow(wire.NewReader(reports))
+	if cerr := reports.Close(); cerr != nil {
+		err = cerr // the helper's crash says more than its reports' end
+	}
+	return err
+}
+
+// follow reads the reports to their end, showing the progress and
+// restarting the watchdog as the file grows.
+func (d *download) follow(r *wire.Reader) error {
+	for {
+		rep, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s's reports: %w", helperName, err)
+		}
+		switch rep.Kind {
+		case wire.Status:
+			d.status, d.text = rep.N, rep.Text
+			if d.status == 200 {
+				d.progress = d.client.newProgress(d.url)
+			}
+		case wire.Length:
+			d.length = rep.N
+			d.progress.setTotal(rep.N)
+		case wire.Modified:
+			d.modified = time.Unix(rep.N, 0)
+		case wire.Progress, wire.Done:
+			d.n = rep.N
+			d.progress.update(d.n)
+			if d.onChunk != nil && d.n >= d.next {
+				d.next = d.n + chunk
+				d.onChunk()
+			}
+		case wire.Error:
+			return errors.New(rep.Text)
+		}
+	}
 }
 
 // removeStale removes the temporary files of kind that killed downloads

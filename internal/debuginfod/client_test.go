@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
+	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
 // elfWithID builds a small ELF object of the given build-id (hex) with
@@ -53,6 +54,22 @@ func mustHex(t *testing.T, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// transfers returns the ways to download that the tests of downloads
+// run through: in the test's process, and by kdtrace-debuginfod, built
+// for the test.
+func transfers(t *testing.T) []struct {
+	name string
+	tr   Transfer
+} {
+	return []struct {
+		name string
+		tr   Transfer
+	}{
+		{"in-process", debuginfodtest.InProcess},
+		{"helper", Helper(kdtracebin.BuildHelper(t, t.TempDir()))},
+	}
 }
 
 // server serves files by build-id on loopback, counting requests.
@@ -151,48 +168,50 @@ func TestFind(t *testing.T) {
 			return []string{deadURL(t), startServer(t, map[string][]byte{id + "/debuginfo": good}).URL}
 		}, Debuginfo, "", []string{fmt.Sprintf("%s/debuginfo %d", id, len(good))}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cache := filepath.Join(t.TempDir(), "cache")
-			c := &Client{URLs: tt.servers(t), CachePath: cache, Timeout: time.Minute}
-			path, err := c.Find(context.Background(), mustHex(t, id), tt.kind)
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := filepath.Join(cache, id, string(tt.kind)); path != want {
-					t.Errorf("path %s, want %s", path, want)
-				}
-				got, _ := os.ReadFile(path)
-				if !bytes.Equal(got, good) {
-					t.Error("the cached file differs from the served one")
-				}
-				fi, _ := os.Stat(path)
-				if fi.Mode().Perm() != 0o400 || fi.ModTime().Year() != 2020 {
-					t.Errorf("cached file mode %v, time %v; want 0400, the server's 2020", fi.Mode(), fi.ModTime())
-				}
-			} else {
-				var e *Error
-				if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error %v, want an *Error with %q", err, tt.wantErr)
-				}
-				for _, s := range c.URLs {
-					if !strings.Contains(err.Error(), s) {
-						t.Errorf("error %q does not name server %s", err, s)
+	for _, tr := range transfers(t) {
+		for _, tt := range tests {
+			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
+				cache := filepath.Join(t.TempDir(), "cache")
+				c := &Client{URLs: tt.servers(t), CachePath: cache, Timeout: time.Minute, Transfer: tr.tr}
+				path, err := c.Find(context.Background(), mustHex(t, id), tt.kind)
+				if tt.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := filepath.Join(cache, id, string(tt.kind)); path != want {
+						t.Errorf("path %s, want %s", path, want)
+					}
+					got, _ := os.ReadFile(path)
+					if !bytes.Equal(got, good) {
+						t.Error("the cached file differs from the served one")
+					}
+					fi, _ := os.Stat(path)
+					if fi.Mode().Perm() != 0o400 || fi.ModTime().Year() != 2020 {
+						t.Errorf("cached file mode %v, time %v; want 0400, the server's 2020", fi.Mode(), fi.ModTime())
+					}
+				} else {
+					var e *Error
+					if !errors.As(err, &e) || !strings.Contains(err.Error(), tt.wantErr) {
+						t.Fatalf("error %v, want an *Error with %q", err, tt.wantErr)
+					}
+					for _, s := range c.URLs {
+						if !strings.Contains(err.Error(), s) {
+							t.Errorf("error %q does not name server %s", err, s)
+						}
 					}
 				}
-			}
-			if diff := cmp.Diff(tt.tree, tree(t, cache)); diff != "" {
-				t.Errorf("cache (-want +got):\n%s", diff)
-			}
-			fi, err := os.Stat(cache)
-			if err != nil || fi.Mode().Perm() != 0o700 {
-				t.Errorf("cache directory: %v, %v; want mode 0700", fi, err)
-			}
-			if _, err := os.Stat(filepath.Join(cache, intervalFile)); err != nil {
-				t.Errorf("control file: %v", err)
-			}
-		})
+				if diff := cmp.Diff(tt.tree, tree(t, cache)); diff != "" {
+					t.Errorf("cache (-want +got):\n%s", diff)
+				}
+				fi, err := os.Stat(cache)
+				if err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("cache directory: %v, %v; want mode 0700", fi, err)
+				}
+				if _, err := os.Stat(filepath.Join(cache, intervalFile)); err != nil {
+					t.Errorf("control file: %v", err)
+				}
+			})
+		}
 	}
 }
 
@@ -204,12 +223,12 @@ func TestWarmAndMiss(t *testing.T) {
 	good := elfWithID(t, id)
 	cache := filepath.Join(t.TempDir(), "cache")
 	s := startServer(t, map[string][]byte{id + "/debuginfo": good})
-	c := &Client{URLs: []string{s.URL}, CachePath: cache}
+	c := &Client{URLs: []string{s.URL}, CachePath: cache, Transfer: debuginfodtest.InProcess}
 	if _, err := c.Find(context.Background(), mustHex(t, id), Debuginfo); err != nil {
 		t.Fatal(err)
 	}
 	s.srv.Close()
-	path, err := (&Client{URLs: []string{s.URL}, CachePath: cache}).Find(context.Background(), mustHex(t, id), Debuginfo)
+	path, err := (&Client{URLs: []string{s.URL}, CachePath: cache, Transfer: debuginfodtest.InProcess}).Find(context.Background(), mustHex(t, id), Debuginfo)
 	if err != nil {
 		t.Fatalf("warm lookup with the server stopped: %v", err)
 	}
@@ -219,7 +238,7 @@ func TestWarmAndMiss(t *testing.T) {
 
 	const missing = "99887766554433221100ffeeddccbbaa99887766"
 	s2 := startServer(t, nil)
-	c2 := &Client{URLs: []string{s2.URL}, CachePath: cache}
+	c2 := &Client{URLs: []string{s2.URL}, CachePath: cache, Transfer: debuginfodtest.InProcess}
 	for i := range 3 {
 		_, err := c2.Find(context.Background(), mustHex(t, missing), Debuginfo)
 		var e *Error
@@ -251,29 +270,33 @@ func TestInterrupted(t *testing.T) {
 	good := elfWithID(t, id)
 	// Big enough that the first half fills the socket's buffers.
 	body := append(good, make([]byte, 8<<20)...)
-	cache := filepath.Join(t.TempDir(), "cache")
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	var progress bytes.Buffer
-	c := &Client{URLs: []string{debuginfodtest.SlowServer(t, body, started, release)}, CachePath: cache, Progress: &progress}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { <-started; time.Sleep(300 * time.Millisecond); cancel() }()
-	_, err := c.Find(ctx, mustHex(t, id), Debuginfo)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("error %v, want cancelled", err)
-	}
-	if got := tree(t, cache); len(got) != 0 {
-		t.Errorf("cache after cancel: %v, want nothing", got)
-	}
-	if !strings.Contains(progress.String(), "debuginfod: "+c.URLs[0]) || !strings.Contains(progress.String(), "of 8.") {
-		t.Errorf("progress %q shows no download of 8 MiB", progress.String())
-	}
-	close(release)
-	path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
-		t.Errorf("refetched file of %d bytes, want %d", len(got), len(body))
+	for _, tr := range transfers(t) {
+		t.Run(tr.name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			started, release := make(chan struct{}, 1), make(chan struct{})
+			var progress bytes.Buffer
+			c := &Client{URLs: []string{debuginfodtest.SlowServer(t, body, started, release)}, CachePath: cache, Progress: &progress, Transfer: tr.tr}
+			ctx, cancel := context.WithCancel(context.Background())
+			go func() { <-started; time.Sleep(300 * time.Millisecond); cancel() }()
+			_, err := c.Find(ctx, mustHex(t, id), Debuginfo)
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("error %v, want cancelled", err)
+			}
+			if got := tree(t, cache); len(got) != 0 {
+				t.Errorf("cache after cancel: %v, want nothing", got)
+			}
+			if !strings.Contains(progress.String(), "debuginfod: "+c.URLs[0]) || !strings.Contains(progress.String(), "of 8.") {
+				t.Errorf("progress %q shows no download of 8 MiB", progress.String())
+			}
+			close(release)
+			path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+				t.Errorf("refetched file of %d bytes, want %d", len(got), len(body))
+			}
+		})
 	}
 }
 
@@ -283,27 +306,72 @@ func TestTimeout(t *testing.T) {
 	const id = "1111111111111111111111111111111111111111"
 	good := elfWithID(t, id)
 	body := append(good, make([]byte, 4<<20)...)
-	cache := filepath.Join(t.TempDir(), "cache")
-	started := make(chan struct{}, 1)
-	stall := debuginfodtest.SlowServer(t, body, started, nil)
-	fine := startServer(t, map[string][]byte{id + "/debuginfo": good})
-	c := &Client{URLs: []string{stall, fine.URL}, CachePath: cache, Timeout: 500 * time.Millisecond}
-	path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
+	for _, tr := range transfers(t) {
+		t.Run(tr.name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			started := make(chan struct{}, 1)
+			stall := debuginfodtest.SlowServer(t, body, started, nil)
+			fine := startServer(t, map[string][]byte{id + "/debuginfo": good})
+			c := &Client{URLs: []string{stall, fine.URL}, CachePath: cache, Timeout: 500 * time.Millisecond, Transfer: tr.tr}
+			path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, good) {
+				t.Error("the file is not the second server's")
+			}
+			// The stalled one alone: the error says why.
+			os.RemoveAll(filepath.Join(cache, id))
+			c = &Client{URLs: []string{stall}, CachePath: cache, Timeout: 500 * time.Millisecond, Transfer: tr.tr}
+			_, err = c.Find(context.Background(), mustHex(t, id), Debuginfo)
+			if err == nil || !strings.Contains(err.Error(), "DEBUGINFOD_TIMEOUT") {
+				t.Errorf("error %v, want one naming DEBUGINFOD_TIMEOUT", err)
+			}
+			if got := tree(t, cache); len(got) != 0 {
+				t.Errorf("cache after timeout: %v", got)
+			}
+		})
+	}
+}
+
+// TestTimeoutSlow: a download that takes longer than
+// DEBUGINFOD_TIMEOUT in all, but brings each 100 KiB within it, is
+// not given up: the progress the transfer reports restarts the clock.
+func TestTimeoutSlow(t *testing.T) {
+	const id = "7777777777777777777777777777777777777777"
+	good := elfWithID(t, id)
+	const pieces = 6
+	body := append(good, make([]byte, pieces*chunk)...)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := os.ReadFile(path); !bytes.Equal(got, good) {
-		t.Error("the file is not the second server's")
-	}
-	// The stalled one alone: the error says why.
-	os.RemoveAll(filepath.Join(cache, id))
-	c = &Client{URLs: []string{stall}, CachePath: cache, Timeout: 500 * time.Millisecond}
-	_, err = c.Find(context.Background(), mustHex(t, id), Debuginfo)
-	if err == nil || !strings.Contains(err.Error(), "DEBUGINFOD_TIMEOUT") {
-		t.Errorf("error %v, want one naming DEBUGINFOD_TIMEOUT", err)
-	}
-	if got := tree(t, cache); len(got) != 0 {
-		t.Errorf("cache after timeout: %v", got)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		rest := body
+		for len(rest) > 0 {
+			n := min(len(rest), chunk)
+			w.Write(rest[:n])
+			w.(http.Flusher).Flush()
+			rest = rest[n:]
+			time.Sleep(250 * time.Millisecond)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	const timeout = time.Second // less than the pieces take in all
+	for _, tr := range transfers(t) {
+		t.Run(tr.name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			c := &Client{URLs: []string{"http://" + ln.Addr().String()}, CachePath: cache, Timeout: timeout, Transfer: tr.tr}
+			path, err := c.Find(context.Background(), mustHex(t, id), Debuginfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+				t.Errorf("downloaded %d bytes, want %d", len(got), len(body))
+			}
+		})
 	}
 }
 
@@ -360,7 +428,7 @@ func TestClean(t *testing.T) {
 				os.Chtimes(p, tm, tm)
 				os.Chtimes(filepath.Dir(p), tm, tm)
 			}
-			c := &Client{URLs: []string{deadURL(t)}, CachePath: cache}
+			c := &Client{URLs: []string{deadURL(t)}, CachePath: cache, Transfer: debuginfodtest.InProcess}
 			c.Find(context.Background(), mustHex(t, "ff"), Debuginfo)
 			var got []string
 			for _, s := range tree(t, cache) {
@@ -397,7 +465,7 @@ func TestUnsafeCache(t *testing.T) {
 	}
 	os.Chmod(cache, 0o777)
 	s := startServer(t, map[string][]byte{id + "/debuginfo": elfWithID(t, id)})
-	_, err := (&Client{URLs: []string{s.URL}, CachePath: cache}).Find(context.Background(), mustHex(t, id), Debuginfo)
+	_, err := (&Client{URLs: []string{s.URL}, CachePath: cache, Transfer: debuginfodtest.InProcess}).Find(context.Background(), mustHex(t, id), Debuginfo)
 	if err == nil || !strings.Contains(err.Error(), "writable by other users") {
 		t.Errorf("error %v, want the cache refused", err)
 	}

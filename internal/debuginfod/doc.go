@@ -2,7 +2,21 @@
 // servers, as gdb, perf and elfutils' libdebuginfod do, into the cache
 // they share, so that a file fetched by one of them is found by the
 // others. It is a client of the protocol elfutils documents in
-// debuginfod(8) and debuginfod-client-config(7), written over net/http.
+// debuginfod(8) and debuginfod-client-config(7).
+//
+// The downloads themselves are made by another program,
+// kdtrace-debuginfod (cmd/kdtrace-debuginfod, over net/http), which a
+// Client runs for each one, as git runs git-remote-https: net/http and
+// crypto/tls would make kdtrace a third larger and slow down the start
+// of every run, of which few download anything. It is looked for at the
+// first download, beside the running program and then in $PATH, and
+// refused if a user other than root and the running one could change it.
+// The helper writes the body into the temporary file the Client gives it
+// and reports the server's answer and its progress on a pipe (package
+// wire); everything else, the cache, the checks and the timeout, is the
+// Client's. A cancelled context or the timeout kills the helper; a
+// process killed outright ends its helper too, whose standard input
+// then ends.
 //
 // # Environment
 //

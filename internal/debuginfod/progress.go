@@ -21,14 +21,22 @@ type progress struct {
 	shown bool
 }
 
-// newProgress returns the progress of a download of total bytes from
-// url; nil, which shows nothing, when c has no Progress writer.
-func (c *Client) newProgress(url string, total int64) *progress {
+// newProgress returns the progress of a download from url, of a size
+// not yet known; nil, which shows nothing, when c has no Progress
+// writer.
+func (c *Client) newProgress(url string) *progress {
 	if c.Progress == nil {
 		return nil
 	}
 	now := time.Now()
-	return &progress{w: c.Progress, url: url, total: total, start: now, last: now}
+	return &progress{w: c.Progress, url: url, total: -1, start: now, last: now}
+}
+
+// setTotal says the download's size, once the server has said it.
+func (p *progress) setTotal(total int64) {
+	if p != nil {
+		p.total = total
+	}
 }
 
 func (p *progress) update(n int64) {

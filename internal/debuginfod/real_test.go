@@ -13,18 +13,21 @@ import (
 
 	"github.com/kdtrace/kdtrace/internal/debuginfod"
 	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
+	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
 // TestRealServer fetches a program's debug file from elfutils'
-// debuginfod: cold, then warm with the server stopped, and then a
-// build-id not in the cache, which names the server and why it failed.
+// debuginfod by kdtrace-debuginfod: cold, then warm with the server
+// stopped, and then a build-id not in the cache, which names the server
+// and why it failed.
 func TestRealServer(t *testing.T) {
 	dir, served := t.TempDir(), t.TempDir()
 	_, id := debuginfodtest.Fixture(t, dir, served)
 	srv := debuginfodtest.Start(t, served, id)
+	helper := debuginfod.Helper(kdtracebin.BuildHelper(t, t.TempDir()))
 	cache := filepath.Join(t.TempDir(), "cache")
 	var verbose bytes.Buffer
-	c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache, Verbose: &verbose}
+	c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache, Verbose: &verbose, Transfer: helper}
 	b, _ := hex.DecodeString(id)
 
 	path, err := c.Find(context.Background(), b, debuginfod.Debuginfo)
@@ -41,7 +44,7 @@ func TestRealServer(t *testing.T) {
 
 	srv.Stop()
 	verbose.Reset()
-	c = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache, Verbose: &verbose}
+	c = &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache, Verbose: &verbose, Transfer: helper}
 	if warm, err := c.Find(context.Background(), b, debuginfod.Debuginfo); err != nil || warm != path {
 		t.Errorf("warm lookup, server stopped: %q, %v; want %s", warm, err, path)
 	}
@@ -60,7 +63,7 @@ func TestRealServer(t *testing.T) {
 
 // TestSharedCache: a file elfutils' debuginfod-find fetched is found by
 // our client in the cache they share, the server stopped, and one our
-// client fetched is found by debuginfod-find.
+// client fetched (by kdtrace-debuginfod) is found by debuginfod-find.
 func TestSharedCache(t *testing.T) {
 	find, err := exec.LookPath("debuginfod-find")
 	if err != nil {
@@ -82,7 +85,7 @@ func TestSharedCache(t *testing.T) {
 	if err != nil {
 		t.Fatalf("debuginfod-find: %v", err)
 	}
-	c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache}
+	c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: cache, Transfer: debuginfod.Helper(kdtracebin.BuildHelper(t, t.TempDir()))}
 	b2, _ := hex.DecodeString(id2)
 	got2, err := c.Find(context.Background(), b2, debuginfod.Debuginfo)
 	if err != nil {

@@ -1,6 +1,7 @@
-// Package kdtracebin builds the kdtrace command for the tests that run
-// it in another process, such as in the QEMU guest or under the DTrace
-// test suite's harness.
+// Package kdtracebin builds the kdtrace command, and the
+// kdtrace-debuginfod it runs, for the tests that run it in another
+// process, such as in the QEMU guest or under the DTrace test suite's
+// harness.
 //
 // go test caches a package's result while the package and the files
 // and environment its test consulted are unchanged. A build run with
@@ -15,14 +16,33 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// Build builds kdtrace as the file bin, with env added to the
-// environment of the go command.
+// Build builds kdtrace as the file bin, and kdtrace-debuginfod, which
+// makes its downloads, beside it, with env added to the environment of
+// the go command.
 func Build(tb testing.TB, bin string, env ...string) {
+	tb.Helper()
+	root := consulted(tb)
+	build(tb, root, bin, "cmd/kdtrace", env)
+	build(tb, root, filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod"), "cmd/kdtrace-debuginfod", env)
+}
+
+// BuildHelper builds kdtrace-debuginfod alone into dir, and returns its
+// path, for the tests of the client that runs it.
+func BuildHelper(tb testing.TB, dir string, env ...string) string {
+	tb.Helper()
+	bin := filepath.Join(dir, "kdtrace-debuginfod")
+	build(tb, consulted(tb), bin, "cmd/kdtrace-debuginfod", env)
+	return bin
+}
+
+// consulted returns the module's root, having consulted its sources.
+func consulted(tb testing.TB) string {
 	tb.Helper()
 	root, err := moduleRoot()
 	if err != nil {
@@ -31,11 +51,17 @@ func Build(tb testing.TB, bin string, env ...string) {
 	if err := consultSources(root); err != nil {
 		tb.Fatalf("reading kdtrace's sources: %v", err)
 	}
-	build := exec.Command("go", "build", "-o", bin, "github.com/kdtrace/kdtrace/cmd/kdtrace")
-	build.Dir = root
-	build.Env = append(os.Environ(), env...)
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("building kdtrace: %v\n%s", err, out)
+	return root
+}
+
+// build builds the command cmd of the module as the file bin.
+func build(tb testing.TB, root, bin, cmd string, env []string) {
+	tb.Helper()
+	b := exec.Command("go", "build", "-o", bin, "github.com/kdtrace/kdtrace/"+cmd)
+	b.Dir = root
+	b.Env = append(os.Environ(), env...)
+	if out, err := b.CombinedOutput(); err != nil {
+		tb.Fatalf("building %s: %v\n%s", path.Base(cmd), err, out)
 	}
 }
 

@@ -8,6 +8,7 @@ package layers
 import (
 	"go/build"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ var stages = [][]string{
 	{"dlang/types", "dlang/ast", "dlang/constant", "dlang/parser", "dlang/printer", "internal/dlang/cpp"},
 	// Debug information (and the client that fetches it) and machine
 	// code.
-	{"internal/amd64", "internal/debuginfod", "internal/debuginfo/...", "internal/btf"},
+	{"internal/amd64", "internal/debuginfod", "internal/debuginfod/wire", "internal/debuginfod/transfer", "internal/debuginfo/...", "internal/btf"},
 	// The syntactic rewrites.
 	{"internal/dlang/sugar"},
 	// The checker, and what answers the questions the passes ask
@@ -45,12 +46,16 @@ var stages = [][]string{
 	// The consumer.
 	{"internal/symbolize", "internal/consumer"},
 	// The library facade and the command.
-	{"dtrace", "cmd/kdtrace"},
+	{"dtrace", "cmd/kdtrace", "cmd/kdtrace-debuginfod"},
 }
 
 // compiler is the compiler's passes, which the runtime half (stages
 // from internal/enabling on, but for the facade) must not import.
 var compiler = []string{"dlang/parser", "dlang/printer", "internal/dlang/cpp", "internal/dlang/sugar", "dlang/check", "internal/dlang/header", "internal/dlang/library", "internal/dlang/emit"}
+
+// helperOnly is the packages that only kdtrace-debuginfod may import:
+// the network's, kept out of kdtrace (see TestKdtraceDeps).
+var helperOnly = []string{"internal/debuginfod/transfer"}
 
 // tooling is the packages only tests and benchmarks import; they may
 // import anything.
@@ -125,6 +130,8 @@ func TestLayers(t *testing.T) {
 			switch s := stageOf(dep); {
 			case in(tooling, dep):
 				t.Errorf("%s imports %s, which only tests may", path, dep)
+			case in(helperOnly, dep) && path != "cmd/kdtrace-debuginfod":
+				t.Errorf("%s imports %s, which only cmd/kdtrace-debuginfod may", path, dep)
 			case s > stage:
 				t.Errorf("%s (%s) imports %s, a later stage (%s)", path, stages[stage][0], dep, stages[s][0])
 			case stage >= runtime && path != "dtrace" && path != "cmd/kdtrace" && in(compiler, dep):
@@ -138,5 +145,37 @@ func TestLayers(t *testing.T) {
 	}
 	if n < 40 {
 		t.Errorf("checked %d packages; the walk missed the tree", n)
+	}
+}
+
+// TestKdtraceDeps: kdtrace does not link the network's packages, whose
+// size and initialisation every run would pay for; its downloads are
+// kdtrace-debuginfod's.
+func TestKdtraceDeps(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	forbidden := []string{"net", "net/http", "crypto/tls"}
+	for _, goos := range []string{"linux", "freebsd"} {
+		cmd := exec.Command(gobin, "list", "-deps", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}", module+"cmd/kdtrace")
+		cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=amd64")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		n := 0
+		for line := range strings.Lines(string(out)) {
+			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), ": ")
+			n++
+			for _, imp := range strings.Fields(imports) {
+				if slices.Contains(forbidden, imp) {
+					t.Errorf("GOOS=%s: cmd/kdtrace depends on %s, which imports %s", goos, pkg, imp)
+				}
+			}
+		}
+		if n < 100 {
+			t.Errorf("GOOS=%s: cmd/kdtrace has %d dependencies; go list did not list them", goos, n)
+		}
 	}
 }

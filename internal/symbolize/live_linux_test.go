@@ -379,7 +379,7 @@ func TestDebugFile(t *testing.T) {
 					t.Fatal(err)
 				}
 				srv := debuginfodtest.Start(t, served, id)
-				c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache")}
+				c := &debuginfod.Client{URLs: []string{srv.URL}, CachePath: filepath.Join(t.TempDir(), "cache"), Transfer: debuginfodtest.InProcess}
 				cfg.Debuginfod = func(id []byte) string {
 					p, err := c.Find(context.Background(), id, debuginfod.Debuginfo)
 					if err != nil {
