@@ -67,7 +67,10 @@ func findHelper(exe string) (string, error) {
 }
 
 // checkHelper refuses a helper that is no regular file, or one that a
-// user other than root and kdtrace's could change.
+// user other than root and kdtrace's could change or replace: it, or a
+// directory above it, is theirs or writable by them (but for a sticky
+// directory, such as /tmp, in which they can replace only their own
+// files).
 func checkHelper(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -82,7 +85,26 @@ func checkHelper(path string) error {
 	case uid != 0 && int(uid) != os.Geteuid():
 		return fmt.Errorf("refusing %s, owned by uid %d, neither root nor kdtrace's user (uid %d)", path, uid, os.Geteuid())
 	}
-	return nil
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("refusing %s: %w", path, err)
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		di, err := os.Stat(dir)
+		if err != nil {
+			return fmt.Errorf("refusing %s: %w", path, err)
+		}
+		duid := di.Sys().(*syscall.Stat_t).Uid
+		switch {
+		case duid != 0 && int(duid) != os.Geteuid():
+			return fmt.Errorf("refusing %s, in %s, owned by uid %d, neither root nor kdtrace's user (uid %d)", path, dir, duid, os.Geteuid())
+		case di.Mode().Perm()&0o022 != 0 && di.Mode()&os.ModeSticky == 0:
+			return fmt.Errorf("refusing %s, in %s, which its group or others may write (mode %v)", path, dir, di.Mode().Perm())
+		}
+		if dir == filepath.Dir(dir) {
+			return nil
+		}
+	}
 }
 
 // Helper returns the Transfer that runs the kdtrace-debuginfod at path

@@ -88,6 +88,30 @@ func TestFindHelper(t *testing.T) {
 			}
 			return setup{filepath.Join(bin, "kdtrace"), ""}
 		}, "", "refusing BIN/kdtrace-debuginfod, owned by uid 65534, neither root nor kdtrace's user (uid 0)"},
+		{"in a directory others may write", func(t *testing.T, bin, other string) setup {
+			file(t, other, 0o755)
+			if err := os.Chmod(other, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return setup{filepath.Join(bin, "kdtrace"), other}
+		}, "", "refusing OTHER/kdtrace-debuginfod, in OTHER, which its group or others may write (mode -rwxrwxrwx)"},
+		{"in a sticky directory others may write", func(t *testing.T, bin, other string) setup {
+			file(t, other, 0o755)
+			if err := os.Chmod(other, 0o777|os.ModeSticky); err != nil {
+				t.Fatal(err)
+			}
+			return setup{filepath.Join(bin, "kdtrace"), other}
+		}, "other/" + helperName, ""},
+		{"in another user's directory", func(t *testing.T, bin, other string) setup {
+			if os.Geteuid() != 0 {
+				t.Skip("giving a directory to another user needs root")
+			}
+			file(t, other, 0o755)
+			if err := os.Chown(other, 65534, 65534); err != nil {
+				t.Fatal(err)
+			}
+			return setup{filepath.Join(bin, "kdtrace"), other}
+		}, "", "refusing OTHER/kdtrace-debuginfod, in OTHER, owned by uid 65534"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
