@@ -43,7 +43,7 @@ const (
 	stateFilled    = stateBufUsed + 8    // 1 once this CPU's buffer filled, under the fill policy
 	stateIndex     = stateFilled + 8     // the probe's index in MapProbes, for the programs of a chain after the first
 	stateSite      = stateIndex + 8      // in a chain of sites, 1 if the site evaluated last fires, else 0
-	stateNow       = stateSite + 8       // the firing's time (timestamp), 0 until a clause reads it
+	stateNow       = stateSite + 8       // the firing's time (timestamp), taken as it starts (see now)
 	stateSize      = stateNow + 8
 )
 

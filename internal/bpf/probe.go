@@ -294,6 +294,7 @@ type firing struct {
 	args   bool // a clause reads the probe's arguments
 	locals bool // a clause uses clause-locals, zeroed at each firing
 	spec   bool // a clause speculates, commits or discards
+	time   bool // a clause reads the firing's time, or records (see now)
 }
 
 func (b *builder) emit(ins asm.Instruction) { b.t.emit(ins) }
@@ -316,7 +317,7 @@ func (b *builder) build() (asm.Instructions, error) {
 		}
 		if i == 0 && b.firing == nil {
 			// ERROR's clauses read the arguments faulted sets.
-			b.firing = &firing{args: t.uses.args, locals: t.uses.locals}
+			b.firing = &firing{args: t.uses.args, locals: t.uses.locals, time: readsTime(b.p)}
 			for _, c := range b.p.Clauses {
 				b.firing.spec = b.firing.spec || speculates(c.ECB)
 			}
@@ -1050,11 +1051,14 @@ func (b *builder) usdtArgs(lp string) {
 	b.emit(asm.Mov.Imm(asm.R0, 0))
 }
 
-// resetFiring zeroes the clause-locals, frees the scratch memory and
-// forgets the time of the last firing.
+// resetFiring takes the firing's time if a clause needs it, zeroes the
+// clause-locals and frees the scratch memory.
 func (b *builder) resetFiring() {
+	if b.firing.time {
+		b.emit(asm.FnKtimeGetNs.Call())
+		b.emit(asm.StoreMem(rState, stateNow, asm.R0, asm.DWord))
+	}
 	b.emit(storeImm64(rState, stateScratch, 0))
-	b.emit(storeImm64(rState, stateNow, 0))
 	b.emit(storeImm64(rState, stateStrtok, 0))
 	if !b.t.uses.locals {
 		return
@@ -1151,7 +1155,12 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		b.emit(asm.StoreImm(asm.R1, 4, 0, asm.Word))
 	}
 	if ep.Size > 0 {
-		t.now(prefix + "now")
+		if b.firing.time {
+			t.now()
+		} else {
+			// An ERROR clause, in a firing that took no time.
+			b.emit(asm.FnKtimeGetNs.Call())
+		}
 		b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 		b.emit(asm.LoadMem(asm.R2, rState, StateEPID, asm.DWord))
 		b.emit(asm.StoreMem(asm.R1, RecPrefix, asm.R2, asm.Word))

@@ -411,7 +411,7 @@ func (r *Runtime) ReadState(cpu int) (state, error) {
 
 // BeginFiring starts a probe firing on every CPU as dif/vm's
 // BeginFiring does: clause-locals and scratch memory zeroed, no scratch
-// allocated, the firing's time not yet taken, for tests that run a
+// allocated, the firing's time taken, for tests that run a
 // translated DIFO alone; a probe program does the same at each firing.
 func (r *Runtime) BeginFiring() error {
 	n, err := ebpf.PossibleCPU()
@@ -435,10 +435,15 @@ func (r *Runtime) BeginFiring() error {
 	if err := r.State.Lookup(uint32(0), &vals); err != nil {
 		return fmt.Errorf("bpf: reading the state map: %w", err)
 	}
+	// The firing's time, as bpf_ktime_get_ns would take it.
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		return fmt.Errorf("bpf: reading the clock: %w", err)
+	}
 	for _, v := range vals {
 		binary.NativeEndian.PutUint64(v[stateScratch:], 0)
 		binary.NativeEndian.PutUint64(v[stateStrtok:], 0)
-		binary.NativeEndian.PutUint64(v[stateNow:], 0)
+		binary.NativeEndian.PutUint64(v[stateNow:], uint64(now.Nano()))
 	}
 	if err := r.State.Put(uint32(0), vals); err != nil {
 		return fmt.Errorf("bpf: writing the state map: %w", err)

@@ -929,7 +929,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 			return err
 		}
 	case id == dif.VarTimestamp:
-		t.now(local("now"))
+		t.now()
 	case id == dif.VarVtimestamp:
 		if err := t.vtimestamp(pc, in, local); err != nil {
 			return err
@@ -944,7 +944,7 @@ func (t *translator) builtin(pc int, in dif.Instr, id uint32, local func(string)
 		t.emit(asm.JEq.Imm(asm.R0, 0, local("wall")))
 		t.emit(asm.LoadMem(asm.R1, asm.R0, ctlWallOff, asm.DWord))
 		t.emit(asm.StoreMem(asm.R10, bufSlot, asm.R1, asm.DWord))
-		t.now(local("now"))
+		t.now()
 		t.emit(asm.LoadMem(asm.R1, asm.R10, bufSlot, asm.DWord))
 		t.emit(asm.Add.Reg(asm.R0, asm.R1))
 		t.mark(local("wall"))

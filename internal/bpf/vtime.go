@@ -51,19 +51,46 @@ func usesVtime(o *dif.Object) bool {
 	return false
 }
 
-// now leaves the firing's time in R0: the first read of a firing takes
-// it from bpf_ktime_get_ns (CLOCK_MONOTONIC, nanoseconds since boot not
-// counting suspend, as dtrace's gethrtime) and keeps it at stateNow for
-// the rest. As dtrace's dtms_timestamp, it is one time for all the
-// clauses of a firing: timestamp, vtimestamp, walltimestamp and the
-// records' headers agree, and timestamp - timestamp is 0. done is a
-// label unique to this read.
-func (t *translator) now(done string) {
+// now leaves the firing's time in R0: CLOCK_MONOTONIC (bpf_ktime_get_ns,
+// nanoseconds since boot not counting suspend, as dtrace's gethrtime),
+// taken once as the firing starts if any of the probe program's
+// clauses reads it or records (readsTime), and kept at stateNow. As
+// dtrace's dtms_timestamp, it is one time for all the clauses of a
+// firing: timestamp, vtimestamp, walltimestamp and the records' headers
+// agree, and timestamp - timestamp is 0.
+func (t *translator) now() {
 	t.emit(asm.LoadMem(asm.R0, rState, stateNow, asm.DWord))
-	t.emit(asm.JNE.Imm(asm.R0, 0, done))
-	t.emit(asm.FnKtimeGetNs.Call())
-	t.emit(asm.StoreMem(rState, stateNow, asm.R0, asm.DWord))
-	t.mark(done)
+}
+
+// readsTime reports whether a firing of p needs its time: a clause
+// records (each record's header has it), or one of its DIFOs reads
+// timestamp, vtimestamp or walltimestamp. The records of ERROR's
+// clauses, which run only when a clause faults, take it then.
+func readsTime(p *ProbeProgram) bool {
+	var os []*dif.Object
+	for i, cs := range [][]Clause{p.Clauses, p.Error} {
+		for _, c := range cs {
+			if i == 0 && c.EP.Size > 0 {
+				return true
+			}
+			os = append(os, difos(c.ECB)...)
+		}
+	}
+	for _, st := range p.Sites {
+		os = append(os, st.difos()...)
+	}
+	for _, o := range os {
+		for _, in := range o.Code {
+			if in.Op() != dif.LDGS {
+				continue
+			}
+			switch in.Var() {
+			case dif.VarTimestamp, dif.VarVtimestamp, dif.VarWalltimestamp:
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // vtimestamp translates a load of vtimestamp into R0.
@@ -87,7 +114,7 @@ func (t *translator) vtimestamp(pc int, in dif.Instr, local func(string) string)
 	t.emit(asm.StoreMem(asm.R10, keySlot+8, asm.R1, asm.DWord))
 	t.emit(asm.Mov.Reg(asm.R0, asm.R1))
 	t.emit(asm.JEq.Imm(asm.R1, 0, local("acc")))
-	t.now(local("now"))
+	t.now()
 	t.emit(asm.LoadMem(asm.R1, asm.R10, keySlot+8, asm.DWord))
 	t.emit(asm.Sub.Reg(asm.R0, asm.R1))
 	t.mark(local("acc"))
