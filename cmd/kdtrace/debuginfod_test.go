@@ -227,10 +227,20 @@ func TestDebuginfodKernel(t *testing.T) {
 	}
 }
 
-// TestDebuginfodInterrupt sends SIGINT to kdtrace while it downloads a
-// debug file from a server that stalls halfway: kdtrace ends at once,
-// as interrupted, leaving no partial file in the cache.
-func TestDebuginfodInterrupt(t *testing.T) {
+// A stalled is kdtrace downloading from a server that stalls.
+type stalled struct {
+	cmd       *exec.Cmd
+	stderr    *bytes.Buffer
+	helper    string // the helper's program
+	helperPID string // the one process of it, downloading
+	cache, id string // the debuginfod cache, the file's build-id
+}
+
+// stalledDownload starts kdtrace compiling a pid inline probe of a
+// program whose debug file only a server has, which stalls halfway
+// through it, and waits for the download to begin.
+func stalledDownload(t *testing.T) stalled {
+	t.Helper()
 	dir, served := t.TempDir(), t.TempDir()
 	prog, id := debuginfodtest.Fixture(t, dir, served)
 	body, err := os.ReadFile(filepath.Join(served, "loop.debug"))
@@ -239,11 +249,12 @@ func TestDebuginfodInterrupt(t *testing.T) {
 	}
 	url := debuginfodtest.SlowServer(t, body, nil, nil)
 	bin := buildWithHelper(t)
+	helper := filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod")
 	cache := filepath.Join(t.TempDir(), "debuginfod")
 	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
 	cmd.Env = debuginfodEnv(t, cache, url)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -258,24 +269,34 @@ func TestDebuginfodInterrupt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	helper := filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod")
-	if pids := processesOf(helper); len(pids) != 1 {
-		t.Errorf("%d processes of %s download, want 1", len(pids), helper)
+	pids := processesOf(helper)
+	if len(pids) != 1 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%d processes of %s download, want 1", len(pids), helper)
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err = cmd.Wait()
+	return stalled{cmd, stderr, helper, pids[0], cache, id}
+}
+
+// TestDebuginfodInterrupt sends SIGINT to kdtrace while it downloads a
+// debug file from a server that stalls halfway: kdtrace ends at once,
+// as interrupted, having ended its helper and leaving no partial file
+// in the cache.
+func TestDebuginfodInterrupt(t *testing.T) {
+	s := stalledDownload(t)
+	s.cmd.Process.Signal(syscall.SIGINT)
+	err := s.cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 128+int(syscall.SIGINT) || !strings.Contains(stderr.String(), "interrupted") {
-		t.Errorf("kdtrace ended with %v, want status %d and a word that it was interrupted; stderr:\n%s", err, 128+int(syscall.SIGINT), stderr.String())
+	if !ok || ee.ExitCode() != 128+int(syscall.SIGINT) || !strings.Contains(s.stderr.String(), "interrupted") {
+		t.Errorf("kdtrace ended with %v, want status %d and a word that it was interrupted; stderr:\n%s", err, 128+int(syscall.SIGINT), s.stderr.String())
 	}
-	// kdtrace ended its helper before it ended.
-	if pids := processesOf(helper); len(pids) != 0 {
-		t.Errorf("%s still runs as %v after kdtrace ended", helper, pids)
+	if pids := processesOf(s.helper); len(pids) != 0 {
+		t.Errorf("%s still runs as %v after kdtrace ended", s.helper, pids)
 	}
-	if temps := cacheTemps(cache); len(temps) != 0 {
+	if temps := cacheTemps(s.cache); len(temps) != 0 {
 		t.Errorf("left in the cache: %v", temps)
 	}
-	if _, err := os.Stat(filepath.Join(cache, id)); err == nil {
+	if _, err := os.Stat(filepath.Join(s.cache, s.id)); err == nil {
 		t.Errorf("the build-id directory is left in the cache")
 	}
 }
@@ -284,42 +305,15 @@ func TestDebuginfodInterrupt(t *testing.T) {
 // downloads from a server that stalls: the helper, whose standard input
 // ended with kdtrace, ends too.
 func TestDebuginfodKilled(t *testing.T) {
-	dir, served := t.TempDir(), t.TempDir()
-	prog, _ := debuginfodtest.Fixture(t, dir, served)
-	body, err := os.ReadFile(filepath.Join(served, "loop.debug"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := debuginfodtest.SlowServer(t, body, nil, nil)
-	bin := buildWithHelper(t)
-	helper := filepath.Join(filepath.Dir(bin), "kdtrace-debuginfod")
-	cache := filepath.Join(t.TempDir(), "debuginfod")
-	cmd := exec.Command(bin, "-e", "-c", prog, "-n", "pid$target:a.out:inl:entry")
-	cmd.Env = debuginfodEnv(t, cache, url)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for !downloading(cache) {
+	s := stalledDownload(t)
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	for deadline := time.Now().Add(10 * time.Second); len(processesOf(s.helper)) != 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatal("no download began")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	pids := processesOf(helper)
-	if len(pids) != 1 {
-		t.Fatalf("%d processes of %s download, want 1", len(pids), helper)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	for deadline := time.Now().Add(10 * time.Second); len(processesOf(helper)) != 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			if pid, err := strconv.Atoi(pids[0]); err == nil {
-				syscall.Kill(pid, syscall.SIGKILL)
+			if n, err := strconv.Atoi(s.helperPID); err == nil {
+				syscall.Kill(n, syscall.SIGKILL)
 			}
-			t.Fatalf("%s (process %s) still runs after kdtrace was killed", helper, pids[0])
+			t.Fatalf("%s (process %s) still runs after kdtrace was killed", s.helper, s.helperPID)
 		}
 	}
 }
