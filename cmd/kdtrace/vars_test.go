@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/kdtrace/kdtrace/internal/gcctest"
 )
 
@@ -477,5 +479,45 @@ func TestFds(t *testing.T) {
 	}
 	if got[3] == "" || got[3] == "<none>" {
 		t.Errorf("fds[3].fi_fs = %q, want the file system's type", got[3])
+	}
+}
+
+// TestAggKeysPacked traces every system call on the machine, kdtrace's
+// own and those of ls -R /etc among them, into aggregations
+// keyed on execname and probefunc, which keep only those names' bytes
+// in their maps, and into the same keyed on copies of them, which keep
+// whole strsize strings: the names the running system brings, not ones
+// the test chose, must come out the same both ways.
+func TestAggKeysPacked(t *testing.T) {
+	needTracing(t)
+	out := script(t, `
+		syscall:::entry {
+			@packed[execname, probefunc] = count();
+			@whole[strjoin(execname, ""), strjoin(probefunc, "")] = count();
+		}
+		END {
+			printa("packed %s %s %@d\n", @packed);
+			printa("whole %s %s %@d\n", @whole);
+		}`, "-c", "ls -R /etc")
+	got := map[string]map[string]string{"packed": {}, "whole": {}}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 || got[f[0]] == nil {
+			t.Fatalf("line %q of %q", line, out)
+		}
+		got[f[0]][f[1]+" "+f[2]] = f[3]
+	}
+	if len(got["packed"]) < 3 {
+		t.Fatalf("%d keys: %q", len(got["packed"]), out)
+	}
+	if diff := cmp.Diff(got["whole"], got["packed"]); diff != "" {
+		t.Errorf("keys and counts (-whole +packed):\n%s", diff)
+	}
+	found := false
+	for k := range got["packed"] {
+		found = found || strings.HasPrefix(k, "ls ")
+	}
+	if !found {
+		t.Errorf("no system call of ls: %v", got["packed"])
 	}
 }

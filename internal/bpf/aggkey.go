@@ -46,11 +46,11 @@ type keyRec struct {
 // execname (TASK_COMM_LEN) or one of the probe's names (the rooms of
 // MapProbeNames); else 0.
 func boundedString(o *dif.Object) uint32 {
-	if o == nil || len(o.Code) != 2 || o.Code[0].Op() != dif.LDGS ||
-		o.Code[1].Op() != dif.RET || o.Code[1].RD() != o.Code[0].RD() {
+	v, ok := builtinAlone(o)
+	if !ok {
 		return 0
 	}
-	switch o.Code[0].Var() {
+	switch v {
 	case dif.VarExecname:
 		return commLen
 	case dif.VarProbeprov:

@@ -1091,8 +1091,18 @@ const maxZeroStores = 64
 
 // isExecname reports whether o is the expression execname alone.
 func isExecname(o *dif.Object) bool {
-	return o != nil && len(o.Code) == 2 && o.Code[0].Op() == dif.LDGS && o.Code[0].Var() == dif.VarExecname &&
-		o.Code[1].Op() == dif.RET && o.Code[1].RD() == o.Code[0].RD()
+	v, ok := builtinAlone(o)
+	return ok && v == dif.VarExecname
+}
+
+// builtinAlone returns the variable o loads and returns, if that is all
+// it does.
+func builtinAlone(o *dif.Object) (uint16, bool) {
+	if o == nil || len(o.Code) != 2 || o.Code[0].Op() != dif.LDGS ||
+		o.Code[1].Op() != dif.RET || o.Code[1].RD() != o.Code[0].RD() {
+		return 0, false
+	}
+	return o.Code[0].Var(), true
 }
 
 // zero copies size bytes of zeroes from MapZero to R1.
