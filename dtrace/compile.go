@@ -21,6 +21,7 @@ import (
 	"github.com/kdtrace/kdtrace/internal/dlang/emit"
 	"github.com/kdtrace/kdtrace/internal/dlang/header"
 	"github.com/kdtrace/kdtrace/internal/option"
+	"github.com/kdtrace/kdtrace/internal/probe"
 )
 
 // Spec says what a program's text is, as dtrace's options say it.
@@ -109,9 +110,8 @@ func (h *Handle) Compile(spec Spec, text string, flags Flags) (*Program, error) 
 	if spec != Script {
 		return h.compile(spec, text, nil, flags)
 	}
-	if err := h.setup(); err != nil {
-		return nil, err
-	}
+	// As dtrace, the script is read before the libraries load, and
+	// they load while its probes are looked up (warm).
 	var src []byte
 	var err error
 	if text == "-" {
@@ -132,12 +132,12 @@ func (h *Handle) CompileScript(name string, src []byte, flags Flags) (*Program, 
 }
 
 func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Program, error) {
-	if err := h.setup(); err != nil {
-		return nil, err
-	}
 	args := h.cfg.Args
 	if flags&noArgs != 0 {
 		args = nil
+	}
+	if err := h.setupWarm(func() { h.warm(spec, text, src, args) }); err != nil {
+		return nil, err
 	}
 	prog, err := h.parse(spec, text, src, args)
 	var provs []ast.Decl
@@ -213,19 +213,9 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 // parse turns a program's text into a parsed and rewritten program;
 // its declarations are checked as they are parsed.
 func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.Program, error) {
-	name := "kdtrace"
-	switch spec {
-	case Script:
-		name = text
-	case Name, ID:
-		// -i gives a probe ID where -n gives names.
-		src = []byte(text)
-	default:
-		t, err := specProgram(spec, text)
-		if err != nil {
-			return nil, err
-		}
-		src = []byte(t)
+	name, src, err := programText(spec, text, src)
+	if err != nil {
+		return nil, err
 	}
 	if h.cpp && spec == Script { // as dtrace, -C applies to script files
 		res, err := cpp.Preprocess(context.Background(), name, src, h.cppOpts)
@@ -270,6 +260,58 @@ func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.
 		return nil, err
 	}
 	return prog, nil
+}
+
+// programText returns the name and the text of a program: a script's
+// own (src), or what the other kinds of spec make of text.
+func programText(spec Spec, text string, src []byte) (string, []byte, error) {
+	switch spec {
+	case Script:
+		return text, src, nil
+	case Name, ID:
+		// -i gives a probe ID where -n gives names.
+		return "kdtrace", []byte(text), nil
+	}
+	t, err := specProgram(spec, text)
+	return "kdtrace", []byte(t), err
+}
+
+// warm starts looking up the probes that a program's descriptions
+// match, on another goroutine, while setup compiles the libraries
+// (Catalog.Warm): a description such as BEGIN is looked up among every
+// trace event of the kernel, which costs about as much as the
+// libraries. The goroutine parses the program for its descriptions
+// alone, without the types of the libraries and the kernel: a parse
+// those would be needed for stops early, and warms only what came
+// before. The compile that follows parses it again, and reports its
+// errors.
+func (h *Handle) warm(spec Spec, text string, src []byte, args []string) {
+	if h.catalog == nil || h.cpp && spec == Script {
+		// What cpp makes of a script is known only once it has run.
+		return
+	}
+	name, src, err := programText(spec, text, src)
+	if err != nil {
+		return
+	}
+	cat := h.catalog
+	cfg := &parser.Config{
+		Args:        append([]string{name}, args...),
+		DefaultArgs: h.opts.IsSet("defaultargs"),
+		ArgRefs:     true,
+		AllowEmpty:  true,
+		CommandLine: spec != Script,
+		Probe: func(d *ast.ProbeDesc) {
+			if d.ID == 0 {
+				cat.Warm(probe.Desc{Provider: d.Provider, Module: d.Module, Function: d.Function, Name: d.Name})
+			}
+		},
+	}
+	target := cmp.Or(h.target, h.savedTarget)
+	go func() {
+		cfg.Macros = macroVariables(target)
+		parser.ParseFile(name, src, cfg)
+	}()
 }
 
 // specProgram returns the program that -P, -m or -f gives: a probe

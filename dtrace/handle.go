@@ -246,7 +246,11 @@ func (h *Handle) Option(name string) (string, bool) { return h.opts.Value(name) 
 // setup makes the checker, the probe catalog and the kinst resolver,
 // and loads the D libraries, as libdtrace does on the first compile
 // (dt_load_libs).
-func (h *Handle) setup() error {
+func (h *Handle) setup() error { return h.setupWarm(nil) }
+
+// setupWarm is setup, calling warm, when setup has not run before, once
+// the probe catalog is made and before the libraries load.
+func (h *Handle) setupWarm(warm func()) error {
 	if h.ready {
 		return nil
 	}
@@ -264,6 +268,10 @@ func (h *Handle) setup() error {
 	if h.cfg.Save {
 		symbols = savedSymbols{h.ksyms}
 	}
+	probes := h.probes()
+	if warm != nil {
+		warm()
+	}
 	h.checker = check.NewChecker(&check.Config{
 		StringSize:  strsize,
 		Destructive: h.opts.IsSet("destructive"),
@@ -271,7 +279,7 @@ func (h *Handle) setup() error {
 		OS:          runtime.GOOS,
 		Modules:     h.modules,
 		LoadModule:  h.loadModule,
-		Probes:      h.probes(),
+		Probes:      probes,
 		ZeroMatch:   h.zdefs,
 		Symbols:     symbols,
 		Target:      h.target != 0 || h.cfg.Save,

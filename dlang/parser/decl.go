@@ -54,7 +54,11 @@ func (p *parser) parseExternal() {
 func (p *parser) parseClause() *ast.Clause {
 	c := &ast.Clause{}
 	for {
-		c.Probes = append(c.Probes, p.parseProbeDesc())
+		d := p.parseProbeDesc()
+		if p.cfg.Probe != nil {
+			p.cfg.Probe(d)
+		}
+		c.Probes = append(c.Probes, d)
 		p.next()
 		if p.lex.tok != token.COMMA {
 			break

@@ -55,6 +55,11 @@ type Config struct {
 	SetOption func(name, value string) error
 	// DependsOn checks "#pragma D depends_on class name"; nil accepts any.
 	DependsOn func(class, name string) error
+	// Probe, if set, is called with each clause's probe descriptions as
+	// each is parsed, before the rest of its clause: a caller may start
+	// finding the probes they match while the parse goes on. It is
+	// called for the descriptions before an error too.
+	Probe func(d *ast.ProbeDesc)
 }
 
 // TypeNames reports whether a name is a type.

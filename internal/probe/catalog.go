@@ -153,6 +153,22 @@ func walkProvider(p provider, q *query, yield func(*Probe) bool) error {
 	return nil
 }
 
+// Warm reads ahead what a Walk of d will need from the running system
+// and keeps it, so that the Walk, on another goroutine, finds it read.
+// A description naming a probe but no module, as BEGIN does, must be
+// looked up among every system's trace events: tracefs answers in
+// about half a millisecond, which a caller can spend compiling the
+// libraries. Warm reports nothing: what fails is left for the Walk to
+// find and report.
+func (c *Catalog) Warm(d Desc) {
+	q := newQuery(d)
+	for _, p := range c.providers {
+		if w, ok := p.(interface{ warm(*query) }); ok && q.Provider.Match(p.Name()) {
+			w.warm(q)
+		}
+	}
+}
+
 // Match returns the probes d matches, in order. See Walk.
 func (c *Catalog) Match(d Desc) ([]*Probe, error) {
 	var ps []*Probe

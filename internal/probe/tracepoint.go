@@ -281,6 +281,18 @@ func (p *tpProvider) Probes(q *query, yield func(*Probe) bool) error {
 	return nil
 }
 
+// warm looks up the events q names in every system, as Probes will
+// (Catalog.Warm); the sdt and rawtp providers share what it finds. A
+// module given literally costs Probes one lookup, and is left to it.
+func (p *tpProvider) warm(q *query) {
+	if _, ok := q.Module.Literal(); ok || !q.Function.Match("") {
+		return
+	}
+	if name, ok := q.Name.Literal(); ok && eventName(name) {
+		p.ev.named(q.Module, name)
+	}
+}
+
 // eventName reports whether name can name a trace event: the kernel
 // makes functions of the names (trace_sched_switch), C identifiers.
 func eventName(name string) bool {

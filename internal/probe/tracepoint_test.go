@@ -374,3 +374,41 @@ func TestTracepointNamed(t *testing.T) {
 		t.Error("an event of two systems was not found in the list")
 	}
 }
+
+// TestTracepointWarm checks that Catalog.Warm reads what a later match
+// of a description naming no module needs, and only that: the match
+// then asks tracefs nothing, as it finds the events Warm found even
+// once they are gone.
+func TestTracepointWarm(t *testing.T) {
+	fs := tpTestFS(t)
+	c := tpTestCatalog(t, fs)
+	ev := c.byName["sdt"].(*tpProvider).ev
+	c.Warm(Desc{Provider: "sdt", Module: "sched", Name: "sched_process_fork"}) // one lookup: left to the match
+	c.Warm(Desc{Provider: "profile", Name: "task_rename"})                    // no tracepoint provider
+	c.Warm(Desc{Name: "tick-1s"})                                             // names no event
+	ev.mu.Lock()
+	if ev.sysRead {
+		t.Error("Warm read tracefs for descriptions that need one lookup or none")
+	}
+	ev.mu.Unlock()
+	c.Warm(Desc{Name: "task_rename"})
+	c.Warm(Desc{Provider: "s*", Name: "sched_process_fork"})
+	if err := os.RemoveAll(filepath.Join(fs, "events")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		desc Desc
+		want int
+	}{
+		{Desc{Name: "task_rename"}, 2},
+		{Desc{Provider: "rawtp", Name: "task_rename"}, 1},
+		{Desc{Module: "s*", Name: "sched_process_fork"}, 2},
+	} {
+		if n, err := c.Count(tt.desc); n != tt.want || err != nil {
+			t.Errorf("Count(%v) = %d, %v; want %d", tt.desc, n, err, tt.want)
+		}
+	}
+	if ev.listed.Load() {
+		t.Error("the list was read")
+	}
+}
