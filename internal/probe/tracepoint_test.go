@@ -384,8 +384,8 @@ func TestTracepointWarm(t *testing.T) {
 	c := tpTestCatalog(t, fs)
 	ev := c.byName["sdt"].(*tpProvider).ev
 	c.Warm(Desc{Provider: "sdt", Module: "sched", Name: "sched_process_fork"}) // one lookup: left to the match
-	c.Warm(Desc{Provider: "profile", Name: "task_rename"})                    // no tracepoint provider
-	c.Warm(Desc{Name: "tick-1s"})                                             // names no event
+	c.Warm(Desc{Provider: "profile", Name: "task_rename"})                     // no tracepoint provider
+	c.Warm(Desc{Name: "tick-1s"})                                              // names no event
 	ev.mu.Lock()
 	if ev.sysRead {
 		t.Error("Warm read tracefs for descriptions that need one lookup or none")
