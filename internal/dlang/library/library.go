@@ -1,13 +1,13 @@
 package library
 
 import (
-	"embed"
 	"errors"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"unsafe"
 )
 
 // A File is a D library file.
@@ -16,6 +16,8 @@ type File struct {
 	// embedded file ("errno.d"), the path of one read from a directory.
 	// Libraries depend on each other by base name.
 	Name string
+	// Text is the file's text. An embedded file's is the binary's own
+	// read-only memory, which must not be written.
 	Text []byte
 
 	facts *libFacts // an embedded file's, worked out beforehand
@@ -25,33 +27,21 @@ type File struct {
 // dtrace's default syslibdir.
 const SystemDir = "/usr/lib/dtrace"
 
-//go:embed linux/*.d
-var embedded embed.FS
-
 // Files returns the D library files built into kdtrace for the
 // operating system goos, sorted by name. Only Linux has them; FreeBSD's
 // come with the system, in SystemDir.
+//
+// The files are not copied: most programs compile two of them, and read
+// the others not at all, since what each defines is known beforehand
+// (zfacts.go).
 func Files(goos string) []File {
 	if goos != "linux" {
 		return nil
 	}
-	ents, err := fs.ReadDir(embedded, goos)
-	if err != nil {
-		panic(err) // the embedded directory is part of the binary
-	}
-	var files []File
-	for _, e := range ents {
-		text, err := fs.ReadFile(embedded, path.Join(goos, e.Name()))
-		if err != nil {
-			panic(err)
-		}
-		f := File{Name: e.Name(), Text: text}
-		for i := range embeddedFacts {
-			if embeddedFacts[i].name == path.Join(goos, f.Name) {
-				f.facts = &embeddedFacts[i].facts
-			}
-		}
-		files = append(files, f)
+	files := make([]File, len(embeddedFiles))
+	for i := range embeddedFiles {
+		e := &embeddedFiles[i]
+		files[i] = File{Name: path.Base(e.name), Text: unsafe.Slice(unsafe.StringData(*e.text), len(*e.text)), facts: &e.facts}
 	}
 	return files
 }

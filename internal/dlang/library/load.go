@@ -119,21 +119,9 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	if err != nil || len(later) == 0 {
 		return skipped, err
 	}
-	// The names the libraries define are scanned for only when a name
-	// the program leaves undefined occurs in their text at all: most
-	// undefined names are the program's own variables, and scanning
-	// every library on every run would cost more than the rest of a
-	// small script's compilation.
-	var names map[string]bool
 	done := false
 	c.OnUndefined(func(name string) bool {
-		if done || !mentioned(later, name) {
-			return false
-		}
-		if names == nil {
-			names = definedNames(later)
-		}
-		if !names[name] {
+		if done || !defines(later, name) {
 			return false
 		}
 		done = true
@@ -206,18 +194,43 @@ func compileAll(c *check.Checker, libs []*lib, cfg *Config, loaded map[string]bo
 	return skipped, nil
 }
 
-// definedNames returns the names the libraries define: inlines,
-// typedefs, struct, union and enum tags and enumerators. It scans the
-// text rather than parsing it, as it runs for every script: a
-// top-level statement that starts with inline defines the name before
-// its = or [, a typedef the last name before its ;, and struct, union
-// or enum followed by a name and { define that tag (and, for enum, the
-// names listed in its braces).
-func definedNames(libs []*lib) map[string]bool {
-	names := map[string]bool{}
+// defines reports whether any of libs defines name: an inline, a
+// typedef, a struct, union or enum tag ("struct tag") or an enumerator.
+// An embedded library's names are known beforehand (zfacts.go); another
+// library's text is scanned for them only when it mentions name at all:
+// most names a program leaves undefined are errors, and scanning every
+// library for each would cost more than the rest of a small script's
+// compilation.
+func defines(libs []*lib, name string) bool {
+	word := []byte(name[strings.LastIndexByte(name, ' ')+1:])
 	for _, l := range libs {
-		scanNames(l.Text, names)
+		if l.facts.names == nil {
+			if !bytes.Contains(l.Text, word) {
+				continue
+			}
+			l.facts.names = definedNames(l.Text)
+		}
+		if _, ok := slices.BinarySearch(l.facts.names, name); ok {
+			return true
+		}
 	}
+	return false
+}
+
+// definedNames returns the names text defines, sorted and never nil. It
+// scans the text rather than parsing it: a top-level statement that
+// starts with inline defines the name before its = or [, a typedef the
+// last name before its ;, and struct, union or enum followed by a name
+// and { define that tag (and, for enum, the names listed in its
+// braces).
+func definedNames(text []byte) []string {
+	set := map[string]bool{}
+	scanNames(text, set)
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	slices.Sort(names)
 	return names
 }
 
@@ -244,18 +257,6 @@ func definesTag(text []byte) bool {
 		}
 		if depth == 0 {
 			last2, last = last, t
-		}
-	}
-	return false
-}
-
-// mentioned reports whether name, or the tag of a name such as
-// "struct tag", occurs in the text of any of libs.
-func mentioned(libs []*lib, name string) bool {
-	word := []byte(name[strings.LastIndexByte(name, ' ')+1:])
-	for _, l := range libs {
-		if bytes.Contains(l.Text, word) {
-			return true
 		}
 	}
 	return false
@@ -438,6 +439,10 @@ type lib struct {
 type libFacts struct {
 	deps  []string // the libraries it depends on
 	eager bool     // it depends on nothing and defines a tag (see Load's Lazy)
+	// names are the names it defines (definedNames); nil until worked
+	// out, which Load does for a file not embedded only when a program
+	// needs them (defines).
+	names []string
 }
 
 // factsOf works out the facts of a library's text.

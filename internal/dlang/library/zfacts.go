@@ -2,21 +2,143 @@
 
 package library
 
-// embeddedFacts are the facts of the embedded libraries, by path.
-var embeddedFacts = [...]struct {
+import _ "embed"
+
+//go:embed linux/errno.d
+var text0 string
+
+//go:embed linux/in.d
+var text1 string
+
+//go:embed linux/io.d
+var text2 string
+
+//go:embed linux/ip.d
+var text3 string
+
+//go:embed linux/procfs.d
+var text4 string
+
+//go:embed linux/regs.d
+var text5 string
+
+//go:embed linux/sched.d
+var text6 string
+
+//go:embed linux/signal.d
+var text7 string
+
+//go:embed linux/tcp.d
+var text8 string
+
+//go:embed linux/time.d
+var text9 string
+
+//go:embed linux/udp.d
+var text10 string
+
+//go:embed linux/unistd.d
+var text11 string
+
+// embeddedFiles are the embedded libraries, by path, with their facts.
+var embeddedFiles = [...]struct {
 	name  string
+	text  *string
 	facts libFacts
 }{
-	{"linux/errno.d", libFacts{eager: false}},
-	{"linux/in.d", libFacts{eager: true}},
-	{"linux/io.d", libFacts{eager: false}},
-	{"linux/ip.d", libFacts{deps: []string{"in.d"}, eager: false}},
-	{"linux/procfs.d", libFacts{eager: false}},
-	{"linux/regs.d", libFacts{eager: false}},
-	{"linux/sched.d", libFacts{eager: false}},
-	{"linux/signal.d", libFacts{eager: false}},
-	{"linux/tcp.d", libFacts{deps: []string{"ip.d"}, eager: false}},
-	{"linux/time.d", libFacts{eager: true}},
-	{"linux/udp.d", libFacts{deps: []string{"ip.d"}, eager: false}},
-	{"linux/unistd.d", libFacts{eager: false}},
+	{"linux/errno.d", &text0, libFacts{eager: false, names: []string{
+		"E2BIG", "EACCES", "EADDRINUSE", "EADDRNOTAVAIL", "EADV", "EAFNOSUPPORT",
+		"EAGAIN", "EALREADY", "EBADE", "EBADF", "EBADFD", "EBADMSG",
+		"EBADR", "EBADRQC", "EBADSLT", "EBFONT", "EBUSY", "ECANCELED",
+		"ECHILD", "ECHRNG", "ECOMM", "ECONNABORTED", "ECONNREFUSED", "ECONNRESET",
+		"EDEADLK", "EDEADLOCK", "EDESTADDRREQ", "EDOM", "EDOTDOT", "EDQUOT",
+		"EEXIST", "EFAULT", "EFBIG", "EHOSTDOWN", "EHOSTUNREACH", "EHWPOISON",
+		"EIDRM", "EILSEQ", "EINPROGRESS", "EINTR", "EINVAL", "EIO",
+		"EISCONN", "EISDIR", "EISNAM", "EKEYEXPIRED", "EKEYREJECTED", "EKEYREVOKED",
+		"EL2HLT", "EL2NSYNC", "EL3HLT", "EL3RST", "ELIBACC", "ELIBBAD",
+		"ELIBEXEC", "ELIBMAX", "ELIBSCN", "ELNRNG", "ELOOP", "EMEDIUMTYPE",
+		"EMFILE", "EMLINK", "EMSGSIZE", "EMULTIHOP", "ENAMETOOLONG", "ENAVAIL",
+		"ENETDOWN", "ENETRESET", "ENETUNREACH", "ENFILE", "ENOANO", "ENOBUFS",
+		"ENOCSI", "ENODATA", "ENODEV", "ENOENT", "ENOEXEC", "ENOKEY",
+		"ENOLCK", "ENOLINK", "ENOMEDIUM", "ENOMEM", "ENOMSG", "ENONET",
+		"ENOPKG", "ENOPROTOOPT", "ENOSPC", "ENOSR", "ENOSTR", "ENOSYS",
+		"ENOTBLK", "ENOTCONN", "ENOTDIR", "ENOTEMPTY", "ENOTNAM", "ENOTRECOVERABLE",
+		"ENOTSOCK", "ENOTSUP", "ENOTTY", "ENOTUNIQ", "ENXIO", "EOPNOTSUPP",
+		"EOVERFLOW", "EOWNERDEAD", "EPERM", "EPFNOSUPPORT", "EPIPE", "EPROTO",
+		"EPROTONOSUPPORT", "EPROTOTYPE", "ERANGE", "EREMCHG", "EREMOTE", "EREMOTEIO",
+		"ERESTART", "ERFKILL", "EROFS", "ESHUTDOWN", "ESOCKTNOSUPPORT", "ESPIPE",
+		"ESRCH", "ESRMNT", "ESTALE", "ESTRPIPE", "ETIME", "ETIMEDOUT",
+		"ETOOMANYREFS", "ETXTBSY", "EUCLEAN", "EUNATCH", "EUSERS", "EWOULDBLOCK",
+		"EXDEV", "EXFULL",
+	}}},
+	{"linux/in.d", &text1, libFacts{eager: true, names: []string{
+		"AF_INET", "AF_INET6", "in_addr_t", "in_port_t", "struct in6_addr",
+	}}},
+	{"linux/io.d", &text2, libFacts{eager: false, names: []string{
+		"B_READ", "B_WRITE", "FASYNC", "O_ACCMODE", "O_APPEND", "O_CLOEXEC",
+		"O_CREAT", "O_DIRECT", "O_DIRECTORY", "O_DSYNC", "O_EXCL", "O_LARGEFILE",
+		"O_NDELAY", "O_NOATIME", "O_NOCTTY", "O_NOFOLLOW", "O_NONBLOCK", "O_PATH",
+		"O_RDONLY", "O_RDWR", "O_SYNC", "O_TMPFILE", "O_TRUNC", "O_WRONLY",
+		"bufinfo_t", "devinfo_t", "fds", "fileinfo_t", "struct bufinfo", "struct devinfo",
+		"struct fileinfo",
+	}}},
+	{"linux/ip.d", &text3, libFacts{deps: []string{"in.d"}, eager: false, names: []string{
+		"IPPROTO_AH", "IPPROTO_DSTOPTS", "IPPROTO_EGP", "IPPROTO_ESP", "IPPROTO_FRAGMENT", "IPPROTO_GRE",
+		"IPPROTO_ICMP", "IPPROTO_ICMPV6", "IPPROTO_IGMP", "IPPROTO_IP", "IPPROTO_IPIP", "IPPROTO_IPV6",
+		"IPPROTO_NONE", "IPPROTO_OSPF", "IPPROTO_RAW", "IPPROTO_ROUTING", "IPPROTO_SCTP", "IPPROTO_TCP",
+		"IPPROTO_UDP", "IPPROTO_UDPLITE", "__kdt_protostr", "csinfo_t", "ifinfo_t", "in6_addr_t",
+		"ipaddr_t", "ipinfo_t", "ipv4info_t", "ipv6info_t", "netstackid_t", "pktinfo_t",
+		"struct csinfo", "struct ifinfo", "struct ipinfo", "struct ipv4info", "struct ipv6info", "struct pktinfo",
+	}}},
+	{"linux/procfs.d", &text4, libFacts{eager: false, names: []string{
+		"EXIT_DEAD", "EXIT_ZOMBIE", "PF_IDLE", "PF_KTHREAD", "PR_ASLEEP", "PR_IDLE",
+		"PR_ISSYS", "PR_ISTOP", "PR_MODEL_ILP32", "PR_MODEL_LP64", "PR_PTRACE", "PR_STOPPED",
+		"SCHED_BATCH", "SCHED_DEADLINE", "SCHED_EXT", "SCHED_FIFO", "SCHED_IDLE", "SCHED_NORMAL",
+		"SCHED_RR", "SIDL", "SONPROC", "SRUN", "SSLEEP", "SSTOP",
+		"SWAIT", "SZOMB", "TASK_DEAD", "TASK_INTERRUPTIBLE", "TASK_NEW", "TASK_NOLOAD",
+		"TASK_PARKED", "TASK_RUNNING", "TASK_UNINTERRUPTIBLE", "TASK_WAKEKILL", "TASK_WAKING", "__TASK_STOPPED",
+		"__TASK_TRACED", "curlwpsinfo", "curpsinfo", "cwd", "lwpsinfo_t", "psinfo_t",
+		"root", "siginfo_t", "struct lwpsinfo", "struct psinfo", "struct siginfo",
+	}}},
+	{"linux/regs.d", &text5, libFacts{eager: false, names: []string{
+		"R_CS", "R_DS", "R_EAX", "R_EBP", "R_EBX", "R_ECX",
+		"R_EDI", "R_EDX", "R_EFL", "R_EIP", "R_ERR", "R_ES",
+		"R_ESI", "R_ESP", "R_FP", "R_FS", "R_FSBASE", "R_GS",
+		"R_GSBASE", "R_PC", "R_PS", "R_R0", "R_R1", "R_R10",
+		"R_R11", "R_R12", "R_R13", "R_R14", "R_R15", "R_R8",
+		"R_R9", "R_RAX", "R_RBP", "R_RBX", "R_RCX", "R_RDI",
+		"R_RDX", "R_RFL", "R_RIP", "R_RSI", "R_RSP", "R_SP",
+		"R_SS", "R_TRAPNO", "R_UESP",
+	}}},
+	{"linux/sched.d", &text6, libFacts{eager: false, names: []string{
+		"chipid_t", "cpuinfo_t", "curcpu", "lgrp_id_t", "processorid_t", "psetid_t",
+		"struct cpuinfo",
+	}}},
+	{"linux/signal.d", &text7, libFacts{eager: false, names: []string{
+		"CLD_CONTINUED", "CLD_DUMPED", "CLD_EXITED", "CLD_KILLED", "CLD_STOPPED", "CLD_TRAPPED",
+		"SIGABRT", "SIGALRM", "SIGBUS", "SIGCHLD", "SIGCLD", "SIGCONT",
+		"SIGFPE", "SIGHUP", "SIGILL", "SIGINT", "SIGIO", "SIGIOT",
+		"SIGKILL", "SIGPIPE", "SIGPOLL", "SIGPROF", "SIGPWR", "SIGQUIT",
+		"SIGRTMAX", "SIGRTMIN", "SIGSEGV", "SIGSTKFLT", "SIGSTOP", "SIGSYS",
+		"SIGTERM", "SIGTRAP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG",
+		"SIGUSR1", "SIGUSR2", "SIGVTALRM", "SIGWINCH", "SIGXCPU", "SIGXFSZ",
+	}}},
+	{"linux/tcp.d", &text8, libFacts{deps: []string{"ip.d"}, eager: false, names: []string{
+		"TCP_STATE_CLOSED", "TCP_STATE_CLOSE_WAIT", "TCP_STATE_CLOSING", "TCP_STATE_ESTABLISHED", "TCP_STATE_FIN_WAIT_1", "TCP_STATE_FIN_WAIT_2",
+		"TCP_STATE_IDLE", "TCP_STATE_LAST_ACK", "TCP_STATE_LISTEN", "TCP_STATE_SYN_RECEIVED", "TCP_STATE_SYN_SENT", "TCP_STATE_TIME_WAIT",
+		"TH_ACK", "TH_CWR", "TH_ECE", "TH_FIN", "TH_PSH", "TH_RST",
+		"TH_SYN", "TH_URG", "__kdt_tdaddr", "__kdt_tfull", "__kdt_tsaddr", "__kdt_tsk",
+		"struct tcpinfo", "struct tcplsinfo", "struct tcpsinfo", "tcp_state_string", "tcpinfo_t", "tcplsinfo_t",
+		"tcpsinfo_t",
+	}}},
+	{"linux/time.d", &text9, libFacts{eager: true, names: []string{
+		"hrtime_t", "struct timespec", "time_t",
+	}}},
+	{"linux/udp.d", &text10, libFacts{deps: []string{"ip.d"}, eager: false, names: []string{
+		"__kdt_udaddr", "__kdt_usaddr", "struct udpinfo", "struct udpsinfo", "udpinfo_t", "udpsinfo_t",
+	}}},
+	{"linux/unistd.d", &text11, libFacts{eager: false, names: []string{
+		"DTRACEFLT_BADADDR", "DTRACEFLT_BADALIGN", "DTRACEFLT_BADSTACK", "DTRACEFLT_DIVZERO", "DTRACEFLT_ILLOP", "DTRACEFLT_KPRIV",
+		"DTRACEFLT_LIBRARY", "DTRACEFLT_NOSCRATCH", "DTRACEFLT_TUPOFLOW", "DTRACEFLT_UNKNOWN", "DTRACEFLT_UPRIV",
+	}}},
 }
