@@ -136,10 +136,11 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 	if flags&noArgs != 0 {
 		args = nil
 	}
-	if err := h.setupWarm(func() { h.warm(spec, text, src, args) }); err != nil {
+	macros := macroVariables(cmp.Or(h.target, h.savedTarget))
+	if err := h.setupWarm(func() { h.warm(spec, text, src, args, macros) }); err != nil {
 		return nil, err
 	}
-	prog, err := h.parse(spec, text, src, args)
+	prog, err := h.parse(spec, text, src, args, macros)
 	var provs []ast.Decl
 	if err == nil && flags&Link != 0 {
 		for _, d := range prog.Decls {
@@ -212,7 +213,7 @@ func (h *Handle) compile(spec Spec, text string, src []byte, flags Flags) (*Prog
 
 // parse turns a program's text into a parsed and rewritten program;
 // its declarations are checked as they are parsed.
-func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.Program, error) {
+func (h *Handle) parse(spec Spec, text string, src []byte, args []string, macros map[string]string) (*ast.Program, error) {
 	name, src, err := programText(spec, text, src)
 	if err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (h *Handle) parse(spec Spec, text string, src []byte, args []string) (*ast.
 	}
 	pcfg := &parser.Config{
 		Args:        append([]string{name}, args...),
-		Macros:      macroVariables(cmp.Or(h.target, h.savedTarget)),
+		Macros:      macros,
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     h.opts.IsSet("argref"),
 		AllowEmpty:  true, // the checker decides, after the declarations
@@ -285,7 +286,7 @@ func programText(spec Spec, text string, src []byte) (string, []byte, error) {
 // those would be needed for stops early, and warms only what came
 // before. The compile that follows parses it again, and reports its
 // errors.
-func (h *Handle) warm(spec Spec, text string, src []byte, args []string) {
+func (h *Handle) warm(spec Spec, text string, src []byte, args []string, macros map[string]string) {
 	if h.catalog == nil || h.cpp && spec == Script {
 		// What cpp makes of a script is known only once it has run.
 		return
@@ -297,6 +298,7 @@ func (h *Handle) warm(spec Spec, text string, src []byte, args []string) {
 	cat := h.catalog
 	cfg := &parser.Config{
 		Args:        append([]string{name}, args...),
+		Macros:      macros, // read alike by both parses
 		DefaultArgs: h.opts.IsSet("defaultargs"),
 		ArgRefs:     true,
 		AllowEmpty:  true,
@@ -307,11 +309,7 @@ func (h *Handle) warm(spec Spec, text string, src []byte, args []string) {
 			}
 		},
 	}
-	target := cmp.Or(h.target, h.savedTarget)
-	go func() {
-		cfg.Macros = macroVariables(target)
-		parser.ParseFile(name, src, cfg)
-	}()
+	go parser.ParseFile(name, src, cfg)
 }
 
 // specProgram returns the program that -P, -m or -f gives: a probe
