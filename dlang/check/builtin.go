@@ -235,13 +235,7 @@ func (c *Checker) declareBuiltins() {
 	ids := make([]Ident, 0, len(builtins)+10+len(freebsdOnly))
 	c.globals.idents = make(map[string]*Ident, cap(ids))
 	add := func(b builtin) {
-		proto := b.proto
-		if strings.IndexByte(proto, '@') >= 0 {
-			for k, v := range kernelNames[c.os()] {
-				proto = strings.ReplaceAll(proto, k, v)
-			}
-		}
-		ids = append(ids, Ident{Name: b.name, Kind: b.kind, ID: b.id, Flags: b.flags, Builtin: true, cook: b.cook, proto: proto})
+		ids = append(ids, Ident{Name: b.name, Kind: b.kind, ID: b.id, Flags: b.flags, Builtin: true, cook: b.cook, proto: b.proto})
 		c.globals.insert(&ids[len(ids)-1])
 	}
 	for _, b := range builtins {
@@ -255,6 +249,18 @@ func (c *Checker) declareBuiltins() {
 			add(b)
 		}
 	}
+}
+
+// kernelProto returns a builtin's prototype with the kernel's type
+// names in place of dtrace's @ names (kernelNames), when first used:
+// most programs use few builtins.
+func (c *Checker) kernelProto(proto string) string {
+	if strings.IndexByte(proto, '@') >= 0 {
+		for k, v := range kernelNames[c.os()] {
+			proto = strings.ReplaceAll(proto, k, v)
+		}
+	}
+	return proto
 }
 
 func (c *Checker) os() string {
@@ -275,9 +281,10 @@ type Proto struct {
 // builtinType resolves a builtin variable's type on first use.
 func (c *Checker) builtinType(pos token.Pos, id *Ident) types.Type {
 	if id.Type == nil && id.proto != "" {
-		t, err := c.parseType(id.proto)
+		proto := c.kernelProto(id.proto)
+		t, err := c.parseType(proto)
 		if err != nil {
-			c.errorf(pos, diag.D_UNKNOWN, "failed to resolve type %s for identifier %s: %s\n", id.proto, id.Name, lookupReason(err))
+			c.errorf(pos, diag.D_UNKNOWN, "failed to resolve type %s for identifier %s: %s\n", proto, id.Name, lookupReason(err))
 		}
 		id.Type = t
 	}
@@ -289,7 +296,7 @@ func (c *Checker) funcProto(pos token.Pos, id *Ident) *Proto {
 	if id.Proto != nil {
 		return id.Proto
 	}
-	s := id.proto
+	s := c.kernelProto(id.proto)
 	lp, rp := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if lp < 0 || rp < lp {
 		c.errorf(pos, diag.D_UNKNOWN, "internal error: malformed entry for built-in function %s\n", id.Name)

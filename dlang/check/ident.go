@@ -131,7 +131,7 @@ type Ident struct {
 	// regs[], printf …).
 	cook cookKind
 	// proto is a builtin's type or prototype as D's table writes it,
-	// resolved on first use.
+	// kernel types by their @ names (kernelNames), resolved on first use.
 	proto string
 	// xlator is the translator of an XlateSOU or XlatePtr identifier.
 	xlator *Translator
