@@ -3,14 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kdtrace/kdtrace/internal/debuginfod/debuginfodtest"
 	"github.com/kdtrace/kdtrace/internal/kdtracebin"
 )
 
@@ -59,20 +58,13 @@ func TestUsage(t *testing.T) {
 func TestStdinEnds(t *testing.T) {
 	bin := kdtracebin.BuildHelper(t, t.TempDir())
 	started := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "1000")
-		w.Write(make([]byte, 500))
-		w.(http.Flusher).Flush()
-		close(started)
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
+	url := debuginfodtest.SlowServer(t, make([]byte, 1000), started, nil)
 	body, err := os.Create(filepath.Join(t.TempDir(), "body"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer body.Close()
-	cmd := exec.Command(bin, srv.URL)
+	cmd := exec.Command(bin, url)
 	cmd.ExtraFiles = []*os.File{body}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
