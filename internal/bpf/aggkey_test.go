@@ -17,14 +17,20 @@ import (
 func TestAggKeyPacked(t *testing.T) {
 	needBPF(t)
 	defer onCPU0(t)()
+	// The first clause, firing alone, leaves a long key in the buffer
+	// the others then build theirs in: bytes a whole key must not keep,
+	// nor a packed one need to clear.
+	long := strings.Repeat("x", 120) + strings.Repeat("y", 120)
 	r := newProbeRun(t, `
-		BEGIN { @a[execname, arg0] = count(); }
-		BEGIN { @c[execname] = count(); }
-		BEGIN { @c[strjoin("a", "b")] = count(); }
-		BEGIN { @d[probefunc, probename] = count(); }`)
+		BEGIN /arg0 == 1/ { @z[strjoin("`+long[:120]+`", "`+long[120:]+`")] = count(); }
+		BEGIN /arg0 == 7/ { @a[execname, arg0] = count(); }
+		BEGIN /arg0 == 7/ { @c[execname] = count(); }
+		BEGIN /arg0 == 7/ { @c[strjoin("a", "b")] = count(); }
+		BEGIN /arg0 == 7/ { @d[probefunc, probename] = count(); }`)
 	if err := r.rt.SetProbeNames(beginProbe.ID, "dtrace", "", "somefunc", "BEGIN"); err != nil {
 		t.Fatal(err)
 	}
+	r.fire(t, 1)
 	r.fire(t, 7)
 	comm, err := os.ReadFile("/proc/thread-self/comm")
 	if err != nil {
@@ -54,6 +60,7 @@ func TestAggKeyPacked(t *testing.T) {
 			key := make([]byte, a.Offset-a.AggBase)
 			binary.NativeEndian.PutUint32(key, a.AggID)
 			recs := [][]string{
+				{"", long},                // strjoin()
 				{"", name, "arg0"},        // the variable, execname, arg0
 				{"", name},                // execname
 				{"", "ab"},                // strjoin()
@@ -70,11 +77,11 @@ func TestAggKeyPacked(t *testing.T) {
 					copy(rec, v)
 				}
 			}
-			want[a.AggID] = aggKey{key: key, varAt: ep.Actions[first].Offset - a.AggBase, packed: c != 2}
+			want[a.AggID] = aggKey{key: key, varAt: ep.Actions[first].Offset - a.AggBase, packed: c != 0 && c != 3}
 		}
 	}
-	if len(want) != 4 {
-		t.Fatalf("%d aggregations, want 4", len(want))
+	if len(want) != 5 {
+		t.Fatalf("%d aggregations, want 5", len(want))
 	}
 	n := 0
 	for _, m := range r.rt.Aggs {
@@ -106,7 +113,7 @@ func TestAggKeyPacked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n != 4 {
-		t.Errorf("%d entries, want 4", n)
+	if n != 5 {
+		t.Errorf("%d entries, want 5", n)
 	}
 }

@@ -1085,6 +1085,29 @@ func (b *builder) zeroRec(off, size int32) {
 	b.zero(size)
 }
 
+// recordBytes returns the bytes of record i of ep that a firing must
+// write: all of them, but of a record of an aggregation's key that its
+// map keeps packed, those the map keeps (aggKey.segs).
+func (b *builder) recordBytes(ep *record.EProbe, i int) uint32 {
+	ra := &ep.Actions[i]
+	j := i
+	for j < len(ep.Actions) && ep.Actions[j].InTuple {
+		j++
+	}
+	if j == i || j == len(ep.Actions) || !ep.Actions[j].IsAgg() {
+		return ra.Size
+	}
+	agg := &ep.Actions[j]
+	if k := b.l.aggKeys[agg.AggID]; k != nil && k.segs != nil {
+		for _, s := range k.segs[1:] {
+			if s.from == ra.Offset-agg.AggBase {
+				return s.size
+			}
+		}
+	}
+	return ra.Size
+}
+
 // maxZeroStores is the most 8-byte stores zeroRec makes rather than a
 // copy: a copy costs a lookup and a helper call.
 const maxZeroStores = 64
@@ -1187,7 +1210,9 @@ func (b *builder) body(c Clause, prefix, next, fault string, inError bool) error
 		if ra.Type.Kind == dif.TypeString && ra.Size >= commLen && isExecname(a.DIFO) {
 			// trace(execname), @[execname]: the task's name straight
 			// into its record, with no copy in scratch.
-			b.zeroRec(int32(RecPrefix+ra.Offset+commLen), int32(ra.Size-commLen))
+			if n := b.recordBytes(ep, i); n > commLen {
+				b.zeroRec(int32(RecPrefix+ra.Offset+commLen), int32(n-commLen))
+			}
 			b.emit(asm.LoadMem(asm.R1, asm.R10, recPtr, asm.DWord))
 			b.emit(asm.Add.Imm(asm.R1, int32(RecPrefix+ra.Offset)))
 			b.emit(asm.Mov.Imm(asm.R2, commLen))
