@@ -213,15 +213,20 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	defer restoreGC()
 	var progs []*dtrace.Program
 	for _, p := range c.progs {
-		if b, ok := savedProgram(p); ok {
-			prog, st := c.load(p.arg, b)
+		var prog *dtrace.Program
+		var err error
+		if src, ok := scriptText(p); !ok {
+			prog, err = c.h.Compile(p.spec, p.arg, c.flags)
+		} else if dtrace.IsSaved(src) {
+			prog, st := c.load(p.arg, src)
 			if st != 0 {
 				return st
 			}
 			progs = append(progs, prog)
 			continue
+		} else {
+			prog, err = c.h.CompileScript(p.arg, src, c.flags)
 		}
-		prog, err := c.h.Compile(p.spec, p.arg, c.flags)
 		if st, ok := intr.ended(c); ok {
 			return st
 		}
@@ -628,27 +633,16 @@ func (c *command) writeObject(name string, b []byte) int {
 	return 0
 }
 
-// savedProgram returns the contents of -s's file when it is a saved
-// program (kdtrace -A), which starts with DOF's magic as no D program
-// can.
-func savedProgram(p program) ([]byte, bool) {
+// scriptText returns the contents of -s's file, read once whether it is
+// a script or a saved program (kdtrace -A): false for another kind of
+// program, the standard input, and a file that cannot be read, which
+// Compile reports as dtrace does.
+func scriptText(p program) ([]byte, bool) {
 	if p.spec != dtrace.Script || p.arg == "-" {
 		return nil, false
 	}
-	f, err := os.Open(p.arg)
-	if err != nil {
-		return nil, false // Compile says why
-	}
-	defer f.Close()
-	magic := make([]byte, 4)
-	if _, err := io.ReadFull(f, magic); err != nil || !dtrace.IsSaved(magic) {
-		return nil, false
-	}
-	rest, err := io.ReadAll(f)
-	if err != nil {
-		return nil, false
-	}
-	return append(magic, rest...), true
+	b, err := os.ReadFile(p.arg)
+	return b, err == nil
 }
 
 // load takes a saved program in place of compiling one: only to run it
