@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -213,5 +216,35 @@ func TestSavedCompilesPrintOnce(t *testing.T) {
 	}
 	if d := cmp.Diff(wantErr.String()+"kdtrace: saved anonymous enabling in "+args[3]+"\n", gotErr.String()); d != "" {
 		t.Errorf("stderr (-e +A):\n%s", d)
+	}
+}
+
+// TestScriptFIFO: a script given as a FIFO, as bash's <(…) gives one,
+// is read once: checking whether it is a saved program takes none of
+// its bytes from the compile, which a second open would wait for in
+// vain.
+func TestScriptFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "script.d")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.WriteString("BEGIN { exit(0); }\n")
+		f.Close()
+	}()
+	status := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() { status <- run([]string{"kdtrace", "-e", "-s", fifo}, io.Discard, &stderr) }()
+	select {
+	case st := <-status:
+		if st != 0 {
+			t.Errorf("status %d: %s", st, stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("kdtrace still waits for the script")
 	}
 }
