@@ -105,26 +105,33 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // description names it exactly.
 type profileProvider struct {
 	namedProbes
+	// listed is set once the listed probes are made, when the provider
+	// is first walked: a run that names no profile probe makes none.
+	listed bool
 }
 
 // profile returns the profile provider.
 func profile() provider {
-	p := &profileProvider{namedProbes{provider: "profile", parse: func(name string) (Detail, bool) {
+	return &profileProvider{namedProbes: namedProbes{provider: "profile", parse: func(name string) (Detail, bool) {
 		t, ok := parseTimer(name)
 		return &t, ok
 	}}}
-	for _, r := range profileRates {
-		p.add("profile-" + strconv.Itoa(r))
-	}
-	for _, r := range profileTicks {
-		p.add("tick-" + strconv.Itoa(r))
-	}
-	return p
 }
 
 func (*profileProvider) Name() string           { return "profile" }
 func (*profileProvider) Attributes() attributes { return kernelAttr }
 
 func (p *profileProvider) Probes(q *query, yield func(*Probe) bool) error {
-	return p.walk(q, nil, yield)
+	return p.walk(q, func() {
+		if p.listed {
+			return
+		}
+		p.listed = true
+		for _, r := range profileRates {
+			p.add("profile-" + strconv.Itoa(r))
+		}
+		for _, r := range profileTicks {
+			p.add("tick-" + strconv.Itoa(r))
+		}
+	}, yield)
 }
