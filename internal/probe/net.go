@@ -82,7 +82,7 @@ const (
 // send is a packet at net_dev_queue, its network header set.
 const (
 	sendSkb   = "((struct sk_buff *)arg0)"
-	sendNH    = "((uintptr_t)((struct sk_buff *)arg0)->head + ((struct sk_buff *)arg0)->network_header)"
+	sendNH    = "((uintptr_t)" + sendSkb + "->head + " + sendSkb + "->network_header)"
 	sendV4    = "ntohs(" + sendSkb + "->protocol) == " + ethPIP
 	sendV6    = "ntohs(" + sendSkb + "->protocol) == " + ethPIPv6
 	sendIP    = "(" + sendV4 + " || " + sendV6 + ")"
@@ -102,7 +102,7 @@ const (
 // recv is a packet at netif_receive_skb, its data at the IP header.
 const (
 	recvSkb   = "((struct sk_buff *)arg0)"
-	recvNH    = "((uintptr_t)((struct sk_buff *)arg0)->data)"
+	recvNH    = "((uintptr_t)" + recvSkb + "->data)"
 	recvV4    = "ntohs(" + recvSkb + "->protocol) == " + ethPIP
 	recvV6    = "ntohs(" + recvSkb + "->protocol) == " + ethPIPv6
 	recvIP    = "(" + recvV4 + " || " + recvV6 + ")"
@@ -120,7 +120,7 @@ const (
 // reset is the segment tcp_send_reset answers, after IP's processing.
 const (
 	resetSkb   = "((struct sk_buff *)arg1)"
-	resetNH    = "((uintptr_t)((struct sk_buff *)arg1)->head + ((struct sk_buff *)arg1)->network_header)"
+	resetNH    = "((uintptr_t)" + resetSkb + "->head + " + resetSkb + "->network_header)"
 	resetV4    = "ntohs(" + resetSkb + "->protocol) == " + ethPIP
 	resetTH    = "(" + resetNH + " + (" + resetV4 + " ? (*(uint8_t *)" + resetNH + " & 0xf) << 2 : 40))"
 	resetFlags = "*(uint8_t *)(" + resetTH + " + 13)"

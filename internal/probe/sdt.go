@@ -102,7 +102,11 @@ type sdtArg struct {
 	native, xlate string
 }
 
-// An sdtSpec is an SDT probe: its name, argument types and sites.
+// An sdtSpec is an SDT probe: its name, argument types and sites. The
+// providers' specs are composite literals of constants, which the
+// compiler makes static data, at no cost at start-up; it does so only
+// while no variable of the package initialised before them calls a
+// function (TestKdtraceInit, in internal/layers, would see the cost).
 type sdtSpec struct {
 	name  string
 	args  []sdtArg
