@@ -65,24 +65,83 @@ const (
 	AggLLQuantize ActKind = ActClassAggregation + 9
 )
 
-var actNames = map[ActKind]string{
-	ActNone: "NONE", ActDIFExpr: "DIFEXPR", ActExit: "EXIT", ActPrintf: "PRINTF",
-	ActPrinta: "PRINTA", ActLibAct: "LIBACT", ActTraceMem: "TRACEMEM",
-	ActTraceMemDynSize: "TRACEMEM_DYNSIZE", ActPrintm: "PRINTM", ActPrintt: "PRINTT",
-	ActUStack: "USTACK", ActJStack: "JSTACK", ActUSym: "USYM", ActUMod: "UMOD",
-	ActUAddr: "UADDR", ActStop: "STOP", ActRaise: "RAISE", ActSystem: "SYSTEM",
-	ActFreopen: "FREOPEN", ActStack: "STACK", ActSym: "SYM", ActMod: "MOD",
-	ActBreakpoint: "BREAKPOINT", ActPanic: "PANIC", ActChill: "CHILL",
-	ActSpeculate: "SPECULATE", ActCommit: "COMMIT", ActDiscard: "DISCARD",
-	AggCount: "COUNT", AggMin: "MIN", AggMax: "MAX", AggAvg: "AVG", AggSum: "SUM",
-	AggStddev: "STDDEV", AggQuantize: "QUANTIZE", AggLQuantize: "LQUANTIZE",
-	AggLLQuantize: "LLQUANTIZE",
-}
-
 // String returns dtrace.h's name of the kind without its prefix.
 func (k ActKind) String() string {
-	if s, ok := actNames[k]; ok {
-		return s
+	switch k {
+	case ActNone:
+		return "NONE"
+	case ActDIFExpr:
+		return "DIFEXPR"
+	case ActExit:
+		return "EXIT"
+	case ActPrintf:
+		return "PRINTF"
+	case ActPrinta:
+		return "PRINTA"
+	case ActLibAct:
+		return "LIBACT"
+	case ActTraceMem:
+		return "TRACEMEM"
+	case ActTraceMemDynSize:
+		return "TRACEMEM_DYNSIZE"
+	case ActPrintm:
+		return "PRINTM"
+	case ActPrintt:
+		return "PRINTT"
+	case ActUStack:
+		return "USTACK"
+	case ActJStack:
+		return "JSTACK"
+	case ActUSym:
+		return "USYM"
+	case ActUMod:
+		return "UMOD"
+	case ActUAddr:
+		return "UADDR"
+	case ActStop:
+		return "STOP"
+	case ActRaise:
+		return "RAISE"
+	case ActSystem:
+		return "SYSTEM"
+	case ActFreopen:
+		return "FREOPEN"
+	case ActStack:
+		return "STACK"
+	case ActSym:
+		return "SYM"
+	case ActMod:
+		return "MOD"
+	case ActBreakpoint:
+		return "BREAKPOINT"
+	case ActPanic:
+		return "PANIC"
+	case ActChill:
+		return "CHILL"
+	case ActSpeculate:
+		return "SPECULATE"
+	case ActCommit:
+		return "COMMIT"
+	case ActDiscard:
+		return "DISCARD"
+	case AggCount:
+		return "COUNT"
+	case AggMin:
+		return "MIN"
+	case AggMax:
+		return "MAX"
+	case AggAvg:
+		return "AVG"
+	case AggSum:
+		return "SUM"
+	case AggStddev:
+		return "STDDEV"
+	case AggQuantize:
+		return "QUANTIZE"
+	case AggLQuantize:
+		return "LQUANTIZE"
+	case AggLLQuantize:
+		return "LLQUANTIZE"
 	}
 	return fmt.Sprintf("ACT(%#x)", uint32(k))
 }

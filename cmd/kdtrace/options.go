@@ -16,9 +16,15 @@ const optstring = "3:6:aAb:Bc:CdD:ef:FGhHi:I:lL:m:n:o:Op:P:qs:SU:vVwx:X:Z"
 // kernel's types.
 var longOptions = map[string]bool{"kernel": true, "module": true, "debug-root": true, "btf": true, "libxo": true}
 
-// styles are libxo's output styles, the words -O may take (-O json),
-// as --libxo takes them; kdtrace writes json.
-var styles = map[string]bool{"text": true, "xml": true, "json": true, "html": true}
+// isStyle reports whether w is one of libxo's output styles, the words
+// -O may take (-O json), as --libxo takes them; kdtrace writes json.
+func isStyle(w string) bool {
+	switch w {
+	case "text", "xml", "json", "html":
+		return true
+	}
+	return false
+}
 
 // opt is one parsed option: its letter (or long name) and argument.
 type opt struct {
@@ -80,10 +86,10 @@ func getopt(args []string) (opts []opt, operands []string, err error) {
 					// style when one follows (-O json, -Ojson).
 					val := a[j+1:]
 					switch {
-					case val == "" && i+1 < len(args) && styles[args[i+1]]:
+					case val == "" && i+1 < len(args) && isStyle(args[i+1]):
 						i++
 						val = args[i]
-					case !styles[val]:
+					case !isStyle(val):
 						val = ""
 					}
 					opts = append(opts, opt{"O", val})

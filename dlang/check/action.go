@@ -86,7 +86,7 @@ func (c *Checker) programContext(stmt ast.Expr) {
 			}
 			if ix, ok := b.X.(*ast.IndexExpr); ok {
 				for _, k := range ix.Index {
-					if call, ok := k.(*ast.CallExpr); ok && keyActions[call.Fun.Name] {
+					if call, ok := k.(*ast.CallExpr); ok && isKeyAction(call.Fun.Name) {
 						allowed[call] = true
 					}
 				}
@@ -105,10 +105,14 @@ func (c *Checker) programContext(stmt ast.Expr) {
 	})
 }
 
-// keyActions are the actions whose results may key an aggregation.
-var keyActions = map[string]bool{
-	"stack": true, "ustack": true, "jstack": true, "sym": true, "func": true, "mod": true,
-	"usym": true, "ufunc": true, "umod": true, "uaddr": true,
+// isKeyAction reports whether name is an action whose results may key
+// an aggregation.
+func isKeyAction(name string) bool {
+	switch name {
+	case "stack", "ustack", "jstack", "sym", "func", "mod", "usym", "ufunc", "umod", "uaddr":
+		return true
+	}
+	return false
 }
 
 // destructive reports whether x calls a destructive subroutine (copyout,

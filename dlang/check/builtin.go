@@ -154,15 +154,15 @@ var builtins = []builtin{
 // versions are the D versions that introduced builtins after 1.0, as
 // dt_open.c's table records them; "#pragma D option version" hides the
 // newer ones (dt_reduce).
-var versions = map[string]string{
-	"freopen": "1.1", "index": "1.1", "memref": "1.1", "rindex": "1.1", "strchr": "1.1",
-	"strrchr": "1.1", "strstr": "1.1", "strtok": "1.1", "substr": "1.1",
-	"func": "1.2", "mod": "1.2", "setopt": "1.2", "sym": "1.2", "uaddr": "1.2", "ucaller": "1.2",
-	"ufunc": "1.2", "umod": "1.2", "usym": "1.2", "ustackdepth": "1.2",
-	"htonl": "1.3", "htonll": "1.3", "htons": "1.3", "ntohl": "1.3", "ntohll": "1.3", "ntohs": "1.3",
-	"inet_ntoa": "1.5", "inet_ntoa6": "1.5", "inet_ntop": "1.5",
-	"stddev": "1.6", "cpu": "1.6.3", "llquantize": "1.7", "tolower": "1.8", "toupper": "1.8",
-	"print": "1.9", "getf": "1.10", "json": "1.11", "strtoll": "1.11", "jailname": "1.13", "jid": "1.13",
+var versions = [...]struct{ name, since string }{
+	{"freopen", "1.1"}, {"index", "1.1"}, {"memref", "1.1"}, {"rindex", "1.1"}, {"strchr", "1.1"},
+	{"strrchr", "1.1"}, {"strstr", "1.1"}, {"strtok", "1.1"}, {"substr", "1.1"},
+	{"func", "1.2"}, {"mod", "1.2"}, {"setopt", "1.2"}, {"sym", "1.2"}, {"uaddr", "1.2"}, {"ucaller", "1.2"},
+	{"ufunc", "1.2"}, {"umod", "1.2"}, {"usym", "1.2"}, {"ustackdepth", "1.2"},
+	{"htonl", "1.3"}, {"htonll", "1.3"}, {"htons", "1.3"}, {"ntohl", "1.3"}, {"ntohll", "1.3"}, {"ntohs", "1.3"},
+	{"inet_ntoa", "1.5"}, {"inet_ntoa6", "1.5"}, {"inet_ntop", "1.5"},
+	{"stddev", "1.6"}, {"cpu", "1.6.3"}, {"llquantize", "1.7"}, {"tolower", "1.8"}, {"toupper", "1.8"},
+	{"print", "1.9"}, {"getf", "1.10"}, {"json", "1.11"}, {"strtoll", "1.11"}, {"jailname", "1.13"}, {"jid", "1.13"},
 }
 
 // SetVersion applies "#pragma D option version=v": builtins newer than
@@ -173,7 +173,8 @@ func (c *Checker) SetVersion(v string) error {
 	if !ok {
 		return errBadVersion
 	}
-	for name, since := range versions {
+	for _, v := range versions {
+		name, since := v.name, v.since
 		if id := c.globals.lookup(name); id != nil && id.Builtin {
 			if n, _ := parseVersion(since); n > want {
 				delete(c.globals.idents, name)
@@ -214,20 +215,34 @@ var freebsdOnly = []builtin{
 	{name: "sx_exclusive_held", kind: Func, id: dif.SubrSxExclusiveHeld, proto: "int(@sx *)"},
 }
 
-// kernelNames are the kernel types some builtins are declared with,
-// per kernel: dtrace writes them with the kernel module's name.
-var kernelNames = map[string]map[string]string{
-	"linux": {
-		"@curthread": "struct task_struct *", "@thread": "struct task_struct",
-		"@mutex": "struct mutex", "@rwlock": "struct rw_semaphore",
-		"@major": "uint32_t(uint32_t)", "@minor": "uint32_t(uint32_t)",
-	},
-	"freebsd": {
-		"@curthread": "struct thread *", "@thread": "struct thread",
-		"@mutex": "struct mtx", "@rwlock": "struct rwlock", "@sx": "struct sx",
-		"@major": "uint32_t(uint32_t)", "@minor": "uint32_t(uint32_t)",
-	},
+// kernelNames returns the kernel types some builtins are declared with,
+// on kernel os: dtrace writes them with the kernel module's name.
+func kernelNames(os string) []kernelName {
+	switch os {
+	case "linux":
+		return linuxNames[:]
+	case "freebsd":
+		return freebsdNames[:]
+	}
+	return nil
 }
+
+// A kernelName is a name builtins' prototypes use and the type it
+// stands for.
+type kernelName struct{ name, typ string }
+
+var (
+	linuxNames = [...]kernelName{
+		{"@curthread", "struct task_struct *"}, {"@thread", "struct task_struct"},
+		{"@mutex", "struct mutex"}, {"@rwlock", "struct rw_semaphore"},
+		{"@major", "uint32_t(uint32_t)"}, {"@minor", "uint32_t(uint32_t)"},
+	}
+	freebsdNames = [...]kernelName{
+		{"@curthread", "struct thread *"}, {"@thread", "struct thread"},
+		{"@mutex", "struct mtx"}, {"@rwlock", "struct rwlock"}, {"@sx", "struct sx"},
+		{"@major", "uint32_t(uint32_t)"}, {"@minor", "uint32_t(uint32_t)"},
+	}
+)
 
 // declareBuiltins fills the global namespace with D's identifiers.
 func (c *Checker) declareBuiltins() {
@@ -256,8 +271,8 @@ func (c *Checker) declareBuiltins() {
 // most programs use few builtins.
 func (c *Checker) kernelProto(proto string) string {
 	if strings.IndexByte(proto, '@') >= 0 {
-		for k, v := range kernelNames[c.os()] {
-			proto = strings.ReplaceAll(proto, k, v)
+		for _, n := range kernelNames(c.os()) {
+			proto = strings.ReplaceAll(proto, n.name, n.typ)
 		}
 	}
 	return proto

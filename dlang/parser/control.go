@@ -85,14 +85,17 @@ const (
 	kindDcp        // #pragma D name
 )
 
-var directives = map[string]int{
-	"attributes": kindDcp,
-	"binding":    kindDcp,
-	"depends_on": kindDcp,
-	"option":     kindDcp,
-	"error":      kindDir,
-	"ident":      kindDir,
-	"line":       kindDir,
+// directive returns the kind of control directive name w, and false
+// for a name that is none. A switch, not a map, as are the parser's
+// other small tables, so that they cost nothing at start-up.
+func directive(w string) (int, bool) {
+	switch w {
+	case "attributes", "binding", "depends_on", "option":
+		return kindDcp, true
+	case "error", "ident", "line":
+		return kindDir, true
+	}
+	return 0, false
 }
 
 // pragma executes one control line, given as its words after the '#'.
@@ -112,7 +115,7 @@ func (p *parser) pragma(pos token.Pos, words []string) {
 			kind = kindDcp
 			continue
 		}
-		k, ok := directives[w]
+		k, ok := directive(w)
 		if !ok || k > kind {
 			switch kind {
 			case kindDir:

@@ -245,7 +245,7 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 			if s.Class != ast.NoClass {
 				p.fail(diag.Errorf(p.lex.pos, diag.D_DECL_CLASS, "only one storage class allowed in a declaration"))
 			}
-			s.Class = storageClasses[p.lex.tok]
+			s.Class = storageClass(p.lex.tok)
 		case token.CONST:
 			s.Qual |= ast.Const
 		case token.RESTRICT:
@@ -306,14 +306,25 @@ func (p *parser) parseDeclSpecs(classes bool) *ast.DeclSpec {
 	}
 }
 
-var storageClasses = map[token.Token]ast.StorageClass{
-	token.AUTO:     ast.Auto,
-	token.REGISTER: ast.Register,
-	token.STATIC:   ast.Static,
-	token.EXTERN:   ast.Extern,
-	token.TYPEDEF:  ast.Typedef,
-	token.SELF:     ast.Self,
-	token.THIS:     ast.This,
+// storageClass returns the storage class keyword t names.
+func storageClass(t token.Token) ast.StorageClass {
+	switch t {
+	case token.AUTO:
+		return ast.Auto
+	case token.REGISTER:
+		return ast.Register
+	case token.STATIC:
+		return ast.Static
+	case token.EXTERN:
+		return ast.Extern
+	case token.TYPEDEF:
+		return ast.Typedef
+	case token.SELF:
+		return ast.Self
+	case token.THIS:
+		return ast.This
+	}
+	return ast.NoClass
 }
 
 // badCombo reports a second base type in declaration specifiers, naming

@@ -241,18 +241,27 @@ func (p *parser) parseUnaryOp(pos token.Pos) ast.Expr {
 		x := p.parseUnary()
 		return &ast.UnaryExpr{OpPos: pos, Op: token.STRINGOF, X: x, DiagPos: p.lex.end}
 	}
-	op := unaryOps[p.lex.tok]
+	op := unaryOp(p.lex.tok)
 	p.next()
 	return p.unary(pos, op, p.parseCast())
 }
 
-var unaryOps = map[token.Token]token.Token{
-	token.BAND: token.ADDROF,
-	token.MUL:  token.DEREF,
-	token.ADD:  token.IPOS,
-	token.SUB:  token.INEG,
-	token.BNEG: token.BNEG,
-	token.LNEG: token.LNEG,
+// unaryOp returns the unary operator of token t, ILLEGAL for a token
+// that is none.
+func unaryOp(t token.Token) token.Token {
+	switch t {
+	case token.BAND:
+		return token.ADDROF
+	case token.MUL:
+		return token.DEREF
+	case token.ADD:
+		return token.IPOS
+	case token.SUB:
+		return token.INEG
+	case token.BNEG, token.LNEG:
+		return t
+	}
+	return token.ILLEGAL
 }
 
 func (p *parser) unaryResult(x ast.Expr) ast.Expr {

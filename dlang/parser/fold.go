@@ -108,7 +108,7 @@ func (p *parser) intTypeOf(s *ast.DeclSpec) (ast.IntType, bool) {
 			}
 			name = name[i+1:]
 		}
-		if it, ok := builtinIntTypes[name]; ok {
+		if it, ok := builtinIntType(name); ok {
 			return it, true
 		}
 		it, ok := p.typedefInts[name]
@@ -165,12 +165,31 @@ func basicIntType(words []string) (ast.IntType, bool) {
 	return t, true
 }
 
-// builtinIntTypes are D's integer typedefs in the LP64 data model.
-var builtinIntTypes = map[string]ast.IntType{
-	"int8_t": ast.Char, "int16_t": ast.Short, "int32_t": ast.Int, "int64_t": ast.Long,
-	"uint8_t": ast.UChar, "uint16_t": ast.UShort, "uint32_t": ast.Uint, "uint64_t": ast.Ulong,
-	"intptr_t": ast.Long, "uintptr_t": ast.Ulong, "ssize_t": ast.Long, "size_t": ast.Ulong,
-	"ptrdiff_t": ast.Long, "uchar_t": ast.UChar, "ushort_t": ast.UShort, "uint_t": ast.Uint,
-	"ulong_t": ast.Ulong, "u_longlong_t": ast.ULLong, "longlong_t": ast.LLong,
-	"id_t": ast.Int, "pid_t": ast.Int,
+// builtinIntType returns the integer type of D's integer typedef name,
+// in the LP64 data model, and false for a name that is none. They are
+// all the typedefs of D's own "D" module (dt_open.c).
+func builtinIntType(name string) (ast.IntType, bool) {
+	switch name {
+	case "int8_t":
+		return ast.Char, true
+	case "uint8_t", "uchar_t":
+		return ast.UChar, true
+	case "int16_t":
+		return ast.Short, true
+	case "uint16_t", "ushort_t":
+		return ast.UShort, true
+	case "int32_t", "id_t", "pid_t":
+		return ast.Int, true
+	case "uint32_t", "uint_t":
+		return ast.Uint, true
+	case "int64_t", "intptr_t", "ssize_t", "ptrdiff_t":
+		return ast.Long, true
+	case "uint64_t", "uintptr_t", "size_t", "ulong_t":
+		return ast.Ulong, true
+	case "longlong_t":
+		return ast.LLong, true
+	case "u_longlong_t":
+		return ast.ULLong, true
+	}
+	return 0, false
 }

@@ -215,7 +215,7 @@ func (l *lexer) scanClause() {
 			end++
 		}
 		text := l.src[start:end]
-		if t, ok := outerKeywords[text]; ok {
+		if t, ok := outerKeyword(text); ok {
 			l.off = end
 			l.tok, l.lit = t, text
 			l.scope = scopeExpr
@@ -229,7 +229,7 @@ func (l *lexer) scanClause() {
 			if i := strings.IndexByte(name, '*'); i >= 0 {
 				name = name[:i]
 			}
-			kw, isKeyword := outerKeywords[name]
+			kw, isKeyword := outerKeyword(name)
 			// Only a word a declarator can follow may be a type: the
 			// test spares probe names such as BEGIN a type lookup.
 			typeCanBe := len(name) < len(text) || l.declaratorCanFollow(start+len(name))
@@ -255,21 +255,19 @@ func (l *lexer) scanClause() {
 	l.badChar(l.off)
 }
 
-// outerKeywords are the keywords dt_lex.l recognises in the outer scope
-// (S2); every other word there, return or sizeof included, is a probe
-// specifier.
-var outerKeywords = map[string]token.Token{}
-
-func init() {
-	for _, t := range []token.Token{
-		token.AUTO, token.CHAR, token.CONST, token.COUNTER, token.DOUBLE, token.ENUM,
+// outerKeyword returns the keyword name is if it is one of those
+// dt_lex.l recognises in the outer scope (S2); every other word there,
+// return or sizeof included, is a probe specifier.
+func outerKeyword(name string) (token.Token, bool) {
+	switch t := token.Lookup(name); t {
+	case token.AUTO, token.CHAR, token.CONST, token.COUNTER, token.DOUBLE, token.ENUM,
 		token.EXTERN, token.FLOAT, token.IMPORT, token.INLINE, token.INTKW, token.LONG,
 		token.PROVIDER, token.REGISTER, token.RESTRICT, token.SELF, token.SHORT,
 		token.SIGNED, token.STATIC, token.STRINGKW, token.STRUCT, token.THIS,
-		token.XLATOR, token.TYPEDEF, token.UNION, token.UNSIGNED, token.VOID, token.VOLATILE,
-	} {
-		outerKeywords[t.String()] = t
+		token.XLATOR, token.TYPEDEF, token.UNION, token.UNSIGNED, token.VOID, token.VOLATILE:
+		return t, true
 	}
+	return token.ILLEGAL, false
 }
 
 // scanExpr scans in the expression scope.

@@ -280,20 +280,9 @@ func (p *parser) expectClosing(t token.Token, s scope) {
 // ----------------------------------------------------------------------------
 // Names, macros and types
 
-// builtinTypes are the typedefs of D's own "D" module (dt_open.c); all
-// their names end in _t.
-var builtinTypes = map[string]bool{
-	"int8_t": true, "int16_t": true, "int32_t": true, "int64_t": true,
-	"uint8_t": true, "uint16_t": true, "uint32_t": true, "uint64_t": true,
-	"intptr_t": true, "uintptr_t": true, "ssize_t": true, "size_t": true,
-	"ptrdiff_t": true, "uchar_t": true, "ushort_t": true, "uint_t": true,
-	"ulong_t": true, "u_longlong_t": true, "longlong_t": true, "id_t": true,
-	"pid_t": true,
-}
-
 // isType reports whether name, possibly scoped as mod`name, is a type.
 func (p *parser) isType(name string) bool {
-	if p.typedefs[name] || strings.HasSuffix(name, "_t") && builtinTypes[name] {
+	if p.typedefs[name] || isBuiltinType(name) {
 		return true
 	}
 	if p.cfg.Types != nil && p.cfg.Types.IsType(name) {
@@ -301,16 +290,30 @@ func (p *parser) isType(name string) bool {
 	}
 	if i := strings.LastIndexByte(name, '`'); i >= 0 {
 		base := name[i+1:]
-		return p.typedefs[base] || strings.HasSuffix(base, "_t") && builtinTypes[base] || typeKeywords[base]
+		return p.typedefs[base] || isBuiltinType(base) || isTypeKeyword(base)
 	}
 	return false
 }
 
-// typeKeywords are the type keywords that name a type alone, and so
-// also when scoped (D`int).
-var typeKeywords = map[string]bool{
-	"char": true, "short": true, "int": true, "long": true, "float": true,
-	"double": true, "void": true, "string": true, "signed": true, "unsigned": true,
+// isBuiltinType reports whether name is a typedef of D's own "D"
+// module (dt_open.c), all integers (builtinIntType) whose names end in
+// _t.
+func isBuiltinType(name string) bool {
+	if !strings.HasSuffix(name, "_t") {
+		return false
+	}
+	_, ok := builtinIntType(name)
+	return ok
+}
+
+// isTypeKeyword reports whether name is a type keyword that names a
+// type alone, and so also when scoped (D`int).
+func isTypeKeyword(name string) bool {
+	switch name {
+	case "char", "short", "int", "long", "float", "double", "void", "string", "signed", "unsigned":
+		return true
+	}
+	return false
 }
 
 // Names that are neither declared nor known types are decided from the

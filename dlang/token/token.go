@@ -341,24 +341,104 @@ func (t Token) IsOperator() bool { return operatorBeg < t && t < operatorEnd }
 // IsAssign reports whether t is = or a compound assignment.
 func (t Token) IsAssign() bool { return ASGN <= t && t <= SHR_ASGN }
 
-var keywords map[string]Token
-
-func init() {
-	keywords = make(map[string]Token, keywordEnd-keywordBeg)
-	for t := keywordBeg + 1; t < keywordEnd; t++ {
-		keywords[tokens[t]] = t
-	}
-}
-
-// Lookup returns the keyword token for name, or IDENT.
+// Lookup returns the keyword token for name, or IDENT. A switch, not a
+// map, so that it costs nothing at start-up; Go compiles it to a
+// search by length and bytes, as fast as a map's hash for an
+// identifier. TestLookup checks it against the tokens' texts.
 func Lookup(name string) Token {
-	// Keywords are 2 to 10 lower-case letters: most names are settled
-	// without a map lookup.
-	if len(name) < 2 || len(name) > 10 || name[0] < 'a' || name[0] > 'z' {
-		return IDENT
-	}
-	if t, ok := keywords[name]; ok {
-		return t
+	switch name {
+	case "auto":
+		return AUTO
+	case "break":
+		return BREAK
+	case "case":
+		return CASE
+	case "char":
+		return CHAR
+	case "const":
+		return CONST
+	case "continue":
+		return CONTINUE
+	case "counter":
+		return COUNTER
+	case "default":
+		return DEFAULT
+	case "do":
+		return DO
+	case "double":
+		return DOUBLE
+	case "else":
+		return ELSE
+	case "enum":
+		return ENUM
+	case "extern":
+		return EXTERN
+	case "float":
+		return FLOAT
+	case "for":
+		return FOR
+	case "goto":
+		return GOTO
+	case "if":
+		return IF
+	case "import":
+		return IMPORT
+	case "inline":
+		return INLINE
+	case "int":
+		return INTKW
+	case "long":
+		return LONG
+	case "probe":
+		return PROBE
+	case "provider":
+		return PROVIDER
+	case "register":
+		return REGISTER
+	case "restrict":
+		return RESTRICT
+	case "return":
+		return RETURN
+	case "self":
+		return SELF
+	case "short":
+		return SHORT
+	case "signed":
+		return SIGNED
+	case "static":
+		return STATIC
+	case "string":
+		return STRINGKW
+	case "struct":
+		return STRUCT
+	case "switch":
+		return SWITCH
+	case "this":
+		return THIS
+	case "typedef":
+		return TYPEDEF
+	case "union":
+		return UNION
+	case "unsigned":
+		return UNSIGNED
+	case "userland":
+		return USERLAND
+	case "void":
+		return VOID
+	case "volatile":
+		return VOLATILE
+	case "while":
+		return WHILE
+	case "translator":
+		return XLATOR
+	case "offsetof":
+		return OFFSETOF
+	case "sizeof":
+		return SIZEOF
+	case "stringof":
+		return STRINGOF
+	case "xlate":
+		return XLATE
 	}
 	return IDENT
 }

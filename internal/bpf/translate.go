@@ -449,14 +449,16 @@ func (t *translator) faultAt(pc int, code int32, addr asm.Register, hasAddr bool
 	t.faults[t.fault] = true
 }
 
-var aluOps = map[dif.Op]asm.ALUOp{
+// aluOps and loadSizes are arrays by DIF operation, not maps, so
+// that they are static data, made at no cost at start-up.
+var aluOps = [256]asm.ALUOp{
 	dif.OR: asm.Or, dif.XOR: asm.Xor, dif.AND: asm.And, dif.SUB: asm.Sub,
 	dif.ADD: asm.Add, dif.MUL: asm.Mul,
 	dif.SLL: asm.LSh, dif.SRL: asm.RSh, dif.SRA: asm.ArSh,
 	dif.UDIV: asm.Div, dif.UREM: asm.Mod,
 }
 
-var loadSizes = map[dif.Op]struct {
+var loadSizes = [256]struct {
 	size   asm.Size
 	bytes  int32
 	signed bool

@@ -26,7 +26,7 @@ func dirPath(custom string) (string, error) {
 var caches = struct {
 	sync.Mutex
 	m map[string]*openCache
-}{m: map[string]*openCache{}}
+}{}
 
 type openCache struct {
 	dir  *cachedir.Dir
@@ -55,6 +55,9 @@ func Open(custom string, noCache bool, warn func(error)) *cachedir.Dir {
 			c.err = fmt.Errorf("not using a cache: %w", c.err)
 		case c.err != nil:
 			c.err = fmt.Errorf("not using the cache %s: %w", path, c.err)
+		}
+		if caches.m == nil {
+			caches.m = make(map[string]*openCache)
 		}
 		caches.m[path] = c
 	}

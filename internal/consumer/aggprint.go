@@ -12,8 +12,10 @@ import (
 	"github.com/kdtrace/kdtrace/record"
 )
 
-// histHeader is the line above a quantization's rows (dt_print_quanthdr).
-var histHeader = fmt.Sprintf("\n%16s %41s %-9s\n", "value", "------------- Distribution -------------", "count")
+// histHeader is the line above a quantization's rows
+// (dt_print_quanthdr's "\n%16s %41s %-9s\n" of value, the
+// distribution's title and count).
+const histHeader = "\n           value  ------------- Distribution ------------- count    \n"
 
 const (
 	ats    = "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@"

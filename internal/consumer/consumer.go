@@ -532,11 +532,32 @@ func (c *Consumer) probe(ep *record.EProbe) (record.Probe, error) {
 // predicate), the DIF offset (-1 for none), the fault and the address.
 const ErrorClause = "dtrace:::ERROR{trace(arg1);trace(arg2);trace(arg3);trace(arg4);trace(arg5);}"
 
-// faults are dtrace's words for its faults (DTRACEFLT_*).
-var faults = map[uint64]string{
-	1: "invalid address", 2: "invalid alignment", 3: "illegal operation", 4: "divide-by-zero",
-	5: "out of scratch space", 6: "invalid kernel access", 7: "invalid user access",
-	8: "tuple stack overflow", 9: "bad stack", 1000: "library-level fault",
+// faultName returns dtrace's words for fault f (DTRACEFLT_*), "" for
+// a fault it has none for.
+func faultName(f uint64) string {
+	switch f {
+	case 1:
+		return "invalid address"
+	case 2:
+		return "invalid alignment"
+	case 3:
+		return "illegal operation"
+	case 4:
+		return "divide-by-zero"
+	case 5:
+		return "out of scratch space"
+	case 6:
+		return "invalid kernel access"
+	case 7:
+		return "invalid user access"
+	case 8:
+		return "tuple stack overflow"
+	case 9:
+		return "bad stack"
+	case 1000:
+		return "library-level fault"
+	}
+	return ""
 }
 
 // fault reports a firing of ErrorClause on Config.Err, as dt_handle_err
@@ -573,8 +594,8 @@ func (c *Consumer) fault(f *record.Firing, p record.Probe) error {
 	if off := int32(v[2]); off != -1 {
 		offinfo = fmt.Sprintf(" at DIF offset %d", off)
 	}
-	fault, ok := faults[uint64(int32(v[3]))]
-	if !ok {
+	fault := faultName(uint64(int32(v[3])))
+	if fault == "" {
 		fault = "unknown fault"
 	}
 	details := ""

@@ -373,12 +373,12 @@ func (x *jsonFormatter) agg(varid uint32, printa bool) error {
 			break
 		}
 		if d.VarID == varid && len(d.Recs) >= 2 {
-			fn = aggFunctions[d.Recs[len(d.Recs)-1].Action]
+			fn = aggFunction(d.Recs[len(d.Recs)-1].Action)
 		}
 	}
 	if len(es) > 0 {
 		r, _ := es[0].value()
-		fn = aggFunctions[r.Action]
+		fn = aggFunction(r.Action)
 	}
 	if fn != "" {
 		j.key("function")
@@ -546,16 +546,34 @@ func (x *jsonFormatter) drop(d Drop, msg string) error {
 	return x.c.w.Flush()
 }
 
-// jsonActions name the actions whose records carry addresses.
-var jsonActions = map[dof.ActKind]string{
-	dof.ActStack: "stack", dof.ActUStack: "ustack", dof.ActJStack: "jstack",
-	dof.ActSym: "sym", dof.ActMod: "mod", dof.ActUSym: "usym", dof.ActUAddr: "uaddr", dof.ActUMod: "umod",
+// jsonAction names an action whose records carry addresses, "" for
+// another.
+func jsonAction(a dof.ActKind) string {
+	switch a {
+	case dof.ActStack:
+		return "stack"
+	case dof.ActUStack:
+		return "ustack"
+	case dof.ActJStack:
+		return "jstack"
+	case dof.ActSym:
+		return "sym"
+	case dof.ActMod:
+		return "mod"
+	case dof.ActUSym:
+		return "usym"
+	case dof.ActUAddr:
+		return "uaddr"
+	case dof.ActUMod:
+		return "umod"
+	}
+	return ""
 }
 
 // jsonActionName names an action the schema has no name of its own
 // for by dtrace's name for it, lower case.
 func jsonActionName(a dof.ActKind) string {
-	if s, ok := jsonActions[a]; ok {
+	if s := jsonAction(a); s != "" {
 		return s
 	}
 	s := a.String()
@@ -596,11 +614,29 @@ func printable(b []byte) (string, bool) {
 	return string(b), len(b) > 0
 }
 
-// aggFunctions name the aggregating functions.
-var aggFunctions = map[dof.ActKind]string{
-	dof.AggCount: "count", dof.AggSum: "sum", dof.AggMin: "min", dof.AggMax: "max",
-	dof.AggAvg: "avg", dof.AggStddev: "stddev", dof.AggQuantize: "quantize",
-	dof.AggLQuantize: "lquantize", dof.AggLLQuantize: "llquantize",
+// aggFunction names an aggregating function, "" for another action.
+func aggFunction(a dof.ActKind) string {
+	switch a {
+	case dof.AggCount:
+		return "count"
+	case dof.AggSum:
+		return "sum"
+	case dof.AggMin:
+		return "min"
+	case dof.AggMax:
+		return "max"
+	case dof.AggAvg:
+		return "avg"
+	case dof.AggStddev:
+		return "stddev"
+	case dof.AggQuantize:
+		return "quantize"
+	case dof.AggLQuantize:
+		return "lquantize"
+	case dof.AggLLQuantize:
+		return "llquantize"
+	}
+	return ""
 }
 
 // A bucket is one of a quantization's buckets: the values it counts,

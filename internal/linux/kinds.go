@@ -3,7 +3,7 @@ package linux
 import (
 	"fmt"
 	"io"
-	"regexp"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -40,27 +40,27 @@ type kind struct {
 // kinds are the kinds of probes the Linux runtime can put in place, by
 // probe.Kind.
 var kinds = [...]kind{
-	probe.KindRun:        {place: on(placeRun), attach: attachRun},
-	probe.KindTimer:      {place: on(placeTimer), attach: attachTimer},
-	probe.KindSyscall:    {place: on(placeSyscall), attach: attachSyscall},
-	probe.KindKernel:     {place: on(placeKernel), attach: attachKernel},
-	probe.KindUser:       {place: on(placeUser), attach: attachUser, uprobe: true},
-	probe.KindUSDT:       {place: on(placeUSDT), attach: attachUSDT, uprobe: true},
-	probe.KindSDT:        {place: on(placeSDT), attach: attachSDT},
-	probe.KindCPC:        {place: on(placeCPC), attach: attachCPC},
-	probe.KindTracepoint: {place: on(placeTracepoint), attach: attachSDT},
+	probe.KindRun:        {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeRun) }, attach: attachRun},
+	probe.KindTimer:      {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeTimer) }, attach: attachTimer},
+	probe.KindSyscall:    {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeSyscall) }, attach: attachSyscall},
+	probe.KindKernel:     {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeKernel) }, attach: attachKernel},
+	probe.KindUser:       {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeUser) }, attach: attachUser, uprobe: true},
+	probe.KindUSDT:       {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeUSDT) }, attach: attachUSDT, uprobe: true},
+	probe.KindSDT:        {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeSDT) }, attach: attachSDT},
+	probe.KindCPC:        {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeCPC) }, attach: attachCPC},
+	probe.KindTracepoint: {place: func(pl *placer, p *probe.Probe) ([]placement, error) { return on(pl, p, placeTracepoint) }, attach: attachSDT},
 }
 
-// on makes a kind's place function of one that takes the probe's
-// Detail as the kind's type.
-func on[D probe.Detail](place func(pl *placer, p *probe.Probe, d D) ([]placement, error)) func(*placer, *probe.Probe) ([]placement, error) {
-	return func(pl *placer, p *probe.Probe) ([]placement, error) {
-		d, ok := p.Detail.(D)
-		if !ok {
-			return nil, fmt.Errorf("%s: its detail, a %T, is not of its kind", p, p.Detail)
-		}
-		return place(pl, p, d)
+// on calls a kind's place function, which takes the probe's Detail as
+// the kind's type. The table's place functions are function literals
+// that call it, not functions it makes, so that the table is static
+// data, made at no cost at start-up.
+func on[D probe.Detail](pl *placer, p *probe.Probe, place func(pl *placer, p *probe.Probe, d D) ([]placement, error)) ([]placement, error) {
+	d, ok := p.Detail.(D)
+	if !ok {
+		return nil, fmt.Errorf("%s: its detail, a %T, is not of its kind", p, p.Detail)
 	}
+	return place(pl, p, d)
 }
 
 // A group is the probes one BPF program serves, all of one kind: its
@@ -448,19 +448,43 @@ func placeTracepoint(pl *placer, p *probe.Probe, d *probe.Tracepoint) ([]placeme
 	return placeSDT(pl, p, &probe.SDT{Sites: []probe.SDTSite{st}})
 }
 
-var argRE = regexp.MustCompile(`\barg([0-9])\b`)
-
 // argsRead returns how many of its tracepoint's arguments a site's
 // expressions read: arg0 up to the highest named, but for the span's
 // past them (bpf.SpanArg on) at a site with Since.
 func argsRead(st probe.SDTSite) int {
 	n := 0
 	for _, e := range append([]string{st.Cond}, st.Args...) {
-		for _, m := range argRE.FindAllStringSubmatch(e, -1) {
-			if i := int(m[1][0] - '0'); st.Since == "" || i < bpf.SpanArg {
+		for i := range argsNamed(e) {
+			if st.Since == "" || i < bpf.SpanArg {
 				n = max(n, i+1)
 			}
 		}
 	}
 	return n
+}
+
+// argsNamed yields the N of each argN, N one digit, that expression e
+// names as a word of its own.
+func argsNamed(e string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := 0; ; i += 3 {
+			j := strings.Index(e[i:], "arg")
+			if j < 0 {
+				return
+			}
+			i += j
+			if (i == 0 || !isWordByte(e[i-1])) && i+3 < len(e) && '0' <= e[i+3] && e[i+3] <= '9' &&
+				(i+4 == len(e) || !isWordByte(e[i+4])) {
+				if !yield(int(e[i+3] - '0')) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// isWordByte reports whether c is a byte of an identifier or number,
+// as regexp's \w.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

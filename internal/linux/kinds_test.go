@@ -195,3 +195,29 @@ func TestPlaceUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestArgsNamed checks the arguments an expression names: argN with N
+// one digit, a word of its own.
+func TestArgsNamed(t *testing.T) {
+	tests := []struct {
+		e    string
+		want []int
+	}{
+		{"arg0", []int{0}},
+		{"arg1 + (arg9)", []int{1, 9}},
+		{"arg3*arg2 == arg3", []int{3, 2, 3}},
+		{"((struct sock *)arg0)->sk", []int{0}},
+		{"xarg1 arg1x _arg2 arg2_ arg10 argarg4 arg", nil},
+		{"Arg1 ARG1 arg", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		var got []int
+		for i := range argsNamed(tt.e) {
+			got = append(got, i)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("argsNamed(%q) (-want +got):\n%s", tt.e, diff)
+		}
+	}
+}

@@ -599,8 +599,9 @@ func lastLines(log []string, n int) []string {
 	return last
 }
 
-// userPC is a pc of kdtrace's own code, where a tick-N interrupts it.
-var userPC = uint64(reflect.ValueOf(run).Pointer())
+// userPC returns a pc of kdtrace's own code, where a tick-N interrupts
+// it.
+func userPC() uint64 { return uint64(reflect.ValueOf(run).Pointer()) }
 
 // run fires a program run from user space with the given arguments.
 func run(prog *ebpf.Program, args ...uint64) error {
@@ -663,7 +664,7 @@ func (t *Tracing) Tick(now time.Time) (time.Time, error) {
 		if !now.Before(k.next) {
 			// A tick interrupts kdtrace's thread in user space:
 			// arg1 is its pc, arg0 (the kernel's) is 0.
-			if err := run(k.prog, 0, userPC); err != nil {
+			if err := run(k.prog, 0, userPC()); err != nil {
 				return next, fmt.Errorf("firing a tick: %w", err)
 			}
 			// As a cyclic, a late tick is not made up for.

@@ -8,7 +8,7 @@ import (
 	"github.com/kdtrace/kdtrace/internal/bpf"
 )
 
-// x86-64 registers by the names a USDT note may give them: their
+// A usdtReg is an x86-64 register as a USDT operand names it: its
 // offset in pt_regs, the operand's size, and a shift for the second
 // byte registers.
 type usdtReg struct {
@@ -17,36 +17,63 @@ type usdtReg struct {
 	shift uint8
 }
 
-var usdtRegs = func() map[string]usdtReg {
-	m := map[string]usdtReg{}
-	legacy := []struct {
-		off                uint32
-		r64, r32, r16, r8l string
-		r8h                string
+// usdtLegacy are x86's first eight registers, by their names at each
+// size (r8h "" for those without a second byte register), with their
+// offset in pt_regs; usdtNumbered are r8 to r15, whose halves' names
+// end in d, w and b. Arrays of constants, not a map, so that they cost
+// nothing at start-up.
+var (
+	usdtLegacy = [...]struct {
+		off                     uint32
+		r64, r32, r16, r8l, r8h string
 	}{
 		{80, "rax", "eax", "ax", "al", "ah"}, {40, "rbx", "ebx", "bx", "bl", "bh"},
 		{88, "rcx", "ecx", "cx", "cl", "ch"}, {96, "rdx", "edx", "dx", "dl", "dh"},
 		{104, "rsi", "esi", "si", "sil", ""}, {112, "rdi", "edi", "di", "dil", ""},
 		{32, "rbp", "ebp", "bp", "bpl", ""}, {152, "rsp", "esp", "sp", "spl", ""},
 	}
-	for _, r := range legacy {
-		m[r.r64] = usdtReg{r.off, 8, 0}
-		m[r.r32] = usdtReg{r.off, 4, 0}
-		m[r.r16] = usdtReg{r.off, 2, 0}
-		m[r.r8l] = usdtReg{r.off, 1, 0}
-		if r.r8h != "" {
-			m[r.r8h] = usdtReg{r.off, 1, 8}
+	usdtNumbered = [...]struct {
+		name string
+		off  uint32
+	}{{"r8", 72}, {"r9", 64}, {"r10", 56}, {"r11", 48}, {"r12", 24}, {"r13", 16}, {"r14", 8}, {"r15", 0}}
+)
+
+// usdtRegister returns the register a USDT operand names, without its
+// %, and false for a name that is none.
+func usdtRegister(name string) (usdtReg, bool) {
+	if name == "" {
+		return usdtReg{}, false
+	}
+	for _, r := range usdtLegacy {
+		switch name {
+		case r.r64:
+			return usdtReg{r.off, 8, 0}, true
+		case r.r32:
+			return usdtReg{r.off, 4, 0}, true
+		case r.r16:
+			return usdtReg{r.off, 2, 0}, true
+		case r.r8l:
+			return usdtReg{r.off, 1, 0}, true
+		case r.r8h:
+			return usdtReg{r.off, 1, 8}, true
 		}
 	}
-	for i, off := range []uint32{72, 64, 56, 48, 24, 16, 8, 0} { // r8 … r15
-		n := fmt.Sprintf("r%d", i+8)
-		m[n] = usdtReg{off, 8, 0}
-		m[n+"d"] = usdtReg{off, 4, 0}
-		m[n+"w"] = usdtReg{off, 2, 0}
-		m[n+"b"] = usdtReg{off, 1, 0}
+	base, size := name, uint8(8)
+	switch name[len(name)-1] {
+	case 'd':
+		base, size = name[:len(name)-1], 4
+	case 'w':
+		base, size = name[:len(name)-1], 2
+	case 'b':
+		base, size = name[:len(name)-1], 1
 	}
-	return m
-}()
+	for _, r := range usdtNumbered {
+		if base == r.name {
+			return usdtReg{r.off, size, 0}, true
+		}
+	}
+	return usdtReg{}, false
+}
 
 // parseUSDTArgs parses a USDT note's arguments, "-4@%edi 8@-16(%rbp)
 // 4@$5": each a size (negative when signed) and an operand in AT&T
@@ -78,7 +105,7 @@ func parseUSDTArgs(s string) ([]bpf.USDTArg, error) {
 			}
 			a.Kind, a.Disp = bpf.USDTConst, v
 		case strings.HasPrefix(op, "%"):
-			r, ok := usdtRegs[op[1:]]
+			r, ok := usdtRegister(op[1:])
 			if !ok {
 				return nil, fmt.Errorf("USDT argument %q: register %s is not supported", f, op)
 			}
@@ -89,7 +116,7 @@ func parseUSDTArgs(s string) ([]bpf.USDTArg, error) {
 			if !ok || !closed || !strings.HasPrefix(reg, "%") || strings.Contains(reg, ",") {
 				return nil, fmt.Errorf("USDT argument %q: operand %s is not supported", f, op)
 			}
-			r, ok := usdtRegs[reg[1:]]
+			r, ok := usdtRegister(reg[1:])
 			if !ok || r.size != 8 {
 				return nil, fmt.Errorf("USDT argument %q: operand %s is not supported", f, op)
 			}

@@ -45,46 +45,52 @@ type info struct {
 	printed bool
 }
 
-var table = map[string]info{}
-
-func init() {
-	add := func(kind kind, v value, names string) {
-		for _, n := range strings.Fields(names) {
-			table[n] = info{kind: kind, value: v, script: true}
-		}
+// lookup returns the option called name, and false if there is none.
+// A switch, not a map, so that the table costs nothing at start-up.
+func lookup(name string) (info, bool) {
+	switch name {
+	case "amin", "cpppath", "ctypes", "define", "dtypes", "evaltime", "incdir", "iregs", "ldpath", "libdir", "linktype", "pspec", "syslibdir", "tree", "tregs", "undef", "version":
+		return info{kind: compile, value: anyValue, script: true}, true
+	case "encoding":
+		return info{kind: compile, value: anyValue, script: true, printed: true}, true
+	case "aggpercpu", "argref", "core", "cpp", "cpphdrs", "debug", "defaultargs", "droptags", "empty", "errtags", "kdefs", "knodefs", "late", "lazyload", "nolibs", "preallocate", "strip", "udefs", "unodefs", "verbose", "zdefs", "kinstcompat":
+		return info{kind: compile, value: boolValue, script: true}, true
+	case "pgmax":
+		return info{kind: compile, value: countValue, script: true}, true
+	case "aggsize", "bufsize", "dynvarsize", "specsize", "strsize":
+		return info{kind: runtime, value: sizeValue, script: true}, true
+	case "cpu", "jstackframes", "jstackstrsize", "kinstmaxprobes", "nspec", "stackframes", "ustackframes":
+		return info{kind: runtime, value: countValue, script: true}, true
+	case "cleanrate", "statusrate":
+		return info{kind: runtime, value: rateValue, script: true}, true
+	case "destructive", "grabanon", "temporal":
+		return info{kind: runtime, value: boolValue, script: true}, true
+	case "aggrate", "switchrate":
+		return info{kind: dynamic, value: rateValue, script: true}, true
+	case "aggsortkeypos":
+		return info{kind: dynamic, value: countValue, script: true}, true
+	case "agghist", "aggpack", "aggsortkey", "aggsortpos", "aggsortrev", "aggzoom", "flowindent", "quiet", "rawbytes", "stackindent":
+		return info{kind: dynamic, value: boolValue, script: true}, true
+	case "bufpolicy":
+		return info{kind: runtime, value: enumValue, enum: []string{"ring", "fill", "switch"}, script: true}, true
+	case "bufresize":
+		return info{kind: runtime, value: enumValue, enum: []string{"auto", "manual"}, script: true}, true
+	case "linkmode":
+		return info{kind: compile, value: enumValue, enum: []string{"kernel", "static", "dynamic"}, script: true}, true
+	case "headerstyle":
+		// kdtrace's own: the form of -h's probe macros (header.Style).
+		return info{kind: compile, value: enumValue, enum: []string{"notes", "stubs"}, script: true}, true
+	case "stdc":
+		return info{kind: compile, value: enumValue, enum: []string{"a", "c", "s", "t"}, script: true}, true
+	case "oformat":
+		// The output's form: dtrace's text, or JSON Lines (-O, --libxo json).
+		return info{kind: runtime, value: enumValue, enum: []string{"text", "json"}, script: true}, true
+	case "setenv", "unsetenv":
+		// The environment of processes dtrace starts is set before any
+		// program is compiled, never by one.
+		return info{kind: compile, value: anyValue}, true
 	}
-	add(compile, anyValue, `amin cpppath ctypes define dtypes encoding evaltime incdir iregs
-		ldpath libdir linktype pspec syslibdir tree tregs undef version`)
-	add(compile, boolValue, `aggpercpu argref core cpp cpphdrs debug defaultargs droptags
-		empty errtags kdefs knodefs late lazyload nolibs preallocate strip udefs unodefs
-		verbose zdefs kinstcompat`)
-	add(compile, countValue, `pgmax`)
-	add(runtime, sizeValue, `aggsize bufsize dynvarsize specsize strsize`)
-	add(runtime, countValue, `cpu jstackframes jstackstrsize kinstmaxprobes nspec stackframes ustackframes`)
-	add(runtime, rateValue, `cleanrate statusrate`)
-	add(runtime, boolValue, `destructive grabanon temporal`)
-	add(dynamic, rateValue, `aggrate switchrate`)
-	add(dynamic, countValue, `aggsortkeypos`)
-	add(dynamic, boolValue, `agghist aggpack aggsortkey aggsortpos aggsortrev aggzoom
-		flowindent quiet rawbytes stackindent`)
-	encoding := table["encoding"]
-	encoding.printed = true
-	table["encoding"] = encoding
-	enum := func(kind kind, name string, values ...string) {
-		table[name] = info{kind: kind, value: enumValue, enum: values, script: true}
-	}
-	enum(runtime, "bufpolicy", "ring", "fill", "switch")
-	enum(runtime, "bufresize", "auto", "manual")
-	enum(compile, "linkmode", "kernel", "static", "dynamic")
-	// kdtrace's own: the form of -h's probe macros (header.Style).
-	enum(compile, "headerstyle", "notes", "stubs")
-	enum(compile, "stdc", "a", "c", "s", "t")
-	// The output's form: dtrace's text, or JSON Lines (-O, --libxo json).
-	enum(runtime, "oformat", "text", "json")
-	// The environment of processes dtrace starts is set before any
-	// program is compiled, never by one.
-	table["setenv"] = info{kind: compile, value: anyValue}
-	table["unsetenv"] = info{kind: compile, value: anyValue}
+	return info{}, false
 }
 
 // The errors of setting an option, with dtrace's texts.
@@ -111,7 +117,7 @@ func (s *Set) SetFromScript(name, value string) error {
 }
 
 func (s *Set) set(name, value string, script bool) error {
-	in, ok := table[name]
+	in, ok := lookup(name)
 	if !ok {
 		return errName
 	}
@@ -121,7 +127,7 @@ func (s *Set) set(name, value string, script bool) error {
 	if err := in.check(value); err != nil {
 		return err
 	}
-	if in.value == boolValue && falseWords[strings.ToLower(value)] {
+	if in.value == boolValue && isFalse(strings.ToLower(value)) {
 		delete(s.values, name)
 		return nil
 	}
@@ -148,7 +154,7 @@ func (in info) check(v string) error {
 	var err error
 	switch in.value {
 	case boolValue:
-		if w := strings.ToLower(v); v != "" && !trueWords[w] && !falseWords[w] {
+		if w := strings.ToLower(v); v != "" && !isTrue(w) && !isFalse(w) {
 			err = ErrValue
 		}
 	case sizeValue:
@@ -171,12 +177,23 @@ func (in info) check(v string) error {
 	return nil
 }
 
-// The words a boolean option may be given, as dtrace accepts them in
-// any case.
-var (
-	trueWords  = map[string]bool{"yes": true, "true": true, "enable": true, "enabled": true, "on": true, "set": true}
-	falseWords = map[string]bool{"no": true, "false": true, "disable": true, "disabled": true, "off": true, "unset": true}
-)
+// isTrue and isFalse report whether w is a word a boolean option may be
+// given, as dtrace accepts them in any case, lower case.
+func isTrue(w string) bool {
+	switch w {
+	case "yes", "true", "enable", "enabled", "on", "set":
+		return true
+	}
+	return false
+}
+
+func isFalse(w string) bool {
+	switch w {
+	case "no", "false", "disable", "disabled", "off", "unset":
+		return true
+	}
+	return false
+}
 
 // ParseSize parses a size such as 4m or 512k.
 func ParseSize(s string) (uint64, error) {
@@ -254,7 +271,7 @@ type Setting struct{ Name, Value string }
 func (s *Set) Runtime() []Setting {
 	var r []Setting
 	for n, v := range s.values {
-		if table[n].kind != compile || table[n].printed {
+		if in, _ := lookup(n); in.kind != compile || in.printed {
 			r = append(r, Setting{n, v})
 		}
 	}

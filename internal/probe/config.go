@@ -67,29 +67,41 @@ type Config struct {
 
 func (c *Config) path(p string) string { return filepath.Join(c.Root, p) }
 
-// syscallPrefixes maps an architecture to the prefix of its syscall
-// handlers' names (the kernel's __SYSCALL_WRAPPER).
-var syscallPrefixes = map[string]string{
-	"amd64":   "__x64_sys_",
-	"386":     "__ia32_sys_",
-	"arm64":   "__arm64_sys_",
-	"riscv64": "__riscv_sys_",
-	"s390x":   "__s390x_sys_",
-}
-
-var elfArch = map[elf.Machine]string{
-	elf.EM_X86_64:  "amd64",
-	elf.EM_386:     "386",
-	elf.EM_AARCH64: "arm64",
-	elf.EM_RISCV:   "riscv64",
-	elf.EM_S390:    "s390x",
-}
-
+// syscallPrefix returns the prefix of the names of an architecture's
+// syscall handlers (the kernel's __SYSCALL_WRAPPER). A switch, not a
+// map, so that the table costs nothing at start-up.
 func syscallPrefix(arch string) string {
-	if p, ok := syscallPrefixes[arch]; ok {
-		return p
+	switch arch {
+	case "amd64":
+		return "__x64_sys_"
+	case "386":
+		return "__ia32_sys_"
+	case "arm64":
+		return "__arm64_sys_"
+	case "riscv64":
+		return "__riscv_sys_"
+	case "s390x":
+		return "__s390x_sys_"
 	}
 	return "sys_"
+}
+
+// elfArch returns the GOARCH of an ELF machine, "" for one kdtrace
+// does not know.
+func elfArch(m elf.Machine) string {
+	switch m {
+	case elf.EM_X86_64:
+		return "amd64"
+	case elf.EM_386:
+		return "386"
+	case elf.EM_AARCH64:
+		return "arm64"
+	case elf.EM_RISCV:
+		return "riscv64"
+	case elf.EM_S390:
+		return "s390x"
+	}
+	return ""
 }
 
 // Offline returns a catalog of a kernel that is not running, for
@@ -106,7 +118,7 @@ func Offline(image string, modules []string, cfg Config) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel image: %w", err)
 	}
-	arch := elfArch[f.Machine]
+	arch := elfArch(f.Machine)
 	f.Close()
 	k := &kernel{
 		types:         cfg.Types,

@@ -65,13 +65,11 @@ var cpcEvents = []cpcEvent{
 	{"perf_count_sw_emulation_faults", []string{"emulation_faults"}, PerfTypeSoftware, 8},
 }
 
-// cpcListCount is the count of the probe the provider lists for each
-// event the machine has, as Oracle's does: large enough that even the
-// fastest event fires it rarely.
-const cpcListCount = 1000000000
-
-// cpcListSuffix ends the names of the probes the provider lists.
-var cpcListSuffix = "-all-" + strconv.Itoa(cpcListCount)
+// cpcListSuffix ends the names of the probes the provider lists, one
+// for each event the machine has, as Oracle's does: all modes, and a
+// count (10^9) large enough that even the fastest event fires it
+// rarely.
+const cpcListSuffix = "-all-1000000000"
 
 // minHardwareCount is the least count of a probe of a hardware event,
 // illumos's dcpc-min-overflow: a counter that overflows more often

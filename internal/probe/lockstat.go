@@ -1,61 +1,42 @@
 package probe
 
-import (
-	"strconv"
-	"strings"
-)
-
 // The flags of lock:contention_begin, which say what kind of lock is
 // contended (LCB_F_*, include/trace/events/lock.h): SPIN alone is a
 // spinlock's queue, SPIN with READ or WRITE a rwlock_t's, MUTEX with
 // SPIN a mutex's owner being spun on, MUTEX alone a mutex slept on,
-// READ or WRITE alone an rw_semaphore slept on.
+// READ or WRITE alone an rw_semaphore slept on. They are D constants,
+// so that the specs are constant data, made at no cost at start-up.
 const (
-	lcbSpin  = 1 << 0
-	lcbRead  = 1 << 1
-	lcbWrite = 1 << 2
-	lcbMutex = 1 << 5
+	lcbSpin      = "1"  // LCB_F_SPIN
+	lcbRead      = "2"  // LCB_F_READ
+	lcbWrite     = "4"  // LCB_F_WRITE
+	lcbMutex     = "32" // LCB_F_MUTEX
+	lcbSpinRead  = "3"  // LCB_F_SPIN | LCB_F_READ
+	lcbSpinWrite = "5"  // LCB_F_SPIN | LCB_F_WRITE
+	lcbMutexSpin = "33" // LCB_F_MUTEX | LCB_F_SPIN
 )
 
-// contended returns the condition of a lockstat probe at
-// lock:contention_end for a lock whose contention_begin had one of the
-// flags given: the thread passed contention_begin while tracing, and
-// took the lock (contention_end's ret is 0; a mutex_lock_killable
-// killed while it waits ends with an error).
-func contended(flags ...int) string {
-	var fs []string
-	for _, f := range flags {
-		fs = append(fs, "arg9 == "+strconv.Itoa(f))
-	}
-	return "arg8 != 0 && (int)arg1 == 0 && (" + strings.Join(fs, " || ") + ")"
-}
+// contended begins the condition of a lockstat probe at
+// lock:contention_end: the thread passed contention_begin while
+// tracing, and took the lock (contention_end's ret is 0; a
+// mutex_lock_killable killed while it waits ends with an error). The
+// condition goes on to test the flags contention_begin had (arg9).
+const contended = "arg8 != 0 && (int)arg1 == 0 && "
 
 // waited is the time a contended lock took, from the thread's first
 // contention_begin for it to contention_end, in nanoseconds.
 const waited = "timestamp - arg8"
 
-// contention is a lockstat probe's site: contention_end, paired with the
-// same thread's contention_begin for the same lock, when the flags it
-// passed contention_begin with every time (a mutex's waiter passes it
-// flagged MUTEX|SPIN when it spins, MUTEX when it sleeps, and again for
-// each wakeup it spins after) were one of those given; args are the
-// probe's, over contention_end's (arg0 the lock, arg1 the result) and
-// the span's (arg8, arg9).
-func contention(args []string, flags ...int) []SDTSite {
-	return []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
-		Cond: contended(flags...), Args: args}}
-}
-
-// lockFuncs are the sites of a lockstat probe that fires on entering
-// the kernel functions named, each with the arguments given over the
-// function's parameters (arg0 the lock).
-func lockFuncs(args []string, funcs ...string) []SDTSite {
-	var sites []SDTSite
-	for _, f := range funcs {
-		sites = append(sites, SDTSite{Function: f, Args: args})
-	}
-	return sites
-}
+// A lockstat probe's spin or block site is contention_end, paired with
+// the same thread's contention_begin for the same lock (Since), when
+// the flags it passed contention_begin with every time (a mutex's
+// waiter passes it flagged MUTEX|SPIN when it spins, MUTEX when it
+// sleeps, and again for each wakeup it spins after) were one of those
+// the probe's; its args are over contention_end's (arg0 the lock, arg1
+// the result) and the span's (arg8, arg9). An acquire or release
+// probe's sites are the entries of the kernel's functions that take or
+// release the lock, each with the same arguments over the function's
+// parameters (arg0 the lock).
 
 // The types of lockstat's arguments, as Oracle's DTrace for Linux gives
 // them but for a spin lock's, the raw_spinlock_t the kernel's functions
@@ -86,53 +67,99 @@ var (
 // are rw-upgrade and rw-downgrade (rwlock_t cannot be upgraded or
 // downgraded) and thread-spin (Linux has no thread locks).
 var lockstatSpecs = []sdtSpec{{
-	name:  "adaptive-acquire",
-	args:  []sdtArg{argMutex},
-	sites: lockFuncs([]string{"(struct mutex *)arg0"}, "mutex_lock", "mutex_lock_interruptible", "mutex_lock_killable"),
+	name: "adaptive-acquire",
+	args: []sdtArg{argMutex},
+	sites: []SDTSite{
+		{Function: "mutex_lock", Args: mutexLock},
+		{Function: "mutex_lock_interruptible", Args: mutexLock},
+		{Function: "mutex_lock_killable", Args: mutexLock},
+	},
 }, {
 	name:  "adaptive-release",
 	args:  []sdtArg{argMutex},
-	sites: lockFuncs([]string{"(struct mutex *)arg0"}, "mutex_unlock"),
+	sites: []SDTSite{{Function: "mutex_unlock", Args: mutexLock}},
 }, {
 	// The thread slept on the mutex; the time is its whole wait,
 	// spinning before and after included.
-	name:  "adaptive-block",
-	args:  []sdtArg{argMutex, argTime},
-	sites: contention([]string{"(struct mutex *)arg0", waited}, lcbMutex),
+	name: "adaptive-block",
+	args: []sdtArg{argMutex, argTime},
+	sites: []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+		Cond: contended + "(arg9 == " + lcbMutex + ")", Args: []string{"(struct mutex *)arg0", waited}}},
 }, {
 	// The thread spun on the mutex's owner until the owner released it.
-	name:  "adaptive-spin",
-	args:  []sdtArg{argMutex, argTime},
-	sites: contention([]string{"(struct mutex *)arg0", waited}, lcbMutex|lcbSpin),
+	name: "adaptive-spin",
+	args: []sdtArg{argMutex, argTime},
+	sites: []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+		Cond: contended + "(arg9 == " + lcbMutexSpin + ")", Args: []string{"(struct mutex *)arg0", waited}}},
 }, {
-	name:  "spin-acquire",
-	args:  []sdtArg{argSpin},
-	sites: lockFuncs([]string{"(raw_spinlock_t *)arg0"}, "_raw_spin_lock", "_raw_spin_lock_bh", "_raw_spin_lock_irq", "_raw_spin_lock_irqsave"),
+	name: "spin-acquire",
+	args: []sdtArg{argSpin},
+	sites: []SDTSite{
+		{Function: "_raw_spin_lock", Args: spinLock},
+		{Function: "_raw_spin_lock_bh", Args: spinLock},
+		{Function: "_raw_spin_lock_irq", Args: spinLock},
+		{Function: "_raw_spin_lock_irqsave", Args: spinLock},
+	},
 }, {
-	name:  "spin-release",
-	args:  []sdtArg{argSpin},
-	sites: lockFuncs([]string{"(raw_spinlock_t *)arg0"}, "_raw_spin_unlock", "_raw_spin_unlock_bh", "_raw_spin_unlock_irq", "_raw_spin_unlock_irqrestore"),
+	name: "spin-release",
+	args: []sdtArg{argSpin},
+	sites: []SDTSite{
+		{Function: "_raw_spin_unlock", Args: spinLock},
+		{Function: "_raw_spin_unlock_bh", Args: spinLock},
+		{Function: "_raw_spin_unlock_irq", Args: spinLock},
+		{Function: "_raw_spin_unlock_irqrestore", Args: spinLock},
+	},
 }, {
-	name:  "spin-spin",
-	args:  []sdtArg{argSpin, argTime},
-	sites: contention([]string{"(raw_spinlock_t *)arg0", waited}, lcbSpin),
+	name: "spin-spin",
+	args: []sdtArg{argSpin, argTime},
+	sites: []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+		Cond: contended + "(arg9 == " + lcbSpin + ")", Args: []string{"(raw_spinlock_t *)arg0", waited}}},
 }, {
 	name: "rw-acquire",
 	args: []sdtArg{argRW, argInt},
-	sites: append(lockFuncs([]string{"(rwlock_t *)arg0", "1"}, "_raw_read_lock", "_raw_read_lock_bh", "_raw_read_lock_irq", "_raw_read_lock_irqsave"),
-		lockFuncs([]string{"(rwlock_t *)arg0", "0"}, "_raw_write_lock", "_raw_write_lock_bh", "_raw_write_lock_irq", "_raw_write_lock_irqsave")...),
+	sites: []SDTSite{
+		{Function: "_raw_read_lock", Args: rwReader},
+		{Function: "_raw_read_lock_bh", Args: rwReader},
+		{Function: "_raw_read_lock_irq", Args: rwReader},
+		{Function: "_raw_read_lock_irqsave", Args: rwReader},
+		{Function: "_raw_write_lock", Args: rwWriter},
+		{Function: "_raw_write_lock_bh", Args: rwWriter},
+		{Function: "_raw_write_lock_irq", Args: rwWriter},
+		{Function: "_raw_write_lock_irqsave", Args: rwWriter},
+	},
 }, {
 	name: "rw-release",
 	args: []sdtArg{argRW, argInt},
-	sites: append(lockFuncs([]string{"(rwlock_t *)arg0", "1"}, "_raw_read_unlock", "_raw_read_unlock_bh", "_raw_read_unlock_irq", "_raw_read_unlock_irqrestore"),
-		lockFuncs([]string{"(rwlock_t *)arg0", "0"}, "_raw_write_unlock", "_raw_write_unlock_bh", "_raw_write_unlock_irq", "_raw_write_unlock_irqrestore")...),
+	sites: []SDTSite{
+		{Function: "_raw_read_unlock", Args: rwReader},
+		{Function: "_raw_read_unlock_bh", Args: rwReader},
+		{Function: "_raw_read_unlock_irq", Args: rwReader},
+		{Function: "_raw_read_unlock_irqrestore", Args: rwReader},
+		{Function: "_raw_write_unlock", Args: rwWriter},
+		{Function: "_raw_write_unlock_bh", Args: rwWriter},
+		{Function: "_raw_write_unlock_irq", Args: rwWriter},
+		{Function: "_raw_write_unlock_irqrestore", Args: rwWriter},
+	},
 }, {
 	// A reader or writer slept on an rw_semaphore.
-	name:  "rw-block",
-	args:  []sdtArg{argRWSem, argTime, argInt},
-	sites: contention([]string{"(struct rw_semaphore *)arg0", waited, "arg9 == " + strconv.Itoa(lcbRead)}, lcbRead, lcbWrite),
+	name: "rw-block",
+	args: []sdtArg{argRWSem, argTime, argInt},
+	sites: []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+		Cond: contended + "(arg9 == " + lcbRead + " || arg9 == " + lcbWrite + ")",
+		Args: []string{"(struct rw_semaphore *)arg0", waited, "arg9 == " + lcbRead}}},
 }, {
-	name:  "rw-spin",
-	args:  []sdtArg{argRW, argTime, argInt},
-	sites: contention([]string{"(rwlock_t *)arg0", waited, "arg9 == " + strconv.Itoa(lcbSpin|lcbRead)}, lcbSpin|lcbRead, lcbSpin|lcbWrite),
+	name: "rw-spin",
+	args: []sdtArg{argRW, argTime, argInt},
+	sites: []SDTSite{{System: "lock", Event: "contention_end", Since: "contention_begin",
+		Cond: contended + "(arg9 == " + lcbSpinRead + " || arg9 == " + lcbSpinWrite + ")",
+		Args: []string{"(rwlock_t *)arg0", waited, "arg9 == " + lcbSpinRead}}},
 }}
+
+// The arguments of the acquire and release probes' sites: the lock,
+// and for a read-write lock whether the thread reads (1) or writes (0).
+var (
+	mutexLock = []string{"(struct mutex *)arg0"}
+	spinLock  = []string{"(raw_spinlock_t *)arg0"}
+	rwReader  = []string{"(rwlock_t *)arg0", "1"}
+	rwWriter  = []string{"(rwlock_t *)arg0", "0"}
+)

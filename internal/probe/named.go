@@ -35,12 +35,10 @@ func (n *namedProbes) add(name string) {
 
 // walk yields the probes q matches, having made the one q names
 // exactly, as dtrace's providers see every description before it is
-// matched; first, if set, runs before, under n.mu.
+// matched; first runs before, under n.mu: it makes the listed probes.
 func (n *namedProbes) walk(q *query, first func(), yield func(*Probe) bool) error {
 	n.mu.Lock()
-	if first != nil {
-		first()
-	}
+	first()
 	if name, ok := q.Name.Literal(); ok {
 		n.add(name)
 	}

@@ -57,75 +57,75 @@ const (
 	thACK = "0x10"
 )
 
-// A netSite builds the D expressions of a packet site: its packet, where
-// the packet's IP header is, and what follows from those.
-type netSite struct {
-	skb string // the packet, a struct sk_buff *
-	nh  string // the address of its IP header, an integer
-}
-
-// sendSite is a packet at net_dev_queue, its network header set;
-// recvSite one at netif_receive_skb, its data at the IP header;
-// resetSite the segment tcp_send_reset answers, after IP's processing.
-var (
-	sendSite  = netSite{"((struct sk_buff *)arg0)", "((uintptr_t)((struct sk_buff *)arg0)->head + ((struct sk_buff *)arg0)->network_header)"}
-	recvSite  = netSite{"((struct sk_buff *)arg0)", "((uintptr_t)((struct sk_buff *)arg0)->data)"}
-	resetSite = netSite{"((struct sk_buff *)arg1)", "((uintptr_t)((struct sk_buff *)arg1)->head + ((struct sk_buff *)arg1)->network_header)"}
+// The D expressions of the packet sites, spelt out as constants so
+// that the specs are constant data, made at no cost at start-up. A site
+// has its packet, Skb, a struct sk_buff *, and NH, the address of the
+// packet's IP header, an integer; from those, each site's constants
+// are the same expressions:
+//
+//   - V4 and V6 are true for an IPv4 and an IPv6 packet, IP for either;
+//   - First is true unless the packet is an IPv4 fragment after the
+//     first;
+//   - Proto is the packet's transport protocol, and TCP and UDP are true
+//     for the first packet of a datagram of that protocol;
+//   - TH is the address of the transport header: after the IPv4
+//     header's IHL words, or the 40 bytes of an IPv6 header;
+//   - Flags is the TCP header's flags byte;
+//   - Hdr is the IP header as ipinfo_t takes it, a struct iphdr * of
+//     either version (the version is where both have it), and IPH and
+//     IP6H the header of its version, else NULL;
+//   - SK is the packet's socket: a connection's, a request socket (for
+//     a SYN-ACK), a time-wait socket, or the kernel's own that sends
+//     resets and time-wait ACKs; State is its TCP state,
+//     SYN_RECEIVED for a request socket.
+//
+// send is a packet at net_dev_queue, its network header set.
+const (
+	sendSkb   = "((struct sk_buff *)arg0)"
+	sendNH    = "((uintptr_t)" + sendSkb + "->head + " + sendSkb + "->network_header)"
+	sendV4    = "ntohs(" + sendSkb + "->protocol) == " + ethPIP
+	sendV6    = "ntohs(" + sendSkb + "->protocol) == " + ethPIPv6
+	sendIP    = "(" + sendV4 + " || " + sendV6 + ")"
+	sendFirst = "(!(" + sendV4 + ") || (ntohs(((struct iphdr *)" + sendNH + ")->frag_off) & 0x1fff) == 0)"
+	sendProto = "(" + sendV4 + " ? ((struct iphdr *)" + sendNH + ")->protocol : ((struct ipv6hdr *)" + sendNH + ")->nexthdr)"
+	sendTCP   = sendIP + " && " + sendFirst + " && " + sendProto + " == " + protoTCP
+	sendUDP   = sendIP + " && " + sendFirst + " && " + sendProto + " == " + protoUDP
+	sendTH    = "(" + sendNH + " + (" + sendV4 + " ? (*(uint8_t *)" + sendNH + " & 0xf) << 2 : 40))"
+	sendFlags = "*(uint8_t *)(" + sendTH + " + 13)"
+	sendHdr   = "(struct iphdr *)" + sendNH
+	sendIPH   = "(" + sendV4 + " ? (struct iphdr *)" + sendNH + " : NULL)"
+	sendIP6H  = "(" + sendV6 + " ? (struct ipv6hdr *)" + sendNH + " : NULL)"
+	sendSK    = sendSkb + "->sk"
+	sendState = "(" + sendSK + "->__sk_common.skc_state == " + tcpNewSynRecv + " ? " + tcpSynRecv + " : (int)" + sendSK + "->__sk_common.skc_state)"
 )
 
-func (n netSite) v4() string { return "ntohs(" + n.skb + "->protocol) == " + ethPIP }
-func (n netSite) v6() string { return "ntohs(" + n.skb + "->protocol) == " + ethPIPv6 }
+// recv is a packet at netif_receive_skb, its data at the IP header.
+const (
+	recvSkb   = "((struct sk_buff *)arg0)"
+	recvNH    = "((uintptr_t)" + recvSkb + "->data)"
+	recvV4    = "ntohs(" + recvSkb + "->protocol) == " + ethPIP
+	recvV6    = "ntohs(" + recvSkb + "->protocol) == " + ethPIPv6
+	recvIP    = "(" + recvV4 + " || " + recvV6 + ")"
+	recvFirst = "(!(" + recvV4 + ") || (ntohs(((struct iphdr *)" + recvNH + ")->frag_off) & 0x1fff) == 0)"
+	recvProto = "(" + recvV4 + " ? ((struct iphdr *)" + recvNH + ")->protocol : ((struct ipv6hdr *)" + recvNH + ")->nexthdr)"
+	recvTCP   = recvIP + " && " + recvFirst + " && " + recvProto + " == " + protoTCP
+	recvUDP   = recvIP + " && " + recvFirst + " && " + recvProto + " == " + protoUDP
+	recvTH    = "(" + recvNH + " + (" + recvV4 + " ? (*(uint8_t *)" + recvNH + " & 0xf) << 2 : 40))"
+	recvHdr   = "(struct iphdr *)" + recvNH
+	recvIPH   = "(" + recvV4 + " ? (struct iphdr *)" + recvNH + " : NULL)"
+	recvIP6H  = "(" + recvV6 + " ? (struct ipv6hdr *)" + recvNH + " : NULL)"
+	recvSK    = recvSkb + "->sk"
+)
 
-// ip is true for an IPv4 or IPv6 packet.
-func (n netSite) ip() string { return "(" + n.v4() + " || " + n.v6() + ")" }
-
-// first is true unless the packet is an IPv4 fragment after the first.
-func (n netSite) first() string {
-	return "(!(" + n.v4() + ") || (ntohs(((struct iphdr *)" + n.nh + ")->frag_off) & 0x1fff) == 0)"
-}
-
-// proto is the packet's transport protocol.
-func (n netSite) proto() string {
-	return "(" + n.v4() + " ? ((struct iphdr *)" + n.nh + ")->protocol : ((struct ipv6hdr *)" + n.nh + ")->nexthdr)"
-}
-
-// carries is true for the first packet of a datagram of protocol p.
-func (n netSite) carries(p string) string {
-	return n.ip() + " && " + n.first() + " && " + n.proto() + " == " + p
-}
-
-// th is the address of the transport header: after the IPv4 header's
-// IHL words, or the 40 bytes of an IPv6 header.
-func (n netSite) th() string {
-	return "(" + n.nh + " + (" + n.v4() + " ? (*(uint8_t *)" + n.nh + " & 0xf) << 2 : 40))"
-}
-
-// flags is the TCP header's flags byte.
-func (n netSite) flags() string { return "*(uint8_t *)(" + n.th() + " + 13)" }
-
-// hdr is the IP header as ipinfo_t takes it, a struct iphdr * of
-// either version (the version is where both have it).
-func (n netSite) hdr() string { return "(struct iphdr *)" + n.nh }
-
-func (n netSite) iph() string {
-	return "(" + n.v4() + " ? (struct iphdr *)" + n.nh + " : NULL)"
-}
-
-func (n netSite) ip6h() string {
-	return "(" + n.v6() + " ? (struct ipv6hdr *)" + n.nh + " : NULL)"
-}
-
-// sk is the packet's socket: a connection's, a request socket (for a
-// SYN-ACK), a time-wait socket, or the kernel's own that sends resets
-// and time-wait ACKs.
-func (n netSite) sk() string { return n.skb + "->sk" }
-
-// state is the TCP state of the packet's socket: SYN_RECEIVED for a
-// request socket.
-func (n netSite) state() string {
-	st := n.sk() + "->__sk_common.skc_state"
-	return "(" + st + " == " + tcpNewSynRecv + " ? " + tcpSynRecv + " : (int)" + st + ")"
-}
+// reset is the segment tcp_send_reset answers, after IP's processing.
+const (
+	resetSkb   = "((struct sk_buff *)arg1)"
+	resetNH    = "((uintptr_t)" + resetSkb + "->head + " + resetSkb + "->network_header)"
+	resetV4    = "ntohs(" + resetSkb + "->protocol) == " + ethPIP
+	resetTH    = "(" + resetNH + " + (" + resetV4 + " ? (*(uint8_t *)" + resetNH + " & 0xf) << 2 : 40))"
+	resetFlags = "*(uint8_t *)(" + resetTH + " + 13)"
+	resetHdr   = "(struct iphdr *)" + resetNH
+)
 
 // The argument types of the probes.
 var (
@@ -147,19 +147,16 @@ var (
 // ipSpecs are the ip provider's probes, illumos's send and receive, for
 // IPv4 and IPv6 packets.
 var ipSpecs = []sdtSpec{{
-	name:  "send",
-	args:  []sdtArg{argPkt, argCS, argIP, argIf, argIPv4, argIPv6},
-	sites: []SDTSite{ipSite("net_dev_queue", sendSite)},
+	name: "send",
+	args: []sdtArg{argPkt, argCS, argIP, argIf, argIPv4, argIPv6},
+	sites: []SDTSite{{System: "net", Event: "net_dev_queue", Cond: sendIP,
+		Args: []string{sendSkb, sendSK, sendHdr, sendSkb + "->dev", sendIPH, sendIP6H}}},
 }, {
-	name:  "receive",
-	args:  []sdtArg{argPkt, argCS, argIP, argIf, argIPv4, argIPv6},
-	sites: []SDTSite{ipSite("netif_receive_skb", recvSite)},
+	name: "receive",
+	args: []sdtArg{argPkt, argCS, argIP, argIf, argIPv4, argIPv6},
+	sites: []SDTSite{{System: "net", Event: "netif_receive_skb", Cond: recvIP,
+		Args: []string{recvSkb, recvSK, recvHdr, recvSkb + "->dev", recvIPH, recvIP6H}}},
 }}
-
-func ipSite(event string, n netSite) SDTSite {
-	return SDTSite{System: "net", Event: event, Cond: n.ip(),
-		Args: []string{n.skb, n.sk(), n.hdr(), n.skb + "->dev", n.iph(), n.ip6h()}}
-}
 
 // tcpArgs are the tcp probes' arguments: illumos's five, args[5] the
 // state before the event (tcplsinfo_t, which illumos gives state-change
@@ -170,33 +167,19 @@ var (
 	tcpSockArgs = []sdtArg{argPkt, argCS, argSockI, argTCPS, argSockT, argTCPLS, argInt}
 )
 
-// tcpPacket is a tcp probe at a packet site, its socket sk, when true.
-func tcpPacket(event string, n netSite, cond, sk, state string) SDTSite {
-	c := n.carries(protoTCP)
-	if cond != "" {
-		c += " && " + cond
-	}
-	return SDTSite{System: "net", Event: event, Cond: c,
-		Args: []string{n.skb, sk, n.hdr(), sk, "(struct tcphdr *)" + n.th(), state, state}}
-}
-
 // sent is true at net_dev_queue for a packet this host sends, which has
 // a socket, not one it forwards; sentSYN for a SYN it sends.
-var (
-	sent    = sendSite.sk() + " != NULL"
-	sentSYN = sent + " && (" + sendSite.flags() + " & (" + thSYN + " | " + thACK + ")) == " + thSYN
+const (
+	sent    = sendSK + " != NULL"
+	sentSYN = sent + " && (" + sendFlags + " & (" + thSYN + " | " + thACK + ")) == " + thSYN
 )
 
 // isTCP is true at inet_sock_set_state for a TCP socket.
 const isTCP = "((struct sock *)arg0)->sk_protocol == " + protoTCP
 
-// tcpState is a tcp probe at inet_sock_set_state, when it changes the
-// state from old to new.
-func tcpState(old, new string) SDTSite {
-	return SDTSite{System: "sock", Event: "inet_sock_set_state",
-		Cond: isTCP + " && arg1 == " + old + " && arg2 == " + new,
-		Args: []string{"NULL", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", "(int)arg1", "(int)arg2"}}
-}
+// stateArgs are the arguments of a tcp probe at inet_sock_set_state
+// that changes a connection's state, the socket's and the states'.
+var stateArgs = []string{"NULL", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", "(int)arg1", "(int)arg2"}
 
 // toTimeWait is true at inet_sock_set_state when the socket closes to
 // go to TIME_WAIT: tcp_time_wait() hands the connection to a time-wait
@@ -208,22 +191,24 @@ const toTimeWait = "(arg1 == " + tcpFinWait2 + " || arg1 == " + tcpClosing + ") 
 // tcpSpecs are the tcp provider's probes, illumos's.
 var tcpSpecs = []sdtSpec{{
 	// The final ACK of a passive open makes the connection.
-	name:  "accept-established",
-	args:  tcpSockArgs,
-	sites: []SDTSite{tcpState(tcpSynRecv, tcpEstablished)},
+	name: "accept-established",
+	args: tcpSockArgs,
+	sites: []SDTSite{{System: "sock", Event: "inet_sock_set_state",
+		Cond: isTCP + " && arg1 == " + tcpSynRecv + " && arg2 == " + tcpEstablished, Args: stateArgs}},
 }, {
 	// A SYN to a port nobody listens on is answered by a reset: the
 	// arguments are the SYN's, without a socket.
 	name: "accept-refused",
 	args: tcpArgs,
 	sites: []SDTSite{{System: "tcp", Event: "tcp_send_reset",
-		Cond: "arg0 == 0 && arg1 != 0 && (" + resetSite.flags() + " & (" + thSYN + " | " + thACK + ")) == " + thSYN,
-		Args: []string{resetSite.skb, "NULL", resetSite.hdr(), "NULL", "(struct tcphdr *)" + resetSite.th(), tcpListen, tcpClose}}},
+		Cond: "arg0 == 0 && arg1 != 0 && (" + resetFlags + " & (" + thSYN + " | " + thACK + ")) == " + thSYN,
+		Args: []string{resetSkb, "NULL", resetHdr, "NULL", "(struct tcphdr *)" + resetTH, tcpListen, tcpClose}}},
 }, {
 	// The SYN-ACK of an active open makes the connection.
-	name:  "connect-established",
-	args:  tcpSockArgs,
-	sites: []SDTSite{tcpState(tcpSynSent, tcpEstablished)},
+	name: "connect-established",
+	args: tcpSockArgs,
+	sites: []SDTSite{{System: "sock", Event: "inet_sock_set_state",
+		Cond: isTCP + " && arg1 == " + tcpSynSent + " && arg2 == " + tcpEstablished, Args: stateArgs}},
 }, {
 	// A reset answers the SYN.
 	name: "connect-refused",
@@ -233,19 +218,22 @@ var tcpSpecs = []sdtSpec{{
 		Args: []string{"NULL", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", "(struct sock *)arg0", tcpSynSent, tcpClose}}},
 }, {
 	// A SYN is sent, retransmissions too.
-	name:  "connect-request",
-	args:  tcpArgs,
-	sites: []SDTSite{tcpPacket("net_dev_queue", sendSite, sentSYN, sendSite.sk(), sendSite.state())},
+	name: "connect-request",
+	args: tcpArgs,
+	sites: []SDTSite{{System: "net", Event: "net_dev_queue", Cond: sendTCP + " && " + sentSYN,
+		Args: []string{sendSkb, sendSK, sendHdr, sendSK, "(struct tcphdr *)" + sendTH, sendState, sendState}}},
 }, {
 	// The socket is not known yet: args[1] and args[3]'s socket are
 	// NULL, and tcpsinfo_t comes from the segment, state 0.
-	name:  "receive",
-	args:  tcpArgs,
-	sites: []SDTSite{tcpPacket("netif_receive_skb", recvSite, "", "NULL", "0")},
+	name: "receive",
+	args: tcpArgs,
+	sites: []SDTSite{{System: "net", Event: "netif_receive_skb", Cond: recvTCP,
+		Args: []string{recvSkb, "NULL", recvHdr, "NULL", "(struct tcphdr *)" + recvTH, "0", "0"}}},
 }, {
-	name:  "send",
-	args:  tcpArgs,
-	sites: []SDTSite{tcpPacket("net_dev_queue", sendSite, sent, sendSite.sk(), sendSite.state())},
+	name: "send",
+	args: tcpArgs,
+	sites: []SDTSite{{System: "net", Event: "net_dev_queue", Cond: sendTCP + " && " + sent,
+		Args: []string{sendSkb, sendSK, sendHdr, sendSK, "(struct tcphdr *)" + sendTH, sendState, sendState}}},
 }, {
 	// args[0], args[2] and args[4] are NULL, as in illumos. A
 	// connection going to TIME_WAIT closes its socket, a time-wait
@@ -260,22 +248,13 @@ var tcpSpecs = []sdtSpec{{
 
 // udpSpecs are the udp provider's probes, illumos's send and receive.
 var udpSpecs = []sdtSpec{{
-	name:  "send",
-	args:  []sdtArg{argPkt, argCS, argIP, argUDPS, argUDP},
-	sites: []SDTSite{udpSite("net_dev_queue", sendSite, sent, sendSite.sk())},
+	name: "send",
+	args: []sdtArg{argPkt, argCS, argIP, argUDPS, argUDP},
+	sites: []SDTSite{{System: "net", Event: "net_dev_queue", Cond: sendUDP + " && " + sent,
+		Args: []string{sendSkb, sendSK, sendHdr, sendSK, "(struct udphdr *)" + sendTH}}},
 }, {
-	name:  "receive",
-	args:  []sdtArg{argPkt, argCS, argIP, argUDPS, argUDP},
-	sites: []SDTSite{udpSite("netif_receive_skb", recvSite, "", "NULL")},
+	name: "receive",
+	args: []sdtArg{argPkt, argCS, argIP, argUDPS, argUDP},
+	sites: []SDTSite{{System: "net", Event: "netif_receive_skb", Cond: recvUDP,
+		Args: []string{recvSkb, "NULL", recvHdr, "NULL", "(struct udphdr *)" + recvTH}}},
 }}
-
-// udpSite is a udp probe at a packet site, its socket sk, when cond
-// ("": always) holds.
-func udpSite(event string, n netSite, cond, sk string) SDTSite {
-	c := n.carries(protoUDP)
-	if cond != "" {
-		c += " && " + cond
-	}
-	return SDTSite{System: "net", Event: event, Cond: c,
-		Args: []string{n.skb, sk, n.hdr(), sk, "(struct udphdr *)" + n.th()}}
-}

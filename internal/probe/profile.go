@@ -26,17 +26,29 @@ var (
 	profileTicks = []int{1, 10, 100, 500, 1000, 5000}
 )
 
-// profileUnits are the suffixes of profile-N and tick-N, matched
-// without regard to case; 0 means a rate in hertz.
-var profileUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "nsec": time.Nanosecond,
-	"us": time.Microsecond, "usec": time.Microsecond,
-	"ms": time.Millisecond, "msec": time.Millisecond,
-	"s": time.Second, "sec": time.Second,
-	"m": time.Minute, "min": time.Minute,
-	"h": time.Hour, "hour": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour,
-	"hz": 0, "": 0,
+// profileUnit returns the multiplier of a suffix of profile-N and
+// tick-N, lower case; 0 means a rate in hertz, and false a suffix that
+// is none.
+func profileUnit(unit string) (time.Duration, bool) {
+	switch unit {
+	case "ns", "nsec":
+		return time.Nanosecond, true
+	case "us", "usec":
+		return time.Microsecond, true
+	case "ms", "msec":
+		return time.Millisecond, true
+	case "s", "sec":
+		return time.Second, true
+	case "m", "min":
+		return time.Minute, true
+	case "h", "hour":
+		return time.Hour, true
+	case "d", "day":
+		return 24 * time.Hour, true
+	case "hz", "":
+		return 0, true
+	}
+	return 0, false
 }
 
 // parseTimer parses the name of a profile or tick probe: profile-N or
@@ -67,7 +79,7 @@ func parseTimer(name string) (Timer, bool) {
 		// Not all digits, or too large for hrtime_t.
 		return Timer{}, false
 	}
-	mult, ok := profileUnits[strings.ToLower(unit)]
+	mult, ok := profileUnit(strings.ToLower(unit))
 	if !ok {
 		return Timer{}, false
 	}
@@ -93,26 +105,33 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // description names it exactly.
 type profileProvider struct {
 	namedProbes
+	// listed is set once the listed probes are made, when the provider
+	// is first walked: a run that names no profile probe makes none.
+	listed bool
 }
 
 // profile returns the profile provider.
 func profile() provider {
-	p := &profileProvider{namedProbes{provider: "profile", parse: func(name string) (Detail, bool) {
+	return &profileProvider{namedProbes: namedProbes{provider: "profile", parse: func(name string) (Detail, bool) {
 		t, ok := parseTimer(name)
 		return &t, ok
 	}}}
-	for _, r := range profileRates {
-		p.add("profile-" + strconv.Itoa(r))
-	}
-	for _, r := range profileTicks {
-		p.add("tick-" + strconv.Itoa(r))
-	}
-	return p
 }
 
 func (*profileProvider) Name() string           { return "profile" }
 func (*profileProvider) Attributes() attributes { return kernelAttr }
 
 func (p *profileProvider) Probes(q *query, yield func(*Probe) bool) error {
-	return p.walk(q, nil, yield)
+	return p.walk(q, func() {
+		if p.listed {
+			return
+		}
+		p.listed = true
+		for _, r := range profileRates {
+			p.add("profile-" + strconv.Itoa(r))
+		}
+		for _, r := range profileTicks {
+			p.add("tick-" + strconv.Itoa(r))
+		}
+	}, yield)
 }

@@ -39,7 +39,9 @@ type providerRow struct {
 // in the order Walk lists them, which numbers their probes
 // (Catalog.ID): a new provider goes last, so that no probe's ID
 // changes. The pid and USDT providers are not here: they are made for
-// each process a description names (Catalog.makeProcProbes).
+// each process a description names (Catalog.makeProcProbes). Its
+// makers are function literals, not calls, so that the table is
+// static data, made at no cost at start-up.
 var providers = []providerRow{
 	{name: "dtrace", make: func(string, *source) provider { return Dtrace() }},
 	{name: "profile", make: func(string, *source) provider { return profile() }},
@@ -48,20 +50,20 @@ var providers = []providerRow{
 	{name: "kinst", make: func(_ string, s *source) provider { return &kinstProvider{s.k} }},
 	// dtrace's stable providers, made of Linux's tracepoints: a table
 	// of probes each (sdt.go).
-	{name: "proc", tracepoints: true, make: sdtRow(procSpecs)},
-	{name: "sched", tracepoints: true, make: sdtRow(schedSpecs)},
-	{name: "io", tracepoints: true, make: sdtRow(ioSpecs)},
+	{name: "proc", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, procSpecs, s.k) }},
+	{name: "sched", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, schedSpecs, s.k) }},
+	{name: "io", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, ioSpecs, s.k) }},
 	// The network providers, made of tracepoints too (net.go).
-	{name: "ip", tracepoints: true, make: sdtRow(ipSpecs)},
-	{name: "tcp", tracepoints: true, make: sdtRow(tcpSpecs)},
-	{name: "udp", tracepoints: true, make: sdtRow(udpSpecs)},
-	{name: "lockstat", tracepoints: true, make: sdtRow(lockstatSpecs)},
+	{name: "ip", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, ipSpecs, s.k) }},
+	{name: "tcp", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, tcpSpecs, s.k) }},
+	{name: "udp", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, udpSpecs, s.k) }},
+	{name: "lockstat", tracepoints: true, make: func(n string, s *source) provider { return newSDTProvider(n, lockstatSpecs, s.k) }},
 	// The running machine's performance counters: live catalogs only.
 	{name: "cpc", tracepoints: true, make: newCPCProvider},
 	// Oracle's providers of every trace event, its fields or its raw
 	// tracepoint's arguments (tracepoint.go).
-	{name: "sdt", tracepoints: true, make: tpRow(false)},
-	{name: "rawtp", tracepoints: true, make: tpRow(true)},
+	{name: "sdt", tracepoints: true, make: func(n string, s *source) provider { return s.tpProvider(n, false) }},
+	{name: "rawtp", tracepoints: true, make: func(n string, s *source) provider { return s.tpProvider(n, true) }},
 }
 
 // kernelCatalog returns a catalog of the providers over s.
@@ -76,19 +78,13 @@ func kernelCatalog(s *source) *Catalog {
 	return New(ps...)
 }
 
-// sdtRow makes a provider of probes made of tracepoints, one per spec.
-func sdtRow(specs []sdtSpec) func(string, *source) provider {
-	return func(name string, s *source) provider { return newSDTProvider(name, specs, s.k) }
-}
-
-// tpRow makes the sdt provider, or with raw the rawtp provider.
-func tpRow(raw bool) func(string, *source) provider {
-	return func(name string, s *source) provider {
-		if s.events == nil {
-			s.events = newTPEvents(s.tracefs)
-		}
-		return newTPProvider(name, raw, s.k, s.events)
+// tpProvider makes the sdt provider, or with raw the rawtp provider,
+// over the trace events they share.
+func (s *source) tpProvider(name string, raw bool) provider {
+	if s.events == nil {
+		s.events = newTPEvents(s.tracefs)
 	}
+	return newTPProvider(name, raw, s.k, s.events)
 }
 
 // newSyscallProvider makes the syscall provider over s.

@@ -102,7 +102,11 @@ type sdtArg struct {
 	native, xlate string
 }
 
-// An sdtSpec is an SDT probe: its name, argument types and sites.
+// An sdtSpec is an SDT probe: its name, argument types and sites. The
+// providers' specs are composite literals of constants, which the
+// compiler makes static data, at no cost at start-up; it does so only
+// while no variable of the package initialised before them calls a
+// function (TestKdtraceInit, in internal/layers, would see the cost).
 type sdtSpec struct {
 	name  string
 	args  []sdtArg
@@ -365,10 +369,14 @@ var ioArgs = []sdtArg{{"struct request *", "bufinfo_t *"}, {"struct request *", 
 // sdtProvider is a provider made of tracepoints (proc, sched, io,
 // lockstat, ip, tcp, udp): a fixed list of probes,
 // module vmlinux and function "", as Oracle's DTrace for Linux names
-// them, made from Linux's tracepoints (see SDT).
+// them, made from Linux's tracepoints (see SDT). The probes are made
+// from the specs when the provider is first walked: a run that names
+// none of its probes makes none.
 type sdtProvider struct {
 	name   string
 	k      *kernel
+	specs  []sdtSpec
+	made   sync.Once
 	probes []*sdtProbe
 }
 
@@ -383,37 +391,43 @@ type sdtProbe struct {
 }
 
 func newSDTProvider(name string, specs []sdtSpec, k *kernel) *sdtProvider {
-	s := &sdtProvider{name: name, k: k}
-	for i := range specs {
-		spec := &specs[i]
-		p := &sdtProbe{
-			Probe:  Probe{Provider: name, Module: KernelModule, Name: spec.name},
-			spec:   spec,
-			detail: SDT{Sites: spec.sites},
-		}
-		p.Detail = &p.detail
-		if len(spec.args) > 0 {
-			p.args = s
-			for j, a := range spec.args {
-				if a.xlate == "" {
-					continue
-				}
-				if p.XArgs == nil {
-					p.XArgs = make([]string, len(spec.args))
-				}
-				p.XArgs[j] = a.xlate
+	return &sdtProvider{name: name, k: k, specs: specs}
+}
+
+// list returns the provider's probes, made the first time.
+func (s *sdtProvider) list() []*sdtProbe {
+	s.made.Do(func() {
+		for i := range s.specs {
+			spec := &s.specs[i]
+			p := &sdtProbe{
+				Probe:  Probe{Provider: s.name, Module: KernelModule, Name: spec.name},
+				spec:   spec,
+				detail: SDT{Sites: spec.sites},
 			}
+			p.Detail = &p.detail
+			if len(spec.args) > 0 {
+				p.args = s
+				for j, a := range spec.args {
+					if a.xlate == "" {
+						continue
+					}
+					if p.XArgs == nil {
+						p.XArgs = make([]string, len(spec.args))
+					}
+					p.XArgs[j] = a.xlate
+				}
+			}
+			s.probes = append(s.probes, p)
 		}
-		s.probes = append(s.probes, p)
-	}
-	return s
+	})
+	return s.probes
 }
 
 func (s *sdtProvider) Name() string         { return s.name }
 func (*sdtProvider) Attributes() attributes { return stabAttr }
 
 func (s *sdtProvider) Probes(q *query, yield func(*Probe) bool) error {
-	for _, p := range s.probes {
+	for _, p := range s.list() {
 		if !q.matchesMFN(p.Module, p.Function, p.Name) {
 			continue
 		}
@@ -448,7 +462,7 @@ func (s *sdtProvider) hasSite(st *SDTSite) bool {
 
 // spec returns the spec of the provider's probe p, nil if p is not one.
 func (s *sdtProvider) spec(p *Probe) *sdtSpec {
-	for _, sp := range s.probes {
+	for _, sp := range s.list() {
 		if &sp.Probe == p {
 			return sp.spec
 		}

@@ -97,7 +97,9 @@ func (e Expr) String() string {
 	return b.String()
 }
 
-var opNames = map[OpCode]string{
+// opNames are the operations' names after DW_OP_, by code: an array,
+// not a map, so that it is static data, made at no cost at start-up.
+var opNames = [256]string{
 	OpAddr: "addr", OpDeref: "deref", OpConstu: "constu", OpConsts: "consts", OpDup: "dup",
 	OpDrop: "drop", OpOver: "over", OpPick: "pick", OpSwap: "swap", OpRot: "rot", opXderef: "xderef",
 	opAbs: "abs", OpAnd: "and", OpDiv: "div", OpMinus: "minus", OpMod: "mod", OpMul: "mul", OpNeg: "neg",

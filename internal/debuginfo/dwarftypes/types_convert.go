@@ -247,7 +247,19 @@ func baseType(name string, size, enc int64) types.Type {
 	return &types.Int{Name: name, Bytes: size}
 }
 
-var qualOf = map[uint32]types.Qual{tagConstType: types.Const, tagVolatileType: types.Volatile, tagRestrictType: types.Restrict}
+// qualOf returns the qualifier of a qualifier DIE's tag, and false for
+// another tag.
+func qualOf(tag uint32) (types.Qual, bool) {
+	switch tag {
+	case tagConstType:
+		return types.Const, true
+	case tagVolatileType:
+		return types.Volatile, true
+	case tagRestrictType:
+		return types.Restrict, true
+	}
+	return 0, false
+}
 
 // qualified converts a chain of qualifier DIEs into one Qualified, so
 // that const volatile reads the same from either order of DIEs.
@@ -256,7 +268,8 @@ func (t *Types) qualified(d *die) (types.Type, error) {
 	t.remember(d.off, q)
 	cur := *d
 	for range 16 {
-		q.Qual |= qualOf[cur.tag]
+		qual, _ := qualOf(cur.tag)
+		q.Qual |= qual
 		next, err := t.target(&cur, cur.typ)
 		if err != nil {
 			return nil, err
@@ -269,7 +282,7 @@ func (t *Types) qualified(d *die) (types.Type, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := qualOf[nd.tag]; ok {
+		if _, ok := qualOf(nd.tag); ok {
 			cur = nd
 			continue
 		}

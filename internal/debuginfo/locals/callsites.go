@@ -21,9 +21,15 @@ import (
 // registers, in their register until the function saves them and then
 // in the slot its call frame information names.
 
-// calleeSaved are amd64's callee-saved registers, by DWARF number: rbx,
-// rbp, r12-r15.
-var calleeSaved = map[int]bool{3: true, 6: true, 12: true, 13: true, 14: true, 15: true}
+// calleeSaved reports whether DWARF register r is one of amd64's
+// callee-saved registers: rbx, rbp, r12-r15.
+func calleeSaved(r int) bool {
+	switch r {
+	case 3, 6, 12, 13, 14, 15:
+		return true
+	}
+	return false
+}
 
 // entryLocal is a local given as its value on entry at a probe past
 // its function's first instruction, with that location.
@@ -89,7 +95,7 @@ func callValue(v dwarfexpr.Expr, cs *dwarftypes.CallSite, t *dwarftypes.Types, r
 			case op.Reg == 7:
 				// The caller's rsp at the call is the callee's CFA.
 				out = append(out, cfaPlus(op.Int)...)
-			case calleeSaved[op.Reg]:
+			case calleeSaved(op.Reg):
 				r, ok := row.Regs[op.Reg]
 				switch {
 				case row.Source == ".orc_unwind" && op.Reg != 6:

@@ -44,9 +44,25 @@ const (
 	orcRegSPIndirect = 9
 )
 
-// orcDWARFReg maps the ORC registers that hold an address directly to
-// DWARF's amd64 numbers.
-var orcDWARFReg = map[uint8]int{orcRegDX: 1, orcRegDI: 5, orcRegBP: 6, orcRegSP: 7, orcRegR10: 10, orcRegR13: 13}
+// orcDWARFReg returns the DWARF amd64 number of an ORC register that
+// holds an address directly, and false for another.
+func orcDWARFReg(r uint8) (int, bool) {
+	switch r {
+	case orcRegDX:
+		return 1, true
+	case orcRegDI:
+		return 5, true
+	case orcRegBP:
+		return 6, true
+	case orcRegSP:
+		return 7, true
+	case orcRegR10:
+		return 10, true
+	case orcRegR13:
+		return 13, true
+	}
+	return 0, false
+}
 
 // The frame types, numbered as in Linux 6.1. Linux 6.4's are one more
 // (0 and 1 became "undefined" and "end of stack").
@@ -243,7 +259,7 @@ func orcRow(e orcEntry, off int, lo, hi uint64) (*Row, error) {
 		}
 		r.CFA = CFARule{Reg: -1, Expr: dwarfexpr.Expr{{Code: dwarfexpr.OpBreg, Reg: reg, Int: int64(e.spOffset)}, {Code: dwarfexpr.OpDeref}}}
 	default:
-		reg, ok := orcDWARFReg[e.spReg]
+		reg, ok := orcDWARFReg(e.spReg)
 		if !ok {
 			return nil, &cfiError{Section: ".orc_unwind", Offset: off, Entry: "entry", Err: fmt.Errorf("stack pointer base register %d", e.spReg)}
 		}

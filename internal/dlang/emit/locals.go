@@ -351,7 +351,9 @@ func (lg *localGen) run(ops dwarfexpr.Expr) (kind locPiece, reg int, blk []byte)
 	return kind, 0, nil
 }
 
-var aluOps = map[dwarfexpr.OpCode]dif.Op{
+// aluOps are the DIF operations of DWARF's binary arithmetic, by
+// DWARF operation: an array, not a map, so that it is static data.
+var aluOps = [256]dif.Op{
 	dwarfexpr.OpPlus: dif.ADD, dwarfexpr.OpMinus: dif.SUB, dwarfexpr.OpMul: dif.MUL,
 	dwarfexpr.OpDiv: dif.SDIV, dwarfexpr.OpMod: dif.UREM, dwarfexpr.OpAnd: dif.AND,
 	dwarfexpr.OpOr: dif.OR, dwarfexpr.OpXor: dif.XOR, dwarfexpr.OpShl: dif.SLL,

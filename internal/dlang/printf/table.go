@@ -41,61 +41,65 @@ const (
 // print as %lc and %ls. It has no hh conversions.
 var specs = map[string]*spec{}
 
+// specTable is the table specs indexes, static data; only the map is
+// made at start-up.
+var specTable = [...]spec{
+	{"a", "s", protoAddr, Addr, isKAddr},
+	{"A", "s", protoUAddr, UAddr, isUAddr},
+	{"c", "c", protoCSI, Signed, isCSI},
+	{"C", "s", protoCSI, EscChar, isCSI},
+	{"d", "d", protoXint, Decimal, isInteger},
+	{"e", "e", protoFP, Float, isFloat},
+	{"E", "E", protoFP, Float, isFloat},
+	{"f", "f", protoFP, Float, isFloat},
+	{"g", "g", protoFP, Float, isFloat},
+	{"G", "G", protoFP, Float, isFloat},
+	{"hd", "d", "short", Signed, isShort},
+	{"hi", "i", "short", Signed, isShort},
+	{"ho", "o", "unsigned short", Unsigned, isUShort},
+	{"hu", "u", "unsigned short", Unsigned, isUShort},
+	{"hx", "x", "short", Unsigned, isShortX},
+	{"hX", "X", "short", Unsigned, isShortX},
+	{"i", "i", protoXint, Signed, isInteger},
+	{"I", "s", protoCStr, InetAddr, isCStr},
+	{"k", "s", "stack", Stack, isStack},
+	{"lc", "lc", "int", Signed, isInt},
+	{"ld", "d", "long", Signed, isLong},
+	{"li", "i", "long", Signed, isLong},
+	{"lo", "o", "unsigned long", Unsigned, isULong},
+	{"lu", "u", "unsigned long", Unsigned, isULong},
+	{"ls", "ls", protoWStr, WideString, isWStr},
+	{"lx", "x", "long", Unsigned, isLongX},
+	{"lX", "X", "long", Unsigned, isLongX},
+	{"lld", "d", "long long", Signed, isLLong},
+	{"lli", "i", "long long", Signed, isLLong},
+	{"llo", "o", "unsigned long long", Unsigned, isULLong},
+	{"llu", "u", "unsigned long long", Unsigned, isULLong},
+	{"llx", "x", "long long", Unsigned, isLongLong},
+	{"llX", "X", "long long", Unsigned, isLongLong},
+	{"Le", "e", "long double", Float, isLongDbl},
+	{"LE", "E", "long double", Float, isLongDbl},
+	{"Lf", "f", "long double", Float, isLongDbl},
+	{"Lg", "g", "long double", Float, isLongDbl},
+	{"LG", "G", "long double", Float, isLongDbl},
+	{"o", "o", protoXint, Unsigned, isInteger},
+	{"p", "x", protoAddr, Unsigned, isAddr},
+	{"P", "s", "uint16_t", Port, isUShort},
+	{"s", "s", protoCStr, String, isCStr},
+	{"S", "s", protoCStr, EscString, isCStr},
+	{"T", "s", "int64_t", RFC822Time, isTime},
+	{"u", "u", protoXint, Unsigned, isInteger},
+	{"wc", "lc", "int", Signed, isInt},
+	{"ws", "ls", protoWStr, WideString, isWStr},
+	{"x", "x", protoXint, Unsigned, isInteger},
+	{"X", "X", protoXint, Unsigned, isInteger},
+	{"Y", "s", "int64_t", Time, isTime},
+	{"%", "%", "void", Percent, nil},
+}
+
 func init() {
-	for _, s := range []*spec{
-		{"a", "s", protoAddr, Addr, isKAddr},
-		{"A", "s", protoUAddr, UAddr, isUAddr},
-		{"c", "c", protoCSI, Signed, isCSI},
-		{"C", "s", protoCSI, EscChar, isCSI},
-		{"d", "d", protoXint, Decimal, isInteger},
-		{"e", "e", protoFP, Float, isFloat},
-		{"E", "E", protoFP, Float, isFloat},
-		{"f", "f", protoFP, Float, isFloat},
-		{"g", "g", protoFP, Float, isFloat},
-		{"G", "G", protoFP, Float, isFloat},
-		{"hd", "d", "short", Signed, is(types.Short)},
-		{"hi", "i", "short", Signed, is(types.Short)},
-		{"ho", "o", "unsigned short", Unsigned, is(types.UShort)},
-		{"hu", "u", "unsigned short", Unsigned, is(types.UShort)},
-		{"hx", "x", "short", Unsigned, isNamed("short", "unsigned short")},
-		{"hX", "X", "short", Unsigned, isNamed("short", "unsigned short")},
-		{"i", "i", protoXint, Signed, isInteger},
-		{"I", "s", protoCStr, InetAddr, isCStr},
-		{"k", "s", "stack", Stack, isStack},
-		{"lc", "lc", "int", Signed, is(types.IntType)},
-		{"ld", "d", "long", Signed, is(types.Long)},
-		{"li", "i", "long", Signed, is(types.Long)},
-		{"lo", "o", "unsigned long", Unsigned, is(types.ULong)},
-		{"lu", "u", "unsigned long", Unsigned, is(types.ULong)},
-		{"ls", "ls", protoWStr, WideString, isWStr},
-		{"lx", "x", "long", Unsigned, isNamed("long", "unsigned long")},
-		{"lX", "X", "long", Unsigned, isNamed("long", "unsigned long")},
-		{"lld", "d", "long long", Signed, is(types.LongLong)},
-		{"lli", "i", "long long", Signed, is(types.LongLong)},
-		{"llo", "o", "unsigned long long", Unsigned, is(types.ULongLong)},
-		{"llu", "u", "unsigned long long", Unsigned, is(types.ULongLong)},
-		{"llx", "x", "long long", Unsigned, isLongLong},
-		{"llX", "X", "long long", Unsigned, isLongLong},
-		{"Le", "e", "long double", Float, is(types.LongDbl)},
-		{"LE", "E", "long double", Float, is(types.LongDbl)},
-		{"Lf", "f", "long double", Float, is(types.LongDbl)},
-		{"Lg", "g", "long double", Float, is(types.LongDbl)},
-		{"LG", "G", "long double", Float, is(types.LongDbl)},
-		{"o", "o", protoXint, Unsigned, isInteger},
-		{"p", "x", protoAddr, Unsigned, isAddr},
-		{"P", "s", "uint16_t", Port, is(types.UShort)},
-		{"s", "s", protoCStr, String, isCStr},
-		{"S", "s", protoCStr, EscString, isCStr},
-		{"T", "s", "int64_t", RFC822Time, isTime},
-		{"u", "u", protoXint, Unsigned, isInteger},
-		{"wc", "lc", "int", Signed, is(types.IntType)},
-		{"ws", "ls", protoWStr, WideString, isWStr},
-		{"x", "x", protoXint, Unsigned, isInteger},
-		{"X", "X", protoXint, Unsigned, isInteger},
-		{"Y", "s", "int64_t", Time, isTime},
-		{"%", "%", "void", Percent, nil},
-	} {
-		specs[s.name] = s
+	for i := range specTable {
+		specs[specTable[i].name] = &specTable[i]
 	}
 }
 
@@ -164,36 +168,39 @@ func isWStr(t types.Type, _ bool) bool {
 	return ok && i.Bytes == 4
 }
 
-// is returns the check of a conversion that takes exactly one C type, by
+// The checks of the conversions that take exactly one C type, by
 // ctf_type_compat's rule: the same name and encoding once typedefs are
 // removed, so %ld takes int64_t but not long long.
-func is(want types.Type) func(types.Type, bool) bool {
-	return func(t types.Type, _ bool) bool { return ctfCompat(t, want) }
-}
+func isShort(t types.Type, _ bool) bool   { return ctfCompat(t, types.Short) }
+func isUShort(t types.Type, _ bool) bool  { return ctfCompat(t, types.UShort) }
+func isInt(t types.Type, _ bool) bool     { return ctfCompat(t, types.IntType) }
+func isLong(t types.Type, _ bool) bool    { return ctfCompat(t, types.Long) }
+func isULong(t types.Type, _ bool) bool   { return ctfCompat(t, types.ULong) }
+func isLLong(t types.Type, _ bool) bool   { return ctfCompat(t, types.LongLong) }
+func isULLong(t types.Type, _ bool) bool  { return ctfCompat(t, types.ULongLong) }
+func isLongDbl(t types.Type, _ bool) bool { return ctfCompat(t, types.LongDbl) }
 
-// isNamed returns the check of %hx and %lx, which take either
+// isShortX and isLongX are the checks of %hx and %lx, which take either
 // signedness of their integer.
-func isNamed(names ...string) func(types.Type, bool) bool {
-	return func(t types.Type, _ bool) bool {
-		i, ok := types.Resolve(t).(*types.Int)
-		if !ok {
-			return false
-		}
-		n := intName(i.Name)
-		for _, want := range names {
-			if n == want {
-				return true
-			}
-		}
+func isShortX(t types.Type, _ bool) bool { return isNamed(t, "short") }
+func isLongX(t types.Type, _ bool) bool  { return isNamed(t, "long") }
+
+// isNamed reports whether t is the integer called name, of either
+// signedness.
+func isNamed(t types.Type, name string) bool {
+	i, ok := types.Resolve(t).(*types.Int)
+	if !ok {
 		return false
 	}
+	n := intName(i.Name)
+	return n == name || n == "unsigned "+name
 }
 
 // isLongLong is %llx's check: a long long of either signedness or, since
 // they are long long elsewhere though long in LP64, an int64_t or
 // uint64_t or a typedef of one.
-func isLongLong(t types.Type, target bool) bool {
-	if isNamed("long long", "unsigned long long")(t, target) {
+func isLongLong(t types.Type, _ bool) bool {
+	if isNamed(t, "long long") {
 		return true
 	}
 	for {
