@@ -355,7 +355,12 @@ func (h *Handle) loadLibraries() error {
 		h.noteSkip(s)
 	}
 	if own {
-		h.checker.Refuse(library.Refused(runtime.GOOS))
+		// Made when a program first leaves a name undefined.
+		refused := sync.OnceValue(func() map[string]string { return library.Refused(runtime.GOOS) })
+		h.checker.Refuse(func(name string) (string, bool) {
+			why, ok := refused()[name]
+			return why, ok
+		})
 	}
 	h.deps = library.Dependencies(cfg, files, skipped)
 	return nil

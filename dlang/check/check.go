@@ -197,11 +197,11 @@ type Checker struct {
 	// matches holds what the program's probe descriptions matched: a
 	// large program names the same few probes again and again.
 	matches    map[matchKey]ProbeMatch
-	undefined  func(name string) bool  // OnUndefined
-	refused    map[string]string       // Refuse
-	defining   bool                    // undefined is running
-	declValues map[ast.Expr]*Value     // Info.Declared
-	aligns     map[*types.Struct]int64 // ctf_type_align of structs laid out so far
+	undefined  func(name string) bool      // OnUndefined
+	refused    func(string) (string, bool) // Refuse
+	defining   bool                        // undefined is running
+	declValues map[ast.Expr]*Value         // Info.Declared
+	aligns     map[*types.Struct]int64     // ctf_type_align of structs laid out so far
 	declared   map[ast.Decl]bool
 	cdefs      *types.Scope // C's container: declarations of #included files
 	file       string       // the program's file

@@ -184,8 +184,10 @@ func (c *Checker) ident(e *ast.Ident, idflags IdentFlags) *Value {
 	}
 	if id == nil {
 		more := suggestion(name, c.globalNames(Scalar, Enumerator, Array))
-		if why, ok := c.refused[name]; ok {
-			more = " (" + why + ")"
+		if c.refused != nil {
+			if why, ok := c.refused(name); ok {
+				more = " (" + why + ")"
+			}
 		}
 		c.errorf(ast.DiagPos(e), diag.D_IDENT_UNDEF, "failed to resolve %s: %s%s\n", name, errNoVar, more)
 	}

@@ -24,7 +24,7 @@ func TestRefuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		c := check.NewChecker(&check.Config{})
-		c.Refuse(map[string]string{"PR_FORK": "PR_FORK means nothing here"})
+		c.Refuse(func(name string) (string, bool) { return "PR_FORK means nothing here", name == "PR_FORK" })
 		prog, err := parser.ParseFile("t.d", []byte(tt.src), &parser.Config{Types: c, Declare: c.Declare, DefineTag: c.DefineTag})
 		if err == nil {
 			_, err = c.Check(prog)

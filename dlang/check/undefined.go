@@ -19,13 +19,14 @@ func (c *Checker) OnUndefined(f func(name string) bool) {
 }
 
 // Refuse names identifiers that the system's libraries leave undefined
-// on purpose, each with why (names maps a name to its reason): a
-// program that names one fails to resolve it, as dtrace says of any
-// undefined name, and the message adds the reason. Package library
-// gives the names kdtrace's own libraries leave out on Linux, such as
-// illumos's /proc flags Linux has no counterpart for.
-func (c *Checker) Refuse(names map[string]string) {
-	c.refused = names
+// on purpose, each with why (why returns a name's reason, and whether
+// it is refused): a program that names one fails to resolve it, as
+// dtrace says of any undefined name, and the message adds the reason.
+// It is asked only when a name is undefined. Package library gives the
+// names kdtrace's own libraries leave out on Linux, such as illumos's
+// /proc flags Linux has no counterpart for.
+func (c *Checker) Refuse(why func(name string) (string, bool)) {
+	c.refused = why
 }
 
 // checkState is what checking a program holds, saved while the
