@@ -14,7 +14,7 @@ import (
 )
 
 // cacheDir opens a fresh cache directory.
-func cacheDir(t *testing.T) (*cachedir.Dir, string) {
+func cacheDir(t testing.TB) (*cachedir.Dir, string) {
 	t.Helper()
 	path := t.TempDir()
 	dir, err := cachedir.Open(path)
