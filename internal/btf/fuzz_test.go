@@ -41,7 +41,7 @@ func exercise(t *testing.T, m *Module) {
 	}
 	// A conversion costs at most the types it reaches, but one per type
 	// would make large inputs quadratic.
-	for i := range min(len(m.offs), 256) {
+	for i := range min(m.count, 256) {
 		id := m.firstID + uint32(i)
 		r, _ := m.record(id)
 		s, _ := m.strAt(r.nameOff)

@@ -129,8 +129,8 @@ func TestKernelAll(t *testing.T) {
 	if err := k.index(); err != nil {
 		t.Fatal(err)
 	}
-	for i := range k.offs {
-		id := k.firstID + uint32(i)
+	for i := range k.count {
+		id := k.firstID + i
 		k.mu.Lock()
 		r, _ := k.record(id)
 		var typ types.Type
@@ -252,7 +252,7 @@ func BenchmarkRecord(b *testing.B) {
 	if err := k.index(); err != nil {
 		b.Fatal(err)
 	}
-	n := uint32(len(k.offs))
+	n := k.count
 	for b.Loop() {
 		for i := range uint32(1 << 14) {
 			if _, err := k.record(k.firstID + i*2654435761%n); err != nil {
