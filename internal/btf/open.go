@@ -204,20 +204,12 @@ func elfSection(data []byte) ([]byte, error) {
 // modules' files. Reading the kernel's costs several milliseconds, as
 // sysfs returns it a page per read call; mapping it costs none.
 func readFile(file string) (data []byte, mapped bool, err error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if fi.IsDir() {
-		return nil, false, errors.New("is a directory")
-	}
-	if data, err := mmap.Map(f, fi.Size()); err == nil {
+	data, err = mmap.MapFile(file)
+	if err == nil {
 		return data, true, nil
+	}
+	if !errors.Is(err, mmap.ErrUnsupported) {
+		return nil, false, err
 	}
 	data, err = os.ReadFile(file)
 	return data, false, err
