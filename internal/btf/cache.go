@@ -59,9 +59,14 @@ func (m *Module) sectionSum() uint32 {
 // failure only means the next run walks the types again. The caller
 // holds m.mu and has walked the types.
 func (m *Module) storeIndex() {
-	if m.cache == nil {
-		return
+	if m.cache != nil {
+		cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, m.encodeIndex())
 	}
+}
+
+// encodeIndex returns the cache file of m's index. The caller holds
+// m.mu and has walked the types.
+func (m *Module) encodeIndex() []byte {
 	t := m.table(typeTable)
 	e := cachefile.Encoder{B: make([]byte, 0, 128+4*(len(m.offs)+len(t.slots)))}
 	e.Str(cacheMagic)
@@ -89,7 +94,7 @@ func (m *Module) storeIndex() {
 		}
 	}
 	e.Seal()
-	cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, e.B)
+	return e.B
 }
 
 // loadIndex maps m's index from the cache, reporting whether it was
