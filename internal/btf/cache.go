@@ -16,12 +16,14 @@ import (
 // compiling most scripts, since the D lexer looks every identifier up
 // among the kernel's types. Both depend only on the kernel, so they are
 // kept in the cache under the kernel's build-id, as the debug
-// information's indexes are, and mapped back in place.
+// information's indexes are, and mapped back in place. The file, some
+// 160 KB, is read whole at every run, by its checksum: the sparse
+// offsets (see stride) keep it small.
 
 const (
 	cacheSuffix  = ".btf"
 	cacheMagic   = "kdtrace BTF index\n"
-	cacheVersion = 1
+	cacheVersion = 2
 	// cacheProbe is how many bytes at each end of the type and string
 	// sections the cache records a checksum of, a check beside the
 	// build-id and the sizes that the BTF is the one indexed.
@@ -57,9 +59,14 @@ func (m *Module) sectionSum() uint32 {
 // failure only means the next run walks the types again. The caller
 // holds m.mu and has walked the types.
 func (m *Module) storeIndex() {
-	if m.cache == nil {
-		return
+	if m.cache != nil {
+		cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, m.encodeIndex())
 	}
+}
+
+// encodeIndex returns the cache file of m's index. The caller holds
+// m.mu and has walked the types.
+func (m *Module) encodeIndex() []byte {
 	t := m.table(typeTable)
 	e := cachefile.Encoder{B: make([]byte, 0, 128+4*(len(m.offs)+len(t.slots)))}
 	e.Str(cacheMagic)
@@ -75,6 +82,8 @@ func (m *Module) storeIndex() {
 	for _, n := range m.sizes {
 		e.U32(n)
 	}
+	e.U32(stride)
+	e.U32(m.count)
 	for len(e.B)%8 != 0 {
 		e.U8(0) // the tables' records are read in place, 4-aligned
 	}
@@ -85,7 +94,7 @@ func (m *Module) storeIndex() {
 		}
 	}
 	e.Seal()
-	cachefile.StoreFile(m.cache, m.cacheKey+cacheSuffix, e.B)
+	return e.B
 }
 
 // loadIndex maps m's index from the cache, reporting whether it was
@@ -135,18 +144,23 @@ func (m *Module) decodeIndex(data []byte) bool {
 	for i := range sizes {
 		sizes[i] = d.U32()
 	}
+	if d.U32() != stride {
+		return false
+	}
+	count := d.U32()
 	d.Take(uint64(-(len(body) - len(d.B)) & 7)) // to the tables' alignment
 	offs, ok1 := cachefile.Words[uint32](d.Table(4))
 	slots, ok2 := cachefile.Words[uint32](d.Table(4))
 	// The checksum holds: the tables are those a walk made. What a
 	// foreign file with a good checksum could hold that the lookups
 	// would trust (an offset past the type section, a full type table)
-	// is checked where it is read rather than here, which would touch
-	// the whole file in every run.
-	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || len(slots) == 0 || len(slots)&(len(slots)-1) != 0 {
+	// is checked where it is read rather than here, where only a walk
+	// of the type section could check the offsets.
+	if d.Bad || len(d.B) != 0 || !ok1 || !ok2 || uint64(len(offs)) != (uint64(count)+stride-1)/stride ||
+		len(slots) == 0 || len(slots)&(len(slots)-1) != 0 {
 		return false
 	}
-	m.offs, m.sizes, m.narrowInts = offs, sizes, narrow[0] == 1
+	m.count, m.offs, m.sizes, m.narrowInts = count, offs, sizes, narrow[0] == 1
 	m.names[typeTable] = &table{slots: slots, mask: uint32(len(slots) - 1)}
 	return true
 }

@@ -113,7 +113,7 @@ func (m *Module) transaction(conv func() error) error {
 	if c.index == nil {
 		// A slice rather than a map: lookups by ID are the
 		// converter's commonest step, and 4 bytes a type is cheap.
-		c.index = make([]uint32, len(m.offs))
+		c.index = make([]uint32, m.count)
 	}
 	c.journal, c.start = c.journal[:0], c.n
 	err := conv()
@@ -283,7 +283,7 @@ func (m *Module) build(id uint32) (types.Type, error) {
 			if tr.kind() != kindTypeTag {
 				break
 			}
-			if n > len(m.offs) {
+			if n > int(m.count) {
 				return nil, m.errorf("type %d refers to itself through type tags", id)
 			}
 			target = tr.typeID()

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/cachefile"
 )
 
 // FuzzOpen reads raw BTF, as base BTF and as split BTF extending
@@ -41,7 +42,7 @@ func exercise(t *testing.T, m *Module) {
 	}
 	// A conversion costs at most the types it reaches, but one per type
 	// would make large inputs quadratic.
-	for i := range min(len(m.offs), 256) {
+	for i := range min(m.count, 256) {
 		id := m.firstID + uint32(i)
 		r, _ := m.record(id)
 		s, _ := m.strAt(r.nameOff)
@@ -120,4 +121,45 @@ func reach(t types.Type, seen map[types.Type]bool, budget int) int {
 		u.Err()
 	}
 	return budget
+}
+
+// FuzzIndexCache reads cache files whose checksum holds, as a foreign
+// file's may, for the BTF of many(): the index it holds is used or
+// refused, and lookups through it give an error or a type, never a
+// panic or a hang.
+func FuzzIndexCache(f *testing.F) {
+	data := many().bytes(binary.LittleEndian)
+	walked, err := newModule("walked", KernelModule, data, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := walked.index(); err != nil {
+		f.Fatal(err)
+	}
+	walked.mu.Lock()
+	file := walked.encodeIndex()
+	walked.mu.Unlock()
+	if m, _ := newModule("cached", KernelModule, data, nil); !m.decodeIndex(file) {
+		f.Fatal("the walked index's cache file is refused")
+	}
+	f.Add(file[:len(file)-4]) // less the checksum, which the fuzz function adds
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, err := newModule("cached", KernelModule, data, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := cachefile.Encoder{B: append([]byte(nil), body...)}
+		e.Seal()
+		m.mu.Lock()
+		m.indexed = m.decodeIndex(e.B)
+		m.mu.Unlock()
+		exercise(t, m)
+		for _, name := range []string{"struct s0", "e1", "E7_0", "f2", "v3", "t4", "i5", "int", "struct task"} {
+			m.LookupType(name)
+			m.LookupFunc(name)
+			m.LookupVar(name)
+			m.VarSection(name)
+			m.LookupEnumerator(name)
+		}
+	})
 }

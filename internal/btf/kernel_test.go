@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kdtrace/kdtrace/dlang/types"
+	"github.com/kdtrace/kdtrace/internal/cachedir"
 )
 
 // kernel opens the running kernel's BTF, or skips the test saying why.
@@ -128,8 +129,8 @@ func TestKernelAll(t *testing.T) {
 	if err := k.index(); err != nil {
 		t.Fatal(err)
 	}
-	for i := range k.offs {
-		id := k.firstID + uint32(i)
+	for i := range k.count {
+		id := k.firstID + i
 		k.mu.Lock()
 		r, _ := k.record(id)
 		var typ types.Type
@@ -211,5 +212,67 @@ func BenchmarkOpenLookup(b *testing.B) {
 		files, _ := types.Elem(member(b, task, "files").Type)
 		fdt, _ := types.Elem(member(b, files, "fdt").Type)
 		member(b, fdt, "max_fds")
+	}
+}
+
+// BenchmarkCachedLookup opens the kernel's BTF with its index in the
+// cache, as every run of the command does, and looks up what the D
+// lexer would in a small script: every identifier, most of them not a
+// type.
+func BenchmarkCachedLookup(b *testing.B) {
+	dir, _ := cacheDir(b)
+	if err := kernel(b).indexCached(dir); err != nil {
+		b.Fatal(err)
+	}
+	names := []string{"pid", "timestamp", "uint64_t", "avg", "struct task_struct", "x", "count",
+		"execname", "size_t", "walltimestamp", "arg0", "int"}
+	b.ReportAllocs()
+	for b.Loop() {
+		k := kernel(b)
+		k.UseCache(dir, "bench")
+		for _, name := range names {
+			if _, err := k.LookupType(name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// indexCached indexes m, walking its types, and stores the index in
+// dir under the key "bench".
+func (m *Module) indexCached(dir *cachedir.Dir) error {
+	m.UseCache(dir, "bench")
+	return m.index()
+}
+
+// BenchmarkRecord finds the records of the kernel's types in an order
+// as scattered as a conversion's.
+func BenchmarkRecord(b *testing.B) {
+	k := kernel(b)
+	if err := k.index(); err != nil {
+		b.Fatal(err)
+	}
+	n := k.count
+	for b.Loop() {
+		for i := range uint32(1 << 14) {
+			if _, err := k.record(k.firstID + i*2654435761%n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N<<14), "ns/record")
+}
+
+// BenchmarkTables builds the tables of the kernel's functions and
+// enumerators, which walk every record.
+func BenchmarkTables(b *testing.B) {
+	k := kernel(b)
+	if err := k.index(); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		k.names[funcTable], k.names[enumTable] = nil, nil
+		k.table(funcTable)
+		k.table(enumTable)
 	}
 }

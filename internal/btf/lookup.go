@@ -1,7 +1,6 @@
 package btf
 
 import (
-	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -35,7 +34,10 @@ func (m *Module) lookupType(q typeQuery) (t types.Type, complete bool, err error
 	if err := m.indexLocked(); err != nil {
 		return nil, false, err
 	}
-	id, complete := m.findType(q)
+	id, complete, err := m.findType(q)
+	if err != nil {
+		return nil, false, err
+	}
 	if !complete && m.base != nil {
 		m.base.mu.Lock()
 		bt, bcomplete, err := m.base.lookupType(q)
@@ -53,20 +55,23 @@ func (m *Module) lookupType(q typeQuery) (t types.Type, complete bool, err error
 
 // findType returns the ID of the first complete type matching q, else
 // of the first incomplete one, else 0.
-func (m *Module) findType(q typeQuery) (id uint32, complete bool) {
+func (m *Module) findType(q typeQuery) (id uint32, complete bool, err error) {
 	for _, name := range q.names {
-		for ref := range m.lookup(typeTable, name) {
-			r, _ := m.record(ref)
+		for ref, err := range m.lookup(typeTable, name) {
+			if err != nil {
+				return 0, false, err
+			}
+			r, _ := m.record(ref) // lookup read it
 			ok, full := q.matches(r)
 			if ok && full {
-				return ref, true
+				return ref, true, nil
 			}
 			if ok && id == 0 {
 				id = ref
 			}
 		}
 	}
-	return id, false
+	return id, false, nil
 }
 
 // A typeQuery is a parsed type name: the kinds it may name and the
@@ -116,7 +121,10 @@ func (m *Module) LookupEnumerator(name string) (*types.Enum, int64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.indexLocked() == nil {
-		for ref := range m.lookup(enumTable, name) {
+		for ref, err := range m.lookup(enumTable, name) {
+			if err != nil {
+				break
+			}
 			e := m.enums[ref]
 			t, err := m.typeByID(e.id)
 			if err != nil {
@@ -142,8 +150,11 @@ func (m *Module) LookupFunc(name string) (*types.Func, []string, error) {
 	if err := m.indexLocked(); err != nil {
 		return nil, nil, err
 	}
-	for id := range m.lookup(funcTable, name) {
-		fn, _ := m.record(id)
+	for id, err := range m.lookup(funcTable, name) {
+		if err != nil {
+			return nil, nil, err
+		}
+		fn, _ := m.record(id) // lookup read it
 		proto, err := m.record(fn.typeID())
 		if err != nil {
 			return nil, nil, err
@@ -176,8 +187,11 @@ func (m *Module) LookupVar(name string) (types.Type, error) {
 	if err := m.indexLocked(); err != nil {
 		return nil, err
 	}
-	for id := range m.lookup(varTable, name) {
-		v, _ := m.record(id)
+	for id, err := range m.lookup(varTable, name) {
+		if err != nil {
+			return nil, err
+		}
+		v, _ := m.record(id) // lookup read it
 		return m.typeByID(v.typeID())
 	}
 	return nil, nil
@@ -194,18 +208,20 @@ func (m *Module) VarSection(name string) (string, uint32, error) {
 		return "", 0, err
 	}
 	var ids []uint32
-	for id := range m.lookup(varTable, name) {
+	for id, err := range m.lookup(varTable, name) {
+		if err != nil {
+			return "", 0, err
+		}
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
 		return "", 0, nil
 	}
-	for i, off := range m.offs {
-		if uint64(off)+recordSize > uint64(len(m.types)) ||
-			binary.LittleEndian.Uint32(m.types[off+4:])>>24&0x1f != kindDatasec {
+	for id, at := range m.records() {
+		if at.kind() != kindDatasec {
 			continue // the few DATASECs are found without decoding the rest
 		}
-		r, err := m.record(m.firstID + uint32(i))
+		r, err := m.record(id)
 		if err != nil {
 			return "", 0, err
 		}

@@ -38,9 +38,10 @@ type Module struct {
 
 	mu      sync.Mutex
 	indexed bool
-	err     error    // why the type section could not be walked
-	offs    []uint32 // record offsets in types, by ID - firstID
-	named   []uint32 // the records of typeTable's kinds with names, by ID - firstID
+	err     error         // why the type section could not be walked
+	count   uint32        // the number of records
+	offs    []uint32      // the offsets in types of every stride-th record, from firstID's
+	named   []namedRecord // the records of typeTable's kinds with names, after a walk
 	// narrowInts says that some INT has fewer bits than bytes or an
 	// offset: only then can a struct without kind_flag have bit-fields.
 	narrowInts bool
@@ -167,7 +168,7 @@ func newModule(file, name string, data []byte, base *Module) (*Module, error) {
 		if err := base.index(); err != nil {
 			return nil, err
 		}
-		m.firstID = base.firstID + uint32(len(base.offs))
+		m.firstID = base.firstID + base.count
 		m.strBase = base.strBase + uint32(len(base.strs))
 	} else if len(m.strs) == 0 || m.strs[0] != 0 {
 		// Offset 0 is the empty name of anonymous types.
@@ -203,20 +204,12 @@ func elfSection(data []byte) ([]byte, error) {
 // modules' files. Reading the kernel's costs several milliseconds, as
 // sysfs returns it a page per read call; mapping it costs none.
 func readFile(file string) (data []byte, mapped bool, err error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, false, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if fi.IsDir() {
-		return nil, false, errors.New("is a directory")
-	}
-	if data, err := mmap.Map(f, fi.Size()); err == nil {
+	data, err = mmap.MapFile(file)
+	if err == nil {
 		return data, true, nil
+	}
+	if !errors.Is(err, mmap.ErrUnsupported) {
+		return nil, false, err
 	}
 	data, err = os.ReadFile(file)
 	return data, false, err
