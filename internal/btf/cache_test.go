@@ -179,15 +179,7 @@ func TestKernelIndexCache(t *testing.T) {
 		}
 		rec, _ := walked.record(r.id)
 		name, _ := walked.nameAt(rec.nameOff)
-		switch rec.kind() {
-		case kindStruct:
-			name = "struct " + name
-		case kindUnion:
-			name = "union " + name
-		case kindEnum, kindEnum64:
-			name = "enum " + name
-		}
-		names = append(names, name)
+		names = append(names, tagged(rec, name))
 	}
 	want := describe(walked, names)
 

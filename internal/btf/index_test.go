@@ -292,15 +292,7 @@ func allNames(t *testing.T, m *Module) []string {
 		if err != nil || name == "" {
 			continue
 		}
-		switch r.kind() {
-		case kindStruct:
-			name = "struct " + name
-		case kindUnion:
-			name = "union " + name
-		case kindEnum, kindEnum64:
-			name = "enum " + name
-		}
-		names = append(names, name)
+		names = append(names, tagged(r, name))
 	}
 	return names
 }
@@ -316,4 +308,18 @@ func TestDenseOffsets(t *testing.T) {
 	if diff := cmp.Diff([]uint64{0, 16, 52, 64}, denseOffsets(t, m.types)); diff != "" {
 		t.Errorf("offsets (-want +got):\n%s", diff)
 	}
+}
+
+// tagged returns the name of record r as D writes the type: with its
+// tag's keyword for a struct, union or enum.
+func tagged(r record, name string) string {
+	switch r.kind() {
+	case kindStruct:
+		return "struct " + name
+	case kindUnion:
+		return "union " + name
+	case kindEnum, kindEnum64:
+		return "enum " + name
+	}
+	return name
 }
