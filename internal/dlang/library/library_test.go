@@ -689,6 +689,39 @@ func TestLazy(t *testing.T) {
 	}
 }
 
+// TestLazyEach checks that a name an embedded library defines compiles
+// that library, after those it depends on, and no other: without the
+// kernel's types, the libraries that need them are skipped only as a
+// script names what they define.
+func TestLazyEach(t *testing.T) {
+	c := check.NewChecker(&check.Config{})
+	var late []library.Skip
+	if _, err := library.Load(c, library.Files("linux"), &library.Config{Lazy: true, SkipBroken: true,
+		Late: func(s library.Skip) { late = append(late, s) }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		src  string
+		ok   bool
+		late []string
+	}{
+		{"BEGIN { trace(EPERM); }", true, nil},
+		{"BEGIN { trace(SIGKILL + EINVAL); }", true, nil},
+		{"BEGIN { trace(curpsinfo); }", false, []string{"procfs.d: D_PRAGMA_DEPEND"}},
+		{"BEGIN { trace(TCP_STATE_CLOSED); }", false, []string{"ip.d: D_PRAGMA_DEPEND", "tcp.d: D_PRAGMA_DEPEND"}},
+		{"BEGIN { trace(sizeof (udpinfo_t)); }", false, []string{"udp.d: D_PRAGMA_DEPEND"}}, // ip.d was skipped
+		{"BEGIN { trace(curpsinfo); }", false, nil},
+	} {
+		late = nil
+		if _, err := compile(c, tt.src); (err == nil) != tt.ok {
+			t.Errorf("%s: %v, want compiled %v", tt.src, err, tt.ok)
+		}
+		if diff := cmp.Diff(tt.late, skipTags(late)); diff != "" {
+			t.Errorf("%s: libraries skipped (-want +got):\n%s", tt.src, diff)
+		}
+	}
+}
+
 // prFlags are the pr_flag bits of illumos's sys/procfs.h.
 var prFlags = map[string]int64{
 	"PR_STOPPED": 0x1, "PR_ISTOP": 0x2, "PR_DSTOP": 0x4, "PR_STEP": 0x8, "PR_ASLEEP": 0x10,

@@ -30,10 +30,14 @@ type Config struct {
 	// StringSize is the size of D's string type, as the checker has it
 	// (check.Config.StringSize); 0 means dtrace's default, 256.
 	StringSize int64
-	// Lazy compiles the libraries only when a script first names
-	// something they define (check.Checker.OnUndefined), all of them
-	// then, in order: most scripts need none of their hundreds of
-	// definitions, and those that read kernel types cost the most.
+	// Lazy compiles a library only when a script first names
+	// something it defines (check.Checker.OnUndefined): most scripts
+	// need none of their hundreds of definitions, and those that read
+	// kernel types cost the most. The library is compiled after those
+	// it depends on; when any of the files is not embedded, all of them
+	// are compiled then, in order, since what such a file holds beyond
+	// names (a translator to another library's type) is not known
+	// beforehand.
 	Lazy bool
 	// Late is told of the libraries skipped when compiled lazily.
 	Late func(Skip)
@@ -119,13 +123,18 @@ func Load(c *check.Checker, files []File, cfg *Config) ([]Skip, error) {
 	if err != nil || len(later) == 0 {
 		return skipped, err
 	}
-	done := false
+	each := !slices.ContainsFunc(later, func(l *lib) bool { return !l.own })
 	c.OnUndefined(func(name string) bool {
-		if done || !defines(later, name) {
+		i := slices.IndexFunc(later, func(l *lib) bool { return defines(l, name) })
+		if i < 0 {
 			return false
 		}
-		done = true
-		late, err := compileAll(c, later, cfg, loaded, nil)
+		libs := later
+		if each {
+			libs = withDeps(later, later[i])
+		}
+		later = slices.DeleteFunc(slices.Clone(later), func(l *lib) bool { return slices.Contains(libs, l) })
+		late, err := compileAll(c, libs, cfg, loaded, nil)
 		if cfg.Late != nil {
 			for _, s := range late {
 				cfg.Late(s)
@@ -194,27 +203,42 @@ func compileAll(c *check.Checker, libs []*lib, cfg *Config, loaded map[string]bo
 	return skipped, nil
 }
 
-// defines reports whether any of libs defines name: an inline, a
-// typedef, a struct, union or enum tag ("struct tag") or an enumerator.
-// An embedded library's names are known beforehand (zfacts.go); another
+// defines reports whether l defines name: an inline, a typedef, a
+// struct, union or enum tag ("struct tag") or an enumerator. An
+// embedded library's names are known beforehand (zfacts.go); another
 // library's text is scanned for them only when it mentions name at all:
 // most names a program leaves undefined are errors, and scanning every
 // library for each would cost more than the rest of a small script's
 // compilation.
-func defines(libs []*lib, name string) bool {
-	word := []byte(name[strings.LastIndexByte(name, ' ')+1:])
-	for _, l := range libs {
-		if l.facts.names == nil {
-			if !bytes.Contains(l.Text, word) {
-				continue
-			}
-			l.facts.names = definedNames(l.Text)
+func defines(l *lib, name string) bool {
+	if l.facts.names == nil {
+		if !bytes.Contains(l.Text, []byte(name[strings.LastIndexByte(name, ' ')+1:])) {
+			return false
 		}
-		if _, ok := slices.BinarySearch(l.facts.names, name); ok {
-			return true
+		l.facts.names = definedNames(l.Text)
+	}
+	_, ok := slices.BinarySearch(l.facts.names, name)
+	return ok
+}
+
+// withDeps returns l and the libraries of libs it depends on, directly
+// or through others, in the order of libs, which has each library after
+// those it depends on (sortLibs).
+func withDeps(libs []*lib, l *lib) []*lib {
+	want := map[*lib]bool{l: true}
+	for i := slices.Index(libs, l); i >= 0; i-- {
+		if !want[libs[i]] {
+			continue
+		}
+		for _, d := range libs[i].facts.deps {
+			for _, dl := range libs[:i] {
+				if dl.base == d {
+					want[dl] = true
+				}
+			}
 		}
 	}
-	return false
+	return slices.DeleteFunc(slices.Clone(libs), func(l *lib) bool { return !want[l] })
 }
 
 // definedNames returns the names text defines, sorted and never nil. It
@@ -431,6 +455,7 @@ type lib struct {
 	File
 	base  string
 	facts libFacts
+	own   bool // embedded: its facts were worked out beforehand
 }
 
 // libFacts are what Load reads of a library's text before it compiles
@@ -467,8 +492,8 @@ func unique(files []File) ([]*lib, []Skip) {
 			continue
 		}
 		first[base] = f.Name
-		l := &lib{File: f, base: base}
-		if f.facts != nil {
+		l := &lib{File: f, base: base, own: f.facts != nil}
+		if l.own {
 			l.facts = *f.facts
 		} else {
 			l.facts = factsOf(f.Text)
