@@ -84,7 +84,7 @@ type Handle struct {
 	procs     []*Process
 	env       []string // of the processes Create starts; nil until first changed
 
-	modules []types.Module // the kernel's types
+	modules func() []types.Module // the kernel's types, once read
 	// printed numbers the types of the programs' print() values, which
 	// the consumer resolves, as libdtrace resolves its CTF ids.
 	printed types.Table
@@ -157,11 +157,15 @@ func Open(cfg *Config) (*Handle, error) {
 			return nil, &FileError{"--debug-root", fmt.Errorf("%s: not a directory", dir)}
 		}
 	}
+	if h.cfg.BTF == "" && h.cfg.Kernel == "" && runtime.GOOS != "freebsd" {
+		h.modules = h.runningTypes()
+		return h, nil
+	}
 	mods, err := h.kernelTypes()
 	if err != nil {
 		return nil, err
 	}
-	h.modules = mods
+	h.modules = func() []types.Module { return mods }
 	return h, nil
 }
 
@@ -277,7 +281,7 @@ func (h *Handle) setupWarm(warm func()) error {
 		Destructive: h.opts.IsSet("destructive"),
 		AllowEmpty:  h.opts.IsSet("empty"),
 		OS:          runtime.GOOS,
-		Modules:     h.modules,
+		Modules:     h.modules(),
 		LoadModule:  h.loadModule,
 		Probes:      probes,
 		ZeroMatch:   h.zdefs,
@@ -335,7 +339,7 @@ func (h *Handle) loadLibraries() error {
 		files = append(files, fs...)
 	}
 	cfg := &library.Config{
-		Modules:    h.modules,
+		Modules:    h.modules(),
 		StringSize: h.checker.StringSize(),
 		SetOption:  h.opts.SetFromScript,
 		// kdtrace's own libraries name kernel types that vary between
@@ -396,7 +400,7 @@ func (h *Handle) btfKernel() (*btf.Module, bool) {
 
 // kernelBTF returns the kernel's types if they are BTF, else nil.
 func (h *Handle) kernelBTF() *btf.Module {
-	for _, m := range h.modules {
+	for _, m := range h.modules() {
 		if k, ok := m.(*btf.Module); ok && m.ModuleName() == btf.KernelModule {
 			return k
 		}

@@ -36,6 +36,9 @@ func (h *Handle) debugOptions() debuginfo.Options {
 		Debuginfod: h.debuginfod, Context: h.cfg.Context, Lazy: true}
 }
 
+// kernelTypes returns the kernel's types that the Config names: none
+// (--btf none), a BTF file's, or the --kernel image's; on FreeBSD, the
+// running kernel's DWARF. The running Linux kernel's are runningTypes'.
 func (h *Handle) kernelTypes() ([]types.Module, error) {
 	switch {
 	case h.cfg.BTF == "none":
@@ -56,20 +59,47 @@ func (h *Handle) kernelTypes() ([]types.Module, error) {
 		}
 		h.warnf("no kernel types in %s: %v", h.cfg.Kernel, err)
 		return nil, nil
-	case runtime.GOOS == "freebsd":
-		set, err := debuginfo.Kernel(h.debugOptions())
-		if err != nil || len(set.Images()) == 0 {
-			return nil, nil
-		}
-		return h.dwarfTypes(set.Images()[0]), nil
 	}
+	set, err := debuginfo.Kernel(h.debugOptions())
+	if err != nil || len(set.Images()) == 0 {
+		return nil, nil
+	}
+	return h.dwarfTypes(set.Images()[0]), nil
+}
+
+// runningTypes reads the running Linux kernel's BTF on another
+// goroutine, from Open on: the D libraries first need it, once the
+// probe catalog and the checker are made and the program's probes are
+// being looked up (warm), which it costs as much as. The function it
+// returns waits for the types, and warns once if there are none.
+func (h *Handle) runningTypes() func() []types.Module {
+	type result struct {
+		mods []types.Module
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := runningKernelTypes()
+		done <- result{m, err}
+	}()
+	return sync.OnceValue(func() []types.Module {
+		r := <-done
+		if r.err != nil {
+			h.warnf("no kernel types: %v", r.err)
+		}
+		return r.mods
+	})
+}
+
+// runningKernelTypes returns the running kernel's BTF, none for a
+// kernel built without it.
+func runningKernelTypes() ([]types.Module, error) {
 	m, err := btf.Kernel()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // a kernel built without BTF
 	}
 	if err != nil {
-		h.warnf("no kernel types: %v", err)
-		return nil, nil
+		return nil, err
 	}
 	// The index of the kernel's types is kept between runs. A cache
 	// directory refused here is not reported: it costs only speed,
@@ -165,7 +195,7 @@ func (h *Handle) probes() check.Probes {
 // probeTypes gives fbt and syscall probes their argument types from the
 // kernel's types the checker uses, and a module's own BTF.
 func (h *Handle) probeTypes(module string) (probe.KernelTypes, error) {
-	for _, m := range h.modules {
+	for _, m := range h.modules() {
 		if m.ModuleName() == module {
 			if kt, ok := m.(probe.KernelTypes); ok {
 				return kt, nil
@@ -303,7 +333,7 @@ func (h *Handle) symbols() *ksym.Resolver {
 	})
 	return &ksym.Resolver{Load: load, Types: func(mod string) ([]ksym.VarTypes, error) {
 		var srcs []ksym.VarTypes
-		for _, m := range h.modules {
+		for _, m := range h.modules() {
 			if v, ok := m.(ksym.VarTypes); ok && m.ModuleName() == mod {
 				srcs = append(srcs, v)
 				if _, ok := m.(*btf.Module); ok && mod == btf.KernelModule && h.cfg.Kernel != "" && h.cfg.BTF == "" && dwarf() != nil {
