@@ -292,7 +292,7 @@ func (h *Handle) warm(spec Spec, text string, src []byte, args []string, macros 
 		return
 	}
 	name, src, err := programText(spec, text, src)
-	if err != nil {
+	if err != nil || len(src) > maxWarmed {
 		return
 	}
 	cat := h.catalog
@@ -311,6 +311,10 @@ func (h *Handle) warm(spec Spec, text string, src []byte, args []string, macros 
 	}
 	go parser.ParseFile(name, src, cfg)
 }
+
+// maxWarmed is the longest program warm parses twice: a longer one's
+// own compile takes far longer than the lookups warm saves.
+const maxWarmed = 64 << 10
 
 // specProgram returns the program that -P, -m or -f gives: a probe
 // description and, optionally, a predicate and actions. As
