@@ -110,7 +110,7 @@ func Running(sysroot, module string) (string, error) {
 	if module != "vmlinux" {
 		path = filepath.Join(sysroot, "sys/module", module, "notes/.note.gnu.build-id")
 	}
-	b, err := readSys(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) && module != "vmlinux" {
 		return "", fmt.Errorf("module %s is not loaded", module)
 	}

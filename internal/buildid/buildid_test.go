@@ -1,11 +1,9 @@
 package buildid
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,33 +90,6 @@ func TestRunning(t *testing.T) {
 		got, err := Running(root, c.image)
 		if got != c.want || (err == nil) != (c.err == "") || err != nil && err.Error() != c.err {
 			t.Errorf("Running(%s) = %q, %v; want %q, %q", c.image, got, err, c.want, c.err)
-		}
-	}
-}
-
-// TestReadSys reads files as os.ReadFile does: of every size, and the
-// kernel's notes, and fails as it does.
-func TestReadSys(t *testing.T) {
-	dir := t.TempDir()
-	for _, n := range []int{0, 1, 511, 512, 513, 5000} {
-		name := filepath.Join(dir, fmt.Sprint(n))
-		want := bytes.Repeat([]byte("notes"), n)[:n]
-		if err := os.WriteFile(name, want, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := readSys(name); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("readSys of %d bytes = %d bytes, %v", n, len(got), err)
-		}
-	}
-	if want, err := os.ReadFile("/sys/kernel/notes"); err == nil {
-		if got, err := readSys("/sys/kernel/notes"); err != nil || !bytes.Equal(got, want) {
-			t.Errorf("readSys(/sys/kernel/notes) = %q, %v, want %q", got, err, want)
-		}
-	}
-	for _, name := range []string{filepath.Join(dir, "missing"), dir} {
-		_, want := os.ReadFile(name)
-		if _, err := readSys(name); err == nil || err.Error() != want.Error() {
-			t.Errorf("readSys(%s): %v, want %v", name, err, want)
 		}
 	}
 }

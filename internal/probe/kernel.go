@@ -1,8 +1,8 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime"
 	"sync"
@@ -225,24 +225,13 @@ func tableFuncs(t *ksym.Table, only map[string]bool) []*funcList {
 // mapFile maps the file at path read-only, or reads it where it cannot
 // be mapped; release undoes the mapping.
 func mapFile(path string) (data []byte, release func(), err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.IsDir() {
-		return nil, nil, fmt.Errorf("%s: is a directory", path)
-	}
-	if data, err := mmap.Map(f, fi.Size()); err == nil {
+	data, err = mmap.MapFile(path)
+	if err == nil {
 		return data, func() { mmap.Unmap(data) }, nil
 	}
-	data, err = io.ReadAll(f)
-	if err != nil {
+	if !errors.Is(err, mmap.ErrUnsupported) {
 		return nil, nil, err
 	}
-	return data, func() {}, nil
+	data, err = os.ReadFile(path)
+	return data, func() {}, err
 }

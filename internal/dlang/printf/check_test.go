@@ -151,8 +151,8 @@ func TestCheckTypes(t *testing.T) {
 			}
 		}
 	}
-	for name := range specs {
-		if !tested[name] {
+	for _, s := range specs {
+		if name := s.name; !tested[name] {
 			t.Errorf("conversion %%%s not tested", name)
 		}
 	}

@@ -183,7 +183,7 @@ func parseConv(s string, p, n int) (Conv, int, error) {
 			if i != p+1 {
 				return c, 0, syntaxErr("format conversion #%d cannot be combined with other format flags: %%%%", n)
 			}
-			return finishConv(c, s, p, i, specs["%"])
+			return finishConv(c, s, p, i, lookupSpec("%"))
 		case 'h', 'l', 'L', 'w':
 			if nlen < maxLength {
 				name[nlen] = ch
@@ -192,7 +192,7 @@ func parseConv(s string, p, n int) (Conv, int, error) {
 		default:
 			name[nlen] = ch
 			nlen++
-			sp := specs[string(name[:nlen])]
+			sp := lookupSpec(string(name[:nlen]))
 			if sp == nil {
 				return c, 0, syntaxErr("format conversion #%d is undefined: %%%s", n, string(name[:nlen]))
 			}

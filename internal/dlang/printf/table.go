@@ -38,12 +38,9 @@ const (
 )
 
 // specs is dtrace's conversion table, FreeBSD's variant: %wc and %ws
-// print as %lc and %ls. It has no hh conversions.
-var specs = map[string]*spec{}
-
-// specTable is the table specs indexes, static data; only the map is
-// made at start-up.
-var specTable = [...]spec{
+// print as %lc and %ls. It has no hh conversions. It is static data,
+// searched by lookupSpec: a map would be made at every start.
+var specs = [...]spec{
 	{"a", "s", protoAddr, Addr, isKAddr},
 	{"A", "s", protoUAddr, UAddr, isUAddr},
 	{"c", "c", protoCSI, Signed, isCSI},
@@ -97,10 +94,15 @@ var specTable = [...]spec{
 	{"%", "%", "void", Percent, nil},
 }
 
-func init() {
-	for i := range specTable {
-		specs[specTable[i].name] = &specTable[i]
+// lookupSpec returns the conversion called name, or nil: a format
+// string has a few, and the table fifty.
+func lookupSpec(name string) *spec {
+	for i := range specs {
+		if specs[i].name == name {
+			return &specs[i]
+		}
 	}
+	return nil
 }
 
 // The checks are dtrace's pfcheck_* routines. D's own types (stack,
